@@ -1,0 +1,140 @@
+//! The on-disk cache of compiled device code.
+//!
+//! NVRTC runs the first time a GPU architecture needs the device code; the
+//! CUBIN is stored as `<dir>/<key>.cubin`, where the key hashes the device
+//! sources, the architecture, the NVRTC version and the compile options.
+//! Later loads (in any backend, after any restart) read the file and skip
+//! NVRTC entirely.  Files are written to a temporary name and renamed, so
+//! concurrent builders never expose a partial file.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use crate::device_code;
+use crate::error::DeviceError;
+use crate::nvrtc::Nvrtc;
+
+/// The outcome of [`load_or_build`].
+#[derive(Debug, Clone)]
+pub struct DeviceModule {
+    /// The CUBIN image.
+    pub cubin: Vec<u8>,
+    /// The cache file it came from or went to.
+    pub path: PathBuf,
+    /// True when read from the cache, false when NVRTC built it now.
+    pub from_cache: bool,
+    /// Milliseconds NVRTC took (0 when cached).
+    pub compile_ms: f64,
+    /// The target architecture.
+    pub arch: String,
+    /// NVRTC's (major, minor), or None when the cache answered without it.
+    pub nvrtc_version: Option<(i32, i32)>,
+}
+
+/// The cache key for `arch` built by NVRTC `version`.
+pub fn cache_key(arch: &str, nvrtc_version: (i32, i32)) -> String {
+    let mut h = Sha256::new();
+    h.update(device_code::source_hash().as_bytes());
+    h.update(arch.as_bytes());
+    h.update(format!("nvrtc-{}.{}", nvrtc_version.0, nvrtc_version.1).as_bytes());
+    for o in device_code::NVRTC_OPTIONS {
+        h.update(o.as_bytes());
+    }
+    device_code::hex(&h.finalize())
+}
+
+/// A cache file name: readable prefix, then the key.
+fn file_name(arch: &str, key: &str) -> String {
+    format!("pg_strom-{arch}-{}.cubin", &key[..32])
+}
+
+/// Find a cached CUBIN for `arch` from any NVRTC version seen before; used
+/// when NVRTC itself cannot be loaded (a machine with only the driver).
+fn any_cached(dir: &Path, arch: &str) -> Option<(PathBuf, Vec<u8>)> {
+    let index = dir.join(format!("pg_strom-{arch}.index"));
+    let key = std::fs::read_to_string(index).ok()?;
+    let path = dir.join(file_name(arch, key.trim()));
+    std::fs::read(&path).ok().filter(|b| !b.is_empty()).map(|b| (path, b))
+}
+
+/// Load the device code for `arch` from `dir`, building it with NVRTC
+/// (loaded by `load_nvrtc`) and storing it when no cached copy matches.
+pub fn load_or_build(
+    dir: &Path,
+    arch: &str,
+    load_nvrtc: impl FnOnce() -> Result<Nvrtc, DeviceError>,
+) -> Result<DeviceModule, DeviceError> {
+    let nvrtc = match load_nvrtc() {
+        Ok(n) => n,
+        Err(e) => {
+            // No NVRTC: a build from an earlier run still serves, provided
+            // it was made from these very sources (the index names the key
+            // and the key covers the source hash).
+            if let Some((path, cubin)) = any_cached(dir, arch) {
+                if index_matches_sources(dir, arch) {
+                    return Ok(DeviceModule { cubin, path, from_cache: true, compile_ms: 0.0, arch: arch.into(), nvrtc_version: None });
+                }
+            }
+            return Err(e);
+        }
+    };
+    let key = cache_key(arch, nvrtc.version);
+    let path = dir.join(file_name(arch, &key));
+    if let Ok(cubin) = std::fs::read(&path) {
+        if !cubin.is_empty() {
+            return Ok(DeviceModule { cubin, path, from_cache: true, compile_ms: 0.0, arch: arch.into(), nvrtc_version: Some(nvrtc.version) });
+        }
+    }
+    let started = Instant::now();
+    let cubin = device_code::compile(&nvrtc, arch)?;
+    let compile_ms = started.elapsed().as_secs_f64() * 1000.0;
+    store(dir, &path, &cubin)?;
+    write_index(dir, arch, &key)?;
+    Ok(DeviceModule { cubin, path, from_cache: false, compile_ms, arch: arch.into(), nvrtc_version: Some(nvrtc.version) })
+}
+
+fn index_matches_sources(dir: &Path, arch: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join(format!("pg_strom-{arch}.sources"))) else {
+        return false;
+    };
+    text.trim() == device_code::source_hash()
+}
+
+fn write_index(dir: &Path, arch: &str, key: &str) -> Result<(), DeviceError> {
+    store(dir, &dir.join(format!("pg_strom-{arch}.index")), key.as_bytes())?;
+    store(dir, &dir.join(format!("pg_strom-{arch}.sources")), device_code::source_hash().as_bytes())
+}
+
+fn store(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), DeviceError> {
+    let err = |what: &str, e: std::io::Error| DeviceError::Cache(format!("cannot {what} {}: {e}", path.display()));
+    std::fs::create_dir_all(dir).map_err(|e| err("create the folder for", e))?;
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(|e| err("write", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        err("rename into", e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_depend_on_arch_and_version() {
+        let a = cache_key("sm_90", (13, 0));
+        assert_eq!(a, cache_key("sm_90", (13, 0)));
+        assert_ne!(a, cache_key("sm_80", (13, 0)));
+        assert_ne!(a, cache_key("sm_90", (13, 1)));
+    }
+
+    #[test]
+    fn missing_nvrtc_and_empty_cache_reports_nvrtc() {
+        let dir = std::env::temp_dir().join(format!("pgstrom-cache-test-{}", std::process::id()));
+        let r = load_or_build(&dir, "sm_90", || Err(DeviceError::NvrtcMissing("test".into())));
+        assert!(matches!(r, Err(DeviceError::NvrtcMissing(_))));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

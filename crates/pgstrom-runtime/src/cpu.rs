@@ -1,0 +1,68 @@
+//! The CPU engine: the device code under `device/` compiled by the host
+//! C++ compiler (see build.rs) and called through its plain C ABI.  Each
+//! entry point returns a PGSTROM_STATUS_* code and writes a message on
+//! failure; no C++ exception can cross (the code is built -fno-exceptions).
+
+use std::ffi::c_char;
+
+use crate::engine::{CompareOp, Engine, EngineKind, FilterColumn, FilterResult, validate_filter};
+use crate::error::{DeviceError, kernel_status};
+
+unsafe extern "C" {
+    fn pgstrom_cpu_filter_cmp_int32(
+        values: *const i32, validity: *const u8, nrows: u32, op: i32, constant: i32,
+        result: *mut u8, nmatched: *mut u32, errbuf: *mut c_char, errbuf_sz: usize,
+    ) -> i32;
+    fn pgstrom_cpu_filter_cmp_int64(
+        values: *const i64, validity: *const u8, nrows: u32, op: i32, constant: i64,
+        result: *mut u8, nmatched: *mut u32, errbuf: *mut c_char, errbuf_sz: usize,
+    ) -> i32;
+    fn pgstrom_cpu_filter_cmp_float64(
+        values: *const f64, validity: *const u8, nrows: u32, op: i32, constant: f64,
+        result: *mut u8, nmatched: *mut u32, errbuf: *mut c_char, errbuf_sz: usize,
+    ) -> i32;
+}
+
+/// The CPU engine.  Stateless; always available.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CpuEngine;
+
+impl CpuEngine {
+    /// Run a filter with an operator code as the device code sees it (the
+    /// public API takes [`CompareOp`]; tests use this to pass bad codes).
+    pub fn filter_compare_raw(&self, column: &FilterColumn<'_>, validity: Option<&[u8]>, op_code: i32) -> Result<FilterResult, DeviceError> {
+        let nrows = validate_filter(column, validity)?;
+        let mut matches = vec![0u8; nrows as usize];
+        let mut nmatched = 0u32;
+        let mut errbuf = [0 as c_char; 256];
+        let vptr = validity.map_or(std::ptr::null(), |v| v.as_ptr());
+        // SAFETY: buffers are sized for nrows (validated above); the C code
+        // reads values/validity and writes result/nmatched/errbuf only.
+        let rc = unsafe {
+            match column {
+                FilterColumn::Int32 { values, constant } => pgstrom_cpu_filter_cmp_int32(
+                    values.as_ptr(), vptr, nrows, op_code, *constant, matches.as_mut_ptr(), &mut nmatched, errbuf.as_mut_ptr(), errbuf.len()),
+                FilterColumn::Int64 { values, constant } => pgstrom_cpu_filter_cmp_int64(
+                    values.as_ptr(), vptr, nrows, op_code, *constant, matches.as_mut_ptr(), &mut nmatched, errbuf.as_mut_ptr(), errbuf.len()),
+                FilterColumn::Float64 { values, constant } => pgstrom_cpu_filter_cmp_float64(
+                    values.as_ptr(), vptr, nrows, op_code, *constant, matches.as_mut_ptr(), &mut nmatched, errbuf.as_mut_ptr(), errbuf.len()),
+            }
+        };
+        if rc != kernel_status::OK {
+            // SAFETY: the C code NUL-terminates (snprintf) within the buffer.
+            let message = unsafe { std::ffi::CStr::from_ptr(errbuf.as_ptr()) }.to_string_lossy().into_owned();
+            return Err(DeviceError::Kernel { status: rc, message });
+        }
+        Ok(FilterResult { matches, nmatched })
+    }
+}
+
+impl Engine for CpuEngine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Cpu
+    }
+
+    fn filter_compare(&self, column: &FilterColumn<'_>, validity: Option<&[u8]>, op: CompareOp) -> Result<FilterResult, DeviceError> {
+        self.filter_compare_raw(column, validity, op as i32)
+    }
+}

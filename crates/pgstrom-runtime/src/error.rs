@@ -1,0 +1,128 @@
+//! The runtime's error type.  Every failure of the driver, NVRTC, the cache
+//! or a kernel becomes a [`DeviceError`]; nothing in this crate panics on
+//! bad input or a missing library, and no C++ exception or CUDA error code
+//! escapes unconverted.
+
+use std::fmt;
+
+/// Status codes the device code returns (device/include/pgstrom_device.h).
+pub mod kernel_status {
+    /// Success.
+    pub const OK: i32 = 0;
+    /// A kernel argument was out of its domain.
+    pub const INVALID_ARGUMENT: i32 = 1;
+    /// An internal inconsistency inside the device code.
+    pub const INTERNAL: i32 = 2;
+}
+
+/// What went wrong below the extension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceError {
+    /// libcuda could not be loaded (no NVIDIA driver on this machine).
+    DriverMissing(String),
+    /// The driver is older than the runtime supports.
+    DriverTooOld {
+        /// cuDriverGetVersion(), e.g. 11080.
+        found: i32,
+        /// The oldest we accept.
+        required: i32,
+    },
+    /// The driver loaded but reports no CUDA device.
+    NoDevice,
+    /// A driver API call failed.
+    Cuda {
+        /// The API function.
+        call: &'static str,
+        /// The CUresult code.
+        code: i32,
+        /// cuGetErrorName / cuGetErrorString, when available.
+        message: String,
+    },
+    /// libnvrtc could not be found or loaded.
+    NvrtcMissing(String),
+    /// NVRTC rejected the device code.
+    Compile {
+        /// The target architecture (e.g. sm_90).
+        arch: String,
+        /// NVRTC's program log.
+        log: String,
+    },
+    /// An NVRTC call failed for another reason.
+    Nvrtc {
+        /// The API function.
+        call: &'static str,
+        /// nvrtcResult code.
+        code: i32,
+        /// nvrtcGetErrorString.
+        message: String,
+    },
+    /// Reading or writing the device-code cache failed.
+    Cache(String),
+    /// A kernel reported a failure status.
+    Kernel {
+        /// PGSTROM_STATUS_* code.
+        status: i32,
+        /// The kernel's message.
+        message: String,
+    },
+    /// The caller asked for something this runtime cannot do.
+    InvalidRequest(String),
+}
+
+impl DeviceError {
+    /// A hint for the user, where one helps.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            DeviceError::DriverMissing(_) | DeviceError::NoDevice => Some(
+                "Install the NVIDIA driver, or set pg_strom.engine = 'cpu' (or 'auto') to run device code on the CPU.",
+            ),
+            DeviceError::DriverTooOld { .. } => {
+                Some("Upgrade the NVIDIA driver to one that supports CUDA 12.0 or later.")
+            }
+            DeviceError::NvrtcMissing(_) => Some(
+                "Install the CUDA toolkit's NVRTC (libnvrtc.so.13), or `pip install nvidia-cuda-nvrtc`, and point pg_strom.nvrtc_library at it.",
+            ),
+            DeviceError::Compile { .. } => {
+                Some("This is a bug in pg_strom's device code; please report it with the log above.")
+            }
+            DeviceError::Cache(_) => Some(
+                "Check the permissions of the pg_strom folder under the data directory; removing it is safe.",
+            ),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for DeviceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeviceError::DriverMissing(why) => write!(f, "CUDA driver not found: {why}"),
+            DeviceError::DriverTooOld { found, required } => write!(
+                f,
+                "CUDA driver too old: it supports CUDA {}.{}, pg_strom needs {}.{} or later",
+                found / 1000,
+                (found % 1000) / 10,
+                required / 1000,
+                (required % 1000) / 10
+            ),
+            DeviceError::NoDevice => write!(f, "no CUDA device found"),
+            DeviceError::Cuda { call, code, message } => {
+                write!(f, "{call} failed: {message} (CUresult {code})")
+            }
+            DeviceError::NvrtcMissing(why) => write!(f, "NVRTC not found: {why}"),
+            DeviceError::Compile { arch, log } => {
+                write!(f, "device code failed to compile for {arch}:\n{log}")
+            }
+            DeviceError::Nvrtc { call, code, message } => {
+                write!(f, "{call} failed: {message} (nvrtcResult {code})")
+            }
+            DeviceError::Cache(why) => write!(f, "device code cache: {why}"),
+            DeviceError::Kernel { status, message } => {
+                write!(f, "device kernel failed (status {status}): {message}")
+            }
+            DeviceError::InvalidRequest(why) => write!(f, "{why}"),
+        }
+    }
+}
+
+impl std::error::Error for DeviceError {}

@@ -1,0 +1,220 @@
+//! The GPU engine, in-process: one CUDA primary context on one device, the
+//! device-code module loaded from the cache (NVRTC builds it the first
+//! time), and the kernels launched on it.
+//!
+//! This is the first runtime behind the [`Engine`] trait; the GPU service
+//! (one process owning every GPU) will implement the same trait, so the
+//! executor does not change when it lands.
+
+use std::ffi::{CString, c_void};
+use std::path::Path;
+
+use crate::cache::{self, DeviceModule};
+use crate::cuda::{self, CuContext, CuDevicePtr, CuFunction, CuModule, Driver};
+use crate::device_code::KERNELS;
+use crate::discovery::DeviceInfo;
+use crate::engine::{CompareOp, Engine, EngineKind, FilterColumn, FilterResult, validate_filter};
+use crate::error::{DeviceError, kernel_status};
+use crate::nvrtc::Nvrtc;
+
+/// Threads per block of the filter kernels.
+const BLOCK_SIZE: u32 = 256;
+
+/// A GPU ready to run device code.
+pub struct GpuEngine {
+    drv: &'static Driver,
+    ctx: CuContext,
+    _module: CuModule,
+    functions: Vec<(&'static str, CuFunction)>,
+    /// The device this engine runs on.
+    pub device: DeviceInfo,
+    /// How the device code was obtained.
+    pub module_info: DeviceModule,
+}
+
+// SAFETY: CUDA driver handles may be used from any thread once the context
+// is current there; every method makes `ctx` current before using them.
+unsafe impl Send for GpuEngine {}
+// SAFETY: as above; the driver API is thread-safe.
+unsafe impl Sync for GpuEngine {}
+
+/// Device memory freed on drop.
+struct DeviceBuffer<'a> {
+    drv: &'a Driver,
+    ptr: CuDevicePtr,
+}
+
+impl<'a> DeviceBuffer<'a> {
+    fn alloc(drv: &'a Driver, bytes: usize) -> Result<Self, DeviceError> {
+        let mut ptr = 0;
+        // SAFETY: valid out-pointer; size at least 1 byte.
+        drv.check("cuMemAlloc", unsafe { (drv.cuMemAlloc)(&mut ptr, bytes.max(1)) })?;
+        Ok(DeviceBuffer { drv, ptr })
+    }
+
+    fn upload<T: Copy>(drv: &'a Driver, data: &[T]) -> Result<Self, DeviceError> {
+        let bytes = std::mem::size_of_val(data);
+        let buf = Self::alloc(drv, bytes)?;
+        if bytes > 0 {
+            // SAFETY: `buf` holds at least `bytes`; `data` is that long.
+            drv.check("cuMemcpyHtoD", unsafe { (drv.cuMemcpyHtoD)(buf.ptr, data.as_ptr() as *const c_void, bytes) })?;
+        }
+        Ok(buf)
+    }
+
+    fn zeroed(drv: &'a Driver, bytes: usize) -> Result<Self, DeviceError> {
+        let buf = Self::alloc(drv, bytes)?;
+        // SAFETY: within the allocation.
+        drv.check("cuMemsetD8", unsafe { (drv.cuMemsetD8)(buf.ptr, 0, bytes.max(1)) })?;
+        Ok(buf)
+    }
+
+    fn download<T: Copy>(&self, out: &mut [T]) -> Result<(), DeviceError> {
+        let bytes = std::mem::size_of_val(out);
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: the allocation is at least `bytes` long.
+        self.drv.check("cuMemcpyDtoH", unsafe { (self.drv.cuMemcpyDtoH)(out.as_mut_ptr() as *mut c_void, self.ptr, bytes) })
+    }
+}
+
+impl Drop for DeviceBuffer<'_> {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from cuMemAlloc; a failure here cannot be
+        // reported and leaks nothing worse than the allocation.
+        unsafe { (self.drv.cuMemFree)(self.ptr) };
+    }
+}
+
+impl GpuEngine {
+    /// Open `device`: retain its primary context and load the device code,
+    /// from `cache_dir` or by compiling with NVRTC (`nvrtc_library` as in
+    /// [`Nvrtc::load`]).
+    pub fn open(device: &DeviceInfo, cache_dir: &Path, nvrtc_library: Option<&str>) -> Result<GpuEngine, DeviceError> {
+        let drv = cuda::driver()?;
+        let mut dev = 0;
+        let mut ctx: CuContext = std::ptr::null_mut();
+        // SAFETY: valid out-pointers.
+        unsafe {
+            drv.check("cuDeviceGet", (drv.cuDeviceGet)(&mut dev, device.ordinal))?;
+            drv.check("cuDevicePrimaryCtxRetain", (drv.cuDevicePrimaryCtxRetain)(&mut ctx, dev))?;
+            drv.check("cuCtxSetCurrent", (drv.cuCtxSetCurrent)(ctx))?;
+        }
+        let arch = device.arch();
+        let module_info = cache::load_or_build(cache_dir, &arch, || Nvrtc::load(nvrtc_library))?;
+        let mut module: CuModule = std::ptr::null_mut();
+        // SAFETY: the CUBIN image stays alive for the call.
+        drv.check("cuModuleLoadData", unsafe { (drv.cuModuleLoadData)(&mut module, module_info.cubin.as_ptr() as *const c_void) })?;
+        let mut functions = Vec::new();
+        for name in KERNELS {
+            let cname = CString::new(*name).expect("kernel names have no NUL");
+            let mut f: CuFunction = std::ptr::null_mut();
+            // SAFETY: module is loaded; valid out-pointer.
+            drv.check("cuModuleGetFunction", unsafe { (drv.cuModuleGetFunction)(&mut f, module, cname.as_ptr()) })?;
+            functions.push((*name, f));
+        }
+        Ok(GpuEngine { drv, ctx, _module: module, functions, device: device.clone(), module_info })
+    }
+
+    fn function(&self, name: &str) -> Result<CuFunction, DeviceError> {
+        self.functions
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| *f)
+            .ok_or_else(|| DeviceError::InvalidRequest(format!("kernel {name} is not in the device module")))
+    }
+
+    fn make_current(&self) -> Result<(), DeviceError> {
+        // SAFETY: ctx is a retained primary context.
+        self.drv.check("cuCtxSetCurrent", unsafe { (self.drv.cuCtxSetCurrent)(self.ctx) })
+    }
+
+    /// Run a filter with a raw operator code (tests pass bad codes).
+    pub fn filter_compare_raw(&self, column: &FilterColumn<'_>, validity: Option<&[u8]>, op_code: i32) -> Result<FilterResult, DeviceError> {
+        let nrows = validate_filter(column, validity)?;
+        if nrows == 0 {
+            return Ok(FilterResult { matches: Vec::new(), nmatched: 0 });
+        }
+        self.make_current()?;
+        let drv = self.drv;
+        let (kernel, values) = match column {
+            FilterColumn::Int32 { values, .. } => ("kern_filter_cmp_int32", DeviceBuffer::upload(drv, values)?),
+            FilterColumn::Int64 { values, .. } => ("kern_filter_cmp_int64", DeviceBuffer::upload(drv, values)?),
+            FilterColumn::Float64 { values, .. } => ("kern_filter_cmp_float64", DeviceBuffer::upload(drv, values)?),
+        };
+        let validity_buf = validity.map(|v| DeviceBuffer::upload(drv, &v[..(nrows as usize).div_ceil(8)])).transpose()?;
+        let result = DeviceBuffer::alloc(drv, nrows as usize)?;
+        let counters = DeviceBuffer::zeroed(drv, 8)?; // nmatched (u32), status (i32)
+
+        let mut p_values = values.ptr;
+        let mut p_validity: CuDevicePtr = validity_buf.as_ref().map_or(0, |b| b.ptr);
+        let mut p_nrows = nrows;
+        let mut p_op = op_code;
+        let mut p_result = result.ptr;
+        let mut p_nmatched = counters.ptr;
+        let mut p_status = counters.ptr + 4;
+        let (mut c32, mut c64, mut cf64) = (0i32, 0i64, 0f64);
+        let p_const: *mut c_void = match column {
+            FilterColumn::Int32 { constant, .. } => {
+                c32 = *constant;
+                &mut c32 as *mut i32 as *mut c_void
+            }
+            FilterColumn::Int64 { constant, .. } => {
+                c64 = *constant;
+                &mut c64 as *mut i64 as *mut c_void
+            }
+            FilterColumn::Float64 { constant, .. } => {
+                cf64 = *constant;
+                &mut cf64 as *mut f64 as *mut c_void
+            }
+        };
+        let mut params: [*mut c_void; 8] = [
+            &mut p_values as *mut _ as *mut c_void,
+            &mut p_validity as *mut _ as *mut c_void,
+            &mut p_nrows as *mut _ as *mut c_void,
+            &mut p_op as *mut _ as *mut c_void,
+            p_const,
+            &mut p_result as *mut _ as *mut c_void,
+            &mut p_nmatched as *mut _ as *mut c_void,
+            &mut p_status as *mut _ as *mut c_void,
+        ];
+        let blocks_needed = nrows.div_ceil(BLOCK_SIZE);
+        let max_blocks = (self.device.sm_count().max(1) as u32) * 16;
+        let grid = blocks_needed.clamp(1, max_blocks);
+        let f = self.function(kernel)?;
+        // SAFETY: params point at locals of the kernel's parameter types, in
+        // order; all device buffers outlive the synchronize below.
+        unsafe {
+            drv.check(
+                "cuLaunchKernel",
+                (drv.cuLaunchKernel)(f, grid, 1, 1, BLOCK_SIZE, 1, 1, 0, std::ptr::null_mut(), params.as_mut_ptr(), std::ptr::null_mut()),
+            )?;
+            drv.check("cuCtxSynchronize", (drv.cuCtxSynchronize)())?;
+        }
+        let _ = (c32, c64, cf64);
+        let mut counts = [0u32; 2];
+        counters.download(&mut counts)?;
+        let status = counts[1] as i32;
+        if status != kernel_status::OK {
+            let message = match status {
+                kernel_status::INVALID_ARGUMENT => format!("unknown comparison operator code {op_code}"),
+                other => format!("device code reported status {other}"),
+            };
+            return Err(DeviceError::Kernel { status, message });
+        }
+        let mut matches = vec![0u8; nrows as usize];
+        result.download(&mut matches)?;
+        Ok(FilterResult { matches, nmatched: counts[0] })
+    }
+}
+
+impl Engine for GpuEngine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Gpu
+    }
+
+    fn filter_compare(&self, column: &FilterColumn<'_>, validity: Option<&[u8]>, op: CompareOp) -> Result<FilterResult, DeviceError> {
+        self.filter_compare_raw(column, validity, op as i32)
+    }
+}

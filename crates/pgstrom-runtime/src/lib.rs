@@ -1,0 +1,27 @@
+//! pg_strom's device runtime.
+//!
+//! Owns everything that touches a GPU or the device code: the CUDA driver
+//! and NVRTC (both loaded at run time, so nothing here needs CUDA to build
+//! or load), device discovery, the compile-once device-code cache, and the
+//! two engines that run the device code (GPU through CUDA, CPU through the
+//! same sources built by the host compiler).
+//!
+//! This crate knows nothing of PostgreSQL and must never call it: its
+//! functions may run on threads that are not PostgreSQL backends (and later
+//! in the GPU service process).  Errors are values ([`DeviceError`]); the
+//! extension turns them into `ereport`s.
+
+#![warn(missing_docs)]
+
+pub mod cache;
+pub mod cpu;
+pub mod cuda;
+pub mod device_code;
+pub mod discovery;
+pub mod engine;
+pub mod error;
+pub mod gpu;
+pub mod nvrtc;
+
+pub use engine::{CompareOp, Engine, EngineKind, FilterColumn, FilterResult};
+pub use error::DeviceError;

@@ -1,0 +1,227 @@
+//! Engine tests: the CPU engine against the Rust reference, NVRTC builds of
+//! all device code, and (on a GPU machine) the GPU engine against the CPU
+//! engine.  Environment switches, set by `make test` and the GPU check:
+//!   PGSTROM_NVRTC_LIBRARY  libnvrtc to use; with PGSTROM_REQUIRE_NVRTC=1 the
+//!                          NVRTC tests fail instead of skipping without it.
+//!   PGSTROM_EXPECT_GPU     1: a GPU must be found and used; 0: none may be.
+
+use pgstrom_runtime::cpu::CpuEngine;
+use pgstrom_runtime::engine::reference_filter;
+use pgstrom_runtime::error::DeviceError;
+use pgstrom_runtime::nvrtc::Nvrtc;
+use pgstrom_runtime::{CompareOp, Engine, FilterColumn, FilterResult, cache, device_code, discovery, gpu};
+
+/// splitmix64: deterministic test data.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+struct Data {
+    i32s: Vec<i32>,
+    i64s: Vec<i64>,
+    f64s: Vec<f64>,
+    validity: Vec<u8>,
+}
+
+fn data(n: usize, seed: u64) -> Data {
+    let mut r = Rng(seed);
+    let mut d = Data { i32s: vec![], i64s: vec![], f64s: vec![], validity: vec![0; n.div_ceil(8)] };
+    for i in 0..n {
+        let x = r.next();
+        let special = x % 50;
+        d.i32s.push(match special {
+            0 => i32::MIN,
+            1 => i32::MAX,
+            _ => (x as i32) % 1000,
+        });
+        d.i64s.push(match special {
+            0 => i64::MIN,
+            1 => i64::MAX,
+            _ => (x as i64) % 1_000_000,
+        });
+        d.f64s.push(match special {
+            0 => f64::NAN,
+            1 => f64::INFINITY,
+            2 => f64::NEG_INFINITY,
+            3 => -0.0,
+            _ => ((x % 20001) as f64 - 10000.0) / 7.0,
+        });
+        if r.next() % 10 != 0 {
+            d.validity[i / 8] |= 1 << (i % 8);
+        }
+    }
+    d
+}
+
+fn columns(d: &Data) -> Vec<FilterColumn<'_>> {
+    vec![
+        FilterColumn::Int32 { values: &d.i32s, constant: 17 },
+        FilterColumn::Int32 { values: &d.i32s, constant: i32::MIN },
+        FilterColumn::Int64 { values: &d.i64s, constant: -5 },
+        FilterColumn::Int64 { values: &d.i64s, constant: i64::MAX },
+        FilterColumn::Float64 { values: &d.f64s, constant: 0.0 },
+        FilterColumn::Float64 { values: &d.f64s, constant: f64::NAN },
+        FilterColumn::Float64 { values: &d.f64s, constant: f64::INFINITY },
+    ]
+}
+
+fn check_engine(engine: &dyn Engine, n: usize) {
+    let d = data(n, 42 + n as u64);
+    for col in columns(&d) {
+        for validity in [None, Some(d.validity.as_slice())] {
+            for op in CompareOp::ALL {
+                let want = reference_filter(&col, validity, op);
+                let got = engine.filter_compare(&col, validity, op).unwrap();
+                assert_eq!(got.nmatched, want.nmatched, "{:?} {col:?} {op:?} nulls={}", engine.kind(), validity.is_some());
+                assert_eq!(got, want, "{:?} {op:?}", engine.kind());
+            }
+        }
+    }
+}
+
+#[test]
+fn cpu_engine_matches_reference() {
+    for n in [0, 1, 7, 8, 9, 1000, 100_003] {
+        check_engine(&CpuEngine, n);
+    }
+}
+
+#[test]
+fn reference_follows_postgres_float_rules() {
+    let v = [f64::NAN, 1.0, f64::INFINITY];
+    let col = FilterColumn::Float64 { values: &v, constant: f64::NAN };
+    assert_eq!(reference_filter(&col, None, CompareOp::Eq).matches, vec![1, 0, 0]);
+    assert_eq!(reference_filter(&col, None, CompareOp::Lt).matches, vec![0, 1, 1]);
+    let col = FilterColumn::Float64 { values: &v, constant: f64::INFINITY };
+    assert_eq!(reference_filter(&col, None, CompareOp::Gt).matches, vec![1, 0, 0]);
+}
+
+#[test]
+fn cpu_engine_reports_bad_operator() {
+    let v = [1i32, 2, 3];
+    let err = CpuEngine.filter_compare_raw(&FilterColumn::Int32 { values: &v, constant: 1 }, None, 99).unwrap_err();
+    match err {
+        DeviceError::Kernel { status, message } => {
+            assert_eq!(status, 1);
+            assert!(message.contains("99"), "{message}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn short_validity_bitmap_is_rejected() {
+    let v = [0i64; 17];
+    let err = CpuEngine.filter_compare(&FilterColumn::Int64 { values: &v, constant: 0 }, Some(&[0xff, 0xff]), CompareOp::Eq).unwrap_err();
+    assert!(matches!(err, DeviceError::InvalidRequest(_)), "{err:?}");
+}
+
+fn nvrtc_or_skip() -> Option<Nvrtc> {
+    let required = std::env::var("PGSTROM_REQUIRE_NVRTC").as_deref() == Ok("1");
+    let explicit = std::env::var("PGSTROM_NVRTC_LIBRARY").ok();
+    match Nvrtc::load(explicit.as_deref()) {
+        Ok(n) => Some(n),
+        Err(e) if !required => {
+            eprintln!("skipping: {e}");
+            None
+        }
+        Err(e) => panic!("PGSTROM_REQUIRE_NVRTC=1 but {e}"),
+    }
+}
+
+#[test]
+fn nvrtc_compiles_all_device_code() {
+    let Some(nvrtc) = nvrtc_or_skip() else { return };
+    assert!(nvrtc.version.0 >= 12, "NVRTC {:?}", nvrtc.version);
+    for arch in ["sm_80", "sm_90"] {
+        let cubin = device_code::compile(&nvrtc, arch).unwrap_or_else(|e| panic!("{e}"));
+        assert!(cubin.starts_with(b"\x7fELF"), "CUBIN for {arch} is not an ELF image");
+        for k in device_code::KERNELS {
+            assert!(cubin.windows(k.len()).any(|w| w == k.as_bytes()), "{k} missing from {arch} CUBIN");
+        }
+    }
+}
+
+#[test]
+fn nvrtc_compile_errors_carry_the_log() {
+    let Some(nvrtc) = nvrtc_or_skip() else { return };
+    let err = nvrtc
+        .compile_cubin("broken.cu", "extern \"C\" __global__ void k() { undefined_thing(); }", &[], "sm_90", &[])
+        .unwrap_err();
+    match err {
+        DeviceError::Compile { arch, log } => {
+            assert_eq!(arch, "sm_90");
+            assert!(log.contains("undefined_thing"), "{log}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn nvrtc_cache_builds_once() {
+    let Some(_) = nvrtc_or_skip() else { return };
+    let explicit = std::env::var("PGSTROM_NVRTC_LIBRARY").ok();
+    let dir = std::env::temp_dir().join(format!("pgstrom-nvrtc-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let first = cache::load_or_build(&dir, "sm_90", || Nvrtc::load(explicit.as_deref())).unwrap();
+    assert!(!first.from_cache);
+    assert!(first.path.exists());
+    let second = cache::load_or_build(&dir, "sm_90", || Nvrtc::load(explicit.as_deref())).unwrap();
+    assert!(second.from_cache);
+    assert_eq!(first.cubin, second.cubin);
+    // Without NVRTC, the cached build of these sources still serves.
+    let third = cache::load_or_build(&dir, "sm_90", || Err(DeviceError::NvrtcMissing("gone".into()))).unwrap();
+    assert!(third.from_cache);
+    assert_eq!(third.cubin, first.cubin);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn discovery_matches_the_machine() {
+    match std::env::var("PGSTROM_EXPECT_GPU").as_deref() {
+        Ok("1") => {
+            let found = discovery::discover().unwrap_or_else(|e| panic!("expected a GPU: {e}"));
+            assert!(!found.devices.is_empty());
+            for d in &found.devices {
+                assert!(d.total_memory > 0 && d.sm_count() > 0, "{d:?}");
+            }
+        }
+        Ok("0") => {
+            let err = discovery::discover().unwrap_err();
+            assert!(matches!(err, DeviceError::DriverMissing(_) | DeviceError::NoDevice), "{err:?}");
+        }
+        _ => eprintln!("PGSTROM_EXPECT_GPU unset: discovery gave {:?}", discovery::discover().map(|d| d.devices.len())),
+    }
+}
+
+#[test]
+fn gpu_engine_matches_cpu_engine() {
+    if std::env::var("PGSTROM_EXPECT_GPU").as_deref() != Ok("1") {
+        eprintln!("skipping: PGSTROM_EXPECT_GPU is not 1");
+        return;
+    }
+    let found = discovery::discover().unwrap();
+    let explicit = std::env::var("PGSTROM_NVRTC_LIBRARY").ok();
+    let dir = std::env::temp_dir().join(format!("pgstrom-gpu-test-{}", std::process::id()));
+    for dev in &found.devices {
+        let engine = gpu::GpuEngine::open(dev, &dir, explicit.as_deref()).unwrap_or_else(|e| panic!("{e}"));
+        for n in [0, 1, 31, 32, 33, 1000, 1 << 20, (1 << 22) + 5] {
+            check_engine(&engine, n);
+        }
+        // A bad operator code is reported as a kernel status, not a fault.
+        let v = [1i32; 100];
+        let err = engine.filter_compare_raw(&FilterColumn::Int32 { values: &v, constant: 1 }, None, 42).unwrap_err();
+        assert!(matches!(err, DeviceError::Kernel { status: 1, .. }), "{err:?}");
+        // And the engine still works afterwards.
+        let ok: FilterResult = engine.filter_compare(&FilterColumn::Int32 { values: &v, constant: 1 }, None, CompareOp::Eq).unwrap();
+        assert_eq!(ok.nmatched, 100);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
