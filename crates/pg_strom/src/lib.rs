@@ -1,1 +1,56 @@
-pub fn x(){}
+//! pg_strom: a PostgreSQL extension that runs analytic SQL on NVIDIA GPUs.
+//!
+//! This crate is the only place that talks to PostgreSQL.  The device
+//! runtime (CUDA, NVRTC, the engines) lives in `pgstrom-runtime` and never
+//! calls PostgreSQL; the modules here translate between the two:
+//!
+//! - [`guc`]: the `pg_strom.*` settings.
+//! - [`discovery_worker`]: the start-up background worker that finds the
+//!   GPUs (CUDA must not be initialised in the postmaster) and publishes
+//!   them in shared memory.
+//! - [`engine`]: picks the engine a backend runs device code on.
+//! - [`errors`]: runtime errors as `ereport`s with SQLSTATEs.
+//! - [`sql_device`]: SQL functions about devices and device code.
+//! - [`random`]: the `pgstrom.random_*` test-data generators.
+
+use pgrx::prelude::*;
+
+pub mod discovery_worker;
+pub mod engine;
+pub mod errors;
+pub mod guc;
+pub mod random;
+pub mod sql_device;
+
+pgrx::pg_module_magic!();
+
+/// Library initialisation.  pg_strom needs shared memory and a start-up
+/// worker, so it must be loaded by `shared_preload_libraries`.
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    // SAFETY: reading a PostgreSQL global in the main thread.
+    let preloading = unsafe { pg_sys::process_shared_preload_libraries_in_progress };
+    if !preloading {
+        pgrx::pg_sys::panic::ErrorReport::new(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "pg_strom must be loaded via shared_preload_libraries",
+            "_PG_init",
+        )
+        .set_hint("Add 'pg_strom' to shared_preload_libraries in postgresql.conf and restart the server.")
+        .report(PgLogLevel::ERROR);
+        return;
+    }
+    guc::init();
+    discovery_worker::init();
+}
+
+/// pgrx's test harness hooks (used by `cargo pgrx test`, if ever run).
+#[cfg(test)]
+pub mod pg_test {
+    /// Per-test setup.
+    pub fn setup(_options: Vec<&str>) {}
+    /// Settings the test cluster needs.
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec!["shared_preload_libraries = 'pg_strom'"]
+    }
+}

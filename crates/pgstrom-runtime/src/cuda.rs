@@ -191,7 +191,7 @@ fn load_driver() -> Result<Driver, DeviceError> {
 
 /// Load and initialise the driver from the first of `names` that opens.
 pub(crate) fn load_driver_from(names: &[String]) -> Result<Driver, DeviceError> {
-    let mut last = String::from("no library name to try");
+    let mut tried: Vec<String> = Vec::new();
     for name in names {
         // SAFETY: loading libcuda runs its initialisers, which are sound.
         match unsafe { Library::new(name) } {
@@ -212,10 +212,14 @@ pub(crate) fn load_driver_from(names: &[String]) -> Result<Driver, DeviceError> 
                 }
                 return Ok(driver);
             }
-            Err(e) => last = format!("{name}: {e}"),
+            // libloading's message already names the file.
+            Err(e) => tried.push(e.to_string()),
         }
     }
-    Err(DeviceError::DriverMissing(last))
+    if tried.is_empty() {
+        tried.push("no library name to try".into());
+    }
+    Err(DeviceError::DriverMissing(tried.join("; ")))
 }
 
 static DRIVER: OnceLock<Result<Driver, DeviceError>> = OnceLock::new();

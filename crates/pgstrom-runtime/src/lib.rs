@@ -22,6 +22,7 @@ pub mod engine;
 pub mod error;
 pub mod gpu;
 pub mod nvrtc;
+pub mod selftest;
 
 pub use engine::{CompareOp, Engine, EngineKind, FilterColumn, FilterResult};
 pub use error::DeviceError;

@@ -9,72 +9,12 @@ use pgstrom_runtime::cpu::CpuEngine;
 use pgstrom_runtime::engine::reference_filter;
 use pgstrom_runtime::error::DeviceError;
 use pgstrom_runtime::nvrtc::Nvrtc;
+use pgstrom_runtime::selftest::{self, test_columns, test_data};
 use pgstrom_runtime::{CompareOp, Engine, FilterColumn, FilterResult, cache, device_code, discovery, gpu};
 
-/// splitmix64: deterministic test data.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-struct Data {
-    i32s: Vec<i32>,
-    i64s: Vec<i64>,
-    f64s: Vec<f64>,
-    validity: Vec<u8>,
-}
-
-fn data(n: usize, seed: u64) -> Data {
-    let mut r = Rng(seed);
-    let mut d = Data { i32s: vec![], i64s: vec![], f64s: vec![], validity: vec![0; n.div_ceil(8)] };
-    for i in 0..n {
-        let x = r.next();
-        let special = x % 50;
-        d.i32s.push(match special {
-            0 => i32::MIN,
-            1 => i32::MAX,
-            _ => (x as i32) % 1000,
-        });
-        d.i64s.push(match special {
-            0 => i64::MIN,
-            1 => i64::MAX,
-            _ => (x as i64) % 1_000_000,
-        });
-        d.f64s.push(match special {
-            0 => f64::NAN,
-            1 => f64::INFINITY,
-            2 => f64::NEG_INFINITY,
-            3 => -0.0,
-            _ => ((x % 20001) as f64 - 10000.0) / 7.0,
-        });
-        if r.next() % 10 != 0 {
-            d.validity[i / 8] |= 1 << (i % 8);
-        }
-    }
-    d
-}
-
-fn columns(d: &Data) -> Vec<FilterColumn<'_>> {
-    vec![
-        FilterColumn::Int32 { values: &d.i32s, constant: 17 },
-        FilterColumn::Int32 { values: &d.i32s, constant: i32::MIN },
-        FilterColumn::Int64 { values: &d.i64s, constant: -5 },
-        FilterColumn::Int64 { values: &d.i64s, constant: i64::MAX },
-        FilterColumn::Float64 { values: &d.f64s, constant: 0.0 },
-        FilterColumn::Float64 { values: &d.f64s, constant: f64::NAN },
-        FilterColumn::Float64 { values: &d.f64s, constant: f64::INFINITY },
-    ]
-}
-
 fn check_engine(engine: &dyn Engine, n: usize) {
-    let d = data(n, 42 + n as u64);
-    for col in columns(&d) {
+    let d = test_data(n, 42 + n as u64);
+    for (_, col) in test_columns(&d) {
         for validity in [None, Some(d.validity.as_slice())] {
             for op in CompareOp::ALL {
                 let want = reference_filter(&col, validity, op);
@@ -91,6 +31,14 @@ fn cpu_engine_matches_reference() {
     for n in [0, 1, 7, 8, 9, 1000, 100_003] {
         check_engine(&CpuEngine, n);
     }
+}
+
+#[test]
+fn selftest_passes_on_cpu() {
+    let rows = selftest::run(&CpuEngine, 10_000, 7).unwrap();
+    assert_eq!(rows.len(), 7 * 2 * 6);
+    assert!(rows.iter().all(|r| r.matches_reference));
+    assert!(rows.iter().any(|r| r.nmatched > 0));
 }
 
 #[test]

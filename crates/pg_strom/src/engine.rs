@@ -1,0 +1,102 @@
+//! Which engine a backend runs device code on, per `pg_strom.engine`.
+//!
+//! - `cpu`: the CPU engine.
+//! - `gpu`: the GPU engine; an ERROR when no GPU can be used.
+//! - `auto`: the GPU when discovery found one and it opens, else the CPU
+//!   engine (a WARNING, once per backend, when a GPU was found but failed).
+//!
+//! The GPU engine is opened once per backend on first use (CUDA context,
+//! device code from the cache under `$PGDATA/pg_strom/device_code`, built
+//! by NVRTC the first time).  It is the in-process runtime; the GPU service
+//! will take its place behind the same `Engine` trait.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use pgrx::prelude::*;
+
+use pgstrom_runtime::cpu::CpuEngine;
+use pgstrom_runtime::gpu::GpuEngine;
+use pgstrom_runtime::{DeviceError, Engine};
+
+use crate::discovery_worker::{self, STATE_FOUND};
+use crate::errors;
+use crate::guc::{self, EngineSetting};
+
+/// How long a backend waits for start-up discovery to finish.
+pub const DISCOVERY_WAIT_MS: u64 = 30_000;
+
+static GPU_ENGINE: OnceLock<Result<GpuEngine, DeviceError>> = OnceLock::new();
+static WARNED_FALLBACK: AtomicBool = AtomicBool::new(false);
+static CPU_ENGINE: CpuEngine = CpuEngine;
+
+/// Where compiled device code is cached.
+pub fn device_code_dir() -> PathBuf {
+    // SAFETY: DataDir is set for the life of every backend.
+    let data_dir = unsafe { std::ffi::CStr::from_ptr(pg_sys::DataDir) }.to_string_lossy().into_owned();
+    PathBuf::from(data_dir).join("pg_strom").join("device_code")
+}
+
+/// The GPU engine of this backend (device 0 for now), opened on first use.
+pub fn gpu_engine() -> Result<&'static GpuEngine, DeviceError> {
+    GPU_ENGINE
+        .get_or_init(|| {
+            let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
+            let Some(dev) = snap.devices.first() else {
+                return Err(DeviceError::NoDevice);
+            };
+            GpuEngine::open(dev, &device_code_dir(), guc::nvrtc_library().as_deref())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The engine device code runs on now.  Raises an ERROR when the setting
+/// demands a GPU that cannot be used.
+pub fn active() -> &'static dyn Engine {
+    match guc::ENGINE.get() {
+        EngineSetting::Cpu => &CPU_ENGINE,
+        EngineSetting::Gpu => {
+            let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
+            if snap.state != STATE_FOUND {
+                errors::raise_plain(
+                    PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    "pg_strom.engine is 'gpu' but no GPU is available".to_string(),
+                    Some(snap.message),
+                    Some("Set pg_strom.engine to 'auto' or 'cpu' to run device code on the CPU engine."),
+                );
+            }
+            match gpu_engine() {
+                Ok(g) => g,
+                Err(e) => errors::raise("cannot use the GPU", &e),
+            }
+        }
+        EngineSetting::Auto => {
+            let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
+            if snap.state != STATE_FOUND {
+                return &CPU_ENGINE;
+            }
+            match gpu_engine() {
+                Ok(g) => g,
+                Err(e) => {
+                    if !WARNED_FALLBACK.swap(true, Ordering::Relaxed) {
+                        pgrx::pg_sys::panic::ErrorReport::new(
+                            errors::sqlstate(&e),
+                            format!("pg_strom: GPU unavailable, using the CPU engine: {e}"),
+                            "pg_strom",
+                        )
+                        .set_hint("Set pg_strom.engine = 'gpu' to make this an error, or 'cpu' to silence it.")
+                        .report(PgLogLevel::WARNING);
+                    }
+                    &CPU_ENGINE
+                }
+            }
+        }
+    }
+}
+
+/// The CPU engine.
+pub fn cpu() -> &'static dyn Engine {
+    &CPU_ENGINE
+}

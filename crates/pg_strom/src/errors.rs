@@ -1,0 +1,53 @@
+//! Runtime errors as PostgreSQL errors: each [`DeviceError`] gets a SQLSTATE,
+//! a message, and the runtime's detail and hint.  Raised with `ereport`, so
+//! the backend survives and the transaction aborts cleanly.
+
+use pgrx::pg_sys::panic::ErrorReport;
+use pgrx::prelude::*;
+
+use pgstrom_runtime::DeviceError;
+
+/// The SQLSTATE for a runtime error.
+pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
+    match e {
+        DeviceError::DriverMissing(_) | DeviceError::NoDevice | DeviceError::DriverTooOld { .. } => {
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
+        }
+        DeviceError::NvrtcMissing(_) => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
+        DeviceError::Cache(_) => PgSqlErrorCode::ERRCODE_IO_ERROR,
+        DeviceError::Cuda { .. } | DeviceError::Nvrtc { .. } => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
+        DeviceError::Compile { .. } | DeviceError::Kernel { .. } => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+        DeviceError::InvalidRequest(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+    }
+}
+
+/// Raise `e` as an ERROR, prefixed with what we were doing.
+pub fn raise(what: &str, e: &DeviceError) -> ! {
+    let (message, detail) = match e {
+        // NVRTC's log can be long: it goes to DETAIL.
+        DeviceError::Compile { arch, log } => (format!("{what}: device code failed to compile for {arch}"), Some(log.clone())),
+        other => (format!("{what}: {other}"), None),
+    };
+    let mut report = ErrorReport::new(sqlstate(e), message, "pg_strom");
+    if let Some(d) = detail {
+        report = report.set_detail(d);
+    }
+    if let Some(h) = e.hint() {
+        report = report.set_hint(h);
+    }
+    report.report(PgLogLevel::ERROR);
+    unreachable!("ERROR does not return")
+}
+
+/// Raise an ERROR that is not a runtime error.
+pub fn raise_plain(code: PgSqlErrorCode, message: String, detail: Option<String>, hint: Option<&str>) -> ! {
+    let mut report = ErrorReport::new(code, message, "pg_strom");
+    if let Some(d) = detail {
+        report = report.set_detail(d);
+    }
+    if let Some(h) = hint {
+        report = report.set_hint(h);
+    }
+    report.report(PgLogLevel::ERROR);
+    unreachable!("ERROR does not return")
+}

@@ -1,0 +1,207 @@
+//! SQL functions about GPUs, engines and device code:
+//!
+//! - `pgstrom_device_info()` and `pgstrom.gpu_device_info()` (+ the view
+//!   `pgstrom.gpu_device_info`): one row per device property.
+//! - `pgstrom.device_discovery()`: what start-up discovery found.
+//! - `pgstrom.active_engine()`: the engine device code runs on now.
+//! - `pgstrom.device_code_build(arch)`: build (or load from the cache) the
+//!   device code with NVRTC.
+//! - `pgstrom.engine_selftest(nrows, engine)`: run the device code's filter
+//!   kernels on an engine and check every result against the reference.
+
+use pgrx::prelude::*;
+
+use pgstrom_runtime::discovery;
+
+use crate::discovery_worker::{self, STATE_FOUND, STATE_NONE};
+use crate::engine::DISCOVERY_WAIT_MS;
+
+fn device_info_rows() -> TableIterator<'static, (name!(id, i32), name!(property, String), name!(value, String))> {
+    let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
+    let rows: Vec<(i32, String, String)> = snap
+        .devices
+        .iter()
+        .flat_map(|d| discovery::describe(d).into_iter().map(move |(p, v)| (d.ordinal, p, v)))
+        .collect();
+    TableIterator::new(rows)
+}
+
+/// The seeds' `pgstrom_device_info()`: every GPU property, one per row.
+#[pg_extern(volatile, parallel_safe)]
+fn pgstrom_device_info() -> TableIterator<'static, (name!(id, i32), name!(property, String), name!(value, String))> {
+    device_info_rows()
+}
+
+#[pg_schema]
+mod pgstrom {
+    use super::*;
+    use crate::engine;
+    use crate::errors;
+    use pgstrom_runtime::cache;
+    use pgstrom_runtime::nvrtc::Nvrtc;
+    use pgstrom_runtime::selftest;
+
+    /// Every GPU property, one per row (also the view of the same name).
+    #[pg_extern(volatile, parallel_safe)]
+    fn gpu_device_info() -> TableIterator<'static, (name!(id, i32), name!(property, String), name!(value, String))> {
+        device_info_rows()
+    }
+
+    /// What device discovery found at start-up.
+    #[pg_extern(volatile, parallel_safe)]
+    fn device_discovery() -> TableIterator<
+        'static,
+        (name!(state, String), name!(driver_version, Option<String>), name!(gpus, i32), name!(message, String)),
+    > {
+        let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
+        let state = match snap.state {
+            STATE_FOUND => "found",
+            STATE_NONE => "none",
+            _ => "pending",
+        };
+        let driver = (snap.driver_version > 0)
+            .then(|| format!("{}.{}", snap.driver_version / 1000, (snap.driver_version % 1000) / 10));
+        TableIterator::once((state.to_string(), driver, snap.devices.len() as i32, snap.message))
+    }
+
+    /// The engine that runs device code in this session: 'gpu' or 'cpu'.
+    #[pg_extern(volatile, parallel_safe)]
+    fn active_engine() -> String {
+        engine::active().kind().name().to_string()
+    }
+
+    /// Build the device code for `arch` (e.g. 'sm_90'), or for every GPU's
+    /// architecture when NULL, using the on-disk cache.
+    #[pg_extern(volatile, parallel_restricted)]
+    fn device_code_build(
+        arch: default!(Option<&str>, "NULL"),
+    ) -> TableIterator<
+        'static,
+        (
+            name!(arch, String),
+            name!(from_cache, bool),
+            name!(compile_ms, f64),
+            name!(nvrtc_version, Option<String>),
+            name!(cache_file, String),
+        ),
+    > {
+        let archs: Vec<String> = match arch {
+            Some(a) => {
+                let ok = a.strip_prefix("sm_").is_some_and(|rest| {
+                    let digits = rest.strip_suffix('a').unwrap_or(rest);
+                    !digits.is_empty() && digits.len() <= 3 && digits.chars().all(|c| c.is_ascii_digit())
+                });
+                if !ok {
+                    errors::raise_plain(
+                        PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                        format!("invalid GPU architecture \"{a}\""),
+                        None,
+                        Some("Name a CUDA architecture such as 'sm_80' or 'sm_90'."),
+                    );
+                }
+                vec![a.to_string()]
+            }
+            None => {
+                let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
+                if snap.devices.is_empty() {
+                    errors::raise_plain(
+                        PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "no GPU found to build device code for".to_string(),
+                        Some(snap.message),
+                        Some("Name the architecture to build for, such as pgstrom.device_code_build('sm_90')."),
+                    );
+                }
+                let mut v: Vec<String> = snap.devices.iter().map(|d| d.arch()).collect();
+                v.dedup();
+                v
+            }
+        };
+        let dir = engine::device_code_dir();
+        let library = crate::guc::nvrtc_library();
+        let mut rows = Vec::new();
+        for a in archs {
+            match cache::load_or_build(&dir, &a, || Nvrtc::load(library.as_deref())) {
+                Ok(m) => rows.push((
+                    m.arch,
+                    m.from_cache,
+                    m.compile_ms,
+                    m.nvrtc_version.map(|(x, y)| format!("{x}.{y}")),
+                    m.path.display().to_string(),
+                )),
+                Err(e) => errors::raise("cannot build the device code", &e),
+            }
+        }
+        TableIterator::new(rows)
+    }
+
+    /// Run the filter kernels on an engine ('gpu', 'cpu', or NULL for the
+    /// active one) over `nrows` generated rows and check each result.
+    #[pg_extern(volatile, parallel_restricted)]
+    fn engine_selftest(
+        nrows: default!(i32, 1000000),
+        engine: default!(Option<&str>, "NULL"),
+    ) -> TableIterator<
+        'static,
+        (
+            name!(engine, String),
+            name!(data_type, String),
+            name!(constant, String),
+            name!(op, String),
+            name!(with_nulls, bool),
+            name!(nrows, i64),
+            name!(nmatched, i64),
+            name!(matches_reference, bool),
+            name!(elapsed_ms, f64),
+        ),
+    > {
+        if nrows < 0 {
+            errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                format!("nrows must not be negative: {nrows}"),
+                None,
+                None,
+            );
+        }
+        let eng: &dyn pgstrom_runtime::Engine = match engine {
+            None => engine::active(),
+            Some("cpu") => engine::cpu(),
+            Some("gpu") => match engine::gpu_engine() {
+                Ok(g) => g,
+                Err(e) => errors::raise("cannot use the GPU", &e),
+            },
+            Some(other) => errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                format!("unknown engine \"{other}\""),
+                None,
+                Some("Use 'gpu', 'cpu', or NULL for the active engine."),
+            ),
+        };
+        let name = eng.kind().name().to_string();
+        let rows = match selftest::run(eng, nrows as usize, 0x5eed) {
+            Ok(r) => r,
+            Err(e) => errors::raise("engine self-test failed", &e),
+        };
+        TableIterator::new(rows.into_iter().map(move |r| {
+            (
+                name.clone(),
+                r.data_type.to_string(),
+                r.constant,
+                r.op.sql().to_string(),
+                r.with_nulls,
+                r.nrows as i64,
+                r.nmatched as i64,
+                r.matches_reference,
+                r.elapsed_ms,
+            )
+        }))
+    }
+}
+
+extension_sql!(
+    r#"
+CREATE VIEW pgstrom.gpu_device_info AS SELECT * FROM pgstrom.gpu_device_info();
+COMMENT ON VIEW pgstrom.gpu_device_info IS 'GPU properties found by pg_strom at start-up, one row per property';
+"#,
+    name = "gpu_device_info_view",
+    requires = [pgstrom::gpu_device_info]
+);

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# scripts/cluster.sh - a PostgreSQL 18 cluster with pg_strom preloaded.
+#
+#   scripts/cluster.sh start [DIR [PORT]]   init if needed, start, create the
+#                                           extension, write DIR/env
+#   scripts/cluster.sh stop  [DIR]
+#   scripts/cluster.sh status [DIR]
+#
+# DIR defaults to .run (the development cluster of `make start`), PORT to
+# 54318.  The server listens only on a Unix socket in DIR/sock, runs as an
+# unprivileged OS user, logs to DIR/server.log.  DIR/env sets PATH, PGHOST,
+# PGPORT, PGDATABASE and PGUSER: `. .run/env && psql -c '...'` works.
+# Extra postgresql.conf lines can be passed in $PGSTROM_EXTRA_CONF.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+
+cmd=${1:-status}
+dir=${2:-$PGSTROM_ROOT/.run}
+port=${3:-${PGSTROM_PORT:-54318}}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+data=$dir/data
+sock=$dir/sock
+log=$dir/server.log
+
+pg_ctl_() { as_pg_user "$PG_BINDIR/pg_ctl" -D "$data" "$@"; }
+
+case "$cmd" in
+start)
+  if [ ! -s "$data/PG_VERSION" ]; then
+    mkdir -p "$data" "$sock"
+    chown -R "$PG_OS_USER" "$dir" 2>/dev/null || true
+    chmod 700 "$data"
+    as_pg_user "$PG_BINDIR/initdb" -D "$data" -U "$PG_OS_USER" --auth=trust \
+      --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 || {
+        cat "$dir/initdb.log"; exit 1; }
+    nvrtc_conf=""
+    [ -e "$NVRTC_DIR/libnvrtc.so.13" ] && nvrtc_conf="pg_strom.nvrtc_library = '$NVRTC_DIR/libnvrtc.so.13'"
+    # A CUDA toolkit, when present, is preferred to the pip wheel's NVRTC.
+    [ -e /usr/local/cuda/lib64/libnvrtc.so.13 ] && nvrtc_conf=""
+    cat >>"$data/postgresql.conf" <<CONF
+# --- added by scripts/cluster.sh ---
+listen_addresses = ''
+port = $port
+unix_socket_directories = '$sock'
+shared_preload_libraries = 'pg_strom'
+max_worker_processes = 32
+max_parallel_workers_per_gather = 4
+fsync = off
+$nvrtc_conf
+${PGSTROM_EXTRA_CONF:-}
+CONF
+  fi
+  if pg_ctl_ status >/dev/null 2>&1; then
+    echo "cluster: already running in $dir"
+  else
+    pg_ctl_ -l "$log" -w -t 60 start >/dev/null || { tail -n 30 "$log"; exit 1; }
+    echo "cluster: started in $dir (socket $sock, port $port)"
+  fi
+  cat >"$dir/env" <<ENV
+export PATH="$PG_BINDIR:\$PATH"
+export PGHOST="$sock"
+export PGPORT=$port
+export PGDATABASE=postgres
+export PGUSER=$PG_OS_USER
+ENV
+  . "$dir/env"
+  psql -qX -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION IF NOT EXISTS pg_strom' >/dev/null
+  ;;
+stop)
+  if [ -s "$data/PG_VERSION" ] && pg_ctl_ status >/dev/null 2>&1; then
+    pg_ctl_ -m fast -w stop >/dev/null
+    echo "cluster: stopped ($dir)"
+  else
+    echo "cluster: not running ($dir)"
+  fi
+  ;;
+status)
+  pg_ctl_ status || true
+  ;;
+*)
+  echo "usage: $0 start|stop|status [DIR [PORT]]" >&2; exit 2 ;;
+esac

