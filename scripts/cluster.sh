@@ -10,12 +10,14 @@
 # 54318.  The server listens only on a Unix socket in DIR/sock, runs as an
 # unprivileged OS user, logs to DIR/server.log.  DIR/env sets PATH, PGHOST,
 # PGPORT, PGDATABASE and PGUSER: `. .run/env && psql -c '...'` works.
-# Extra postgresql.conf lines can be passed in $PGSTROM_EXTRA_CONF.
+# Extra postgresql.conf lines can be passed in $PGSTROM_EXTRA_CONF;
+# PGSTROM_NO_EXTENSION=1 skips CREATE EXTENSION.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
 cmd=${1:-status}
-dir=${2:-$PGSTROM_ROOT/.run}
+if [ -z "${2:-}" ]; then link_into_checkout .run "$RUN"; fi
+dir=${2:-$RUN}
 port=${3:-${PGSTROM_PORT:-54318}}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
@@ -65,7 +67,9 @@ export PGDATABASE=postgres
 export PGUSER=$PG_OS_USER
 ENV
   . "$dir/env"
-  psql -qX -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION IF NOT EXISTS pg_strom' >/dev/null
+  if [ -z "${PGSTROM_NO_EXTENSION:-}" ]; then
+    psql -qX -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION IF NOT EXISTS pg_strom' >/dev/null
+  fi
   ;;
 stop)
   if [ -s "$data/PG_VERSION" ] && pg_ctl_ status >/dev/null 2>&1; then

@@ -1,7 +1,32 @@
 # scripts/env.sh - sourced by every script: where things live.
 # Override any of these in the environment.
 PGSTROM_ROOT=${PGSTROM_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-DEPS=${PGSTROM_DEPS:-$PGSTROM_ROOT/.deps}
+# PostgreSQL runs as an unprivileged user that must reach the installation
+# and the clusters.  When the checkout sits under a folder that user cannot
+# enter (/root, say), both live under /var/tmp instead, and .deps / .run in
+# the checkout are symbolic links to them.
+_pgstrom_reachable() {
+  local d=$1 perm
+  while [ "$d" != / ]; do
+    perm=$(stat -c %A "$d") || return 1
+    case "${perm:9:1}" in x|t) ;; *) return 1 ;; esac
+    d=$(dirname "$d")
+  done
+}
+if [ "$(id -u)" = 0 ] && ! _pgstrom_reachable "$PGSTROM_ROOT"; then
+  PGSTROM_VAR=${PGSTROM_VAR:-/var/tmp/pgstrom-$(printf %s "$PGSTROM_ROOT" | md5sum | cut -c1-8)}
+else
+  PGSTROM_VAR=${PGSTROM_VAR:-$PGSTROM_ROOT}
+fi
+DEPS=${PGSTROM_DEPS:-$PGSTROM_VAR/.deps}
+RUN=${PGSTROM_RUN:-$PGSTROM_VAR/.run}
+# link_into_checkout NAME TARGET: make $PGSTROM_ROOT/NAME lead to TARGET.
+link_into_checkout() {
+  mkdir -p "$2"
+  if [ "$PGSTROM_ROOT/$1" != "$2" ] && [ ! -e "$PGSTROM_ROOT/$1" ]; then
+    ln -s "$2" "$PGSTROM_ROOT/$1"
+  fi
+}
 PG_WHEEL_VERSION=18.6.3
 NVRTC_WHEEL_VERSION=13.0.88
 PGRX_VERSION=0.18.0

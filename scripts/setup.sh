@@ -41,6 +41,7 @@ if [ "$(id -u)" = 0 ] && ! id -u "$PG_OS_USER" >/dev/null 2>&1; then
 fi
 
 # 3. wheels
+link_into_checkout .deps "$DEPS"
 pip_target() { # name==version dir
   PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$2" "$1"
 }

@@ -44,7 +44,7 @@ pub fn gpu_engine() -> Result<&'static GpuEngine, DeviceError> {
         .get_or_init(|| {
             let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
             let Some(dev) = snap.devices.first() else {
-                return Err(DeviceError::NoDevice);
+                return Err(DeviceError::Unavailable(snap.message));
             };
             GpuEngine::open(dev, &device_code_dir(), guc::nvrtc_library().as_deref())
         })

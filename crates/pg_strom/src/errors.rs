@@ -10,7 +10,10 @@ use pgstrom_runtime::DeviceError;
 /// The SQLSTATE for a runtime error.
 pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
     match e {
-        DeviceError::DriverMissing(_) | DeviceError::NoDevice | DeviceError::DriverTooOld { .. } => {
+        DeviceError::DriverMissing(_)
+        | DeviceError::NoDevice
+        | DeviceError::Unavailable(_)
+        | DeviceError::DriverTooOld { .. } => {
             PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
         }
         DeviceError::NvrtcMissing(_) => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,

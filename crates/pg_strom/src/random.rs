@@ -6,7 +6,7 @@
 //! same order.  The functions are PARALLEL RESTRICTED so that a parallel
 //! plan cannot split the stream across workers and break that promise.
 //! The scalar generators are here; date/time and range generators are SQL
-//! wrappers over `random_int` (see the extension_sql! block below).
+//! and PL/pgSQL wrappers over `random_int` (see the extension_sql! block below).
 
 use std::sync::Mutex;
 
@@ -145,15 +145,29 @@ extension_sql!(
 CREATE FUNCTION pgstrom.random_date(ratio float8 DEFAULT 0.0,
                                     lower date DEFAULT '2015-01-01',
                                     upper date DEFAULT '2025-12-31')
-RETURNS date LANGUAGE sql VOLATILE PARALLEL RESTRICTED
-AS $$ SELECT lower + pgstrom.random_int(ratio, 0, upper - lower)::int $$;
+RETURNS date LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
+AS $$
+BEGIN
+    IF lower > upper THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('lower bound %s is greater than upper bound %s', lower, upper);
+    END IF;
+    RETURN lower + pgstrom.random_int(ratio, 0, upper - lower)::int;
+END $$;
 
 CREATE FUNCTION pgstrom.random_time(ratio float8 DEFAULT 0.0,
                                     lower time DEFAULT '00:00:00',
                                     upper time DEFAULT '23:59:59')
-RETURNS time LANGUAGE sql VOLATILE PARALLEL RESTRICTED
-AS $$ SELECT lower + pgstrom.random_int(ratio, 0,
-        (extract(epoch FROM upper - lower) * 1000000)::bigint) * interval '1 microsecond' $$;
+RETURNS time LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
+AS $$
+BEGIN
+    IF lower > upper THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('lower bound %s is greater than upper bound %s', lower, upper);
+    END IF;
+    RETURN lower + pgstrom.random_int(ratio, 0,
+        (extract(epoch FROM upper - lower) * 1000000)::bigint) * interval '1 microsecond';
+END $$;
 
 CREATE FUNCTION pgstrom.random_timetz(ratio float8 DEFAULT 0.0,
                                       lower time DEFAULT '00:00:00',
@@ -164,16 +178,30 @@ AS $$ SELECT pgstrom.random_time(ratio, lower, upper)::timetz $$;
 CREATE FUNCTION pgstrom.random_timestamp(ratio float8 DEFAULT 0.0,
                                          lower timestamp DEFAULT '2015-01-01',
                                          upper timestamp DEFAULT '2025-01-01')
-RETURNS timestamp LANGUAGE sql VOLATILE PARALLEL RESTRICTED
-AS $$ SELECT lower + pgstrom.random_int(ratio, 0,
-        (extract(epoch FROM upper - lower) * 1000000)::bigint) * interval '1 microsecond' $$;
+RETURNS timestamp LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
+AS $$
+BEGIN
+    IF lower > upper THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('lower bound %s is greater than upper bound %s', lower, upper);
+    END IF;
+    RETURN lower + pgstrom.random_int(ratio, 0,
+        (extract(epoch FROM upper - lower) * 1000000)::bigint) * interval '1 microsecond';
+END $$;
 
 CREATE FUNCTION pgstrom.random_timestamptz(ratio float8 DEFAULT 0.0,
                                            lower timestamptz DEFAULT '2015-01-01 00:00:00+00',
                                            upper timestamptz DEFAULT '2025-01-01 00:00:00+00')
-RETURNS timestamptz LANGUAGE sql VOLATILE PARALLEL RESTRICTED
-AS $$ SELECT lower + pgstrom.random_int(ratio, 0,
-        (extract(epoch FROM upper - lower) * 1000000)::bigint) * interval '1 microsecond' $$;
+RETURNS timestamptz LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
+AS $$
+BEGIN
+    IF lower > upper THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('lower bound %s is greater than upper bound %s', lower, upper);
+    END IF;
+    RETURN lower + pgstrom.random_int(ratio, 0,
+        (extract(epoch FROM upper - lower) * 1000000)::bigint) * interval '1 microsecond';
+END $$;
 
 CREATE FUNCTION pgstrom.random_int4range(ratio float8 DEFAULT 0.0,
                                          lower int4 DEFAULT 0,

@@ -16,6 +16,9 @@ use pgstrom_runtime::discovery;
 use crate::discovery_worker::{self, STATE_FOUND, STATE_NONE};
 use crate::engine::DISCOVERY_WAIT_MS;
 
+/// Largest self-test (about 20 bytes of test data per row in the backend).
+const SELFTEST_MAX_ROWS: i32 = 50_000_000;
+
 fn device_info_rows() -> TableIterator<'static, (name!(id, i32), name!(property, String), name!(value, String))> {
     let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
     let rows: Vec<(i32, String, String)> = snap
@@ -154,10 +157,10 @@ mod pgstrom {
             name!(elapsed_ms, f64),
         ),
     > {
-        if nrows < 0 {
+        if !(0..=SELFTEST_MAX_ROWS).contains(&nrows) {
             errors::raise_plain(
                 PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-                format!("nrows must not be negative: {nrows}"),
+                format!("nrows must be between 0 and {SELFTEST_MAX_ROWS}, not {nrows}"),
                 None,
                 None,
             );

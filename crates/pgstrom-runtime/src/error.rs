@@ -29,6 +29,8 @@ pub enum DeviceError {
     },
     /// The driver loaded but reports no CUDA device.
     NoDevice,
+    /// Start-up discovery found no usable GPU; the text says why.
+    Unavailable(String),
     /// A driver API call failed.
     Cuda {
         /// The API function.
@@ -73,7 +75,7 @@ impl DeviceError {
     /// A hint for the user, where one helps.
     pub fn hint(&self) -> Option<&'static str> {
         match self {
-            DeviceError::DriverMissing(_) | DeviceError::NoDevice => Some(
+            DeviceError::DriverMissing(_) | DeviceError::NoDevice | DeviceError::Unavailable(_) => Some(
                 "Install the NVIDIA driver, or set pg_strom.engine = 'cpu' (or 'auto') to run device code on the CPU.",
             ),
             DeviceError::DriverTooOld { .. } => {
@@ -106,6 +108,7 @@ impl fmt::Display for DeviceError {
                 (required % 1000) / 10
             ),
             DeviceError::NoDevice => write!(f, "no CUDA device found"),
+            DeviceError::Unavailable(why) => write!(f, "no GPU available ({why})"),
             DeviceError::Cuda { call, code, message } => {
                 write!(f, "{call} failed: {message} (CUresult {code})")
             }

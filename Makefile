@@ -1,0 +1,36 @@
+# pg_strom - see README.md.  Every target does its own set-up first.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+.PHONY: help setup build install start stop demo test test-rust test-sql lint gpu-bundle gpu-check clean
+
+help:
+	@echo "make demo    - set up, build, start the cluster, run the demo"
+	@echo "make test    - set up, build, run every test (what CI runs)"
+	@echo "make start   - start the development cluster (writes .run/env)"
+	@echo "make stop    - stop it"
+	@echo "make gpu-bundle - build what scripts/gpu-check.sh needs into .carry/"
+
+setup:
+	@scripts/setup.sh
+
+build install: setup
+	@scripts/build.sh
+
+start: install
+	@scripts/cluster.sh start
+
+stop:
+	@scripts/cluster.sh stop
+
+demo: start
+	@scripts/demo.sh
+
+test: install
+	@scripts/test.sh
+
+gpu-bundle: install
+	@scripts/gpu-bundle.sh
+
+clean: stop
+	cargo clean
+	rm -rf results .carry

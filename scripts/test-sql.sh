@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# scripts/test-sql.sh - the tests that need a running PostgreSQL:
+#   1. pg_regress suites (test/schedule, then test/schedule-gpu or
+#      test/schedule-nogpu depending on PGSTROM_EXPECT_GPU)
+#   2. docs/settings.md lists exactly the pg_strom.* settings, defaults too
+#   3. without shared_preload_libraries, CREATE EXTENSION fails cleanly
+# Each run uses fresh clusters under $RUN/test*.  Used by `make test` and by
+# scripts/gpu-check.sh.  Exit status is non-zero when anything fails.
+set -uo pipefail
+. "$(dirname "$0")/env.sh"
+
+expect_gpu=${PGSTROM_EXPECT_GPU:-0}
+base=$RUN
+port=${PGSTROM_TEST_PORT:-54329}
+results=${PGSTROM_RESULTS:-$PGSTROM_ROOT/results}
+mkdir -p "$results"
+failures=()
+
+fresh_cluster() { # dir port
+  "$PGSTROM_ROOT/scripts/cluster.sh" stop "$1" >/dev/null 2>&1 || true
+  rm -rf "$1"
+  "$PGSTROM_ROOT/scripts/cluster.sh" start "$1" "$2"
+}
+
+# --- 1. regression suites --------------------------------------------------
+dir=$base/test
+fresh_cluster "$dir" "$port" || { echo "test-sql: cannot start the test cluster"; exit 1; }
+. "$dir/env"
+schedules=("$PGSTROM_ROOT/test/schedule")
+if [ "$expect_gpu" = 1 ]; then
+  schedules+=("$PGSTROM_ROOT/test/schedule-gpu")
+else
+  schedules+=("$PGSTROM_ROOT/test/schedule-nogpu")
+fi
+regress="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress"
+rm -rf "$results/regress"
+if ! "$regress" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user="$PGUSER" \
+     --inputdir="$PGSTROM_ROOT/test" --outputdir="$results/regress" \
+     --dbname=pgstrom_regression "${schedules[@]/#/--schedule=}"; then
+  failures+=("pg_regress")
+  [ -f "$results/regress/regression.diffs" ] && cat "$results/regress/regression.diffs"
+fi
+
+# --- 2. settings documented ------------------------------------------------
+docs=$PGSTROM_ROOT/docs/settings.md
+live=$(psql -XAtq -F'|' -c "SELECT name, coalesce(boot_val, '') FROM pg_settings
+                              WHERE name LIKE 'pg_strom.%' ORDER BY 1")
+documented=$(grep -E '^\| `pg_strom\.' "$docs" \
+  | awk -F'|' '{gsub(/[ `]/, "", $2); d=$4; gsub(/^ +| +$/, "", d); gsub(/`/, "", d); if (d == "(empty)") d=""; print $2 "|" d}' | sort)
+if [ "$live" != "$documented" ]; then
+  echo "test-sql: docs/settings.md does not match pg_settings:"
+  diff <(echo "$live") <(echo "$documented")
+  failures+=("docs/settings.md")
+else
+  echo "test-sql: docs/settings.md lists all $(echo "$live" | wc -l) pg_strom.* settings with their defaults"
+fi
+"$PGSTROM_ROOT/scripts/cluster.sh" stop "$dir" >/dev/null
+
+# --- 3. not preloaded ------------------------------------------------------
+dir=$base/test-nopreload
+"$PGSTROM_ROOT/scripts/cluster.sh" stop "$dir" >/dev/null 2>&1 || true
+rm -rf "$dir"
+out=$(PGSTROM_EXTRA_CONF="shared_preload_libraries = ''" PGSTROM_NO_EXTENSION=1 \
+      "$PGSTROM_ROOT/scripts/cluster.sh" start "$dir" $((port + 1)) 2>&1) || echo "$out"
+. "$dir/env"
+msg=$(psql -XAtq -v VERBOSITY=verbose -c 'CREATE EXTENSION pg_strom' 2>&1)
+if grep -q '55000' <<<"$msg" && grep -q 'pg_strom must be loaded via shared_preload_libraries' <<<"$msg" \
+   && grep -q 'HINT' <<<"$msg" && [ "$(psql -XAtq -c 'SELECT 1')" = 1 ]; then
+  echo "test-sql: CREATE EXTENSION without preloading fails with SQLSTATE 55000 and a hint; the server stays up"
+else
+  echo "test-sql: unexpected result of CREATE EXTENSION without preloading:"; echo "$msg"
+  failures+=("not-preloaded")
+fi
+"$PGSTROM_ROOT/scripts/cluster.sh" stop "$dir" >/dev/null
+
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "test-sql: FAILED: ${failures[*]}"
+  for d in "$base"/test*/server.log; do echo "--- tail of $d"; tail -n 20 "$d"; done
+  exit 1
+fi
+echo "test-sql: all passed"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# scripts/test.sh - every test, in tiers (docs/testing.md):
+#   1. formatting and lints (rustfmt, clippy with warnings as errors)
+#   2. Rust unit and engine tests, including the NVRTC build of all device
+#      code with the pip wheel's NVRTC (no GPU needed)
+#   3. SQL tests against a fresh cluster (scripts/test-sql.sh)
+# Whether a GPU is expected follows the machine: a GPU machine runs the GPU
+# variants and must find its GPU; others must not.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+cd "$PGSTROM_ROOT"
+started=$(date +%s)
+
+if [ -z "${PGSTROM_EXPECT_GPU:-}" ]; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+    export PGSTROM_EXPECT_GPU=1
+  else
+    export PGSTROM_EXPECT_GPU=0
+  fi
+fi
+echo "test: PGSTROM_EXPECT_GPU=$PGSTROM_EXPECT_GPU"
+
+echo "== 1. rustfmt, clippy"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+echo "== 2. Rust tests (NVRTC: $NVRTC_DIR/libnvrtc.so.13)"
+log=$(mktemp)
+if PGSTROM_NVRTC_LIBRARY="$NVRTC_DIR/libnvrtc.so.13" PGSTROM_REQUIRE_NVRTC=1 \
+   cargo test -p pgstrom-runtime >"$log" 2>&1; then
+  grep -E '^test result' "$log"
+else
+  tail -n 80 "$log"; echo "test: Rust tests FAILED"; exit 1
+fi
+
+echo "== 3. SQL tests"
+scripts/test-sql.sh
+
+echo "test: all tiers passed in $(( $(date +%s) - started )) s"
