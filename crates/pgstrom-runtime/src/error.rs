@@ -129,3 +129,18 @@ impl fmt::Display for DeviceError {
 }
 
 impl std::error::Error for DeviceError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_versions_and_give_hints() {
+        let e = DeviceError::DriverTooOld { found: 11080, required: 12000 };
+        assert_eq!(e.to_string(), "CUDA driver too old: it supports CUDA 11.8, pg_strom needs 12.0 or later");
+        assert!(e.hint().unwrap().contains("Upgrade"));
+        let e = DeviceError::Compile { arch: "sm_90".into(), log: "x.cu(1): error".into() };
+        assert!(e.to_string().starts_with("device code failed to compile for sm_90:"));
+        assert!(DeviceError::Unavailable("why".into()).to_string().contains("why"));
+    }
+}
