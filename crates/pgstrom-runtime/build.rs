@@ -51,14 +51,15 @@ fn main() {
     build.compile("pgstrom_device_cpu");
 
     // GPU engine: the same files, embedded for NVRTC.
-    let mut table = String::from(
-        "/// Device headers: (include name, text).\npub const DEVICE_HEADERS: &[(&str, &str)] = &[\n",
-    );
+    let mut table =
+        String::from("/// Device headers: (include name, text).\npub const DEVICE_HEADERS: &[(&str, &str)] = &[\n");
     for h in &headers {
         let name = h.file_name().unwrap().to_string_lossy();
         writeln!(table, "    ({name:?}, include_str!({:?})),", h.display().to_string()).unwrap();
     }
-    table.push_str("];\n/// Device translation units: (file name, text).\npub const DEVICE_UNITS: &[(&str, &str)] = &[\n");
+    table.push_str(
+        "];\n/// Device translation units: (file name, text).\npub const DEVICE_UNITS: &[(&str, &str)] = &[\n",
+    );
     for u in &units {
         let name = u.file_name().unwrap().to_string_lossy();
         writeln!(table, "    ({name:?}, include_str!({:?})),", u.display().to_string()).unwrap();

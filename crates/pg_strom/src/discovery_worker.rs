@@ -60,7 +60,8 @@ impl Default for DiscoveryTable {
             driver_version: 0,
             ndevices: 0,
             message: [0; MESSAGE_LEN],
-            devices: [DeviceSlot { ordinal: 0, total_memory: 0, name: [0; NAME_LEN], values: [0; MAX_PROPERTIES] }; MAX_DEVICES],
+            devices: [DeviceSlot { ordinal: 0, total_memory: 0, name: [0; NAME_LEN], values: [0; MAX_PROPERTIES] };
+                MAX_DEVICES],
         }
     }
 }
@@ -117,7 +118,16 @@ pub extern "C-unwind" fn pgstrom_discovery_main(_arg: pg_sys::Datum) {
             let summary: Vec<String> = d
                 .devices
                 .iter()
-                .map(|dev| format!("GPU{} {} ({}, {} SMs, {} MB)", dev.ordinal, dev.name, dev.arch(), dev.sm_count(), dev.total_memory >> 20))
+                .map(|dev| {
+                    format!(
+                        "GPU{} {} ({}, {} SMs, {} MB)",
+                        dev.ordinal,
+                        dev.name,
+                        dev.arch(),
+                        dev.sm_count(),
+                        dev.total_memory >> 20
+                    )
+                })
                 .collect();
             let msg = format!(
                 "pg_strom: found {} GPU{}: {}; CUDA driver {}.{}",

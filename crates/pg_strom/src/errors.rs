@@ -13,9 +13,7 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
         DeviceError::DriverMissing(_)
         | DeviceError::NoDevice
         | DeviceError::Unavailable(_)
-        | DeviceError::DriverTooOld { .. } => {
-            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
-        }
+        | DeviceError::DriverTooOld { .. } => PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         DeviceError::NvrtcMissing(_) => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
         DeviceError::Cache(_) => PgSqlErrorCode::ERRCODE_IO_ERROR,
         DeviceError::Cuda { .. } | DeviceError::Nvrtc { .. } => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
@@ -28,7 +26,9 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
 pub fn raise(what: &str, e: &DeviceError) -> ! {
     let (message, detail) = match e {
         // NVRTC's log can be long: it goes to DETAIL.
-        DeviceError::Compile { arch, log } => (format!("{what}: device code failed to compile for {arch}"), Some(log.clone())),
+        DeviceError::Compile { arch, log } => {
+            (format!("{what}: device code failed to compile for {arch}"), Some(log.clone()))
+        }
         other => (format!("{what}: {other}"), None),
     };
     let mut report = ErrorReport::new(sqlstate(e), message, "pg_strom");

@@ -88,8 +88,5 @@ pub fn init() {
 
 /// `pg_strom.nvrtc_library` as a Rust string (None when empty).
 pub fn nvrtc_library() -> Option<String> {
-    NVRTC_LIBRARY
-        .get()
-        .map(|c| c.to_string_lossy().into_owned())
-        .filter(|s| !s.is_empty())
+    NVRTC_LIBRARY.get().map(|c| c.to_string_lossy().into_owned()).filter(|s| !s.is_empty())
 }

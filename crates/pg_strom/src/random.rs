@@ -22,7 +22,10 @@ fn next_u64() -> u64 {
     let mut guard = STREAM.lock().unwrap_or_else(|p| p.into_inner());
     let rng = guard.get_or_insert_with(|| {
         // Unseeded: differ per backend and per start.
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
         SplitMix64(t ^ ((std::process::id() as u64) << 32))
     });
     rng.next_u64()

@@ -139,6 +139,8 @@ mod pgstrom {
 
     /// Run the filter kernels on an engine ('gpu', 'cpu', or NULL for the
     /// active one) over `nrows` generated rows and check each result.
+    // pgrx needs the row type spelled out inline (name! cannot be aliased).
+    #[allow(clippy::type_complexity)]
     #[pg_extern(volatile, parallel_restricted)]
     fn engine_selftest(
         nrows: default!(i32, 1000000),

@@ -72,27 +72,48 @@ pub fn load_or_build(
             // No NVRTC: a build from an earlier run still serves, provided
             // it was made from these very sources (the index names the key
             // and the key covers the source hash).
-            if let Some((path, cubin)) = any_cached(dir, arch) {
-                if index_matches_sources(dir, arch) {
-                    return Ok(DeviceModule { cubin, path, from_cache: true, compile_ms: 0.0, arch: arch.into(), nvrtc_version: None });
-                }
+            if let Some((path, cubin)) = any_cached(dir, arch)
+                && index_matches_sources(dir, arch)
+            {
+                return Ok(DeviceModule {
+                    cubin,
+                    path,
+                    from_cache: true,
+                    compile_ms: 0.0,
+                    arch: arch.into(),
+                    nvrtc_version: None,
+                });
             }
             return Err(e);
         }
     };
     let key = cache_key(arch, nvrtc.version);
     let path = dir.join(file_name(arch, &key));
-    if let Ok(cubin) = std::fs::read(&path) {
-        if !cubin.is_empty() {
-            return Ok(DeviceModule { cubin, path, from_cache: true, compile_ms: 0.0, arch: arch.into(), nvrtc_version: Some(nvrtc.version) });
-        }
+    if let Ok(cubin) = std::fs::read(&path)
+        && !cubin.is_empty()
+    {
+        return Ok(DeviceModule {
+            cubin,
+            path,
+            from_cache: true,
+            compile_ms: 0.0,
+            arch: arch.into(),
+            nvrtc_version: Some(nvrtc.version),
+        });
     }
     let started = Instant::now();
     let cubin = device_code::compile(&nvrtc, arch)?;
     let compile_ms = started.elapsed().as_secs_f64() * 1000.0;
     store(dir, &path, &cubin)?;
     write_index(dir, arch, &key)?;
-    Ok(DeviceModule { cubin, path, from_cache: false, compile_ms, arch: arch.into(), nvrtc_version: Some(nvrtc.version) })
+    Ok(DeviceModule {
+        cubin,
+        path,
+        from_cache: false,
+        compile_ms,
+        arch: arch.into(),
+        nvrtc_version: Some(nvrtc.version),
+    })
 }
 
 fn index_matches_sources(dir: &Path, arch: &str) -> bool {

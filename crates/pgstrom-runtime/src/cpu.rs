@@ -10,16 +10,37 @@ use crate::error::{DeviceError, kernel_status};
 
 unsafe extern "C" {
     fn pgstrom_cpu_filter_cmp_int32(
-        values: *const i32, validity: *const u8, nrows: u32, op: i32, constant: i32,
-        result: *mut u8, nmatched: *mut u32, errbuf: *mut c_char, errbuf_sz: usize,
+        values: *const i32,
+        validity: *const u8,
+        nrows: u32,
+        op: i32,
+        constant: i32,
+        result: *mut u8,
+        nmatched: *mut u32,
+        errbuf: *mut c_char,
+        errbuf_sz: usize,
     ) -> i32;
     fn pgstrom_cpu_filter_cmp_int64(
-        values: *const i64, validity: *const u8, nrows: u32, op: i32, constant: i64,
-        result: *mut u8, nmatched: *mut u32, errbuf: *mut c_char, errbuf_sz: usize,
+        values: *const i64,
+        validity: *const u8,
+        nrows: u32,
+        op: i32,
+        constant: i64,
+        result: *mut u8,
+        nmatched: *mut u32,
+        errbuf: *mut c_char,
+        errbuf_sz: usize,
     ) -> i32;
     fn pgstrom_cpu_filter_cmp_float64(
-        values: *const f64, validity: *const u8, nrows: u32, op: i32, constant: f64,
-        result: *mut u8, nmatched: *mut u32, errbuf: *mut c_char, errbuf_sz: usize,
+        values: *const f64,
+        validity: *const u8,
+        nrows: u32,
+        op: i32,
+        constant: f64,
+        result: *mut u8,
+        nmatched: *mut u32,
+        errbuf: *mut c_char,
+        errbuf_sz: usize,
     ) -> i32;
 }
 
@@ -30,7 +51,12 @@ pub struct CpuEngine;
 impl CpuEngine {
     /// Run a filter with an operator code as the device code sees it (the
     /// public API takes [`CompareOp`]; tests use this to pass bad codes).
-    pub fn filter_compare_raw(&self, column: &FilterColumn<'_>, validity: Option<&[u8]>, op_code: i32) -> Result<FilterResult, DeviceError> {
+    pub fn filter_compare_raw(
+        &self,
+        column: &FilterColumn<'_>,
+        validity: Option<&[u8]>,
+        op_code: i32,
+    ) -> Result<FilterResult, DeviceError> {
         let nrows = validate_filter(column, validity)?;
         let mut matches = vec![0u8; nrows as usize];
         let mut nmatched = 0u32;
@@ -41,11 +67,38 @@ impl CpuEngine {
         let rc = unsafe {
             match column {
                 FilterColumn::Int32 { values, constant } => pgstrom_cpu_filter_cmp_int32(
-                    values.as_ptr(), vptr, nrows, op_code, *constant, matches.as_mut_ptr(), &mut nmatched, errbuf.as_mut_ptr(), errbuf.len()),
+                    values.as_ptr(),
+                    vptr,
+                    nrows,
+                    op_code,
+                    *constant,
+                    matches.as_mut_ptr(),
+                    &mut nmatched,
+                    errbuf.as_mut_ptr(),
+                    errbuf.len(),
+                ),
                 FilterColumn::Int64 { values, constant } => pgstrom_cpu_filter_cmp_int64(
-                    values.as_ptr(), vptr, nrows, op_code, *constant, matches.as_mut_ptr(), &mut nmatched, errbuf.as_mut_ptr(), errbuf.len()),
+                    values.as_ptr(),
+                    vptr,
+                    nrows,
+                    op_code,
+                    *constant,
+                    matches.as_mut_ptr(),
+                    &mut nmatched,
+                    errbuf.as_mut_ptr(),
+                    errbuf.len(),
+                ),
                 FilterColumn::Float64 { values, constant } => pgstrom_cpu_filter_cmp_float64(
-                    values.as_ptr(), vptr, nrows, op_code, *constant, matches.as_mut_ptr(), &mut nmatched, errbuf.as_mut_ptr(), errbuf.len()),
+                    values.as_ptr(),
+                    vptr,
+                    nrows,
+                    op_code,
+                    *constant,
+                    matches.as_mut_ptr(),
+                    &mut nmatched,
+                    errbuf.as_mut_ptr(),
+                    errbuf.len(),
+                ),
             }
         };
         if rc != kernel_status::OK {
@@ -62,7 +115,12 @@ impl Engine for CpuEngine {
         EngineKind::Cpu
     }
 
-    fn filter_compare(&self, column: &FilterColumn<'_>, validity: Option<&[u8]>, op: CompareOp) -> Result<FilterResult, DeviceError> {
+    fn filter_compare(
+        &self,
+        column: &FilterColumn<'_>,
+        validity: Option<&[u8]>,
+        op: CompareOp,
+    ) -> Result<FilterResult, DeviceError> {
         self.filter_compare_raw(column, validity, op as i32)
     }
 }

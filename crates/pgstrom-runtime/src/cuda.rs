@@ -205,10 +205,7 @@ pub(crate) fn load_driver_from(names: &[String]) -> Result<Driver, DeviceError> 
                     driver.version = version;
                 }
                 if driver.version < MIN_DRIVER_VERSION {
-                    return Err(DeviceError::DriverTooOld {
-                        found: driver.version,
-                        required: MIN_DRIVER_VERSION,
-                    });
+                    return Err(DeviceError::DriverTooOld { found: driver.version, required: MIN_DRIVER_VERSION });
                 }
                 return Ok(driver);
             }

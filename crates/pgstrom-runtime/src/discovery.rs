@@ -103,11 +103,7 @@ impl DeviceInfo {
 
     /// `sm_90` and the like: the NVRTC target of this device.
     pub fn arch(&self) -> String {
-        format!(
-            "sm_{}{}",
-            self.value(attr::COMPUTE_CAPABILITY_MAJOR),
-            self.value(attr::COMPUTE_CAPABILITY_MINOR)
-        )
+        format!("sm_{}{}", self.value(attr::COMPUTE_CAPABILITY_MAJOR), self.value(attr::COMPUTE_CAPABILITY_MINOR))
     }
 
     /// PCI address, `0000:3b:00.0` style.

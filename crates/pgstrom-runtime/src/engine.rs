@@ -46,7 +46,8 @@ pub enum CompareOp {
 
 impl CompareOp {
     /// Every operator.
-    pub const ALL: [CompareOp; 6] = [CompareOp::Eq, CompareOp::Ne, CompareOp::Lt, CompareOp::Le, CompareOp::Gt, CompareOp::Ge];
+    pub const ALL: [CompareOp; 6] =
+        [CompareOp::Eq, CompareOp::Ne, CompareOp::Lt, CompareOp::Le, CompareOp::Gt, CompareOp::Ge];
 
     /// Parse a SQL operator name.
     pub fn from_sql(op: &str) -> Option<CompareOp> {
@@ -145,20 +146,26 @@ pub trait Engine {
     /// Evaluate `column <op> constant` for each row, with WHERE semantics
     /// (NULL is not a match).  `validity` is an Arrow validity bitmap
     /// (bit set = not NULL) or None when the chunk has no NULLs.
-    fn filter_compare(&self, column: &FilterColumn<'_>, validity: Option<&[u8]>, op: CompareOp) -> Result<FilterResult, DeviceError>;
+    fn filter_compare(
+        &self,
+        column: &FilterColumn<'_>,
+        validity: Option<&[u8]>,
+        op: CompareOp,
+    ) -> Result<FilterResult, DeviceError>;
 }
 
 /// Check the shape of a filter request; shared by the engines.
 pub fn validate_filter(column: &FilterColumn<'_>, validity: Option<&[u8]>) -> Result<u32, DeviceError> {
     let n = column.len();
-    let nrows = u32::try_from(n).map_err(|_| DeviceError::InvalidRequest(format!("chunk of {n} rows exceeds the 2^32-1 row limit")))?;
-    if let Some(v) = validity {
-        if v.len() < n.div_ceil(8) {
-            return Err(DeviceError::InvalidRequest(format!(
-                "validity bitmap of {} bytes is too short for {n} rows",
-                v.len()
-            )));
-        }
+    let nrows = u32::try_from(n)
+        .map_err(|_| DeviceError::InvalidRequest(format!("chunk of {n} rows exceeds the 2^32-1 row limit")))?;
+    if let Some(v) = validity
+        && v.len() < n.div_ceil(8)
+    {
+        return Err(DeviceError::InvalidRequest(format!(
+            "validity bitmap of {} bytes is too short for {n} rows",
+            v.len()
+        )));
     }
     Ok(nrows)
 }

@@ -87,9 +87,9 @@ impl DeviceError {
             DeviceError::Compile { .. } => {
                 Some("This is a bug in pg_strom's device code; please report it with the log above.")
             }
-            DeviceError::Cache(_) => Some(
-                "Check the permissions of the pg_strom folder under the data directory; removing it is safe.",
-            ),
+            DeviceError::Cache(_) => {
+                Some("Check the permissions of the pg_strom folder under the data directory; removing it is safe.")
+            }
             _ => None,
         }
     }

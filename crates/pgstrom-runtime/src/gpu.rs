@@ -75,7 +75,8 @@ impl<'a> DeviceBuffer<'a> {
             return Ok(());
         }
         // SAFETY: the allocation is at least `bytes` long.
-        self.drv.check("cuMemcpyDtoH", unsafe { (self.drv.cuMemcpyDtoH)(out.as_mut_ptr() as *mut c_void, self.ptr, bytes) })
+        self.drv
+            .check("cuMemcpyDtoH", unsafe { (self.drv.cuMemcpyDtoH)(out.as_mut_ptr() as *mut c_void, self.ptr, bytes) })
     }
 }
 
@@ -105,7 +106,9 @@ impl GpuEngine {
         let module_info = cache::load_or_build(cache_dir, &arch, || Nvrtc::load(nvrtc_library))?;
         let mut module: CuModule = std::ptr::null_mut();
         // SAFETY: the CUBIN image stays alive for the call.
-        drv.check("cuModuleLoadData", unsafe { (drv.cuModuleLoadData)(&mut module, module_info.cubin.as_ptr() as *const c_void) })?;
+        drv.check("cuModuleLoadData", unsafe {
+            (drv.cuModuleLoadData)(&mut module, module_info.cubin.as_ptr() as *const c_void)
+        })?;
         let mut functions = Vec::new();
         for name in KERNELS {
             let cname = CString::new(*name).expect("kernel names have no NUL");
@@ -131,7 +134,12 @@ impl GpuEngine {
     }
 
     /// Run a filter with a raw operator code (tests pass bad codes).
-    pub fn filter_compare_raw(&self, column: &FilterColumn<'_>, validity: Option<&[u8]>, op_code: i32) -> Result<FilterResult, DeviceError> {
+    pub fn filter_compare_raw(
+        &self,
+        column: &FilterColumn<'_>,
+        validity: Option<&[u8]>,
+        op_code: i32,
+    ) -> Result<FilterResult, DeviceError> {
         let nrows = validate_filter(column, validity)?;
         if nrows == 0 {
             return Ok(FilterResult { matches: Vec::new(), nmatched: 0 });
@@ -143,7 +151,8 @@ impl GpuEngine {
             FilterColumn::Int64 { values, .. } => ("kern_filter_cmp_int64", DeviceBuffer::upload(drv, values)?),
             FilterColumn::Float64 { values, .. } => ("kern_filter_cmp_float64", DeviceBuffer::upload(drv, values)?),
         };
-        let validity_buf = validity.map(|v| DeviceBuffer::upload(drv, &v[..(nrows as usize).div_ceil(8)])).transpose()?;
+        let validity_buf =
+            validity.map(|v| DeviceBuffer::upload(drv, &v[..(nrows as usize).div_ceil(8)])).transpose()?;
         let result = DeviceBuffer::alloc(drv, nrows as usize)?;
         let counters = DeviceBuffer::zeroed(drv, 8)?; // nmatched (u32), status (i32)
 
@@ -188,7 +197,19 @@ impl GpuEngine {
         unsafe {
             drv.check(
                 "cuLaunchKernel",
-                (drv.cuLaunchKernel)(f, grid, 1, 1, BLOCK_SIZE, 1, 1, 0, std::ptr::null_mut(), params.as_mut_ptr(), std::ptr::null_mut()),
+                (drv.cuLaunchKernel)(
+                    f,
+                    grid,
+                    1,
+                    1,
+                    BLOCK_SIZE,
+                    1,
+                    1,
+                    0,
+                    std::ptr::null_mut(),
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ),
             )?;
             drv.check("cuCtxSynchronize", (drv.cuCtxSynchronize)())?;
         }
@@ -214,7 +235,12 @@ impl Engine for GpuEngine {
         EngineKind::Gpu
     }
 
-    fn filter_compare(&self, column: &FilterColumn<'_>, validity: Option<&[u8]>, op: CompareOp) -> Result<FilterResult, DeviceError> {
+    fn filter_compare(
+        &self,
+        column: &FilterColumn<'_>,
+        validity: Option<&[u8]>,
+        op: CompareOp,
+    ) -> Result<FilterResult, DeviceError> {
         self.filter_compare_raw(column, validity, op as i32)
     }
 }

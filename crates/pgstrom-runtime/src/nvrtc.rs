@@ -175,7 +175,8 @@ impl Nvrtc {
         let hdr_src_ptrs: Vec<*const c_char> = c_hdr_srcs.iter().map(|c| c.as_ptr()).collect();
         let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_string()];
         options.extend(extra_options.iter().map(|s| s.to_string()));
-        let c_opts: Vec<CString> = options.iter().map(|o| CString::new(o.as_str()).map_err(|_| bad("option"))).collect::<Result<_, _>>()?;
+        let c_opts: Vec<CString> =
+            options.iter().map(|o| CString::new(o.as_str()).map_err(|_| bad("option"))).collect::<Result<_, _>>()?;
         let opt_ptrs: Vec<*const c_char> = c_opts.iter().map(|c| c.as_ptr()).collect();
 
         let mut prog: NvrtcProgram = std::ptr::null_mut();
@@ -206,10 +207,10 @@ impl Nvrtc {
             let rc = (self.compile)(prog, opts.len() as c_int, opts.as_ptr());
             if rc != 0 {
                 let mut log = self.program_log(prog);
-                if log.trim().is_empty() {
-                    if let Err(e) = self.check("nvrtcCompileProgram", rc) {
-                        log = e.to_string();
-                    }
+                if log.trim().is_empty()
+                    && let Err(e) = self.check("nvrtcCompileProgram", rc)
+                {
+                    log = e.to_string();
                 }
                 return Err(DeviceError::Compile { arch: arch.to_string(), log });
             }

@@ -40,7 +40,12 @@ pub struct TestData {
 /// `n` rows of test data from `seed`.
 pub fn test_data(n: usize, seed: u64) -> TestData {
     let mut r = SplitMix64(seed);
-    let mut d = TestData { i32s: Vec::with_capacity(n), i64s: Vec::with_capacity(n), f64s: Vec::with_capacity(n), validity: vec![0; n.div_ceil(8)] };
+    let mut d = TestData {
+        i32s: Vec::with_capacity(n),
+        i64s: Vec::with_capacity(n),
+        f64s: Vec::with_capacity(n),
+        validity: vec![0; n.div_ceil(8)],
+    };
     for i in 0..n {
         let x = r.next_u64();
         let special = x % 50;
@@ -61,7 +66,7 @@ pub fn test_data(n: usize, seed: u64) -> TestData {
             3 => -0.0,
             _ => ((x % 20001) as f64 - 10000.0) / 7.0,
         });
-        if r.next_u64() % 10 != 0 {
+        if !r.next_u64().is_multiple_of(10) {
             d.validity[i / 8] |= 1 << (i % 8);
         }
     }

@@ -19,7 +19,13 @@ fn check_engine(engine: &dyn Engine, n: usize) {
             for op in CompareOp::ALL {
                 let want = reference_filter(&col, validity, op);
                 let got = engine.filter_compare(&col, validity, op).unwrap();
-                assert_eq!(got.nmatched, want.nmatched, "{:?} {col:?} {op:?} nulls={}", engine.kind(), validity.is_some());
+                assert_eq!(
+                    got.nmatched,
+                    want.nmatched,
+                    "{:?} {col:?} {op:?} nulls={}",
+                    engine.kind(),
+                    validity.is_some()
+                );
                 assert_eq!(got, want, "{:?} {op:?}", engine.kind());
             }
         }
@@ -67,7 +73,9 @@ fn cpu_engine_reports_bad_operator() {
 #[test]
 fn short_validity_bitmap_is_rejected() {
     let v = [0i64; 17];
-    let err = CpuEngine.filter_compare(&FilterColumn::Int64 { values: &v, constant: 0 }, Some(&[0xff, 0xff]), CompareOp::Eq).unwrap_err();
+    let err = CpuEngine
+        .filter_compare(&FilterColumn::Int64 { values: &v, constant: 0 }, Some(&[0xff, 0xff]), CompareOp::Eq)
+        .unwrap_err();
     assert!(matches!(err, DeviceError::InvalidRequest(_)), "{err:?}");
 }
 
@@ -168,7 +176,8 @@ fn gpu_engine_matches_cpu_engine() {
         let err = engine.filter_compare_raw(&FilterColumn::Int32 { values: &v, constant: 1 }, None, 42).unwrap_err();
         assert!(matches!(err, DeviceError::Kernel { status: 1, .. }), "{err:?}");
         // And the engine still works afterwards.
-        let ok: FilterResult = engine.filter_compare(&FilterColumn::Int32 { values: &v, constant: 1 }, None, CompareOp::Eq).unwrap();
+        let ok: FilterResult =
+            engine.filter_compare(&FilterColumn::Int32 { values: &v, constant: 1 }, None, CompareOp::Eq).unwrap();
         assert_eq!(ok.nmatched, 100);
     }
     let _ = std::fs::remove_dir_all(&dir);
