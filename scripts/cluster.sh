@@ -53,6 +53,11 @@ $nvrtc_conf
 ${PGSTROM_EXTRA_CONF:-}
 CONF
   fi
+  so="$("$PG_CONFIG" --pkglibdir)/pg_strom.so"
+  if pg_ctl_ status >/dev/null 2>&1 && [ "$so" -nt "$data/postmaster.pid" ]; then
+    echo "cluster: pg_strom.so was rebuilt: restarting"
+    pg_ctl_ -m fast -w stop >/dev/null
+  fi
   if pg_ctl_ status >/dev/null 2>&1; then
     echo "cluster: already running in $dir"
   else
@@ -68,7 +73,15 @@ export PGUSER=$PG_OS_USER
 ENV
   . "$dir/env"
   if [ -z "${PGSTROM_NO_EXTENSION:-}" ]; then
+    # A rebuilt extension script (same version, new objects) is re-created;
+    # DROP without CASCADE refuses when user objects depend on it.
+    sql_hash=$(cat "$("$PG_CONFIG" --sharedir)"/extension/pg_strom--*.sql | md5sum | cut -c1-32)
+    if [ -s "$dir/extension.md5" ] && [ "$(cat "$dir/extension.md5")" != "$sql_hash" ]; then
+      psql -qX -c 'DROP EXTENSION IF EXISTS pg_strom' >/dev/null 2>&1 \
+        || echo "cluster: the extension script changed but objects depend on pg_strom; kept the old one"
+    fi
     psql -qX -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION IF NOT EXISTS pg_strom' >/dev/null
+    echo "$sql_hash" >"$dir/extension.md5"
   fi
   ;;
 stop)
