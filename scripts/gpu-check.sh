@@ -51,8 +51,9 @@ done
                || step FAIL "runtime tests"
 
 echo "== SQL suites (GPU variant)"
-if PGSTROM_EXPECT_GPU=1 PGSTROM_RESULTS="$PGSTROM_VAR/results" scripts/test-sql.sh; then
-  step PASS "SQL suites: $(grep -c '^ok' "$PGSTROM_VAR/results/regress/regression.out" 2>/dev/null) pg_regress tests, settings docs, not-preloaded"
+sql_log=$PGSTROM_VAR/test-sql.log
+if PGSTROM_EXPECT_GPU=1 PGSTROM_RESULTS="$PGSTROM_VAR/results" scripts/test-sql.sh 2>&1 | tee "$sql_log"; then
+  step PASS "SQL suites: $(grep -c '^ok' "$sql_log") pg_regress tests (GPU variant), settings docs, not-preloaded"
 else
   step FAIL "SQL suites (see regression.diffs)"
 fi
