@@ -23,7 +23,8 @@ fn main() {
     println!("cargo:rerun-if-changed={}", include.display());
     println!("cargo:rerun-if-changed={}", kernels.display());
 
-    let headers = list_sources(&include, "h");
+    let mut headers = list_sources(&include, "h");
+    headers.extend(list_sources(&include, "def"));
     let units = list_sources(&kernels, "cu");
     for f in headers.iter().chain(units.iter()) {
         println!("cargo:rerun-if-changed={}", f.display());
@@ -67,4 +68,73 @@ fn main() {
     table.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("device_sources.rs");
     std::fs::write(out, table).expect("write device_sources.rs");
+
+    // The device catalog (types and functions), from the same .def files
+    // the device code includes.
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("device_catalog.rs");
+    std::fs::write(out, catalog_rs(&include)).expect("write device_catalog.rs");
+}
+
+/// The arguments of each `NAME(...)` line of a .def file.
+fn def_entries(path: &Path, macro_name: &str) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let prefix = format!("{macro_name}(");
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix(&prefix))
+        .map(|rest| {
+            let body = rest.trim_end().strip_suffix(')').unwrap_or_else(|| panic!("bad line: {rest}"));
+            // split on commas outside the quoted label
+            let mut fields = Vec::new();
+            let mut cur = String::new();
+            let mut quoted = false;
+            for c in body.chars() {
+                match c {
+                    '"' => quoted = !quoted,
+                    ',' if !quoted => {
+                        fields.push(cur.trim().to_string());
+                        cur.clear();
+                    }
+                    _ => cur.push(c),
+                }
+            }
+            fields.push(cur.trim().to_string());
+            fields
+        })
+        .collect()
+}
+
+fn catalog_rs(include: &Path) -> String {
+    let types = def_entries(&include.join("device_types.def"), "DEVTYPE");
+    let funcs = def_entries(&include.join("device_functions.def"), "DEVFUNC");
+    let type_id = |name: &str| -> usize {
+        if name == "NONE" {
+            return 0;
+        }
+        1 + types.iter().position(|t| t[0] == name).unwrap_or_else(|| panic!("unknown device type {name}"))
+    };
+    let mut s = String::from("/// Device types, in id order (id = index + 1).\npub const TYPES: &[TypeInfo] = &[\n");
+    for (i, t) in types.iter().enumerate() {
+        writeln!(s, "    TypeInfo {{ id: {}, name: {:?}, pg_type: {:?}, width: {} }},", i + 1, t[0], t[1], t[2])
+            .unwrap();
+    }
+    s.push_str("];\n/// Device functions, in id order (id = index + 1).\npub const FUNCTIONS: &[FuncInfo] = &[\n");
+    for (i, f) in funcs.iter().enumerate() {
+        assert_eq!(f.len(), 8, "DEVFUNC needs 8 fields: {f:?}");
+        writeln!(
+            s,
+            "    FuncInfo {{ id: {}, name: {:?}, pg_function: {:?}, result: {}, nargs: {}, args: [{}, {}], family: {:?}, label: {:?} }},",
+            i + 1,
+            f[0],
+            f[1],
+            type_id(&f[2]),
+            f[3],
+            type_id(&f[4]),
+            type_id(&f[5]),
+            f[6],
+            f[7]
+        )
+        .unwrap();
+    }
+    s.push_str("];\n");
+    s
 }

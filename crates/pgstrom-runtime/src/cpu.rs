@@ -5,10 +5,26 @@
 
 use std::ffi::c_char;
 
-use crate::engine::{CompareOp, Engine, EngineKind, FilterColumn, FilterResult, validate_filter};
+use crate::engine::{
+    ColumnData, CompareOp, DevColumnRepr, DevDatumRepr, Engine, EngineKind, EvalOutput, FilterColumn, FilterResult,
+    ParamValue, eval_error, validate_eval, validate_filter,
+};
 use crate::error::{DeviceError, kernel_status};
+use crate::program::{Instr, Program};
 
 unsafe extern "C" {
+    fn pgstrom_cpu_eval_program(
+        code: *const Instr,
+        ninstrs: u32,
+        cols: *const DevColumnRepr,
+        ncols: u32,
+        params: *const DevDatumRepr,
+        nparams: u32,
+        nrows: u32,
+        out_values: *mut i64,
+        out_nulls: *mut u8,
+        error_row: *mut u32,
+    ) -> i32;
     fn pgstrom_cpu_filter_cmp_int32(
         values: *const i32,
         validity: *const u8,
@@ -122,5 +138,48 @@ impl Engine for CpuEngine {
         op: CompareOp,
     ) -> Result<FilterResult, DeviceError> {
         self.filter_compare_raw(column, validity, op as i32)
+    }
+
+    fn eval_program(
+        &self,
+        program: &Program,
+        columns: &[ColumnData<'_>],
+        params: &[ParamValue],
+        nrows: u32,
+    ) -> Result<EvalOutput, DeviceError> {
+        validate_eval(program, columns, params, nrows)?;
+        let cols: Vec<DevColumnRepr> = columns
+            .iter()
+            .map(|c| DevColumnRepr {
+                type_id: c.type_id as u32,
+                pad: 0,
+                values: c.values.as_ptr() as u64,
+                validity: c.validity.map_or(0, |v| v.as_ptr() as u64),
+            })
+            .collect();
+        let pars: Vec<DevDatumRepr> =
+            params.iter().map(|p| DevDatumRepr { bits: p.bits, isnull: p.isnull as i32, pad: 0 }).collect();
+        let mut out = EvalOutput { values: vec![0; nrows as usize], nulls: vec![0; nrows as usize] };
+        let mut error_row = 0u32;
+        // SAFETY: the request was validated against the program (operand
+        // ranges, buffer lengths); pointers stay alive for the call.
+        let rc = unsafe {
+            pgstrom_cpu_eval_program(
+                program.code.as_ptr(),
+                program.code.len() as u32,
+                cols.as_ptr(),
+                cols.len() as u32,
+                pars.as_ptr(),
+                pars.len() as u32,
+                nrows,
+                out.values.as_mut_ptr(),
+                out.nulls.as_mut_ptr(),
+                &mut error_row,
+            )
+        };
+        if rc != kernel_status::OK {
+            return Err(eval_error(rc, error_row));
+        }
+        Ok(out)
     }
 }

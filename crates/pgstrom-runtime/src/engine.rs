@@ -6,7 +6,9 @@
 //! [`crate::cpu::CpuEngine`] (the same device sources built for the host).
 //! The executor never knows which one it has.
 
+use crate::catalog::type_info;
 use crate::error::DeviceError;
+use crate::program::{DEVERR_INVALID_PROGRAM, Program, sql_error};
 
 /// Which engine runs the device code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +154,115 @@ pub trait Engine {
         validity: Option<&[u8]>,
         op: CompareOp,
     ) -> Result<FilterResult, DeviceError>;
+
+    /// Evaluate a device program for each of `nrows` rows of `columns`.
+    /// Errors PostgreSQL would raise come back as [`DeviceError::Sql`] for
+    /// the first failing row.
+    fn eval_program(
+        &self,
+        program: &Program,
+        columns: &[ColumnData<'_>],
+        params: &[ParamValue],
+        nrows: u32,
+    ) -> Result<EvalOutput, DeviceError>;
+}
+
+/// One input column for [`Engine::eval_program`]: `nrows` values of the
+/// device type's width, little-endian, and an optional validity bitmap.
+#[derive(Debug, Clone, Copy)]
+pub struct ColumnData<'a> {
+    /// Device type id.
+    pub type_id: u16,
+    /// Raw values.
+    pub values: &'a [u8],
+    /// Arrow validity bitmap (bit set = not NULL), or None.
+    pub validity: Option<&'a [u8]>,
+}
+
+/// A parameter value: raw datum bits as the device holds them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamValue {
+    /// True for NULL.
+    pub isnull: bool,
+    /// Value bits (integers sign-extended, float8 bits, float4 bits).
+    pub bits: i64,
+}
+
+/// What [`Engine::eval_program`] returns: per row, raw datum bits and a
+/// NULL flag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvalOutput {
+    /// Value bits per row (0 where NULL).
+    pub values: Vec<i64>,
+    /// 1 where the result is NULL.
+    pub nulls: Vec<u8>,
+}
+
+/// The C layout of DevColumn (device_program.h).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DevColumnRepr {
+    pub type_id: u32,
+    pub pad: u32,
+    pub values: u64,
+    pub validity: u64,
+}
+
+/// The C layout of DevDatum (device_program.h).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DevDatumRepr {
+    pub bits: i64,
+    pub isnull: i32,
+    pub pad: i32,
+}
+
+/// Check an evaluation request against the program; shared by the engines.
+pub fn validate_eval(
+    program: &Program,
+    columns: &[ColumnData<'_>],
+    params: &[ParamValue],
+    nrows: u32,
+) -> Result<(), DeviceError> {
+    let mut p = program.clone();
+    p.validate(Some(columns.len() as u32))?;
+    if (params.len() as u64) < p.nparams as u64 {
+        return Err(DeviceError::InvalidRequest(format!(
+            "program reads {} parameters, {} given",
+            p.nparams,
+            params.len()
+        )));
+    }
+    for (i, c) in columns.iter().enumerate() {
+        let t = type_info(c.type_id)
+            .ok_or_else(|| DeviceError::InvalidRequest(format!("column {i} has unknown device type {}", c.type_id)))?;
+        if (c.values.len() as u64) < nrows as u64 * t.width as u64 {
+            return Err(DeviceError::InvalidRequest(format!(
+                "column {i} holds {} bytes, {nrows} rows need more",
+                c.values.len()
+            )));
+        }
+        if let Some(v) = c.validity
+            && (v.len() as u64) < (nrows as u64).div_ceil(8)
+        {
+            return Err(DeviceError::InvalidRequest(format!("validity bitmap of column {i} is too short")));
+        }
+    }
+    Ok(())
+}
+
+/// Turn an interpreter error code into a [`DeviceError`].
+pub fn eval_error(code: i32, row: u32) -> DeviceError {
+    match sql_error(code) {
+        Some((sqlstate, message)) => DeviceError::Sql { sqlstate, message, row },
+        None if code == DEVERR_INVALID_PROGRAM => {
+            DeviceError::InvalidProgram(format!("the interpreter rejected the program at row {row}"))
+        }
+        None => DeviceError::Kernel {
+            status: code,
+            message: format!("device program failed with code {code} at row {row}"),
+        },
+    }
 }
 
 /// Check the shape of a filter request; shared by the engines.

@@ -69,6 +69,17 @@ pub enum DeviceError {
     },
     /// The caller asked for something this runtime cannot do.
     InvalidRequest(String),
+    /// A device program is malformed or of another format version.
+    InvalidProgram(String),
+    /// Device code raised one of PostgreSQL's own errors at a row.
+    Sql {
+        /// The SQLSTATE, e.g. "22003".
+        sqlstate: &'static str,
+        /// PostgreSQL's message, e.g. "integer out of range".
+        message: &'static str,
+        /// Row of the chunk where it happened (the first such row).
+        row: u32,
+    },
 }
 
 impl DeviceError {
@@ -124,6 +135,8 @@ impl fmt::Display for DeviceError {
                 write!(f, "device kernel failed (status {status}): {message}")
             }
             DeviceError::InvalidRequest(why) => write!(f, "{why}"),
+            DeviceError::InvalidProgram(why) => write!(f, "invalid device program: {why}"),
+            DeviceError::Sql { message, .. } => write!(f, "{message}"),
         }
     }
 }

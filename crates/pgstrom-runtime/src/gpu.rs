@@ -13,9 +13,13 @@ use crate::cache::{self, DeviceModule};
 use crate::cuda::{self, CuContext, CuDevicePtr, CuFunction, CuModule, Driver};
 use crate::device_code::KERNELS;
 use crate::discovery::DeviceInfo;
-use crate::engine::{CompareOp, Engine, EngineKind, FilterColumn, FilterResult, validate_filter};
+use crate::engine::{
+    ColumnData, CompareOp, DevColumnRepr, DevDatumRepr, Engine, EngineKind, EvalOutput, FilterColumn, FilterResult,
+    ParamValue, eval_error, validate_eval, validate_filter,
+};
 use crate::error::{DeviceError, kernel_status};
 use crate::nvrtc::Nvrtc;
+use crate::program::Program;
 
 /// Threads per block of the filter kernels.
 const BLOCK_SIZE: u32 = 256;
@@ -242,5 +246,97 @@ impl Engine for GpuEngine {
         op: CompareOp,
     ) -> Result<FilterResult, DeviceError> {
         self.filter_compare_raw(column, validity, op as i32)
+    }
+
+    fn eval_program(
+        &self,
+        program: &Program,
+        columns: &[ColumnData<'_>],
+        params: &[ParamValue],
+        nrows: u32,
+    ) -> Result<EvalOutput, DeviceError> {
+        validate_eval(program, columns, params, nrows)?;
+        if nrows == 0 {
+            return Ok(EvalOutput { values: Vec::new(), nulls: Vec::new() });
+        }
+        self.make_current()?;
+        let drv = self.drv;
+        let code = DeviceBuffer::upload(drv, &program.code)?;
+        let mut col_bufs = Vec::with_capacity(columns.len() * 2);
+        let mut reprs = Vec::with_capacity(columns.len());
+        for c in columns {
+            let values = DeviceBuffer::upload(drv, c.values)?;
+            let validity = c.validity.map(|v| DeviceBuffer::upload(drv, v)).transpose()?;
+            reprs.push(DevColumnRepr {
+                type_id: c.type_id as u32,
+                pad: 0,
+                values: values.ptr,
+                validity: validity.as_ref().map_or(0, |b| b.ptr),
+            });
+            col_bufs.push(values);
+            col_bufs.extend(validity);
+        }
+        let cols = DeviceBuffer::upload(drv, &reprs)?;
+        let pars: Vec<DevDatumRepr> =
+            params.iter().map(|p| DevDatumRepr { bits: p.bits, isnull: p.isnull as i32, pad: 0 }).collect();
+        let pars_buf = DeviceBuffer::upload(drv, &pars)?;
+        let out_values = DeviceBuffer::alloc(drv, nrows as usize * 8)?;
+        let out_nulls = DeviceBuffer::alloc(drv, nrows as usize)?;
+        let error = DeviceBuffer::upload(drv, &[u64::MAX])?;
+
+        let mut p_code = code.ptr;
+        let mut p_ninstrs = program.code.len() as u32;
+        let mut p_cols = cols.ptr;
+        let mut p_ncols = reprs.len() as u32;
+        let mut p_params = pars_buf.ptr;
+        let mut p_nparams = pars.len() as u32;
+        let mut p_nrows = nrows;
+        let mut p_values = out_values.ptr;
+        let mut p_nulls = out_nulls.ptr;
+        let mut p_error = error.ptr;
+        let mut kparams: [*mut c_void; 10] = [
+            &mut p_code as *mut _ as *mut c_void,
+            &mut p_ninstrs as *mut _ as *mut c_void,
+            &mut p_cols as *mut _ as *mut c_void,
+            &mut p_ncols as *mut _ as *mut c_void,
+            &mut p_params as *mut _ as *mut c_void,
+            &mut p_nparams as *mut _ as *mut c_void,
+            &mut p_nrows as *mut _ as *mut c_void,
+            &mut p_values as *mut _ as *mut c_void,
+            &mut p_nulls as *mut _ as *mut c_void,
+            &mut p_error as *mut _ as *mut c_void,
+        ];
+        let grid = nrows.div_ceil(BLOCK_SIZE).clamp(1, (self.device.sm_count().max(1) as u32) * 16);
+        let f = self.function("kern_eval_program")?;
+        // SAFETY: kparams point at locals of the kernel's parameter types, in
+        // order; every buffer outlives the synchronize.
+        unsafe {
+            drv.check(
+                "cuLaunchKernel",
+                (drv.cuLaunchKernel)(
+                    f,
+                    grid,
+                    1,
+                    1,
+                    BLOCK_SIZE,
+                    1,
+                    1,
+                    0,
+                    std::ptr::null_mut(),
+                    kparams.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ),
+            )?;
+            drv.check("cuCtxSynchronize", (drv.cuCtxSynchronize)())?;
+        }
+        let mut err = [0u64];
+        error.download(&mut err)?;
+        if err[0] != u64::MAX {
+            return Err(eval_error((err[0] & 0xff) as i32, (err[0] >> 8) as u32));
+        }
+        let mut out = EvalOutput { values: vec![0; nrows as usize], nulls: vec![0; nrows as usize] };
+        out_values.download(&mut out.values)?;
+        out_nulls.download(&mut out.nulls)?;
+        Ok(out)
     }
 }

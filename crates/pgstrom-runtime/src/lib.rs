@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod cache;
+pub mod catalog;
 pub mod cpu;
 pub mod cuda;
 pub mod device_code;
@@ -22,6 +23,7 @@ pub mod engine;
 pub mod error;
 pub mod gpu;
 pub mod nvrtc;
+pub mod program;
 pub mod selftest;
 
 pub use engine::{CompareOp, Engine, EngineKind, FilterColumn, FilterResult};

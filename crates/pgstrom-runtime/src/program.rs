@@ -1,0 +1,528 @@
+//! Device programs: the versioned byte code codegen produces from a
+//! PostgreSQL expression, plans carry, EXPLAIN VERBOSE prints, and both
+//! engines interpret (device/include/device_program.h is the device side of
+//! this format; keep them in step).
+//!
+//! Serialized form (little-endian): a 24-byte header
+//! `magic u32, version u16, flags u16, ninstrs u32, max_stack u32,
+//! nparams u32, result_type u32`, then `ninstrs` 16-byte instructions
+//! `op u16, type u16, arg i32, imm i64`.  [`Program::from_bytes`] rejects
+//! anything malformed or of another version with a clear error, and
+//! [`Program::validate`] proves every path's stack depth before a program
+//! may run.
+
+use std::fmt::Write as _;
+
+use crate::catalog::{self, func_info, type_info};
+use crate::error::DeviceError;
+
+/// "PSPG" as a little-endian u32.
+pub const MAGIC: u32 = 0x4750_5350;
+/// Format version; bump on any incompatible change.
+pub const VERSION: u16 = 1;
+/// Deepest stack the interpreter has.
+pub const MAX_STACK: u32 = 32;
+
+/// Instruction codes (OP_* in device_program.h).
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u16)]
+pub enum Op {
+    Var = 1,
+    Const = 2,
+    Null = 3,
+    Param = 4,
+    Func = 5,
+    Jump = 6,
+    JumpIfFalseKeep = 7,
+    JumpIfTrueKeep = 8,
+    JumpIfNotTrue = 9,
+    JumpIfNotNullKeep = 10,
+    Pop = 11,
+    And2 = 12,
+    Or2 = 13,
+    Not = 14,
+    IsNull = 15,
+    IsNotNull = 16,
+    IsTrue = 17,
+    IsNotTrue = 18,
+    IsFalse = 19,
+    IsNotFalse = 20,
+    IsUnknown = 21,
+    IsNotUnknown = 22,
+}
+
+impl Op {
+    fn from_u16(v: u16) -> Option<Op> {
+        use Op::*;
+        Some(match v {
+            1 => Var,
+            2 => Const,
+            3 => Null,
+            4 => Param,
+            5 => Func,
+            6 => Jump,
+            7 => JumpIfFalseKeep,
+            8 => JumpIfTrueKeep,
+            9 => JumpIfNotTrue,
+            10 => JumpIfNotNullKeep,
+            11 => Pop,
+            12 => And2,
+            13 => Or2,
+            14 => Not,
+            15 => IsNull,
+            16 => IsNotNull,
+            17 => IsTrue,
+            18 => IsNotTrue,
+            19 => IsFalse,
+            20 => IsNotFalse,
+            21 => IsUnknown,
+            22 => IsNotUnknown,
+            _ => return None,
+        })
+    }
+
+    fn is_jump(self) -> bool {
+        matches!(self, Op::Jump | Op::JumpIfFalseKeep | Op::JumpIfTrueKeep | Op::JumpIfNotTrue | Op::JumpIfNotNullKeep)
+    }
+
+    fn mnemonic(self) -> &'static str {
+        use Op::*;
+        match self {
+            Var => "var",
+            Const => "const",
+            Null => "null",
+            Param => "param",
+            Func => "func",
+            Jump => "jump",
+            JumpIfFalseKeep => "jump_if_false",
+            JumpIfTrueKeep => "jump_if_true",
+            JumpIfNotTrue => "pop_jump_if_not_true",
+            JumpIfNotNullKeep => "jump_if_not_null",
+            Pop => "pop",
+            And2 => "and",
+            Or2 => "or",
+            Not => "not",
+            IsNull => "is_null",
+            IsNotNull => "is_not_null",
+            IsTrue => "is_true",
+            IsNotTrue => "is_not_true",
+            IsFalse => "is_false",
+            IsNotFalse => "is_not_false",
+            IsUnknown => "is_unknown",
+            IsNotUnknown => "is_not_unknown",
+        }
+    }
+}
+
+/// One instruction (DevInstr).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
+pub struct Instr {
+    /// Op code.
+    pub op: u16,
+    /// Device type id, where the op needs one.
+    pub type_id: u16,
+    /// Column, parameter, jump target or function id.
+    pub arg: i32,
+    /// Constant bits.
+    pub imm: i64,
+}
+
+/// A device program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    /// Result type id.
+    pub result_type: u16,
+    /// Parameters the program reads.
+    pub nparams: u32,
+    /// Deepest stack (set by [`Program::validate`]).
+    pub max_stack: u32,
+    /// The instructions.
+    pub code: Vec<Instr>,
+}
+
+const HEADER_LEN: usize = 24;
+const INSTR_LEN: usize = 16;
+
+fn invalid(why: String) -> DeviceError {
+    DeviceError::InvalidProgram(why)
+}
+
+impl Program {
+    /// Check the program: known ops, operand ranges, forward jumps within
+    /// the program, consistent stack depths on every path, one value left.
+    /// `ncols` is the number of columns it will be given, when known.
+    /// Sets `max_stack`.
+    pub fn validate(&mut self, ncols: Option<u32>) -> Result<(), DeviceError> {
+        let n = self.code.len();
+        if n == 0 {
+            return Err(invalid("program has no instructions".into()));
+        }
+        if type_info(self.result_type).is_none() {
+            return Err(invalid(format!("unknown result type id {}", self.result_type)));
+        }
+        // depth[pc] = stack depth on entry to pc, once known.
+        let mut depth: Vec<Option<u32>> = vec![None; n + 1];
+        depth[0] = Some(0);
+        let mut max = 0u32;
+        for pc in 0..n {
+            let ins = self.code[pc];
+            let Some(d) = depth[pc] else {
+                // unreachable code: only possible after an unconditional jump
+                continue;
+            };
+            let op = Op::from_u16(ins.op).ok_or_else(|| invalid(format!("unknown op code {} at {pc}", ins.op)))?;
+            let (pops, pushes): (u32, u32) = match op {
+                Op::Var => {
+                    if ins.arg < 0 || ncols.is_some_and(|c| ins.arg as u32 >= c) {
+                        return Err(invalid(format!("column {} out of range at {pc}", ins.arg)));
+                    }
+                    (0, 1)
+                }
+                Op::Const => {
+                    if type_info(ins.type_id).is_none() {
+                        return Err(invalid(format!("unknown constant type {} at {pc}", ins.type_id)));
+                    }
+                    (0, 1)
+                }
+                Op::Null => (0, 1),
+                Op::Param => {
+                    if ins.arg < 0 || ins.arg as u32 >= self.nparams {
+                        return Err(invalid(format!("parameter {} out of range at {pc}", ins.arg)));
+                    }
+                    (0, 1)
+                }
+                Op::Func => {
+                    let f = u16::try_from(ins.arg)
+                        .ok()
+                        .and_then(func_info)
+                        .ok_or_else(|| invalid(format!("unknown function id {} at {pc}", ins.arg)))?;
+                    (f.nargs as u32, 1)
+                }
+                Op::Jump => (0, 0),
+                Op::JumpIfFalseKeep | Op::JumpIfTrueKeep | Op::JumpIfNotNullKeep => (1, 1),
+                Op::JumpIfNotTrue | Op::Pop => (1, 0),
+                Op::And2 | Op::Or2 => (2, 1),
+                _ => (1, 1),
+            };
+            if d < pops {
+                return Err(invalid(format!("stack underflow at {pc}")));
+            }
+            let after = d - pops + pushes;
+            max = max.max(after);
+            if max > MAX_STACK {
+                return Err(invalid(format!("stack deeper than {MAX_STACK} at {pc}")));
+            }
+            let mut merge = |target: usize, depth_there: u32| -> Result<(), DeviceError> {
+                match depth[target] {
+                    None => depth[target] = Some(depth_there),
+                    Some(x) if x == depth_there => {}
+                    Some(x) => {
+                        return Err(invalid(format!("stack depth {x} and {depth_there} meet at {target}")));
+                    }
+                }
+                Ok(())
+            };
+            if op.is_jump() {
+                let t = ins.arg;
+                if t <= pc as i32 || t as usize > n {
+                    return Err(invalid(format!("jump from {pc} to {t} is not forward within the program")));
+                }
+                // a conditional jump that pops does so on both edges
+                merge(t as usize, after)?;
+            }
+            if op != Op::Jump {
+                merge(pc + 1, after)?;
+            }
+        }
+        match depth[n] {
+            Some(1) => {}
+            other => return Err(invalid(format!("program ends with {other:?} values on the stack, not 1"))),
+        }
+        self.max_stack = max;
+        Ok(())
+    }
+
+    /// Serialize (validating first).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, DeviceError> {
+        let mut p = self.clone();
+        p.validate(None)?;
+        let mut b = Vec::with_capacity(HEADER_LEN + INSTR_LEN * p.code.len());
+        b.extend_from_slice(&MAGIC.to_le_bytes());
+        b.extend_from_slice(&VERSION.to_le_bytes());
+        b.extend_from_slice(&0u16.to_le_bytes());
+        b.extend_from_slice(&(p.code.len() as u32).to_le_bytes());
+        b.extend_from_slice(&p.max_stack.to_le_bytes());
+        b.extend_from_slice(&p.nparams.to_le_bytes());
+        b.extend_from_slice(&(p.result_type as u32).to_le_bytes());
+        for i in &p.code {
+            b.extend_from_slice(&i.op.to_le_bytes());
+            b.extend_from_slice(&i.type_id.to_le_bytes());
+            b.extend_from_slice(&i.arg.to_le_bytes());
+            b.extend_from_slice(&i.imm.to_le_bytes());
+        }
+        Ok(b)
+    }
+
+    /// Deserialize and validate.  A program from another format version
+    /// (a plan cached before an upgrade) is rejected with a clear error.
+    pub fn from_bytes(b: &[u8]) -> Result<Program, DeviceError> {
+        if b.len() < HEADER_LEN {
+            return Err(invalid(format!("{} bytes is too short for a device program header", b.len())));
+        }
+        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        let u16_at = |o: usize| u16::from_le_bytes(b[o..o + 2].try_into().unwrap());
+        if u32_at(0) != MAGIC {
+            return Err(invalid("not a device program (bad magic number)".into()));
+        }
+        let version = u16_at(4);
+        if version != VERSION {
+            return Err(invalid(format!(
+                "device program format version {version} is not supported (this build reads version {VERSION}); re-plan the query"
+            )));
+        }
+        let ninstrs = u32_at(8) as usize;
+        if b.len() != HEADER_LEN + ninstrs.saturating_mul(INSTR_LEN) {
+            return Err(invalid(format!("device program of {} bytes does not hold {ninstrs} instructions", b.len())));
+        }
+        let nparams = u32_at(16);
+        let result_type = u16::try_from(u32_at(20)).map_err(|_| invalid("result type out of range".into()))?;
+        let code = (0..ninstrs)
+            .map(|k| {
+                let o = HEADER_LEN + k * INSTR_LEN;
+                Instr {
+                    op: u16_at(o),
+                    type_id: u16_at(o + 2),
+                    arg: i32::from_le_bytes(b[o + 4..o + 8].try_into().unwrap()),
+                    imm: i64::from_le_bytes(b[o + 8..o + 16].try_into().unwrap()),
+                }
+            })
+            .collect();
+        let mut p = Program { result_type, nparams, max_stack: 0, code };
+        p.validate(None)?;
+        if p.max_stack != u32_at(12) {
+            return Err(invalid("device program header disagrees with its code (max_stack)".into()));
+        }
+        Ok(p)
+    }
+
+    /// A readable listing, one instruction per line, for EXPLAIN VERBOSE.
+    /// `column_name` names column indexes.
+    pub fn disassemble(&self, column_name: &dyn Fn(i32) -> String) -> String {
+        let mut s = String::new();
+        let tname = |id: u16| type_info(id).map_or("?", |t| t.name).to_ascii_lowercase();
+        for (pc, i) in self.code.iter().enumerate() {
+            let Some(op) = Op::from_u16(i.op) else {
+                let _ = writeln!(s, "{pc:3}: ?{}", i.op);
+                continue;
+            };
+            let _ = write!(s, "{pc:3}: {}", op.mnemonic());
+            match op {
+                Op::Var => {
+                    let _ = write!(s, " {}", column_name(i.arg));
+                }
+                Op::Const => {
+                    let _ = write!(s, " {}::{}", const_text(i.type_id, i.imm), tname(i.type_id));
+                }
+                Op::Param => {
+                    let _ = write!(s, " ${}", i.arg + 1);
+                }
+                Op::Func => {
+                    let f = u16::try_from(i.arg).ok().and_then(func_info);
+                    let _ = write!(
+                        s,
+                        " {}",
+                        f.map_or("?".to_string(), |f| format!("{} ({})", f.name.to_ascii_lowercase(), f.label))
+                    );
+                }
+                o if o.is_jump() => {
+                    let _ = write!(s, " -> {}", i.arg);
+                }
+                _ => {}
+            }
+            s.push('\n');
+        }
+        s
+    }
+}
+
+/// A constant's bits as text, by type.
+pub fn const_text(type_id: u16, imm: i64) -> String {
+    match type_info(type_id).map(|t| t.name) {
+        Some("FLOAT8") => f64::from_bits(imm as u64).to_string(),
+        Some("FLOAT4") => f32::from_bits(imm as u32).to_string(),
+        Some("BOOL") => (imm != 0).to_string(),
+        _ => imm.to_string(),
+    }
+}
+
+/// Builds a program, with forward jumps patched when their label is placed.
+#[derive(Debug, Default)]
+pub struct Builder {
+    code: Vec<Instr>,
+    nparams: u32,
+}
+
+/// A forward-jump placeholder.
+#[derive(Debug)]
+#[must_use = "a jump must be placed"]
+pub struct Jump(Vec<usize>);
+
+impl Builder {
+    /// An empty program.
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    fn push(&mut self, op: Op, type_id: u16, arg: i32, imm: i64) {
+        self.code.push(Instr { op: op as u16, type_id, arg, imm });
+    }
+
+    /// Push column `col`.
+    pub fn var(&mut self, col: i32) {
+        self.push(Op::Var, 0, col, 0);
+    }
+
+    /// Push a constant of device type `type_id` with raw bits `imm`.
+    pub fn constant(&mut self, type_id: u16, imm: i64) {
+        self.push(Op::Const, type_id, 0, imm);
+    }
+
+    /// Push NULL.
+    pub fn null(&mut self) {
+        self.push(Op::Null, 0, 0, 0);
+    }
+
+    /// Push parameter `idx` (0-based); the program reads at least idx+1.
+    pub fn param(&mut self, idx: u32) {
+        self.nparams = self.nparams.max(idx + 1);
+        self.push(Op::Param, 0, idx as i32, 0);
+    }
+
+    /// Call device function `func_id` on the arguments on the stack.
+    pub fn func(&mut self, func_id: u16) {
+        self.push(Op::Func, 0, func_id as i32, 0);
+    }
+
+    /// Emit a stack-only op (And2, Or2, Not, Pop, Is*).
+    pub fn op(&mut self, op: Op) {
+        debug_assert!(!op.is_jump() && !matches!(op, Op::Var | Op::Const | Op::Param | Op::Func));
+        self.push(op, 0, 0, 0);
+    }
+
+    /// Emit a jump to a label placed later.
+    pub fn jump(&mut self, op: Op) -> Jump {
+        debug_assert!(op.is_jump());
+        self.push(op, 0, -1, 0);
+        Jump(vec![self.code.len() - 1])
+    }
+
+    /// Merge two pending jumps to the same label.
+    pub fn merge(&self, mut a: Jump, b: Jump) -> Jump {
+        a.0.extend(b.0);
+        a
+    }
+
+    /// Place the label of `j` here.
+    pub fn place(&mut self, j: Jump) {
+        let here = self.code.len() as i32;
+        for at in j.0 {
+            self.code[at].arg = here;
+        }
+    }
+
+    /// Finish: a validated program with the given result type.
+    pub fn finish(self, result_type: u16) -> Result<Program, DeviceError> {
+        let mut p = Program { result_type, nparams: self.nparams, max_stack: 0, code: self.code };
+        p.validate(None)?;
+        Ok(p)
+    }
+}
+
+/// A PostgreSQL error raised by device code: the same SQLSTATE and message
+/// PostgreSQL gives.
+pub fn sql_error(code: i32) -> Option<(&'static str, &'static str)> {
+    Some(match code {
+        16 => ("22003", "smallint out of range"),
+        17 => ("22003", "integer out of range"),
+        18 => ("22003", "bigint out of range"),
+        19 => ("22012", "division by zero"),
+        20 => ("22003", "value out of range: overflow"),
+        21 => ("22003", "value out of range: underflow"),
+        _ => return None,
+    })
+}
+
+/// Device error code of a broken program.
+pub const DEVERR_INVALID_PROGRAM: i32 = 3;
+
+/// Type id by name; panics on a name not in device_types.def (a bug).
+pub fn type_id(name: &str) -> u16 {
+    catalog::type_by_name(name).unwrap_or_else(|| panic!("no device type {name}")).id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn func_id(name: &str) -> u16 {
+        catalog::FUNCTIONS.iter().find(|f| f.name == name).unwrap().id
+    }
+
+    #[test]
+    fn round_trip_and_listing() {
+        let mut b = Builder::new();
+        b.var(0);
+        b.constant(type_id("INT4"), 10);
+        b.func(func_id("INT4LT"));
+        let j = b.jump(Op::JumpIfFalseKeep);
+        b.var(1);
+        b.op(Op::IsNull);
+        b.op(Op::And2);
+        b.place(j);
+        let p = b.finish(type_id("BOOL")).unwrap();
+        assert_eq!(p.max_stack, 2);
+        let bytes = p.to_bytes().unwrap();
+        assert_eq!(bytes.len(), 24 + 16 * 7);
+        assert_eq!(Program::from_bytes(&bytes).unwrap(), p);
+        let text = p.disassemble(&|c| format!("c{c}"));
+        assert!(text.contains("  0: var c0\n"), "{text}");
+        assert!(text.contains("func int4lt (int4 < int4)"), "{text}");
+        assert!(text.contains("jump_if_false -> 7"), "{text}");
+    }
+
+    #[test]
+    fn malformed_programs_are_rejected() {
+        let mut b = Builder::new();
+        b.var(0);
+        let good = b.finish(type_id("INT4")).unwrap().to_bytes().unwrap();
+        // wrong version
+        let mut v = good.clone();
+        v[4] = 99;
+        let e = Program::from_bytes(&v).unwrap_err().to_string();
+        assert!(e.contains("version 99 is not supported"), "{e}");
+        // bad magic, truncated, trailing garbage
+        let mut m = good.clone();
+        m[0] ^= 1;
+        assert!(Program::from_bytes(&m).is_err());
+        assert!(Program::from_bytes(&good[..30]).is_err());
+        assert!(Program::from_bytes(&[good.clone(), vec![0; 16]].concat()).is_err());
+        // unknown op, unknown function, stack underflow, backward jump
+        let bad = |code: Vec<Instr>| {
+            Program { result_type: type_id("INT4"), nparams: 0, max_stack: 0, code }.validate(Some(2))
+        };
+        assert!(bad(vec![Instr { op: 99, type_id: 0, arg: 0, imm: 0 }]).is_err());
+        assert!(bad(vec![Instr { op: Op::Func as u16, type_id: 0, arg: 60000, imm: 0 }]).is_err());
+        assert!(bad(vec![Instr { op: Op::And2 as u16, type_id: 0, arg: 0, imm: 0 }]).is_err());
+        assert!(bad(vec![Instr { op: Op::Var as u16, type_id: 0, arg: 5, imm: 0 }]).is_err());
+        assert!(
+            bad(vec![
+                Instr { op: Op::Var as u16, type_id: 0, arg: 0, imm: 0 },
+                Instr { op: Op::Jump as u16, type_id: 0, arg: 0, imm: 0 }
+            ])
+            .is_err()
+        );
+        assert!(bad(vec![Instr { op: Op::Param as u16, type_id: 0, arg: 0, imm: 0 }]).is_err());
+    }
+}

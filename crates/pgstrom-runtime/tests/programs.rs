@@ -1,0 +1,203 @@
+//! Device programs on the engines: three-valued logic, short-circuits,
+//! PostgreSQL's errors at the first failing row, and (with
+//! PGSTROM_EXPECT_GPU=1) the GPU engine giving the CPU engine's answers.
+
+use pgstrom_runtime::catalog::FUNCTIONS;
+use pgstrom_runtime::cpu::CpuEngine;
+use pgstrom_runtime::engine::{ColumnData, EvalOutput, ParamValue};
+use pgstrom_runtime::error::DeviceError;
+use pgstrom_runtime::program::{Builder, Op, Program, type_id};
+use pgstrom_runtime::{Engine, discovery, gpu};
+
+fn f(name: &str) -> u16 {
+    FUNCTIONS.iter().find(|x| x.name == name).unwrap_or_else(|| panic!("{name}")).id
+}
+
+fn i4_bytes(v: &[i32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn bool_col(v: &[Option<bool>]) -> (Vec<u8>, Vec<u8>) {
+    let mut validity = vec![0u8; v.len().div_ceil(8)];
+    let vals = v
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            if b.is_some() {
+                validity[i / 8] |= 1 << (i % 8);
+            }
+            b.unwrap_or(false) as u8
+        })
+        .collect();
+    (vals, validity)
+}
+
+fn engines() -> Vec<Box<dyn Engine>> {
+    let mut v: Vec<Box<dyn Engine>> = vec![Box::new(CpuEngine)];
+    if std::env::var("PGSTROM_EXPECT_GPU").as_deref() == Ok("1") {
+        let d = discovery::discover().unwrap();
+        let dir = std::env::temp_dir().join(format!("pgstrom-prog-test-{}", std::process::id()));
+        let lib = std::env::var("PGSTROM_NVRTC_LIBRARY").ok();
+        v.push(Box::new(gpu::GpuEngine::open(&d.devices[0], &dir, lib.as_deref()).unwrap()));
+    }
+    v
+}
+
+fn decode_bool(o: &EvalOutput) -> Vec<Option<bool>> {
+    o.values.iter().zip(&o.nulls).map(|(v, n)| if *n != 0 { None } else { Some(*v != 0) }).collect()
+}
+
+#[test]
+fn three_valued_and_or_not() {
+    let all = [Some(true), Some(false), None];
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for x in all {
+        for y in all {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    let (av, an) = bool_col(&a);
+    let (bv, bn) = bool_col(&b);
+    let cols = [
+        ColumnData { type_id: type_id("BOOL"), values: &av, validity: Some(&an) },
+        ColumnData { type_id: type_id("BOOL"), values: &bv, validity: Some(&bn) },
+    ];
+    let and3 = |x: Option<bool>, y: Option<bool>| match (x, y) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    };
+    let or3 = |x: Option<bool>, y: Option<bool>| match (x, y) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), Some(false)) => Some(false),
+        _ => None,
+    };
+    for e in engines() {
+        for (op, jump) in [(Op::And2, Op::JumpIfFalseKeep), (Op::Or2, Op::JumpIfTrueKeep)] {
+            let mut p = Builder::new();
+            p.var(0);
+            let j = p.jump(jump);
+            p.var(1);
+            p.op(op);
+            p.place(j);
+            let prog = p.finish(type_id("BOOL")).unwrap();
+            let got = decode_bool(&e.eval_program(&prog, &cols, &[], a.len() as u32).unwrap());
+            let want: Vec<_> =
+                a.iter().zip(&b).map(|(x, y)| if op == Op::And2 { and3(*x, *y) } else { or3(*x, *y) }).collect();
+            assert_eq!(got, want, "{:?} {op:?}", e.kind());
+        }
+        let mut p = Builder::new();
+        p.var(0);
+        p.op(Op::Not);
+        let got = decode_bool(&e.eval_program(&p.finish(type_id("BOOL")).unwrap(), &cols, &[], 9).unwrap());
+        assert_eq!(got, a.iter().map(|x| x.map(|v| !v)).collect::<Vec<_>>());
+    }
+}
+
+/// x <> 0 AND 100 / x > 1: the AND must not evaluate the division where
+/// x = 0, as PostgreSQL does not.
+#[test]
+fn and_short_circuits_errors() {
+    let x = i4_bytes(&[5, 0, 200, 0, 50]);
+    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: None }];
+    let mut p = Builder::new();
+    p.var(0);
+    p.constant(type_id("INT4"), 0);
+    p.func(f("INT4NE"));
+    let j = p.jump(Op::JumpIfFalseKeep);
+    p.constant(type_id("INT4"), 100);
+    p.var(0);
+    p.func(f("INT4DIV"));
+    p.constant(type_id("INT4"), 1);
+    p.func(f("INT4GT"));
+    p.op(Op::And2);
+    p.place(j);
+    let prog = p.finish(type_id("BOOL")).unwrap();
+    for e in engines() {
+        let got = decode_bool(&e.eval_program(&prog, &cols, &[], 5).unwrap());
+        assert_eq!(got, vec![Some(true), Some(false), Some(false), Some(false), Some(true)], "{:?}", e.kind());
+    }
+}
+
+#[test]
+fn first_failing_row_reports_postgres_error() {
+    // row 3 overflows, row 6 divides by zero: PostgreSQL stops at row 3
+    let mut vals = vec![1i32; 10];
+    vals[3] = i32::MAX;
+    vals[6] = -1;
+    let x = i4_bytes(&vals);
+    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: None }];
+    let mut p = Builder::new();
+    p.var(0);
+    p.var(0);
+    p.func(f("INT4PL"));
+    p.constant(type_id("INT4"), 1);
+    p.var(0);
+    p.func(f("INT4PL"));
+    p.func(f("INT4DIV"));
+    let prog = p.finish(type_id("INT4")).unwrap();
+    for e in engines() {
+        match e.eval_program(&prog, &cols, &[], 10) {
+            Err(DeviceError::Sql { sqlstate, message, row }) => {
+                assert_eq!((sqlstate, message, row), ("22003", "integer out of range", 3), "{:?}", e.kind())
+            }
+            other => panic!("{:?}: {other:?}", e.kind()),
+        }
+        // without the overflow, row 6 divides by zero
+        let mut v2 = vals.clone();
+        v2[3] = 1;
+        let x2 = i4_bytes(&v2);
+        let cols2 = [ColumnData { type_id: type_id("INT4"), values: &x2, validity: None }];
+        match e.eval_program(&prog, &cols2, &[], 10) {
+            Err(DeviceError::Sql { sqlstate, message, row }) => {
+                assert_eq!((sqlstate, message, row), ("22012", "division by zero", 6))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn params_nulls_and_casts() {
+    let x = i4_bytes(&[1, -7, 2147483647]);
+    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: Some(&[0b101]) }];
+    // (x::int8 * $1)::float8
+    let mut p = Builder::new();
+    p.var(0);
+    p.func(f("INT8_INT4"));
+    p.param(0);
+    p.func(f("INT8MUL"));
+    p.func(f("FLOAT8_INT8"));
+    let prog = p.finish(type_id("FLOAT8")).unwrap();
+    for e in engines() {
+        let out = e.eval_program(&prog, &cols, &[ParamValue { isnull: false, bits: 3 }], 3).unwrap();
+        assert_eq!(out.nulls, vec![0, 1, 0]);
+        assert_eq!(f64::from_bits(out.values[0] as u64), 3.0);
+        assert_eq!(f64::from_bits(out.values[2] as u64), 6442450941.0);
+        let out = e.eval_program(&prog, &cols, &[ParamValue { isnull: true, bits: 0 }], 3).unwrap();
+        assert_eq!(out.nulls, vec![1, 1, 1]);
+        // too few parameters is a request error, not a crash
+        assert!(matches!(e.eval_program(&prog, &cols, &[], 3), Err(DeviceError::InvalidRequest(_))));
+    }
+}
+
+#[test]
+fn programs_from_bytes_run_and_bad_ones_do_not() {
+    let mut p = Builder::new();
+    p.var(0);
+    p.op(Op::IsNull);
+    let bytes = p.finish(type_id("BOOL")).unwrap().to_bytes().unwrap();
+    let prog = Program::from_bytes(&bytes).unwrap();
+    let x = i4_bytes(&[1, 2]);
+    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: Some(&[0b01]) }];
+    for e in engines() {
+        assert_eq!(decode_bool(&e.eval_program(&prog, &cols, &[], 2).unwrap()), vec![Some(false), Some(true)]);
+        // a program naming a column the chunk lacks is refused up front
+        let mut q = Builder::new();
+        q.var(3);
+        let bad = q.finish(type_id("INT4")).unwrap();
+        assert!(matches!(e.eval_program(&bad, &cols, &[], 2), Err(DeviceError::InvalidProgram(_))));
+    }
+}

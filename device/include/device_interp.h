@@ -1,0 +1,622 @@
+/*
+ * device_interp.h - the device program interpreter and the implementations
+ * of the device functions (device_functions.def), with PostgreSQL's exact
+ * semantics: integer overflow and division by zero raise the errors
+ * PostgreSQL raises, floats follow float.c (NaN, infinities, overflow and
+ * underflow checks), comparisons follow the btree comparison functions.
+ *
+ * dev_eval_row() evaluates a validated program for one row.  It returns
+ * DEVERR_OK and the result, or an error code; it never traps.
+ */
+#ifndef PGSTROM_DEVICE_INTERP_H
+#define PGSTROM_DEVICE_INTERP_H
+
+#include "device_program.h"
+
+#ifdef PGSTROM_GPU_TARGET
+#define dev_isnan(x)    isnan(x)
+#define dev_isinf(x)    isinf(x)
+#define dev_rint(x)     rint(x)
+#define dev_rintf(x)    rintf(x)
+#define dev_fabs(x)     fabs(x)
+#define dev_fabsf(x)    fabsf(x)
+#else
+#define dev_isnan(x)    __builtin_isnan(x)
+#define dev_isinf(x)    __builtin_isinf(x)
+#define dev_rint(x)     __builtin_rint(x)
+#define dev_rintf(x)    __builtin_rintf(x)
+#define dev_fabs(x)     __builtin_fabs(x)
+#define dev_fabsf(x)    __builtin_fabsf(x)
+#endif
+
+#define DEV_INT64_MIN   (-0x7fffffffffffffffLL - 1)
+#define DEV_INT64_MAX   0x7fffffffffffffffLL
+
+/* The "out of range" error of an integer result type. */
+DEVICE_FUNC int32_t
+dev_int_range_error(int type)
+{
+    return type == DT_INT2 ? DEVERR_SMALLINT_RANGE
+         : type == DT_INT4 ? DEVERR_INTEGER_RANGE : DEVERR_BIGINT_RANGE;
+}
+
+/* Store an exact integer result, checking the result type's range. */
+DEVICE_FUNC int32_t
+dev_int_result(int type, int64_t v, DevDatum *r)
+{
+    if ((type == DT_INT2 && (v < -32768 || v > 32767)) ||
+        (type == DT_INT4 && (v < -2147483647LL - 1 || v > 2147483647LL)))
+        return dev_int_range_error(type);
+    r->v.i = v;
+    return DEVERR_OK;
+}
+
+/* int64 arithmetic with overflow detection (no 128-bit types needed). */
+DEVICE_FUNC bool
+dev_add64_overflows(int64_t a, int64_t b, int64_t *r)
+{
+    int64_t s = (int64_t) ((uint64_t) a + (uint64_t) b);
+    *r = s;
+    return ((a ^ s) & (b ^ s)) < 0;
+}
+
+DEVICE_FUNC bool
+dev_sub64_overflows(int64_t a, int64_t b, int64_t *r)
+{
+    int64_t s = (int64_t) ((uint64_t) a - (uint64_t) b);
+    *r = s;
+    return ((a ^ b) & (a ^ s)) < 0;
+}
+
+DEVICE_FUNC bool
+dev_mul64_overflows(int64_t a, int64_t b, int64_t *r)
+{
+    if (a == 0 || b == 0)
+    {
+        *r = 0;
+        return false;
+    }
+    if ((a == -1 && b == DEV_INT64_MIN) || (b == -1 && a == DEV_INT64_MIN))
+        return true;
+    int64_t p = (int64_t) ((uint64_t) a * (uint64_t) b);
+    *r = p;
+    return p / b != a;
+}
+
+/* A value as float8, for comparisons and mixed float arithmetic. */
+DEVICE_FUNC double
+dev_as_f8(int type, const DevDatum *d)
+{
+    return type == DT_FLOAT4 ? (double) d->v.f4
+         : type == DT_FLOAT8 ? d->v.f8 : (double) d->v.i;
+}
+
+DEVICE_FUNC bool
+dev_is_float(int type)
+{
+    return type == DT_FLOAT4 || type == DT_FLOAT8;
+}
+
+/* ---- function families (IMPL_* in device_functions.def) ---------------- */
+
+DEVICE_FUNC int32_t
+impl_int_arith(int op, int res, const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    int64_t x = a->v.i, y = b->v.i, z = 0;
+
+    if (res != DT_INT8)
+    {
+        /* operands of 32 bits or less: exact in int64, then range check */
+        switch (op)
+        {
+            case 0: z = x + y; break;
+            case 1: z = x - y; break;
+            case 2: z = x * y; break;
+            case 3:
+                if (y == 0)
+                    return DEVERR_DIVISION_BY_ZERO;
+                z = x / y;
+                break;
+        }
+        return dev_int_result(res, z, r);
+    }
+    switch (op)
+    {
+        case 0: if (dev_add64_overflows(x, y, &z)) return DEVERR_BIGINT_RANGE; break;
+        case 1: if (dev_sub64_overflows(x, y, &z)) return DEVERR_BIGINT_RANGE; break;
+        case 2: if (dev_mul64_overflows(x, y, &z)) return DEVERR_BIGINT_RANGE; break;
+        case 3:
+            if (y == 0)
+                return DEVERR_DIVISION_BY_ZERO;
+            if (y == -1)
+            {
+                if (x == DEV_INT64_MIN)
+                    return DEVERR_BIGINT_RANGE;
+                z = -x;
+            }
+            else
+                z = x / y;
+            break;
+    }
+    r->v.i = z;
+    return DEVERR_OK;
+}
+
+DEVICE_FUNC int32_t
+impl_int_mod(const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    if (b->v.i == 0)
+        return DEVERR_DIVISION_BY_ZERO;
+    /* x % -1 is 0; computing it could trap on the minimum value */
+    r->v.i = (b->v.i == -1) ? 0 : a->v.i % b->v.i;
+    return DEVERR_OK;
+}
+
+/* float.c's float_overflow_error / float_underflow_error checks. */
+DEVICE_FUNC int32_t
+impl_flt_arith(int op, int res, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    if (res == DT_FLOAT4)
+    {
+        float x = a->v.f4, y = b->v.f4, z = 0.0f;
+
+        switch (op)
+        {
+            case 0:
+            case 1:
+                z = (op == 0) ? x + y : x - y;
+                if (dev_isinf(z) && !dev_isinf(x) && !dev_isinf(y))
+                    return DEVERR_FLOAT_OVERFLOW;
+                break;
+            case 2:
+                z = x * y;
+                if (dev_isinf(z) && !dev_isinf(x) && !dev_isinf(y))
+                    return DEVERR_FLOAT_OVERFLOW;
+                if (z == 0.0f && x != 0.0f && y != 0.0f)
+                    return DEVERR_FLOAT_UNDERFLOW;
+                break;
+            case 3:
+                if (y == 0.0f && !dev_isnan(x))
+                    return DEVERR_DIVISION_BY_ZERO;
+                z = x / y;
+                if (dev_isinf(z) && !dev_isinf(x))
+                    return DEVERR_FLOAT_OVERFLOW;
+                if (z == 0.0f && x != 0.0f && !dev_isinf(y))
+                    return DEVERR_FLOAT_UNDERFLOW;
+                break;
+        }
+        r->v.f4 = z;
+        return DEVERR_OK;
+    }
+    double x = dev_as_f8(ta, a), y = dev_as_f8(tb, b), z = 0.0;
+
+    switch (op)
+    {
+        case 0:
+        case 1:
+            z = (op == 0) ? x + y : x - y;
+            if (dev_isinf(z) && !dev_isinf(x) && !dev_isinf(y))
+                return DEVERR_FLOAT_OVERFLOW;
+            break;
+        case 2:
+            z = x * y;
+            if (dev_isinf(z) && !dev_isinf(x) && !dev_isinf(y))
+                return DEVERR_FLOAT_OVERFLOW;
+            if (z == 0.0 && x != 0.0 && y != 0.0)
+                return DEVERR_FLOAT_UNDERFLOW;
+            break;
+        case 3:
+            if (y == 0.0 && !dev_isnan(x))
+                return DEVERR_DIVISION_BY_ZERO;
+            z = x / y;
+            if (dev_isinf(z) && !dev_isinf(x))
+                return DEVERR_FLOAT_OVERFLOW;
+            if (z == 0.0 && x != 0.0 && !dev_isinf(y))
+                return DEVERR_FLOAT_UNDERFLOW;
+            break;
+    }
+    r->v.f8 = z;
+    return DEVERR_OK;
+}
+
+DEVICE_FUNC int32_t
+impl_compare(int op, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    int c;
+
+    if (dev_is_float(ta) || dev_is_float(tb))
+        c = pgstrom_cmp3(dev_as_f8(ta, a), dev_as_f8(tb, b));
+    else
+        c = pgstrom_cmp3(a->v.i, b->v.i);
+    switch (op)
+    {
+        case 0: r->v.i = (c == 0); break;
+        case 1: r->v.i = (c != 0); break;
+        case 2: r->v.i = (c < 0); break;
+        case 3: r->v.i = (c <= 0); break;
+        case 4: r->v.i = (c > 0); break;
+        default: r->v.i = (c >= 0); break;
+    }
+    return DEVERR_OK;
+}
+
+DEVICE_FUNC int32_t
+impl_neg(int res, const DevDatum *a, DevDatum *r)
+{
+    if (res == DT_FLOAT4)
+        r->v.f4 = -a->v.f4;
+    else if (res == DT_FLOAT8)
+        r->v.f8 = -a->v.f8;
+    else if (res == DT_INT8)
+    {
+        if (a->v.i == DEV_INT64_MIN)
+            return DEVERR_BIGINT_RANGE;
+        r->v.i = -a->v.i;
+    }
+    else
+        return dev_int_result(res, -a->v.i, r);
+    return DEVERR_OK;
+}
+
+DEVICE_FUNC int32_t
+impl_abs(int res, const DevDatum *a, DevDatum *r)
+{
+    if (res == DT_FLOAT4)
+        r->v.f4 = dev_fabsf(a->v.f4);
+    else if (res == DT_FLOAT8)
+        r->v.f8 = dev_fabs(a->v.f8);
+    else if (res == DT_INT8)
+    {
+        if (a->v.i == DEV_INT64_MIN)
+            return DEVERR_BIGINT_RANGE;
+        r->v.i = a->v.i < 0 ? -a->v.i : a->v.i;
+    }
+    else
+        return dev_int_result(res, a->v.i < 0 ? -a->v.i : a->v.i, r);
+    return DEVERR_OK;
+}
+
+/* int -> float: as C converts, like i4tod / i8tof and friends. */
+DEVICE_FUNC int32_t
+impl_cast_i2f(int res, const DevDatum *a, DevDatum *r)
+{
+    if (res == DT_FLOAT4)
+        r->v.f4 = (float) a->v.i;
+    else
+        r->v.f8 = (double) a->v.i;
+    return DEVERR_OK;
+}
+
+/* float -> int: rint, then the FLOATx_FITS_IN_INTy test of c.h. */
+DEVICE_FUNC int32_t
+impl_cast_f2i(int res, int ta, const DevDatum *a, DevDatum *r)
+{
+    if (ta == DT_FLOAT4)
+    {
+        float num = dev_rintf(a->v.f4);
+        bool fits;
+
+        if (res == DT_INT2)
+            fits = num >= (float) -32768 && num < -((float) -32768);
+        else if (res == DT_INT4)
+            fits = num >= (float) (-2147483647 - 1) && num < -((float) (-2147483647 - 1));
+        else
+            fits = num >= (float) DEV_INT64_MIN && num < -((float) DEV_INT64_MIN);
+        if (dev_isnan(num) || !fits)
+            return dev_int_range_error(res);
+        r->v.i = (int64_t) num;
+        return DEVERR_OK;
+    }
+    double num = dev_rint(a->v.f8);
+    bool fits;
+
+    if (res == DT_INT2)
+        fits = num >= (double) -32768 && num < -((double) -32768);
+    else if (res == DT_INT4)
+        fits = num >= (double) (-2147483647 - 1) && num < -((double) (-2147483647 - 1));
+    else
+        fits = num >= (double) DEV_INT64_MIN && num < -((double) DEV_INT64_MIN);
+    if (dev_isnan(num) || !fits)
+        return dev_int_range_error(res);
+    r->v.i = (int64_t) num;
+    return DEVERR_OK;
+}
+
+DEVICE_FUNC int32_t
+impl_cast_f2f(int res, const DevDatum *a, DevDatum *r)
+{
+    if (res == DT_FLOAT8)
+        r->v.f8 = (double) a->v.f4;
+    else
+    {
+        /* dtof: overflow and underflow checks */
+        double num = a->v.f8;
+        float f = (float) num;
+
+        if (dev_isinf(f) && !dev_isinf(num))
+            return DEVERR_FLOAT_OVERFLOW;
+        if (f == 0.0f && num != 0.0)
+            return DEVERR_FLOAT_UNDERFLOW;
+        r->v.f4 = f;
+    }
+    return DEVERR_OK;
+}
+
+#define IMPL_INT_ADD(res, ta, tb)  impl_int_arith(0, res, &args[0], &args[1], r)
+#define IMPL_INT_SUB(res, ta, tb)  impl_int_arith(1, res, &args[0], &args[1], r)
+#define IMPL_INT_MUL(res, ta, tb)  impl_int_arith(2, res, &args[0], &args[1], r)
+#define IMPL_INT_DIV(res, ta, tb)  impl_int_arith(3, res, &args[0], &args[1], r)
+#define IMPL_INT_MOD(res, ta, tb)  impl_int_mod(&args[0], &args[1], r)
+#define IMPL_FLT_ADD(res, ta, tb)  impl_flt_arith(0, res, ta, tb, &args[0], &args[1], r)
+#define IMPL_FLT_SUB(res, ta, tb)  impl_flt_arith(1, res, ta, tb, &args[0], &args[1], r)
+#define IMPL_FLT_MUL(res, ta, tb)  impl_flt_arith(2, res, ta, tb, &args[0], &args[1], r)
+#define IMPL_FLT_DIV(res, ta, tb)  impl_flt_arith(3, res, ta, tb, &args[0], &args[1], r)
+#define IMPL_CMP_EQ(res, ta, tb)   impl_compare(0, ta, tb, &args[0], &args[1], r)
+#define IMPL_CMP_NE(res, ta, tb)   impl_compare(1, ta, tb, &args[0], &args[1], r)
+#define IMPL_CMP_LT(res, ta, tb)   impl_compare(2, ta, tb, &args[0], &args[1], r)
+#define IMPL_CMP_LE(res, ta, tb)   impl_compare(3, ta, tb, &args[0], &args[1], r)
+#define IMPL_CMP_GT(res, ta, tb)   impl_compare(4, ta, tb, &args[0], &args[1], r)
+#define IMPL_CMP_GE(res, ta, tb)   impl_compare(5, ta, tb, &args[0], &args[1], r)
+#define IMPL_NEG(res, ta, tb)      impl_neg(res, &args[0], r)
+#define IMPL_ABS(res, ta, tb)      impl_abs(res, &args[0], r)
+#define IMPL_CAST_INT(res, ta, tb) dev_int_result(res, args[0].v.i, r)
+#define IMPL_CAST_I2F(res, ta, tb) impl_cast_i2f(res, &args[0], r)
+#define IMPL_CAST_F2I(res, ta, tb) impl_cast_f2i(res, ta, &args[0], r)
+#define IMPL_CAST_F2F(res, ta, tb) impl_cast_f2f(res, &args[0], r)
+
+/* Number of arguments of each function, by id (index 0 unused). */
+DEVICE_FUNC int
+dev_func_nargs(int32_t fid)
+{
+    switch (fid)
+    {
+#define DEVFUNC(id, pgf, res, nargs, a1, a2, impl, label) case FUNC_##id: return nargs;
+#include "device_functions.def"
+#undef DEVFUNC
+        default:
+            return -1;
+    }
+}
+
+/*
+ * Call a strict function on non-NULL arguments.  Every catalog function is
+ * strict: the interpreter returns NULL for a NULL argument without calling.
+ */
+DEVICE_FUNC int32_t
+dev_call(int32_t fid, const DevDatum *args, DevDatum *r)
+{
+    r->isnull = 0;
+    r->v.i = 0;
+    switch (fid)
+    {
+#define DEVFUNC(id, pgf, res, nargs, a1, a2, impl, label) \
+        case FUNC_##id: return impl(DT_##res, DT_##a1, DT_##a2);
+#include "device_functions.def"
+#undef DEVFUNC
+        default:
+            return DEVERR_INVALID_PROGRAM;
+    }
+}
+
+/* Load row `row` of a column into a datum. */
+DEVICE_FUNC void
+dev_load_column(const DevColumn *col, uint32_t row, DevDatum *d)
+{
+    d->pad = 0;
+    if (!pgstrom_row_is_valid(col->validity, row))
+    {
+        d->isnull = 1;
+        d->v.i = 0;
+        return;
+    }
+    d->isnull = 0;
+    switch (col->type)
+    {
+        case DT_BOOL: d->v.i = ((const uint8_t *) col->values)[row] != 0; break;
+        case DT_INT2: d->v.i = ((const int16_t *) col->values)[row]; break;
+        case DT_INT4:
+        case DT_DATE: d->v.i = ((const int32_t *) col->values)[row]; break;
+        case DT_FLOAT4: d->v.i = 0; d->v.f4 = ((const float *) col->values)[row]; break;
+        case DT_FLOAT8: d->v.f8 = ((const double *) col->values)[row]; break;
+        default: d->v.i = ((const int64_t *) col->values)[row]; break;
+    }
+}
+
+DEVICE_FUNC bool
+dev_is_true(const DevDatum *d)
+{
+    return !d->isnull && d->v.i != 0;
+}
+
+/*
+ * Evaluate `code` (ninstrs instructions, already validated on the host)
+ * for one row.  On success *result holds the value (or NULL).
+ */
+DEVICE_FUNC int32_t
+dev_eval_row(const DevInstr *code, uint32_t ninstrs,
+             const DevColumn *cols, uint32_t ncols,
+             const DevDatum *params, uint32_t nparams,
+             uint32_t row, DevDatum *result)
+{
+    DevDatum    stack[PGSTROM_MAX_STACK];
+    int         sp = 0;             /* number of values on the stack */
+    uint32_t    pc = 0;
+    uint32_t    steps = 0;
+
+    while (pc < ninstrs)
+    {
+        const DevInstr *in = &code[pc++];
+
+        /* programs only jump forward, so this bounds any loop a broken
+         * program could make */
+        if (++steps > ninstrs)
+            return DEVERR_INVALID_PROGRAM;
+        switch (in->op)
+        {
+            case OP_VAR:
+                if (sp >= PGSTROM_MAX_STACK || in->arg < 0 || (uint32_t) in->arg >= ncols)
+                    return DEVERR_INVALID_PROGRAM;
+                dev_load_column(&cols[in->arg], row, &stack[sp++]);
+                break;
+            case OP_CONST:
+                if (sp >= PGSTROM_MAX_STACK)
+                    return DEVERR_INVALID_PROGRAM;
+                stack[sp].v.i = in->imm;
+                stack[sp].isnull = 0;
+                sp++;
+                break;
+            case OP_NULL:
+                if (sp >= PGSTROM_MAX_STACK)
+                    return DEVERR_INVALID_PROGRAM;
+                stack[sp].v.i = 0;
+                stack[sp].isnull = 1;
+                sp++;
+                break;
+            case OP_PARAM:
+                if (sp >= PGSTROM_MAX_STACK || in->arg < 0 || (uint32_t) in->arg >= nparams)
+                    return DEVERR_INVALID_PROGRAM;
+                stack[sp++] = params[in->arg];
+                break;
+            case OP_FUNC:
+            {
+                int nargs = dev_func_nargs(in->arg);
+                bool anynull = false;
+
+                if (nargs < 1 || nargs > sp)
+                    return DEVERR_INVALID_PROGRAM;
+                for (int i = sp - nargs; i < sp; i++)
+                    anynull |= (stack[i].isnull != 0);
+                sp -= nargs;
+                if (anynull)
+                {
+                    stack[sp].isnull = 1;
+                    stack[sp].v.i = 0;
+                }
+                else
+                {
+                    DevDatum args[2];
+                    DevDatum out;
+                    int32_t rc;
+
+                    for (int i = 0; i < nargs && i < 2; i++)
+                        args[i] = stack[sp + i];
+                    rc = dev_call(in->arg, args, &out);
+                    if (rc != DEVERR_OK)
+                        return rc;
+                    stack[sp] = out;
+                }
+                sp++;
+                break;
+            }
+            case OP_JUMP:
+            case OP_JUMP_IF_FALSE_KEEP:
+            case OP_JUMP_IF_TRUE_KEEP:
+            case OP_JUMP_IF_NOT_TRUE:
+            case OP_JUMP_IF_NOT_NULL_KEEP:
+            {
+                bool jump;
+
+                if ((uint32_t) in->arg <= pc - 1 || (uint32_t) in->arg > ninstrs)
+                    return DEVERR_INVALID_PROGRAM;
+                if (in->op != OP_JUMP && sp < 1)
+                    return DEVERR_INVALID_PROGRAM;
+                switch (in->op)
+                {
+                    case OP_JUMP: jump = true; break;
+                    case OP_JUMP_IF_FALSE_KEEP:
+                        jump = !stack[sp - 1].isnull && stack[sp - 1].v.i == 0;
+                        break;
+                    case OP_JUMP_IF_TRUE_KEEP:
+                        jump = dev_is_true(&stack[sp - 1]);
+                        break;
+                    case OP_JUMP_IF_NOT_TRUE:
+                        jump = !dev_is_true(&stack[sp - 1]);
+                        sp--;
+                        break;
+                    default:
+                        jump = !stack[sp - 1].isnull;
+                        break;
+                }
+                if (jump)
+                    pc = (uint32_t) in->arg;
+                break;
+            }
+            case OP_POP:
+                if (sp < 1)
+                    return DEVERR_INVALID_PROGRAM;
+                sp--;
+                break;
+            case OP_AND2:
+            case OP_OR2:
+            {
+                DevDatum *a, *b;
+                bool is_and = (in->op == OP_AND2);
+
+                if (sp < 2)
+                    return DEVERR_INVALID_PROGRAM;
+                a = &stack[sp - 2];
+                b = &stack[sp - 1];
+                /* AND: FALSE wins, then NULL; OR: TRUE wins, then NULL */
+                if ((!a->isnull && (a->v.i != 0) != is_and) ||
+                    (!b->isnull && (b->v.i != 0) != is_and))
+                {
+                    a->isnull = 0;
+                    a->v.i = is_and ? 0 : 1;
+                }
+                else if (a->isnull || b->isnull)
+                {
+                    a->isnull = 1;
+                    a->v.i = 0;
+                }
+                else
+                    a->v.i = is_and ? 1 : 0;
+                sp--;
+                break;
+            }
+            case OP_NOT:
+                if (sp < 1)
+                    return DEVERR_INVALID_PROGRAM;
+                if (!stack[sp - 1].isnull)
+                    stack[sp - 1].v.i = (stack[sp - 1].v.i == 0);
+                break;
+            case OP_IS_NULL:
+            case OP_IS_NOT_NULL:
+            case OP_IS_TRUE:
+            case OP_IS_NOT_TRUE:
+            case OP_IS_FALSE:
+            case OP_IS_NOT_FALSE:
+            case OP_IS_UNKNOWN:
+            case OP_IS_NOT_UNKNOWN:
+            {
+                DevDatum *d;
+                bool n, t, v;
+
+                if (sp < 1)
+                    return DEVERR_INVALID_PROGRAM;
+                d = &stack[sp - 1];
+                n = d->isnull != 0;
+                t = !n && d->v.i != 0;
+                switch (in->op)
+                {
+                    case OP_IS_NULL: case OP_IS_UNKNOWN: v = n; break;
+                    case OP_IS_NOT_NULL: case OP_IS_NOT_UNKNOWN: v = !n; break;
+                    case OP_IS_TRUE: v = t; break;
+                    case OP_IS_NOT_TRUE: v = !t; break;
+                    case OP_IS_FALSE: v = !n && !t; break;
+                    default: v = n || t; break;     /* IS NOT FALSE */
+                }
+                d->isnull = 0;
+                d->v.i = v;
+                break;
+            }
+            default:
+                return DEVERR_INVALID_PROGRAM;
+        }
+    }
+    if (sp != 1)
+        return DEVERR_INVALID_PROGRAM;
+    *result = stack[0];
+    return DEVERR_OK;
+}
+
+#endif  /* PGSTROM_DEVICE_INTERP_H */

@@ -1,0 +1,129 @@
+/*
+ * device_program.h - the device program format: what codegen produces from
+ * a PostgreSQL expression, what plans carry, what both engines interpret.
+ *
+ * A program is a header followed by fixed-size instructions for a stack
+ * machine that evaluates one row at a time:
+ *
+ *   DevProgramHeader | DevInstr[ninstrs]
+ *
+ * The host (pgstrom-runtime, program.rs) validates a program before it is
+ * run: magic, version, jump targets, operand indexes and the stack depth
+ * of every path.  The interpreter checks bounds again as it runs and
+ * reports DEVERR_INVALID_PROGRAM rather than touching memory it should not.
+ * Keep this file and program.rs in step.
+ */
+#ifndef PGSTROM_DEVICE_PROGRAM_H
+#define PGSTROM_DEVICE_PROGRAM_H
+
+#include "pgstrom_device.h"
+
+#define PGSTROM_PROGRAM_MAGIC    0x47505350U    /* "PSPG" little-endian */
+#define PGSTROM_PROGRAM_VERSION  1
+#define PGSTROM_MAX_STACK        32
+
+typedef struct
+{
+    uint32_t    magic;
+    uint16_t    version;
+    uint16_t    flags;          /* reserved, 0 */
+    uint32_t    ninstrs;
+    uint32_t    max_stack;      /* deepest stack any path reaches */
+    uint32_t    nparams;
+    uint32_t    result_type;    /* DEVTYPE id */
+} DevProgramHeader;
+
+typedef struct
+{
+    uint16_t    op;             /* DevOp */
+    uint16_t    type;           /* DEVTYPE id, where the op needs one */
+    int32_t     arg;            /* column, param, jump target, function id */
+    int64_t     imm;            /* constant bits */
+} DevInstr;
+
+/* Device types: DT_<name>, numbered from 1 in device_types.def order. */
+enum DevType
+{
+    DT_NONE = 0,
+#define DEVTYPE(name, oid, width) DT_##name,
+#include "device_types.def"
+#undef DEVTYPE
+    DT__COUNT
+};
+
+/* Device functions: FUNC_<id>, numbered from 1 in catalog order. */
+enum DevFunc
+{
+    FUNC_NONE = 0,
+#define DEVFUNC(id, pgf, res, nargs, a1, a2, impl, label) FUNC_##id,
+#include "device_functions.def"
+#undef DEVFUNC
+    FUNC__COUNT
+};
+
+/* Instructions (stack effect in brackets). */
+enum DevOp
+{
+    OP_VAR = 1,                 /* [+1] push column `arg` of this row */
+    OP_CONST = 2,               /* [+1] push `imm` as a value of `type` */
+    OP_NULL = 3,                /* [+1] push NULL */
+    OP_PARAM = 4,               /* [+1] push parameter `arg` */
+    OP_FUNC = 5,                /* [-nargs+1] call function `arg` */
+    OP_JUMP = 6,                /* [0] go to `arg` */
+    OP_JUMP_IF_FALSE_KEEP = 7,  /* [0] top is FALSE: go to `arg` */
+    OP_JUMP_IF_TRUE_KEEP = 8,   /* [0] top is TRUE: go to `arg` */
+    OP_JUMP_IF_NOT_TRUE = 9,    /* [-1] pop; not TRUE (false/NULL): go to `arg` */
+    OP_JUMP_IF_NOT_NULL_KEEP = 10, /* [0] top is not NULL: go to `arg` */
+    OP_POP = 11,                /* [-1] */
+    OP_AND2 = 12,               /* [-1] three-valued AND of the top two */
+    OP_OR2 = 13,                /* [-1] three-valued OR */
+    OP_NOT = 14,                /* [0] */
+    OP_IS_NULL = 15,            /* [0] */
+    OP_IS_NOT_NULL = 16,        /* [0] */
+    OP_IS_TRUE = 17,            /* [0] BooleanTest family, never NULL */
+    OP_IS_NOT_TRUE = 18,
+    OP_IS_FALSE = 19,
+    OP_IS_NOT_FALSE = 20,
+    OP_IS_UNKNOWN = 21,
+    OP_IS_NOT_UNKNOWN = 22,
+    OP__COUNT
+};
+
+/*
+ * Errors a program can raise.  Those >= DEVERR_SQL_FIRST are PostgreSQL's
+ * own errors (same SQLSTATE and message, see runtime::program::SqlError);
+ * the others mean the program itself is broken.
+ */
+#define DEVERR_OK                0
+#define DEVERR_INVALID_PROGRAM   3
+#define DEVERR_SQL_FIRST         16
+#define DEVERR_SMALLINT_RANGE    16     /* 22003 smallint out of range */
+#define DEVERR_INTEGER_RANGE     17     /* 22003 integer out of range */
+#define DEVERR_BIGINT_RANGE      18     /* 22003 bigint out of range */
+#define DEVERR_DIVISION_BY_ZERO  19     /* 22012 division by zero */
+#define DEVERR_FLOAT_OVERFLOW    20     /* 22003 value out of range: overflow */
+#define DEVERR_FLOAT_UNDERFLOW   21     /* 22003 value out of range: underflow */
+
+/* One value on the stack or in a parameter. */
+typedef struct
+{
+    union
+    {
+        int64_t i;
+        double  f8;
+        float   f4;
+    } v;
+    int32_t     isnull;
+    int32_t     pad;
+} DevDatum;
+
+/* One input column of a chunk. */
+typedef struct
+{
+    uint32_t        type;       /* DEVTYPE id */
+    uint32_t        pad;
+    const void     *values;     /* nrows values of the type's width */
+    const uint8_t  *validity;   /* Arrow validity bitmap, or NULL */
+} DevColumn;
+
+#endif  /* PGSTROM_DEVICE_PROGRAM_H */
