@@ -25,7 +25,9 @@ data=$dir/data
 sock=$dir/sock
 log=$dir/server.log
 
-pg_ctl_() { as_pg_user "$PG_BINDIR/pg_ctl" -D "$data" "$@"; }
+# The server must not inherit RUST_BACKTRACE: with it, every ERROR raised
+# through Rust would carry a backtrace in its DETAIL.
+pg_ctl_() { as_pg_user env -u RUST_BACKTRACE -u RUST_LIB_BACKTRACE "$PG_BINDIR/pg_ctl" -D "$data" "$@"; }
 
 case "$cmd" in
 start)

@@ -40,7 +40,7 @@ NVRTC_DIR=$DEPS/nvrtc/nvidia/cu13/lib
 export PGRX_HOME=${PGRX_HOME:-$DEPS/pgrx-home}
 # PostgreSQL refuses to run as root: clusters run as this user.
 if [ "$(id -u)" = 0 ]; then
-  PG_OS_USER=${PGSTROM_OS_USER:-pgstrom}
+  PG_OS_USER=${PGSTROM_OS_USER:-postgres}
 else
   PG_OS_USER=$(id -un)
 fi

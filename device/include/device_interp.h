@@ -541,6 +541,35 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs,
                     pc = (uint32_t) in->arg;
                 break;
             }
+            case OP_DISTINCT:
+            {
+                DevDatum *a, *b;
+                bool distinct;
+
+                if (sp < 2 || dev_func_nargs(in->arg) != 2)
+                    return DEVERR_INVALID_PROGRAM;
+                a = &stack[sp - 2];
+                b = &stack[sp - 1];
+                if (a->isnull || b->isnull)
+                    distinct = (a->isnull != b->isnull);
+                else
+                {
+                    DevDatum args[2];
+                    DevDatum out;
+                    int32_t rc;
+
+                    args[0] = *a;
+                    args[1] = *b;
+                    rc = dev_call(in->arg, args, &out);
+                    if (rc != DEVERR_OK)
+                        return rc;
+                    distinct = (out.v.i == 0);
+                }
+                a->isnull = 0;
+                a->v.i = distinct;
+                sp--;
+                break;
+            }
             case OP_POP:
                 if (sp < 1)
                     return DEVERR_INVALID_PROGRAM;

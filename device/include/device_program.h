@@ -86,6 +86,7 @@ enum DevOp
     OP_IS_NOT_FALSE = 20,
     OP_IS_UNKNOWN = 21,
     OP_IS_NOT_UNKNOWN = 22,
+    OP_DISTINCT = 23,           /* [-1] IS DISTINCT FROM; `arg` = equality function */
     OP__COUNT
 };
 

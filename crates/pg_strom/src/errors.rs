@@ -19,12 +19,20 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
         DeviceError::Cuda { .. } | DeviceError::Nvrtc { .. } => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
         DeviceError::Compile { .. } | DeviceError::Kernel { .. } => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
         DeviceError::InvalidRequest(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+        DeviceError::InvalidProgram(_) => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+        DeviceError::Sql { sqlstate, .. } => match *sqlstate {
+            "22003" => PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+            "22012" => PgSqlErrorCode::ERRCODE_DIVISION_BY_ZERO,
+            _ => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+        },
     }
 }
 
 /// Raise `e` as an ERROR, prefixed with what we were doing.
 pub fn raise(what: &str, e: &DeviceError) -> ! {
     let (message, detail) = match e {
+        // PostgreSQL's own errors read exactly as PostgreSQL writes them.
+        DeviceError::Sql { message, .. } => (message.to_string(), None),
         // NVRTC's log can be long: it goes to DETAIL.
         DeviceError::Compile { arch, log } => {
             (format!("{what}: device code failed to compile for {arch}"), Some(log.clone()))

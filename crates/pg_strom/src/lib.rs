@@ -11,10 +11,14 @@
 //! - [`engine`]: picks the engine a backend runs device code on.
 //! - [`errors`]: runtime errors as `ereport`s with SQLSTATEs.
 //! - [`sql_device`]: SQL functions about devices and device code.
+//! - [`codegen`]: PostgreSQL expressions to device programs.
+//! - [`device_eval`]: SQL entry points that run device programs.
 //! - [`random`]: the `pgstrom.random_*` test-data generators.
 
 use pgrx::prelude::*;
 
+pub mod codegen;
+pub mod device_eval;
 pub mod discovery_worker;
 pub mod engine;
 pub mod errors;

@@ -50,6 +50,7 @@ pub enum Op {
     IsNotFalse = 20,
     IsUnknown = 21,
     IsNotUnknown = 22,
+    Distinct = 23,
 }
 
 impl Op {
@@ -78,6 +79,7 @@ impl Op {
             20 => IsNotFalse,
             21 => IsUnknown,
             22 => IsNotUnknown,
+            23 => Distinct,
             _ => return None,
         })
     }
@@ -111,6 +113,7 @@ impl Op {
             IsNotFalse => "is_not_false",
             IsUnknown => "is_unknown",
             IsNotUnknown => "is_not_unknown",
+            Distinct => "distinct",
         }
     }
 }
@@ -199,6 +202,16 @@ impl Program {
                         .and_then(func_info)
                         .ok_or_else(|| invalid(format!("unknown function id {} at {pc}", ins.arg)))?;
                     (f.nargs as u32, 1)
+                }
+                Op::Distinct => {
+                    let f = u16::try_from(ins.arg)
+                        .ok()
+                        .and_then(func_info)
+                        .ok_or_else(|| invalid(format!("unknown function id {} at {pc}", ins.arg)))?;
+                    if f.nargs != 2 || f.result != type_id("BOOL") {
+                        return Err(invalid(format!("{} cannot decide IS DISTINCT FROM at {pc}", f.name)));
+                    }
+                    (2, 1)
                 }
                 Op::Jump => (0, 0),
                 Op::JumpIfFalseKeep | Op::JumpIfTrueKeep | Op::JumpIfNotNullKeep => (1, 1),
@@ -328,7 +341,7 @@ impl Program {
                 Op::Param => {
                     let _ = write!(s, " ${}", i.arg + 1);
                 }
-                Op::Func => {
+                Op::Func | Op::Distinct => {
                     let f = u16::try_from(i.arg).ok().and_then(func_info);
                     let _ = write!(
                         s,
@@ -405,9 +418,15 @@ impl Builder {
         self.push(Op::Func, 0, func_id as i32, 0);
     }
 
+    /// `a IS DISTINCT FROM b` of the top two values, deciding equality
+    /// with function `eq_func_id`.
+    pub fn distinct(&mut self, eq_func_id: u16) {
+        self.push(Op::Distinct, 0, eq_func_id as i32, 0);
+    }
+
     /// Emit a stack-only op (And2, Or2, Not, Pop, Is*).
     pub fn op(&mut self, op: Op) {
-        debug_assert!(!op.is_jump() && !matches!(op, Op::Var | Op::Const | Op::Param | Op::Func));
+        debug_assert!(!op.is_jump() && !matches!(op, Op::Var | Op::Const | Op::Param | Op::Func | Op::Distinct));
         self.push(op, 0, 0, 0);
     }
 

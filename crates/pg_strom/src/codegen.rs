@@ -1,0 +1,302 @@
+//! Codegen: PostgreSQL expression trees to device programs.
+//!
+//! [`compile`] walks an expression (after the planner's constant folding)
+//! and emits a [`Program`] for the device interpreter, or explains why the
+//! expression cannot run on the device.  An unsupported node, type or
+//! function is never an error for the query: the caller keeps that part on
+//! the CPU.  What the device supports is decided by one catalog
+//! (device/include/device_functions.def): a function OID is offloaded only
+//! when it is listed there.
+//!
+//! Supported now: Var (of the scanned relation), Const, OpExpr, FuncExpr,
+//! BoolExpr (AND/OR with PostgreSQL's short-circuit and three-valued
+//! logic, NOT), NullTest, BooleanTest, DistinctExpr (IS [NOT] DISTINCT
+//! FROM), RelabelType between the same device type.  Param, CASE,
+//! COALESCE, NULLIF, GREATEST/LEAST, IN/ANY, numeric, text and the other
+//! types of the device-program issue come next.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use pgrx::pg_sys;
+
+use pgstrom_runtime::catalog::{self, func_info};
+use pgstrom_runtime::program::{Builder, Op, Program, type_id};
+
+include!(concat!(env!("OUT_DIR"), "/device_function_oids.rs"));
+
+/// Why an expression stays on the CPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotSupported(pub String);
+
+/// A compiled expression and the inputs it needs.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The program.
+    pub program: Program,
+    /// Columns it reads, in program column order: (attnum, device type id).
+    pub columns: Vec<(i16, u16)>,
+    /// PostgreSQL type OID of the result.
+    pub result_type: pg_sys::Oid,
+}
+
+/// Device type id of a PostgreSQL type, if the device supports it.
+pub fn device_type_of(oid: pg_sys::Oid) -> Option<u16> {
+    let name = match oid {
+        pg_sys::BOOLOID => "BOOL",
+        pg_sys::INT2OID => "INT2",
+        pg_sys::INT4OID => "INT4",
+        pg_sys::INT8OID => "INT8",
+        pg_sys::FLOAT4OID => "FLOAT4",
+        pg_sys::FLOAT8OID => "FLOAT8",
+        pg_sys::DATEOID => "DATE",
+        pg_sys::TIMEOID => "TIME",
+        pg_sys::TIMESTAMPOID => "TIMESTAMP",
+        pg_sys::TIMESTAMPTZOID => "TIMESTAMPTZ",
+        _ => return None,
+    };
+    Some(type_id(name))
+}
+
+/// Device function id of a PostgreSQL function OID.
+pub fn device_function_of(funcid: pg_sys::Oid) -> Option<u16> {
+    static MAP: OnceLock<HashMap<u32, u16>> = OnceLock::new();
+    MAP.get_or_init(|| DEVICE_FUNCTION_OIDS.iter().map(|(o, id)| (o.to_u32(), *id)).collect())
+        .get(&funcid.to_u32())
+        .copied()
+}
+
+struct Ctx {
+    b: Builder,
+    varno: i32,
+    columns: Vec<(i16, u16)>,
+}
+
+fn type_name(oid: pg_sys::Oid) -> String {
+    // SAFETY: format_type_be works for any OID (it prints ??? for unknown).
+    unsafe { std::ffi::CStr::from_ptr(pg_sys::format_type_be(oid)) }.to_string_lossy().into_owned()
+}
+
+fn unsupported<T>(why: String) -> Result<T, NotSupported> {
+    Err(NotSupported(why))
+}
+
+/// Arguments of a List of expressions.
+///
+/// # Safety
+/// `list` is a valid List of Node pointers (or NULL).
+unsafe fn list_nodes(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
+    // SAFETY: caller guarantees a valid list.
+    unsafe {
+        let n = pg_sys::list_length(list);
+        (0..n).map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node).collect()
+    }
+}
+
+/// Raw datum bits of a by-value constant of device type `t`.
+fn const_bits(t: u16, value: pg_sys::Datum) -> i64 {
+    let raw = value.value() as u64;
+    match catalog::type_info(t).map(|ti| ti.name) {
+        Some("BOOL") => (raw & 0xff != 0) as i64,
+        Some("INT2") => raw as u16 as i16 as i64,
+        Some("INT4") | Some("DATE") => raw as u32 as i32 as i64,
+        Some("FLOAT4") => (raw as u32) as i64,
+        _ => raw as i64,
+    }
+}
+
+impl Ctx {
+    fn expr_type(&self, node: *mut pg_sys::Node) -> Result<u16, NotSupported> {
+        // SAFETY: node is a valid expression node.
+        let oid = unsafe { pg_sys::exprType(node) };
+        device_type_of(oid)
+            .ok_or_else(|| NotSupported(format!("type {} is not supported on the device", type_name(oid))))
+    }
+
+    fn call(&mut self, funcid: pg_sys::Oid, args: *mut pg_sys::List, what: &str) -> Result<(), NotSupported> {
+        let fid = self.push_args(funcid, args, what)?;
+        self.b.func(fid);
+        Ok(())
+    }
+
+    /// Check `funcid` against the catalog and emit its arguments; returns
+    /// the device function id.
+    fn push_args(&mut self, funcid: pg_sys::Oid, args: *mut pg_sys::List, what: &str) -> Result<u16, NotSupported> {
+        let Some(fid) = device_function_of(funcid) else {
+            // SAFETY: prints any OID.
+            let name =
+                unsafe { std::ffi::CStr::from_ptr(pg_sys::format_procedure(funcid)) }.to_string_lossy().into_owned();
+            return unsupported(format!("{what} {name} is not in the device catalog"));
+        };
+        let f = func_info(fid).expect("generated map and catalog agree");
+        // SAFETY: args of an OpExpr/FuncExpr are a valid List.
+        let args = unsafe { list_nodes(args) };
+        if args.len() != f.nargs as usize {
+            return unsupported(format!("{} takes {} arguments, not {}", f.name, f.nargs, args.len()));
+        }
+        for (i, a) in args.iter().enumerate() {
+            let t = self.expr_type(*a)?;
+            if t != f.args[i] {
+                return unsupported(format!("argument {} of {} has device type {t}, not {}", i + 1, f.name, f.args[i]));
+            }
+            self.emit(*a)?;
+        }
+        Ok(fid)
+    }
+
+    fn emit(&mut self, node: *mut pg_sys::Node) -> Result<(), NotSupported> {
+        if node.is_null() {
+            return unsupported("empty expression".into());
+        }
+        // SAFETY: node is a valid Node; each branch casts to the type its
+        // tag names.
+        unsafe {
+            match (*node).type_ {
+                pg_sys::NodeTag::T_Var => {
+                    let v = node as *mut pg_sys::Var;
+                    if (*v).varno != self.varno || (*v).varlevelsup != 0 {
+                        return unsupported("a column of another relation".into());
+                    }
+                    if (*v).varattno <= 0 {
+                        return unsupported("system or whole-row columns".into());
+                    }
+                    let t = self.expr_type(node)?;
+                    let idx = match self.columns.iter().position(|(a, _)| *a == (*v).varattno) {
+                        Some(i) => i,
+                        None => {
+                            self.columns.push(((*v).varattno, t));
+                            self.columns.len() - 1
+                        }
+                    };
+                    self.b.var(idx as i32);
+                }
+                pg_sys::NodeTag::T_Const => {
+                    let c = node as *mut pg_sys::Const;
+                    let t = self.expr_type(node)?;
+                    if (*c).constisnull {
+                        self.b.null();
+                    } else {
+                        self.b.constant(t, const_bits(t, (*c).constvalue));
+                    }
+                }
+                pg_sys::NodeTag::T_OpExpr => {
+                    let o = node as *mut pg_sys::OpExpr;
+                    let mut funcid = (*o).opfuncid;
+                    if funcid == pg_sys::InvalidOid {
+                        funcid = pg_sys::get_opcode((*o).opno);
+                    }
+                    self.call(funcid, (*o).args, "operator function")?;
+                }
+                pg_sys::NodeTag::T_DistinctExpr => {
+                    // DistinctExpr has OpExpr's layout
+                    let o = node as *mut pg_sys::OpExpr;
+                    let mut funcid = (*o).opfuncid;
+                    if funcid == pg_sys::InvalidOid {
+                        funcid = pg_sys::get_opcode((*o).opno);
+                    }
+                    let fid = self.push_args(funcid, (*o).args, "equality function")?;
+                    if func_info(fid).map(|f| f.result) != Some(type_id("BOOL")) {
+                        return unsupported("IS DISTINCT FROM with a non-boolean equality".into());
+                    }
+                    self.b.distinct(fid);
+                }
+                pg_sys::NodeTag::T_FuncExpr => {
+                    let f = node as *mut pg_sys::FuncExpr;
+                    if (*f).funcretset {
+                        return unsupported("set-returning functions".into());
+                    }
+                    self.call((*f).funcid, (*f).args, "function")?;
+                }
+                pg_sys::NodeTag::T_BoolExpr => {
+                    let e = node as *mut pg_sys::BoolExpr;
+                    let args = list_nodes((*e).args);
+                    for a in &args {
+                        if self.expr_type(*a)? != type_id("BOOL") {
+                            return unsupported("a non-boolean argument of AND/OR/NOT".into());
+                        }
+                    }
+                    match (*e).boolop {
+                        pg_sys::BoolExprType::NOT_EXPR => {
+                            self.emit(args[0])?;
+                            self.b.op(Op::Not);
+                        }
+                        kind => {
+                            // a1 [jump if decided] a2 and/or [jump] a3 ...:
+                            // later arguments are skipped once the result is
+                            // known, as PostgreSQL skips them.
+                            let (decide, combine) = if kind == pg_sys::BoolExprType::AND_EXPR {
+                                (Op::JumpIfFalseKeep, Op::And2)
+                            } else {
+                                (Op::JumpIfTrueKeep, Op::Or2)
+                            };
+                            self.emit(args[0])?;
+                            let mut pending = None;
+                            for a in &args[1..] {
+                                let j = self.b.jump(decide);
+                                pending = Some(match pending {
+                                    None => j,
+                                    Some(p) => self.b.merge(p, j),
+                                });
+                                self.emit(*a)?;
+                                self.b.op(combine);
+                            }
+                            if let Some(p) = pending {
+                                self.b.place(p);
+                            }
+                        }
+                    }
+                }
+                pg_sys::NodeTag::T_NullTest => {
+                    let n = node as *mut pg_sys::NullTest;
+                    if (*n).argisrow {
+                        return unsupported("IS NULL on a row value".into());
+                    }
+                    self.expr_type((*n).arg as *mut pg_sys::Node)?;
+                    self.emit((*n).arg as *mut pg_sys::Node)?;
+                    self.b.op(if (*n).nulltesttype == pg_sys::NullTestType::IS_NULL {
+                        Op::IsNull
+                    } else {
+                        Op::IsNotNull
+                    });
+                }
+                pg_sys::NodeTag::T_BooleanTest => {
+                    let t = node as *mut pg_sys::BooleanTest;
+                    self.emit((*t).arg as *mut pg_sys::Node)?;
+                    use pg_sys::BoolTestType::*;
+                    self.b.op(match (*t).booltesttype {
+                        IS_TRUE => Op::IsTrue,
+                        IS_NOT_TRUE => Op::IsNotTrue,
+                        IS_FALSE => Op::IsFalse,
+                        IS_NOT_FALSE => Op::IsNotFalse,
+                        IS_UNKNOWN => Op::IsUnknown,
+                        _ => Op::IsNotUnknown,
+                    });
+                }
+                pg_sys::NodeTag::T_RelabelType => {
+                    let r = node as *mut pg_sys::RelabelType;
+                    let from = self.expr_type((*r).arg as *mut pg_sys::Node)?;
+                    if from != self.expr_type(node)? {
+                        return unsupported("a relabeling between different device types".into());
+                    }
+                    self.emit((*r).arg as *mut pg_sys::Node)?;
+                }
+                other => return unsupported(format!("expression node {other:?} is not supported on the device")),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Compile `expr` (whose Vars of relation `varno` are the scanned columns).
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile(expr: *mut pg_sys::Node, varno: i32) -> Result<Compiled, NotSupported> {
+    let mut ctx = Ctx { b: Builder::new(), varno, columns: Vec::new() };
+    let rtype = ctx.expr_type(expr)?;
+    ctx.emit(expr)?;
+    // SAFETY: valid expression.
+    let result_type = unsafe { pg_sys::exprType(expr) };
+    let program = ctx.b.finish(rtype).map_err(|e| NotSupported(format!("{e}")))?;
+    Ok(Compiled { program, columns: ctx.columns, result_type })
+}

@@ -1,0 +1,304 @@
+//! SQL entry points to device programs, until the scan/join/aggregate
+//! executors run them inside queries:
+//!
+//! - `pgstrom.device_eval(rel, expr, engine)`: compile `expr` over the
+//!   columns of `rel`, evaluate it on an engine for every row, and return
+//!   (ctid, value as text): the differential tests compare this with
+//!   PostgreSQL's own evaluation, row by row, and errors with errors.
+//! - `pgstrom.device_program(rel, expr)`: the program listing (what EXPLAIN
+//!   VERBOSE will print), or why the expression stays on the CPU.
+//! - `pgstrom.device_functions()`: the device function catalog.
+
+use std::ffi::{CStr, CString};
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use pgstrom_runtime::catalog::{self, FUNCTIONS};
+use pgstrom_runtime::engine::{ColumnData, ParamValue};
+
+use crate::codegen::{self, Compiled};
+use crate::errors;
+
+/// Most rows `device_eval` reads (it holds them all in memory).
+const DEVICE_EVAL_MAX_ROWS: u64 = 10_000_000;
+
+fn relation_name(rel: pg_sys::Oid) -> String {
+    // SAFETY: valid OID of a relation (regclass input checked it).
+    unsafe {
+        let nsp = pg_sys::get_namespace_name(pg_sys::get_rel_namespace(rel));
+        let name = pg_sys::get_rel_name(rel);
+        if nsp.is_null() || name.is_null() {
+            errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_UNDEFINED_TABLE,
+                format!("relation with OID {} does not exist", rel.to_u32()),
+                None,
+                None,
+            );
+        }
+        CStr::from_ptr(pg_sys::quote_qualified_identifier(nsp, name)).to_string_lossy().into_owned()
+    }
+}
+
+fn column_name(rel: pg_sys::Oid, attnum: i16) -> String {
+    // SAFETY: attnum came from a Var of this relation.
+    unsafe {
+        let n = pg_sys::get_attname(rel, attnum, false);
+        CStr::from_ptr(pg_sys::quote_identifier(n)).to_string_lossy().into_owned()
+    }
+}
+
+/// Parse and analyze `SELECT (expr) FROM ONLY rel`, fold constants as the
+/// planner does, and compile the expression.
+fn compile_over(rel: pg_sys::Oid, expr: &str) -> Result<Compiled, codegen::NotSupported> {
+    let sql = format!("SELECT ({expr}) FROM ONLY {}", relation_name(rel));
+    let csql = CString::new(sql).unwrap_or_else(|_| {
+        errors::raise_plain(PgSqlErrorCode::ERRCODE_SYNTAX_ERROR, "expression contains a NUL byte".into(), None, None)
+    });
+    // SAFETY: parser entry points with a valid query string; results are
+    // palloc'd in the current memory context.
+    unsafe {
+        let raw = pg_sys::pg_parse_query(csql.as_ptr());
+        if pg_sys::list_length(raw) != 1 {
+            errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_SYNTAX_ERROR,
+                "expression must be a single scalar expression".into(),
+                None,
+                None,
+            );
+        }
+        let rs = pg_sys::list_nth(raw, 0) as *mut pg_sys::RawStmt;
+        let q = pg_sys::parse_analyze_fixedparams(rs, csql.as_ptr(), std::ptr::null_mut(), 0, std::ptr::null_mut());
+        if (*q).commandType != pg_sys::CmdType::CMD_SELECT
+            || pg_sys::list_length((*q).targetList) != 1
+            || pg_sys::list_length((*q).rtable) != 1
+            || (*q).hasAggs
+            || (*q).hasWindowFuncs
+            || (*q).hasSubLinks
+            || (*q).hasTargetSRFs
+        {
+            errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_SYNTAX_ERROR,
+                "expression must be a single scalar expression over the relation's columns".into(),
+                None,
+                None,
+            );
+        }
+        let tle = pg_sys::list_nth((*q).targetList, 0) as *mut pg_sys::TargetEntry;
+        let mut e = (*tle).expr as *mut pg_sys::Node;
+        pg_sys::fix_opfuncids(e);
+        e = pg_sys::eval_const_expressions(std::ptr::null_mut(), e);
+        codegen::compile(e, 1)
+    }
+}
+
+fn require(rel: pg_sys::Oid, expr: &str) -> Compiled {
+    match compile_over(rel, expr) {
+        Ok(c) => c,
+        Err(why) => errors::raise_plain(
+            PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+            "expression cannot run on the device".into(),
+            Some(why.0),
+            None,
+        ),
+    }
+}
+
+/// A chunk of columns read through SPI, in device layout.
+struct Chunk {
+    ctids: Vec<String>,
+    values: Vec<Vec<u8>>,
+    validity: Vec<Vec<u8>>,
+}
+
+fn read_columns(rel: pg_sys::Oid, columns: &[(i16, u16)]) -> Chunk {
+    let mut sql = String::from("SELECT ctid::text");
+    for (attnum, _) in columns {
+        sql.push_str(", ");
+        sql.push_str(&column_name(rel, *attnum));
+    }
+    sql.push_str(&format!(" FROM ONLY {}", relation_name(rel)));
+    let widths: Vec<usize> = columns.iter().map(|(_, t)| catalog::type_info(*t).unwrap().width).collect();
+    Spi::connect(|client| {
+        let table = match client.select(sql.as_str(), None, &[]) {
+            Ok(t) => t,
+            Err(e) => {
+                errors::raise_plain(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("cannot read: {e}"), None, None)
+            }
+        };
+        let n = table.len();
+        if n as u64 > DEVICE_EVAL_MAX_ROWS {
+            errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                format!("device_eval reads at most {DEVICE_EVAL_MAX_ROWS} rows, the relation has {n}"),
+                None,
+                None,
+            );
+        }
+        let mut chunk = Chunk {
+            ctids: Vec::with_capacity(n),
+            values: widths.iter().map(|w| Vec::with_capacity(n * w)).collect(),
+            validity: columns.iter().map(|_| vec![0u8; n.div_ceil(8)]).collect(),
+        };
+        // SAFETY: SPI_tuptable holds the n rows just selected; column
+        // numbers are within its descriptor.
+        unsafe {
+            let tt = pg_sys::SPI_tuptable;
+            let tupdesc = (*tt).tupdesc;
+            for r in 0..n {
+                let tup = *(*tt).vals.add(r);
+                let ctid = pg_sys::SPI_getvalue(tup, tupdesc, 1);
+                chunk.ctids.push(CStr::from_ptr(ctid).to_string_lossy().into_owned());
+                for (c, w) in widths.iter().enumerate() {
+                    let mut isnull = false;
+                    let d = pg_sys::SPI_getbinval(tup, tupdesc, (c + 2) as i32, &mut isnull);
+                    let raw = if isnull { 0u64 } else { d.value() as u64 };
+                    if !isnull {
+                        chunk.validity[c][r / 8] |= 1 << (r % 8);
+                    }
+                    chunk.values[c].extend_from_slice(&raw.to_le_bytes()[..*w]);
+                }
+            }
+        }
+        chunk
+    })
+}
+
+/// Datum text of raw result bits of device type `t`, via the type's
+/// output function.
+fn output_text(type_oid: pg_sys::Oid, t: u16, bits: i64) -> String {
+    let raw: u64 = match catalog::type_info(t).map(|ti| ti.name) {
+        Some("FLOAT4") => bits as u64 & 0xffff_ffff,
+        _ => bits as u64,
+    };
+    let mut func = pg_sys::InvalidOid;
+    let mut varlena = false;
+    // SAFETY: by-value datum of the type; output functions palloc a cstring.
+    unsafe {
+        pg_sys::getTypeOutputInfo(type_oid, &mut func, &mut varlena);
+        let s = pg_sys::OidOutputFunctionCall(func, pg_sys::Datum::from(raw as usize));
+        CStr::from_ptr(s).to_string_lossy().into_owned()
+    }
+}
+
+#[pg_schema]
+mod pgstrom {
+    use super::*;
+    use crate::engine;
+
+    /// Evaluate `expr` over every row of `rel` on a device engine (called
+    /// through `pgstrom.device_eval(regclass, text, text)`).
+    #[pg_extern(volatile, parallel_restricted)]
+    fn device_eval_oid(
+        rel: pg_sys::Oid,
+        expr: &str,
+        engine: default!(Option<&str>, "NULL"),
+    ) -> TableIterator<'static, (name!(ctid, String), name!(value, Option<String>))> {
+        let compiled = require(rel, expr);
+        let eng: &dyn pgstrom_runtime::Engine = match engine {
+            None => engine::active(),
+            Some("cpu") => engine::cpu(),
+            Some("gpu") => match engine::gpu_engine() {
+                Ok(g) => g,
+                Err(e) => errors::raise("cannot use the GPU", &e),
+            },
+            Some(other) => errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                format!("unknown engine \"{other}\""),
+                None,
+                Some("Use 'gpu', 'cpu', or NULL for the active engine."),
+            ),
+        };
+        let chunk = read_columns(rel, &compiled.columns);
+        let nrows = chunk.ctids.len() as u32;
+        let cols: Vec<ColumnData<'_>> = compiled
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, t))| ColumnData { type_id: *t, values: &chunk.values[i], validity: Some(&chunk.validity[i]) })
+            .collect();
+        let out = match eng.eval_program(&compiled.program, &cols, &[] as &[ParamValue], nrows) {
+            Ok(o) => o,
+            Err(e) => errors::raise("device program failed", &e),
+        };
+        let rtype = compiled.program.result_type;
+        let rows: Vec<(String, Option<String>)> = chunk
+            .ctids
+            .into_iter()
+            .enumerate()
+            .map(|(i, ctid)| {
+                let v = (out.nulls[i] == 0).then(|| output_text(compiled.result_type, rtype, out.values[i]));
+                (ctid, v)
+            })
+            .collect();
+        TableIterator::new(rows)
+    }
+
+    /// The device program for `expr` over `rel`, one instruction per line
+    /// (called through `pgstrom.device_program(regclass, text)`).
+    #[pg_extern(volatile, parallel_safe)]
+    fn device_program_oid(rel: pg_sys::Oid, expr: &str) -> String {
+        let c = require(rel, expr);
+        let names: Vec<String> = c.columns.iter().map(|(a, _)| column_name(rel, *a)).collect();
+        c.program.disassemble(&|i| names.get(i as usize).cloned().unwrap_or_else(|| format!("${i}")))
+    }
+
+    /// The device function catalog: what expressions can run on the device.
+    #[pg_extern(immutable, parallel_safe)]
+    fn device_functions() -> TableIterator<
+        'static,
+        (
+            name!(func_id, i32),
+            name!(name, String),
+            name!(pg_function, pg_sys::Oid),
+            name!(nargs, i32),
+            name!(result_type, String),
+            name!(label, String),
+        ),
+    > {
+        let oid_of = |id: u16| {
+            codegen::DEVICE_FUNCTION_OIDS.iter().find(|(_, i)| *i == id).map(|(o, _)| *o).unwrap_or(pg_sys::InvalidOid)
+        };
+        TableIterator::new(FUNCTIONS.iter().map(move |f| {
+            (
+                f.id as i32,
+                f.name.to_ascii_lowercase(),
+                oid_of(f.id),
+                f.nargs as i32,
+                catalog::type_info(f.result).map_or("?", |t| t.name).to_ascii_lowercase(),
+                f.label.to_string(),
+            )
+        }))
+    }
+}
+
+extension_sql!(
+    r#"
+CREATE VIEW pgstrom.device_functions AS
+  SELECT func_id, name, pg_function::regprocedure AS pg_function, nargs, result_type, label
+    FROM pgstrom.device_functions();
+COMMENT ON VIEW pgstrom.device_functions IS 'functions pg_strom can evaluate on the device';
+"#,
+    name = "device_functions_view",
+    requires = [pgstrom::device_functions]
+);
+
+extension_sql!(
+    r#"
+CREATE FUNCTION pgstrom.device_eval(rel regclass, expr text, engine text DEFAULT NULL)
+RETURNS TABLE (ctid text, value text)
+LANGUAGE sql VOLATILE PARALLEL RESTRICTED
+AS $$ SELECT * FROM pgstrom.device_eval_oid(rel, expr, engine) $$;
+COMMENT ON FUNCTION pgstrom.device_eval(regclass, text, text) IS
+  'evaluate a scalar expression over every row of a relation on a device engine';
+
+CREATE FUNCTION pgstrom.device_program(rel regclass, expr text)
+RETURNS text
+LANGUAGE sql VOLATILE PARALLEL SAFE
+AS $$ SELECT pgstrom.device_program_oid(rel, expr) $$;
+COMMENT ON FUNCTION pgstrom.device_program(regclass, text) IS
+  'the device program compiled from a scalar expression over a relation';
+"#,
+    name = "device_eval_wrappers",
+    requires = [pgstrom::device_eval_oid, pgstrom::device_program_oid]
+);

@@ -1,0 +1,160 @@
+-- Device programs against PostgreSQL itself: every function of the device
+-- catalog, and expressions built from operators, AND/OR/NOT, IS [NOT]
+-- NULL, IS [NOT] TRUE/FALSE/UNKNOWN and casts, are evaluated both by
+-- PostgreSQL and by pgstrom.device_eval() on the active engine (CPU in CI,
+-- GPU on the GPU machine).  Values are compared exactly as text, row by
+-- row; errors must be the same SQLSTATE and message.
+SET extra_float_digits = 3;
+-- Edge values (extremes, NULLs, NaN, infinities, -0, denormals, leap days,
+-- infinite dates and timestamps), combined row by row.
+CREATE TABLE dv_edge AS
+SELECT k,
+  (ARRAY[0,1,-1,2,-2,32767,-32768,181,-182,7,NULL]::int2[])[1 + k % 11] AS i2a,
+  (ARRAY[0,1,-1,2,-2,32767,-32768,181,-182,7,NULL]::int2[])[1 + (k * 7 + 3) % 11] AS i2b,
+  (ARRAY[0,1,-1,2,-2,2147483647,-2147483648,46341,-46341,65536,1000,NULL]::int4[])[1 + k % 12] AS i4a,
+  (ARRAY[0,1,-1,2,-2,2147483647,-2147483648,46341,-46341,65536,1000,NULL]::int4[])[1 + (k * 5 + 1) % 12] AS i4b,
+  (ARRAY[0,1,-1,2,-2,9223372036854775807,-9223372036854775808,3037000500,-3037000500,4294967296,NULL]::int8[])[1 + k % 11] AS i8a,
+  (ARRAY[0,1,-1,2,-2,9223372036854775807,-9223372036854775808,3037000500,-3037000500,4294967296,NULL]::int8[])[1 + (k * 3 + 2) % 11] AS i8b,
+  (ARRAY['0','-0','1','-1','0.5','NaN','Infinity','-Infinity','3.4e38','-3.4e38','1e-45','1.17549435e-38','16777217','2.5',NULL]::float4[])[1 + k % 15] AS f4a,
+  (ARRAY['0','-0','1','-1','0.5','NaN','Infinity','-Infinity','3.4e38','-3.4e38','1e-45','1.17549435e-38','16777217','2.5',NULL]::float4[])[1 + (k * 4 + 1) % 15] AS f4b,
+  (ARRAY['0','-0','1','-1','0.1','NaN','Infinity','-Infinity','1.7976931348623157e308','-1e308','5e-324','2.2250738585072014e-308','9007199254740993','2.5','-2.5','3e9',NULL]::float8[])[1 + k % 17] AS f8a,
+  (ARRAY['0','-0','1','-1','0.1','NaN','Infinity','-Infinity','1.7976931348623157e308','-1e308','5e-324','2.2250738585072014e-308','9007199254740993','2.5','-2.5','3e9',NULL]::float8[])[1 + (k * 6 + 5) % 17] AS f8b,
+  (ARRAY[true,false,NULL]::bool[])[1 + k % 3] AS ba,
+  (ARRAY[true,false,NULL]::bool[])[1 + (k / 3) % 3] AS bb,
+  (ARRAY['2000-01-01','1999-12-31','2024-02-29','2023-03-01','infinity','-infinity','4713-01-01 BC','5874897-12-31',NULL]::date[])[1 + k % 9] AS da,
+  (ARRAY['2000-01-01','1999-12-31','2024-02-29','2023-03-01','infinity','-infinity','4713-01-01 BC','5874897-12-31',NULL]::date[])[1 + (k * 2 + 1) % 9] AS db,
+  (ARRAY['00:00','23:59:59.999999','12:00','24:00:00','00:00:00.000001',NULL]::time[])[1 + k % 6] AS ta,
+  (ARRAY['00:00','23:59:59.999999','12:00','24:00:00','00:00:00.000001',NULL]::time[])[1 + (k * 5 + 2) % 6] AS tb,
+  (ARRAY['2000-01-01','2024-02-29 23:59:59.999999','infinity','-infinity','1970-01-01','294276-12-31 23:59:59','4713-01-01 BC',NULL]::timestamp[])[1 + k % 8] AS tsa,
+  (ARRAY['2000-01-01','2024-02-29 23:59:59.999999','infinity','-infinity','1970-01-01','294276-12-31 23:59:59','4713-01-01 BC',NULL]::timestamp[])[1 + (k * 3 + 1) % 8] AS tsb,
+  (ARRAY['2000-01-01 00:00+00','2024-03-10 02:30:00-05','2024-03-10 03:30:00-04','infinity','-infinity','2024-10-27 01:30:00+01',NULL]::timestamptz[])[1 + k % 7] AS tza,
+  (ARRAY['2000-01-01 00:00+00','2024-03-10 02:30:00-05','2024-03-10 03:30:00-04','infinity','-infinity','2024-10-27 01:30:00+01',NULL]::timestamptz[])[1 + (k * 4 + 3) % 7] AS tzb
+FROM generate_series(0, 499) k;
+-- Moderate values: no overflow, no zero divisor, so every value is compared.
+CREATE TABLE dv_safe AS
+SELECT k,
+  (k % 200 - 100)::int2 AS i2a, (k % 13 + 1)::int2 * (CASE WHEN k % 2 = 0 THEN 1 ELSE -1 END)::int2 AS i2b,
+  (k * 7919 % 100000 - 50000) AS i4a, (k % 97 + 1) * (CASE WHEN k % 3 = 0 THEN -1 ELSE 1 END) AS i4b,
+  (k::int8 * 1000003 - 250000000) AS i8a, (k % 89 + 1)::int8 * (CASE WHEN k % 5 = 0 THEN -1 ELSE 1 END) AS i8b,
+  CASE WHEN k % 17 = 0 THEN NULL WHEN k % 23 = 0 THEN 'NaN'::float4 WHEN k % 29 = 0 THEN 'Infinity'::float4
+       ELSE ((k % 1000) - 500) / 7.0 END::float4 AS f4a,
+  ((k % 50) + 0.25)::float4 AS f4b,
+  CASE WHEN k % 19 = 0 THEN NULL WHEN k % 31 = 0 THEN 'NaN'::float8 WHEN k % 37 = 0 THEN '-Infinity'::float8
+       ELSE ((k * 7919 % 100000) - 50000) / 3.0 END::float8 AS f8a,
+  ((k % 71) - 35.5)::float8 AS f8b,
+  CASE WHEN k % 11 = 0 THEN NULL ELSE k % 2 = 0 END AS ba,
+  CASE WHEN k % 7 = 0 THEN NULL ELSE k % 3 = 0 END AS bb,
+  ('2020-01-01'::date + (k * 37 % 1500)) AS da, ('2020-01-01'::date + (k * 11 % 1500)) AS db,
+  ('00:00'::time + (k * 997) * interval '1 second') AS ta, ('00:00'::time + (k * 401) * interval '1 second') AS tb,
+  ('2020-01-01'::timestamp + (k * 86413) * interval '1 second') AS tsa,
+  ('2020-01-01'::timestamp + (k * 86111) * interval '1 second') AS tsb,
+  ('2024-03-09 12:00+00'::timestamptz + (k * 3607) * interval '1 second') AS tza,
+  ('2024-03-09 12:00+00'::timestamptz + (k * 3593) * interval '1 second') AS tzb
+FROM generate_series(0, 499) k;
+
+-- PostgreSQL's result against the device's, for one expression over a table.
+CREATE FUNCTION pg_vs_device(rel regclass, expr text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  pg_err text;
+  dev_err text;
+  differing bigint;
+BEGIN
+  BEGIN
+    -- the type's output function, as device_eval uses (bool::text differs)
+    EXECUTE format('CREATE TEMP TABLE pg_res AS
+                    SELECT rowid, CASE WHEN v IS NULL THEN NULL ELSE format(''%%s'', v) END AS value
+                      FROM (SELECT ctid::text AS rowid, (%s) AS v FROM ONLY %s OFFSET 0) s', expr, rel);
+  EXCEPTION WHEN OTHERS THEN
+    pg_err := SQLSTATE || ': ' || SQLERRM;
+  END;
+  BEGIN
+    CREATE TEMP TABLE dev_res AS SELECT d.ctid AS rowid, d.value FROM pgstrom.device_eval(rel, expr) d;
+  EXCEPTION WHEN OTHERS THEN
+    dev_err := SQLSTATE || ': ' || SQLERRM;
+  END;
+  IF pg_err IS NOT NULL OR dev_err IS NOT NULL THEN
+    SET LOCAL client_min_messages = warning;
+    DROP TABLE IF EXISTS pg_res;
+    DROP TABLE IF EXISTS dev_res;
+    IF pg_err IS NOT DISTINCT FROM dev_err THEN
+      RETURN 'same error ' || pg_err;
+    END IF;
+    IF dev_err LIKE '0A000: expression cannot run on the device%' THEN
+      RETURN 'not offloaded';
+    END IF;
+    RETURN format('MISMATCH: postgres %s, device %s', coalesce(pg_err, 'ok'), coalesce(dev_err, 'ok'));
+  END IF;
+  SELECT count(*) INTO differing
+    FROM pg_res p FULL JOIN dev_res d USING (rowid)
+   WHERE p.value IS DISTINCT FROM d.value OR p.rowid IS NULL OR d.rowid IS NULL;
+  DROP TABLE pg_res;
+  DROP TABLE dev_res;
+  RETURN CASE WHEN differing = 0 THEN 'same' ELSE format('MISMATCH: %s rows differ', differing) END;
+END $$;
+
+-- Every catalog function, called by name on columns of its argument types.
+CREATE FUNCTION arg_column(t oid, side text) RETURNS text LANGUAGE sql AS $$
+  SELECT CASE t WHEN 'int2'::regtype THEN 'i2' WHEN 'int4'::regtype THEN 'i4' WHEN 'int8'::regtype THEN 'i8'
+                WHEN 'float4'::regtype THEN 'f4' WHEN 'float8'::regtype THEN 'f8' WHEN 'bool'::regtype THEN 'b'
+                WHEN 'date'::regtype THEN 'd' WHEN 'time'::regtype THEN 't' WHEN 'timestamp'::regtype THEN 'ts'
+                WHEN 'timestamptz'::regtype THEN 'tz' END || side $$;
+CREATE TEMP TABLE catalog_calls AS
+SELECT f.func_id, f.name,
+       format('%I(%s)', p.proname,
+              CASE WHEN p.pronargs = 1 THEN arg_column(p.proargtypes[0], 'a')
+                   ELSE arg_column(p.proargtypes[0], 'a') || ', ' || arg_column(p.proargtypes[1], 'b') END) AS expr
+  FROM pgstrom.device_functions f JOIN pg_proc p ON p.oid = f.pg_function;
+SELECT count(*) AS functions, count(*) FILTER (WHERE expr IS NOT NULL) AS callable FROM catalog_calls;
+CREATE TEMP TABLE catalog_results AS
+SELECT func_id, name, expr, pg_vs_device('dv_safe', expr) AS on_safe, pg_vs_device('dv_edge', expr) AS on_edge
+  FROM catalog_calls;
+-- Values: every function agrees on every moderate row.
+SELECT on_safe, count(*) FROM catalog_results GROUP BY 1 ORDER BY 1;
+-- Edges: the same values, or the same error as PostgreSQL.
+SELECT on_edge, count(*) FROM catalog_results GROUP BY 1 ORDER BY 1;
+SELECT name, expr, on_safe, on_edge FROM catalog_results
+ WHERE on_safe LIKE 'MISMATCH%' OR on_edge LIKE 'MISMATCH%' ORDER BY func_id;
+
+-- Expressions as users write them: operators, casts, logic, tests.
+SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS on_safe FROM (VALUES
+  ('i4a + i4b * 2 - i2a'),
+  ('(i2a + i4a)::int8 * i8b'),
+  ('i4b <> 0 AND i4a / i4b > 1'),
+  ('i4b = 0 OR i4a % i4b = 1'),
+  ('f8b <> 0 AND f8a / f8b < 0.5'),
+  ('NOT (ba AND bb)'),
+  ('ba OR bb OR i4a > 0'),
+  ('ba AND bb AND i2a IS NULL'),
+  ('i4a IS NULL OR i8a IS NOT NULL'),
+  ('ba IS TRUE'), ('ba IS NOT TRUE'), ('ba IS FALSE'), ('ba IS NOT FALSE'),
+  ('ba IS UNKNOWN'), ('ba IS NOT UNKNOWN'),
+  ('(f4a > 0) IS DISTINCT FROM NULL::bool'),
+  ('i4a IS DISTINCT FROM i8b'), ('f8a IS NOT DISTINCT FROM f4b'), ('da IS DISTINCT FROM db'),
+  ('abs(i2a) + abs(i4a)'), ('abs(f4a)'),
+  ('i4a::text = ''1'''),
+  ('f4a::float8 + f8a'),
+  ('-f8a'), ('abs(i8a)'), ('-i2a'), ('@ f4a'),
+  ('f8a::int4'), ('f4a::int2'), ('f8a::float4'), ('i8a::float4'), ('i8a::int2'),
+  ('da < db AND tsa >= tsb'),
+  ('tza = tzb OR ta > tb'),
+  ('(i4a < 100) = (i8a > 0)'),
+  ('NULL::int4 + i4a'),
+  ('2147483647 + i4a'),
+  ('i4a / 0'),
+  ('f8a * 1e308'),
+  ('f8a / 1e308 / 1e308')
+) v(e);
+
+-- Not everything runs on the device: it says why.
+SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::text');
+SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::numeric');
+SELECT * FROM pgstrom.device_eval('dv_safe', 'CASE WHEN ba THEN 1 ELSE 2 END');
+SELECT * FROM pgstrom.device_eval('dv_safe', 'ctid = ''(0,1)''');
+-- Bad input to the entry points.
+SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a; DROP TABLE dv_safe');
+SELECT * FROM pgstrom.device_eval('dv_safe', 'count(*)');
+SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a', 'tpu');
+SELECT * FROM pgstrom.device_eval('no_such_table', 'a');
+-- The program listing (what EXPLAIN VERBOSE will show).
+SELECT pgstrom.device_program('dv_safe', 'i4b <> 0 AND i4a / i4b > 1 OR ba IS NULL');
+SELECT pgstrom.device_program('dv_safe', 'f8a * 2.5 < 1e10');
