@@ -2,7 +2,8 @@
 # scripts/test-sql.sh - the tests that need a running PostgreSQL:
 #   1. pg_regress suites (test/schedule, then test/schedule-gpu or
 #      test/schedule-nogpu depending on PGSTROM_EXPECT_GPU)
-#   2. docs/settings.md lists exactly the pg_strom.* settings, defaults too
+#   2. docs/settings.md lists exactly the pg_strom.* settings, defaults too,
+#      and docs/device-functions.md exactly the device function catalog
 #   3. without shared_preload_libraries, CREATE EXTENSION fails cleanly
 # Each run uses fresh clusters under $RUN/test*.  Used by `make test` and by
 # scripts/gpu-check.sh.  Exit status is non-zero when anything fails.
@@ -53,6 +54,13 @@ if [ "$live" != "$documented" ]; then
   failures+=("docs/settings.md")
 else
   echo "test-sql: docs/settings.md lists all $(echo "$live" | wc -l) pg_strom.* settings with their defaults"
+fi
+if [ "$("$PGSTROM_ROOT/scripts/device-functions-doc.sh")" = "$(grep -E '^\| [0-9]' "$PGSTROM_ROOT/docs/device-functions.md")" ]; then
+  echo "test-sql: docs/device-functions.md lists the $(psql -XAtq -c 'SELECT count(*) FROM pgstrom.device_functions') device functions"
+else
+  echo "test-sql: docs/device-functions.md does not match pgstrom.device_functions:"
+  diff <("$PGSTROM_ROOT/scripts/device-functions-doc.sh") <(grep -E '^\| [0-9]' "$PGSTROM_ROOT/docs/device-functions.md")
+  failures+=("docs/device-functions.md")
 fi
 "$PGSTROM_ROOT/scripts/cluster.sh" stop "$dir" >/dev/null
 
