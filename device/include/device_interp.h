@@ -439,7 +439,9 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs,
              uint32_t row, DevDatum *result)
 {
     DevDatum    stack[PGSTROM_MAX_STACK];
+    DevDatum    locals[PGSTROM_MAX_LOCALS];
     int         sp = 0;             /* number of values on the stack */
+    uint32_t    nlocals = 0;        /* slots below this have been cleared */
     uint32_t    pc = 0;
     uint32_t    steps = 0;
 
@@ -567,6 +569,62 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs,
                 }
                 a->isnull = 0;
                 a->v.i = distinct;
+                sp--;
+                break;
+            }
+            case OP_STORE_LOCAL:
+            case OP_LOAD_LOCAL:
+                if (in->arg < 0 || in->arg >= PGSTROM_MAX_LOCALS)
+                    return DEVERR_INVALID_PROGRAM;
+                /* clear slots on first touch: a load never reads garbage */
+                while (nlocals <= (uint32_t) in->arg)
+                {
+                    locals[nlocals].v.i = 0;
+                    locals[nlocals].isnull = 1;
+                    locals[nlocals].pad = 0;
+                    nlocals++;
+                }
+                if (in->op == OP_STORE_LOCAL)
+                {
+                    if (sp < 1)
+                        return DEVERR_INVALID_PROGRAM;
+                    locals[in->arg] = stack[--sp];
+                }
+                else
+                {
+                    if (sp >= PGSTROM_MAX_STACK)
+                        return DEVERR_INVALID_PROGRAM;
+                    stack[sp++] = locals[in->arg];
+                }
+                break;
+            case OP_MINMAX2:
+            {
+                DevDatum *a, *b;
+                bool take_b;
+
+                if (sp < 2 || dev_func_nargs(in->arg) != 2)
+                    return DEVERR_INVALID_PROGRAM;
+                a = &stack[sp - 2];
+                b = &stack[sp - 1];
+                if (b->isnull)
+                    take_b = false;
+                else if (a->isnull)
+                    take_b = true;
+                else
+                {
+                    DevDatum args[2];
+                    DevDatum out;
+                    int32_t rc;
+
+                    args[0] = *b;
+                    args[1] = *a;
+                    rc = dev_call(in->arg, args, &out);
+                    if (rc != DEVERR_OK)
+                        return rc;
+                    take_b = (out.v.i != 0);
+                }
+                if (take_b)
+                    *a = *b;
                 sp--;
                 break;
             }

@@ -21,6 +21,7 @@
 #define PGSTROM_PROGRAM_MAGIC    0x47505350U    /* "PSPG" little-endian */
 #define PGSTROM_PROGRAM_VERSION  1
 #define PGSTROM_MAX_STACK        32
+#define PGSTROM_MAX_LOCALS       16
 
 typedef struct
 {
@@ -87,6 +88,10 @@ enum DevOp
     OP_IS_UNKNOWN = 21,
     OP_IS_NOT_UNKNOWN = 22,
     OP_DISTINCT = 23,           /* [-1] IS DISTINCT FROM; `arg` = equality function */
+    OP_STORE_LOCAL = 24,        /* [-1] pop into local slot `arg` */
+    OP_LOAD_LOCAL = 25,         /* [+1] push local slot `arg` (NULL if never stored) */
+    OP_MINMAX2 = 26,            /* [-1] GREATEST/LEAST step: of a, b keep b when
+                                 * b is not NULL and (a is NULL or `arg`(b, a)) */
     OP__COUNT
 };
 

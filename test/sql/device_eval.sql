@@ -142,13 +142,28 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('2147483647 + i4a'),
   ('i4a / 0'),
   ('f8a * 1e308'),
-  ('f8a / 1e308 / 1e308')
+  ('f8a / 1e308 / 1e308'),
+  ('CASE WHEN i4a > 0 THEN i4a WHEN i4a < 0 THEN -i4a END'),
+  ('CASE i2a WHEN 1 THEN 10 WHEN 2 THEN 20 ELSE i4a END'),
+  ('CASE WHEN i4b = 0 THEN NULL ELSE i4a / i4b END'),
+  ('CASE WHEN ba THEN f8a ELSE f8b END'),
+  ('CASE WHEN ba THEN i4a + 2147483647 ELSE 0 END'),
+  ('CASE da WHEN db THEN 1 ELSE CASE WHEN ba THEN 2 END END'),
+  ('COALESCE(i4a, i4b, 0)'), ('COALESCE(f8a, f4a::float8)'), ('COALESCE(ba, bb)'), ('COALESCE(NULL::int8, i8a)'),
+  ('NULLIF(i4a, i4b)'), ('NULLIF(i2a, 0)'), ('NULLIF(f8a, ''NaN'')'), ('NULLIF(i4a, 1) + 1'),
+  ('GREATEST(i4a, i4b, 7)'), ('LEAST(f8a, f8b)'), ('GREATEST(f4a, f4b)'), ('LEAST(da, db)'), ('GREATEST(tza, tzb)'),
+  ('GREATEST(NULL::int4, i4a)'), ('LEAST(f8a, ''-0'', 0)'),
+  ('i4a IN (1, 2, 46341, NULL)'), ('i4a NOT IN (0, 1)'), ('i8a = ANY (ARRAY[1, -1, 9223372036854775807])'),
+  ('f8a <> ALL (ARRAY[0.1, 2.5])'), ('f8a = ANY (ARRAY[''NaN'', ''-Infinity'']::float8[])'),
+  ('i4a IN (i4b, i2a, 1)'), ('i4a = ANY (''{}''::int4[])'), ('i4a = ANY (NULL::int4[])'),
+  ('i4a IN (i4b / 0, 1)'), ('i4a IN (1, i4b + 2147483647)')
 ) v(e);
 
 -- Not everything runs on the device: it says why.
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::text');
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::numeric');
-SELECT * FROM pgstrom.device_eval('dv_safe', 'CASE WHEN ba THEN 1 ELSE 2 END');
+SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a IN (SELECT 1)');
+SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a = ANY (ARRAY(SELECT generate_series(1, 300)))');
 SELECT * FROM pgstrom.device_eval('dv_safe', 'ctid = ''(0,1)''');
 -- Bad input to the entry points.
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a; DROP TABLE dv_safe');
@@ -158,3 +173,5 @@ SELECT * FROM pgstrom.device_eval('no_such_table', 'a');
 -- The program listing (what EXPLAIN VERBOSE will show).
 SELECT pgstrom.device_program('dv_safe', 'i4b <> 0 AND i4a / i4b > 1 OR ba IS NULL');
 SELECT pgstrom.device_program('dv_safe', 'f8a * 2.5 < 1e10');
+SELECT pgstrom.device_program('dv_safe', 'CASE i2a WHEN 1 THEN COALESCE(i4a, 0) ELSE GREATEST(i4a, i4b) END');
+SELECT pgstrom.device_program('dv_safe', 'i4a IN (1, 2, NULL) AND NULLIF(i4b, 0) IS NOT NULL');

@@ -23,3 +23,12 @@ SELECT pgstrom.active_engine();
 SET pg_strom.engine = 'gpu';
 SELECT pgstrom.active_engine();
 RESET pg_strom.engine;
+-- Device programs: the GPU engine gives the CPU engine's results row by row.
+CREATE TABLE gpu_dv AS
+  SELECT x, (x * 7919 % 100000 - 50000) AS i4, (x * 1.25)::float8 AS f8,
+         CASE WHEN x % 7 = 0 THEN NULL ELSE x % 2 = 0 END AS b
+    FROM generate_series(1, 200000) x;
+SELECT count(*) AS rows, count(*) FILTER (WHERE g.value IS DISTINCT FROM c.value) AS differing
+  FROM pgstrom.device_eval('gpu_dv', 'i4 <> 0 AND f8 / i4 > 0.5 OR b IS NOT TRUE', 'gpu') g
+  JOIN pgstrom.device_eval('gpu_dv', 'i4 <> 0 AND f8 / i4 > 0.5 OR b IS NOT TRUE', 'cpu') c USING (ctid);
+SELECT * FROM pgstrom.device_eval('gpu_dv', 'i4 * 100000', 'gpu');

@@ -11,9 +11,11 @@
 //! Supported now: Var (of the scanned relation), Const, OpExpr, FuncExpr,
 //! BoolExpr (AND/OR with PostgreSQL's short-circuit and three-valued
 //! logic, NOT), NullTest, BooleanTest, DistinctExpr (IS [NOT] DISTINCT
-//! FROM), RelabelType between the same device type.  Param, CASE,
-//! COALESCE, NULLIF, GREATEST/LEAST, IN/ANY, numeric, text and the other
-//! types of the device-program issue come next.
+//! FROM), CASE (both forms), COALESCE, NULLIF, GREATEST/LEAST, IN / = ANY /
+//! <> ALL over constant lists (up to 256 elements, compared in turn) and
+//! ARRAY[...] of expressions, RelabelType between the same device type.
+//! Param, hashed large IN lists, numeric, text and the other types of the
+//! device-program issue come next.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -70,7 +72,14 @@ struct Ctx {
     b: Builder,
     varno: i32,
     columns: Vec<(i16, u16)>,
+    /// Local slots in use (allocated and freed like a stack).
+    locals: i32,
+    /// Slots holding the test value of each enclosing CASE x WHEN ...
+    case_values: Vec<i32>,
 }
+
+/// Most elements of a constant IN / ANY list compiled inline.
+const MAX_ARRAY_ELEMENTS: i32 = 256;
 
 fn type_name(oid: pg_sys::Oid) -> String {
     // SAFETY: format_type_be works for any OID (it prints ??? for unknown).
@@ -106,6 +115,68 @@ fn const_bits(t: u16, value: pg_sys::Datum) -> i64 {
 }
 
 impl Ctx {
+    fn alloc_local(&mut self) -> Result<i32, NotSupported> {
+        if self.locals >= pgstrom_runtime::program::MAX_LOCALS {
+            return unsupported("expression nests too deeply for the device".into());
+        }
+        self.locals += 1;
+        Ok(self.locals - 1)
+    }
+
+    fn free_local(&mut self, slot: i32) {
+        debug_assert_eq!(slot, self.locals - 1);
+        self.locals -= 1;
+    }
+
+    /// The catalog's comparison `family` (IMPL_CMP_GT, ...) on two values
+    /// of device type `t`.
+    fn comparison(&self, family: &str, t: u16) -> Result<u16, NotSupported> {
+        catalog::FUNCTIONS
+            .iter()
+            .find(|f| f.family == family && f.args == [t, t])
+            .map(|f| f.id)
+            .ok_or_else(|| NotSupported(format!("no device comparison for device type {t}")))
+    }
+
+    /// Emit `<slot value> op element` for each element, combined by OR
+    /// (ANY) or AND (ALL) with short-circuit; `elements` pushes element i.
+    fn emit_array_test(
+        &mut self,
+        slot: i32,
+        fid: u16,
+        use_or: bool,
+        n: usize,
+        mut element: impl FnMut(&mut Ctx, usize) -> Result<(), NotSupported>,
+    ) -> Result<(), NotSupported> {
+        if n == 0 {
+            // PostgreSQL: an empty array gives FALSE for ANY, TRUE for ALL,
+            // whatever the scalar is.
+            self.b.constant(type_id("BOOL"), (!use_or) as i64);
+            return Ok(());
+        }
+        let (decide, combine) = if use_or { (Op::JumpIfTrueKeep, Op::Or2) } else { (Op::JumpIfFalseKeep, Op::And2) };
+        let mut pending = None;
+        for i in 0..n {
+            if i > 0 {
+                let j = self.b.jump(decide);
+                pending = Some(match pending {
+                    None => j,
+                    Some(p) => self.b.merge(p, j),
+                });
+            }
+            self.b.load_local(slot);
+            element(self, i)?;
+            self.b.func(fid);
+            if i > 0 {
+                self.b.op(combine);
+            }
+        }
+        if let Some(p) = pending {
+            self.b.place(p);
+        }
+        Ok(())
+    }
+
     fn expr_type(&self, node: *mut pg_sys::Node) -> Result<u16, NotSupported> {
         // SAFETY: node is a valid expression node.
         let oid = unsafe { pg_sys::exprType(node) };
@@ -280,6 +351,215 @@ impl Ctx {
                     }
                     self.emit((*r).arg as *mut pg_sys::Node)?;
                 }
+                pg_sys::NodeTag::T_CaseExpr => {
+                    let c = node as *mut pg_sys::CaseExpr;
+                    self.expr_type(node)?;
+                    let slot = if (*c).arg.is_null() {
+                        None
+                    } else {
+                        self.expr_type((*c).arg as *mut pg_sys::Node)?;
+                        self.emit((*c).arg as *mut pg_sys::Node)?;
+                        let s = self.alloc_local()?;
+                        self.b.store_local(s);
+                        self.case_values.push(s);
+                        Some(s)
+                    };
+                    let mut done = None;
+                    for w in list_nodes((*c).args) {
+                        let w = w as *mut pg_sys::CaseWhen;
+                        let cond = (*w).expr as *mut pg_sys::Node;
+                        if self.expr_type(cond)? != type_id("BOOL") {
+                            return unsupported("a non-boolean WHEN condition".into());
+                        }
+                        self.emit(cond)?;
+                        let next = self.b.jump(Op::JumpIfNotTrue);
+                        self.emit((*w).result as *mut pg_sys::Node)?;
+                        let j = self.b.jump(Op::Jump);
+                        done = Some(match done {
+                            None => j,
+                            Some(p) => self.b.merge(p, j),
+                        });
+                        self.b.place(next);
+                    }
+                    if (*c).defresult.is_null() {
+                        self.b.null();
+                    } else {
+                        self.emit((*c).defresult as *mut pg_sys::Node)?;
+                    }
+                    if let Some(d) = done {
+                        self.b.place(d);
+                    }
+                    if let Some(s) = slot {
+                        self.case_values.pop();
+                        self.free_local(s);
+                    }
+                }
+                pg_sys::NodeTag::T_CaseTestExpr => {
+                    let Some(s) = self.case_values.last().copied() else {
+                        return unsupported("a CaseTestExpr outside CASE".into());
+                    };
+                    self.b.load_local(s);
+                }
+                pg_sys::NodeTag::T_CoalesceExpr => {
+                    let c = node as *mut pg_sys::CoalesceExpr;
+                    let args = list_nodes((*c).args);
+                    let mut done = None;
+                    for (i, a) in args.iter().enumerate() {
+                        if i > 0 {
+                            self.b.op(Op::Pop);
+                        }
+                        self.emit(*a)?;
+                        if i + 1 < args.len() {
+                            let j = self.b.jump(Op::JumpIfNotNullKeep);
+                            done = Some(match done {
+                                None => j,
+                                Some(p) => self.b.merge(p, j),
+                            });
+                        }
+                    }
+                    if let Some(d) = done {
+                        self.b.place(d);
+                    }
+                }
+                pg_sys::NodeTag::T_NullIfExpr => {
+                    // NULLIF(a, b): NULL when a = b, else a; a is evaluated once
+                    let o = node as *mut pg_sys::OpExpr;
+                    let mut funcid = (*o).opfuncid;
+                    if funcid == pg_sys::InvalidOid {
+                        funcid = pg_sys::get_opcode((*o).opno);
+                    }
+                    let args = list_nodes((*o).args);
+                    let fid = device_function_of(funcid)
+                        .ok_or_else(|| NotSupported("NULLIF with an equality not in the device catalog".into()))?;
+                    let f = func_info(fid).expect("catalog");
+                    if args.len() != 2 || f.nargs != 2 || f.result != type_id("BOOL") {
+                        return unsupported("NULLIF with an unusual equality".into());
+                    }
+                    for (i, a) in args.iter().enumerate() {
+                        if self.expr_type(*a)? != f.args[i] {
+                            return unsupported("NULLIF arguments of other device types".into());
+                        }
+                    }
+                    self.emit(args[0])?;
+                    let s = self.alloc_local()?;
+                    self.b.store_local(s);
+                    self.b.load_local(s);
+                    self.emit(args[1])?;
+                    self.b.func(fid);
+                    let not_equal = self.b.jump(Op::JumpIfNotTrue);
+                    self.b.null();
+                    let done = self.b.jump(Op::Jump);
+                    self.b.place(not_equal);
+                    self.b.load_local(s);
+                    self.b.place(done);
+                    self.free_local(s);
+                }
+                pg_sys::NodeTag::T_MinMaxExpr => {
+                    let m = node as *mut pg_sys::MinMaxExpr;
+                    let t = self.expr_type(node)?;
+                    let family = if (*m).op == pg_sys::MinMaxOp::IS_GREATEST { "IMPL_CMP_GT" } else { "IMPL_CMP_LT" };
+                    let cmp = self.comparison(family, t)?;
+                    for (i, a) in list_nodes((*m).args).iter().enumerate() {
+                        if self.expr_type(*a)? != t {
+                            return unsupported("GREATEST/LEAST arguments of other device types".into());
+                        }
+                        self.emit(*a)?;
+                        if i > 0 {
+                            self.b.minmax(cmp);
+                        }
+                    }
+                }
+                pg_sys::NodeTag::T_ScalarArrayOpExpr => {
+                    let sa = node as *mut pg_sys::ScalarArrayOpExpr;
+                    let args = list_nodes((*sa).args);
+                    let mut funcid = (*sa).opfuncid;
+                    if funcid == pg_sys::InvalidOid {
+                        funcid = pg_sys::get_opcode((*sa).opno);
+                    }
+                    let fid = device_function_of(funcid)
+                        .ok_or_else(|| NotSupported("IN / ANY with an operator not in the device catalog".into()))?;
+                    let f = func_info(fid).expect("catalog");
+                    let elem_oid = pg_sys::get_element_type(pg_sys::exprType(args[1]));
+                    let elem_t = device_type_of(elem_oid)
+                        .ok_or_else(|| NotSupported(format!("arrays of {} on the device", type_name(elem_oid))))?;
+                    if f.nargs != 2 || f.result != type_id("BOOL") || f.args != [self.expr_type(args[0])?, elem_t] {
+                        return unsupported("IN / ANY with mismatched operand types".into());
+                    }
+                    let use_or = (*sa).useOr;
+                    match (*args[1]).type_ {
+                        pg_sys::NodeTag::T_Const => {
+                            let c = args[1] as *mut pg_sys::Const;
+                            if (*c).constisnull {
+                                // a NULL array gives NULL; the scalar is still
+                                // evaluated first, for its errors
+                                self.emit(args[0])?;
+                                self.b.op(Op::Pop);
+                                self.b.null();
+                                return Ok(());
+                            }
+                            let arr =
+                                pg_sys::pg_detoast_datum((*c).constvalue.cast_mut_ptr()) as *mut pg_sys::ArrayType;
+                            let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
+                            pg_sys::get_typlenbyvalalign(elem_oid, &mut len, &mut byval, &mut align);
+                            let mut elems: *mut pg_sys::Datum = std::ptr::null_mut();
+                            let mut nulls: *mut bool = std::ptr::null_mut();
+                            let mut n = 0;
+                            pg_sys::deconstruct_array(
+                                arr, elem_oid, len as i32, byval, align, &mut elems, &mut nulls, &mut n,
+                            );
+                            if n > MAX_ARRAY_ELEMENTS {
+                                return unsupported(format!(
+                                    "IN / ANY lists longer than {MAX_ARRAY_ELEMENTS} elements"
+                                ));
+                            }
+                            let values: Vec<Option<i64>> = (0..n as usize)
+                                .map(|i| (!*nulls.add(i)).then(|| const_bits(elem_t, *elems.add(i))))
+                                .collect();
+                            self.emit(args[0])?;
+                            let s = self.alloc_local()?;
+                            self.b.store_local(s);
+                            self.emit_array_test(s, fid, use_or, values.len(), |ctx, i| {
+                                match values[i] {
+                                    Some(v) => ctx.b.constant(elem_t, v),
+                                    None => ctx.b.null(),
+                                }
+                                Ok(())
+                            })?;
+                            self.free_local(s);
+                        }
+                        pg_sys::NodeTag::T_ArrayExpr => {
+                            // PostgreSQL builds the whole array before comparing:
+                            // every element is evaluated (and may raise) first.
+                            let ae = args[1] as *mut pg_sys::ArrayExpr;
+                            if (*ae).multidims {
+                                return unsupported("multi-dimensional ARRAY[] in IN / ANY".into());
+                            }
+                            let elems = list_nodes((*ae).elements);
+                            self.emit(args[0])?;
+                            let s = self.alloc_local()?;
+                            self.b.store_local(s);
+                            let mut slots = Vec::with_capacity(elems.len());
+                            for e in &elems {
+                                if self.expr_type(*e)? != elem_t {
+                                    return unsupported("ARRAY[] elements of other device types".into());
+                                }
+                                self.emit(*e)?;
+                                let es = self.alloc_local()?;
+                                self.b.store_local(es);
+                                slots.push(es);
+                            }
+                            self.emit_array_test(s, fid, use_or, slots.len(), |ctx, i| {
+                                ctx.b.load_local(slots[i]);
+                                Ok(())
+                            })?;
+                            for es in slots.into_iter().rev() {
+                                self.free_local(es);
+                            }
+                            self.free_local(s);
+                        }
+                        _ => return unsupported("IN / ANY over a non-constant array".into()),
+                    }
+                }
                 other => return unsupported(format!("expression node {other:?} is not supported on the device")),
             }
         }
@@ -292,7 +572,7 @@ impl Ctx {
 /// # Safety
 /// `expr` must be a valid expression tree.
 pub unsafe fn compile(expr: *mut pg_sys::Node, varno: i32) -> Result<Compiled, NotSupported> {
-    let mut ctx = Ctx { b: Builder::new(), varno, columns: Vec::new() };
+    let mut ctx = Ctx { b: Builder::new(), varno, columns: Vec::new(), locals: 0, case_values: Vec::new() };
     let rtype = ctx.expr_type(expr)?;
     ctx.emit(expr)?;
     // SAFETY: valid expression.

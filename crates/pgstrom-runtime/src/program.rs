@@ -22,6 +22,8 @@ pub const MAGIC: u32 = 0x4750_5350;
 pub const VERSION: u16 = 1;
 /// Deepest stack the interpreter has.
 pub const MAX_STACK: u32 = 32;
+/// Local slots per row.
+pub const MAX_LOCALS: i32 = 16;
 
 /// Instruction codes (OP_* in device_program.h).
 #[allow(missing_docs)]
@@ -51,6 +53,9 @@ pub enum Op {
     IsUnknown = 21,
     IsNotUnknown = 22,
     Distinct = 23,
+    StoreLocal = 24,
+    LoadLocal = 25,
+    MinMax2 = 26,
 }
 
 impl Op {
@@ -80,6 +85,9 @@ impl Op {
             21 => IsUnknown,
             22 => IsNotUnknown,
             23 => Distinct,
+            24 => StoreLocal,
+            25 => LoadLocal,
+            26 => MinMax2,
             _ => return None,
         })
     }
@@ -114,6 +122,9 @@ impl Op {
             IsUnknown => "is_unknown",
             IsNotUnknown => "is_not_unknown",
             Distinct => "distinct",
+            StoreLocal => "store_local",
+            LoadLocal => "load_local",
+            MinMax2 => "minmax",
         }
     }
 }
@@ -203,15 +214,21 @@ impl Program {
                         .ok_or_else(|| invalid(format!("unknown function id {} at {pc}", ins.arg)))?;
                     (f.nargs as u32, 1)
                 }
-                Op::Distinct => {
+                Op::Distinct | Op::MinMax2 => {
                     let f = u16::try_from(ins.arg)
                         .ok()
                         .and_then(func_info)
                         .ok_or_else(|| invalid(format!("unknown function id {} at {pc}", ins.arg)))?;
                     if f.nargs != 2 || f.result != type_id("BOOL") {
-                        return Err(invalid(format!("{} cannot decide IS DISTINCT FROM at {pc}", f.name)));
+                        return Err(invalid(format!("{} is not a comparison, at {pc}", f.name)));
                     }
                     (2, 1)
+                }
+                Op::StoreLocal | Op::LoadLocal => {
+                    if !(0..MAX_LOCALS).contains(&ins.arg) {
+                        return Err(invalid(format!("local slot {} out of range at {pc}", ins.arg)));
+                    }
+                    if op == Op::StoreLocal { (1, 0) } else { (0, 1) }
                 }
                 Op::Jump => (0, 0),
                 Op::JumpIfFalseKeep | Op::JumpIfTrueKeep | Op::JumpIfNotNullKeep => (1, 1),
@@ -341,7 +358,10 @@ impl Program {
                 Op::Param => {
                     let _ = write!(s, " ${}", i.arg + 1);
                 }
-                Op::Func | Op::Distinct => {
+                Op::StoreLocal | Op::LoadLocal => {
+                    let _ = write!(s, " #{}", i.arg);
+                }
+                Op::Func | Op::Distinct | Op::MinMax2 => {
                     let f = u16::try_from(i.arg).ok().and_then(func_info);
                     let _ = write!(
                         s,
@@ -424,9 +444,38 @@ impl Builder {
         self.push(Op::Distinct, 0, eq_func_id as i32, 0);
     }
 
+    /// GREATEST/LEAST step with comparison function `cmp_func_id`
+    /// (`>` for GREATEST, `<` for LEAST).
+    pub fn minmax(&mut self, cmp_func_id: u16) {
+        self.push(Op::MinMax2, 0, cmp_func_id as i32, 0);
+    }
+
+    /// Pop into local slot `slot`.
+    pub fn store_local(&mut self, slot: i32) {
+        self.push(Op::StoreLocal, 0, slot, 0);
+    }
+
+    /// Push local slot `slot`.
+    pub fn load_local(&mut self, slot: i32) {
+        self.push(Op::LoadLocal, 0, slot, 0);
+    }
+
     /// Emit a stack-only op (And2, Or2, Not, Pop, Is*).
     pub fn op(&mut self, op: Op) {
-        debug_assert!(!op.is_jump() && !matches!(op, Op::Var | Op::Const | Op::Param | Op::Func | Op::Distinct));
+        debug_assert!(
+            !op.is_jump()
+                && !matches!(
+                    op,
+                    Op::Var
+                        | Op::Const
+                        | Op::Param
+                        | Op::Func
+                        | Op::Distinct
+                        | Op::MinMax2
+                        | Op::StoreLocal
+                        | Op::LoadLocal
+                )
+        );
         self.push(op, 0, 0, 0);
     }
 
