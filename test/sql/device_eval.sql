@@ -163,7 +163,8 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::text');
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::numeric');
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a IN (SELECT 1)');
-SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a = ANY (ARRAY(SELECT generate_series(1, 300)))');
+SELECT * FROM pgstrom.device_eval('dv_safe',
+  'i4a = ANY (''{' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 300) g) || '}''::int4[])');
 SELECT * FROM pgstrom.device_eval('dv_safe', 'ctid = ''(0,1)''');
 -- Bad input to the entry points.
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a; DROP TABLE dv_safe');
