@@ -156,7 +156,9 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('i4a IN (1, 2, 46341, NULL)'), ('i4a NOT IN (0, 1)'), ('i8a = ANY (ARRAY[1, -1, 9223372036854775807])'),
   ('f8a <> ALL (ARRAY[0.1, 2.5])'), ('f8a = ANY (ARRAY[''NaN'', ''-Infinity'']::float8[])'),
   ('i4a IN (i4b, i2a, 1)'), ('i4a = ANY (''{}''::int4[])'), ('i4a = ANY (NULL::int4[])'),
-  ('i4a IN (i4b / 0, 1)'), ('i4a IN (1, i4b + 2147483647)')
+  ('i4a IN (i4b / 0, 1)'), ('i4a IN (1, i4b + 2147483647)'),
+  ('tza < now()'), ('da <= current_date'), ('tza > now() - interval ''1 day'''), ('tsa < localtimestamp'),
+  ('i8a > extract(year FROM now())::int8'), ('CASE i4a WHEN extract(day FROM now())::int4 THEN 1 END')
 ) v(e);
 
 -- Not everything runs on the device: it says why.
@@ -176,3 +178,5 @@ SELECT pgstrom.device_program('dv_safe', 'i4b <> 0 AND i4a / i4b > 1 OR ba IS NU
 SELECT pgstrom.device_program('dv_safe', 'f8a * 2.5 < 1e10');
 SELECT pgstrom.device_program('dv_safe', 'CASE i2a WHEN 1 THEN COALESCE(i4a, 0) ELSE GREATEST(i4a, i4b) END');
 SELECT pgstrom.device_program('dv_safe', 'i4a IN (1, 2, NULL) AND NULLIF(i4b, 0) IS NOT NULL');
+-- Stable sub-expressions are evaluated once on the CPU and passed in.
+SELECT pgstrom.device_program('dv_safe', 'tza > now() - interval ''1 day'' AND da <= current_date');

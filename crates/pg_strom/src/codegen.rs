@@ -14,12 +14,15 @@
 //! FROM), CASE (both forms), COALESCE, NULLIF, GREATEST/LEAST, IN / = ANY /
 //! <> ALL over constant lists (up to 256 elements, compared in turn) and
 //! ARRAY[...] of expressions, RelabelType between the same device type.
-//! Param, hashed large IN lists, numeric, text and the other types of the
-//! device-program issue come next.
+//! Sub-expressions without Vars that are not volatile (now(), current_date,
+//! Params, ...) are hoisted: evaluated once on the CPU and passed to the
+//! program as parameters.  Hashed large IN lists, numeric, text and the
+//! other types of the device-program issue come next.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use pgrx::pg_guard;
 use pgrx::pg_sys;
 
 use pgstrom_runtime::catalog::{self, func_info};
@@ -40,6 +43,10 @@ pub struct Compiled {
     pub columns: Vec<(i16, u16)>,
     /// PostgreSQL type OID of the result.
     pub result_type: pg_sys::Oid,
+    /// Sub-expressions evaluated once on the CPU per execution and passed
+    /// as parameters, in parameter order: stable functions such as now()
+    /// or current_date, Params, and any other Var-free, non-volatile part.
+    pub params: Vec<(*mut pg_sys::Node, u16)>,
 }
 
 /// Device type id of a PostgreSQL type, if the device supports it.
@@ -76,6 +83,8 @@ struct Ctx {
     locals: i32,
     /// Slots holding the test value of each enclosing CASE x WHEN ...
     case_values: Vec<i32>,
+    /// Hoisted sub-expressions (see [`Compiled::params`]).
+    params: Vec<(*mut pg_sys::Node, u16)>,
 }
 
 /// Most elements of a constant IN / ANY list compiled inline.
@@ -103,7 +112,7 @@ unsafe fn list_nodes(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
 }
 
 /// Raw datum bits of a by-value constant of device type `t`.
-fn const_bits(t: u16, value: pg_sys::Datum) -> i64 {
+pub fn const_bits(t: u16, value: pg_sys::Datum) -> i64 {
     let raw = value.value() as u64;
     match catalog::type_info(t).map(|ti| ti.name) {
         Some("BOOL") => (raw & 0xff != 0) as i64,
@@ -215,9 +224,32 @@ impl Ctx {
         Ok(fid)
     }
 
+    /// A sub-expression that is the same for every row (no Vars, nothing
+    /// volatile) but not a plain constant: evaluated once on the CPU.
+    ///
+    /// # Safety
+    /// `node` is a valid expression node.
+    unsafe fn hoistable(&self, node: *mut pg_sys::Node) -> bool {
+        // SAFETY: valid node (caller).
+        unsafe {
+            !matches!((*node).type_, pg_sys::NodeTag::T_Const | pg_sys::NodeTag::T_CaseTestExpr)
+                && !pg_sys::contain_var_clause(node)
+                && !pg_sys::contain_volatile_functions(node)
+                && !contains_case_test(node)
+        }
+    }
+
     fn emit(&mut self, node: *mut pg_sys::Node) -> Result<(), NotSupported> {
         if node.is_null() {
             return unsupported("empty expression".into());
+        }
+        // SAFETY: node is a valid expression node.
+        if unsafe { self.hoistable(node) } {
+            let t = self.expr_type(node)?;
+            let idx = self.params.len() as u32;
+            self.params.push((node, t));
+            self.b.param(idx);
+            return Ok(());
         }
         // SAFETY: node is a valid Node; each branch casts to the type its
         // tag names.
@@ -567,16 +599,40 @@ impl Ctx {
     }
 }
 
+/// Whether `node` contains a CaseTestExpr (whose value comes from the
+/// enclosing CASE, so it cannot be hoisted out of it).
+///
+/// # Safety
+/// `node` is a valid expression tree.
+unsafe fn contains_case_test(node: *mut pg_sys::Node) -> bool {
+    #[pg_guard]
+    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, _ctx: *mut std::ffi::c_void) -> bool {
+        if node.is_null() {
+            return false;
+        }
+        // SAFETY: expression_tree_walker hands us valid nodes.
+        unsafe {
+            if (*node).type_ == pg_sys::NodeTag::T_CaseTestExpr {
+                return true;
+            }
+            pg_sys::expression_tree_walker_impl(node, Some(walker), std::ptr::null_mut())
+        }
+    }
+    // SAFETY: valid tree (caller).
+    unsafe { walker(node, std::ptr::null_mut()) }
+}
+
 /// Compile `expr` (whose Vars of relation `varno` are the scanned columns).
 ///
 /// # Safety
 /// `expr` must be a valid expression tree.
 pub unsafe fn compile(expr: *mut pg_sys::Node, varno: i32) -> Result<Compiled, NotSupported> {
-    let mut ctx = Ctx { b: Builder::new(), varno, columns: Vec::new(), locals: 0, case_values: Vec::new() };
+    let mut ctx =
+        Ctx { b: Builder::new(), varno, columns: Vec::new(), locals: 0, case_values: Vec::new(), params: Vec::new() };
     let rtype = ctx.expr_type(expr)?;
     ctx.emit(expr)?;
     // SAFETY: valid expression.
     let result_type = unsafe { pg_sys::exprType(expr) };
     let program = ctx.b.finish(rtype).map_err(|e| NotSupported(format!("{e}")))?;
-    Ok(Compiled { program, columns: ctx.columns, result_type })
+    Ok(Compiled { program, columns: ctx.columns, result_type, params: ctx.params })
 }

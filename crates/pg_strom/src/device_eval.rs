@@ -164,6 +164,25 @@ fn read_columns(rel: pg_sys::Oid, columns: &[(i16, u16)]) -> Chunk {
     })
 }
 
+/// Evaluate a Var-free expression once and return it as a parameter.
+fn evaluate_once(expr: *mut pg_sys::Node, t: u16) -> ParamValue {
+    // SAFETY: expr is a valid, Var-free expression; evaluate_expr returns a
+    // Const (or raises the expression's own error).
+    unsafe {
+        let c = pg_sys::evaluate_expr(
+            expr as *mut pg_sys::Expr,
+            pg_sys::exprType(expr),
+            pg_sys::exprTypmod(expr),
+            pg_sys::exprCollation(expr),
+        ) as *mut pg_sys::Const;
+        if (*c).constisnull {
+            ParamValue { isnull: true, bits: 0 }
+        } else {
+            ParamValue { isnull: false, bits: codegen::const_bits(t, (*c).constvalue) }
+        }
+    }
+}
+
 /// Datum text of raw result bits of device type `t`, via the type's
 /// output function.
 fn output_text(type_oid: pg_sys::Oid, t: u16, bits: i64) -> String {
@@ -217,7 +236,14 @@ mod pgstrom {
             .enumerate()
             .map(|(i, (_, t))| ColumnData { type_id: *t, values: &chunk.values[i], validity: Some(&chunk.validity[i]) })
             .collect();
-        let out = match eng.eval_program(&compiled.program, &cols, &[] as &[ParamValue], nrows) {
+        // Hoisted sub-expressions: evaluated once, here on the CPU, and
+        // only when there is a row to evaluate them for.
+        let params: Vec<ParamValue> = if nrows == 0 {
+            compiled.params.iter().map(|_| ParamValue { isnull: true, bits: 0 }).collect()
+        } else {
+            compiled.params.iter().map(|(e, t)| evaluate_once(*e, *t)).collect()
+        };
+        let out = match eng.eval_program(&compiled.program, &cols, &params, nrows) {
             Ok(o) => o,
             Err(e) => errors::raise("device program failed", &e),
         };
@@ -240,7 +266,17 @@ mod pgstrom {
     fn device_program_oid(rel: pg_sys::Oid, expr: &str) -> String {
         let c = require(rel, expr);
         let names: Vec<String> = c.columns.iter().map(|(a, _)| column_name(rel, *a)).collect();
-        c.program.disassemble(&|i| names.get(i as usize).cloned().unwrap_or_else(|| format!("${i}")))
+        let mut text = c.program.disassemble(&|i| names.get(i as usize).cloned().unwrap_or_else(|| format!("${i}")));
+        for (i, (e, _)) in c.params.iter().enumerate() {
+            // SAFETY: deparse a valid expression with no relation context.
+            let s = unsafe {
+                CStr::from_ptr(pg_sys::deparse_expression(*e, std::ptr::null_mut(), false, false))
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            text.push_str(&format!("  ${} = {s}  (evaluated once on the CPU)\n", i + 1));
+        }
+        text
     }
 
     /// The device function catalog: what expressions can run on the device.
