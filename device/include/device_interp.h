@@ -152,71 +152,47 @@ impl_int_mod(const DevDatum *a, const DevDatum *b, DevDatum *r)
     return DEVERR_OK;
 }
 
-/* float.c's float_overflow_error / float_underflow_error checks. */
+/* float.c's float_overflow_error / float_underflow_error checks, for
+ * float4 (F = float) and float8 (F = double) alike. */
+template <typename F>
 DEVICE_FUNC int32_t
-impl_flt_arith(int op, int res, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDatum *r)
+dev_flt_arith(int op, F x, F y, F *z)
 {
-    if (res == DT_FLOAT4)
-    {
-        float x = a->v.f4, y = b->v.f4, z = 0.0f;
-
-        switch (op)
-        {
-            case 0:
-            case 1:
-                z = (op == 0) ? x + y : x - y;
-                if (dev_isinf(z) && !dev_isinf(x) && !dev_isinf(y))
-                    return DEVERR_FLOAT_OVERFLOW;
-                break;
-            case 2:
-                z = x * y;
-                if (dev_isinf(z) && !dev_isinf(x) && !dev_isinf(y))
-                    return DEVERR_FLOAT_OVERFLOW;
-                if (z == 0.0f && x != 0.0f && y != 0.0f)
-                    return DEVERR_FLOAT_UNDERFLOW;
-                break;
-            case 3:
-                if (y == 0.0f && !dev_isnan(x))
-                    return DEVERR_DIVISION_BY_ZERO;
-                z = x / y;
-                if (dev_isinf(z) && !dev_isinf(x))
-                    return DEVERR_FLOAT_OVERFLOW;
-                if (z == 0.0f && x != 0.0f && !dev_isinf(y))
-                    return DEVERR_FLOAT_UNDERFLOW;
-                break;
-        }
-        r->v.f4 = z;
-        return DEVERR_OK;
-    }
-    double x = dev_as_f8(ta, a), y = dev_as_f8(tb, b), z = 0.0;
-
     switch (op)
     {
         case 0:
         case 1:
-            z = (op == 0) ? x + y : x - y;
-            if (dev_isinf(z) && !dev_isinf(x) && !dev_isinf(y))
+            *z = (op == 0) ? x + y : x - y;
+            if (dev_isinf(*z) && !dev_isinf(x) && !dev_isinf(y))
                 return DEVERR_FLOAT_OVERFLOW;
             break;
         case 2:
-            z = x * y;
-            if (dev_isinf(z) && !dev_isinf(x) && !dev_isinf(y))
+            *z = x * y;
+            if (dev_isinf(*z) && !dev_isinf(x) && !dev_isinf(y))
                 return DEVERR_FLOAT_OVERFLOW;
-            if (z == 0.0 && x != 0.0 && y != 0.0)
+            if (*z == (F) 0 && x != (F) 0 && y != (F) 0)
                 return DEVERR_FLOAT_UNDERFLOW;
             break;
         case 3:
-            if (y == 0.0 && !dev_isnan(x))
+            if (y == (F) 0 && !dev_isnan(x))
                 return DEVERR_DIVISION_BY_ZERO;
-            z = x / y;
-            if (dev_isinf(z) && !dev_isinf(x))
+            *z = x / y;
+            if (dev_isinf(*z) && !dev_isinf(x))
                 return DEVERR_FLOAT_OVERFLOW;
-            if (z == 0.0 && x != 0.0 && !dev_isinf(y))
+            if (*z == (F) 0 && x != (F) 0 && !dev_isinf(y))
                 return DEVERR_FLOAT_UNDERFLOW;
             break;
     }
-    r->v.f8 = z;
     return DEVERR_OK;
+}
+
+/* float4 op float4 computes in float4; anything with a float8 in float8. */
+DEVICE_FUNC int32_t
+impl_flt_arith(int op, int res, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    if (res == DT_FLOAT4)
+        return dev_flt_arith<float>(op, a->v.f4, b->v.f4, &r->v.f4);
+    return dev_flt_arith<double>(op, dev_as_f8(ta, a), dev_as_f8(tb, b), &r->v.f8);
 }
 
 DEVICE_FUNC int32_t

@@ -214,20 +214,7 @@ mod pgstrom {
         engine: default!(Option<&str>, "NULL"),
     ) -> TableIterator<'static, (name!(ctid, String), name!(value, Option<String>))> {
         let compiled = require(rel, expr);
-        let eng: &dyn pgstrom_runtime::Engine = match engine {
-            None => engine::active(),
-            Some("cpu") => engine::cpu(),
-            Some("gpu") => match engine::gpu_engine() {
-                Ok(g) => g,
-                Err(e) => errors::raise("cannot use the GPU", &e),
-            },
-            Some(other) => errors::raise_plain(
-                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-                format!("unknown engine \"{other}\""),
-                None,
-                Some("Use 'gpu', 'cpu', or NULL for the active engine."),
-            ),
-        };
+        let eng = engine::by_name(engine);
         let chunk = read_columns(rel, &compiled.columns);
         let nrows = chunk.ctids.len() as u32;
         let cols: Vec<ColumnData<'_>> = compiled

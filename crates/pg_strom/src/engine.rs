@@ -100,3 +100,23 @@ pub fn active() -> &'static dyn Engine {
 pub fn cpu() -> &'static dyn Engine {
     &CPU_ENGINE
 }
+
+/// The engine a SQL function's `engine` argument names: 'gpu', 'cpu', or
+/// NULL for the active one.  Raises an ERROR for anything else, or for
+/// 'gpu' when no GPU can be used.
+pub fn by_name(name: Option<&str>) -> &'static dyn Engine {
+    match name {
+        None => active(),
+        Some("cpu") => cpu(),
+        Some("gpu") => match gpu_engine() {
+            Ok(g) => g,
+            Err(e) => errors::raise("cannot use the GPU", &e),
+        },
+        Some(other) => errors::raise_plain(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("unknown engine \"{other}\""),
+            None,
+            Some("Use 'gpu', 'cpu', or NULL for the active engine."),
+        ),
+    }
+}

@@ -167,20 +167,7 @@ mod pgstrom {
                 None,
             );
         }
-        let eng: &dyn pgstrom_runtime::Engine = match engine {
-            None => engine::active(),
-            Some("cpu") => engine::cpu(),
-            Some("gpu") => match engine::gpu_engine() {
-                Ok(g) => g,
-                Err(e) => errors::raise("cannot use the GPU", &e),
-            },
-            Some(other) => errors::raise_plain(
-                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-                format!("unknown engine \"{other}\""),
-                None,
-                Some("Use 'gpu', 'cpu', or NULL for the active engine."),
-            ),
-        };
+        let eng = engine::by_name(engine);
         let name = eng.kind().name().to_string();
         let rows = match selftest::run(eng, nrows as usize, 0x5eed) {
             Ok(r) => r,

@@ -157,8 +157,7 @@ impl Engine for CpuEngine {
                 validity: c.validity.map_or(0, |v| v.as_ptr() as u64),
             })
             .collect();
-        let pars: Vec<DevDatumRepr> =
-            params.iter().map(|p| DevDatumRepr { bits: p.bits, isnull: p.isnull as i32, pad: 0 }).collect();
+        let pars = DevDatumRepr::from_params(params);
         let mut out = EvalOutput { values: vec![0; nrows as usize], nulls: vec![0; nrows as usize] };
         let mut error_row = 0u32;
         // SAFETY: the request was validated against the program (operand

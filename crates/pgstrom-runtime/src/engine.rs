@@ -217,6 +217,13 @@ pub(crate) struct DevDatumRepr {
     pub pad: i32,
 }
 
+impl DevDatumRepr {
+    /// Parameters in the device's layout.
+    pub(crate) fn from_params(params: &[ParamValue]) -> Vec<DevDatumRepr> {
+        params.iter().map(|p| DevDatumRepr { bits: p.bits, isnull: p.isnull as i32, pad: 0 }).collect()
+    }
+}
+
 /// Check an evaluation request against the program; shared by the engines.
 pub fn validate_eval(
     program: &Program,

@@ -132,6 +132,41 @@ impl GpuEngine {
             .ok_or_else(|| DeviceError::InvalidRequest(format!("kernel {name} is not in the device module")))
     }
 
+    /// Launch `kernel` over `grid` blocks of BLOCK_SIZE threads and wait.
+    ///
+    /// # Safety
+    /// `params` must point at values of the kernel's parameter types, in
+    /// order, and every buffer they reference must outlive this call.
+    unsafe fn launch_and_wait(&self, kernel: &str, grid: u32, params: &mut [*mut c_void]) -> Result<(), DeviceError> {
+        let f = self.function(kernel)?;
+        let drv = self.drv;
+        // SAFETY: caller's contract.
+        unsafe {
+            drv.check(
+                "cuLaunchKernel",
+                (drv.cuLaunchKernel)(
+                    f,
+                    grid,
+                    1,
+                    1,
+                    BLOCK_SIZE,
+                    1,
+                    1,
+                    0,
+                    std::ptr::null_mut(),
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                ),
+            )?;
+            drv.check("cuCtxSynchronize", (drv.cuCtxSynchronize)())
+        }
+    }
+
+    /// Blocks for `nrows` rows: enough to fill the device, no more.
+    fn grid_for(&self, nrows: u32) -> u32 {
+        nrows.div_ceil(BLOCK_SIZE).clamp(1, (self.device.sm_count().max(1) as u32) * 16)
+    }
+
     fn make_current(&self) -> Result<(), DeviceError> {
         // SAFETY: ctx is a retained primary context.
         self.drv.check("cuCtxSetCurrent", unsafe { (self.drv.cuCtxSetCurrent)(self.ctx) })
@@ -192,31 +227,9 @@ impl GpuEngine {
             &mut p_nmatched as *mut _ as *mut c_void,
             &mut p_status as *mut _ as *mut c_void,
         ];
-        let blocks_needed = nrows.div_ceil(BLOCK_SIZE);
-        let max_blocks = (self.device.sm_count().max(1) as u32) * 16;
-        let grid = blocks_needed.clamp(1, max_blocks);
-        let f = self.function(kernel)?;
         // SAFETY: params point at locals of the kernel's parameter types, in
-        // order; all device buffers outlive the synchronize below.
-        unsafe {
-            drv.check(
-                "cuLaunchKernel",
-                (drv.cuLaunchKernel)(
-                    f,
-                    grid,
-                    1,
-                    1,
-                    BLOCK_SIZE,
-                    1,
-                    1,
-                    0,
-                    std::ptr::null_mut(),
-                    params.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-            )?;
-            drv.check("cuCtxSynchronize", (drv.cuCtxSynchronize)())?;
-        }
+        // order; all device buffers outlive the call.
+        unsafe { self.launch_and_wait(kernel, self.grid_for(nrows), &mut params)? };
         let _ = (c32, c64, cf64);
         let mut counts = [0u32; 2];
         counters.download(&mut counts)?;
@@ -277,8 +290,7 @@ impl Engine for GpuEngine {
             col_bufs.extend(validity);
         }
         let cols = DeviceBuffer::upload(drv, &reprs)?;
-        let pars: Vec<DevDatumRepr> =
-            params.iter().map(|p| DevDatumRepr { bits: p.bits, isnull: p.isnull as i32, pad: 0 }).collect();
+        let pars = DevDatumRepr::from_params(params);
         let pars_buf = DeviceBuffer::upload(drv, &pars)?;
         let out_values = DeviceBuffer::alloc(drv, nrows as usize * 8)?;
         let out_nulls = DeviceBuffer::alloc(drv, nrows as usize)?;
@@ -306,29 +318,9 @@ impl Engine for GpuEngine {
             &mut p_nulls as *mut _ as *mut c_void,
             &mut p_error as *mut _ as *mut c_void,
         ];
-        let grid = nrows.div_ceil(BLOCK_SIZE).clamp(1, (self.device.sm_count().max(1) as u32) * 16);
-        let f = self.function("kern_eval_program")?;
         // SAFETY: kparams point at locals of the kernel's parameter types, in
-        // order; every buffer outlives the synchronize.
-        unsafe {
-            drv.check(
-                "cuLaunchKernel",
-                (drv.cuLaunchKernel)(
-                    f,
-                    grid,
-                    1,
-                    1,
-                    BLOCK_SIZE,
-                    1,
-                    1,
-                    0,
-                    std::ptr::null_mut(),
-                    kparams.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
-            )?;
-            drv.check("cuCtxSynchronize", (drv.cuCtxSynchronize)())?;
-        }
+        // order; every buffer outlives the call.
+        unsafe { self.launch_and_wait("kern_eval_program", self.grid_for(nrows), &mut kparams)? };
         let mut err = [0u64];
         error.download(&mut err)?;
         if err[0] != u64::MAX {
