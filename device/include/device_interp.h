@@ -318,6 +318,89 @@ impl_cast_f2f(int res, const DevDatum *a, DevDatum *r)
     return DEVERR_OK;
 }
 
+/* ---- text and bpchar ---------------------------------------------------- */
+
+/* Byte-order comparison (memcmp, then length), as varstr_cmp under C. */
+DEVICE_FUNC int
+dev_text_cmp(const DevDatum *a, const DevDatum *b)
+{
+    const uint8_t *x = (const uint8_t *) a->v.i;
+    const uint8_t *y = (const uint8_t *) b->v.i;
+    int32_t n = a->len < b->len ? a->len : b->len;
+
+    for (int32_t i = 0; i < n; i++)
+    {
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    }
+    return a->len < b->len ? -1 : (a->len > b->len ? 1 : 0);
+}
+
+/* Length of a bpchar value without its trailing blanks (bcTruelen). */
+DEVICE_FUNC int32_t
+dev_bpchar_truelen(const DevDatum *a)
+{
+    const uint8_t *x = (const uint8_t *) a->v.i;
+    int32_t n = a->len;
+
+    while (n > 0 && x[n - 1] == ' ')
+        n--;
+    return n;
+}
+
+/* Characters in valid UTF-8: bytes that do not continue a sequence. */
+DEVICE_FUNC int32_t
+dev_utf8_chars(const uint8_t *x, int32_t n)
+{
+    int32_t count = 0;
+
+    for (int32_t i = 0; i < n; i++)
+        count += ((x[i] & 0xC0) != 0x80);
+    return count;
+}
+
+DEVICE_FUNC int32_t
+impl_text(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    switch (op)
+    {
+        case 0: r->v.i = (a->len == b->len && dev_text_cmp(a, b) == 0); break;
+        case 1: r->v.i = !(a->len == b->len && dev_text_cmp(a, b) == 0); break;
+        case 2: r->v.i = dev_text_cmp(a, b) < 0; break;
+        case 3: r->v.i = dev_text_cmp(a, b) <= 0; break;
+        case 4: r->v.i = dev_text_cmp(a, b) > 0; break;
+        case 5: r->v.i = dev_text_cmp(a, b) >= 0; break;
+        case 6:
+        case 7:
+        {
+            DevDatum x = *a, y = *b;
+            bool eq;
+
+            x.len = dev_bpchar_truelen(a);
+            y.len = dev_bpchar_truelen(b);
+            eq = (x.len == y.len && dev_text_cmp(&x, &y) == 0);
+            r->v.i = (op == 6) ? eq : !eq;
+            break;
+        }
+        case 8: r->v.i = dev_utf8_chars((const uint8_t *) a->v.i, a->len); break;
+        case 9: r->v.i = a->len; break;
+        default: r->v.i = dev_utf8_chars((const uint8_t *) a->v.i, dev_bpchar_truelen(a)); break;
+    }
+    return DEVERR_OK;
+}
+
+#define IMPL_TEXT_EQ(res, ta, tb)       impl_text(0, &args[0], &args[1], r)
+#define IMPL_TEXT_NE(res, ta, tb)       impl_text(1, &args[0], &args[1], r)
+#define IMPL_TEXT_LT(res, ta, tb)       impl_text(2, &args[0], &args[1], r)
+#define IMPL_TEXT_LE(res, ta, tb)       impl_text(3, &args[0], &args[1], r)
+#define IMPL_TEXT_GT(res, ta, tb)       impl_text(4, &args[0], &args[1], r)
+#define IMPL_TEXT_GE(res, ta, tb)       impl_text(5, &args[0], &args[1], r)
+#define IMPL_BPCHAR_EQ(res, ta, tb)     impl_text(6, &args[0], &args[1], r)
+#define IMPL_BPCHAR_NE(res, ta, tb)     impl_text(7, &args[0], &args[1], r)
+#define IMPL_TEXT_LENGTH(res, ta, tb)   impl_text(8, &args[0], &args[0], r)
+#define IMPL_OCTET_LENGTH(res, ta, tb)  impl_text(9, &args[0], &args[0], r)
+#define IMPL_BPCHAR_LENGTH(res, ta, tb) impl_text(10, &args[0], &args[0], r)
+
 #define IMPL_INT_ADD(res, ta, tb)  impl_int_arith(0, res, &args[0], &args[1], r)
 #define IMPL_INT_SUB(res, ta, tb)  impl_int_arith(1, res, &args[0], &args[1], r)
 #define IMPL_INT_MUL(res, ta, tb)  impl_int_arith(2, res, &args[0], &args[1], r)
@@ -362,6 +445,7 @@ DEVICE_FUNC int32_t
 dev_call(int32_t fid, const DevDatum *args, DevDatum *r)
 {
     r->isnull = 0;
+    r->len = 0;
     r->v.i = 0;
     switch (fid)
     {
@@ -378,7 +462,7 @@ dev_call(int32_t fid, const DevDatum *args, DevDatum *r)
 DEVICE_FUNC void
 dev_load_column(const DevColumn *col, uint32_t row, DevDatum *d)
 {
-    d->pad = 0;
+    d->len = 0;
     if (!pgstrom_row_is_valid(col->validity, row))
     {
         d->isnull = 1;
@@ -388,6 +472,11 @@ dev_load_column(const DevColumn *col, uint32_t row, DevDatum *d)
     d->isnull = 0;
     switch (col->type)
     {
+        case DT_TEXT:
+        case DT_BPCHAR:
+            d->v.i = (int64_t) ((const uint8_t *) col->values + col->offsets[row]);
+            d->len = (int32_t) (col->offsets[row + 1] - col->offsets[row]);
+            break;
         case DT_BOOL: d->v.i = ((const uint8_t *) col->values)[row] != 0; break;
         case DT_INT2: d->v.i = ((const int16_t *) col->values)[row]; break;
         case DT_INT4:
@@ -409,7 +498,7 @@ dev_is_true(const DevDatum *d)
  * for one row.  On success *result holds the value (or NULL).
  */
 DEVICE_FUNC int32_t
-dev_eval_row(const DevInstr *code, uint32_t ninstrs,
+dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
              const DevColumn *cols, uint32_t ncols,
              const DevDatum *params, uint32_t nparams,
              uint32_t row, DevDatum *result)
@@ -439,7 +528,17 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs,
             case OP_CONST:
                 if (sp >= PGSTROM_MAX_STACK)
                     return DEVERR_INVALID_PROGRAM;
-                stack[sp].v.i = in->imm;
+                if (in->type == DT_TEXT || in->type == DT_BPCHAR)
+                {
+                    /* the host checked imm + arg against data_len */
+                    stack[sp].v.i = (int64_t) (data + in->imm);
+                    stack[sp].len = in->arg;
+                }
+                else
+                {
+                    stack[sp].v.i = in->imm;
+                    stack[sp].len = 0;
+                }
                 stack[sp].isnull = 0;
                 sp++;
                 break;
@@ -557,7 +656,7 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs,
                 {
                     locals[nlocals].v.i = 0;
                     locals[nlocals].isnull = 1;
-                    locals[nlocals].pad = 0;
+                    locals[nlocals].len = 0;
                     nlocals++;
                 }
                 if (in->op == OP_STORE_LOCAL)

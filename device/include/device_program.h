@@ -5,7 +5,10 @@
  * A program is a header followed by fixed-size instructions for a stack
  * machine that evaluates one row at a time:
  *
- *   DevProgramHeader | DevInstr[ninstrs]
+ *   DevProgramHeader | DevInstr[ninstrs] | data[data_len]
+ *
+ * `data` holds the bytes of variable-length constants (text, bpchar); an
+ * OP_CONST of such a type points into it (imm = offset, arg = length).
  *
  * The host (pgstrom-runtime, program.rs) validates a program before it is
  * run: magic, version, jump targets, operand indexes and the stack depth
@@ -19,7 +22,7 @@
 #include "pgstrom_device.h"
 
 #define PGSTROM_PROGRAM_MAGIC    0x47505350U    /* "PSPG" little-endian */
-#define PGSTROM_PROGRAM_VERSION  1
+#define PGSTROM_PROGRAM_VERSION  2
 #define PGSTROM_MAX_STACK        32
 #define PGSTROM_MAX_LOCALS       16
 
@@ -32,6 +35,8 @@ typedef struct
     uint32_t    max_stack;      /* deepest stack any path reaches */
     uint32_t    nparams;
     uint32_t    result_type;    /* DEVTYPE id */
+    uint32_t    data_len;       /* bytes of constant data after the code */
+    uint32_t    reserved;       /* 0 */
 } DevProgramHeader;
 
 typedef struct
@@ -66,7 +71,8 @@ enum DevFunc
 enum DevOp
 {
     OP_VAR = 1,                 /* [+1] push column `arg` of this row */
-    OP_CONST = 2,               /* [+1] push `imm` as a value of `type` */
+    OP_CONST = 2,               /* [+1] push `imm` as a value of `type`; for
+                                 * text/bpchar: data + imm, `arg` bytes */
     OP_NULL = 3,                /* [+1] push NULL */
     OP_PARAM = 4,               /* [+1] push parameter `arg` */
     OP_FUNC = 5,                /* [-nargs+1] call function `arg` */
@@ -120,7 +126,7 @@ typedef struct
         float   f4;
     } v;
     int32_t     isnull;
-    int32_t     pad;
+    int32_t     len;            /* bytes, for text and bpchar */
 } DevDatum;
 
 /* One input column of a chunk. */
@@ -128,8 +134,11 @@ typedef struct
 {
     uint32_t        type;       /* DEVTYPE id */
     uint32_t        pad;
-    const void     *values;     /* nrows values of the type's width */
+    const void     *values;     /* nrows values of the type's width, or
+                                 * the bytes of a variable-length type */
     const uint8_t  *validity;   /* Arrow validity bitmap, or NULL */
+    const uint32_t *offsets;    /* variable-length types: nrows+1 offsets
+                                 * into values; NULL otherwise */
 } DevColumn;
 
 #endif  /* PGSTROM_DEVICE_PROGRAM_H */

@@ -11,7 +11,7 @@
 #ifdef PGSTROM_GPU_TARGET
 
 KERNEL_FUNC void
-kern_eval_program(const DevInstr *code, uint32_t ninstrs,
+kern_eval_program(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
                   const DevColumn *cols, uint32_t ncols,
                   const DevDatum *params, uint32_t nparams,
                   uint32_t nrows, int64_t *out_values, uint8_t *out_nulls,
@@ -22,7 +22,7 @@ kern_eval_program(const DevInstr *code, uint32_t ninstrs,
     for (uint32_t row = blockIdx.x * blockDim.x + threadIdx.x; row < nrows; row += stride)
     {
         DevDatum r;
-        int32_t rc = dev_eval_row(code, ninstrs, cols, ncols, params, nparams, row, &r);
+        int32_t rc = dev_eval_row(code, ninstrs, data, cols, ncols, params, nparams, row, &r);
 
         if (rc != DEVERR_OK)
         {
@@ -43,7 +43,7 @@ kern_eval_program(const DevInstr *code, uint32_t ninstrs,
  * *error_row.
  */
 extern "C" int32_t
-pgstrom_cpu_eval_program(const DevInstr *code, uint32_t ninstrs,
+pgstrom_cpu_eval_program(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
                          const DevColumn *cols, uint32_t ncols,
                          const DevDatum *params, uint32_t nparams,
                          uint32_t nrows, int64_t *out_values, uint8_t *out_nulls,
@@ -52,7 +52,7 @@ pgstrom_cpu_eval_program(const DevInstr *code, uint32_t ninstrs,
     for (uint32_t row = 0; row < nrows; row++)
     {
         DevDatum r;
-        int32_t rc = dev_eval_row(code, ninstrs, cols, ncols, params, nparams, row, &r);
+        int32_t rc = dev_eval_row(code, ninstrs, data, cols, ncols, params, nparams, row, &r);
 
         if (rc != DEVERR_OK)
         {

@@ -28,7 +28,11 @@ SELECT k,
   (ARRAY['2000-01-01','2024-02-29 23:59:59.999999','infinity','-infinity','1970-01-01','294276-12-31 23:59:59','4713-01-01 BC',NULL]::timestamp[])[1 + k % 8] AS tsa,
   (ARRAY['2000-01-01','2024-02-29 23:59:59.999999','infinity','-infinity','1970-01-01','294276-12-31 23:59:59','4713-01-01 BC',NULL]::timestamp[])[1 + (k * 3 + 1) % 8] AS tsb,
   (ARRAY['2000-01-01 00:00+00','2024-03-10 02:30:00-05','2024-03-10 03:30:00-04','infinity','-infinity','2024-10-27 01:30:00+01',NULL]::timestamptz[])[1 + k % 7] AS tza,
-  (ARRAY['2000-01-01 00:00+00','2024-03-10 02:30:00-05','2024-03-10 03:30:00-04','infinity','-infinity','2024-10-27 01:30:00+01',NULL]::timestamptz[])[1 + (k * 4 + 3) % 7] AS tzb
+  (ARRAY['2000-01-01 00:00+00','2024-03-10 02:30:00-05','2024-03-10 03:30:00-04','infinity','-infinity','2024-10-27 01:30:00+01',NULL]::timestamptz[])[1 + (k * 4 + 3) % 7] AS tzb,
+  (ARRAY['','a','abc','ABC','abc ','abd','ü','日本語','日本','a%b',' ',NULL]::text[])[1 + k % 12] AS txa,
+  (ARRAY['','a','abc','ABC','abc ','abd','ü','日本語','日本','a%b',' ',NULL]::text[])[1 + (k * 7 + 2) % 12] AS txb,
+  (ARRAY['','a','abc','ABC','abc ','abd','ü','日本語','日本','a%b',' ',NULL]::bpchar(5)[])[1 + k % 12] AS bca,
+  (ARRAY['','a','abc','ABC','abc ','abd','ü','日本語','日本','a%b',' ',NULL]::bpchar(5)[])[1 + (k * 5 + 1) % 12] AS bcb
 FROM generate_series(0, 499) k;
 -- Moderate values: no overflow, no zero divisor, so every value is compared.
 CREATE TABLE dv_safe AS
@@ -49,7 +53,11 @@ SELECT k,
   ('2020-01-01'::timestamp + (k * 86413) * interval '1 second') AS tsa,
   ('2020-01-01'::timestamp + (k * 86111) * interval '1 second') AS tsb,
   ('2024-03-09 12:00+00'::timestamptz + (k * 3607) * interval '1 second') AS tza,
-  ('2024-03-09 12:00+00'::timestamptz + (k * 3593) * interval '1 second') AS tzb
+  ('2024-03-09 12:00+00'::timestamptz + (k * 3593) * interval '1 second') AS tzb,
+  CASE WHEN k % 13 = 0 THEN NULL ELSE repeat(chr(97 + k % 26), k % 5) || (k % 7)::text END AS txa,
+  CASE WHEN k % 11 = 0 THEN NULL ELSE repeat(chr(97 + k % 3), k % 4) || (k % 3)::text END AS txb,
+  (chr(65 + k % 5) || repeat('é', k % 3))::bpchar(4) AS bca,
+  (chr(65 + k % 4) || repeat('é', k % 2))::bpchar(4) AS bcb
 FROM generate_series(0, 499) k;
 
 -- PostgreSQL's result against the device's, for one expression over a table.
@@ -97,7 +105,8 @@ CREATE FUNCTION arg_column(t oid, side text) RETURNS text LANGUAGE sql AS $$
   SELECT CASE t WHEN 'int2'::regtype THEN 'i2' WHEN 'int4'::regtype THEN 'i4' WHEN 'int8'::regtype THEN 'i8'
                 WHEN 'float4'::regtype THEN 'f4' WHEN 'float8'::regtype THEN 'f8' WHEN 'bool'::regtype THEN 'b'
                 WHEN 'date'::regtype THEN 'd' WHEN 'time'::regtype THEN 't' WHEN 'timestamp'::regtype THEN 'ts'
-                WHEN 'timestamptz'::regtype THEN 'tz' END || side $$;
+                WHEN 'timestamptz'::regtype THEN 'tz' WHEN 'text'::regtype THEN 'tx'
+                WHEN 'bpchar'::regtype THEN 'bc' END || side $$;
 CREATE TEMP TABLE catalog_calls AS
 SELECT f.func_id, f.name,
        format('%I(%s)', p.proname,
@@ -158,7 +167,13 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('i4a IN (i4b, i2a, 1)'), ('i4a = ANY (''{}''::int4[])'), ('i4a = ANY (NULL::int4[])'),
   ('i4a IN (i4b / 0, 1)'), ('i4a IN (1, i4b + 2147483647)'),
   ('tza < now()'), ('da <= current_date'), ('tza > now() - interval ''1 day'''), ('tsa < localtimestamp'),
-  ('i8a > extract(year FROM now())::int8'), ('CASE i4a WHEN extract(day FROM now())::int4 THEN 1 END')
+  ('i8a > extract(year FROM now())::int8'), ('CASE i4a WHEN extract(day FROM now())::int4 THEN 1 END'),
+  ('txa = txb'), ('txa <> ''abc'''), ('txa < txb COLLATE "C"'), ('txa >= ''日'' COLLATE "POSIX"'),
+  ('txa < txb'), ('length(txa) + octet_length(txb)'), ('char_length(txa) = 3'),
+  ('bca = bcb'), ('bca = ''abc'''), ('length(bca) * 10 + octet_length(bca)'),
+  ('txa IN (''a'', ''abc'', NULL)'), ('txa::varchar = ''ü''::varchar'), ('COALESCE(txa, ''a'') = txb'),
+  ('NULLIF(txa, '''') IS NULL'), ('txa IS DISTINCT FROM txb'), ('CASE WHEN txa = ''a'' THEN 1 WHEN txa = '''' THEN 2 END'),
+  ('txa = ANY (ARRAY[txb, ''abd''])'), ('txa'), ('upper(txa) = ''ABC''')
 ) v(e);
 
 -- Not everything runs on the device: it says why.

@@ -14,6 +14,9 @@
 //! FROM), CASE (both forms), COALESCE, NULLIF, GREATEST/LEAST, IN / = ANY /
 //! <> ALL over constant lists (up to 256 elements, compared in turn) and
 //! ARRAY[...] of expressions, RelabelType between the same device type.
+//! Types: bool, int2/4/8, float4/8, date, time, timestamp(tz), and text /
+//! varchar / bpchar inside expressions (equality under deterministic
+//! collations, ordering only under "C"/"POSIX", lengths).
 //! Sub-expressions without Vars that are not volatile (now(), current_date,
 //! Params, ...) are hoisted: evaluated once on the CPU and passed to the
 //! program as parameters.  Hashed large IN lists, numeric, text and the
@@ -26,7 +29,7 @@ use pgrx::pg_guard;
 use pgrx::pg_sys;
 
 use pgstrom_runtime::catalog::{self, func_info};
-use pgstrom_runtime::program::{Builder, Op, Program, type_id};
+use pgstrom_runtime::program::{Builder, Op, Program, is_varlena, type_id};
 
 include!(concat!(env!("OUT_DIR"), "/device_function_oids.rs"));
 
@@ -62,6 +65,8 @@ pub fn device_type_of(oid: pg_sys::Oid) -> Option<u16> {
         pg_sys::TIMEOID => "TIME",
         pg_sys::TIMESTAMPOID => "TIMESTAMP",
         pg_sys::TIMESTAMPTZOID => "TIMESTAMPTZ",
+        pg_sys::TEXTOID | pg_sys::VARCHAROID => "TEXT",
+        pg_sys::BPCHAROID => "BPCHAR",
         _ => return None,
     };
     Some(type_id(name))
@@ -87,6 +92,9 @@ struct Ctx {
     params: Vec<(*mut pg_sys::Node, u16)>,
 }
 
+/// The "POSIX" collation (pg_collation.dat; not among pgrx's constants).
+const POSIX_COLLATION_OID: pg_sys::Oid = pg_sys::Oid::from_u32(951);
+
 /// Most elements of a constant IN / ANY list compiled inline.
 const MAX_ARRAY_ELEMENTS: i32 = 256;
 
@@ -108,6 +116,24 @@ unsafe fn list_nodes(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
     unsafe {
         let n = pg_sys::list_length(list);
         (0..n).map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node).collect()
+    }
+}
+
+/// Push a non-NULL constant datum of device type `t`.
+///
+/// # Safety
+/// `value` is a valid datum of the PostgreSQL type behind `t`.
+unsafe fn push_const(b: &mut Builder, t: u16, value: pg_sys::Datum) {
+    if is_varlena(t) {
+        // SAFETY: a text/bpchar datum; detoasting gives a readable varlena.
+        unsafe {
+            let v = pg_sys::pg_detoast_datum_packed(value.cast_mut_ptr());
+            let len = pgrx::varlena::varsize_any_exhdr(v);
+            let data = pgrx::varlena::vardata_any(v) as *const u8;
+            b.bytes_constant(t, std::slice::from_raw_parts(data, len));
+        }
+    } else {
+        b.constant(t, const_bits(t, value));
     }
 }
 
@@ -193,8 +219,34 @@ impl Ctx {
             .ok_or_else(|| NotSupported(format!("type {} is not supported on the device", type_name(oid))))
     }
 
-    fn call(&mut self, funcid: pg_sys::Oid, args: *mut pg_sys::List, what: &str) -> Result<(), NotSupported> {
+    /// Text comparisons follow the collation: equality needs a
+    /// deterministic one (then it is byte equality), ordering needs C or
+    /// POSIX (then it is byte order).
+    fn check_collation(&self, fid: u16, collid: pg_sys::Oid) -> Result<(), NotSupported> {
+        let family = func_info(fid).map_or("", |f| f.family);
+        if matches!(family, "IMPL_TEXT_LT" | "IMPL_TEXT_LE" | "IMPL_TEXT_GT" | "IMPL_TEXT_GE") {
+            if collid != pg_sys::C_COLLATION_OID && collid != POSIX_COLLATION_OID {
+                return unsupported("text ordering under a collation other than \"C\" or \"POSIX\"".into());
+            }
+        } else if matches!(family, "IMPL_TEXT_EQ" | "IMPL_TEXT_NE" | "IMPL_BPCHAR_EQ" | "IMPL_BPCHAR_NE")
+            && collid != pg_sys::InvalidOid
+            // SAFETY: syscache lookup of a collation OID from the expression.
+            && !unsafe { pg_sys::get_collation_isdeterministic(collid) }
+        {
+            return unsupported("text equality under a nondeterministic collation".into());
+        }
+        Ok(())
+    }
+
+    fn call(
+        &mut self,
+        funcid: pg_sys::Oid,
+        args: *mut pg_sys::List,
+        collid: pg_sys::Oid,
+        what: &str,
+    ) -> Result<(), NotSupported> {
         let fid = self.push_args(funcid, args, what)?;
+        self.check_collation(fid, collid)?;
         self.b.func(fid);
         Ok(())
     }
@@ -244,7 +296,7 @@ impl Ctx {
             return unsupported("empty expression".into());
         }
         // SAFETY: node is a valid expression node.
-        if unsafe { self.hoistable(node) } {
+        if unsafe { self.hoistable(node) } && !self.expr_type(node).is_ok_and(is_varlena) {
             let t = self.expr_type(node)?;
             let idx = self.params.len() as u32;
             self.params.push((node, t));
@@ -279,7 +331,7 @@ impl Ctx {
                     if (*c).constisnull {
                         self.b.null();
                     } else {
-                        self.b.constant(t, const_bits(t, (*c).constvalue));
+                        push_const(&mut self.b, t, (*c).constvalue);
                     }
                 }
                 pg_sys::NodeTag::T_OpExpr => {
@@ -288,7 +340,7 @@ impl Ctx {
                     if funcid == pg_sys::InvalidOid {
                         funcid = pg_sys::get_opcode((*o).opno);
                     }
-                    self.call(funcid, (*o).args, "operator function")?;
+                    self.call(funcid, (*o).args, (*o).inputcollid, "operator function")?;
                 }
                 pg_sys::NodeTag::T_DistinctExpr => {
                     // DistinctExpr has OpExpr's layout
@@ -298,6 +350,7 @@ impl Ctx {
                         funcid = pg_sys::get_opcode((*o).opno);
                     }
                     let fid = self.push_args(funcid, (*o).args, "equality function")?;
+                    self.check_collation(fid, (*o).inputcollid)?;
                     if func_info(fid).map(|f| f.result) != Some(type_id("BOOL")) {
                         return unsupported("IS DISTINCT FROM with a non-boolean equality".into());
                     }
@@ -308,7 +361,7 @@ impl Ctx {
                     if (*f).funcretset {
                         return unsupported("set-returning functions".into());
                     }
-                    self.call((*f).funcid, (*f).args, "function")?;
+                    self.call((*f).funcid, (*f).args, (*f).inputcollid, "function")?;
                 }
                 pg_sys::NodeTag::T_BoolExpr => {
                     let e = node as *mut pg_sys::BoolExpr;
@@ -467,6 +520,7 @@ impl Ctx {
                     if args.len() != 2 || f.nargs != 2 || f.result != type_id("BOOL") {
                         return unsupported("NULLIF with an unusual equality".into());
                     }
+                    self.check_collation(fid, (*o).inputcollid)?;
                     for (i, a) in args.iter().enumerate() {
                         if self.expr_type(*a)? != f.args[i] {
                             return unsupported("NULLIF arguments of other device types".into());
@@ -544,15 +598,16 @@ impl Ctx {
                                     "IN / ANY lists longer than {MAX_ARRAY_ELEMENTS} elements"
                                 ));
                             }
-                            let values: Vec<Option<i64>> = (0..n as usize)
-                                .map(|i| (!*nulls.add(i)).then(|| const_bits(elem_t, *elems.add(i))))
-                                .collect();
+                            let values: Vec<Option<pg_sys::Datum>> =
+                                (0..n as usize).map(|i| (!*nulls.add(i)).then(|| *elems.add(i))).collect();
+                            self.check_collation(fid, (*sa).inputcollid)?;
                             self.emit(args[0])?;
                             let s = self.alloc_local()?;
                             self.b.store_local(s);
                             self.emit_array_test(s, fid, use_or, values.len(), |ctx, i| {
                                 match values[i] {
-                                    Some(v) => ctx.b.constant(elem_t, v),
+                                    // an element of the array constant
+                                    Some(v) => push_const(&mut ctx.b, elem_t, v),
                                     None => ctx.b.null(),
                                 }
                                 Ok(())
@@ -567,6 +622,7 @@ impl Ctx {
                                 return unsupported("multi-dimensional ARRAY[] in IN / ANY".into());
                             }
                             let elems = list_nodes((*ae).elements);
+                            self.check_collation(fid, (*sa).inputcollid)?;
                             self.emit(args[0])?;
                             let s = self.alloc_local()?;
                             self.b.store_local(s);
@@ -630,6 +686,9 @@ pub unsafe fn compile(expr: *mut pg_sys::Node, varno: i32) -> Result<Compiled, N
     let mut ctx =
         Ctx { b: Builder::new(), varno, columns: Vec::new(), locals: 0, case_values: Vec::new(), params: Vec::new() };
     let rtype = ctx.expr_type(expr)?;
+    if is_varlena(rtype) {
+        return unsupported("text results are not returned by the device yet (text works inside expressions)".into());
+    }
     ctx.emit(expr)?;
     // SAFETY: valid expression.
     let result_type = unsafe { pg_sys::exprType(expr) };

@@ -109,6 +109,8 @@ struct Chunk {
     ctids: Vec<String>,
     values: Vec<Vec<u8>>,
     validity: Vec<Vec<u8>>,
+    /// nrows+1 offsets for each variable-length column (empty otherwise).
+    offsets: Vec<Vec<u32>>,
 }
 
 fn read_columns(rel: pg_sys::Oid, columns: &[(i16, u16)]) -> Chunk {
@@ -139,6 +141,7 @@ fn read_columns(rel: pg_sys::Oid, columns: &[(i16, u16)]) -> Chunk {
             ctids: Vec::with_capacity(n),
             values: widths.iter().map(|w| Vec::with_capacity(n * w)).collect(),
             validity: columns.iter().map(|_| vec![0u8; n.div_ceil(8)]).collect(),
+            offsets: widths.iter().map(|w| if *w == 0 { vec![0u32] } else { Vec::new() }).collect(),
         };
         // SAFETY: SPI_tuptable holds the n rows just selected; column
         // numbers are within its descriptor.
@@ -152,11 +155,30 @@ fn read_columns(rel: pg_sys::Oid, columns: &[(i16, u16)]) -> Chunk {
                 for (c, w) in widths.iter().enumerate() {
                     let mut isnull = false;
                     let d = pg_sys::SPI_getbinval(tup, tupdesc, (c + 2) as i32, &mut isnull);
-                    let raw = if isnull { 0u64 } else { d.value() as u64 };
                     if !isnull {
                         chunk.validity[c][r / 8] |= 1 << (r % 8);
                     }
-                    chunk.values[c].extend_from_slice(&raw.to_le_bytes()[..*w]);
+                    if *w == 0 {
+                        // text / bpchar: the detoasted bytes, then the offset
+                        if !isnull {
+                            let v = pg_sys::pg_detoast_datum_packed(d.cast_mut_ptr());
+                            let len = pgrx::varlena::varsize_any_exhdr(v);
+                            let data = pgrx::varlena::vardata_any(v) as *const u8;
+                            chunk.values[c].extend_from_slice(std::slice::from_raw_parts(data, len));
+                        }
+                        let end = u32::try_from(chunk.values[c].len()).unwrap_or_else(|_| {
+                            errors::raise_plain(
+                                PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                                "device_eval reads at most 4 GB of text per column".into(),
+                                None,
+                                None,
+                            )
+                        });
+                        chunk.offsets[c].push(end);
+                    } else {
+                        let raw = if isnull { 0u64 } else { d.value() as u64 };
+                        chunk.values[c].extend_from_slice(&raw.to_le_bytes()[..*w]);
+                    }
                 }
             }
         }
@@ -221,7 +243,12 @@ mod pgstrom {
             .columns
             .iter()
             .enumerate()
-            .map(|(i, (_, t))| ColumnData { type_id: *t, values: &chunk.values[i], validity: Some(&chunk.validity[i]) })
+            .map(|(i, (_, t))| ColumnData {
+                type_id: *t,
+                values: &chunk.values[i],
+                validity: Some(&chunk.validity[i]),
+                offsets: (!chunk.offsets[i].is_empty()).then(|| chunk.offsets[i].as_slice()),
+            })
             .collect();
         // Hoisted sub-expressions: evaluated once, here on the CPU, and
         // only when there is a row to evaluate them for.

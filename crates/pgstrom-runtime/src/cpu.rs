@@ -16,6 +16,7 @@ unsafe extern "C" {
     fn pgstrom_cpu_eval_program(
         code: *const Instr,
         ninstrs: u32,
+        data: *const u8,
         cols: *const DevColumnRepr,
         ncols: u32,
         params: *const DevDatumRepr,
@@ -155,6 +156,7 @@ impl Engine for CpuEngine {
                 pad: 0,
                 values: c.values.as_ptr() as u64,
                 validity: c.validity.map_or(0, |v| v.as_ptr() as u64),
+                offsets: c.offsets.map_or(0, |o| o.as_ptr() as u64),
             })
             .collect();
         let pars = DevDatumRepr::from_params(params);
@@ -166,6 +168,7 @@ impl Engine for CpuEngine {
             pgstrom_cpu_eval_program(
                 program.code.as_ptr(),
                 program.code.len() as u32,
+                program.data.as_ptr(),
                 cols.as_ptr(),
                 cols.len() as u32,
                 pars.as_ptr(),

@@ -173,10 +173,12 @@ pub trait Engine {
 pub struct ColumnData<'a> {
     /// Device type id.
     pub type_id: u16,
-    /// Raw values.
+    /// Raw values, or the bytes of a variable-length type.
     pub values: &'a [u8],
     /// Arrow validity bitmap (bit set = not NULL), or None.
     pub validity: Option<&'a [u8]>,
+    /// Variable-length types: nrows+1 offsets into `values`.
+    pub offsets: Option<&'a [u32]>,
 }
 
 /// A parameter value: raw datum bits as the device holds them.
@@ -206,6 +208,7 @@ pub(crate) struct DevColumnRepr {
     pub pad: u32,
     pub values: u64,
     pub validity: u64,
+    pub offsets: u64,
 }
 
 /// The C layout of DevDatum (device_program.h).
@@ -214,13 +217,13 @@ pub(crate) struct DevColumnRepr {
 pub(crate) struct DevDatumRepr {
     pub bits: i64,
     pub isnull: i32,
-    pub pad: i32,
+    pub len: i32,
 }
 
 impl DevDatumRepr {
     /// Parameters in the device's layout.
     pub(crate) fn from_params(params: &[ParamValue]) -> Vec<DevDatumRepr> {
-        params.iter().map(|p| DevDatumRepr { bits: p.bits, isnull: p.isnull as i32, pad: 0 }).collect()
+        params.iter().map(|p| DevDatumRepr { bits: p.bits, isnull: p.isnull as i32, len: 0 }).collect()
     }
 }
 
@@ -243,7 +246,16 @@ pub fn validate_eval(
     for (i, c) in columns.iter().enumerate() {
         let t = type_info(c.type_id)
             .ok_or_else(|| DeviceError::InvalidRequest(format!("column {i} has unknown device type {}", c.type_id)))?;
-        if (c.values.len() as u64) < nrows as u64 * t.width as u64 {
+        if t.width == 0 {
+            // offsets: nrows+1, non-decreasing, within the bytes
+            let Some(off) = c.offsets.filter(|o| o.len() as u64 > nrows as u64) else {
+                return Err(DeviceError::InvalidRequest(format!("column {i} needs {} offsets", nrows as u64 + 1)));
+            };
+            let off = &off[..=nrows as usize];
+            if off.windows(2).any(|w| w[0] > w[1]) || off[nrows as usize] as usize > c.values.len() {
+                return Err(DeviceError::InvalidRequest(format!("offsets of column {i} are out of order or range")));
+            }
+        } else if (c.values.len() as u64) < nrows as u64 * t.width as u64 {
             return Err(DeviceError::InvalidRequest(format!(
                 "column {i} holds {} bytes, {nrows} rows need more",
                 c.values.len()

@@ -275,19 +275,23 @@ impl Engine for GpuEngine {
         self.make_current()?;
         let drv = self.drv;
         let code = DeviceBuffer::upload(drv, &program.code)?;
+        let data = DeviceBuffer::upload(drv, &program.data)?;
         let mut col_bufs = Vec::with_capacity(columns.len() * 2);
         let mut reprs = Vec::with_capacity(columns.len());
         for c in columns {
             let values = DeviceBuffer::upload(drv, c.values)?;
             let validity = c.validity.map(|v| DeviceBuffer::upload(drv, v)).transpose()?;
+            let offsets = c.offsets.map(|o| DeviceBuffer::upload(drv, &o[..=nrows as usize])).transpose()?;
             reprs.push(DevColumnRepr {
                 type_id: c.type_id as u32,
                 pad: 0,
                 values: values.ptr,
                 validity: validity.as_ref().map_or(0, |b| b.ptr),
+                offsets: offsets.as_ref().map_or(0, |b| b.ptr),
             });
             col_bufs.push(values);
             col_bufs.extend(validity);
+            col_bufs.extend(offsets);
         }
         let cols = DeviceBuffer::upload(drv, &reprs)?;
         let pars = DevDatumRepr::from_params(params);
@@ -298,6 +302,7 @@ impl Engine for GpuEngine {
 
         let mut p_code = code.ptr;
         let mut p_ninstrs = program.code.len() as u32;
+        let mut p_data = data.ptr;
         let mut p_cols = cols.ptr;
         let mut p_ncols = reprs.len() as u32;
         let mut p_params = pars_buf.ptr;
@@ -306,9 +311,10 @@ impl Engine for GpuEngine {
         let mut p_values = out_values.ptr;
         let mut p_nulls = out_nulls.ptr;
         let mut p_error = error.ptr;
-        let mut kparams: [*mut c_void; 10] = [
+        let mut kparams: [*mut c_void; 11] = [
             &mut p_code as *mut _ as *mut c_void,
             &mut p_ninstrs as *mut _ as *mut c_void,
+            &mut p_data as *mut _ as *mut c_void,
             &mut p_cols as *mut _ as *mut c_void,
             &mut p_ncols as *mut _ as *mut c_void,
             &mut p_params as *mut _ as *mut c_void,

@@ -3,10 +3,11 @@
 //! engines interpret (device/include/device_program.h is the device side of
 //! this format; keep them in step).
 //!
-//! Serialized form (little-endian): a 24-byte header
+//! Serialized form (little-endian): a 32-byte header
 //! `magic u32, version u16, flags u16, ninstrs u32, max_stack u32,
-//! nparams u32, result_type u32`, then `ninstrs` 16-byte instructions
-//! `op u16, type u16, arg i32, imm i64`.  [`Program::from_bytes`] rejects
+//! nparams u32, result_type u32, data_len u32, reserved u32`, then
+//! `ninstrs` 16-byte instructions `op u16, type u16, arg i32, imm i64`,
+//! then `data_len` bytes of constant data (text and bpchar constants).  [`Program::from_bytes`] rejects
 //! anything malformed or of another version with a clear error, and
 //! [`Program::validate`] proves every path's stack depth before a program
 //! may run.
@@ -19,7 +20,8 @@ use crate::error::DeviceError;
 /// "PSPG" as a little-endian u32.
 pub const MAGIC: u32 = 0x4750_5350;
 /// Format version; bump on any incompatible change.
-pub const VERSION: u16 = 1;
+/// 2: constant data section (text and bpchar constants).
+pub const VERSION: u16 = 2;
 /// Deepest stack the interpreter has.
 pub const MAX_STACK: u32 = 32;
 /// Local slots per row.
@@ -154,9 +156,16 @@ pub struct Program {
     pub max_stack: u32,
     /// The instructions.
     pub code: Vec<Instr>,
+    /// Bytes of variable-length constants.
+    pub data: Vec<u8>,
 }
 
-const HEADER_LEN: usize = 24;
+const HEADER_LEN: usize = 32;
+
+/// Whether a device type is variable-length (text, bpchar).
+pub fn is_varlena(type_id: u16) -> bool {
+    type_info(type_id).is_some_and(|t| t.width == 0)
+}
 const INSTR_LEN: usize = 16;
 
 fn invalid(why: String) -> DeviceError {
@@ -197,6 +206,11 @@ impl Program {
                 Op::Const => {
                     if type_info(ins.type_id).is_none() {
                         return Err(invalid(format!("unknown constant type {} at {pc}", ins.type_id)));
+                    }
+                    if is_varlena(ins.type_id)
+                        && (ins.imm < 0 || ins.arg < 0 || ins.imm as u64 + ins.arg as u64 > self.data.len() as u64)
+                    {
+                        return Err(invalid(format!("constant at {pc} lies outside the data section")));
                     }
                     (0, 1)
                 }
@@ -286,12 +300,15 @@ impl Program {
         b.extend_from_slice(&p.max_stack.to_le_bytes());
         b.extend_from_slice(&p.nparams.to_le_bytes());
         b.extend_from_slice(&(p.result_type as u32).to_le_bytes());
+        b.extend_from_slice(&(p.data.len() as u32).to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
         for i in &p.code {
             b.extend_from_slice(&i.op.to_le_bytes());
             b.extend_from_slice(&i.type_id.to_le_bytes());
             b.extend_from_slice(&i.arg.to_le_bytes());
             b.extend_from_slice(&i.imm.to_le_bytes());
         }
+        b.extend_from_slice(&p.data);
         Ok(b)
     }
 
@@ -313,8 +330,13 @@ impl Program {
             )));
         }
         let ninstrs = u32_at(8) as usize;
-        if b.len() != HEADER_LEN + ninstrs.saturating_mul(INSTR_LEN) {
-            return Err(invalid(format!("device program of {} bytes does not hold {ninstrs} instructions", b.len())));
+        let data_len = u32_at(24) as usize;
+        let code_end = HEADER_LEN.saturating_add(ninstrs.saturating_mul(INSTR_LEN));
+        if b.len() != code_end.saturating_add(data_len) {
+            return Err(invalid(format!(
+                "device program of {} bytes does not hold {ninstrs} instructions and {data_len} bytes of data",
+                b.len()
+            )));
         }
         let nparams = u32_at(16);
         let result_type = u16::try_from(u32_at(20)).map_err(|_| invalid("result type out of range".into()))?;
@@ -329,7 +351,8 @@ impl Program {
                 }
             })
             .collect();
-        let mut p = Program { result_type, nparams, max_stack: 0, code };
+        let data = b[code_end..].to_vec();
+        let mut p = Program { result_type, nparams, max_stack: 0, code, data };
         p.validate(None)?;
         if p.max_stack != u32_at(12) {
             return Err(invalid("device program header disagrees with its code (max_stack)".into()));
@@ -351,6 +374,14 @@ impl Program {
             match op {
                 Op::Var => {
                     let _ = write!(s, " {}", column_name(i.arg));
+                }
+                Op::Const if is_varlena(i.type_id) => {
+                    let bytes = usize::try_from(i.imm)
+                        .ok()
+                        .and_then(|o| self.data.get(o..o + i.arg.max(0) as usize))
+                        .unwrap_or(&[]);
+                    let text = String::from_utf8_lossy(bytes).replace('\'', "''");
+                    let _ = write!(s, " '{text}'::{}", tname(i.type_id));
                 }
                 Op::Const => {
                     let _ = write!(s, " {}::{}", const_text(i.type_id, i.imm), tname(i.type_id));
@@ -395,6 +426,7 @@ pub fn const_text(type_id: u16, imm: i64) -> String {
 pub struct Builder {
     code: Vec<Instr>,
     nparams: u32,
+    data: Vec<u8>,
 }
 
 /// A forward-jump placeholder.
@@ -420,6 +452,13 @@ impl Builder {
     /// Push a constant of device type `type_id` with raw bits `imm`.
     pub fn constant(&mut self, type_id: u16, imm: i64) {
         self.push(Op::Const, type_id, 0, imm);
+    }
+
+    /// Push a variable-length constant (text, bpchar) with these bytes.
+    pub fn bytes_constant(&mut self, type_id: u16, bytes: &[u8]) {
+        let offset = self.data.len() as i64;
+        self.data.extend_from_slice(bytes);
+        self.push(Op::Const, type_id, bytes.len() as i32, offset);
     }
 
     /// Push NULL.
@@ -502,7 +541,7 @@ impl Builder {
 
     /// Finish: a validated program with the given result type.
     pub fn finish(self, result_type: u16) -> Result<Program, DeviceError> {
-        let mut p = Program { result_type, nparams: self.nparams, max_stack: 0, code: self.code };
+        let mut p = Program { result_type, nparams: self.nparams, max_stack: 0, code: self.code, data: self.data };
         p.validate(None)?;
         Ok(p)
     }
@@ -552,7 +591,7 @@ mod tests {
         let p = b.finish(type_id("BOOL")).unwrap();
         assert_eq!(p.max_stack, 2);
         let bytes = p.to_bytes().unwrap();
-        assert_eq!(bytes.len(), 24 + 16 * 7);
+        assert_eq!(bytes.len(), 32 + 16 * 7);
         assert_eq!(Program::from_bytes(&bytes).unwrap(), p);
         let text = p.disassemble(&|c| format!("c{c}"));
         assert!(text.contains("  0: var c0\n"), "{text}");
@@ -575,12 +614,26 @@ mod tests {
         m[0] ^= 1;
         assert!(Program::from_bytes(&m).is_err());
         assert!(Program::from_bytes(&good[..30]).is_err());
+        // text constants survive the round trip
+        let mut t = Builder::new();
+        t.bytes_constant(type_id("TEXT"), "日本'語".as_bytes());
+        let tp = t.finish(type_id("TEXT")).unwrap();
+        assert_eq!(Program::from_bytes(&tp.to_bytes().unwrap()).unwrap(), tp);
+        assert!(tp.disassemble(&|c| c.to_string()).contains("const '日本''語'::text"));
+        // text constants survive the round trip
+        let mut t = Builder::new();
+        t.bytes_constant(type_id("TEXT"), "日本'語".as_bytes());
+        let tp = t.finish(type_id("TEXT")).unwrap();
+        assert_eq!(Program::from_bytes(&tp.to_bytes().unwrap()).unwrap(), tp);
+        assert!(tp.disassemble(&|c| c.to_string()).contains("const '日本''語'::text"));
         assert!(Program::from_bytes(&[good.clone(), vec![0; 16]].concat()).is_err());
         // unknown op, unknown function, stack underflow, backward jump
         let bad = |code: Vec<Instr>| {
-            Program { result_type: type_id("INT4"), nparams: 0, max_stack: 0, code }.validate(Some(2))
+            Program { result_type: type_id("INT4"), nparams: 0, max_stack: 0, code, data: Vec::new() }.validate(Some(2))
         };
         assert!(bad(vec![Instr { op: 99, type_id: 0, arg: 0, imm: 0 }]).is_err());
+        // a text constant pointing past the data section
+        assert!(bad(vec![Instr { op: Op::Const as u16, type_id: type_id("TEXT"), arg: 4, imm: 0 }]).is_err());
         assert!(bad(vec![Instr { op: Op::Func as u16, type_id: 0, arg: 60000, imm: 0 }]).is_err());
         assert!(bad(vec![Instr { op: Op::And2 as u16, type_id: 0, arg: 0, imm: 0 }]).is_err());
         assert!(bad(vec![Instr { op: Op::Var as u16, type_id: 0, arg: 5, imm: 0 }]).is_err());

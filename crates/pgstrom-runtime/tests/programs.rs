@@ -61,8 +61,8 @@ fn three_valued_and_or_not() {
     let (av, an) = bool_col(&a);
     let (bv, bn) = bool_col(&b);
     let cols = [
-        ColumnData { type_id: type_id("BOOL"), values: &av, validity: Some(&an) },
-        ColumnData { type_id: type_id("BOOL"), values: &bv, validity: Some(&bn) },
+        ColumnData { type_id: type_id("BOOL"), values: &av, validity: Some(&an), offsets: None },
+        ColumnData { type_id: type_id("BOOL"), values: &bv, validity: Some(&bn), offsets: None },
     ];
     let and3 = |x: Option<bool>, y: Option<bool>| match (x, y) {
         (Some(false), _) | (_, Some(false)) => Some(false),
@@ -101,7 +101,7 @@ fn three_valued_and_or_not() {
 #[test]
 fn and_short_circuits_errors() {
     let x = i4_bytes(&[5, 0, 200, 0, 50]);
-    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: None }];
+    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: None, offsets: None }];
     let mut p = Builder::new();
     p.var(0);
     p.constant(type_id("INT4"), 0);
@@ -128,7 +128,7 @@ fn first_failing_row_reports_postgres_error() {
     vals[3] = i32::MAX;
     vals[6] = -1;
     let x = i4_bytes(&vals);
-    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: None }];
+    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: None, offsets: None }];
     let mut p = Builder::new();
     p.var(0);
     p.var(0);
@@ -149,7 +149,7 @@ fn first_failing_row_reports_postgres_error() {
         let mut v2 = vals.clone();
         v2[3] = 1;
         let x2 = i4_bytes(&v2);
-        let cols2 = [ColumnData { type_id: type_id("INT4"), values: &x2, validity: None }];
+        let cols2 = [ColumnData { type_id: type_id("INT4"), values: &x2, validity: None, offsets: None }];
         match e.eval_program(&prog, &cols2, &[], 10) {
             Err(DeviceError::Sql { sqlstate, message, row }) => {
                 assert_eq!((sqlstate, message, row), ("22012", "division by zero", 6))
@@ -162,7 +162,7 @@ fn first_failing_row_reports_postgres_error() {
 #[test]
 fn params_nulls_and_casts() {
     let x = i4_bytes(&[1, -7, 2147483647]);
-    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: Some(&[0b101]) }];
+    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: Some(&[0b101]), offsets: None }];
     // (x::int8 * $1)::float8
     let mut p = Builder::new();
     p.var(0);
@@ -191,7 +191,7 @@ fn programs_from_bytes_run_and_bad_ones_do_not() {
     let bytes = p.finish(type_id("BOOL")).unwrap().to_bytes().unwrap();
     let prog = Program::from_bytes(&bytes).unwrap();
     let x = i4_bytes(&[1, 2]);
-    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: Some(&[0b01]) }];
+    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: Some(&[0b01]), offsets: None }];
     for e in engines() {
         assert_eq!(decode_bool(&e.eval_program(&prog, &cols, &[], 2).unwrap()), vec![Some(false), Some(true)]);
         // a program naming a column the chunk lacks is refused up front
@@ -199,5 +199,62 @@ fn programs_from_bytes_run_and_bad_ones_do_not() {
         q.var(3);
         let bad = q.finish(type_id("INT4")).unwrap();
         assert!(matches!(e.eval_program(&bad, &cols, &[], 2), Err(DeviceError::InvalidProgram(_))));
+    }
+}
+
+#[test]
+fn text_columns_and_constants() {
+    // 'abc', NULL, '', 'abc  ' (bpchar padding), '日本語'
+    let texts: [&str; 5] = ["abc", "", "", "abc  ", "日本語"];
+    let mut bytes = Vec::new();
+    let mut offsets = vec![0u32];
+    for t in texts {
+        bytes.extend_from_slice(t.as_bytes());
+        offsets.push(bytes.len() as u32);
+    }
+    let validity = [0b11101u8];
+    for e in engines() {
+        let cols = [ColumnData {
+            type_id: type_id("TEXT"),
+            values: &bytes,
+            validity: Some(&validity),
+            offsets: Some(&offsets),
+        }];
+        // length(x) and x = 'abc'
+        let mut p = Builder::new();
+        p.var(0);
+        p.func(f("LENGTH_TEXT"));
+        let out = e.eval_program(&p.finish(type_id("INT4")).unwrap(), &cols, &[], 5).unwrap();
+        assert_eq!(out.nulls, vec![0, 1, 0, 0, 0]);
+        assert_eq!((out.values[0], out.values[2], out.values[3], out.values[4]), (3, 0, 5, 3), "{:?}", e.kind());
+        let mut p = Builder::new();
+        p.var(0);
+        p.bytes_constant(type_id("TEXT"), b"abc");
+        p.func(f("TEXTEQ"));
+        let got = decode_bool(&e.eval_program(&p.finish(type_id("BOOL")).unwrap(), &cols, &[], 5).unwrap());
+        assert_eq!(got, vec![Some(true), None, Some(false), Some(false), Some(false)]);
+        // as bpchar, trailing blanks do not count
+        let cols = [ColumnData {
+            type_id: type_id("BPCHAR"),
+            values: &bytes,
+            validity: Some(&validity),
+            offsets: Some(&offsets),
+        }];
+        let mut p = Builder::new();
+        p.var(0);
+        p.bytes_constant(type_id("BPCHAR"), b"abc ");
+        p.func(f("BPCHAREQ"));
+        let got = decode_bool(&e.eval_program(&p.finish(type_id("BOOL")).unwrap(), &cols, &[], 5).unwrap());
+        assert_eq!(got, vec![Some(true), None, Some(false), Some(true), Some(false)]);
+        // offsets out of range are refused, not read
+        let bad = [0u32, 3, 3, 3, 8, 999];
+        let cols = [ColumnData { type_id: type_id("TEXT"), values: &bytes, validity: None, offsets: Some(&bad) }];
+        let mut p = Builder::new();
+        p.var(0);
+        p.func(f("OCTET_LENGTH_TEXT"));
+        assert!(matches!(
+            e.eval_program(&p.finish(type_id("INT4")).unwrap(), &cols, &[], 5),
+            Err(DeviceError::InvalidRequest(_))
+        ));
     }
 }
