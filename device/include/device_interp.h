@@ -20,6 +20,9 @@
 #define dev_rintf(x)    rintf(x)
 #define dev_fabs(x)     fabs(x)
 #define dev_fabsf(x)    fabsf(x)
+#define dev_sqrt(x)     sqrt(x)
+#define dev_floor(x)    floor(x)
+#define dev_ceil(x)     ceil(x)
 #else
 #define dev_isnan(x)    __builtin_isnan(x)
 #define dev_isinf(x)    __builtin_isinf(x)
@@ -27,6 +30,9 @@
 #define dev_rintf(x)    __builtin_rintf(x)
 #define dev_fabs(x)     __builtin_fabs(x)
 #define dev_fabsf(x)    __builtin_fabsf(x)
+#define dev_sqrt(x)     __builtin_sqrt(x)
+#define dev_floor(x)    __builtin_floor(x)
+#define dev_ceil(x)     __builtin_ceil(x)
 #endif
 
 #define DEV_INT64_MIN   (-0x7fffffffffffffffLL - 1)
@@ -317,6 +323,74 @@ impl_cast_f2f(int res, const DevDatum *a, DevDatum *r)
     }
     return DEVERR_OK;
 }
+
+/* ---- float8 math (float.c) ---------------------------------------------- */
+
+DEVICE_FUNC int32_t
+impl_math(int op, const DevDatum *a, DevDatum *r)
+{
+    double x = a->v.f8, z;
+
+    switch (op)
+    {
+        case 0:                                 /* dsqrt */
+            if (x < 0)
+                return DEVERR_SQRT_NEGATIVE;
+            z = dev_sqrt(x);
+            if (dev_isinf(z) && !dev_isinf(x))
+                return DEVERR_FLOAT_OVERFLOW;
+            if (z == 0.0 && x != 0.0)
+                return DEVERR_FLOAT_UNDERFLOW;
+            break;
+        case 1: z = dev_floor(x); break;        /* dfloor */
+        case 2: z = dev_ceil(x); break;         /* dceil */
+        case 3: z = dev_rint(x); break;         /* dround */
+        case 4: z = (x >= 0) ? dev_floor(x) : -dev_floor(-x); break;   /* dtrunc */
+        default: z = (x > 0) ? 1.0 : ((x < 0) ? -1.0 : 0.0); break;    /* dsign */
+    }
+    r->v.f8 = z;
+    return DEVERR_OK;
+}
+
+/* ---- date arithmetic (date.c) ------------------------------------------- */
+
+#define DEV_DATE_NOT_FINITE(d)  ((d) == (-2147483647 - 1) || (d) == 2147483647)
+/* IS_VALID_DATE: DATETIME_MIN_JULIAN .. DATE_END_JULIAN, less the epoch */
+#define DEV_DATE_IS_VALID(d)    ((d) >= -2451545LL && (d) < 2145031949LL)
+
+DEVICE_FUNC int32_t
+impl_date(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    int64_t d = a->v.i;
+
+    if (op == 2)                                /* date_mi */
+    {
+        if (DEV_DATE_NOT_FINITE(d) || DEV_DATE_NOT_FINITE(b->v.i))
+            return DEVERR_INFINITE_DATES;
+        r->v.i = (int32_t) (d - b->v.i);
+        return DEVERR_OK;
+    }
+    if (DEV_DATE_NOT_FINITE(d))                 /* can't change infinity */
+    {
+        r->v.i = d;
+        return DEVERR_OK;
+    }
+    d = (op == 0) ? d + b->v.i : d - b->v.i;
+    if (!DEV_DATE_IS_VALID(d))
+        return DEVERR_DATE_RANGE;
+    r->v.i = d;
+    return DEVERR_OK;
+}
+
+#define IMPL_SQRT(res, ta, tb)      impl_math(0, &args[0], r)
+#define IMPL_FLOOR(res, ta, tb)     impl_math(1, &args[0], r)
+#define IMPL_CEIL(res, ta, tb)      impl_math(2, &args[0], r)
+#define IMPL_RINT(res, ta, tb)      impl_math(3, &args[0], r)
+#define IMPL_TRUNC(res, ta, tb)     impl_math(4, &args[0], r)
+#define IMPL_SIGN(res, ta, tb)      impl_math(5, &args[0], r)
+#define IMPL_DATE_PLI(res, ta, tb)  impl_date(0, &args[0], &args[1], r)
+#define IMPL_DATE_MII(res, ta, tb)  impl_date(1, &args[0], &args[1], r)
+#define IMPL_DATE_MI(res, ta, tb)   impl_date(2, &args[0], &args[1], r)
 
 /* ---- text and bpchar ---------------------------------------------------- */
 

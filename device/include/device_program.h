@@ -115,6 +115,9 @@ enum DevOp
 #define DEVERR_DIVISION_BY_ZERO  19     /* 22012 division by zero */
 #define DEVERR_FLOAT_OVERFLOW    20     /* 22003 value out of range: overflow */
 #define DEVERR_FLOAT_UNDERFLOW   21     /* 22003 value out of range: underflow */
+#define DEVERR_DATE_RANGE        22     /* 22008 date out of range */
+#define DEVERR_INFINITE_DATES    23     /* 22008 cannot subtract infinite dates */
+#define DEVERR_SQRT_NEGATIVE     24     /* 2201F cannot take square root of a negative number */
 
 /* One value on the stack or in a parameter. */
 typedef struct

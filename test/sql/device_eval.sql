@@ -173,7 +173,10 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('bca = bcb'), ('bca = ''abc'''), ('length(bca) * 10 + octet_length(bca)'),
   ('txa IN (''a'', ''abc'', NULL)'), ('txa::varchar = ''ü''::varchar'), ('COALESCE(txa, ''a'') = txb'),
   ('NULLIF(txa, '''') IS NULL'), ('txa IS DISTINCT FROM txb'), ('CASE WHEN txa = ''a'' THEN 1 WHEN txa = '''' THEN 2 END'),
-  ('txa = ANY (ARRAY[txb, ''abd''])'), ('txa'), ('upper(txa) = ''ABC''')
+  ('txa = ANY (ARRAY[txb, ''abd''])'), ('txa'), ('upper(txa) = ''ABC'''),
+  ('sqrt(abs(f8a)) + |/ (f8b * f8b)'), ('round(f8a * 10) / 10 + trunc(f8b)'), ('floor(f8a) - ceil(f8b)'),
+  ('da + i4a'), ('da - i2a'), ('da - db'), ('da + 1 > db - 1'), ('(da - db) / 7'),
+  ('sqrt(f8a - 1)')
 ) v(e);
 
 -- Not everything runs on the device: it says why.

@@ -23,6 +23,9 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
         DeviceError::Sql { sqlstate, .. } => match *sqlstate {
             "22003" => PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
             "22012" => PgSqlErrorCode::ERRCODE_DIVISION_BY_ZERO,
+            // 22008: PostgreSQL names it both DATETIME_FIELD_OVERFLOW and _VALUE_OUT_OF_RANGE
+            "22008" => PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+            "2201F" => PgSqlErrorCode::ERRCODE_INVALID_ARGUMENT_FOR_POWER_FUNCTION,
             _ => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
         },
     }

@@ -557,6 +557,9 @@ pub fn sql_error(code: i32) -> Option<(&'static str, &'static str)> {
         19 => ("22012", "division by zero"),
         20 => ("22003", "value out of range: overflow"),
         21 => ("22003", "value out of range: underflow"),
+        22 => ("22008", "date out of range"),
+        23 => ("22008", "cannot subtract infinite dates"),
+        24 => ("2201F", "cannot take square root of a negative number"),
         _ => return None,
     })
 }
