@@ -463,6 +463,192 @@ impl_text(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
     return DEVERR_OK;
 }
 
+/*
+ * LIKE, as like_match.c's MatchText for UTF-8: byte comparison, '_' takes
+ * one character, '%' any run, '\\' escapes, and the same lazily raised
+ * error for a pattern ending in an escape.  PostgreSQL recurses at each
+ * '%'; here the suspended '%' loops live in an explicit stack of
+ * PGSTROM_LIKE_DEPTH frames.
+ */
+#define PGSTROM_LIKE_DEPTH  16
+#define LIKE_TRUE   1
+#define LIKE_FALSE  0
+#define LIKE_ABORT  (-1)
+
+DEVICE_FUNC void
+dev_utf8_next(const uint8_t **p, int32_t *len)
+{
+    do
+    {
+        (*p)++;
+        (*len)--;
+    } while (*len > 0 && (**p & 0xC0) == 0x80);
+}
+
+DEVICE_FUNC int32_t
+dev_like(const uint8_t *t, int32_t tlen, const uint8_t *p, int32_t plen, int *result)
+{
+    struct
+    {
+        const uint8_t *t;
+        const uint8_t *p;
+        int32_t     tlen;
+        int32_t     plen;
+        uint8_t     firstpat;
+    } frames[PGSTROM_LIKE_DEPTH];
+    int         depth = 0;
+    int         res;
+
+call:
+    /* the body of MatchText(t, tlen, p, plen) */
+    if (plen == 1 && *p == '%')
+    {
+        res = LIKE_TRUE;
+        goto ret;
+    }
+    while (tlen > 0 && plen > 0)
+    {
+        if (*p == '\\')
+        {
+            p++;
+            plen--;
+            if (plen <= 0)
+                return DEVERR_LIKE_ESCAPE;
+            if (*p != *t)
+            {
+                res = LIKE_FALSE;
+                goto ret;
+            }
+        }
+        else if (*p == '%')
+        {
+            uint8_t firstpat;
+
+            p++;
+            plen--;
+            while (plen > 0)
+            {
+                if (*p == '%')
+                {
+                    p++;
+                    plen--;
+                }
+                else if (*p == '_')
+                {
+                    if (tlen <= 0)
+                    {
+                        res = LIKE_ABORT;
+                        goto ret;
+                    }
+                    dev_utf8_next(&t, &tlen);
+                    p++;
+                    plen--;
+                }
+                else
+                    break;
+            }
+            if (plen <= 0)
+            {
+                res = LIKE_TRUE;
+                goto ret;
+            }
+            if (*p == '\\')
+            {
+                if (plen < 2)
+                    return DEVERR_LIKE_ESCAPE;
+                firstpat = p[1];
+            }
+            else
+                firstpat = *p;
+            if (depth >= PGSTROM_LIKE_DEPTH)
+                return DEVERR_LIKE_TOO_COMPLEX;
+            frames[depth].t = t;
+            frames[depth].tlen = tlen;
+            frames[depth].p = p;
+            frames[depth].plen = plen;
+            frames[depth].firstpat = firstpat;
+            depth++;
+            goto scan;
+        }
+        else if (*p == '_')
+        {
+            dev_utf8_next(&t, &tlen);
+            p++;
+            plen--;
+            continue;
+        }
+        else if (*p != *t)
+        {
+            res = LIKE_FALSE;
+            goto ret;
+        }
+        t++;
+        tlen--;
+        p++;
+        plen--;
+    }
+    if (tlen > 0)
+    {
+        res = LIKE_FALSE;
+        goto ret;
+    }
+    while (plen > 0 && *p == '%')
+    {
+        p++;
+        plen--;
+    }
+    res = (plen <= 0) ? LIKE_TRUE : LIKE_ABORT;
+    goto ret;
+
+scan:
+    /* the '%' loop of the top frame: try each position whose first byte
+     * matches the pattern's next literal */
+    while (frames[depth - 1].tlen > 0)
+    {
+        if (*frames[depth - 1].t == frames[depth - 1].firstpat)
+        {
+            t = frames[depth - 1].t;
+            tlen = frames[depth - 1].tlen;
+            p = frames[depth - 1].p;
+            plen = frames[depth - 1].plen;
+            goto call;
+        }
+        dev_utf8_next(&frames[depth - 1].t, &frames[depth - 1].tlen);
+    }
+    depth--;
+    res = LIKE_ABORT;
+
+ret:
+    if (depth == 0)
+    {
+        *result = res;
+        return DEVERR_OK;
+    }
+    if (res != LIKE_FALSE)
+    {
+        /* the frame returns what its recursive call returned */
+        depth--;
+        goto ret;
+    }
+    dev_utf8_next(&frames[depth - 1].t, &frames[depth - 1].tlen);
+    goto scan;
+}
+
+DEVICE_FUNC int32_t
+impl_like(bool negate, const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    int res = LIKE_FALSE;
+    int32_t rc = dev_like((const uint8_t *) a->v.i, a->len, (const uint8_t *) b->v.i, b->len, &res);
+
+    if (rc != DEVERR_OK)
+        return rc;
+    r->v.i = negate ? (res != LIKE_TRUE) : (res == LIKE_TRUE);
+    return DEVERR_OK;
+}
+
+#define IMPL_LIKE(res, ta, tb)          impl_like(false, &args[0], &args[1], r)
+#define IMPL_NOT_LIKE(res, ta, tb)      impl_like(true, &args[0], &args[1], r)
+
 #define IMPL_TEXT_EQ(res, ta, tb)       impl_text(0, &args[0], &args[1], r)
 #define IMPL_TEXT_NE(res, ta, tb)       impl_text(1, &args[0], &args[1], r)
 #define IMPL_TEXT_LT(res, ta, tb)       impl_text(2, &args[0], &args[1], r)

@@ -118,6 +118,8 @@ enum DevOp
 #define DEVERR_DATE_RANGE        22     /* 22008 date out of range */
 #define DEVERR_INFINITE_DATES    23     /* 22008 cannot subtract infinite dates */
 #define DEVERR_SQRT_NEGATIVE     24     /* 2201F cannot take square root of a negative number */
+#define DEVERR_LIKE_ESCAPE       25     /* 22025 LIKE pattern must not end with escape character */
+#define DEVERR_LIKE_TOO_COMPLEX  4      /* a pattern nests more '%' than the device tracks */
 
 /* One value on the stack or in a parameter. */
 typedef struct

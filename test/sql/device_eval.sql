@@ -176,7 +176,10 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('txa = ANY (ARRAY[txb, ''abd''])'), ('txa'), ('upper(txa) = ''ABC'''),
   ('sqrt(abs(f8a)) + |/ (f8b * f8b)'), ('round(f8a * 10) / 10 + trunc(f8b)'), ('floor(f8a) - ceil(f8b)'),
   ('da + i4a'), ('da - i2a'), ('da - db'), ('da + 1 > db - 1'), ('(da - db) / 7'),
-  ('sqrt(f8a - 1)')
+  ('sqrt(f8a - 1)'),
+  ('txa LIKE ''a%'''), ('txa LIKE ''%b%'''), ('txa LIKE ''_'''), ('txa LIKE ''日_%'''), ('txa NOT LIKE ''%c'''),
+  ('txa LIKE txb'), ('txa NOT LIKE txb'), ('txa LIKE ''a\%b'''), ('txa LIKE ''%\'''), ('txa LIKE ''abc\'''),
+  ('bca LIKE ''abc%'''), ('bca LIKE ''a'''), ('txa LIKE ''%%_%%'''), ('txa LIKE '''''), ('txa LIKE ''%a%b%c%''')
 ) v(e);
 
 -- Not everything runs on the device: it says why.

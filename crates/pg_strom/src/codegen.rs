@@ -219,16 +219,26 @@ impl Ctx {
             .ok_or_else(|| NotSupported(format!("type {} is not supported on the device", type_name(oid))))
     }
 
-    /// Text comparisons follow the collation: equality needs a
-    /// deterministic one (then it is byte equality), ordering needs C or
-    /// POSIX (then it is byte order).
+    /// Text comparisons follow the collation: equality and LIKE need a
+    /// deterministic one (then they work on bytes), ordering needs C or
+    /// POSIX (then it is byte order).  Character counting and LIKE's '_'
+    /// assume UTF-8: in databases of other encodings they stay on the CPU.
     fn check_collation(&self, fid: u16, collid: pg_sys::Oid) -> Result<(), NotSupported> {
         let family = func_info(fid).map_or("", |f| f.family);
+        if matches!(family, "IMPL_LIKE" | "IMPL_NOT_LIKE" | "IMPL_TEXT_LENGTH" | "IMPL_BPCHAR_LENGTH")
+            // SAFETY: reads the database encoding.
+            && unsafe { pg_sys::GetDatabaseEncoding() } != pg_sys::pg_enc::PG_UTF8 as i32
+        {
+            return unsupported("character-based text functions in a database that is not UTF-8".into());
+        }
         if matches!(family, "IMPL_TEXT_LT" | "IMPL_TEXT_LE" | "IMPL_TEXT_GT" | "IMPL_TEXT_GE") {
             if collid != pg_sys::C_COLLATION_OID && collid != POSIX_COLLATION_OID {
                 return unsupported("text ordering under a collation other than \"C\" or \"POSIX\"".into());
             }
-        } else if matches!(family, "IMPL_TEXT_EQ" | "IMPL_TEXT_NE" | "IMPL_BPCHAR_EQ" | "IMPL_BPCHAR_NE")
+        } else if matches!(
+            family,
+            "IMPL_TEXT_EQ" | "IMPL_TEXT_NE" | "IMPL_BPCHAR_EQ" | "IMPL_BPCHAR_NE" | "IMPL_LIKE" | "IMPL_NOT_LIKE"
+        )
             && collid != pg_sys::InvalidOid
             // SAFETY: syscache lookup of a collation OID from the expression.
             && !unsafe { pg_sys::get_collation_isdeterministic(collid) }

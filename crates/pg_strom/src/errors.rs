@@ -26,6 +26,7 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
             // 22008: PostgreSQL names it both DATETIME_FIELD_OVERFLOW and _VALUE_OUT_OF_RANGE
             "22008" => PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
             "2201F" => PgSqlErrorCode::ERRCODE_INVALID_ARGUMENT_FOR_POWER_FUNCTION,
+            "22025" => PgSqlErrorCode::ERRCODE_INVALID_ESCAPE_SEQUENCE,
             _ => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
         },
     }

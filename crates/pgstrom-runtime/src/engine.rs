@@ -274,6 +274,10 @@ pub fn validate_eval(
 pub fn eval_error(code: i32, row: u32) -> DeviceError {
     match sql_error(code) {
         Some((sqlstate, message)) => DeviceError::Sql { sqlstate, message, row },
+        None if code == 4 => DeviceError::Kernel {
+            status: code,
+            message: format!("LIKE pattern at row {row} nests more '%' wildcards than the device handles (16)"),
+        },
         None if code == DEVERR_INVALID_PROGRAM => {
             DeviceError::InvalidProgram(format!("the interpreter rejected the program at row {row}"))
         }

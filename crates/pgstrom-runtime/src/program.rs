@@ -560,6 +560,7 @@ pub fn sql_error(code: i32) -> Option<(&'static str, &'static str)> {
         22 => ("22008", "date out of range"),
         23 => ("22008", "cannot subtract infinite dates"),
         24 => ("2201F", "cannot take square root of a negative number"),
+        25 => ("22025", "LIKE pattern must not end with escape character"),
         _ => return None,
     })
 }
