@@ -485,7 +485,7 @@ dev_utf8_next(const uint8_t **p, int32_t *len)
     } while (*len > 0 && (**p & 0xC0) == 0x80);
 }
 
-DEVICE_FUNC int32_t
+DEVICE_NOINLINE int32_t
 dev_like(const uint8_t *t, int32_t tlen, const uint8_t *p, int32_t plen, int *result)
 {
     struct
@@ -701,7 +701,7 @@ dev_func_nargs(int32_t fid)
  * Call a strict function on non-NULL arguments.  Every catalog function is
  * strict: the interpreter returns NULL for a NULL argument without calling.
  */
-DEVICE_FUNC int32_t
+DEVICE_NOINLINE int32_t
 dev_call(int32_t fid, const DevDatum *args, DevDatum *r)
 {
     r->isnull = 0;

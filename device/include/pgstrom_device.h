@@ -28,12 +28,15 @@ typedef unsigned int        uint32_t;
 typedef long long           int64_t;
 typedef unsigned long long  uint64_t;
 #define DEVICE_FUNC     __device__ __forceinline__
+/* large functions called from several places: one copy, not inlined */
+#define DEVICE_NOINLINE __device__ __noinline__
 #define KERNEL_FUNC     extern "C" __global__
 #else
 #define PGSTROM_CPU_TARGET 1
 #include <stdint.h>
 #include <stddef.h>
 #define DEVICE_FUNC     static inline
+#define DEVICE_NOINLINE static __attribute__((noinline))
 #define KERNEL_FUNC     static
 #endif
 
