@@ -269,39 +269,32 @@ impl_cast_i2f(int res, const DevDatum *a, DevDatum *r)
     return DEVERR_OK;
 }
 
-/* float -> int: rint, then the FLOATx_FITS_IN_INTy test of c.h. */
+/* float -> int: rint, then the FLOATx_FITS_IN_INTy test of c.h, in the
+ * source's own precision (F = float for float4, double for float8). */
+template <typename F>
 DEVICE_FUNC int32_t
-impl_cast_f2i(int res, int ta, const DevDatum *a, DevDatum *r)
+dev_float_to_int(int res, F num, DevDatum *r)
 {
-    if (ta == DT_FLOAT4)
-    {
-        float num = dev_rintf(a->v.f4);
-        bool fits;
-
-        if (res == DT_INT2)
-            fits = num >= (float) -32768 && num < -((float) -32768);
-        else if (res == DT_INT4)
-            fits = num >= (float) (-2147483647 - 1) && num < -((float) (-2147483647 - 1));
-        else
-            fits = num >= (float) DEV_INT64_MIN && num < -((float) DEV_INT64_MIN);
-        if (dev_isnan(num) || !fits)
-            return dev_int_range_error(res);
-        r->v.i = (int64_t) num;
-        return DEVERR_OK;
-    }
-    double num = dev_rint(a->v.f8);
     bool fits;
 
     if (res == DT_INT2)
-        fits = num >= (double) -32768 && num < -((double) -32768);
+        fits = num >= (F) -32768 && num < -((F) -32768);
     else if (res == DT_INT4)
-        fits = num >= (double) (-2147483647 - 1) && num < -((double) (-2147483647 - 1));
+        fits = num >= (F) (-2147483647 - 1) && num < -((F) (-2147483647 - 1));
     else
-        fits = num >= (double) DEV_INT64_MIN && num < -((double) DEV_INT64_MIN);
+        fits = num >= (F) DEV_INT64_MIN && num < -((F) DEV_INT64_MIN);
     if (dev_isnan(num) || !fits)
         return dev_int_range_error(res);
     r->v.i = (int64_t) num;
     return DEVERR_OK;
+}
+
+DEVICE_FUNC int32_t
+impl_cast_f2i(int res, int ta, const DevDatum *a, DevDatum *r)
+{
+    if (ta == DT_FLOAT4)
+        return dev_float_to_int<float>(res, dev_rintf(a->v.f4), r);
+    return dev_float_to_int<double>(res, dev_rint(a->v.f8), r);
 }
 
 DEVICE_FUNC int32_t
