@@ -38,6 +38,17 @@ SELECT extract(year FROM ymd) AS year, count(*), round(avg(ax)::numeric, 3) AS a
        count(*) FILTER (WHERE cat IS NULL) AS null_cat
   FROM t_demo WHERE ax > 500.0 GROUP BY 1 ORDER BY 1;
 \echo
+\echo => a WHERE clause compiled to a device program, run on the active engine,
+\echo    and checked row by row against the same WHERE clause in PostgreSQL
+SELECT pgstrom.device_program('t_demo', 'ax > 500.0 AND cat IN (1, 2, 3) OR label LIKE ''item_A%''');
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE d.value::bool) AS true_on_device,
+       count(*) FILTER (WHERE d.value::bool IS DISTINCT FROM
+                        (t.ax > 500.0 AND t.cat IN (1, 2, 3) OR t.label LIKE 'item_A%')) AS differing
+  FROM t_demo t
+  JOIN pgstrom.device_eval('t_demo', 'ax > 500.0 AND cat IN (1, 2, 3) OR label LIKE ''item_A%''') d
+    ON d.ctid = t.ctid::text;
+\echo
 \echo => the filter kernels on the active engine, checked against the reference
 SELECT engine, data_type, count(*) AS cases, bool_and(matches_reference) AS all_match,
        round(sum(elapsed_ms)::numeric, 1) AS total_ms
