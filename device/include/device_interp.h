@@ -639,6 +639,52 @@ impl_like(bool negate, const DevDatum *a, const DevDatum *b, DevDatum *r)
     return DEVERR_OK;
 }
 
+/* strpos / position: 1-based character position of the first match, 0
+ * if none, 1 for an empty needle (varlena.c text_position) */
+DEVICE_FUNC int32_t
+impl_strpos(const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    const uint8_t *h = (const uint8_t *) a->v.i;
+    const uint8_t *n = (const uint8_t *) b->v.i;
+
+    r->v.i = 0;
+    if (b->len < 1)
+    {
+        r->v.i = 1;
+        return DEVERR_OK;
+    }
+    for (int32_t i = 0; i + b->len <= a->len; i++)
+    {
+        int32_t k = 0;
+
+        while (k < b->len && h[i + k] == n[k])
+            k++;
+        if (k == b->len)
+        {
+            r->v.i = dev_utf8_chars(h, i) + 1;
+            break;
+        }
+    }
+    return DEVERR_OK;
+}
+
+DEVICE_FUNC int32_t
+impl_starts_with(const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    DevDatum prefix = *a;
+
+    if (a->len < b->len)
+    {
+        r->v.i = 0;
+        return DEVERR_OK;
+    }
+    prefix.len = b->len;
+    r->v.i = (dev_text_cmp(&prefix, b) == 0);
+    return DEVERR_OK;
+}
+
+#define IMPL_STRPOS(res, ta, tb)        impl_strpos(&args[0], &args[1], r)
+#define IMPL_STARTS_WITH(res, ta, tb)   impl_starts_with(&args[0], &args[1], r)
 #define IMPL_LIKE(res, ta, tb)          impl_like(false, &args[0], &args[1], r)
 #define IMPL_NOT_LIKE(res, ta, tb)      impl_like(true, &args[0], &args[1], r)
 

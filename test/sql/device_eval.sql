@@ -179,7 +179,9 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('sqrt(f8a - 1)'),
   ('txa LIKE ''a%'''), ('txa LIKE ''%b%'''), ('txa LIKE ''_'''), ('txa LIKE ''日_%'''), ('txa NOT LIKE ''%c'''),
   ('txa LIKE txb'), ('txa NOT LIKE txb'), ('txa LIKE ''a\%b'''), ('txa LIKE ''%\'''), ('txa LIKE ''abc\'''),
-  ('bca LIKE ''abc%'''), ('bca LIKE ''a'''), ('txa LIKE ''%%_%%'''), ('txa LIKE '''''), ('txa LIKE ''%a%b%c%''')
+  ('bca LIKE ''abc%'''), ('bca LIKE ''a'''), ('txa LIKE ''%%_%%'''), ('txa LIKE '''''), ('txa LIKE ''%a%b%c%'''),
+  ('strpos(txa, ''b'') + position(''本'' IN txa)'), ('strpos(txa, txb)'), ('starts_with(txa, txb)'),
+  ('starts_with(txa, ''日'') OR strpos(txa, '''') = 1')
 ) v(e);
 
 -- Not everything runs on the device: it says why.

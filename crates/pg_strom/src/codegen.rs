@@ -225,7 +225,7 @@ impl Ctx {
     /// assume UTF-8: in databases of other encodings they stay on the CPU.
     fn check_collation(&self, fid: u16, collid: pg_sys::Oid) -> Result<(), NotSupported> {
         let family = func_info(fid).map_or("", |f| f.family);
-        if matches!(family, "IMPL_LIKE" | "IMPL_NOT_LIKE" | "IMPL_TEXT_LENGTH" | "IMPL_BPCHAR_LENGTH")
+        if matches!(family, "IMPL_LIKE" | "IMPL_NOT_LIKE" | "IMPL_TEXT_LENGTH" | "IMPL_BPCHAR_LENGTH" | "IMPL_STRPOS")
             // SAFETY: reads the database encoding.
             && unsafe { pg_sys::GetDatabaseEncoding() } != pg_sys::pg_enc::PG_UTF8 as i32
         {
@@ -237,7 +237,14 @@ impl Ctx {
             }
         } else if matches!(
             family,
-            "IMPL_TEXT_EQ" | "IMPL_TEXT_NE" | "IMPL_BPCHAR_EQ" | "IMPL_BPCHAR_NE" | "IMPL_LIKE" | "IMPL_NOT_LIKE"
+            "IMPL_TEXT_EQ"
+                | "IMPL_TEXT_NE"
+                | "IMPL_BPCHAR_EQ"
+                | "IMPL_BPCHAR_NE"
+                | "IMPL_LIKE"
+                | "IMPL_NOT_LIKE"
+                | "IMPL_STRPOS"
+                | "IMPL_STARTS_WITH"
         )
             && collid != pg_sys::InvalidOid
             // SAFETY: syscache lookup of a collation OID from the expression.
