@@ -201,6 +201,25 @@ impl_flt_arith(int op, int res, int ta, int tb, const DevDatum *a, const DevDatu
     return dev_flt_arith<double>(op, dev_as_f8(ta, a), dev_as_f8(tb, b), &r->v.f8);
 }
 
+/* date_cmp_timestamp_internal (date.c): the date as a timestamp; a date
+ * past the timestamp range is above every finite timestamp but below
+ * 'infinity' */
+DEVICE_FUNC int
+dev_date_cmp_timestamp(int64_t d, int64_t ts)
+{
+    int64_t t;
+
+    if (d == (-2147483647 - 1))
+        t = DEV_INT64_MIN;                  /* -infinity */
+    else if (d == 2147483647)
+        t = DEV_INT64_MAX;                  /* infinity */
+    else if (d >= 106751983LL)              /* TIMESTAMP_END_JULIAN - epoch */
+        return ts == DEV_INT64_MAX ? -1 : 1;
+    else
+        t = d * 86400000000LL;
+    return pgstrom_cmp3(t, ts);
+}
+
 DEVICE_FUNC int32_t
 impl_compare(int op, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDatum *r)
 {
@@ -208,6 +227,10 @@ impl_compare(int op, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDa
 
     if (dev_is_float(ta) || dev_is_float(tb))
         c = pgstrom_cmp3(dev_as_f8(ta, a), dev_as_f8(tb, b));
+    else if (ta == DT_DATE && tb == DT_TIMESTAMP)
+        c = dev_date_cmp_timestamp(a->v.i, b->v.i);
+    else if (ta == DT_TIMESTAMP && tb == DT_DATE)
+        c = -dev_date_cmp_timestamp(b->v.i, a->v.i);
     else
         c = pgstrom_cmp3(a->v.i, b->v.i);
     switch (op)

@@ -181,7 +181,8 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('txa LIKE txb'), ('txa NOT LIKE txb'), ('txa LIKE ''a\%b'''), ('txa LIKE ''%\'''), ('txa LIKE ''abc\'''),
   ('bca LIKE ''abc%'''), ('bca LIKE ''a'''), ('txa LIKE ''%%_%%'''), ('txa LIKE '''''), ('txa LIKE ''%a%b%c%'''),
   ('strpos(txa, ''b'') + position(''本'' IN txa)'), ('strpos(txa, txb)'), ('starts_with(txa, txb)'),
-  ('starts_with(txa, ''日'') OR strpos(txa, '''') = 1')
+  ('starts_with(txa, ''日'') OR strpos(txa, '''') = 1'),
+  ('da < tsa'), ('tsb >= db'), ('da = tsb OR tsa <> db'), ('GREATEST(da, db) > tsa')
 ) v(e);
 
 -- Not everything runs on the device: it says why.
