@@ -234,12 +234,12 @@ pub fn validate_eval(
     params: &[ParamValue],
     nrows: u32,
 ) -> Result<(), DeviceError> {
-    let mut p = program.clone();
-    p.validate(Some(columns.len() as u32))?;
-    if (params.len() as u64) < p.nparams as u64 {
+    // validated without copying the program: this runs for every chunk
+    program.check(Some(columns.len() as u32))?;
+    if (params.len() as u64) < program.nparams as u64 {
         return Err(DeviceError::InvalidRequest(format!(
             "program reads {} parameters, {} given",
-            p.nparams,
+            program.nparams,
             params.len()
         )));
     }

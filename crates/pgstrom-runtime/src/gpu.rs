@@ -202,21 +202,14 @@ impl GpuEngine {
         let mut p_result = result.ptr;
         let mut p_nmatched = counters.ptr;
         let mut p_status = counters.ptr + 4;
-        let (mut c32, mut c64, mut cf64) = (0i32, 0i64, 0f64);
-        let p_const: *mut c_void = match column {
-            FilterColumn::Int32 { constant, .. } => {
-                c32 = *constant;
-                &mut c32 as *mut i32 as *mut c_void
-            }
-            FilterColumn::Int64 { constant, .. } => {
-                c64 = *constant;
-                &mut c64 as *mut i64 as *mut c_void
-            }
-            FilterColumn::Float64 { constant, .. } => {
-                cf64 = *constant;
-                &mut cf64 as *mut f64 as *mut c_void
-            }
+        // the constant's bytes, little-endian: the driver reads as many as
+        // the kernel parameter's type has (4 for int32, 8 otherwise)
+        let mut konst: [u8; 8] = match column {
+            FilterColumn::Int32 { constant, .. } => (*constant as u32 as u64).to_le_bytes(),
+            FilterColumn::Int64 { constant, .. } => constant.to_le_bytes(),
+            FilterColumn::Float64 { constant, .. } => constant.to_le_bytes(),
         };
+        let p_const = konst.as_mut_ptr() as *mut c_void;
         let mut params: [*mut c_void; 8] = [
             &mut p_values as *mut _ as *mut c_void,
             &mut p_validity as *mut _ as *mut c_void,
@@ -230,7 +223,6 @@ impl GpuEngine {
         // SAFETY: params point at locals of the kernel's parameter types, in
         // order; all device buffers outlive the call.
         unsafe { self.launch_and_wait(kernel, self.grid_for(nrows), &mut params)? };
-        let _ = (c32, c64, cf64);
         let mut counts = [0u32; 2];
         counters.download(&mut counts)?;
         let status = counts[1] as i32;

@@ -178,6 +178,13 @@ impl Program {
     /// `ncols` is the number of columns it will be given, when known.
     /// Sets `max_stack`.
     pub fn validate(&mut self, ncols: Option<u32>) -> Result<(), DeviceError> {
+        self.max_stack = self.check(ncols)?;
+        Ok(())
+    }
+
+    /// The checks of [`Program::validate`] without changing the program;
+    /// returns the deepest stack any path reaches.
+    pub fn check(&self, ncols: Option<u32>) -> Result<u32, DeviceError> {
         let n = self.code.len();
         if n == 0 {
             return Err(invalid("program has no instructions".into()));
@@ -284,20 +291,19 @@ impl Program {
             Some(1) => {}
             other => return Err(invalid(format!("program ends with {other:?} values on the stack, not 1"))),
         }
-        self.max_stack = max;
-        Ok(())
+        Ok(max)
     }
 
     /// Serialize (validating first).
     pub fn to_bytes(&self) -> Result<Vec<u8>, DeviceError> {
-        let mut p = self.clone();
-        p.validate(None)?;
+        let max_stack = self.check(None)?;
+        let p = self;
         let mut b = Vec::with_capacity(HEADER_LEN + INSTR_LEN * p.code.len());
         b.extend_from_slice(&MAGIC.to_le_bytes());
         b.extend_from_slice(&VERSION.to_le_bytes());
         b.extend_from_slice(&0u16.to_le_bytes());
         b.extend_from_slice(&(p.code.len() as u32).to_le_bytes());
-        b.extend_from_slice(&p.max_stack.to_le_bytes());
+        b.extend_from_slice(&max_stack.to_le_bytes());
         b.extend_from_slice(&p.nparams.to_le_bytes());
         b.extend_from_slice(&(p.result_type as u32).to_le_bytes());
         b.extend_from_slice(&(p.data.len() as u32).to_le_bytes());
