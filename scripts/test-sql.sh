@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test-sql.sh - the tests that need a running PostgreSQL:
 #   1. pg_regress suites (test/schedule, then test/schedule-gpu or
-#      test/schedule-nogpu depending on PGSTROM_EXPECT_GPU)
+#      test/schedule-nogpu depending on PGSTROM_EXPECT_GPU), and the
+#      isolation suites (test/isolation: concurrent sessions)
 #   2. docs/settings.md lists exactly the pg_strom.* settings, defaults too,
 #      and docs/device-functions.md exactly the device function catalog
 #   3. without shared_preload_libraries, CREATE EXTENSION fails cleanly
@@ -40,6 +41,16 @@ if ! "$regress" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user="
      --dbname=pgstrom_regression "${schedules[@]/#/--schedule=}"; then
   failures+=("pg_regress")
   [ -f "$results/regress/regression.diffs" ] && cat "$results/regress/regression.diffs"
+fi
+
+# --- 1b. isolation suites: concurrent sessions (MVCC under GpuScan) --------
+isolation="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress"
+rm -rf "$results/isolation"
+if ! "$isolation" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user="$PGUSER" \
+     --inputdir="$PGSTROM_ROOT/test/isolation" --outputdir="$results/isolation" \
+     --dbname=pgstrom_isolation --schedule="$PGSTROM_ROOT/test/isolation/schedule"; then
+  failures+=("isolation")
+  [ -f "$results/isolation/regression.diffs" ] && cat "$results/isolation/regression.diffs"
 fi
 
 # --- 2. settings documented ------------------------------------------------

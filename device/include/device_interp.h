@@ -23,6 +23,7 @@
 #define dev_sqrt(x)     sqrt(x)
 #define dev_floor(x)    floor(x)
 #define dev_ceil(x)     ceil(x)
+/* CUDA's pow differs from glibc's in the last bit: no pow on the GPU */
 #else
 #define dev_isnan(x)    __builtin_isnan(x)
 #define dev_isinf(x)    __builtin_isinf(x)
@@ -33,6 +34,8 @@
 #define dev_sqrt(x)     __builtin_sqrt(x)
 #define dev_floor(x)    __builtin_floor(x)
 #define dev_ceil(x)     __builtin_ceil(x)
+/* the host libm's pow: the very function PostgreSQL's dpow calls */
+#define dev_pow(x, y)   __builtin_pow(x, y)
 #endif
 
 #define DEV_INT64_MIN   (-0x7fffffffffffffffLL - 1)
@@ -367,6 +370,94 @@ impl_math(int op, const DevDatum *a, DevDatum *r)
     r->v.f8 = z;
     return DEVERR_OK;
 }
+
+/*
+ * dpow (float.c), special cases first, exactly as PostgreSQL orders them.
+ * The finite case calls pow(): on the CPU engine that is the same libm
+ * function PostgreSQL calls, so the bits agree.  glibc's pow is not
+ * correctly rounded (pow(x, 2) != x * x for about 1 in 1,200 values), so
+ * no GPU formula reproduces it: there the finite cases that are not exact
+ * by definition report DEVERR_NEEDS_CPU and PostgreSQL evaluates the row.
+ */
+DEVICE_FUNC int32_t
+impl_pow(const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    double x = a->v.f8, y = b->v.f8, z;
+
+    if (dev_isnan(x))
+    {
+        r->v.f8 = (dev_isnan(y) || y != 0.0) ? x : 1.0;
+        return DEVERR_OK;
+    }
+    if (dev_isnan(y))
+    {
+        r->v.f8 = (x != 1.0) ? y : 1.0;
+        return DEVERR_OK;
+    }
+    if (x == 0 && y < 0)
+        return DEVERR_POWER_ZERO_NEG;
+    if (x < 0 && dev_floor(y) != y)
+        return DEVERR_POWER_COMPLEX;
+    if (dev_isinf(y))
+    {
+        double absx = dev_fabs(x);
+
+        if (absx == 1.0)
+            z = 1.0;
+        else if (y > 0.0)
+            z = (absx > 1.0) ? y : 0.0;
+        else
+            z = (absx > 1.0) ? 0.0 : -y;
+    }
+    else if (dev_isinf(x))
+    {
+        if (y == 0.0)
+            z = 1.0;
+        else if (x > 0.0)
+            z = (y > 0.0) ? x : 0.0;
+        else
+        {
+            double halfy = y / 2;
+            bool odd = (dev_floor(halfy) != halfy);
+
+            if (y > 0.0)
+                z = odd ? x : -x;
+            else
+                z = odd ? -0.0 : 0.0;
+        }
+    }
+    else
+    {
+        if (y == 0.0 || x == 1.0)
+            z = 1.0;
+        else if (y == 1.0)
+            z = x;
+        else
+        {
+#ifdef PGSTROM_GPU_TARGET
+            return DEVERR_NEEDS_CPU;
+#else
+            z = dev_pow(x, y);
+            /*
+             * PostgreSQL also checks errno: glibc sets ERANGE on overflow
+             * (an infinite result, caught below) and on underflow, where a
+             * subnormal result would read as "overflow" there.  Leave every
+             * result that is not a normal number to PostgreSQL.
+             */
+            if (dev_isnan(z) || (z != 0.0 && !dev_isinf(z) && dev_fabs(z) < 2.2250738585072014e-308))
+                return DEVERR_NEEDS_CPU;
+#endif
+        }
+        if (dev_isinf(z))
+            return DEVERR_FLOAT_OVERFLOW;
+        if (z == 0.0 && x != 0.0)
+            return DEVERR_FLOAT_UNDERFLOW;
+    }
+    r->v.f8 = z;
+    return DEVERR_OK;
+}
+
+#define IMPL_POW(res, ta, tb)       impl_pow(&args[0], &args[1], r)
 
 /* ---- date arithmetic (date.c) ------------------------------------------- */
 

@@ -120,6 +120,10 @@ enum DevOp
 #define DEVERR_SQRT_NEGATIVE     24     /* 2201F cannot take square root of a negative number */
 #define DEVERR_LIKE_ESCAPE       25     /* 22025 LIKE pattern must not end with escape character */
 #define DEVERR_LIKE_TOO_COMPLEX  4      /* a pattern nests more '%' than the device tracks */
+#define DEVERR_NEEDS_CPU         5      /* this engine cannot compute the value exactly as
+                                         * PostgreSQL does: the row takes the CPU path */
+#define DEVERR_POWER_ZERO_NEG    26     /* 2201F zero raised to a negative power is undefined */
+#define DEVERR_POWER_COMPLEX     27     /* 2201F a negative number raised to a non-integer power ... */
 
 /* One value on the stack or in a parameter. */
 typedef struct

@@ -257,7 +257,13 @@ mod pgstrom {
         } else {
             compiled.params.iter().map(|(e, t)| evaluate_once(*e, *t)).collect()
         };
-        let out = match eng.eval_program(&compiled.program, &cols, &params, nrows) {
+        let mut result = eng.eval_program(&compiled.program, &cols, &params, nrows);
+        if let Err(pgstrom_runtime::DeviceError::NeedsCpu { .. }) = result {
+            // what the executors do with such rows: evaluate them exactly,
+            // here on the CPU engine (the same libm as PostgreSQL)
+            result = engine::cpu().eval_program(&compiled.program, &cols, &params, nrows);
+        }
+        let out = match result {
             Ok(o) => o,
             Err(e) => errors::raise("device program failed", &e),
         };

@@ -19,7 +19,7 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
         DeviceError::Cuda { .. } | DeviceError::Nvrtc { .. } => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
         DeviceError::Compile { .. } | DeviceError::Kernel { .. } => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
         DeviceError::InvalidRequest(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-        DeviceError::InvalidProgram(_) => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+        DeviceError::InvalidProgram(_) | DeviceError::NeedsCpu { .. } => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
         DeviceError::Sql { sqlstate, .. } => match *sqlstate {
             "22003" => PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
             "22012" => PgSqlErrorCode::ERRCODE_DIVISION_BY_ZERO,

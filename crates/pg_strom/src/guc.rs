@@ -31,6 +31,14 @@ pub static ENABLE_GPUPREAGG: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENGINE: GucSetting<EngineSetting> = GucSetting::<EngineSetting>::new(EngineSetting::Auto);
 /// `pg_strom.nvrtc_library`: where libnvrtc is ('' = search).
 pub static NVRTC_LIBRARY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+/// `pg_strom.gpu_setup_cost`: planner cost of starting a device scan.
+pub static GPU_SETUP_COST: GucSetting<f64> = GucSetting::<f64>::new(100.0);
+/// `pg_strom.gpu_tuple_cost`: planner cost of moving one row through the device.
+pub static GPU_TUPLE_COST: GucSetting<f64> = GucSetting::<f64>::new(0.002);
+/// `pg_strom.gpu_operator_cost`: planner cost of one operator on the device, per row.
+pub static GPU_OPERATOR_COST: GucSetting<f64> = GucSetting::<f64>::new(0.000_156_25);
+/// `pg_strom.chunk_rows`: rows per chunk handed to the device engine.
+pub static CHUNK_ROWS: GucSetting<i32> = GucSetting::<i32>::new(65536);
 
 /// Register the settings and reserve the prefix.
 pub fn init() {
@@ -80,6 +88,46 @@ pub fn init() {
         c"",
         &NVRTC_LIBRARY,
         GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_float_guc(
+        c"pg_strom.gpu_setup_cost",
+        c"Sets the planner's estimate of the cost of starting a scan on the device.",
+        c"",
+        &GPU_SETUP_COST,
+        0.0,
+        f64::MAX,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_float_guc(
+        c"pg_strom.gpu_tuple_cost",
+        c"Sets the planner's estimate of the cost of moving one row through the device.",
+        c"Paid for every row the device reads; rows it returns pay cpu_tuple_cost as well.",
+        &GPU_TUPLE_COST,
+        0.0,
+        f64::MAX,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_float_guc(
+        c"pg_strom.gpu_operator_cost",
+        c"Sets the planner's estimate of the cost of one operator or function on the device, per row.",
+        c"",
+        &GPU_OPERATOR_COST,
+        0.0,
+        f64::MAX,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"pg_strom.chunk_rows",
+        c"Sets how many rows the executor gathers into one chunk for the device engine.",
+        c"Larger chunks keep the device busier and cost more memory in the backend.",
+        &CHUNK_ROWS,
+        1,
+        16 * 1024 * 1024,
+        GucContext::Userset,
         GucFlags::default(),
     );
     // SAFETY: called from _PG_init in the postmaster's main thread.

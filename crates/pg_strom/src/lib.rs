@@ -14,14 +14,19 @@
 //! - [`codegen`]: PostgreSQL expressions to device programs.
 //! - [`device_eval`]: SQL entry points that run device programs.
 //! - [`random`]: the `pgstrom.random_*` test-data generators.
+//! - [`chunk`]: rows gathered into the device's columnar layout.
+//! - [`gpuscan`]: the GpuScan custom scan (planner path, plan, executor,
+//!   EXPLAIN).
 
 use pgrx::prelude::*;
 
+pub mod chunk;
 pub mod codegen;
 pub mod device_eval;
 pub mod discovery_worker;
 pub mod engine;
 pub mod errors;
+pub mod gpuscan;
 pub mod guc;
 pub mod random;
 pub mod sql_device;
@@ -46,6 +51,7 @@ pub extern "C-unwind" fn _PG_init() {
     }
     guc::init();
     discovery_worker::init();
+    gpuscan::init();
 }
 
 /// pgrx's test harness hooks (used by `cargo pgrx test`, if ever run).

@@ -132,6 +132,10 @@ impl Engine for CpuEngine {
         EngineKind::Cpu
     }
 
+    fn describe(&self) -> String {
+        "none (CPU engine)".to_string()
+    }
+
     fn filter_compare(
         &self,
         column: &FilterColumn<'_>,

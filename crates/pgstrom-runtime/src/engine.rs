@@ -8,7 +8,7 @@
 
 use crate::catalog::type_info;
 use crate::error::DeviceError;
-use crate::program::{DEVERR_INVALID_PROGRAM, Program, sql_error};
+use crate::program::{DEVERR_INVALID_PROGRAM, DEVERR_NEEDS_CPU, Program, sql_error};
 
 /// Which engine runs the device code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,6 +145,10 @@ pub trait Engine {
     /// Which engine this is.
     fn kind(&self) -> EngineKind;
 
+    /// What EXPLAIN shows as `GPU Preference`: `GPU0 (NVIDIA H100 ...)`,
+    /// or `none (CPU engine)`.
+    fn describe(&self) -> String;
+
     /// Evaluate `column <op> constant` for each row, with WHERE semantics
     /// (NULL is not a match).  `validity` is an Arrow validity bitmap
     /// (bit set = not NULL) or None when the chunk has no NULLs.
@@ -278,6 +282,7 @@ pub fn eval_error(code: i32, row: u32) -> DeviceError {
             status: code,
             message: format!("LIKE pattern at row {row} nests more '%' wildcards than the device handles (16)"),
         },
+        None if code == DEVERR_NEEDS_CPU => DeviceError::NeedsCpu { row },
         None if code == DEVERR_INVALID_PROGRAM => {
             DeviceError::InvalidProgram(format!("the interpreter rejected the program at row {row}"))
         }

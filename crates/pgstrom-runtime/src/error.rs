@@ -80,6 +80,13 @@ pub enum DeviceError {
         /// Row of the chunk where it happened (the first such row).
         row: u32,
     },
+    /// The engine cannot compute a value at this row exactly as PostgreSQL
+    /// does (for example pow() on a GPU, whose libm rounds differently):
+    /// PostgreSQL must evaluate it.  Executors take the CPU path.
+    NeedsCpu {
+        /// Row of the chunk (the first such row).
+        row: u32,
+    },
 }
 
 impl DeviceError {
@@ -137,6 +144,9 @@ impl fmt::Display for DeviceError {
             DeviceError::InvalidRequest(why) => write!(f, "{why}"),
             DeviceError::InvalidProgram(why) => write!(f, "invalid device program: {why}"),
             DeviceError::Sql { message, .. } => write!(f, "{message}"),
+            DeviceError::NeedsCpu { row } => {
+                write!(f, "this engine cannot evaluate row {row} exactly as PostgreSQL does")
+            }
         }
     }
 }

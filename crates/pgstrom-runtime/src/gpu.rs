@@ -244,6 +244,10 @@ impl Engine for GpuEngine {
         EngineKind::Gpu
     }
 
+    fn describe(&self) -> String {
+        format!("GPU{} ({})", self.device.ordinal, self.device.name)
+    }
+
     fn filter_compare(
         &self,
         column: &FilterColumn<'_>,

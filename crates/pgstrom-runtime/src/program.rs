@@ -567,12 +567,17 @@ pub fn sql_error(code: i32) -> Option<(&'static str, &'static str)> {
         23 => ("22008", "cannot subtract infinite dates"),
         24 => ("2201F", "cannot take square root of a negative number"),
         25 => ("22025", "LIKE pattern must not end with escape character"),
+        26 => ("2201F", "zero raised to a negative power is undefined"),
+        27 => ("2201F", "a negative number raised to a non-integer power yields a complex result"),
         _ => return None,
     })
 }
 
 /// Device error code of a broken program.
 pub const DEVERR_INVALID_PROGRAM: i32 = 3;
+/// Device error code of a value this engine cannot compute exactly as
+/// PostgreSQL does (the row must be evaluated by PostgreSQL).
+pub const DEVERR_NEEDS_CPU: i32 = 5;
 
 /// Type id by name; panics on a name not in device_types.def (a bug).
 pub fn type_id(name: &str) -> u16 {

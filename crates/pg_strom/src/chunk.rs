@@ -1,0 +1,162 @@
+//! Column chunks: rows the backend read, gathered into the device's columnar
+//! layout (values, Arrow validity bitmap, offsets for variable-length
+//! types) so an engine can run a device program over them.
+//!
+//! Owns only the buffers: the caller reads tuples (with the scan's
+//! snapshot, so visibility is PostgreSQL's own) and hands each row's
+//! datums here.  Variable-length values are detoasted on the way in, so the
+//! device never sees a TOAST pointer or a compressed value.
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use pgstrom_runtime::catalog;
+use pgstrom_runtime::engine::ColumnData;
+
+use crate::errors;
+
+/// One column of a chunk.
+struct ColumnBuf {
+    /// Attribute number in the tuple (1-based).
+    attnum: i16,
+    /// Device type id.
+    type_id: u16,
+    /// Fixed width in bytes; 0 for variable-length types.
+    width: usize,
+    values: Vec<u8>,
+    validity: Vec<u8>,
+    /// nrows+1 offsets into `values` (variable-length types only).
+    offsets: Vec<u32>,
+    has_nulls: bool,
+}
+
+/// Rows of the referenced columns, in device layout.
+pub struct ColumnChunk {
+    cols: Vec<ColumnBuf>,
+    nrows: u32,
+}
+
+impl ColumnChunk {
+    /// An empty chunk for `columns`: (attnum, device type id) pairs.
+    pub fn new(columns: &[(i16, u16)]) -> ColumnChunk {
+        let cols = columns
+            .iter()
+            .map(|&(attnum, type_id)| {
+                let width = catalog::type_info(type_id).map_or(0, |t| t.width);
+                ColumnBuf {
+                    attnum,
+                    type_id,
+                    width,
+                    values: Vec::new(),
+                    validity: Vec::new(),
+                    offsets: if width == 0 { vec![0] } else { Vec::new() },
+                    has_nulls: false,
+                }
+            })
+            .collect();
+        ColumnChunk { cols, nrows: 0 }
+    }
+
+    /// Forget every row, keeping the allocations.
+    pub fn clear(&mut self) {
+        for c in &mut self.cols {
+            c.values.clear();
+            c.validity.clear();
+            c.has_nulls = false;
+            if c.width == 0 {
+                c.offsets.clear();
+                c.offsets.push(0);
+            }
+        }
+        self.nrows = 0;
+    }
+
+    /// Rows in the chunk.
+    pub fn nrows(&self) -> u32 {
+        self.nrows
+    }
+
+    /// Highest attribute number the chunk reads (0 when none).
+    pub fn max_attnum(&self) -> i16 {
+        self.cols.iter().map(|c| c.attnum).max().unwrap_or(0)
+    }
+
+    /// Bytes an engine reads for this chunk (values, bitmaps, offsets).
+    pub fn bytes(&self) -> usize {
+        self.cols
+            .iter()
+            .map(|c| c.values.len() + if c.has_nulls { c.validity.len() } else { 0 } + c.offsets.len() * 4)
+            .sum()
+    }
+
+    /// Append one row from a slot whose attributes up to
+    /// [`Self::max_attnum`] are deformed (`slot_getsomeattrs`).
+    ///
+    /// # Safety
+    /// `slot` is a valid slot holding a row of the relation the columns
+    /// belong to, with `tts_values`/`tts_isnull` filled that far.
+    pub unsafe fn append_slot(&mut self, slot: *mut pg_sys::TupleTableSlot) {
+        let row = self.nrows as usize;
+        for c in &mut self.cols {
+            let i = (c.attnum - 1) as usize;
+            // SAFETY: attributes up to max_attnum are deformed (caller).
+            let (isnull, datum) = unsafe { (*(*slot).tts_isnull.add(i), *(*slot).tts_values.add(i)) };
+            if row.is_multiple_of(8) {
+                c.validity.push(0);
+            }
+            if isnull {
+                c.has_nulls = true;
+            } else {
+                c.validity[row / 8] |= 1 << (row % 8);
+            }
+            if c.width == 0 {
+                if !isnull {
+                    // SAFETY: a varlena datum of a text-like column;
+                    // detoasting gives a readable, uncompressed value.
+                    unsafe {
+                        let p = datum.cast_mut_ptr::<pg_sys::varlena>();
+                        let v = pg_sys::pg_detoast_datum_packed(p);
+                        let len = pgrx::varlena::varsize_any_exhdr(v);
+                        let data = pgrx::varlena::vardata_any(v) as *const u8;
+                        c.values.extend_from_slice(std::slice::from_raw_parts(data, len));
+                        if v != p {
+                            pg_sys::pfree(v.cast());
+                        }
+                    }
+                }
+                let end = u32::try_from(c.values.len()).unwrap_or_else(|_| {
+                    errors::raise_plain(
+                        PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                        "a chunk holds at most 4 GB of one variable-length column".into(),
+                        None,
+                        Some("Lower pg_strom.chunk_rows."),
+                    )
+                });
+                c.offsets.push(end);
+            } else {
+                let raw = if isnull { 0u64 } else { datum.value() as u64 };
+                c.values.extend_from_slice(&raw.to_le_bytes()[..c.width]);
+            }
+        }
+        self.nrows += 1;
+    }
+
+    /// Bytes of variable-length values gathered so far (the largest column).
+    pub fn varlena_bytes(&self) -> usize {
+        self.cols.iter().filter(|c| c.width == 0).map(|c| c.values.len()).max().unwrap_or(0)
+    }
+
+    /// The columns as an engine takes them; a column without NULLs has no
+    /// bitmap.
+    pub fn column_data(&self) -> Vec<ColumnData<'_>> {
+        self.cols
+            .iter()
+            .map(|c| ColumnData {
+                type_id: c.type_id,
+                values: &c.values,
+                validity: c.has_nulls.then_some(c.validity.as_slice()),
+                offsets: (c.width == 0).then_some(c.offsets.as_slice()),
+            })
+            .collect()
+    }
+}

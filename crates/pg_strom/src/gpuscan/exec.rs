@@ -1,0 +1,520 @@
+//! GpuScan execution: the CustomScanState callbacks.
+//!
+//! Begin: load the plan's [`GpuScanInfo`], prepare the CPU-side quals and
+//! the hoisted parameter expressions.  Exec: `ExecScan` with
+//! [`next_tuple`] as the access method; each chunk of up to
+//! `pg_strom.chunk_rows` rows is read through the table AM with the query's
+//! snapshot (MVCC exactly as a SeqScan sees it), copied, gathered into
+//! columns, and filtered by the device program on the active engine.  Rows
+//! that pass go through the CPU quals and the projection.  When the engine
+//! reports an error for a chunk (an overflow, a division by zero, anything
+//! PostgreSQL might or might not raise depending on evaluation order), the
+//! chunk takes the CPU path: every qual, in PostgreSQL's order, through
+//! ExecQual, so errors and results are exactly PostgreSQL's.  Parallel
+//! scans share a parallel table scan descriptor in the DSM: blocks are
+//! handed out by the table AM, never twice.
+//!
+//! Rust state lives in a Box owned by the node; a reset callback on the
+//! query's memory context frees it when the query ends by an ERROR.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use pgstrom_runtime::engine::ParamValue;
+use pgstrom_runtime::{DeviceError, Engine};
+
+use crate::chunk::ColumnChunk;
+use crate::gpuscan::NAME;
+use crate::gpuscan::path::from_list;
+use crate::gpuscan::plan::GpuScanInfo;
+use crate::{codegen, engine, errors, guc};
+
+/// Counters shown by EXPLAIN ANALYZE.  In a parallel scan every process
+/// adds its own to [`SharedState`]; the leader copies the sums at shutdown.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counters {
+    /// Chunks handed to the engine.
+    pub chunks: u64,
+    /// Rows the engine read.
+    pub rows_in: u64,
+    /// Rows the device program removed.
+    pub rows_removed: u64,
+    /// Rows that took the CPU path (chunks the engine could not finish).
+    pub rows_cpu_path: u64,
+    /// Bytes handed to the engine.
+    pub bytes: u64,
+    /// Nanoseconds spent in the engine.
+    pub engine_ns: u64,
+}
+
+/// The head of the parallel coordination area; the parallel table scan
+/// descriptor follows at [`PSCAN_OFFSET`].
+#[repr(C)]
+struct SharedState {
+    chunks: AtomicU64,
+    rows_in: AtomicU64,
+    rows_removed: AtomicU64,
+    rows_cpu_path: AtomicU64,
+    bytes: AtomicU64,
+    engine_ns: AtomicU64,
+}
+
+const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
+
+/// The Rust side of a GpuScan node.
+pub struct GpuScanExec {
+    pub(crate) info: GpuScanInfo,
+    /// Every qual, PostgreSQL's order (the CPU path and EPQ rechecks).
+    all_quals: *mut pg_sys::ExprState,
+    /// The quals the device does not evaluate.
+    host_quals: *mut pg_sys::ExprState,
+    param_exprs: Vec<*mut pg_sys::ExprState>,
+    params: Option<Vec<ParamValue>>,
+    pub(crate) engine: Option<&'static dyn Engine>,
+    scan: pg_sys::TableScanDesc,
+    read_slot: *mut pg_sys::TupleTableSlot,
+    chunk_cxt: pg_sys::MemoryContext,
+    chunk: ColumnChunk,
+    tuples: Vec<pg_sys::HeapTuple>,
+    /// Per row of the chunk: 1 when the device filter passed it.
+    pass: Vec<u8>,
+    /// This chunk goes through the CPU path.
+    cpu_path: bool,
+    cursor: usize,
+    eof: bool,
+    shared: *mut SharedState,
+    pub(crate) counters: Counters,
+}
+
+/// The node PostgreSQL sees: a CustomScanState with our state after it.
+#[repr(C)]
+pub struct GpuScanState {
+    css: pg_sys::CustomScanState,
+    exec: *mut GpuScanExec,
+}
+
+static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
+    CustomName: NAME.as_ptr(),
+    BeginCustomScan: Some(begin),
+    ExecCustomScan: Some(exec),
+    EndCustomScan: Some(end),
+    ReScanCustomScan: Some(rescan),
+    MarkPosCustomScan: None,
+    RestrPosCustomScan: None,
+    EstimateDSMCustomScan: Some(estimate_dsm),
+    InitializeDSMCustomScan: Some(initialize_dsm),
+    ReInitializeDSMCustomScan: Some(reinitialize_dsm),
+    InitializeWorkerCustomScan: Some(initialize_worker),
+    ShutdownCustomScan: Some(shutdown),
+    ExplainCustomScan: Some(crate::gpuscan::explain::explain),
+};
+
+/// The Rust state of a node, if it is still alive.
+///
+/// # Safety
+/// `node` is a GpuScanState made by [`create_scan_state`].
+pub unsafe fn state_of<'a>(node: *mut pg_sys::CustomScanState) -> Option<&'a mut GpuScanExec> {
+    // SAFETY: node is a GpuScanState (caller); exec is NULL or a live Box.
+    unsafe { (*(node as *mut GpuScanState)).exec.as_mut() }
+}
+
+/// CreateCustomScanState: allocate the node.
+#[pg_guard]
+pub unsafe extern "C-unwind" fn create_scan_state(_cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
+    // SAFETY: palloc0 of our node; the executor fills the standard fields.
+    unsafe {
+        let node = pg_sys::palloc0(std::mem::size_of::<GpuScanState>()) as *mut GpuScanState;
+        (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+        (*node).css.methods = &raw const EXEC_METHODS;
+        // Scan tuples are heap tuples copied out of the chunk.
+        (*node).css.slotOps = &raw const pg_sys::TTSOpsHeapTuple;
+        node.cast()
+    }
+}
+
+/// Frees the Rust state when the query's memory goes (normal end or ERROR).
+#[pg_guard]
+unsafe extern "C-unwind" fn free_state(arg: *mut std::ffi::c_void) {
+    // SAFETY: arg is the node; its exec pointer is a Box or NULL.
+    unsafe {
+        let node = arg as *mut GpuScanState;
+        if !(*node).exec.is_null() {
+            drop(Box::from_raw((*node).exec));
+            (*node).exec = std::ptr::null_mut();
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, _eflags: i32) {
+    // SAFETY: executor callback; the plan is a GpuScan CustomScan.
+    unsafe {
+        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let info = GpuScanInfo::from_private((*cscan).custom_private);
+        let exprs = from_list((*cscan).custom_exprs);
+        let nquals = info.on_device.len();
+        if exprs.len() != nquals + info.param_types.len() {
+            errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                "invalid GpuScan plan: expression count does not match".into(),
+                None,
+                Some("Re-plan the query."),
+            );
+        }
+        let ps = &raw mut (*node).ss.ps;
+        let all_quals = pg_sys::ExecInitQual(crate::gpuscan::path::to_list(&exprs[..nquals]), ps);
+        // ExecScan must not evaluate the CPU quals a second time: we do.
+        let host_quals = (*node).ss.ps.qual;
+        (*node).ss.ps.qual = std::ptr::null_mut();
+        let param_exprs = exprs[nquals..].iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
+        let rel = (*node).ss.ss_currentRelation;
+        let read_slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, pg_sys::table_slot_callbacks(rel));
+        let chunk_cxt = pg_sys::AllocSetContextCreateInternal(
+            (*estate).es_query_cxt,
+            c"GpuScan chunk".as_ptr(),
+            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+        );
+        let chunk = ColumnChunk::new(&info.columns);
+        let state = Box::new(GpuScanExec {
+            info,
+            all_quals,
+            host_quals,
+            param_exprs,
+            params: None,
+            engine: None,
+            scan: std::ptr::null_mut(),
+            read_slot,
+            chunk_cxt,
+            chunk,
+            tuples: Vec::new(),
+            pass: Vec::new(),
+            cpu_path: false,
+            cursor: 0,
+            eof: false,
+            shared: std::ptr::null_mut(),
+            counters: Counters::default(),
+        });
+        let gnode = node as *mut GpuScanState;
+        (*gnode).exec = Box::into_raw(state);
+        let cb =
+            pg_sys::MemoryContextAlloc((*estate).es_query_cxt, std::mem::size_of::<pg_sys::MemoryContextCallback>())
+                as *mut pg_sys::MemoryContextCallback;
+        (*cb).func = Some(free_state);
+        (*cb).arg = gnode.cast();
+        (*cb).next = std::ptr::null_mut();
+        pg_sys::MemoryContextRegisterResetCallback((*estate).es_query_cxt, cb);
+    }
+}
+
+/// The engine of this scan, chosen on first use.
+pub(crate) fn engine_of(st: &mut GpuScanExec) -> &'static dyn Engine {
+    *st.engine.get_or_insert_with(engine::active)
+}
+
+impl GpuScanExec {
+    /// Drop the chunk's rows (the slot must not point into them).
+    unsafe fn reset_chunk(&mut self) {
+        self.tuples.clear();
+        self.pass.clear();
+        self.chunk.clear();
+        self.cursor = 0;
+        self.cpu_path = false;
+        // SAFETY: the context holds only this chunk's copies.
+        unsafe { pg_sys::MemoryContextReset(self.chunk_cxt) };
+    }
+
+    /// Evaluate the hoisted parameters (once per scan or rescan).
+    unsafe fn eval_params(&mut self, econtext: *mut pg_sys::ExprContext) -> Vec<ParamValue> {
+        let mut out = Vec::with_capacity(self.param_exprs.len());
+        for (i, &state) in self.param_exprs.iter().enumerate() {
+            let mut isnull = false;
+            // SAFETY: initialised ExprStates of Var-free expressions.
+            let d = unsafe { pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull) };
+            out.push(if isnull {
+                ParamValue { isnull: true, bits: 0 }
+            } else {
+                ParamValue { isnull: false, bits: codegen::const_bits(self.info.param_types[i], d) }
+            });
+        }
+        out
+    }
+
+    /// Read the next chunk and filter it.  False at the end of the scan.
+    unsafe fn fill_chunk(&mut self, node: *mut pg_sys::CustomScanState) -> bool {
+        // SAFETY: executor state of a live node.
+        unsafe {
+            pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+            self.reset_chunk();
+            if self.eof {
+                return false;
+            }
+            let estate = (*node).ss.ps.state;
+            let rel = (*node).ss.ss_currentRelation;
+            if self.scan.is_null() {
+                self.scan = pg_sys::table_beginscan(rel, (*estate).es_snapshot, 0, std::ptr::null_mut());
+            }
+            let limit = guc::CHUNK_ROWS.get().max(1) as usize;
+            let max_attnum = self.chunk.max_attnum() as i32;
+            let old = pg_sys::MemoryContextSwitchTo(self.chunk_cxt);
+            while self.tuples.len() < limit {
+                if self.tuples.len().is_multiple_of(1024) {
+                    pgrx::check_for_interrupts!();
+                }
+                if !pg_sys::table_scan_getnextslot(
+                    self.scan,
+                    pg_sys::ScanDirection::ForwardScanDirection,
+                    self.read_slot,
+                ) {
+                    self.eof = true;
+                    break;
+                }
+                if max_attnum > 0 {
+                    pg_sys::slot_getsomeattrs(self.read_slot, max_attnum);
+                }
+                self.chunk.append_slot(self.read_slot);
+                self.tuples.push(pg_sys::ExecCopySlotHeapTuple(self.read_slot));
+                // keep variable-length data per chunk well below 4 GB
+                if self.chunk.varlena_bytes() > 1 << 30 {
+                    break;
+                }
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+            let nrows = self.chunk.nrows();
+            if nrows == 0 {
+                return false;
+            }
+            if self.params.is_none() {
+                self.params = Some(self.eval_params((*node).ss.ps.ps_ExprContext));
+            }
+            let eng = engine_of(self);
+            let cols = self.chunk.column_data();
+            let started = Instant::now();
+            let result = eng.eval_program(&self.info.program, &cols, self.params.as_deref().unwrap_or(&[]), nrows);
+            let mut c = Counters {
+                chunks: 1,
+                rows_in: nrows as u64,
+                bytes: self.chunk.bytes() as u64,
+                engine_ns: started.elapsed().as_nanos() as u64,
+                ..Counters::default()
+            };
+            match result {
+                Ok(out) => {
+                    self.pass = out.values.iter().zip(&out.nulls).map(|(&v, &n)| (n == 0 && v != 0) as u8).collect();
+                    c.rows_removed = self.pass.iter().filter(|&&p| p == 0).count() as u64;
+                    if let Some(instr) = (*node).ss.ps.instrument.as_mut() {
+                        instr.nfiltered2 += c.rows_removed as f64;
+                    }
+                }
+                // The device stopped at an error PostgreSQL may or may not
+                // raise (it depends on which quals run first), or at a value
+                // it cannot compute exactly: the CPU path decides, with
+                // PostgreSQL's own evaluation.
+                Err(DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) => {
+                    self.cpu_path = true;
+                    c.rows_cpu_path = nrows as u64;
+                }
+                Err(e) => errors::raise(&format!("GpuScan on {} failed", eng.describe()), &e),
+            }
+            self.add_counters(c);
+            true
+        }
+    }
+
+    fn add_counters(&mut self, c: Counters) {
+        let t = &mut self.counters;
+        t.chunks += c.chunks;
+        t.rows_in += c.rows_in;
+        t.rows_removed += c.rows_removed;
+        t.rows_cpu_path += c.rows_cpu_path;
+        t.bytes += c.bytes;
+        t.engine_ns += c.engine_ns;
+        // SAFETY: shared is NULL or the DSM area, alive during the scan.
+        if let Some(s) = unsafe { self.shared.as_ref() } {
+            s.chunks.fetch_add(c.chunks, Ordering::Relaxed);
+            s.rows_in.fetch_add(c.rows_in, Ordering::Relaxed);
+            s.rows_removed.fetch_add(c.rows_removed, Ordering::Relaxed);
+            s.rows_cpu_path.fetch_add(c.rows_cpu_path, Ordering::Relaxed);
+            s.bytes.fetch_add(c.bytes, Ordering::Relaxed);
+            s.engine_ns.fetch_add(c.engine_ns, Ordering::Relaxed);
+        }
+    }
+}
+
+/// ExecScan's access method: the next row that passed the device filter
+/// and the CPU quals (or, on the CPU path, every qual).
+#[pg_guard]
+unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
+    let node = ss as *mut pg_sys::CustomScanState;
+    // SAFETY: ExecScan calls this with our node.
+    unsafe {
+        let Some(st) = state_of(node) else { return std::ptr::null_mut() };
+        let slot = (*ss).ss_ScanTupleSlot;
+        let econtext = (*ss).ps.ps_ExprContext;
+        loop {
+            while st.cursor < st.tuples.len() {
+                let i = st.cursor;
+                st.cursor += 1;
+                if !st.cpu_path && st.pass[i] == 0 {
+                    continue;
+                }
+                pg_sys::ExecStoreHeapTuple(st.tuples[i], slot, false);
+                let quals = if st.cpu_path { st.all_quals } else { st.host_quals };
+                if !quals.is_null() {
+                    (*econtext).ecxt_scantuple = slot;
+                    pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+                    if !pg_sys::ExecQual(quals, econtext) {
+                        if let Some(instr) = (*ss).ps.instrument.as_mut() {
+                            instr.nfiltered1 += 1.0;
+                        }
+                        continue;
+                    }
+                }
+                return slot;
+            }
+            if !st.fill_chunk(node) {
+                return pg_sys::ExecClearTuple(slot);
+            }
+        }
+    }
+}
+
+/// EvalPlanQual recheck: every qual on the re-fetched row.
+#[pg_guard]
+unsafe extern "C-unwind" fn recheck(ss: *mut pg_sys::ScanState, slot: *mut pg_sys::TupleTableSlot) -> bool {
+    // SAFETY: ExecScan calls this with our node and a row of the relation.
+    unsafe {
+        let Some(st) = state_of(ss.cast()) else { return false };
+        let econtext = (*ss).ps.ps_ExprContext;
+        (*econtext).ecxt_scantuple = slot;
+        st.all_quals.is_null() || pg_sys::ExecQual(st.all_quals, econtext)
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    // SAFETY: executor callback.
+    unsafe { pg_sys::ExecScan(&raw mut (*node).ss, Some(next_tuple), Some(recheck)) }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: executor callback; resources released once (EXPLAIN ANALYZE
+    // has printed the counters before the executor ends).
+    unsafe {
+        if let Some(st) = state_of(node) {
+            pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+            if !st.scan.is_null() {
+                pg_sys::table_endscan(st.scan);
+                st.scan = std::ptr::null_mut();
+            }
+            pg_sys::ExecDropSingleTupleTableSlot(st.read_slot);
+        }
+        free_state(node.cast());
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: executor callback.
+    unsafe {
+        let Some(st) = state_of(node) else { return };
+        pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+        st.reset_chunk();
+        st.eof = false;
+        st.params = None; // parameters may have changed
+        if !st.scan.is_null() {
+            pg_sys::table_rescan(st.scan, std::ptr::null_mut());
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn estimate_dsm(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+) -> usize {
+    // SAFETY: executor callback.
+    unsafe {
+        let estate = (*node).ss.ps.state;
+        PSCAN_OFFSET + pg_sys::table_parallelscan_estimate((*node).ss.ss_currentRelation, (*estate).es_snapshot)
+    }
+}
+
+/// Point the node at the coordination area and begin the parallel scan.
+unsafe fn attach_shared(node: *mut pg_sys::CustomScanState, coordinate: *mut std::ffi::c_void) {
+    // SAFETY: coordinate is our DSM area, laid out by initialize_dsm.
+    unsafe {
+        let Some(st) = state_of(node) else { return };
+        st.shared = coordinate.cast();
+        let pscan = (coordinate as *mut u8).add(PSCAN_OFFSET) as pg_sys::ParallelTableScanDesc;
+        st.scan = pg_sys::table_beginscan_parallel((*node).ss.ss_currentRelation, pscan);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_dsm(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    // SAFETY: coordinate has estimate_dsm's size.
+    unsafe {
+        let estate = (*node).ss.ps.state;
+        std::ptr::write_bytes(coordinate as *mut u8, 0, PSCAN_OFFSET);
+        let pscan = (coordinate as *mut u8).add(PSCAN_OFFSET) as pg_sys::ParallelTableScanDesc;
+        pg_sys::table_parallelscan_initialize((*node).ss.ss_currentRelation, pscan, (*estate).es_snapshot);
+        attach_shared(node, coordinate);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn reinitialize_dsm(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    // SAFETY: the area initialize_dsm laid out.
+    unsafe {
+        let pscan = (coordinate as *mut u8).add(PSCAN_OFFSET) as pg_sys::ParallelTableScanDesc;
+        pg_sys::table_parallelscan_reinitialize((*node).ss.ss_currentRelation, pscan);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_worker(
+    node: *mut pg_sys::CustomScanState,
+    _toc: *mut pg_sys::shm_toc,
+    coordinate: *mut std::ffi::c_void,
+) {
+    // SAFETY: the leader's area.
+    unsafe { attach_shared(node, coordinate) }
+}
+
+/// Before the DSM goes away: the leader keeps the sums of every process.
+#[pg_guard]
+unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: executor callback; shared is the still-mapped DSM area.
+    unsafe {
+        let Some(st) = state_of(node) else { return };
+        if pg_sys::ParallelWorkerNumber >= 0 {
+            st.shared = std::ptr::null_mut();
+            return;
+        }
+        if let Some(s) = st.shared.as_ref() {
+            st.counters = Counters {
+                chunks: s.chunks.load(Ordering::Relaxed),
+                rows_in: s.rows_in.load(Ordering::Relaxed),
+                rows_removed: s.rows_removed.load(Ordering::Relaxed),
+                rows_cpu_path: s.rows_cpu_path.load(Ordering::Relaxed),
+                bytes: s.bytes.load(Ordering::Relaxed),
+                engine_ns: s.engine_ns.load(Ordering::Relaxed),
+            };
+        }
+        st.shared = std::ptr::null_mut();
+    }
+}

@@ -1,0 +1,107 @@
+//! GpuScan's EXPLAIN fields (ExplainCustomScan).
+//!
+//! Always: `GPU Filter` (the quals the device evaluates, deparsed as
+//! PostgreSQL prints quals), `GPU Preference` (the engine: `GPU0 (name)`,
+//! or `none (CPU engine)`), `referenced` (the columns the device reads).
+//! With VERBOSE: `GPU Program`, the device program listing.  With ANALYZE:
+//! `Rows Removed by GPU Filter` (per loop, as PostgreSQL counts
+//! `Rows Removed by Filter`, workers included), `GPU Chunks`, `GPU Input`
+//! (rows and bytes handed to the engine), `CPU Path Rows` (rows of chunks
+//! the engine could not finish, re-evaluated by PostgreSQL), and with
+//! TIMING `GPU Time`.  PostgreSQL itself prints `Filter` and
+//! `Rows Removed by Filter` for the quals left on the CPU.
+
+use std::ffi::{CStr, CString};
+
+use pgrx::pg_guard;
+use pgrx::pg_sys;
+
+use crate::gpuscan::exec::{engine_of, state_of};
+use crate::gpuscan::path::{from_list, to_list};
+
+fn prop_text(label: &CStr, value: &str, es: *mut pg_sys::ExplainState) {
+    let v = CString::new(value.replace('\0', "")).expect("NULs removed");
+    // SAFETY: valid ExplainState; PostgreSQL copies the strings.
+    unsafe { pg_sys::ExplainPropertyText(label.as_ptr(), v.as_ptr(), es) };
+}
+
+fn prop_int(label: &CStr, unit: Option<&CStr>, value: i64, es: *mut pg_sys::ExplainState) {
+    // SAFETY: as above.
+    unsafe { pg_sys::ExplainPropertyInteger(label.as_ptr(), unit.map_or(std::ptr::null(), |u| u.as_ptr()), value, es) };
+}
+
+fn column_name(rel: pg_sys::Oid, attnum: i16) -> String {
+    // SAFETY: attnum is a live column of the scanned relation.
+    unsafe {
+        let n = pg_sys::get_attname(rel, attnum, true);
+        if n.is_null() { format!("${attnum}") } else { CStr::from_ptr(n).to_string_lossy().into_owned() }
+    }
+}
+
+/// ExplainCustomScan.
+#[pg_guard]
+pub unsafe extern "C-unwind" fn explain(
+    node: *mut pg_sys::CustomScanState,
+    ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
+    // SAFETY: EXPLAIN callback with our node and a valid ExplainState.
+    unsafe {
+        let Some(st) = state_of(node) else { return };
+        let plan = (*node).ss.ps.plan;
+        let cscan = plan as *mut pg_sys::CustomScan;
+        let exprs = from_list((*cscan).custom_exprs);
+        let device: Vec<*mut pg_sys::Node> =
+            exprs.iter().zip(&st.info.on_device).filter(|(_, d)| **d).map(|(e, _)| *e).collect();
+        let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, plan, ancestors);
+        let useprefix = (*es).verbose || pg_sys::list_length((*es).rtable) > 1;
+        let text =
+            pg_sys::deparse_expression(pg_sys::make_ands_explicit(to_list(&device)).cast(), context, useprefix, false);
+        prop_text(c"GPU Filter", &CStr::from_ptr(text).to_string_lossy(), es);
+        if (*es).analyze {
+            let nloops = (*node).ss.ps.instrument.as_ref().map_or(1.0, |i| i.nloops.max(1.0));
+            let removed = (*node).ss.ps.instrument.as_ref().map_or(0.0, |i| i.nfiltered2);
+            // SAFETY: valid ExplainState.
+            pg_sys::ExplainPropertyFloat(
+                c"Rows Removed by GPU Filter".as_ptr(),
+                std::ptr::null(),
+                removed / nloops,
+                0,
+                es,
+            );
+        }
+        let eng = engine_of(st);
+        prop_text(c"GPU Preference", &eng.describe(), es);
+        let relid = (*(*node).ss.ss_currentRelation).rd_id;
+        let names: Vec<String> = st.info.columns.iter().map(|(a, _)| column_name(relid, *a)).collect();
+        prop_text(c"referenced", &names.join(", "), es);
+        if (*es).verbose {
+            let listing =
+                st.info.program.disassemble(&|i| names.get(i as usize).cloned().unwrap_or_else(|| format!("${i}")));
+            if (*es).format == pg_sys::ExplainFormat::EXPLAIN_FORMAT_TEXT {
+                // one instruction per line, indented under the label
+                let mut text = String::from("GPU Program:\n");
+                for line in listing.lines() {
+                    text.push_str(&" ".repeat((*es).indent as usize * 2 + 2));
+                    text.push_str(line);
+                    text.push('\n');
+                }
+                let c = CString::new(text.replace('\0', "")).expect("NULs removed");
+                pg_sys::appendStringInfoSpaces((*es).str_, (*es).indent * 2);
+                pg_sys::appendStringInfoString((*es).str_, c.as_ptr());
+            } else {
+                prop_text(c"GPU Program", listing.trim_end(), es);
+            }
+        }
+        if (*es).analyze {
+            let c = st.counters;
+            prop_int(c"GPU Chunks", None, c.chunks as i64, es);
+            prop_int(c"GPU Input Rows", None, c.rows_in as i64, es);
+            prop_int(c"GPU Input Bytes", None, c.bytes as i64, es);
+            prop_int(c"CPU Path Rows", None, c.rows_cpu_path as i64, es);
+            if (*es).timing {
+                pg_sys::ExplainPropertyFloat(c"GPU Time".as_ptr(), c"ms".as_ptr(), c.engine_ns as f64 / 1e6, 3, es);
+            }
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! GpuScan paths: the `set_rel_pathlist_hook` callback and the cost model.
+//!
+//! A heap relation gets a GpuScan path when at least one of its quals
+//! compiles to a device program.  Quals that do not compile stay on the
+//! CPU, evaluated above the device filter in the same node.  The cost is
+//! PostgreSQL's sequential-scan disk cost plus `pg_strom.gpu_setup_cost`,
+//! `pg_strom.gpu_tuple_cost` and `pg_strom.gpu_operator_cost` per row read,
+//! and `cpu_tuple_cost` (plus the CPU quals) only for rows the device
+//! returns; `add_path` then keeps it only where it beats the other paths
+//! (an index scan on a selective predicate keeps winning).
+
+use pgrx::pg_sys;
+
+use crate::codegen;
+use crate::gpuscan::plan;
+use crate::guc;
+
+static mut PREV_HOOK: pg_sys::set_rel_pathlist_hook_type = None;
+
+/// Install the hook, chaining to any earlier one.
+pub fn install_hook() {
+    // SAFETY: _PG_init runs once, single-threaded, before any planning.
+    unsafe {
+        PREV_HOOK = pg_sys::set_rel_pathlist_hook;
+        pg_sys::set_rel_pathlist_hook = Some(gpuscan_rel_pathlist);
+    }
+}
+
+/// The relation's quals split by where they can run.
+pub struct QualSplit {
+    /// Quals (bare expressions, in the given order) that compile.
+    pub device: Vec<*mut pg_sys::Node>,
+    /// The others.
+    pub host: Vec<*mut pg_sys::Node>,
+}
+
+/// Split bare qual expressions into device and host quals.
+///
+/// # Safety
+/// `quals` are valid expressions over relation `varno`.
+pub unsafe fn split_quals(quals: &[*mut pg_sys::Node], varno: i32) -> QualSplit {
+    let mut split = QualSplit { device: Vec::new(), host: Vec::new() };
+    for &q in quals {
+        // SAFETY: valid expression (caller).
+        match unsafe { codegen::compile(q, varno) } {
+            Ok(c) if c.program.result_type == pgstrom_runtime::program::type_id("BOOL") => split.device.push(q),
+            _ => split.host.push(q),
+        }
+    }
+    split
+}
+
+/// A List built from node pointers.
+///
+/// # Safety
+/// Every pointer is a valid node.
+pub unsafe fn to_list(nodes: &[*mut pg_sys::Node]) -> *mut pg_sys::List {
+    let mut list: *mut pg_sys::List = std::ptr::null_mut();
+    for &n in nodes {
+        // SAFETY: appending a valid node pointer to a (possibly NIL) list.
+        list = unsafe { pg_sys::lappend(list, n.cast()) };
+    }
+    list
+}
+
+/// Node pointers of a List.
+///
+/// # Safety
+/// `list` is NIL or a valid List of node pointers.
+pub unsafe fn from_list(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
+    // SAFETY: valid list (caller).
+    unsafe { (0..pg_sys::list_length(list)).map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node).collect() }
+}
+
+fn is_heap_relation(rte: *mut pg_sys::RangeTblEntry) -> bool {
+    // SAFETY: a relation RTE of the query being planned; the planner holds
+    // a lock on it, so opening it with NoLock is safe.
+    unsafe {
+        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
+            || !((*rte).relkind as u8 == pg_sys::RELKIND_RELATION || (*rte).relkind as u8 == pg_sys::RELKIND_MATVIEW)
+            || !(*rte).tablesample.is_null()
+        {
+            return false;
+        }
+        let rel = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
+        let heap = (*(*rel).rd_rel).relam == pg_sys::HEAP_TABLE_AM_OID;
+        pg_sys::table_close(rel, pg_sys::NoLock as i32);
+        heap
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rti: pg_sys::Index,
+    rte: *mut pg_sys::RangeTblEntry,
+) {
+    // SAFETY: planner hook arguments are valid; we chain first.
+    unsafe {
+        if let Some(prev) = PREV_HOOK {
+            prev(root, rel, rti, rte);
+        }
+        if !guc::ENABLED.get() || !guc::ENABLE_GPUSCAN.get() {
+            return;
+        }
+        if !matches!(
+            (*rel).reloptkind,
+            pg_sys::RelOptKind::RELOPT_BASEREL | pg_sys::RelOptKind::RELOPT_OTHER_MEMBER_REL
+        ) || !is_heap_relation(rte)
+        {
+            return;
+        }
+        let quals: Vec<*mut pg_sys::Node> =
+            from_list(pg_sys::extract_actual_clauses((*rel).baserestrictinfo, false)).into_iter().collect();
+        let split = split_quals(&quals, (*rel).relid as i32);
+        if split.device.is_empty() {
+            return;
+        }
+        // The combined program must compile too (depth and size limits).
+        if codegen::compile(pg_sys::make_ands_explicit(to_list(&split.device)).cast(), (*rel).relid as i32).is_err() {
+            return;
+        }
+        let path = make_path(root, rel, &split, 0);
+        pg_sys::add_path(rel, path.cast());
+
+        if (*rel).consider_parallel && (*rel).lateral_relids.is_null() {
+            let workers = pg_sys::compute_parallel_worker(
+                rel,
+                (*rel).pages as f64,
+                -1.0,
+                pg_sys::max_parallel_workers_per_gather,
+            );
+            if workers > 0 {
+                let ppath = make_path(root, rel, &split, workers);
+                pg_sys::add_partial_path(rel, ppath.cast());
+            }
+        }
+    }
+}
+
+/// PostgreSQL's share of the work a parallel plan's leader does
+/// (costsize.c's get_parallel_divisor).
+fn parallel_divisor(workers: i32) -> f64 {
+    let mut divisor = workers as f64;
+    let leader = 1.0 - 0.3 * workers as f64;
+    if leader > 0.0 {
+        divisor += leader;
+    }
+    divisor
+}
+
+/// Build a (partial, when `workers` > 0) GpuScan path.
+///
+/// # Safety
+/// Planner state is valid; `split` holds quals of `rel`.
+unsafe fn make_path(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    split: &QualSplit,
+    workers: i32,
+) -> *mut pg_sys::CustomPath {
+    // SAFETY: palloc0'd node filled field by field; planner globals read
+    // in the backend's main thread.
+    unsafe {
+        let cpath = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        let p = &mut (*cpath).path;
+        p.type_ = pg_sys::NodeTag::T_CustomPath;
+        p.pathtype = pg_sys::NodeTag::T_CustomScan;
+        p.parent = rel;
+        p.pathtarget = (*rel).reltarget;
+        p.param_info = std::ptr::null_mut();
+        p.parallel_aware = workers > 0;
+        p.parallel_safe = (*rel).consider_parallel;
+        p.parallel_workers = workers;
+        p.pathkeys = std::ptr::null_mut();
+
+        // Costs.
+        let mut spc_random = 0.0;
+        let mut spc_seq = 0.0;
+        pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq);
+        let disk = spc_seq * (*rel).pages as f64;
+        let ntuples = (*rel).tuples.max(0.0);
+        let dev_list = to_list(&split.device);
+        let host_list = to_list(&split.host);
+        let mut dev_cost = pg_sys::QualCost::default();
+        let mut host_cost = pg_sys::QualCost::default();
+        pg_sys::cost_qual_eval(&mut dev_cost, dev_list, root);
+        pg_sys::cost_qual_eval(&mut host_cost, host_list, root);
+        let dev_sel =
+            pg_sys::clauselist_selectivity(root, dev_list, 0, pg_sys::JoinType::JOIN_INNER, std::ptr::null_mut());
+        // device qual cost is in cpu_operator_cost units: rescale
+        let op_ratio = if pg_sys::cpu_operator_cost > 0.0 {
+            guc::GPU_OPERATOR_COST.get() / pg_sys::cpu_operator_cost
+        } else {
+            0.0
+        };
+        let dev_per_tuple = guc::GPU_TUPLE_COST.get() + dev_cost.per_tuple * op_ratio;
+        let returned = ntuples * dev_sel;
+        let host_per_tuple = pg_sys::cpu_tuple_cost + host_cost.per_tuple;
+        let target = &*(*rel).reltarget;
+        let mut rows = (*rel).rows;
+        let mut cpu_run = ntuples * dev_per_tuple + returned * host_per_tuple + rows * target.cost.per_tuple;
+        if workers > 0 {
+            let divisor = parallel_divisor(workers);
+            cpu_run /= divisor;
+            rows = pg_sys::clamp_row_est(rows / divisor);
+        }
+        p.rows = rows;
+        p.startup_cost = guc::GPU_SETUP_COST.get() + dev_cost.startup + host_cost.startup + target.cost.startup;
+        p.total_cost = p.startup_cost + disk + cpu_run;
+
+        (*cpath).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
+        (*cpath).custom_paths = std::ptr::null_mut();
+        (*cpath).custom_private = std::ptr::null_mut();
+        (*cpath).methods = plan::path_methods();
+        cpath
+    }
+}
