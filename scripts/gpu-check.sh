@@ -8,7 +8,8 @@
 # It installs PostgreSQL and pg_strom under /tmp/pgstrom, runs the runtime
 # tests against the GPU, runs the SQL suites with the GPU variant, shows the
 # devices, the NVRTC build and its cache, times the filter kernels on GPU
-# and CPU, and prints a summary last.  Logs go to $OUT (or /tmp/pgstrom/out).
+# and CPU, runs GpuScan on a generated table on both engines against
+# PostgreSQL (scripts/gpuscan-check.sql), and prints a summary last.  Logs go to $OUT (or /tmp/pgstrom/out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PGSTROM_VAR=${PGSTROM_VAR:-/tmp/pgstrom}
@@ -93,6 +94,16 @@ agree=$(psql -XAtq -c "SELECT count(*) FROM pgstrom.engine_selftest(5000000, 'gp
                         WHERE g.nmatched = c.nmatched AND g.matches_reference AND c.matches_reference")
 [ "$agree" = 84 ] && step PASS "engine self-test: 84/84 cases, GPU = CPU = reference on 5M rows" \
                   || step FAIL "engine self-test: only '$agree'/84 cases agree"
+echo "== GpuScan on a generated table (GPU engine, CPU engine, PostgreSQL)"
+gs=$(psql -X -v rows="${PGSTROM_GPUSCAN_ROWS:-5000000}" -f scripts/gpuscan-check.sql 2>&1)
+echo "$gs"
+gs_line=$(grep -o 'gpuscan-check: .*' <<<"$gs" | tail -n 1)
+if [[ "$gs_line" =~ ([0-9]+)\ queries.*\ ([0-9]+)\ offloaded,\ ([0-9]+)\ with ]] \
+   && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[3]}" ]; then
+  step PASS "${gs_line#gpuscan-check: }"
+else
+  step FAIL "GpuScan check: ${gs_line:-no summary (see the log)}"
+fi
 scripts/cluster.sh stop "$dir" >/dev/null
 
 echo

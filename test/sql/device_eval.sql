@@ -127,6 +127,7 @@ SELECT name, expr, on_safe, on_edge FROM catalog_results
 -- Expressions as users write them: operators, casts, logic, tests.
 SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS on_safe FROM (VALUES
   ('i4a + i4b * 2 - i2a'),
+  ('f8a ^ 2'), ('abs(f8a) ^ 0.5'), ('f8a ^ 3 + power(f8b, 2)'), ('pow(f8a, f8b)'),
   ('(i2a + i4a)::int8 * i8b'),
   ('i4b <> 0 AND i4a / i4b > 1'),
   ('i4b = 0 OR i4a % i4b = 1'),
