@@ -139,6 +139,8 @@ driver_api! {
     cuMemcpyHtoD: "cuMemcpyHtoD_v2" => fn(CuDevicePtr, *const c_void, usize);
     cuMemcpyDtoH: "cuMemcpyDtoH_v2" => fn(*mut c_void, CuDevicePtr, usize);
     cuMemsetD8: "cuMemsetD8_v2" => fn(CuDevicePtr, u8, usize);
+    cuMemHostAlloc: "cuMemHostAlloc" => fn(*mut *mut c_void, usize, c_uint);
+    cuMemFreeHost: "cuMemFreeHost" => fn(*mut c_void);
     cuLaunchKernel: "cuLaunchKernel" => fn(CuFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CuStream, *mut *mut c_void, *mut *mut c_void);
 }
 

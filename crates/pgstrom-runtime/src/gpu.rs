@@ -8,6 +8,7 @@
 
 use std::ffi::{CString, c_void};
 use std::path::Path;
+use std::sync::Mutex;
 
 use crate::cache::{self, DeviceModule};
 use crate::cuda::{self, CuContext, CuDevicePtr, CuFunction, CuModule, Driver};
@@ -34,6 +35,28 @@ pub struct GpuEngine {
     pub device: DeviceInfo,
     /// How the device code was obtained.
     pub module_info: DeviceModule,
+    /// Device and pinned host memory reused by every evaluation.
+    scratch: Mutex<Scratch>,
+}
+
+/// Grow-only memory for [`Engine::eval_program`]: one device arena and one
+/// pinned host staging buffer of the same size, so a chunk costs one
+/// host-to-device and one device-to-host DMA from pinned memory, with no
+/// allocation after the first chunks (pageable copies run at a fraction of
+/// the PCIe bandwidth, and cuMemAlloc/cuMemFree per chunk cost more than
+/// the kernel).
+struct Scratch {
+    dev: CuDevicePtr,
+    host: *mut u8,
+    size: usize,
+}
+
+// SAFETY: the pointers are only used under the engine's Mutex.
+unsafe impl Send for Scratch {}
+
+/// Round up to the alignment every device segment gets.
+fn align_up(n: usize) -> usize {
+    n.next_multiple_of(256)
 }
 
 // SAFETY: CUDA driver handles may be used from any thread once the context
@@ -121,7 +144,15 @@ impl GpuEngine {
             drv.check("cuModuleGetFunction", unsafe { (drv.cuModuleGetFunction)(&mut f, module, cname.as_ptr()) })?;
             functions.push((*name, f));
         }
-        Ok(GpuEngine { drv, ctx, _module: module, functions, device: device.clone(), module_info })
+        Ok(GpuEngine {
+            drv,
+            ctx,
+            _module: module,
+            functions,
+            device: device.clone(),
+            module_info,
+            scratch: Mutex::new(Scratch { dev: 0, host: std::ptr::null_mut(), size: 0 }),
+        })
     }
 
     fn function(&self, name: &str) -> Result<CuFunction, DeviceError> {
@@ -269,44 +300,92 @@ impl Engine for GpuEngine {
             return Ok(EvalOutput { values: Vec::new(), nulls: Vec::new() });
         }
         self.make_current()?;
-        let drv = self.drv;
-        let code = DeviceBuffer::upload(drv, &program.code)?;
-        let data = DeviceBuffer::upload(drv, &program.data)?;
-        let mut col_bufs = Vec::with_capacity(columns.len() * 2);
-        let mut reprs = Vec::with_capacity(columns.len());
+        let n = nrows as usize;
+        // Lay out every input, then the outputs, in one arena.
+        let mut inputs: Vec<(usize, &[u8])> = Vec::new();
+        let mut at = 0usize;
+        let mut place = |bytes: &[u8]| -> usize {
+            let off = at;
+            at = align_up(at + bytes.len().max(1));
+            off
+        };
+        let as_bytes = |p: *const u8, len: usize| -> &[u8] {
+            // SAFETY: views of live slices of plain-old-data.
+            unsafe { std::slice::from_raw_parts(p, len) }
+        };
+        let code = as_bytes(program.code.as_ptr().cast(), std::mem::size_of_val(program.code.as_slice()));
+        let code_off = place(code);
+        inputs.push((code_off, code));
+        let data_off = place(&program.data);
+        inputs.push((data_off, &program.data));
+        let mut col_offs = Vec::with_capacity(columns.len());
         for c in columns {
-            let values = DeviceBuffer::upload(drv, c.values)?;
-            let validity = c.validity.map(|v| DeviceBuffer::upload(drv, v)).transpose()?;
-            let offsets = c.offsets.map(|o| DeviceBuffer::upload(drv, &o[..=nrows as usize])).transpose()?;
-            reprs.push(DevColumnRepr {
+            let v = place(c.values);
+            inputs.push((v, c.values));
+            let vb = c.validity.map(|b| {
+                let o = place(b);
+                inputs.push((o, b));
+                o
+            });
+            let ob = c.offsets.map(|o| {
+                let bytes = as_bytes(o.as_ptr().cast(), (n + 1) * 4);
+                let off = place(bytes);
+                inputs.push((off, bytes));
+                off
+            });
+            col_offs.push((v, vb, ob));
+        }
+        let pars = DevDatumRepr::from_params(params);
+        let pars_bytes = as_bytes(pars.as_ptr().cast(), std::mem::size_of_val(pars.as_slice()));
+        let pars_off = place(pars_bytes);
+        inputs.push((pars_off, pars_bytes));
+        let reprs_len = columns.len() * std::mem::size_of::<DevColumnRepr>();
+        let reprs_off = at;
+        at = align_up(at + reprs_len.max(1));
+        let input_end = at;
+        let values_off = at;
+        let nulls_off = values_off + n * 8;
+        let error_off = align_up(nulls_off + n);
+        let total = error_off + 8;
+
+        let mut scratch = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        self.ensure_scratch(&mut scratch, total)?;
+        let (dev, host) = (scratch.dev, scratch.host);
+        let reprs: Vec<DevColumnRepr> = columns
+            .iter()
+            .zip(&col_offs)
+            .map(|(c, (v, vb, ob))| DevColumnRepr {
                 type_id: c.type_id as u32,
                 pad: 0,
-                values: values.ptr,
-                validity: validity.as_ref().map_or(0, |b| b.ptr),
-                offsets: offsets.as_ref().map_or(0, |b| b.ptr),
-            });
-            col_bufs.push(values);
-            col_bufs.extend(validity);
-            col_bufs.extend(offsets);
+                values: dev + *v as u64,
+                validity: vb.map_or(0, |o| dev + o as u64),
+                offsets: ob.map_or(0, |o| dev + o as u64),
+            })
+            .collect();
+        let reprs_bytes = as_bytes(reprs.as_ptr().cast(), reprs_len);
+        inputs.push((reprs_off, reprs_bytes));
+        // SAFETY: every (offset, bytes) lies inside the `total` bytes of
+        // the pinned buffer (laid out above); the error word starts as
+        // all ones (no error).
+        unsafe {
+            for (off, bytes) in &inputs {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), host.add(*off), bytes.len());
+            }
+            self.drv.check("cuMemcpyHtoD", (self.drv.cuMemcpyHtoD)(dev, host as *const c_void, input_end))?;
+            self.drv.check("cuMemsetD8", (self.drv.cuMemsetD8)(dev + error_off as u64, 0xff, 8))?;
         }
-        let cols = DeviceBuffer::upload(drv, &reprs)?;
-        let pars = DevDatumRepr::from_params(params);
-        let pars_buf = DeviceBuffer::upload(drv, &pars)?;
-        let out_values = DeviceBuffer::alloc(drv, nrows as usize * 8)?;
-        let out_nulls = DeviceBuffer::alloc(drv, nrows as usize)?;
-        let error = DeviceBuffer::upload(drv, &[u64::MAX])?;
 
-        let mut p_code = code.ptr;
+        let mut p_code = dev + code_off as u64;
         let mut p_ninstrs = program.code.len() as u32;
-        let mut p_data = data.ptr;
-        let mut p_cols = cols.ptr;
+        let mut p_data = dev + data_off as u64;
+        let mut p_cols = dev + reprs_off as u64;
         let mut p_ncols = reprs.len() as u32;
-        let mut p_params = pars_buf.ptr;
+        let mut p_params = dev + pars_off as u64;
         let mut p_nparams = pars.len() as u32;
         let mut p_nrows = nrows;
-        let mut p_values = out_values.ptr;
-        let mut p_nulls = out_nulls.ptr;
-        let mut p_error = error.ptr;
+        let mut p_values = dev + values_off as u64;
+        let mut p_nulls = dev + nulls_off as u64;
+        let mut p_error = dev + error_off as u64;
         let mut kparams: [*mut c_void; 11] = [
             &mut p_code as *mut _ as *mut c_void,
             &mut p_ninstrs as *mut _ as *mut c_void,
@@ -321,16 +400,64 @@ impl Engine for GpuEngine {
             &mut p_error as *mut _ as *mut c_void,
         ];
         // SAFETY: kparams point at locals of the kernel's parameter types, in
-        // order; every buffer outlives the call.
+        // order; the arena outlives the call (we hold its lock).
         unsafe { self.launch_and_wait("kern_eval_program", self.grid_for(nrows), &mut kparams)? };
-        let mut err = [0u64];
-        error.download(&mut err)?;
-        if err[0] != u64::MAX {
-            return Err(eval_error((err[0] & 0xff) as i32, (err[0] >> 8) as u32));
+        let mut out = EvalOutput { values: vec![0; n], nulls: vec![0; n] };
+        // SAFETY: outputs and the error word lie within the arena and the
+        // pinned buffer, at the same offsets.
+        unsafe {
+            self.drv.check(
+                "cuMemcpyDtoH",
+                (self.drv.cuMemcpyDtoH)(
+                    host.add(values_off) as *mut c_void,
+                    dev + values_off as u64,
+                    total - values_off,
+                ),
+            )?;
+            let err = std::ptr::read_unaligned(host.add(error_off) as *const u64);
+            if err != u64::MAX {
+                return Err(eval_error((err & 0xff) as i32, (err >> 8) as u32));
+            }
+            std::ptr::copy_nonoverlapping(host.add(values_off) as *const i64, out.values.as_mut_ptr(), n);
+            std::ptr::copy_nonoverlapping(host.add(nulls_off), out.nulls.as_mut_ptr(), n);
         }
-        let mut out = EvalOutput { values: vec![0; nrows as usize], nulls: vec![0; nrows as usize] };
-        out_values.download(&mut out.values)?;
-        out_nulls.download(&mut out.nulls)?;
         Ok(out)
+    }
+}
+
+impl GpuEngine {
+    /// Make the arena and the staging buffer at least `bytes` long.
+    fn ensure_scratch(&self, scratch: &mut Scratch, bytes: usize) -> Result<(), DeviceError> {
+        if scratch.size >= bytes {
+            return Ok(());
+        }
+        let size = bytes.next_power_of_two();
+        self.free_scratch(scratch);
+        let drv = self.drv;
+        let mut dev = 0;
+        let mut host: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid out-pointers; freed by free_scratch.
+        unsafe {
+            drv.check("cuMemAlloc", (drv.cuMemAlloc)(&mut dev, size))?;
+            if let Err(e) = drv.check("cuMemHostAlloc", (drv.cuMemHostAlloc)(&mut host, size, 0)) {
+                (drv.cuMemFree)(dev);
+                return Err(e);
+            }
+        }
+        *scratch = Scratch { dev, host: host.cast(), size };
+        Ok(())
+    }
+
+    fn free_scratch(&self, scratch: &mut Scratch) {
+        // SAFETY: the pointers came from cuMemAlloc / cuMemHostAlloc.
+        unsafe {
+            if scratch.dev != 0 {
+                (self.drv.cuMemFree)(scratch.dev);
+            }
+            if !scratch.host.is_null() {
+                (self.drv.cuMemFreeHost)(scratch.host.cast());
+            }
+        }
+        *scratch = Scratch { dev: 0, host: std::ptr::null_mut(), size: 0 };
     }
 }

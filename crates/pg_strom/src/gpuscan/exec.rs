@@ -279,7 +279,7 @@ impl GpuScanExec {
                 self.chunk.append_slot(self.read_slot);
                 self.tuples.push(pg_sys::ExecCopySlotHeapTuple(self.read_slot));
                 // keep variable-length data per chunk well below 4 GB
-                if self.chunk.varlena_bytes() > 1 << 30 {
+                if self.tuples.len().is_multiple_of(256) && self.chunk.varlena_bytes() > 1 << 30 {
                     break;
                 }
             }
