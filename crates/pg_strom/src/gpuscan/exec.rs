@@ -78,7 +78,9 @@ pub struct GpuScanExec {
     read_slot: *mut pg_sys::TupleTableSlot,
     chunk_cxt: pg_sys::MemoryContext,
     chunk: ColumnChunk,
-    tuples: Vec<pg_sys::HeapTuple>,
+    /// The chunk's rows: tuple bodies copied back to back (8-byte aligned)
+    /// into one buffer, no palloc per row.
+    tuples: TupleArena,
     /// Per row of the chunk: 1 when the device filter passed it.
     pass: Vec<u8>,
     /// This chunk goes through the CPU path.
@@ -87,6 +89,58 @@ pub struct GpuScanExec {
     eof: bool,
     shared: *mut SharedState,
     pub(crate) counters: Counters,
+}
+
+/// Copies of a chunk's heap tuples.  A returned row is presented to the
+/// scan slot through one reusable HeapTupleData pointing into the buffer,
+/// valid until the next row is stored (the slot protocol).
+#[derive(Default)]
+struct TupleArena {
+    /// Tuple bodies (HeapTupleHeader and data), each at a MAXALIGN offset.
+    words: Vec<u64>,
+    /// Per row: word offset, t_len, t_self, t_tableOid.
+    rows: Vec<(usize, u32, pg_sys::ItemPointerData, pg_sys::Oid)>,
+    /// The header handed to ExecStoreHeapTuple.
+    current: pg_sys::HeapTupleData,
+}
+
+impl TupleArena {
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn clear(&mut self) {
+        self.words.clear();
+        self.rows.clear();
+    }
+
+    /// Copy `tup`'s body.
+    ///
+    /// # Safety
+    /// `tup` is a valid heap tuple.
+    unsafe fn push(&mut self, tup: pg_sys::HeapTuple) {
+        // SAFETY: t_data holds t_len bytes (caller); the words reserved
+        // below hold them.
+        unsafe {
+            let len = (*tup).t_len as usize;
+            let at = self.words.len();
+            self.words.resize(at + len.div_ceil(8), 0);
+            std::ptr::copy_nonoverlapping((*tup).t_data as *const u8, self.words.as_mut_ptr().add(at).cast(), len);
+            self.rows.push((at, (*tup).t_len, (*tup).t_self, (*tup).t_tableOid));
+        }
+    }
+
+    /// Row `i` as a HeapTuple, valid until the next call or `clear`.
+    fn get(&mut self, i: usize) -> pg_sys::HeapTuple {
+        let (at, len, tid, oid) = self.rows[i];
+        self.current = pg_sys::HeapTupleData {
+            t_len: len,
+            t_self: tid,
+            t_tableOid: oid,
+            t_data: self.words[at..].as_mut_ptr().cast(),
+        };
+        &mut self.current
+    }
 }
 
 /// The node PostgreSQL sees: a CustomScanState with our state after it.
@@ -129,7 +183,7 @@ pub unsafe extern "C-unwind" fn create_scan_state(_cscan: *mut pg_sys::CustomSca
         let node = pg_sys::palloc0(std::mem::size_of::<GpuScanState>()) as *mut GpuScanState;
         (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
         (*node).css.methods = &raw const EXEC_METHODS;
-        // Scan tuples are heap tuples copied out of the chunk.
+        // Scan tuples are heap tuples copied into the chunk.
         (*node).css.slotOps = &raw const pg_sys::TTSOpsHeapTuple;
         node.cast()
     }
@@ -191,7 +245,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             read_slot,
             chunk_cxt,
             chunk,
-            tuples: Vec::new(),
+            tuples: TupleArena::default(),
             pass: Vec::new(),
             cpu_path: false,
             cursor: 0,
@@ -277,7 +331,13 @@ impl GpuScanExec {
                     pg_sys::slot_getsomeattrs(self.read_slot, max_attnum);
                 }
                 self.chunk.append_slot(self.read_slot);
-                self.tuples.push(pg_sys::ExecCopySlotHeapTuple(self.read_slot));
+                // the buffer's own tuple for a heap slot: no copy until ours
+                let mut should_free = false;
+                let tup = pg_sys::ExecFetchSlotHeapTuple(self.read_slot, false, &mut should_free);
+                self.tuples.push(tup);
+                if should_free {
+                    pg_sys::heap_freetuple(tup);
+                }
                 // keep variable-length data per chunk well below 4 GB
                 if self.tuples.len().is_multiple_of(256) && self.chunk.varlena_bytes() > 1 << 30 {
                     break;
@@ -362,7 +422,7 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                 if !st.cpu_path && st.pass[i] == 0 {
                     continue;
                 }
-                pg_sys::ExecStoreHeapTuple(st.tuples[i], slot, false);
+                pg_sys::ExecStoreHeapTuple(st.tuples.get(i), slot, false);
                 let quals = if st.cpu_path { st.all_quals } else { st.host_quals };
                 if !quals.is_null() {
                     (*econtext).ecxt_scantuple = slot;
