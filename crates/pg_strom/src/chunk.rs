@@ -96,11 +96,23 @@ impl ColumnChunk {
     /// `slot` is a valid slot holding a row of the relation the columns
     /// belong to, with `tts_values`/`tts_isnull` filled that far.
     pub unsafe fn append_slot(&mut self, slot: *mut pg_sys::TupleTableSlot) {
+        // SAFETY: attributes up to max_attnum are deformed (caller).
+        unsafe {
+            self.append_row(|attnum| {
+                let i = (attnum - 1) as usize;
+                (*(*slot).tts_isnull.add(i), *(*slot).tts_values.add(i))
+            })
+        }
+    }
+
+    /// Append one row; `datum(attnum)` gives each column's (isnull, value).
+    ///
+    /// # Safety
+    /// Each value is a valid datum of the column's type.
+    pub unsafe fn append_row(&mut self, datum: impl Fn(i16) -> (bool, pg_sys::Datum)) {
         let row = self.nrows as usize;
         for c in &mut self.cols {
-            let i = (c.attnum - 1) as usize;
-            // SAFETY: attributes up to max_attnum are deformed (caller).
-            let (isnull, datum) = unsafe { (*(*slot).tts_isnull.add(i), *(*slot).tts_values.add(i)) };
+            let (isnull, datum) = datum(c.attnum);
             if row.is_multiple_of(8) {
                 c.validity.push(0);
             }

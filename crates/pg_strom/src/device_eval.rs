@@ -15,8 +15,9 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use pgstrom_runtime::catalog::{self, FUNCTIONS};
-use pgstrom_runtime::engine::{ColumnData, ParamValue};
+use pgstrom_runtime::engine::ParamValue;
 
+use crate::chunk::ColumnChunk;
 use crate::codegen::{self, Compiled};
 use crate::errors;
 
@@ -104,13 +105,10 @@ fn require(rel: pg_sys::Oid, expr: &str) -> Compiled {
     }
 }
 
-/// A chunk of columns read through SPI, in device layout.
+/// Rows read through SPI: their ctids and the columns in device layout.
 struct Chunk {
     ctids: Vec<String>,
-    values: Vec<Vec<u8>>,
-    validity: Vec<Vec<u8>>,
-    /// nrows+1 offsets for each variable-length column (empty otherwise).
-    offsets: Vec<Vec<u32>>,
+    columns: ColumnChunk,
 }
 
 fn read_columns(rel: pg_sys::Oid, columns: &[(i16, u16)]) -> Chunk {
@@ -120,7 +118,6 @@ fn read_columns(rel: pg_sys::Oid, columns: &[(i16, u16)]) -> Chunk {
         sql.push_str(&column_name(rel, *attnum));
     }
     sql.push_str(&format!(" FROM ONLY {}", relation_name(rel)));
-    let widths: Vec<usize> = columns.iter().map(|(_, t)| catalog::type_info(*t).unwrap().width).collect();
     Spi::connect(|client| {
         let table = match client.select(sql.as_str(), None, &[]) {
             Ok(t) => t,
@@ -137,14 +134,9 @@ fn read_columns(rel: pg_sys::Oid, columns: &[(i16, u16)]) -> Chunk {
                 None,
             );
         }
-        let mut chunk = Chunk {
-            ctids: Vec::with_capacity(n),
-            values: widths.iter().map(|w| Vec::with_capacity(n * w)).collect(),
-            validity: columns.iter().map(|_| vec![0u8; n.div_ceil(8)]).collect(),
-            offsets: widths.iter().map(|w| if *w == 0 { vec![0u32] } else { Vec::new() }).collect(),
-        };
-        // SAFETY: SPI_tuptable holds the n rows just selected; column
-        // numbers are within its descriptor.
+        let mut chunk = Chunk { ctids: Vec::with_capacity(n), columns: ColumnChunk::new(columns) };
+        // SAFETY: SPI_tuptable holds the n rows just selected; column i of
+        // `columns` is result column i + 2.
         unsafe {
             let tt = pg_sys::SPI_tuptable;
             let tupdesc = (*tt).tupdesc;
@@ -152,34 +144,12 @@ fn read_columns(rel: pg_sys::Oid, columns: &[(i16, u16)]) -> Chunk {
                 let tup = *(*tt).vals.add(r);
                 let ctid = pg_sys::SPI_getvalue(tup, tupdesc, 1);
                 chunk.ctids.push(CStr::from_ptr(ctid).to_string_lossy().into_owned());
-                for (c, w) in widths.iter().enumerate() {
+                chunk.columns.append_row(|attnum| {
+                    let c = columns.iter().position(|(a, _)| *a == attnum).expect("a column of the chunk");
                     let mut isnull = false;
                     let d = pg_sys::SPI_getbinval(tup, tupdesc, (c + 2) as i32, &mut isnull);
-                    if !isnull {
-                        chunk.validity[c][r / 8] |= 1 << (r % 8);
-                    }
-                    if *w == 0 {
-                        // text / bpchar: the detoasted bytes, then the offset
-                        if !isnull {
-                            let v = pg_sys::pg_detoast_datum_packed(d.cast_mut_ptr());
-                            let len = pgrx::varlena::varsize_any_exhdr(v);
-                            let data = pgrx::varlena::vardata_any(v) as *const u8;
-                            chunk.values[c].extend_from_slice(std::slice::from_raw_parts(data, len));
-                        }
-                        let end = u32::try_from(chunk.values[c].len()).unwrap_or_else(|_| {
-                            errors::raise_plain(
-                                PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                                "device_eval reads at most 4 GB of text per column".into(),
-                                None,
-                                None,
-                            )
-                        });
-                        chunk.offsets[c].push(end);
-                    } else {
-                        let raw = if isnull { 0u64 } else { d.value() as u64 };
-                        chunk.values[c].extend_from_slice(&raw.to_le_bytes()[..*w]);
-                    }
-                }
+                    (isnull, d)
+                });
             }
         }
         chunk
@@ -239,17 +209,7 @@ mod pgstrom {
         let eng = engine::by_name(engine);
         let chunk = read_columns(rel, &compiled.columns);
         let nrows = chunk.ctids.len() as u32;
-        let cols: Vec<ColumnData<'_>> = compiled
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(i, (_, t))| ColumnData {
-                type_id: *t,
-                values: &chunk.values[i],
-                validity: Some(&chunk.validity[i]),
-                offsets: (!chunk.offsets[i].is_empty()).then(|| chunk.offsets[i].as_slice()),
-            })
-            .collect();
+        let cols = chunk.columns.column_data();
         // Hoisted sub-expressions: evaluated once, here on the CPU, and
         // only when there is a row to evaluate them for.
         let params: Vec<ParamValue> = if nrows == 0 {
