@@ -189,6 +189,16 @@ SELECT count(*) FILTER (WHERE pg_column_compression(big) IS NOT NULL) > 0 AS has
 \set q 'SELECT id FROM gs_wide WHERE octet_length(big) > 10000 OR small = $$u$$'
 :check
 
+-- Partitions: a GpuScan per partition under Append.
+CREATE TABLE gs_part (a int, b text) PARTITION BY RANGE (a);
+CREATE TABLE gs_part1 PARTITION OF gs_part FOR VALUES FROM (0) TO (5000);
+CREATE TABLE gs_part2 PARTITION OF gs_part FOR VALUES FROM (5000) TO (10000);
+INSERT INTO gs_part SELECT x, md5(x::text) FROM generate_series(0, 9999) x;
+ANALYZE gs_part;
+SELECT * FROM gs_explain('SELECT count(*) FROM gs_part WHERE b LIKE $$%ab%$$ AND a % 3 = 0');
+\set q 'SELECT * FROM gs_part WHERE b LIKE $$%ab%$$ AND a % 3 = 0'
+:check
+
 -- UPDATE and DELETE through a GpuScan, cursors.
 BEGIN;
 SELECT * FROM gs_explain('UPDATE gs_drop SET e = 0 WHERE c % 11 = 0');
@@ -230,5 +240,5 @@ SELECT * FROM gs_explain($$SELECT * FROM t_64g WHERE memo LIKE '%abcd%'$$);
 \set q 'SELECT * FROM t_64g WHERE memo LIKE $$%ab%$$'
 :check
 
-DROP TABLE gs_t, gs_empty, gs_nulls, gs_drop, gs_wide, t_64g;
+DROP TABLE gs_t, gs_empty, gs_nulls, gs_drop, gs_wide, gs_part, t_64g;
 DROP FUNCTION gs_explain(text, text), gs_plan(text);
