@@ -111,8 +111,7 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
         {
             return;
         }
-        let quals: Vec<*mut pg_sys::Node> =
-            from_list(pg_sys::extract_actual_clauses((*rel).baserestrictinfo, false)).into_iter().collect();
+        let quals = from_list(pg_sys::extract_actual_clauses((*rel).baserestrictinfo, false));
         let split = split_quals(&quals, (*rel).relid as i32);
         if split.device.is_empty() {
             return;
