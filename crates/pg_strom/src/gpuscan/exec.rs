@@ -40,8 +40,6 @@ pub struct Counters {
     pub chunks: u64,
     /// Rows the engine read.
     pub rows_in: u64,
-    /// Rows the device program removed.
-    pub rows_removed: u64,
     /// Rows that took the CPU path (chunks the engine could not finish).
     pub rows_cpu_path: u64,
     /// Bytes handed to the engine.
@@ -56,7 +54,6 @@ pub struct Counters {
 struct SharedState {
     chunks: AtomicU64,
     rows_in: AtomicU64,
-    rows_removed: AtomicU64,
     rows_cpu_path: AtomicU64,
     bytes: AtomicU64,
     engine_ns: AtomicU64,
@@ -365,9 +362,9 @@ impl GpuScanExec {
             match result {
                 Ok(out) => {
                     self.pass = out.values.iter().zip(&out.nulls).map(|(&v, &n)| (n == 0 && v != 0) as u8).collect();
-                    c.rows_removed = self.pass.iter().filter(|&&p| p == 0).count() as u64;
+                    // PostgreSQL sums nfiltered2 over the workers for EXPLAIN
                     if let Some(instr) = (*node).ss.ps.instrument.as_mut() {
-                        instr.nfiltered2 += c.rows_removed as f64;
+                        instr.nfiltered2 += self.pass.iter().filter(|&&p| p == 0).count() as f64;
                     }
                 }
                 // The device stopped at an error PostgreSQL may or may not
@@ -389,7 +386,6 @@ impl GpuScanExec {
         let t = &mut self.counters;
         t.chunks += c.chunks;
         t.rows_in += c.rows_in;
-        t.rows_removed += c.rows_removed;
         t.rows_cpu_path += c.rows_cpu_path;
         t.bytes += c.bytes;
         t.engine_ns += c.engine_ns;
@@ -397,7 +393,6 @@ impl GpuScanExec {
         if let Some(s) = unsafe { self.shared.as_ref() } {
             s.chunks.fetch_add(c.chunks, Ordering::Relaxed);
             s.rows_in.fetch_add(c.rows_in, Ordering::Relaxed);
-            s.rows_removed.fetch_add(c.rows_removed, Ordering::Relaxed);
             s.rows_cpu_path.fetch_add(c.rows_cpu_path, Ordering::Relaxed);
             s.bytes.fetch_add(c.bytes, Ordering::Relaxed);
             s.engine_ns.fetch_add(c.engine_ns, Ordering::Relaxed);
@@ -505,13 +500,22 @@ unsafe extern "C-unwind" fn estimate_dsm(
     }
 }
 
+/// The parallel table scan descriptor inside the coordination area.
+///
+/// # Safety
+/// `coordinate` is the area of [`estimate_dsm`]'s size.
+unsafe fn pscan_at(coordinate: *mut std::ffi::c_void) -> pg_sys::ParallelTableScanDesc {
+    // SAFETY: the descriptor follows the shared counters (caller).
+    unsafe { (coordinate as *mut u8).add(PSCAN_OFFSET).cast() }
+}
+
 /// Point the node at the coordination area and begin the parallel scan.
 unsafe fn attach_shared(node: *mut pg_sys::CustomScanState, coordinate: *mut std::ffi::c_void) {
     // SAFETY: coordinate is our DSM area, laid out by initialize_dsm.
     unsafe {
         let Some(st) = state_of(node) else { return };
         st.shared = coordinate.cast();
-        let pscan = (coordinate as *mut u8).add(PSCAN_OFFSET) as pg_sys::ParallelTableScanDesc;
+        let pscan = pscan_at(coordinate);
         st.scan = pg_sys::table_beginscan_parallel((*node).ss.ss_currentRelation, pscan);
     }
 }
@@ -526,7 +530,7 @@ unsafe extern "C-unwind" fn initialize_dsm(
     unsafe {
         let estate = (*node).ss.ps.state;
         std::ptr::write_bytes(coordinate as *mut u8, 0, PSCAN_OFFSET);
-        let pscan = (coordinate as *mut u8).add(PSCAN_OFFSET) as pg_sys::ParallelTableScanDesc;
+        let pscan = pscan_at(coordinate);
         pg_sys::table_parallelscan_initialize((*node).ss.ss_currentRelation, pscan, (*estate).es_snapshot);
         attach_shared(node, coordinate);
     }
@@ -540,7 +544,7 @@ unsafe extern "C-unwind" fn reinitialize_dsm(
 ) {
     // SAFETY: the area initialize_dsm laid out.
     unsafe {
-        let pscan = (coordinate as *mut u8).add(PSCAN_OFFSET) as pg_sys::ParallelTableScanDesc;
+        let pscan = pscan_at(coordinate);
         pg_sys::table_parallelscan_reinitialize((*node).ss.ss_currentRelation, pscan);
     }
 }
@@ -569,7 +573,6 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
             st.counters = Counters {
                 chunks: s.chunks.load(Ordering::Relaxed),
                 rows_in: s.rows_in.load(Ordering::Relaxed),
-                rows_removed: s.rows_removed.load(Ordering::Relaxed),
                 rows_cpu_path: s.rows_cpu_path.load(Ordering::Relaxed),
                 bytes: s.bytes.load(Ordering::Relaxed),
                 engine_ns: s.engine_ns.load(Ordering::Relaxed),
