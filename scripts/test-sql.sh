@@ -3,6 +3,9 @@
 #   1. pg_regress suites (test/schedule, then test/schedule-gpu or
 #      test/schedule-nogpu depending on PGSTROM_EXPECT_GPU), and the
 #      isolation suites (test/isolation: concurrent sessions)
+#   1c. the differential harness (scripts/diff-check.py over test/diff, and
+#      test/diff-fail, which it must reject), then the SSB benchmark at
+#      scale 0.01 in every mode (bench/ssb/ssb.py), results compared
 #   2. docs/settings.md lists exactly the pg_strom.* settings, defaults too,
 #      and docs/device-functions.md exactly the device function catalog
 #   3. without shared_preload_libraries, CREATE EXTENSION fails cleanly
@@ -51,6 +54,25 @@ if ! "$isolation" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user
      --dbname=pgstrom_isolation --schedule="$PGSTROM_ROOT/test/isolation/schedule"; then
   failures+=("isolation")
   [ -f "$results/isolation/regression.diffs" ] && cat "$results/isolation/regression.diffs"
+fi
+
+# --- 1c. differential harness, tiny SSB benchmark ----------------------------
+export PYTHONPATH="$BENCH_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
+if ! python3 "$PGSTROM_ROOT/scripts/diff-check.py" --sf 0.01; then
+  failures+=("diff-check")
+fi
+neg=$(PGDATABASE=pgstrom_diff python3 "$PGSTROM_ROOT/scripts/diff-check.py" --dir "$PGSTROM_ROOT/test/diff-fail" --no-setup 2>&1)
+nfiles=$(ls "$PGSTROM_ROOT"/test/diff-fail/queries/*.sql | wc -l)
+if [ "$(grep -c '^FAIL' <<<"$neg")" = "$nfiles" ] \
+   && [ "$(grep -c 'results differ\|expected an error\|plan does not use' <<<"$neg")" = "$nfiles" ]; then
+  echo "test-sql: diff-check rejects all $nfiles files of test/diff-fail, each for its reason"
+else
+  echo "$neg"; echo "test-sql: diff-check accepted a file of test/diff-fail"
+  failures+=("diff-check self-test")
+fi
+if ! PGDATABASE=pgstrom_diff python3 "$PGSTROM_ROOT/bench/ssb/ssb.py" all --sf 0.01 --runs 1 \
+     --data "$dir/ssb-data" --out "$results/ssb-tiny"; then
+  failures+=("ssb-tiny")
 fi
 
 # --- 2. settings documented ------------------------------------------------

@@ -1,0 +1,492 @@
+#!/usr/bin/env python3
+"""bench/ssb/ssb.py - the Star Schema Benchmark: generator, loader, runner.
+
+    ssb.py gen  --sf SF [--seed N] [--jobs N] [--sorted] [--force]
+    ssb.py load --data DIR [--jobs N]            (DuckDB database + Parquet)
+    ssb.py run  --out DIR [--data DIR] [--modes ...] [--runs N] [--queries ...]
+    ssb.py all  --sf SF --out DIR [--data DIR] ...   (gen + load + run)
+
+Connects with the PG* environment (`. .run/env`, or the benchmark cluster
+of scripts/bench.sh).  See docs/benchmark.md for what each mode measures,
+the data's layout and the comparison rules.  Python standard library, plus
+the duckdb module for the DuckDB modes and Pillow for the chart (both
+optional: a mode or the chart without its module is reported and skipped).
+"""
+
+import argparse
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+import pgcompare as pc  # noqa: E402
+
+QUERIES = ["q1_1", "q1_2", "q1_2s", "q1_3", "q2_1", "q2_2", "q2_3",
+           "q3_1", "q3_2", "q3_3", "q3_4", "q4_1", "q4_2", "q4_3"]
+TABLES = ["lineorder", "date1", "customer", "supplier", "part"]
+MODES = {
+    "pg": "PostgreSQL (pg_strom.enabled = off, parallel workers = cores)",
+    "strom": "pg_strom on heap tables",
+    "arrow": "pg_strom on Arrow_Fdw (lineorder as an Arrow file)",
+    "duckdb": "DuckDB, its own tables (loaded from the same data)",
+    "duckdb-parquet": "DuckDB over Parquet files of the same data",
+}
+DEFAULT_MODES = "pg,strom,arrow,duckdb,duckdb-parquet"
+
+
+def say(msg):
+    print(f"ssb: {msg}", flush=True)
+
+
+def read_query(name):
+    with open(os.path.join(HERE, "queries", name + ".sql")) as f:
+        return "\n".join(l for l in f.read().splitlines() if not l.lstrip().startswith("--")).strip()
+
+
+def scalar(sql):
+    out, _ = pc.psql(sql + "\n", csv_out=False, extra_args=("-A", "-t"))
+    return out.strip()
+
+
+# ---------------------------------------------------------------- gen
+
+
+def cmd_gen(a):
+    t0 = time.time()
+    have = ""
+    if scalar("SELECT to_regclass('ssb_gen.params') IS NOT NULL") == "t":
+        have = scalar("SELECT sf || '/' || seed FROM ssb_gen.params")
+    want = f"{float(a.sf):g}/{a.seed}"
+    if have and _norm(have) == want and not a.force and _has_sorted_if_needed(a):
+        say(f"SF {a.sf} (seed {a.seed}) is already loaded; --force regenerates")
+        return
+    say(f"generating SF {a.sf} (seed {a.seed}) with {a.jobs} sessions")
+    pc.psql(open(os.path.join(HERE, "schema.sql")).read(), csv_out=False)
+    pc.psql(open(os.path.join(HERE, "gen_dims.sql")).read(), csv_out=False,
+            extra_args=("-v", f"sf={a.sf}", "-v", f"seed={a.seed}"))
+    nlines = int(scalar("SELECT nlines FROM ssb_gen.params"))
+    step = -(-nlines // a.jobs)
+    procs = []
+    for lo in range(0, nlines, step):
+        hi = min(lo + step, nlines) - 1
+        procs.append(subprocess.Popen(
+            ["psql", "-X", "-q", "-v", f"lo={lo}", "-v", f"hi={hi}", "-f", os.path.join(HERE, "gen_lineorder.sql")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+    failed = [p.stderr.read() for p in procs if p.wait() != 0]
+    if failed:
+        raise SystemExit("ssb: lineorder generation failed: " + failed[0])
+    say(f"lineorder: {nlines} rows in {time.time() - t0:.1f} s")
+    if a.sorted:
+        pc.psql("CREATE TABLE lineorder_sort AS SELECT * FROM lineorder ORDER BY lo_orderdate, lo_orderkey, lo_linenumber;",
+                settings=[("max_parallel_workers_per_gather", a.jobs)], csv_out=False)
+    tables = TABLES + (["lineorder_sort"] if a.sorted else [])
+    # all-visible pages and statistics, as a loaded warehouse has them
+    procs = [subprocess.Popen(["psql", "-X", "-q", "-c", f"VACUUM (FREEZE, ANALYZE) {t}"],
+                              stderr=subprocess.PIPE, text=True) for t in tables]
+    failed = [p.stderr.read() for p in procs if p.wait() != 0]
+    if failed:
+        raise SystemExit("ssb: VACUUM failed: " + failed[0])
+    sizes = scalar("SELECT string_agg(c.relname || ' ' || c.reltuples::bigint || ' rows ' || "
+                   "pg_size_pretty(pg_relation_size(c.oid)), ', ' ORDER BY c.relname) FROM pg_class c "
+                   f"WHERE c.relname IN ({','.join(repr(t) for t in tables)}) AND c.relnamespace = 'public'::regnamespace")
+    say(f"done in {time.time() - t0:.1f} s: {sizes}")
+
+
+def _norm(have):
+    sf, seed = have.split("/")
+    return f"{float(sf):g}/{seed}"
+
+
+def _has_sorted_if_needed(a):
+    return not a.sorted or scalar("SELECT to_regclass('lineorder_sort') IS NOT NULL") == "t"
+
+
+# ---------------------------------------------------------------- load
+
+
+def _import_duckdb():
+    try:
+        import duckdb
+        return duckdb
+    except ImportError:
+        return None
+
+
+def _columns(table):
+    out, _ = pc.psql("SELECT column_name, data_type FROM information_schema.columns "
+                     f"WHERE table_schema = 'public' AND table_name = '{table}' ORDER BY ordinal_position;")
+    return pc.parse_csv(out)[1]
+
+
+def _duck_type(pgtype):
+    return {"integer": "INTEGER", "bigint": "BIGINT", "smallint": "SMALLINT", "numeric": "DECIMAL(38,0)",
+            "double precision": "DOUBLE", "real": "FLOAT"}.get(pgtype, "VARCHAR")
+
+
+def cmd_load(a):
+    """Export the PostgreSQL tables as CSV (char(n) without its padding) and
+    load them into a DuckDB database; write each table as Parquet too."""
+    duckdb = _import_duckdb()
+    if duckdb is None:
+        say("load: the duckdb module is not installed: DuckDB modes skipped")
+        return
+    os.makedirs(a.data, exist_ok=True)
+    stamp = scalar("SELECT sf || '/' || seed FROM ssb_gen.params")
+    stamp_file = os.path.join(a.data, "LOADED")
+    if os.path.exists(stamp_file) and open(stamp_file).read() == stamp and not a.force:
+        say(f"load: {a.data} already holds {stamp}")
+        return
+    t0 = time.time()
+    dbfile = os.path.join(a.data, "ssb.duckdb")
+    for f in [dbfile, dbfile + ".wal", stamp_file]:
+        if os.path.exists(f):
+            os.remove(f)
+    con = duckdb.connect(dbfile)
+    for t in TABLES:
+        cols = _columns(t)
+        select = ", ".join(f"{c}::text" if ty.startswith("character") else c for c, ty in cols)
+        jobs = a.jobs if t == "lineorder" else 1
+        files = [os.path.join(a.data, f"{t}.{k}.csv") for k in range(jobs)]
+        procs = []
+        for k, f in enumerate(files):
+            where = f" WHERE lo_orderkey % {jobs} = {k}" if jobs > 1 else ""
+            procs.append(subprocess.Popen(
+                ["psql", "-X", "-q", "-c", f"\\copy (SELECT {select} FROM {t}{where}) TO '{f}' WITH (FORMAT csv)"],
+                stderr=subprocess.PIPE, text=True))
+        failed = [p.stderr.read() for p in procs if p.wait() != 0]
+        if failed:
+            raise SystemExit(f"ssb: export of {t} failed: {failed[0]}")
+        coldefs = ", ".join(f"{c} {_duck_type(ty)}" for c, ty in cols)
+        colmap = "{" + ", ".join(f"'{c}': '{_duck_type(ty)}'" for c, ty in cols) + "}"
+        con.execute(f"CREATE TABLE {t} ({coldefs})")
+        con.execute(f"INSERT INTO {t} SELECT * FROM read_csv({files!r}, header = false, auto_detect = false, "
+                    f"columns = {colmap}, quote = '\"', escape = '\"', nullstr = '')")
+        con.execute(f"COPY {t} TO '{os.path.join(a.data, t + '.parquet')}' (FORMAT parquet)")
+        for f in files:
+            os.remove(f)
+    con.close()
+    with open(stamp_file, "w") as f:
+        f.write(stamp)
+    say(f"load: DuckDB database and Parquet files in {a.data} ({time.time() - t0:.1f} s)")
+
+
+# ---------------------------------------------------------------- run
+
+
+class Result:
+    def __init__(self, mode, query):
+        self.mode, self.query = mode, query
+        self.times, self.rows, self.float_cols = [], [], set()
+        self.status, self.note, self.offload = "ok", "", ""
+
+    @property
+    def median(self):
+        return statistics.median(self.times) if self.times else None
+
+
+def pg_settings(mode, cores):
+    s = [("max_parallel_workers_per_gather", cores), ("max_parallel_workers", cores)]
+    s.append(("pg_strom.enabled", "off" if mode == "pg" else "on"))
+    return s
+
+
+def run_pg(mode, q, sql, runs, cores):
+    r = Result(mode, q)
+    settings = pg_settings(mode, cores)
+    try:
+        types = pc.column_types(sql, settings)
+        r.float_cols = {i for i, t in enumerate(types) if t in pc.FLOAT_TYPES}
+        plan = pc.plan_nodes(sql, settings)
+        nodes = sorted({l.split("Custom Scan (")[1].split(")")[0] for l in plan if "Custom Scan (" in l})
+        r.offload = "+".join(nodes) or "-"
+        # the first run warms up and returns the rows; the others are timed
+        script = f"{sql}\n\\o /dev/null\n" + f"{sql}\n" * runs
+        out, _ = pc.psql(script, settings=settings, timing=True)
+        r.times = pc.timings(out)[1:]
+        body = "\n".join(l for l in out.splitlines() if not l.startswith("Time: ")) + "\n"
+        r.rows = pc.parse_csv(body)[1]
+    except pc.PsqlError as e:
+        r.status, r.note = "error", str(e).splitlines()[0]
+    return r
+
+
+def _duck_text(v):
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return "t" if v else "f"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def run_duck(mode, q, sql, runs, con):
+    r = Result(mode, q)
+    try:
+        cur = con.execute(sql)
+        rows = cur.fetchall()
+        r.float_cols = {i for i, d in enumerate(cur.description) if str(d[1]).upper() in ("DOUBLE", "FLOAT")}
+        r.rows = [tuple(_duck_text(v) for v in row) for row in rows]
+        for _ in range(runs):
+            t = time.perf_counter()
+            con.execute(sql).fetchall()
+            r.times.append((time.perf_counter() - t) * 1000)
+        r.offload = "duckdb"
+    except Exception as e:  # duckdb raises its own error classes
+        r.status, r.note = "error", str(e).splitlines()[0]
+    return r
+
+
+def duck_connect(mode, data):
+    duckdb = _import_duckdb()
+    if duckdb is None:
+        return None, "the duckdb module is not installed"
+    if not os.path.exists(os.path.join(data, "LOADED")):
+        return None, f"no DuckDB data in {data} (run: ssb.py load --data {data})"
+    if mode == "duckdb":
+        return duckdb.connect(os.path.join(data, "ssb.duckdb"), read_only=True), None
+    con = duckdb.connect()
+    for t in TABLES:
+        con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{os.path.join(data, t + '.parquet')}')")
+    return con, None
+
+
+def cmd_run(a):
+    modes = [m.strip() for m in a.modes.split(",") if m.strip()]
+    for m in modes:
+        if m not in MODES:
+            raise SystemExit(f"ssb: unknown mode {m!r} (modes: {', '.join(MODES)})")
+    queries = [q.strip() for q in a.queries.split(",")] if a.queries else QUERIES
+    cores = a.workers or os.cpu_count()
+    db_bytes = int(scalar("SELECT sum(pg_relation_size(c)) FROM unnest(ARRAY["
+                          + ",".join(f"'{t}'::regclass" for t in TABLES) + "]) c"))
+    sf = scalar("SELECT sf FROM ssb_gen.params")
+    engine = scalar("SELECT pgstrom.active_engine()")
+    say(f"SF {sf}, {db_bytes / 1e9:.2f} GB of heap, {cores} parallel workers, pg_strom engine {engine}, "
+        f"{a.runs} timed runs per query after one warm-up")
+    results = {}
+    skipped = {}
+    for m in modes:
+        if m == "arrow":
+            skipped[m] = "Arrow_Fdw is not implemented yet (issue 8)"
+            continue
+        con = None
+        if m.startswith("duckdb"):
+            con, why = duck_connect(m, a.data)
+            if con is None:
+                skipped[m] = why
+                continue
+        t0 = time.time()
+        for q in queries:
+            sql = read_query(q)
+            r = run_pg(m, q, sql, a.runs, cores) if con is None else run_duck(m, q, sql, a.runs, con)
+            results[(m, q)] = r
+        say(f"{m}: {len(queries)} queries in {time.time() - t0:.1f} s")
+    for m, why in skipped.items():
+        say(f"{m}: skipped: {why}")
+    # every mode against the reference (the first mode that ran)
+    ran = [m for m in modes if m not in skipped]
+    failures = 0
+    if ran:
+        ref_mode = ran[0]
+        for q in queries:
+            ref = results[(ref_mode, q)]
+            for m in ran:
+                r = results[(m, q)]
+                if r.status != "ok":
+                    failures += 1
+                    continue
+                if m == ref_mode:
+                    continue
+                if ref.status != "ok":
+                    r.status, r.note = "unchecked", f"{ref_mode} failed"
+                    continue
+                diff = pc.compare_rows(ref.rows, r.rows, ref.float_cols | r.float_cols,
+                                       strip=m.startswith("duckdb"))
+                if diff:
+                    r.status, r.note = "DIFFERS", f"vs {ref_mode}: {diff}"
+                    failures += 1
+    os.makedirs(a.out, exist_ok=True)
+    write_csv(a.out, results, modes, queries, db_bytes, sf, engine)
+    chart = write_chart(a.out, results, ran, queries, db_bytes, sf)
+    print_table(results, ran, queries, db_bytes, skipped)
+    if chart:
+        say(f"wrote {os.path.join(a.out, 'ssb.csv')} and {chart}")
+    else:
+        say(f"wrote {os.path.join(a.out, 'ssb.csv')} (no chart: Pillow is not installed)")
+    if failures:
+        say(f"FAILED: {failures} query results differ or failed (see the table)")
+        return 1
+    say(f"all results equal across {', '.join(ran)}")
+    return 0
+
+
+def gbps(db_bytes, ms):
+    return db_bytes / (ms / 1000.0) / 1e9 if ms else None
+
+
+def write_csv(out, results, modes, queries, db_bytes, sf, engine):
+    import csv
+    with open(os.path.join(out, "ssb.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["sf", "engine", "query", "mode", "median_ms", "min_ms", "runs", "gb_per_s", "rows",
+                    "status", "offload", "note"])
+        for q in queries:
+            for m in modes:
+                r = results.get((m, q))
+                if r is None:
+                    w.writerow([sf, engine, q, m, "", "", 0, "", "", "skipped", "", ""])
+                    continue
+                med = r.median
+                w.writerow([sf, engine, q, m, f"{med:.2f}" if med else "", f"{min(r.times):.2f}" if r.times else "",
+                            len(r.times), f"{gbps(db_bytes, med):.3f}" if med else "", len(r.rows), r.status,
+                            r.offload, r.note])
+
+
+def geomean(xs):
+    xs = [x for x in xs if x]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def print_table(results, ran, queries, db_bytes, skipped):
+    def fmt(x, spec):
+        return format(x, spec) if x else "-"
+    head = f"{'query':<7}" + "".join(f"{m + ' ms':>19}" for m in ran)
+    if "strom" in ran:
+        head += f"{'strom GB/s':>11}"
+        if "pg" in ran:
+            head += f"{'x vs pg':>9}"
+        if "duckdb" in ran:
+            head += f"{'x vs duckdb':>12}"
+    head += "  check"
+    print()
+    print(head)
+    print("-" * len(head))
+    cols = {m: [] for m in ran}
+    for q in queries:
+        line = f"{q:<7}"
+        for m in ran:
+            med = results[(m, q)].median
+            cols[m].append(med)
+            line += f"{fmt(med, '.1f'):>19}"
+        st = results.get(("strom", q))
+        if st:
+            line += f"{fmt(gbps(db_bytes, st.median), '.2f'):>11}"
+            if "pg" in ran:
+                p = results[("pg", q)].median
+                line += f"{fmt(p / st.median if p and st.median else None, '.2f'):>9}"
+            if "duckdb" in ran:
+                d = results[("duckdb", q)].median
+                line += f"{fmt(d / st.median if d and st.median else None, '.3f'):>12}"
+        bad = [f"{m}: {results[(m, q)].status} {results[(m, q)].note}".strip() for m in ran
+               if results[(m, q)].status != "ok"]
+        line += "  " + ("; ".join(bad) if bad else "ok")
+        print(line)
+    g = {m: geomean(cols[m]) for m in ran}
+    line = f"{'geomean':<7}" + "".join(f"{fmt(g[m], '.1f'):>19}" for m in ran)
+    if "strom" in ran and g.get("strom"):
+        line += f"{fmt(gbps(db_bytes, g['strom']), '.2f'):>11}"
+        if "pg" in ran:
+            line += f"{fmt(g['pg'] / g['strom'] if g.get('pg') else None, '.2f'):>9}"
+        if "duckdb" in ran:
+            line += f"{fmt(g['duckdb'] / g['strom'] if g.get('duckdb') else None, '.3f'):>12}"
+    print(line)
+    for m, why in skipped.items():
+        print(f"{m}: skipped ({why})")
+    print("x vs pg = PostgreSQL time / pg_strom time; x vs duckdb = DuckDB time / pg_strom time (> 1: pg_strom faster)")
+
+
+def write_chart(out, results, ran, queries, db_bytes, sf):
+    """Throughput (database size / response time) per query per mode, as
+    the seeds chart it."""
+    try:
+        from PIL import Image, ImageDraw
+    except ImportError:
+        return None
+    colors = {"pg": (52, 101, 164), "strom": (237, 125, 49), "arrow": (165, 165, 165),
+              "duckdb": (255, 192, 0), "duckdb-parquet": (112, 173, 71)}
+    W, H, left, bottom, top = 1400, 640, 80, 60, 60
+    img = Image.new("RGB", (W, H), "white")
+    d = ImageDraw.Draw(img)
+    vals = {(m, q): gbps(db_bytes, results[(m, q)].median) or 0 for m in ran for q in queries}
+    vmax = max(list(vals.values()) + [1e-9]) * 1.1
+    plot_h = H - bottom - top
+    d.text((left, 15), f"SSB SF {sf}: query execution throughput = database size / response time [GB/s]", fill="black")
+    for k in range(6):  # grid and axis labels
+        v = vmax * k / 5
+        y = H - bottom - plot_h * k / 5
+        d.line([(left, y), (W - 20, y)], fill=(220, 220, 220))
+        d.text((5, y - 6), f"{v:.1f}", fill="black")
+    group_w = (W - left - 20) / len(queries)
+    bar_w = group_w * 0.8 / max(len(ran), 1)
+    for i, q in enumerate(queries):
+        x0 = left + i * group_w + group_w * 0.1
+        for j, m in enumerate(ran):
+            h = plot_h * vals[(m, q)] / vmax
+            d.rectangle([x0 + j * bar_w, H - bottom - h, x0 + (j + 1) * bar_w - 2, H - bottom], fill=colors[m])
+        d.text((x0 + group_w * 0.25, H - bottom + 8), q.upper().replace("_", "."), fill="black")
+    x = left
+    for m in ran:  # legend
+        d.rectangle([x, H - 25, x + 12, H - 13], fill=colors[m])
+        d.text((x + 16, H - 25), m, fill="black")
+        x += 30 + 8 * len(m)
+    path = os.path.join(out, "ssb.png")
+    img.save(path)
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    cpu = os.cpu_count() or 1
+
+    def add_gen(p):
+        p.add_argument("--sf", type=float, required=True, help="scale factor (lineorder = 6,000,000 x SF rows)")
+        p.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
+        p.add_argument("--sorted", action="store_true", help="also write lineorder_sort, ordered by lo_orderdate")
+
+    def add_common(p):
+        p.add_argument("--jobs", type=int, default=cpu, help=f"sessions generating/exporting at once (default {cpu})")
+        p.add_argument("--force", action="store_true", help="regenerate / reload even if present")
+        p.add_argument("--data", default=os.environ.get("SSB_DATA", ".bench/ssb"),
+                       help="folder for DuckDB's database and the Parquet files (default .bench/ssb)")
+
+    def add_run(p):
+        p.add_argument("--out", required=True, help="folder for ssb.csv and ssb.png")
+        p.add_argument("--modes", default=DEFAULT_MODES, help=f"comma-separated (default {DEFAULT_MODES})")
+        p.add_argument("--runs", type=int, default=3, help="timed runs per query after a warm-up (default 3)")
+        p.add_argument("--queries", default="", help="comma-separated subset, e.g. q1_1,q2_1")
+        p.add_argument("--workers", type=int, default=0, help="PostgreSQL parallel workers (default: cores)")
+
+    p = sub.add_parser("gen", help="generate the tables in PostgreSQL")
+    add_gen(p)
+    add_common(p)
+    p = sub.add_parser("load", help="DuckDB database + Parquet files from the PostgreSQL tables")
+    add_common(p)
+    p = sub.add_parser("run", help="run the queries in every mode")
+    add_common(p)
+    add_run(p)
+    p = sub.add_parser("all", help="gen + load + run")
+    add_gen(p)
+    add_common(p)
+    add_run(p)
+    a = ap.parse_args()
+    try:
+        if a.cmd in ("gen", "all"):
+            cmd_gen(a)
+        if a.cmd in ("load", "all"):
+            cmd_load(a)
+        if a.cmd in ("run", "all"):
+            return cmd_run(a)
+    except pc.PsqlError as e:
+        print(f"ssb: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""scripts/diff-check.py - the differential harness.
+
+Every query under test/diff/queries runs with pg_strom.enabled on and off;
+the results must be equal (scripts/pgcompare.py: multisets, exact text,
+float columns within a relative tolerance), and the plan with pg_strom on
+must use the custom nodes the file says it tests, so a test cannot pass by
+silently not offloading.
+
+    scripts/diff-check.py [--db NAME] [--only SUBSTRING] [--sf SF] [--no-setup]
+
+A query file is one SQL query after header comments:
+    -- expect: GpuScan          custom nodes the plan must contain ("none":
+                                the plan must contain no pg_strom node)
+    -- set: name = value        a setting for both runs (repeatable)
+    -- error: TEXT              both runs must fail with this message part
+    -- query-file: PATH         the query is this file's (relative to the
+                                repository root), e.g. an SSB query
+Set-up (unless --no-setup): create the database (default pgstrom_diff) and
+the extension, generate the SSB tables at scale --sf (default 0.01) with
+bench/ssb/ssb.py, then run test/diff/schema/*.sql in name order.
+Connects with the PG* environment.  Exit status 1 when anything differs.
+"""
+
+import argparse
+import glob
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import pgcompare as pc  # noqa: E402
+
+CUSTOM_NODES = ("GpuScan", "GpuJoin", "GpuPreAgg")
+
+
+def parse_file(path):
+    expect, settings, error, body = None, [], None, []
+    for line in open(path).read().splitlines():
+        s = line.strip()
+        if s.startswith("-- expect:"):
+            expect = [x.strip() for x in s.split(":", 1)[1].split(",") if x.strip()]
+        elif s.startswith("-- set:"):
+            n, v = s.split(":", 1)[1].split("=", 1)
+            settings.append((n.strip(), v.strip()))
+        elif s.startswith("-- error:"):
+            error = s.split(":", 1)[1].strip()
+        elif s.startswith("-- query-file:"):
+            with open(os.path.join(ROOT, s.split(":", 1)[1].strip())) as f:
+                body = [l for l in f.read().splitlines() if not l.lstrip().startswith("--")]
+        elif s.startswith("--") and not body:
+            continue
+        else:
+            body.append(line)
+    sql = "\n".join(body).strip()
+    if expect is None:
+        raise SystemExit(f"diff-check: {path} has no '-- expect:' line")
+    if not sql:
+        raise SystemExit(f"diff-check: {path} has no query")
+    return expect, settings, error, sql
+
+
+def check_plan(sql, settings, expect):
+    """None when the plan with pg_strom on uses the expected nodes."""
+    plan = pc.plan_nodes(sql, settings + [("pg_strom.enabled", "on")])
+    used = {n for n in CUSTOM_NODES for line in plan if f"Custom Scan ({n})" in line}
+    if expect == ["none"]:
+        return None if not used else f"expected no pg_strom node, plan uses {', '.join(sorted(used))}"
+    missing = [n for n in expect if n not in used]
+    if missing:
+        return f"plan does not use {', '.join(missing)}:\n    " + "\n    ".join(plan)
+    return None
+
+
+def run(sql, settings, enabled):
+    out, _ = pc.psql(sql.rstrip().rstrip(";") + ";\n", settings=settings + [("pg_strom.enabled", enabled)])
+    return pc.parse_csv(out)[1]
+
+
+def check_query(path):
+    expect, settings, error, sql = parse_file(path)
+    if error is not None:
+        msgs = []
+        for enabled in ("on", "off"):
+            try:
+                run(sql, settings, enabled)
+                msgs.append(None)
+            except pc.PsqlError as e:
+                msgs.append(str(e))
+        bad = [f"pg_strom {en}: {m or 'no error'}" for en, m in zip(("on", "off"), msgs) if not m or error not in m]
+        if bad:
+            return f"expected an error containing {error!r}; " + "; ".join(bad)
+        return check_plan(sql, settings, expect)
+    why = check_plan(sql, settings, expect)
+    if why:
+        return why
+    types = pc.column_types(sql, settings)
+    floats = {i for i, t in enumerate(types) if t in pc.FLOAT_TYPES}
+    on = run(sql, settings, "on")
+    off = run(sql, settings, "off")
+    diff = pc.compare_rows(off, on, floats)
+    return None if diff is None else f"results differ: {diff}"
+
+
+def setup(a):
+    os.environ["PGDATABASE"] = "postgres"
+    exists = pc.psql(f"SELECT 1 FROM pg_database WHERE datname = '{a.db}';\n", csv_out=False,
+                     extra_args=("-A", "-t"))[0].strip()
+    if not exists:
+        pc.psql(f'CREATE DATABASE "{a.db}";\n', csv_out=False)
+    os.environ["PGDATABASE"] = a.db
+    pc.psql("CREATE EXTENSION IF NOT EXISTS pg_strom;\n", csv_out=False)
+    gen = [sys.executable, os.path.join(ROOT, "bench", "ssb", "ssb.py"), "gen", "--sf", str(a.sf)]
+    if subprocess.run(gen).returncode != 0:
+        raise SystemExit("diff-check: SSB generation failed")
+    for f in sorted(glob.glob(os.path.join(a.dir, "schema", "*.sql"))):
+        pc.psql(open(f).read(), csv_out=False)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--db", default="pgstrom_diff")
+    ap.add_argument("--dir", default=os.path.join(ROOT, "test", "diff"))
+    ap.add_argument("--only", default="", help="run the query files whose name contains this")
+    ap.add_argument("--sf", default="0.01", help="SSB scale factor of the test schema (default 0.01)")
+    ap.add_argument("--no-setup", action="store_true", help="use the database as it is")
+    a = ap.parse_args()
+    t0 = time.time()
+    if a.no_setup:
+        os.environ["PGDATABASE"] = a.db
+    else:
+        setup(a)
+    files = sorted(f for f in glob.glob(os.path.join(a.dir, "queries", "*.sql")) if a.only in os.path.basename(f))
+    engine = pc.psql("SELECT pgstrom.active_engine();\n", csv_out=False, extra_args=("-A", "-t"))[0].strip()
+    failed, offloaded = [], 0
+    for f in files:
+        name = os.path.basename(f)[:-4]
+        try:
+            why = check_query(f)
+        except pc.PsqlError as e:
+            why = f"error: {e}"
+        expect = parse_file(f)[0]
+        if expect != ["none"]:
+            offloaded += 1
+        print(f"{'ok  ' if why is None else 'FAIL'} {name:<28} {'+'.join(expect)}", flush=True)
+        if why:
+            print("     " + why.replace("\n", "\n     "))
+            failed.append(name)
+    print(f"diff-check: {len(files)} queries ({offloaded} offloaded, {len(files) - offloaded} kept on the CPU on purpose), "
+          f"{len(files) - len(failed)} equal with pg_strom on and off, engine {engine}, {time.time() - t0:.1f} s")
+    if failed:
+        print(f"diff-check: FAILED: {' '.join(failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

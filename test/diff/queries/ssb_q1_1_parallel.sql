@@ -1,0 +1,8 @@
+-- SSB Q1.1 with a Parallel GpuScan under Gather
+-- expect: GpuScan
+-- set: pg_strom.gpu_setup_cost = 0
+-- set: parallel_setup_cost = 0
+-- set: parallel_tuple_cost = 0
+-- set: min_parallel_table_scan_size = 0
+-- set: max_parallel_workers_per_gather = 2
+-- query-file: bench/ssb/queries/q1_1.sql

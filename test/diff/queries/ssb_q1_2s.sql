@@ -1,0 +1,4 @@
+-- SSB q1_2s: the lineorder quals run in GpuScan
+-- expect: GpuScan
+-- set: pg_strom.gpu_setup_cost = 0
+-- query-file: bench/ssb/queries/q1_2s.sql

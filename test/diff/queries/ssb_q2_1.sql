@@ -1,0 +1,4 @@
+-- SSB q2_1: no qual on lineorder, joins and GROUP BY stay on the CPU until
+-- GpuJoin / GpuPreAgg exist (then this file expects them)
+-- expect: none
+-- query-file: bench/ssb/queries/q2_1.sql
