@@ -1,7 +1,7 @@
 # pg_strom - see README.md.  Every target does its own set-up first.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help setup build install start stop demo test test-rust test-sql lint gpu-bundle gpu-check bench clean
+.PHONY: help setup build install start stop demo test test-rust test-sql lint gpu-bundle gpu-check bench soak clean
 
 help:
 	@echo "make demo    - set up, build, start the cluster, run the demo"
@@ -9,6 +9,7 @@ help:
 	@echo "make start   - start the development cluster (writes .run/env)"
 	@echo "make stop    - stop it"
 	@echo "make bench SF=1 - the Star Schema Benchmark at scale SF (results/bench)"
+	@echo "make soak N=2000 - sqlsmith statements with pg_strom on vs off"
 	@echo "make gpu-bundle - build what scripts/gpu-check.sh needs into .carry/"
 
 setup:
@@ -31,6 +32,9 @@ test: install
 
 bench: install
 	@scripts/bench.sh $(or $(SF),1) results/bench
+
+soak: start
+	@. .run/env && python3 scripts/diff-check.py --setup-only && python3 scripts/soak.py --queries $(or $(N),2000)
 
 gpu-bundle: install
 	@scripts/gpu-bundle.sh

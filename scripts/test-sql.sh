@@ -4,8 +4,9 @@
 #      test/schedule-nogpu depending on PGSTROM_EXPECT_GPU), and the
 #      isolation suites (test/isolation: concurrent sessions)
 #   1c. the differential harness (scripts/diff-check.py over test/diff, and
-#      test/diff-fail, which it must reject), then the SSB benchmark at
-#      scale 0.01 in every mode (bench/ssb/ssb.py), results compared
+#      test/diff-fail, which it must reject), a bounded sqlsmith soak
+#      (scripts/soak.py, 300 statements), then the SSB benchmark at scale
+#      0.01 in every mode (bench/ssb/ssb.py), results compared
 #   2. docs/settings.md lists exactly the pg_strom.* settings, defaults too,
 #      and docs/device-functions.md exactly the device function catalog
 #   3. without shared_preload_libraries, CREATE EXTENSION fails cleanly
@@ -69,6 +70,9 @@ if [ "$(grep -c '^FAIL' <<<"$neg")" = "$nfiles" ] \
 else
   echo "$neg"; echo "test-sql: diff-check accepted a file of test/diff-fail"
   failures+=("diff-check self-test")
+fi
+if ! python3 "$PGSTROM_ROOT/scripts/soak.py" --queries "${PGSTROM_SOAK_QUERIES:-300}"; then
+  failures+=("soak")
 fi
 if ! PGDATABASE=pgstrom_diff python3 "$PGSTROM_ROOT/bench/ssb/ssb.py" all --sf 0.01 --runs 1 \
      --data "$dir/ssb-data" --out "$results/ssb-tiny"; then

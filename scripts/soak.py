@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""scripts/soak.py - random-query soak with sqlsmith, pg_strom on vs off.
+
+    scripts/soak.py [--db pgstrom_diff] [--queries 2000] [--seed 1] [--timeout-ms 2000]
+
+sqlsmith (the Debian package) generates --queries random statements against
+the database's own tables (catalogs excluded; the differential harness's
+database by default: SSB + diff_types).  Each statement runs three times,
+each inside a transaction that is rolled back: pg_strom off, off again, on.
+The run with pg_strom on must return the same rows (pgcompare's rule) or
+the same error as the run with pg_strom off.  When they disagree, the
+statement counts as nondeterministic (not a difference) if it samples
+without REPEATABLE, if pg_strom runs no node in its plan, or if two more
+runs with pg_strom off disagree with the first (volatile functions, LIMIT
+picking arbitrary rows).  A lost connection is a crash and stops the soak.
+Prints every difference with its statement, then a summary line; exit
+status 1 on any difference or crash.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pgcompare as pc  # noqa: E402
+
+TABLESAMPLE_RE = re.compile(r"tablesample\s+\w+\s*\([^)]*\)(?!\s*repeatable)", re.I)
+CRASH_MARKS = ("server closed the connection", "terminating connection", "connection to server",
+               "no connection to the server")
+
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+SQLSMITH = {"cmd": None, "env": None}
+
+
+def find_sqlsmith():
+    """sqlsmith from PATH, else the copy gpu-bundle.sh carries (Debian's
+    binary with its libraries; libpq from the PostgreSQL installation)."""
+    if shutil.which("sqlsmith"):
+        SQLSMITH["cmd"] = "sqlsmith"
+        return True
+    carried = os.path.join(ROOT, ".carry", "sqlsmith")
+    if os.path.exists(os.path.join(carried, "sqlsmith")):
+        libdir = subprocess.run(["pg_config", "--libdir"], capture_output=True, text=True).stdout.strip()
+        SQLSMITH["cmd"] = os.path.join(carried, "sqlsmith")
+        SQLSMITH["env"] = dict(os.environ, LD_LIBRARY_PATH=f"{carried}/lib:{libdir}")
+        return True
+    return False
+
+
+def generate(a):
+    target = f"host={os.environ.get('PGHOST', '')} port={os.environ.get('PGPORT', '5432')} dbname={a.db} " \
+             f"user={os.environ.get('PGUSER', '')}"
+    p = subprocess.run([SQLSMITH["cmd"], f"--target={target}", "--exclude-catalog", "--dry-run",
+                        f"--max-queries={a.queries}", f"--seed={a.seed}"], capture_output=True, text=True,
+                       env=SQLSMITH["env"])
+    if p.returncode != 0:
+        raise SystemExit(f"soak: sqlsmith failed: {p.stderr.strip()[-500:]}")
+    # statements end with ';' at a line end; continuation lines are indented
+    stmts = [s.strip() for s in re.split(r";\n(?=[A-Za-z(])", p.stdout) if s.strip()]
+    return [s.rstrip(";") for s in stmts]
+
+
+# With pg_strom on, the device costs are zeroed so that every scan the
+# device can take is offloaded: the soak is about the offloaded paths.
+ON_SETTINGS = "SET pg_strom.gpu_setup_cost = 0;\nSET pg_strom.gpu_tuple_cost = 0;\n"
+
+
+def run_once(sql, enabled, timeout_ms, explain=False):
+    """('rows', rows) | ('error', first line) | ('crash', message)."""
+    script = (f"SET statement_timeout = {timeout_ms};\nSET pg_strom.enabled = {enabled};\n"
+              + (ON_SETTINGS if enabled == "on" else "")
+              + f"BEGIN;\n{'EXPLAIN (COSTS OFF) ' if explain else ''}{sql};\nROLLBACK;\n")
+    args = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "--csv", "-P", "null=" + pc.NULL_MARK]
+    p = subprocess.run(args, input=script, capture_output=True, text=True)
+    if p.returncode == 0:
+        return "rows", pc.parse_csv(p.stdout)[1]
+    err = p.stderr.strip()
+    if any(m in err for m in CRASH_MARKS):
+        return "crash", err
+    first = next((l for l in err.splitlines() if "ERROR:" in l), err.splitlines()[0] if err else "error")
+    return "error", first.split("ERROR:", 1)[-1].strip()
+
+
+def same(x, y):
+    if x[0] != y[0]:
+        return False
+    if x[0] == "rows":
+        return pc.compare_rows(x[1], y[1]) is None
+    return x[1] == y[1]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--db", default="pgstrom_diff")
+    ap.add_argument("--queries", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--timeout-ms", type=int, default=2000, help="statement_timeout of each run (default 2000)")
+    a = ap.parse_args()
+    if not find_sqlsmith():
+        print("soak: sqlsmith is not installed (apt-get install sqlsmith; scripts/setup.sh does)")
+        return 1
+    os.environ["PGDATABASE"] = a.db
+    t0 = time.time()
+    stmts = generate(a)
+    counts = {"compared": 0, "nondeterministic": 0, "timeout": 0, "errors_alike": 0, "offloaded": 0}
+    diffs = []
+    for n, sql in enumerate(stmts):
+        off1 = run_once(sql, "off", a.timeout_ms)
+        on = run_once(sql, "on", a.timeout_ms)
+        if "crash" in (off1[0], on[0]):
+            which = "on" if on[0] == "crash" else "off"
+            print(f"soak: CRASH with pg_strom {which} at statement {n}:\n{sql}\n{(on if which == 'on' else off1)[1]}")
+            return 1
+        if any(r[0] == "error" and "statement timeout" in r[1] for r in (off1, on)):
+            counts["timeout"] += 1
+            continue
+        plan = run_once(sql, "on", a.timeout_ms, explain=True)
+        offloaded = plan[0] == "rows" and any("Custom Scan (Gpu" in (r[0] or "") for r in plan[1])
+        if same(off1, on):
+            counts["compared"] += 1
+            counts["offloaded"] += offloaded
+            counts["errors_alike"] += off1[0] == "error"
+            continue
+        # random sampling without REPEATABLE, or rows that differ again
+        # between runs with pg_strom off, or a plan in which pg_strom runs
+        # nothing: the statement's result is not a function of the data
+        if TABLESAMPLE_RE.search(sql) or not offloaded or not all(
+                same(off1, run_once(sql, "off", a.timeout_ms)) for _ in range(2)):
+            counts["nondeterministic"] += 1
+            continue
+        counts["compared"] += 1
+        counts["offloaded"] += offloaded
+        diffs.append((n, sql, off1, on))
+        print(f"soak: DIFFERENCE at statement {n} (seed {a.seed}):\n{sql};\n  pg_strom off: {_show(off1)}\n"
+              f"  pg_strom on:  {_show(on)}", flush=True)
+    print(f"soak: {len(stmts)} sqlsmith statements (seed {a.seed}): {counts['compared']} compared "
+          f"({counts['offloaded']} with a pg_strom node, {counts['errors_alike']} failing alike), {counts['nondeterministic']} nondeterministic, "
+          f"{counts['timeout']} over {a.timeout_ms} ms; {len(diffs)} differences, 0 crashes, "
+          f"{time.time() - t0:.0f} s")
+    return 1 if diffs else 0
+
+
+def _show(r):
+    if r[0] == "rows":
+        return f"{len(r[1])} rows" + (f", first {r[1][0]!r}" if r[1] else "")
+    return f"ERROR {r[1]}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
