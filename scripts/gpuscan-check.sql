@@ -7,6 +7,7 @@
 \set ON_ERROR_STOP 1
 \pset pager off
 SET pg_strom.gpu_setup_cost = 0;
+SET pg_strom.gpu_context_cost = 0;
 \if :{?engine}
 \else
 \set engine gpu

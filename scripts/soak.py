@@ -67,7 +67,7 @@ def generate(a):
 
 # With pg_strom on, the device costs are zeroed so that every scan the
 # device can take is offloaded: the soak is about the offloaded paths.
-ON_SETTINGS = "SET pg_strom.gpu_setup_cost = 0;\nSET pg_strom.gpu_tuple_cost = 0;\n"
+ON_SETTINGS = "SET pg_strom.gpu_setup_cost = 0;\nSET pg_strom.gpu_context_cost = 0;\nSET pg_strom.gpu_tuple_cost = 0;\n"
 
 
 def run_once(sql, enabled, timeout_ms, explain=False):

@@ -15,3 +15,10 @@ SELECT * FROM pgstrom.engine_selftest(10, 'gpu');
 SELECT * FROM pgstrom.device_code_build();
 -- And the session still works.
 SELECT pgstrom.active_engine();
+-- pg_strom.gpu_context_cost is not charged on the CPU engine (no GPU to open).
+CREATE TABLE nogpu_ctx AS SELECT x FROM generate_series(1, 10000) x;
+ANALYZE nogpu_ctx;
+SET pg_strom.gpu_setup_cost = 0;
+SET pg_strom.gpu_context_cost = 1e9;
+EXPLAIN (COSTS OFF) SELECT * FROM nogpu_ctx WHERE x % 3 = 0;
+DROP TABLE nogpu_ctx;

@@ -52,6 +52,21 @@ pub fn gpu_engine() -> Result<&'static GpuEngine, DeviceError> {
         .map_err(Clone::clone)
 }
 
+/// Whether a device scan planned now would first have to open the GPU:
+/// the engine would be a GPU, and it is not open in this backend yet, or
+/// the scan runs in parallel workers (new processes, which open their own).
+/// The planner charges `pg_strom.gpu_context_cost` for it.  Never waits
+/// for start-up discovery: while it runs, nothing is charged.
+pub fn gpu_open_pending(in_new_processes: bool) -> bool {
+    if matches!(guc::ENGINE.get(), EngineSetting::Cpu) {
+        return false;
+    }
+    if discovery_worker::snapshot(0).state != STATE_FOUND {
+        return false;
+    }
+    in_new_processes || GPU_ENGINE.get().is_none()
+}
+
 /// The engine device code runs on now.  Raises an ERROR when the setting
 /// demands a GPU that cannot be used.
 pub fn active() -> &'static dyn Engine {

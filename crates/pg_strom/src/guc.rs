@@ -33,6 +33,9 @@ pub static ENGINE: GucSetting<EngineSetting> = GucSetting::<EngineSetting>::new(
 pub static NVRTC_LIBRARY: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 /// `pg_strom.gpu_setup_cost`: planner cost of starting a device scan.
 pub static GPU_SETUP_COST: GucSetting<f64> = GucSetting::<f64>::new(100.0);
+/// `pg_strom.gpu_context_cost`: planner cost of opening the GPU in a process
+/// that has not yet (CUDA context and device code: about 1 s on an H100).
+pub static GPU_CONTEXT_COST: GucSetting<f64> = GucSetting::<f64>::new(100_000.0);
 /// `pg_strom.gpu_tuple_cost`: planner cost of moving one row through the device.
 pub static GPU_TUPLE_COST: GucSetting<f64> = GucSetting::<f64>::new(0.002);
 /// `pg_strom.gpu_operator_cost`: planner cost of one operator on the device, per row.
@@ -95,6 +98,16 @@ pub fn init() {
         c"Sets the planner's estimate of the cost of starting a scan on the device.",
         c"",
         &GPU_SETUP_COST,
+        0.0,
+        f64::MAX,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_float_guc(
+        c"pg_strom.gpu_context_cost",
+        c"Sets the planner's estimate of the cost of opening the GPU in a process that has not yet.",
+        c"Charged to a device scan whose engine is a GPU not yet opened by this backend, and always to parallel ones (every worker opens it).",
+        &GPU_CONTEXT_COST,
         0.0,
         f64::MAX,
         GucContext::Userset,

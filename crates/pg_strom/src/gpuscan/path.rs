@@ -3,7 +3,9 @@
 //! A heap relation gets a GpuScan path when at least one of its quals
 //! compiles to a device program.  Quals that do not compile stay on the
 //! CPU, evaluated above the device filter in the same node.  The cost is
-//! PostgreSQL's sequential-scan disk cost plus `pg_strom.gpu_setup_cost`,
+//! PostgreSQL's sequential-scan disk cost plus `pg_strom.gpu_setup_cost`
+//! (and `pg_strom.gpu_context_cost` where the GPU must be opened first:
+//! parallel workers, or a backend that has not used it yet),
 //! `pg_strom.gpu_tuple_cost` and `pg_strom.gpu_operator_cost` per row read,
 //! and `cpu_tuple_cost` (plus the CPU quals) only for rows the device
 //! returns; `add_path` then keeps it only where it beats the other paths
@@ -12,6 +14,7 @@
 use pgrx::pg_sys;
 
 use crate::codegen;
+use crate::engine;
 use crate::gpuscan::plan;
 use crate::guc;
 
@@ -206,7 +209,11 @@ unsafe fn make_path(
             rows = pg_sys::clamp_row_est(rows / divisor);
         }
         p.rows = rows;
-        p.startup_cost = guc::GPU_SETUP_COST.get() + dev_cost.startup + host_cost.startup + target.cost.startup;
+        // Opening the GPU in a process costs about a second (CUDA context,
+        // device code); parallel workers always pay it.
+        let context = if engine::gpu_open_pending(workers > 0) { guc::GPU_CONTEXT_COST.get() } else { 0.0 };
+        p.startup_cost =
+            guc::GPU_SETUP_COST.get() + context + dev_cost.startup + host_cost.startup + target.cost.startup;
         p.total_cost = p.startup_cost + disk + cpu_run;
 
         (*cpath).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
