@@ -105,6 +105,10 @@ def main():
         print("soak: sqlsmith is not installed (apt-get install sqlsmith; scripts/setup.sh does)")
         return 1
     os.environ["PGDATABASE"] = a.db
+    check = run_once("SELECT 1", "on", a.timeout_ms)
+    if check[0] != "rows":
+        print(f"soak: the settings of the pg_strom-on runs fail: {check[1]}")
+        return 1
     t0 = time.time()
     stmts = generate(a)
     counts = {"compared": 0, "nondeterministic": 0, "timeout": 0, "errors_alike": 0, "offloaded": 0}
