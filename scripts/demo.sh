@@ -8,6 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 . "$RUN/env"
+export PYTHONPATH="$BENCH_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
 q() { echo; echo "=> $1"; psql -X -P pager=off -c "$1"; }
 
 q "SELECT * FROM pgstrom.device_discovery()"
