@@ -79,8 +79,7 @@ def run(sql, settings, enabled):
     return pc.parse_csv(out)[1]
 
 
-def check_query(path):
-    expect, settings, error, sql = parse_file(path)
+def check_query(expect, settings, error, sql):
     if error is not None:
         msgs = []
         for enabled in ("on", "off"):
@@ -106,8 +105,7 @@ def check_query(path):
 
 def setup(a):
     os.environ["PGDATABASE"] = "postgres"
-    exists = pc.psql(f"SELECT 1 FROM pg_database WHERE datname = '{a.db}';\n", csv_out=False,
-                     extra_args=("-A", "-t"))[0].strip()
+    exists = pc.scalar(f"SELECT 1 FROM pg_database WHERE datname = '{a.db}'")
     if not exists:
         pc.psql(f'CREATE DATABASE "{a.db}";\n', csv_out=False)
     os.environ["PGDATABASE"] = a.db
@@ -136,15 +134,15 @@ def main():
     if a.setup_only:
         return 0
     files = sorted(f for f in glob.glob(os.path.join(a.dir, "queries", "*.sql")) if a.only in os.path.basename(f))
-    engine = pc.psql("SELECT pgstrom.active_engine();\n", csv_out=False, extra_args=("-A", "-t"))[0].strip()
+    engine = pc.scalar("SELECT pgstrom.active_engine()")
     failed, offloaded = [], 0
     for f in files:
         name = os.path.basename(f)[:-4]
+        expect, settings, error, sql = parse_file(f)
         try:
-            why = check_query(f)
+            why = check_query(expect, settings, error, sql)
         except pc.PsqlError as e:
             why = f"error: {e}"
-        expect = parse_file(f)[0]
         if expect != ["none"]:
             offloaded += 1
         print(f"{'ok  ' if why is None else 'FAIL'} {name:<28} {'+'.join(expect)}", flush=True)

@@ -25,21 +25,33 @@ class PsqlError(Exception):
     """psql failed; the message holds its stderr."""
 
 
-def psql(sql, *, settings=(), csv_out=True, timing=False, check=True, extra_args=()):
-    """Run `sql` (one or more statements) in one psql session after the SET
-    commands of `settings` ((name, value) pairs).  Returns (stdout, stderr)."""
-    script = "".join(f"SET {n} = {v};\n" for n, v in settings)
-    if timing:
-        script += "\\timing on\n"
-    script += sql
+def run_psql(script, *, csv_out=True, extra_args=()):
+    """Run a psql script (ON_ERROR_STOP, --csv with NULL_MARK for NULL unless
+    csv_out is false); returns the CompletedProcess, whatever its status."""
     args = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-P", "pager=off"]
     if csv_out:
         args += ["--csv", "-P", "null=" + NULL_MARK]
     args += list(extra_args)
-    p = subprocess.run(args, input=script, capture_output=True, text=True)
-    if check and p.returncode != 0:
+    return subprocess.run(args, input=script, capture_output=True, text=True)
+
+
+def psql(sql, *, settings=(), csv_out=True, timing=False, extra_args=()):
+    """Run `sql` (one or more statements) in one psql session after the SET
+    commands of `settings` ((name, value) pairs).  Returns (stdout, stderr);
+    raises PsqlError when psql fails."""
+    script = "".join(f"SET {n} = {v};\n" for n, v in settings)
+    if timing:
+        script += "\\timing on\n"
+    p = run_psql(script + sql, csv_out=csv_out, extra_args=extra_args)
+    if p.returncode != 0:
         raise PsqlError(p.stderr.strip() or f"psql exited with {p.returncode}")
     return p.stdout, p.stderr
+
+
+def scalar(sql):
+    """The single value `sql` returns, as text."""
+    out, _ = psql(sql + "\n", csv_out=False, extra_args=("-A", "-t"))
+    return out.strip()
 
 
 # What psql prints for NULL (--csv writes the empty string and the default
@@ -118,11 +130,9 @@ def _floatish(v):
         return False
 
 
-def values_equal(a, b, is_float, strip=False):
+def values_equal(a, b, is_float):
     if a is None or b is None:
         return a is None and b is None
-    if strip:
-        a, b = a.rstrip(" "), b.rstrip(" ")
     if a == b:
         return True
     if is_float and _floatish(a) and _floatish(b):
@@ -152,7 +162,7 @@ def compare_rows(expected, actual, float_cols=(), strip=False):
         if len(e) != len(a):
             return f"row {n}: {len(e)} columns expected, {len(a)} returned"
         for c, (ev, av) in enumerate(zip(e, a)):
-            if not values_equal(ev, av, c in float_cols, strip):
+            if not values_equal(ev, av, c in float_cols):
                 return f"sorted row {n}, column {c + 1}: expected {ev!r}, got {av!r}"
     return None
 

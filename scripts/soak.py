@@ -75,8 +75,7 @@ def run_once(sql, enabled, timeout_ms, explain=False):
     script = (f"SET statement_timeout = {timeout_ms};\nSET pg_strom.enabled = {enabled};\n"
               + (ON_SETTINGS if enabled == "on" else "")
               + f"BEGIN;\n{'EXPLAIN (COSTS OFF) ' if explain else ''}{sql};\nROLLBACK;\n")
-    args = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "--csv", "-P", "null=" + pc.NULL_MARK]
-    p = subprocess.run(args, input=script, capture_output=True, text=True)
+    p = pc.run_psql(script)
     if p.returncode == 0:
         return "rows", pc.parse_csv(p.stdout)[1]
     err = p.stderr.strip()

@@ -47,19 +47,25 @@ def read_query(name):
         return "\n".join(l for l in f.read().splitlines() if not l.lstrip().startswith("--")).strip()
 
 
-def scalar(sql):
-    out, _ = pc.psql(sql + "\n", csv_out=False, extra_args=("-A", "-t"))
-    return out.strip()
-
-
 # ---------------------------------------------------------------- gen
+
+
+def psql_at_once(arg_lists, what):
+    """Run one psql session per argument list, all at once; exit naming
+    `what` when one fails."""
+    procs = [subprocess.Popen(["psql", "-X", "-q", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for args in arg_lists]
+    errors = [p.communicate()[1] for p in procs]
+    failed = [e for p, e in zip(procs, errors) if p.returncode != 0]
+    if failed:
+        raise SystemExit(f"ssb: {what} failed: {failed[0]}")
 
 
 def cmd_gen(a):
     t0 = time.time()
     have = ""
-    if scalar("SELECT to_regclass('ssb_gen.params') IS NOT NULL") == "t":
-        have = scalar("SELECT sf || '/' || seed FROM ssb_gen.params")
+    if pc.scalar("SELECT to_regclass('ssb_gen.params') IS NOT NULL") == "t":
+        have = pc.scalar("SELECT sf || '/' || seed FROM ssb_gen.params")
     want = f"{float(a.sf):g}/{a.seed}"
     if have and _norm(have) == want and not a.force and _has_sorted_if_needed(a):
         say(f"SF {a.sf} (seed {a.seed}) is already loaded; --force regenerates")
@@ -68,29 +74,19 @@ def cmd_gen(a):
     pc.psql(open(os.path.join(HERE, "schema.sql")).read(), csv_out=False)
     pc.psql(open(os.path.join(HERE, "gen_dims.sql")).read(), csv_out=False,
             extra_args=("-v", f"sf={a.sf}", "-v", f"seed={a.seed}"))
-    nlines = int(scalar("SELECT nlines FROM ssb_gen.params"))
+    nlines = int(pc.scalar("SELECT nlines FROM ssb_gen.params"))
     step = -(-nlines // a.jobs)
-    procs = []
-    for lo in range(0, nlines, step):
-        hi = min(lo + step, nlines) - 1
-        procs.append(subprocess.Popen(
-            ["psql", "-X", "-q", "-v", f"lo={lo}", "-v", f"hi={hi}", "-f", os.path.join(HERE, "gen_lineorder.sql")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
-    failed = [p.stderr.read() for p in procs if p.wait() != 0]
-    if failed:
-        raise SystemExit("ssb: lineorder generation failed: " + failed[0])
+    psql_at_once([["-v", f"lo={lo}", "-v", f"hi={min(lo + step, nlines) - 1}",
+                   "-f", os.path.join(HERE, "gen_lineorder.sql")] for lo in range(0, nlines, step)],
+                 "lineorder generation")
     say(f"lineorder: {nlines} rows in {time.time() - t0:.1f} s")
     if a.sorted:
         pc.psql("CREATE TABLE lineorder_sort AS SELECT * FROM lineorder ORDER BY lo_orderdate, lo_orderkey, lo_linenumber;",
                 settings=[("max_parallel_workers_per_gather", a.jobs)], csv_out=False)
     tables = TABLES + (["lineorder_sort"] if a.sorted else [])
     # all-visible pages and statistics, as a loaded warehouse has them
-    procs = [subprocess.Popen(["psql", "-X", "-q", "-c", f"VACUUM (FREEZE, ANALYZE) {t}"],
-                              stderr=subprocess.PIPE, text=True) for t in tables]
-    failed = [p.stderr.read() for p in procs if p.wait() != 0]
-    if failed:
-        raise SystemExit("ssb: VACUUM failed: " + failed[0])
-    sizes = scalar("SELECT string_agg(c.relname || ' ' || c.reltuples::bigint || ' rows ' || "
+    psql_at_once([["-c", f"VACUUM (FREEZE, ANALYZE) {t}"] for t in tables], "VACUUM")
+    sizes = pc.scalar("SELECT string_agg(c.relname || ' ' || c.reltuples::bigint || ' rows ' || "
                    "pg_size_pretty(pg_relation_size(c.oid)), ', ' ORDER BY c.relname) FROM pg_class c "
                    f"WHERE c.relname IN ({','.join(repr(t) for t in tables)}) AND c.relnamespace = 'public'::regnamespace")
     say(f"done in {time.time() - t0:.1f} s: {sizes}")
@@ -102,7 +98,7 @@ def _norm(have):
 
 
 def _has_sorted_if_needed(a):
-    return not a.sorted or scalar("SELECT to_regclass('lineorder_sort') IS NOT NULL") == "t"
+    return not a.sorted or pc.scalar("SELECT to_regclass('lineorder_sort') IS NOT NULL") == "t"
 
 
 # ---------------------------------------------------------------- load
@@ -135,7 +131,7 @@ def cmd_load(a):
         say("load: the duckdb module is not installed: DuckDB modes skipped")
         return
     os.makedirs(a.data, exist_ok=True)
-    stamp = scalar("SELECT sf || '/' || seed FROM ssb_gen.params")
+    stamp = pc.scalar("SELECT sf || '/' || seed FROM ssb_gen.params")
     stamp_file = os.path.join(a.data, "LOADED")
     if os.path.exists(stamp_file) and open(stamp_file).read() == stamp and not a.force:
         say(f"load: {a.data} already holds {stamp}")
@@ -151,15 +147,9 @@ def cmd_load(a):
         select = ", ".join(f"{c}::text" if ty.startswith("character") else c for c, ty in cols)
         jobs = a.jobs if t == "lineorder" else 1
         files = [os.path.join(a.data, f"{t}.{k}.csv") for k in range(jobs)]
-        procs = []
-        for k, f in enumerate(files):
-            where = f" WHERE lo_orderkey % {jobs} = {k}" if jobs > 1 else ""
-            procs.append(subprocess.Popen(
-                ["psql", "-X", "-q", "-c", f"\\copy (SELECT {select} FROM {t}{where}) TO '{f}' WITH (FORMAT csv)"],
-                stderr=subprocess.PIPE, text=True))
-        failed = [p.stderr.read() for p in procs if p.wait() != 0]
-        if failed:
-            raise SystemExit(f"ssb: export of {t} failed: {failed[0]}")
+        where = [f" WHERE lo_orderkey % {jobs} = {k}" if jobs > 1 else "" for k in range(jobs)]
+        psql_at_once([["-c", f"\\copy (SELECT {select} FROM {t}{w}) TO '{f}' WITH (FORMAT csv)"]
+                      for f, w in zip(files, where)], f"export of {t}")
         coldefs = ", ".join(f"{c} {_duck_type(ty)}" for c, ty in cols)
         colmap = "{" + ", ".join(f"'{c}': '{_duck_type(ty)}'" for c, ty in cols) + "}"
         con.execute(f"CREATE TABLE {t} ({coldefs})")
@@ -265,10 +255,10 @@ def cmd_run(a):
     # PostgreSQL would plan about 7 workers for SF 10's lineorder (its
     # size-based rule); the benchmark gives it every core, as --workers says.
     pc.psql(f"ALTER TABLE lineorder SET (parallel_workers = {cores});", csv_out=False)
-    db_bytes = int(scalar("SELECT sum(pg_relation_size(c)) FROM unnest(ARRAY["
+    db_bytes = int(pc.scalar("SELECT sum(pg_relation_size(c)) FROM unnest(ARRAY["
                           + ",".join(f"'{t}'::regclass" for t in TABLES) + "]) c"))
-    sf = scalar("SELECT sf FROM ssb_gen.params")
-    engine = scalar("SELECT pgstrom.active_engine()")
+    sf = pc.scalar("SELECT sf FROM ssb_gen.params")
+    engine = pc.scalar("SELECT pgstrom.active_engine()")
     say(f"SF {sf}, {db_bytes / 1e9:.2f} GB of heap, {cores} parallel workers, pg_strom engine {engine}, "
         f"{a.runs} timed runs per query after one warm-up")
     results = {}

@@ -166,6 +166,12 @@ pub struct Snapshot {
     pub message: String,
 }
 
+/// The discovery state (STATE_*) now, without waiting or copying the
+/// device list: cheap enough for the planner.
+pub fn state() -> u32 {
+    TABLE.share().state
+}
+
 /// Read the discovery table, waiting up to `wait_ms` while it is pending.
 pub fn snapshot(wait_ms: u64) -> Snapshot {
     let mut waited = 0;

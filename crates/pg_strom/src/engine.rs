@@ -61,7 +61,7 @@ pub fn gpu_open_pending(in_new_processes: bool) -> bool {
     if matches!(guc::ENGINE.get(), EngineSetting::Cpu) {
         return false;
     }
-    if discovery_worker::snapshot(0).state != STATE_FOUND {
+    if discovery_worker::state() != STATE_FOUND {
         return false;
     }
     in_new_processes || GPU_ENGINE.get().is_none()
