@@ -5,7 +5,8 @@
  * PostgreSQL raises, floats follow float.c (NaN, infinities, overflow and
  * underflow checks), comparisons follow the btree comparison functions.
  *
- * dev_eval_row() evaluates a validated program for one row.  It returns
+ * dev_eval_row() evaluates a validated program at one row of each source
+ * (the scanned row and, in a join, one inner row per depth).  It returns
  * DEVERR_OK and the result, or an error code; it never traps.
  */
 #ifndef PGSTROM_DEVICE_INTERP_H
@@ -914,7 +915,7 @@ DEVICE_FUNC int32_t
 dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
              const DevColumn *cols, uint32_t ncols,
              const DevDatum *params, uint32_t nparams,
-             uint32_t row, DevDatum *result)
+             const uint32_t *rows, DevDatum *result)
 {
     DevDatum    stack[PGSTROM_MAX_STACK];
     DevDatum    locals[PGSTROM_MAX_LOCALS];
@@ -934,10 +935,26 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
         switch (in->op)
         {
             case OP_VAR:
+            {
+                const DevColumn *col;
+                uint32_t    row;
+
                 if (sp >= PGSTROM_MAX_STACK || in->arg < 0 || (uint32_t) in->arg >= ncols)
                     return DEVERR_INVALID_PROGRAM;
-                dev_load_column(&cols[in->arg], row, &stack[sp++]);
+                col = &cols[in->arg];
+                if (col->source >= PGSTROM_MAX_SOURCES)
+                    return DEVERR_INVALID_PROGRAM;
+                row = rows[col->source];
+                if (row == PGSTROM_NULL_ROW)
+                {
+                    stack[sp].isnull = 1;
+                    stack[sp].len = 0;
+                    stack[sp++].v.i = 0;
+                }
+                else
+                    dev_load_column(col, row, &stack[sp++]);
                 break;
+            }
             case OP_CONST:
                 if (sp >= PGSTROM_MAX_STACK)
                     return DEVERR_INVALID_PROGRAM;

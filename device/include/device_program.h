@@ -125,6 +125,15 @@ enum DevOp
 #define DEVERR_POWER_ZERO_NEG    26     /* 2201F zero raised to a negative power is undefined */
 #define DEVERR_POWER_COMPLEX     27     /* 2201F a negative number raised to a non-integer power ... */
 
+/*
+ * A program is evaluated at one row of each source (see DevColumn.source):
+ * rows[0] is the scanned row, rows[d] the inner row of join depth d.
+ * PGSTROM_NULL_ROW stands for the NULL-extended row of an outer join: every
+ * column read at it is NULL.
+ */
+#define PGSTROM_MAX_SOURCES      9
+#define PGSTROM_NULL_ROW         0xffffffffU
+
 /* One value on the stack or in a parameter. */
 typedef struct
 {
@@ -142,7 +151,10 @@ typedef struct
 typedef struct
 {
     uint32_t        type;       /* DEVTYPE id */
-    uint32_t        pad;
+    uint32_t        source;     /* which row index of the evaluation this
+                                 * column is read at: 0 = the scanned
+                                 * (outer) rows, d = inner rows of join
+                                 * depth d */
     const void     *values;     /* nrows values of the type's width, or
                                  * the bytes of a variable-length type */
     const uint8_t  *validity;   /* Arrow validity bitmap, or NULL */

@@ -97,6 +97,12 @@ pgstrom_atomic_set_status(int32_t *addr, int32_t status)
 {
     atomicCAS(addr, PGSTROM_STATUS_OK, status);
 }
+/* add one; returns the old value */
+DEVICE_FUNC uint32_t
+pgstrom_atomic_inc_u32(uint32_t *addr)
+{
+    return atomicAdd(addr, 1U);
+}
 #else
 DEVICE_FUNC void
 pgstrom_atomic_add_u32(uint32_t *addr, uint32_t value)
@@ -109,6 +115,11 @@ pgstrom_atomic_set_status(int32_t *addr, int32_t status)
     int32_t expected = PGSTROM_STATUS_OK;
     __atomic_compare_exchange_n(addr, &expected, status, false,
                                 __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+DEVICE_FUNC uint32_t
+pgstrom_atomic_inc_u32(uint32_t *addr)
+{
+    return __atomic_fetch_add(addr, 1U, __ATOMIC_RELAXED);
 }
 #endif
 

@@ -22,7 +22,8 @@ kern_eval_program(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
     for (uint32_t row = blockIdx.x * blockDim.x + threadIdx.x; row < nrows; row += stride)
     {
         DevDatum r;
-        int32_t rc = dev_eval_row(code, ninstrs, data, cols, ncols, params, nparams, row, &r);
+        uint32_t rows[PGSTROM_MAX_SOURCES] = {row};
+        int32_t rc = dev_eval_row(code, ninstrs, data, cols, ncols, params, nparams, rows, &r);
 
         if (rc != DEVERR_OK)
         {
@@ -52,7 +53,8 @@ pgstrom_cpu_eval_program(const DevInstr *code, uint32_t ninstrs, const uint8_t *
     for (uint32_t row = 0; row < nrows; row++)
     {
         DevDatum r;
-        int32_t rc = dev_eval_row(code, ninstrs, data, cols, ncols, params, nparams, row, &r);
+        uint32_t rows[PGSTROM_MAX_SOURCES] = {row};
+        int32_t rc = dev_eval_row(code, ninstrs, data, cols, ncols, params, nparams, rows, &r);
 
         if (rc != DEVERR_OK)
         {

@@ -157,7 +157,7 @@ impl Engine for CpuEngine {
             .iter()
             .map(|c| DevColumnRepr {
                 type_id: c.type_id as u32,
-                pad: 0,
+                source: 0,
                 values: c.values.as_ptr() as u64,
                 validity: c.validity.map_or(0, |v| v.as_ptr() as u64),
                 offsets: c.offsets.map_or(0, |o| o.as_ptr() as u64),
@@ -187,5 +187,12 @@ impl Engine for CpuEngine {
             return Err(eval_error(rc, error_row));
         }
         Ok(out)
+    }
+
+    fn join_open<'e>(
+        &'e self,
+        spec: &crate::join::JoinSpec<'_>,
+    ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError> {
+        Ok(Box::new(crate::join_cpu::CpuJoin::open(spec)?))
     }
 }

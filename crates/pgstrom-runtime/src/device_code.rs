@@ -16,8 +16,15 @@ pub const NVRTC_OPTIONS: &[&str] = &["-default-device", "--device-as-default-exe
 pub const BUNDLE_NAME: &str = "pg_strom_device.cu";
 
 /// Entry points the module must export (checked after loading).
-pub const KERNELS: &[&str] =
-    &["kern_filter_cmp_int32", "kern_filter_cmp_int64", "kern_filter_cmp_float64", "kern_eval_program"];
+pub const KERNELS: &[&str] = &[
+    "kern_filter_cmp_int32",
+    "kern_filter_cmp_int64",
+    "kern_filter_cmp_float64",
+    "kern_eval_program",
+    "kern_join_scan",
+    "kern_join_probe",
+    "kern_join_hash",
+];
 
 /// One translation unit that includes every kernel file.
 pub fn bundle_source() -> String {

@@ -169,6 +169,13 @@ pub trait Engine {
         params: &[ParamValue],
         nrows: u32,
     ) -> Result<EvalOutput, DeviceError>;
+
+    /// Load a join's inner relations (hash tables built here) and its
+    /// programs; the session then joins chunks of scanned rows.
+    fn join_open<'e>(
+        &'e self,
+        spec: &crate::join::JoinSpec<'_>,
+    ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError>;
 }
 
 /// One input column for [`Engine::eval_program`]: `nrows` values of the
@@ -209,7 +216,8 @@ pub struct EvalOutput {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DevColumnRepr {
     pub type_id: u32,
-    pub pad: u32,
+    /// Which row index of a join combination the column is read at.
+    pub source: u32,
     pub values: u64,
     pub validity: u64,
     pub offsets: u64,

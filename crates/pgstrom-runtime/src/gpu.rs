@@ -27,7 +27,7 @@ const BLOCK_SIZE: u32 = 256;
 
 /// A GPU ready to run device code.
 pub struct GpuEngine {
-    drv: &'static Driver,
+    pub(crate) drv: &'static Driver,
     ctx: CuContext,
     _module: CuModule,
     functions: Vec<(&'static str, CuFunction)>,
@@ -66,20 +66,20 @@ unsafe impl Send for GpuEngine {}
 unsafe impl Sync for GpuEngine {}
 
 /// Device memory freed on drop.
-struct DeviceBuffer<'a> {
+pub(crate) struct DeviceBuffer<'a> {
     drv: &'a Driver,
-    ptr: CuDevicePtr,
+    pub(crate) ptr: CuDevicePtr,
 }
 
 impl<'a> DeviceBuffer<'a> {
-    fn alloc(drv: &'a Driver, bytes: usize) -> Result<Self, DeviceError> {
+    pub(crate) fn alloc(drv: &'a Driver, bytes: usize) -> Result<Self, DeviceError> {
         let mut ptr = 0;
         // SAFETY: valid out-pointer; size at least 1 byte.
         drv.check("cuMemAlloc", unsafe { (drv.cuMemAlloc)(&mut ptr, bytes.max(1)) })?;
         Ok(DeviceBuffer { drv, ptr })
     }
 
-    fn upload<T: Copy>(drv: &'a Driver, data: &[T]) -> Result<Self, DeviceError> {
+    pub(crate) fn upload<T: Copy>(drv: &'a Driver, data: &[T]) -> Result<Self, DeviceError> {
         let bytes = std::mem::size_of_val(data);
         let buf = Self::alloc(drv, bytes)?;
         if bytes > 0 {
@@ -89,14 +89,14 @@ impl<'a> DeviceBuffer<'a> {
         Ok(buf)
     }
 
-    fn zeroed(drv: &'a Driver, bytes: usize) -> Result<Self, DeviceError> {
+    pub(crate) fn zeroed(drv: &'a Driver, bytes: usize) -> Result<Self, DeviceError> {
         let buf = Self::alloc(drv, bytes)?;
         // SAFETY: within the allocation.
         drv.check("cuMemsetD8", unsafe { (drv.cuMemsetD8)(buf.ptr, 0, bytes.max(1)) })?;
         Ok(buf)
     }
 
-    fn download<T: Copy>(&self, out: &mut [T]) -> Result<(), DeviceError> {
+    pub(crate) fn download<T: Copy>(&self, out: &mut [T]) -> Result<(), DeviceError> {
         let bytes = std::mem::size_of_val(out);
         if bytes == 0 {
             return Ok(());
@@ -168,7 +168,12 @@ impl GpuEngine {
     /// # Safety
     /// `params` must point at values of the kernel's parameter types, in
     /// order, and every buffer they reference must outlive this call.
-    unsafe fn launch_and_wait(&self, kernel: &str, grid: u32, params: &mut [*mut c_void]) -> Result<(), DeviceError> {
+    pub(crate) unsafe fn launch_and_wait(
+        &self,
+        kernel: &str,
+        grid: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<(), DeviceError> {
         let f = self.function(kernel)?;
         let drv = self.drv;
         // SAFETY: caller's contract.
@@ -194,11 +199,11 @@ impl GpuEngine {
     }
 
     /// Blocks for `nrows` rows: enough to fill the device, no more.
-    fn grid_for(&self, nrows: u32) -> u32 {
+    pub(crate) fn grid_for(&self, nrows: u32) -> u32 {
         nrows.div_ceil(BLOCK_SIZE).clamp(1, (self.device.sm_count().max(1) as u32) * 16)
     }
 
-    fn make_current(&self) -> Result<(), DeviceError> {
+    pub(crate) fn make_current(&self) -> Result<(), DeviceError> {
         // SAFETY: ctx is a retained primary context.
         self.drv.check("cuCtxSetCurrent", unsafe { (self.drv.cuCtxSetCurrent)(self.ctx) })
     }
@@ -356,7 +361,7 @@ impl Engine for GpuEngine {
             .zip(&col_offs)
             .map(|(c, (v, vb, ob))| DevColumnRepr {
                 type_id: c.type_id as u32,
-                pad: 0,
+                source: 0,
                 values: dev + *v as u64,
                 validity: vb.map_or(0, |o| dev + o as u64),
                 offsets: ob.map_or(0, |o| dev + o as u64),
@@ -422,6 +427,13 @@ impl Engine for GpuEngine {
             std::ptr::copy_nonoverlapping(host.add(nulls_off), out.nulls.as_mut_ptr(), n);
         }
         Ok(out)
+    }
+
+    fn join_open<'e>(
+        &'e self,
+        spec: &crate::join::JoinSpec<'_>,
+    ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError> {
+        Ok(Box::new(crate::join_gpu::GpuJoin::open(self, spec)?))
     }
 }
 

@@ -1,0 +1,429 @@
+//! Joins on an engine (device/kernels/join.cu): the request, the session
+//! that keeps the inner relations' hash tables in the engine's memory, and
+//! the step loop both engines share.
+//!
+//! A join runs per chunk of scanned (outer) rows: the scan quals make the
+//! combinations of depth 0, each depth d = 1..N probes its inner relation
+//! and makes the combinations of depth d.  A combination is one row index
+//! per source (0 = the chunk, d = inner relation d), [`NULL_ROW`] for the
+//! NULL-extended side of an outer join.  Programs address the columns of
+//! every source by one index: the chunk's columns first, then those of
+//! depth 1, 2, ...
+//!
+//! Output buffers start at a guess and grow: a step that produced more
+//! combinations than fit is run again with room for all of them (steps are
+//! idempotent), so a skewed key that multiplies rows never overflows.
+
+use crate::catalog::type_info;
+use crate::engine::{ColumnData, DevDatumRepr, ParamValue, eval_error};
+use crate::error::DeviceError;
+use crate::program::{DEVERR_INVALID_PROGRAM, Program};
+
+/// The row index of a NULL-extended source (PGSTROM_NULL_ROW).
+pub const NULL_ROW: u32 = u32::MAX;
+/// Most sources of a combination: the scan and 8 depths (PGSTROM_MAX_SOURCES).
+pub const MAX_SOURCES: usize = 9;
+/// Most depths of one join.
+pub const MAX_DEPTHS: usize = MAX_SOURCES - 1;
+/// Most hash keys of one depth (PGSTROM_MAX_JOIN_KEYS).
+pub const MAX_KEYS: usize = 8;
+
+/// Join type of a depth, numbered as PostgreSQL's JoinType.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum JoinKind {
+    /// INNER JOIN
+    Inner = 0,
+    /// LEFT OUTER JOIN (the scanned side is preserved)
+    Left = 1,
+    /// FULL OUTER JOIN
+    Full = 2,
+    /// RIGHT OUTER JOIN (the inner side is preserved)
+    Right = 3,
+    /// EXISTS / IN
+    Semi = 4,
+    /// NOT EXISTS
+    Anti = 5,
+}
+
+impl JoinKind {
+    /// From PostgreSQL's JoinType number.
+    pub fn from_pg(v: u32) -> Option<JoinKind> {
+        Some(match v {
+            0 => JoinKind::Inner,
+            1 => JoinKind::Left,
+            2 => JoinKind::Full,
+            3 => JoinKind::Right,
+            4 => JoinKind::Semi,
+            5 => JoinKind::Anti,
+            _ => return None,
+        })
+    }
+
+    /// What EXPLAIN prints before "Join".
+    pub fn label(self) -> &'static str {
+        match self {
+            JoinKind::Inner => "Inner",
+            JoinKind::Left => "Left",
+            JoinKind::Full => "Full",
+            JoinKind::Right => "Right",
+            JoinKind::Semi => "Semi",
+            JoinKind::Anti => "Anti",
+        }
+    }
+
+    /// True when unmatched inner rows are returned at the end.
+    pub fn keeps_inner(self) -> bool {
+        matches!(self, JoinKind::Right | JoinKind::Full)
+    }
+
+    /// True when the combination keeps no inner row (SEMI, ANTI).
+    pub fn drops_inner(self) -> bool {
+        matches!(self, JoinKind::Semi | JoinKind::Anti)
+    }
+}
+
+/// One depth of a join request.
+#[derive(Debug, Clone)]
+pub struct JoinDepthSpec<'a> {
+    /// Join type.
+    pub kind: JoinKind,
+    /// Hash keys evaluated at a combination of the earlier sources; empty
+    /// for a nested loop.
+    pub outer_keys: Vec<Program>,
+    /// The matching keys evaluated at an inner row (same count).
+    pub inner_keys: Vec<Program>,
+    /// Every join qual (hash clauses first), or None for "always true".
+    pub qual: Option<Program>,
+    /// The inner relation's columns, as many rows each as `ninner`.
+    pub inner: Vec<ColumnData<'a>>,
+    /// Rows of the inner relation.
+    pub ninner: u32,
+}
+
+/// A join request: everything but the scanned chunks.
+#[derive(Debug, Clone)]
+pub struct JoinSpec<'a> {
+    /// The scan quals (over the chunk's columns), or None.
+    pub scan_qual: Option<Program>,
+    /// Device types of the chunk's columns (source 0), in column order.
+    pub outer_types: Vec<u16>,
+    /// Depth 1..N.
+    pub depths: Vec<JoinDepthSpec<'a>>,
+    /// Parameter values shared by every program.
+    pub params: Vec<ParamValue>,
+}
+
+/// Combinations a step produced, stored by source.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Combos {
+    /// Sources per combination.
+    pub nsources: usize,
+    /// Number of combinations.
+    pub count: usize,
+    /// rows[s * count + k]: source s of combination k.
+    pub rows: Vec<u32>,
+    /// Combinations after the scan quals and after each depth.
+    pub stage_counts: Vec<u64>,
+}
+
+impl Combos {
+    /// Source `s` of combination `k` ([`NULL_ROW`] when NULL-extended).
+    pub fn get(&self, s: usize, k: usize) -> u32 {
+        self.rows[s * self.count + k]
+    }
+}
+
+/// A join with its inner relations loaded into an engine.
+pub trait JoinSession {
+    /// Join one chunk: `outer` columns of `nrows` rows, in the types given
+    /// at open.  With `selection`, the scan quals were applied elsewhere
+    /// (the CPU path) and these rows passed them.
+    fn probe(&mut self, outer: &[ColumnData<'_>], nrows: u32, selection: Option<&[u32]>)
+    -> Result<Combos, DeviceError>;
+
+    /// After the last chunk: the inner rows of RIGHT and FULL depths that
+    /// matched nothing, NULL-extended and joined through the later depths.
+    fn unmatched(&mut self) -> Result<Combos, DeviceError>;
+
+    /// Forget which inner rows matched (a rescan).
+    fn reset_matched(&mut self) -> Result<(), DeviceError>;
+
+    /// Bytes of inner data (columns and hash tables) the engine holds.
+    fn inner_bytes(&self) -> usize;
+}
+
+/// The C layout of DevProgramRef (join.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct DevProgramRefRepr {
+    pub code: u64,
+    pub ninstrs: u32,
+    pub result_type: u32,
+    pub data: u64,
+}
+
+/// The C layout of DevJoinDepth (join.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct DevJoinDepthRepr {
+    pub kind: u32,
+    pub nkeys: u32,
+    pub ninner: u32,
+    pub nbuckets: u32,
+    pub qual: DevProgramRefRepr,
+    pub keys: [DevProgramRefRepr; MAX_KEYS],
+    pub buckets: u64,
+    pub next: u64,
+    pub hashes: u64,
+    pub matched: u64,
+}
+
+/// Check a join request.  Returns the number of columns of every source.
+pub fn validate_spec(spec: &JoinSpec<'_>) -> Result<usize, DeviceError> {
+    let bad = |m: String| Err(DeviceError::InvalidRequest(m));
+    if spec.depths.is_empty() || spec.depths.len() > MAX_DEPTHS {
+        return bad(format!("a join has 1 to {MAX_DEPTHS} depths, not {}", spec.depths.len()));
+    }
+    let ncols = spec.outer_types.len() + spec.depths.iter().map(|d| d.inner.len()).sum::<usize>();
+    let mut programs: Vec<&Program> = spec.scan_qual.iter().collect();
+    for (i, d) in spec.depths.iter().enumerate() {
+        if d.outer_keys.len() != d.inner_keys.len() || d.outer_keys.len() > MAX_KEYS {
+            return bad(format!(
+                "depth {} has {} outer and {} inner keys",
+                i + 1,
+                d.outer_keys.len(),
+                d.inner_keys.len()
+            ));
+        }
+        if d.ninner == NULL_ROW {
+            return bad(format!("depth {} has too many rows", i + 1));
+        }
+        validate_columns(&d.inner, d.ninner)?;
+        programs.extend(d.outer_keys.iter().chain(&d.inner_keys).chain(&d.qual));
+    }
+    for p in programs {
+        p.check(Some(ncols as u32))?;
+        if (spec.params.len() as u64) < p.nparams as u64 {
+            return bad(format!("program reads {} parameters, {} given", p.nparams, spec.params.len()));
+        }
+    }
+    for t in &spec.outer_types {
+        if type_info(*t).is_none() {
+            return bad(format!("unknown device type {t}"));
+        }
+    }
+    Ok(ncols)
+}
+
+/// Check columns of `nrows` rows (lengths, offsets, bitmaps).
+pub fn validate_columns(columns: &[ColumnData<'_>], nrows: u32) -> Result<(), DeviceError> {
+    for (i, c) in columns.iter().enumerate() {
+        let t = type_info(c.type_id)
+            .ok_or_else(|| DeviceError::InvalidRequest(format!("column {i} has unknown device type {}", c.type_id)))?;
+        if t.width == 0 {
+            let Some(off) = c.offsets.filter(|o| o.len() as u64 > nrows as u64) else {
+                return Err(DeviceError::InvalidRequest(format!("column {i} needs {} offsets", nrows as u64 + 1)));
+            };
+            let off = &off[..=nrows as usize];
+            if off.windows(2).any(|w| w[0] > w[1]) || off[nrows as usize] as usize > c.values.len() {
+                return Err(DeviceError::InvalidRequest(format!("offsets of column {i} are out of order or range")));
+            }
+        } else if (c.values.len() as u64) < nrows as u64 * t.width as u64 {
+            return Err(DeviceError::InvalidRequest(format!(
+                "column {i} holds {} bytes, {nrows} rows need more",
+                c.values.len()
+            )));
+        }
+        if let Some(v) = c.validity
+            && (v.len() as u64) < (nrows as u64).div_ceil(8)
+        {
+            return Err(DeviceError::InvalidRequest(format!("validity bitmap of column {i} is too short")));
+        }
+    }
+    Ok(())
+}
+
+/// Check a chunk against the types given at open.
+pub(crate) fn validate_chunk(
+    outer_types: &[u16],
+    outer: &[ColumnData<'_>],
+    nrows: u32,
+    selection: Option<&[u32]>,
+) -> Result<(), DeviceError> {
+    if outer.len() != outer_types.len() || outer.iter().zip(outer_types).any(|(c, t)| c.type_id != *t) {
+        return Err(DeviceError::InvalidRequest("chunk columns differ from the join's outer columns".into()));
+    }
+    if nrows == NULL_ROW {
+        return Err(DeviceError::InvalidRequest("chunk has too many rows".into()));
+    }
+    validate_columns(outer, nrows)?;
+    if let Some(sel) = selection
+        && sel.iter().any(|&r| r >= nrows)
+    {
+        return Err(DeviceError::InvalidRequest("selected row beyond the chunk".into()));
+    }
+    Ok(())
+}
+
+/// Bucket heads and chains for inner rows with `hashes` (rows whose key is
+/// NULL, `valid` 0, are left out: they never match).  Chains list rows in
+/// ascending order.
+pub(crate) fn build_buckets(hashes: &[u32], valid: &[u8]) -> (Vec<u32>, Vec<u32>) {
+    let n = valid.iter().filter(|&&v| v != 0).count();
+    let nbuckets = n.max(1).next_power_of_two();
+    let mut buckets = vec![NULL_ROW; nbuckets];
+    let mut next = vec![NULL_ROW; hashes.len()];
+    for j in (0..hashes.len()).rev() {
+        if valid[j] == 0 {
+            continue;
+        }
+        let b = hashes[j] as usize & (nbuckets - 1);
+        next[j] = buckets[b];
+        buckets[b] = j as u32;
+    }
+    (buckets, next)
+}
+
+/// The primitive steps of one engine (buffers live in the engine).
+pub(crate) trait JoinSteps {
+    /// Combinations the output buffer holds now.
+    fn capacity(&self) -> usize;
+    /// Make room for `n` combinations of up to MAX_SOURCES sources (the
+    /// input buffer keeps its contents).
+    fn grow(&mut self, n: usize) -> Result<(), DeviceError>;
+    /// Scan quals over the chunk into the output buffer; the count made.
+    fn scan(&mut self, nrows: u32) -> Result<u64, DeviceError>;
+    /// Store host-made combinations of `nsources` sources as the input.
+    fn load(&mut self, rows: &[u32], nsources: usize, count: usize) -> Result<(), DeviceError>;
+    /// Probe `depth` with `n_in` input combinations into the output buffer.
+    fn probe(&mut self, depth: u32, n_in: u32) -> Result<u64, DeviceError>;
+    /// Swap output and input.
+    fn swap(&mut self);
+    /// Read `count` input combinations of `nsources` sources.
+    fn fetch(&mut self, nsources: usize, count: usize) -> Result<Vec<u32>, DeviceError>;
+}
+
+/// Run the depths `from..=ndepths` over the input the steps hold.
+pub(crate) fn run_depths(
+    steps: &mut dyn JoinSteps,
+    from: usize,
+    ndepths: usize,
+    mut n: u64,
+    stage_counts: &mut Vec<u64>,
+) -> Result<Combos, DeviceError> {
+    for depth in from..=ndepths {
+        if steps.capacity() == 0 || n as usize > steps.capacity() {
+            steps.grow(n as usize)?;
+        }
+        let made = loop {
+            let made = steps.probe(depth as u32, n as u32)?;
+            if made as usize <= steps.capacity() {
+                break made;
+            }
+            if made >= NULL_ROW as u64 {
+                return Err(DeviceError::InvalidRequest(format!(
+                    "join depth {depth} made {made} rows from one chunk; lower pg_strom.chunk_rows"
+                )));
+            }
+            steps.grow(made as usize)?;
+        };
+        steps.swap();
+        stage_counts.push(made);
+        n = made;
+    }
+    let rows = steps.fetch(ndepths + 1, n as usize)?;
+    Ok(Combos { nsources: ndepths + 1, count: n as usize, rows, stage_counts: std::mem::take(stage_counts) })
+}
+
+/// One chunk through the scan quals (or the given selection) and every depth.
+pub(crate) fn run_chunk(
+    steps: &mut dyn JoinSteps,
+    ndepths: usize,
+    nrows: u32,
+    selection: Option<&[u32]>,
+) -> Result<Combos, DeviceError> {
+    let n = match selection {
+        Some(sel) => {
+            if steps.capacity() == 0 || sel.len() > steps.capacity() {
+                steps.grow(sel.len())?;
+            }
+            steps.load(sel, 1, sel.len())?;
+            sel.len() as u64
+        }
+        None => {
+            if steps.capacity() == 0 || (nrows as usize) > steps.capacity() {
+                steps.grow(nrows as usize)?;
+            }
+            let made = steps.scan(nrows)?;
+            steps.swap();
+            made
+        }
+    };
+    let mut stages = vec![n];
+    run_depths(steps, 1, ndepths, n, &mut stages)
+}
+
+/// Unmatched inner rows of every RIGHT/FULL depth, through the later depths.
+pub(crate) fn run_unmatched(
+    steps: &mut dyn JoinSteps,
+    kinds: &[JoinKind],
+    matched: &[Vec<u8>],
+) -> Result<Combos, DeviceError> {
+    let ndepths = kinds.len();
+    let mut all = Combos { nsources: ndepths + 1, ..Combos::default() };
+    let mut parts: Vec<Combos> = Vec::new();
+    for (i, kind) in kinds.iter().enumerate() {
+        if !kind.keeps_inner() {
+            continue;
+        }
+        let depth = i + 1;
+        let rows: Vec<u32> = matched[i].iter().enumerate().filter(|(_, m)| **m == 0).map(|(j, _)| j as u32).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        // sources 0..depth-1 NULL, source `depth` the inner row
+        let count = rows.len();
+        let mut input = vec![NULL_ROW; (depth + 1) * count];
+        input[depth * count..].copy_from_slice(&rows);
+        if steps.capacity() == 0 || count > steps.capacity() {
+            steps.grow(count)?;
+        }
+        steps.load(&input, depth + 1, count)?;
+        let mut stages = vec![count as u64];
+        parts.push(run_depths(steps, depth + 1, ndepths, count as u64, &mut stages)?);
+    }
+    all.count = parts.iter().map(|p| p.count).sum();
+    all.rows = vec![0; all.nsources * all.count];
+    let mut at = 0;
+    for p in &parts {
+        for s in 0..all.nsources {
+            all.rows[s * all.count + at..s * all.count + at + p.count]
+                .copy_from_slice(&p.rows[s * p.count..(s + 1) * p.count]);
+        }
+        at += p.count;
+    }
+    all.stage_counts = vec![all.count as u64];
+    Ok(all)
+}
+
+/// A program's reference in the engine's memory (`code`/`data` addresses).
+pub(crate) fn program_ref(p: Option<&Program>, code: u64, data: u64) -> DevProgramRefRepr {
+    match p {
+        Some(p) => DevProgramRefRepr { code, ninstrs: p.code.len() as u32, result_type: p.result_type as u32, data },
+        None => DevProgramRefRepr::default(),
+    }
+}
+
+/// Turn a step's error code into a [`DeviceError`].
+pub(crate) fn step_error(code: i32, at: u32) -> DeviceError {
+    if code == DEVERR_INVALID_PROGRAM {
+        return DeviceError::InvalidProgram(format!("the join step rejected its input at {at}"));
+    }
+    eval_error(code, at)
+}
+
+/// Parameters in the device layout.
+pub(crate) fn params_repr(params: &[ParamValue]) -> Vec<DevDatumRepr> {
+    DevDatumRepr::from_params(params)
+}

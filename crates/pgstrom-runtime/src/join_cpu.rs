@@ -1,0 +1,384 @@
+//! The CPU engine's join session: the inner relations copied into host
+//! memory, hash tables built by the device code's own hash function, and
+//! the join steps of device/kernels/join.cu called through their C ABI.
+
+use crate::engine::{ColumnData, DevColumnRepr, DevDatumRepr};
+use crate::error::DeviceError;
+use crate::join::{
+    Combos, DevJoinDepthRepr, DevProgramRefRepr, JoinKind, JoinSession, JoinSpec, JoinSteps, MAX_KEYS, build_buckets,
+    params_repr, program_ref, run_chunk, run_unmatched, step_error, validate_chunk, validate_spec,
+};
+use crate::program::{Instr, Program};
+
+unsafe extern "C" {
+    fn pgstrom_cpu_join_scan(
+        qual: *const DevProgramRefRepr,
+        cols: *const DevColumnRepr,
+        ncols: u32,
+        params: *const DevDatumRepr,
+        nparams: u32,
+        nrows: u32,
+        out: *mut u32,
+        capacity: u32,
+        count: *mut u32,
+        error_at: *mut u32,
+    ) -> i32;
+    fn pgstrom_cpu_join_probe(
+        jd: *const DevJoinDepthRepr,
+        depth: u32,
+        cols: *const DevColumnRepr,
+        ncols: u32,
+        params: *const DevDatumRepr,
+        nparams: u32,
+        input: *const u32,
+        in_stride: u32,
+        n_in: u32,
+        out: *mut u32,
+        capacity: u32,
+        count: *mut u32,
+        error_at: *mut u32,
+    ) -> i32;
+    fn pgstrom_cpu_join_hash(
+        keys: *const DevProgramRefRepr,
+        nkeys: u32,
+        depth: u32,
+        cols: *const DevColumnRepr,
+        ncols: u32,
+        params: *const DevDatumRepr,
+        nparams: u32,
+        ninner: u32,
+        hashes: *mut u32,
+        valid: *mut u8,
+        error_at: *mut u32,
+    ) -> i32;
+}
+
+/// A column copied out of the caller's buffers.
+struct OwnedColumn {
+    source: u32,
+    type_id: u16,
+    values: Vec<u8>,
+    validity: Option<Vec<u8>>,
+    offsets: Option<Vec<u32>>,
+}
+
+impl OwnedColumn {
+    fn repr(&self) -> DevColumnRepr {
+        DevColumnRepr {
+            type_id: self.type_id as u32,
+            source: self.source,
+            values: self.values.as_ptr() as u64,
+            validity: self.validity.as_ref().map_or(0, |v| v.as_ptr() as u64),
+            offsets: self.offsets.as_ref().map_or(0, |o| o.as_ptr() as u64),
+        }
+    }
+}
+
+struct CpuDepth {
+    kind: JoinKind,
+    outer_keys: Vec<Program>,
+    qual: Option<Program>,
+    ninner: u32,
+    buckets: Vec<u32>,
+    next: Vec<u32>,
+    hashes: Vec<u32>,
+    matched: Vec<u8>,
+}
+
+fn pref(p: Option<&Program>) -> DevProgramRefRepr {
+    program_ref(p, p.map_or(0, |p| p.code.as_ptr() as u64), p.map_or(0, |p| p.data.as_ptr() as u64))
+}
+
+/// The session.
+pub struct CpuJoin {
+    scan_qual: Option<Program>,
+    outer_types: Vec<u16>,
+    depths: Vec<CpuDepth>,
+    inner: Vec<OwnedColumn>,
+    params: Vec<DevDatumRepr>,
+    out: Vec<u32>,
+    out_cap: usize,
+    input: Vec<u32>,
+    in_cap: usize,
+}
+
+impl CpuJoin {
+    /// Copy the inner relations and build their hash tables.
+    pub fn open(spec: &JoinSpec<'_>) -> Result<CpuJoin, DeviceError> {
+        validate_spec(spec)?;
+        let mut inner = Vec::new();
+        for (i, d) in spec.depths.iter().enumerate() {
+            for c in &d.inner {
+                inner.push(OwnedColumn {
+                    source: (i + 1) as u32,
+                    type_id: c.type_id,
+                    values: c.values.to_vec(),
+                    validity: c.validity.map(|v| v.to_vec()),
+                    offsets: c.offsets.map(|o| o[..=d.ninner as usize].to_vec()),
+                });
+            }
+        }
+        let mut join = CpuJoin {
+            scan_qual: spec.scan_qual.clone(),
+            outer_types: spec.outer_types.clone(),
+            depths: Vec::new(),
+            inner,
+            params: params_repr(&spec.params),
+            out: Vec::new(),
+            out_cap: 0,
+            input: Vec::new(),
+            in_cap: 0,
+        };
+        // placeholders for the chunk's columns: never read (source 0 is
+        // NULL while the inner keys are hashed)
+        let cols = join.columns(&[]);
+        for (i, d) in spec.depths.iter().enumerate() {
+            let n = d.ninner as usize;
+            let (buckets, next, hashes) = if d.outer_keys.is_empty() {
+                (Vec::new(), Vec::new(), Vec::new())
+            } else {
+                let mut keys = [DevProgramRefRepr::default(); MAX_KEYS];
+                for (k, p) in d.inner_keys.iter().enumerate() {
+                    keys[k] = pref(Some(p));
+                }
+                let mut hashes = vec![0u32; n];
+                let mut valid = vec![0u8; n];
+                let mut at = 0u32;
+                // SAFETY: validated programs and columns; outputs of n
+                // entries; every pointer outlives the call.
+                let rc = unsafe {
+                    pgstrom_cpu_join_hash(
+                        keys.as_ptr(),
+                        d.inner_keys.len() as u32,
+                        (i + 1) as u32,
+                        cols.as_ptr(),
+                        cols.len() as u32,
+                        join.params.as_ptr(),
+                        join.params.len() as u32,
+                        d.ninner,
+                        hashes.as_mut_ptr(),
+                        valid.as_mut_ptr(),
+                        &mut at,
+                    )
+                };
+                if rc != 0 {
+                    return Err(step_error(rc, at));
+                }
+                let (b, nx) = build_buckets(&hashes, &valid);
+                (b, nx, hashes)
+            };
+            join.depths.push(CpuDepth {
+                kind: d.kind,
+                outer_keys: d.outer_keys.clone(),
+                qual: d.qual.clone(),
+                ninner: d.ninner,
+                buckets,
+                next,
+                hashes,
+                matched: if d.kind.keeps_inner() { vec![0; n] } else { Vec::new() },
+            });
+        }
+        Ok(join)
+    }
+
+    /// Column descriptors: the chunk's (or placeholders), then the inner ones.
+    fn columns(&self, outer: &[ColumnData<'_>]) -> Vec<DevColumnRepr> {
+        let mut cols: Vec<DevColumnRepr> = if outer.is_empty() {
+            self.outer_types
+                .iter()
+                .map(|t| DevColumnRepr { type_id: *t as u32, source: 0, values: 0, validity: 0, offsets: 0 })
+                .collect()
+        } else {
+            outer
+                .iter()
+                .map(|c| DevColumnRepr {
+                    type_id: c.type_id as u32,
+                    source: 0,
+                    values: c.values.as_ptr() as u64,
+                    validity: c.validity.map_or(0, |v| v.as_ptr() as u64),
+                    offsets: c.offsets.map_or(0, |o| o.as_ptr() as u64),
+                })
+                .collect()
+        };
+        cols.extend(self.inner.iter().map(OwnedColumn::repr));
+        cols
+    }
+
+    fn depth_reprs(&mut self) -> Vec<DevJoinDepthRepr> {
+        self.depths
+            .iter_mut()
+            .map(|d| {
+                let mut keys = [DevProgramRefRepr::default(); MAX_KEYS];
+                for (k, p) in d.outer_keys.iter().enumerate() {
+                    keys[k] = pref(Some(p));
+                }
+                DevJoinDepthRepr {
+                    kind: d.kind as u32,
+                    nkeys: d.outer_keys.len() as u32,
+                    ninner: d.ninner,
+                    nbuckets: d.buckets.len() as u32,
+                    qual: pref(d.qual.as_ref()),
+                    keys,
+                    buckets: d.buckets.as_ptr() as u64,
+                    next: d.next.as_ptr() as u64,
+                    hashes: d.hashes.as_ptr() as u64,
+                    matched: if d.matched.is_empty() { 0 } else { d.matched.as_mut_ptr() as u64 },
+                }
+            })
+            .collect()
+    }
+}
+
+/// The steps over one chunk (or over the unmatched rows).
+struct Steps<'s> {
+    join: &'s mut CpuJoin,
+    cols: Vec<DevColumnRepr>,
+    depths: Vec<DevJoinDepthRepr>,
+    nsources: usize,
+}
+
+impl JoinSteps for Steps<'_> {
+    fn capacity(&self) -> usize {
+        self.join.out_cap
+    }
+
+    fn grow(&mut self, n: usize) -> Result<(), DeviceError> {
+        let cap = (n + n / 4).max(1024);
+        self.join.out = vec![0; cap * self.nsources];
+        self.join.out_cap = cap;
+        Ok(())
+    }
+
+    fn scan(&mut self, nrows: u32) -> Result<u64, DeviceError> {
+        let qual = pref(self.join.scan_qual.as_ref());
+        let (mut count, mut at) = (0u32, 0u32);
+        let j = &mut *self.join;
+        // SAFETY: validated chunk and programs; the output holds out_cap
+        // combinations of nsources sources.
+        let rc = unsafe {
+            pgstrom_cpu_join_scan(
+                &qual,
+                self.cols.as_ptr(),
+                self.cols.len() as u32,
+                j.params.as_ptr(),
+                j.params.len() as u32,
+                nrows,
+                j.out.as_mut_ptr(),
+                j.out_cap as u32,
+                &mut count,
+                &mut at,
+            )
+        };
+        if rc != 0 {
+            return Err(step_error(rc, at));
+        }
+        Ok(count as u64)
+    }
+
+    fn load(&mut self, rows: &[u32], nsources: usize, count: usize) -> Result<(), DeviceError> {
+        // written as the output, then made the input
+        let j = &mut *self.join;
+        for s in 0..nsources {
+            j.out[s * j.out_cap..s * j.out_cap + count].copy_from_slice(&rows[s * count..(s + 1) * count]);
+        }
+        self.swap();
+        Ok(())
+    }
+
+    fn probe(&mut self, depth: u32, n_in: u32) -> Result<u64, DeviceError> {
+        let (mut count, mut at) = (0u32, 0u32);
+        let j = &mut *self.join;
+        // SAFETY: the input holds n_in combinations at stride in_cap (made
+        // by our own steps), the output out_cap; depth is within range.
+        let rc = unsafe {
+            pgstrom_cpu_join_probe(
+                &self.depths[depth as usize - 1],
+                depth,
+                self.cols.as_ptr(),
+                self.cols.len() as u32,
+                j.params.as_ptr(),
+                j.params.len() as u32,
+                j.input.as_ptr(),
+                j.in_cap as u32,
+                n_in,
+                j.out.as_mut_ptr(),
+                j.out_cap as u32,
+                &mut count,
+                &mut at,
+            )
+        };
+        if rc != 0 {
+            return Err(step_error(rc, at));
+        }
+        Ok(count as u64)
+    }
+
+    fn swap(&mut self) {
+        let j = &mut *self.join;
+        std::mem::swap(&mut j.out, &mut j.input);
+        std::mem::swap(&mut j.out_cap, &mut j.in_cap);
+        if j.out_cap < j.in_cap {
+            j.out = vec![0; j.in_cap * self.nsources];
+            j.out_cap = j.in_cap;
+        }
+    }
+
+    fn fetch(&mut self, nsources: usize, count: usize) -> Result<Vec<u32>, DeviceError> {
+        let j = &*self.join;
+        let mut rows = Vec::with_capacity(nsources * count);
+        for s in 0..nsources {
+            rows.extend_from_slice(&j.input[s * j.in_cap..s * j.in_cap + count]);
+        }
+        Ok(rows)
+    }
+}
+
+impl JoinSession for CpuJoin {
+    fn probe(
+        &mut self,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        selection: Option<&[u32]>,
+    ) -> Result<Combos, DeviceError> {
+        validate_chunk(&self.outer_types, outer, nrows, selection)?;
+        let cols = self.columns(outer);
+        let depths = self.depth_reprs();
+        let nsources = depths.len() + 1;
+        let ndepths = depths.len();
+        let mut steps = Steps { join: self, cols, depths, nsources };
+        run_chunk(&mut steps, ndepths, nrows, selection)
+    }
+
+    fn unmatched(&mut self) -> Result<Combos, DeviceError> {
+        let cols = self.columns(&[]);
+        let depths = self.depth_reprs();
+        let kinds: Vec<JoinKind> = self.depths.iter().map(|d| d.kind).collect();
+        let matched: Vec<Vec<u8>> = self.depths.iter().map(|d| d.matched.clone()).collect();
+        let nsources = depths.len() + 1;
+        let mut steps = Steps { join: self, cols, depths, nsources };
+        run_unmatched(&mut steps, &kinds, &matched)
+    }
+
+    fn reset_matched(&mut self) -> Result<(), DeviceError> {
+        for d in &mut self.depths {
+            d.matched.iter_mut().for_each(|m| *m = 0);
+        }
+        Ok(())
+    }
+
+    fn inner_bytes(&self) -> usize {
+        let cols: usize = self
+            .inner
+            .iter()
+            .map(|c| {
+                c.values.len() + c.validity.as_ref().map_or(0, Vec::len) + c.offsets.as_ref().map_or(0, |o| o.len() * 4)
+            })
+            .sum();
+        let tables: usize =
+            self.depths.iter().map(|d| (d.buckets.len() + d.next.len() + d.hashes.len()) * 4 + d.matched.len()).sum();
+        cols + tables
+    }
+}
+
+// Instr is the C DevInstr: pointers to program code are passed as such.
+const _: () = assert!(std::mem::size_of::<Instr>() == 16);

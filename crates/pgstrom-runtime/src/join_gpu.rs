@@ -1,0 +1,591 @@
+//! The GPU engine's join session: the inner relations, their hash tables
+//! and every program uploaded once into one device arena; per chunk only
+//! the chunk's columns go over PCIe (staged in pinned memory), and only the
+//! final combinations come back.  Hashes are computed on the GPU by the
+//! same device function that probes; the bucket chains are linked on the
+//! host (a few arrays of the inner relation's size).
+
+use std::ffi::c_void;
+
+use crate::cuda::CuDevicePtr;
+use crate::engine::{ColumnData, DevColumnRepr};
+use crate::error::DeviceError;
+use crate::gpu::{DeviceBuffer, GpuEngine};
+use crate::join::{
+    Combos, DevJoinDepthRepr, DevProgramRefRepr, JoinKind, JoinSession, JoinSpec, JoinSteps, MAX_KEYS, build_buckets,
+    params_repr, run_chunk, run_unmatched, step_error, validate_chunk, validate_spec,
+};
+use crate::program::Program;
+
+fn align_up(n: usize) -> usize {
+    n.next_multiple_of(256)
+}
+
+fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: a view of plain-old-data.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+/// Host image of a device arena: byte ranges placed at aligned offsets.
+#[derive(Default)]
+struct Image {
+    bytes: Vec<u8>,
+}
+
+impl Image {
+    fn place(&mut self, data: &[u8]) -> usize {
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(data);
+        self.bytes.resize(align_up(self.bytes.len().max(at + 1)), 0);
+        at
+    }
+
+    fn reserve(&mut self, len: usize) -> usize {
+        let at = self.bytes.len();
+        self.bytes.resize(align_up(at + len.max(1)), 0);
+        at
+    }
+}
+
+struct GpuDepth {
+    kind: JoinKind,
+    ninner: u32,
+    /// Arena offsets of the outer keys and the qual (refs built at upload).
+    outer_keys: Vec<(usize, usize, u32, u16)>,
+    qual: Option<(usize, usize, u32, u16)>,
+    inner_keys: Vec<(usize, usize, u32, u16)>,
+    hashes: usize,
+    valid: usize,
+    buckets: usize,
+    nbuckets: u32,
+    next: usize,
+    matched: Option<usize>,
+}
+
+/// The session.
+pub struct GpuJoin<'e> {
+    eng: &'e GpuEngine,
+    outer_types: Vec<u16>,
+    depths: Vec<GpuDepth>,
+    arena: DeviceBuffer<'static>,
+    arena_len: usize,
+    /// Descriptors of the inner columns (device addresses).
+    inner_cols: Vec<DevColumnRepr>,
+    /// Arena offset of the column array with placeholder outer columns.
+    open_cols: usize,
+    ncols: usize,
+    params: usize,
+    nparams: u32,
+    scan_qual_at: usize,
+    depth_reprs: usize,
+    /// Chunk staging: pinned host memory and its device copy.
+    stage_host: *mut u8,
+    stage_dev: Option<DeviceBuffer<'static>>,
+    stage_size: usize,
+    out: Option<DeviceBuffer<'static>>,
+    out_cap: usize,
+    input: Option<DeviceBuffer<'static>>,
+    in_cap: usize,
+    /// count (u32) at 0, error word (u64) at 8.
+    counters: DeviceBuffer<'static>,
+}
+
+impl Drop for GpuJoin<'_> {
+    fn drop(&mut self) {
+        if !self.stage_host.is_null() {
+            // SAFETY: allocated by cuMemHostAlloc.
+            unsafe { (self.eng.drv.cuMemFreeHost)(self.stage_host.cast()) };
+        }
+    }
+}
+
+fn place_program(img: &mut Image, p: &Program) -> (usize, usize, u32, u16) {
+    let code = img.place(bytes_of(&p.code));
+    let data = img.place(&p.data);
+    (code, data, p.code.len() as u32, p.result_type)
+}
+
+impl<'e> GpuJoin<'e> {
+    /// Upload the inner relations and programs; hash and link the tables.
+    pub fn open(eng: &'e GpuEngine, spec: &JoinSpec<'_>) -> Result<GpuJoin<'e>, DeviceError> {
+        let ncols = validate_spec(spec)?;
+        eng.make_current()?;
+        let drv = eng.drv;
+        let mut img = Image::default();
+        let scan_qual = spec.scan_qual.as_ref().map(|p| place_program(&mut img, p));
+        let mut depths = Vec::new();
+        // inner columns: (source, values, validity, offsets) offsets in the arena
+        let mut col_places: Vec<(u32, u16, usize, Option<usize>, Option<usize>)> = Vec::new();
+        for (i, d) in spec.depths.iter().enumerate() {
+            let n = d.ninner as usize;
+            for c in &d.inner {
+                let v = img.place(c.values);
+                let vb = c.validity.map(|b| img.place(&b[..n.div_ceil(8)]));
+                let ob = c.offsets.map(|o| img.place(bytes_of(&o[..=n])));
+                col_places.push(((i + 1) as u32, c.type_id, v, vb, ob));
+            }
+            let hashed = !d.outer_keys.is_empty();
+            let nb = if hashed { n.max(1).next_power_of_two() } else { 0 };
+            depths.push(GpuDepth {
+                kind: d.kind,
+                ninner: d.ninner,
+                outer_keys: d.outer_keys.iter().map(|p| place_program(&mut img, p)).collect(),
+                qual: d.qual.as_ref().map(|p| place_program(&mut img, p)),
+                inner_keys: d.inner_keys.iter().map(|p| place_program(&mut img, p)).collect(),
+                hashes: img.reserve(if hashed { n * 4 } else { 0 }),
+                valid: img.reserve(if hashed { n } else { 0 }),
+                buckets: img.reserve(nb * 4),
+                nbuckets: 0,
+                next: img.reserve(if hashed { n * 4 } else { 0 }),
+                matched: d.kind.keeps_inner().then(|| img.reserve(n)),
+            });
+        }
+        let pars = params_repr(&spec.params);
+        let params = img.place(bytes_of(&pars));
+        let open_cols = img.reserve(ncols * std::mem::size_of::<DevColumnRepr>());
+        let scan_qual_at = img.reserve(std::mem::size_of::<DevProgramRefRepr>());
+        let key_refs_at: Vec<usize> =
+            depths.iter().map(|_| img.reserve(MAX_KEYS * std::mem::size_of::<DevProgramRefRepr>())).collect();
+        let depth_reprs = img.reserve(depths.len() * std::mem::size_of::<DevJoinDepthRepr>());
+
+        let arena_len = img.bytes.len();
+        let arena = DeviceBuffer::alloc(drv, arena_len)?;
+        let base = arena.ptr;
+        let addr = |off: usize| base + off as u64;
+        let pref = |p: &(usize, usize, u32, u16)| DevProgramRefRepr {
+            code: addr(p.0),
+            ninstrs: p.2,
+            result_type: p.3 as u32,
+            data: addr(p.1),
+        };
+        let inner_cols: Vec<DevColumnRepr> = col_places
+            .iter()
+            .map(|&(source, t, v, vb, ob)| DevColumnRepr {
+                type_id: t as u32,
+                source,
+                values: addr(v),
+                validity: vb.map_or(0, addr),
+                offsets: ob.map_or(0, addr),
+            })
+            .collect();
+        let mut cols: Vec<DevColumnRepr> = spec
+            .outer_types
+            .iter()
+            .map(|t| DevColumnRepr { type_id: *t as u32, source: 0, values: 0, validity: 0, offsets: 0 })
+            .collect();
+        cols.extend(&inner_cols);
+        let put = |img: &mut Image, at: usize, b: &[u8]| img.bytes[at..at + b.len()].copy_from_slice(b);
+        put(&mut img, open_cols, bytes_of(&cols));
+        let sq = scan_qual.as_ref().map_or(DevProgramRefRepr::default(), pref);
+        put(&mut img, scan_qual_at, bytes_of(&[sq]));
+        for (d, at) in depths.iter().zip(&key_refs_at) {
+            let mut keys = [DevProgramRefRepr::default(); MAX_KEYS];
+            for (k, p) in d.inner_keys.iter().enumerate() {
+                keys[k] = pref(p);
+            }
+            put(&mut img, *at, bytes_of(&keys));
+        }
+        // SAFETY: the arena holds arena_len bytes.
+        drv.check("cuMemcpyHtoD", unsafe { (drv.cuMemcpyHtoD)(base, img.bytes.as_ptr() as *const c_void, arena_len) })?;
+
+        let mut join = GpuJoin {
+            eng,
+            outer_types: spec.outer_types.clone(),
+            depths,
+            arena,
+            arena_len,
+            inner_cols,
+            open_cols,
+            ncols,
+            params,
+            nparams: pars.len() as u32,
+            scan_qual_at,
+            depth_reprs,
+            stage_host: std::ptr::null_mut(),
+            stage_dev: None,
+            stage_size: 0,
+            out: None,
+            out_cap: 0,
+            input: None,
+            in_cap: 0,
+            counters: DeviceBuffer::zeroed(drv, 16)?,
+        };
+        // hash the inner keys on the GPU, link the chains here
+        for i in 0..join.depths.len() {
+            if join.depths[i].inner_keys.is_empty() {
+                continue;
+            }
+            let n = join.depths[i].ninner as usize;
+            join.reset_counters()?;
+            let mut p_keys = addr(key_refs_at[i]);
+            let mut p_nkeys = join.depths[i].inner_keys.len() as u32;
+            let mut p_depth = (i + 1) as u32;
+            let mut p_cols = addr(open_cols);
+            let mut p_ncols = ncols as u32;
+            let mut p_params = addr(params);
+            let mut p_nparams = join.nparams;
+            let mut p_ninner = n as u32;
+            let mut p_hashes = addr(join.depths[i].hashes);
+            let mut p_valid = addr(join.depths[i].valid);
+            let mut p_error = join.counters.ptr + 8;
+            let mut kp: [*mut c_void; 11] = [
+                &mut p_keys as *mut _ as *mut c_void,
+                &mut p_nkeys as *mut _ as *mut c_void,
+                &mut p_depth as *mut _ as *mut c_void,
+                &mut p_cols as *mut _ as *mut c_void,
+                &mut p_ncols as *mut _ as *mut c_void,
+                &mut p_params as *mut _ as *mut c_void,
+                &mut p_nparams as *mut _ as *mut c_void,
+                &mut p_ninner as *mut _ as *mut c_void,
+                &mut p_hashes as *mut _ as *mut c_void,
+                &mut p_valid as *mut _ as *mut c_void,
+                &mut p_error as *mut _ as *mut c_void,
+            ];
+            if n > 0 {
+                // SAFETY: kernel parameters in order; the arena outlives it.
+                unsafe { eng.launch_and_wait("kern_join_hash", eng.grid_for(n as u32), &mut kp)? };
+            }
+            join.check_error()?;
+            let mut hashes = vec![0u32; n];
+            let mut valid = vec![0u8; n];
+            join.download(join.depths[i].hashes, &mut hashes)?;
+            join.download(join.depths[i].valid, &mut valid)?;
+            let (buckets, next) = build_buckets(&hashes, &valid);
+            join.upload(join.depths[i].buckets, &buckets)?;
+            join.upload(join.depths[i].next, &next)?;
+            join.depths[i].nbuckets = buckets.len() as u32;
+        }
+        join.upload_depths()?;
+        Ok(join)
+    }
+
+    fn addr(&self, off: usize) -> CuDevicePtr {
+        self.arena.ptr + off as u64
+    }
+
+    fn upload<T: Copy>(&self, off: usize, data: &[T]) -> Result<(), DeviceError> {
+        let b = bytes_of(data);
+        if b.is_empty() {
+            return Ok(());
+        }
+        assert!(off + b.len() <= self.arena_len, "arena upload out of range");
+        // SAFETY: within the arena (checked).
+        self.eng.drv.check("cuMemcpyHtoD", unsafe {
+            (self.eng.drv.cuMemcpyHtoD)(self.addr(off), b.as_ptr() as *const c_void, b.len())
+        })
+    }
+
+    fn download<T: Copy>(&self, off: usize, out: &mut [T]) -> Result<(), DeviceError> {
+        let len = std::mem::size_of_val(out);
+        if len == 0 {
+            return Ok(());
+        }
+        assert!(off + len <= self.arena_len, "arena download out of range");
+        // SAFETY: within the arena (checked).
+        self.eng.drv.check("cuMemcpyDtoH", unsafe {
+            (self.eng.drv.cuMemcpyDtoH)(out.as_mut_ptr() as *mut c_void, self.addr(off), len)
+        })
+    }
+
+    fn upload_depths(&self) -> Result<(), DeviceError> {
+        let reprs: Vec<DevJoinDepthRepr> = self
+            .depths
+            .iter()
+            .map(|d| {
+                let pref = |p: &(usize, usize, u32, u16)| program_ref_at(self, p);
+                let mut keys = [DevProgramRefRepr::default(); MAX_KEYS];
+                for (k, p) in d.outer_keys.iter().enumerate() {
+                    keys[k] = pref(p);
+                }
+                DevJoinDepthRepr {
+                    kind: d.kind as u32,
+                    nkeys: d.outer_keys.len() as u32,
+                    ninner: d.ninner,
+                    nbuckets: d.nbuckets,
+                    qual: d.qual.as_ref().map_or(DevProgramRefRepr::default(), pref),
+                    keys,
+                    buckets: self.addr(d.buckets),
+                    next: self.addr(d.next),
+                    hashes: self.addr(d.hashes),
+                    matched: d.matched.map_or(0, |m| self.addr(m)),
+                }
+            })
+            .collect();
+        self.upload(self.depth_reprs, &reprs)
+    }
+
+    fn reset_counters(&self) -> Result<(), DeviceError> {
+        let drv = self.eng.drv;
+        // SAFETY: the 16-byte counters buffer.
+        unsafe {
+            drv.check("cuMemsetD8", (drv.cuMemsetD8)(self.counters.ptr, 0, 8))?;
+            drv.check("cuMemsetD8", (drv.cuMemsetD8)(self.counters.ptr + 8, 0xff, 8))
+        }
+    }
+
+    /// The count made by the last step, or its error.
+    fn check_error(&self) -> Result<u64, DeviceError> {
+        let mut words = [0u64; 2];
+        self.counters.download(&mut words)?;
+        if words[1] != u64::MAX {
+            return Err(step_error((words[1] & 0xff) as i32, (words[1] >> 8) as u32));
+        }
+        Ok(words[0] & 0xffff_ffff)
+    }
+
+    /// Stage the chunk's columns and the full column array; returns the
+    /// device address of that array.
+    fn stage_chunk(&mut self, outer: &[ColumnData<'_>], nrows: u32) -> Result<CuDevicePtr, DeviceError> {
+        let n = nrows as usize;
+        let mut img = Image::default();
+        let mut places = Vec::new();
+        for c in outer {
+            let v = img.place(c.values);
+            let vb = c.validity.map(|b| img.place(&b[..n.div_ceil(8)]));
+            let ob = c.offsets.map(|o| img.place(bytes_of(&o[..=n])));
+            places.push((c.type_id, v, vb, ob));
+        }
+        let cols_at = img.reserve(self.ncols * std::mem::size_of::<DevColumnRepr>());
+        let total = img.bytes.len();
+        if self.stage_size < total {
+            let size = total.next_power_of_two();
+            let drv = self.eng.drv;
+            if !self.stage_host.is_null() {
+                // SAFETY: allocated by cuMemHostAlloc.
+                unsafe { (drv.cuMemFreeHost)(self.stage_host.cast()) };
+                self.stage_host = std::ptr::null_mut();
+                self.stage_size = 0;
+            }
+            self.stage_dev = None;
+            let mut host: *mut c_void = std::ptr::null_mut();
+            // SAFETY: valid out-pointer; freed on drop or regrowth.
+            drv.check("cuMemHostAlloc", unsafe { (drv.cuMemHostAlloc)(&mut host, size, 0) })?;
+            self.stage_host = host.cast();
+            self.stage_dev = Some(DeviceBuffer::alloc(drv, size)?);
+            self.stage_size = size;
+        }
+        let base = self.stage_dev.as_ref().expect("allocated above").ptr;
+        let at = |off: usize| base + off as u64;
+        let mut cols: Vec<DevColumnRepr> = places
+            .iter()
+            .map(|&(t, v, vb, ob)| DevColumnRepr {
+                type_id: t as u32,
+                source: 0,
+                values: at(v),
+                validity: vb.map_or(0, at),
+                offsets: ob.map_or(0, at),
+            })
+            .collect();
+        cols.extend(&self.inner_cols);
+        let cb = bytes_of(&cols);
+        img.bytes[cols_at..cols_at + cb.len()].copy_from_slice(cb);
+        let drv = self.eng.drv;
+        // SAFETY: the pinned buffer holds stage_size >= total bytes; the
+        // device copy as many.
+        unsafe {
+            std::ptr::copy_nonoverlapping(img.bytes.as_ptr(), self.stage_host, total);
+            drv.check("cuMemcpyHtoD", (drv.cuMemcpyHtoD)(base, self.stage_host as *const c_void, total))?;
+        }
+        Ok(at(cols_at))
+    }
+}
+
+fn program_ref_at(j: &GpuJoin<'_>, p: &(usize, usize, u32, u16)) -> DevProgramRefRepr {
+    DevProgramRefRepr { code: j.addr(p.0), ninstrs: p.2, result_type: p.3 as u32, data: j.addr(p.1) }
+}
+
+struct Steps<'s, 'e> {
+    join: &'s mut GpuJoin<'e>,
+    cols: CuDevicePtr,
+    nsources: usize,
+}
+
+impl JoinSteps for Steps<'_, '_> {
+    fn capacity(&self) -> usize {
+        self.join.out_cap
+    }
+
+    fn grow(&mut self, n: usize) -> Result<(), DeviceError> {
+        let cap = (n + n / 4).max(1024);
+        self.join.out = None;
+        self.join.out = Some(DeviceBuffer::alloc(self.join.eng.drv, cap * self.nsources * 4)?);
+        self.join.out_cap = cap;
+        Ok(())
+    }
+
+    fn scan(&mut self, nrows: u32) -> Result<u64, DeviceError> {
+        let j = &mut *self.join;
+        j.reset_counters()?;
+        if nrows == 0 {
+            return Ok(0);
+        }
+        let mut p_qual = j.addr(j.scan_qual_at);
+        let mut p_cols = self.cols;
+        let mut p_ncols = j.ncols as u32;
+        let mut p_params = j.addr(j.params);
+        let mut p_nparams = j.nparams;
+        let mut p_nrows = nrows;
+        let mut p_out = j.out.as_ref().expect("grown before use").ptr;
+        let mut p_cap = j.out_cap as u32;
+        let mut p_count = j.counters.ptr;
+        let mut p_error = j.counters.ptr + 8;
+        let mut kp: [*mut c_void; 10] = [
+            &mut p_qual as *mut _ as *mut c_void,
+            &mut p_cols as *mut _ as *mut c_void,
+            &mut p_ncols as *mut _ as *mut c_void,
+            &mut p_params as *mut _ as *mut c_void,
+            &mut p_nparams as *mut _ as *mut c_void,
+            &mut p_nrows as *mut _ as *mut c_void,
+            &mut p_out as *mut _ as *mut c_void,
+            &mut p_cap as *mut _ as *mut c_void,
+            &mut p_count as *mut _ as *mut c_void,
+            &mut p_error as *mut _ as *mut c_void,
+        ];
+        // SAFETY: kernel parameters in order; buffers outlive the call.
+        unsafe { j.eng.launch_and_wait("kern_join_scan", j.eng.grid_for(nrows), &mut kp)? };
+        j.check_error()
+    }
+
+    fn load(&mut self, rows: &[u32], nsources: usize, count: usize) -> Result<(), DeviceError> {
+        let j = &mut *self.join;
+        let out = j.out.as_ref().expect("grown before use").ptr;
+        for s in 0..nsources {
+            let part = &rows[s * count..(s + 1) * count];
+            if part.is_empty() {
+                continue;
+            }
+            // SAFETY: the output holds out_cap >= count entries per source.
+            j.eng.drv.check("cuMemcpyHtoD", unsafe {
+                (j.eng.drv.cuMemcpyHtoD)(out + (s * j.out_cap * 4) as u64, part.as_ptr() as *const c_void, count * 4)
+            })?;
+        }
+        self.swap();
+        Ok(())
+    }
+
+    fn probe(&mut self, depth: u32, n_in: u32) -> Result<u64, DeviceError> {
+        let j = &mut *self.join;
+        j.reset_counters()?;
+        if n_in == 0 {
+            return Ok(0);
+        }
+        let mut p_jd = j.addr(j.depth_reprs) + ((depth as usize - 1) * std::mem::size_of::<DevJoinDepthRepr>()) as u64;
+        let mut p_depth = depth;
+        let mut p_cols = self.cols;
+        let mut p_ncols = j.ncols as u32;
+        let mut p_params = j.addr(j.params);
+        let mut p_nparams = j.nparams;
+        let mut p_in = j.input.as_ref().expect("input exists").ptr;
+        let mut p_stride = j.in_cap as u32;
+        let mut p_n_in = n_in;
+        let mut p_out = j.out.as_ref().expect("grown before use").ptr;
+        let mut p_cap = j.out_cap as u32;
+        let mut p_count = j.counters.ptr;
+        let mut p_error = j.counters.ptr + 8;
+        let mut kp: [*mut c_void; 13] = [
+            &mut p_jd as *mut _ as *mut c_void,
+            &mut p_depth as *mut _ as *mut c_void,
+            &mut p_cols as *mut _ as *mut c_void,
+            &mut p_ncols as *mut _ as *mut c_void,
+            &mut p_params as *mut _ as *mut c_void,
+            &mut p_nparams as *mut _ as *mut c_void,
+            &mut p_in as *mut _ as *mut c_void,
+            &mut p_stride as *mut _ as *mut c_void,
+            &mut p_n_in as *mut _ as *mut c_void,
+            &mut p_out as *mut _ as *mut c_void,
+            &mut p_cap as *mut _ as *mut c_void,
+            &mut p_count as *mut _ as *mut c_void,
+            &mut p_error as *mut _ as *mut c_void,
+        ];
+        // SAFETY: kernel parameters in order; buffers outlive the call.
+        unsafe { j.eng.launch_and_wait("kern_join_probe", j.eng.grid_for(n_in), &mut kp)? };
+        j.check_error()
+    }
+
+    fn swap(&mut self) {
+        let j = &mut *self.join;
+        std::mem::swap(&mut j.out, &mut j.input);
+        std::mem::swap(&mut j.out_cap, &mut j.in_cap);
+        if j.out_cap < j.in_cap {
+            // allocated lazily by the next grow: the step loop grows before
+            // writing when capacity() is short
+            j.out = None;
+            j.out_cap = 0;
+        }
+    }
+
+    fn fetch(&mut self, nsources: usize, count: usize) -> Result<Vec<u32>, DeviceError> {
+        let j = &*self.join;
+        let mut rows = vec![0u32; nsources * count];
+        if count == 0 {
+            return Ok(rows);
+        }
+        let input = j.input.as_ref().expect("input exists").ptr;
+        for s in 0..nsources {
+            // SAFETY: the input holds in_cap >= count entries per source.
+            j.eng.drv.check("cuMemcpyDtoH", unsafe {
+                (j.eng.drv.cuMemcpyDtoH)(
+                    rows[s * count..].as_mut_ptr() as *mut c_void,
+                    input + (s * j.in_cap * 4) as u64,
+                    count * 4,
+                )
+            })?;
+        }
+        Ok(rows)
+    }
+}
+
+impl JoinSession for GpuJoin<'_> {
+    fn probe(
+        &mut self,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        selection: Option<&[u32]>,
+    ) -> Result<Combos, DeviceError> {
+        validate_chunk(&self.outer_types, outer, nrows, selection)?;
+        self.eng.make_current()?;
+        let cols = self.stage_chunk(outer, nrows)?;
+        let ndepths = self.depths.len();
+        let mut steps = Steps { join: self, cols, nsources: ndepths + 1 };
+        run_chunk(&mut steps, ndepths, nrows, selection)
+    }
+
+    fn unmatched(&mut self) -> Result<Combos, DeviceError> {
+        self.eng.make_current()?;
+        let kinds: Vec<JoinKind> = self.depths.iter().map(|d| d.kind).collect();
+        let mut matched = Vec::new();
+        for d in &self.depths {
+            let mut m = vec![0u8; if d.matched.is_some() { d.ninner as usize } else { 0 }];
+            if let Some(at) = d.matched {
+                self.download(at, &mut m)?;
+            }
+            matched.push(m);
+        }
+        let cols = self.addr(self.open_cols);
+        let ndepths = self.depths.len();
+        let mut steps = Steps { join: self, cols, nsources: ndepths + 1 };
+        run_unmatched(&mut steps, &kinds, &matched)
+    }
+
+    fn reset_matched(&mut self) -> Result<(), DeviceError> {
+        self.eng.make_current()?;
+        let drv = self.eng.drv;
+        for d in &self.depths {
+            if let Some(at) = d.matched
+                && d.ninner > 0
+            {
+                // SAFETY: within the arena.
+                drv.check("cuMemsetD8", unsafe { (drv.cuMemsetD8)(self.addr(at), 0, d.ninner as usize) })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn inner_bytes(&self) -> usize {
+        self.arena_len
+    }
+}
+
+// the program reference layout used by both engines
+const _: () = assert!(std::mem::size_of::<DevProgramRefRepr>() == 24);
+const _: () = assert!(std::mem::size_of::<DevJoinDepthRepr>() == 16 + 24 * (MAX_KEYS + 1) + 32);
