@@ -80,10 +80,13 @@ pub fn device_function_of(funcid: pg_sys::Oid) -> Option<u16> {
         .copied()
 }
 
-struct Ctx {
+struct Ctx<'r> {
     b: Builder,
-    varno: i32,
-    columns: Vec<(i16, u16)>,
+    /// Where a Var is read: (source, column key), or None when the
+    /// program cannot read it.
+    resolve: &'r dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    /// Columns read, in program column order: (source, key, device type).
+    columns: Vec<(u8, i16, u16)>,
     /// Local slots in use (allocated and freed like a stack).
     locals: i32,
     /// Slots holding the test value of each enclosing CASE x WHEN ...
@@ -149,7 +152,7 @@ pub fn const_bits(t: u16, value: pg_sys::Datum) -> i64 {
     }
 }
 
-impl Ctx {
+impl Ctx<'_> {
     fn alloc_local(&mut self) -> Result<i32, NotSupported> {
         if self.locals >= pgstrom_runtime::program::MAX_LOCALS {
             return unsupported("expression nests too deeply for the device".into());
@@ -326,17 +329,20 @@ impl Ctx {
             match (*node).type_ {
                 pg_sys::NodeTag::T_Var => {
                     let v = node as *mut pg_sys::Var;
-                    if (*v).varno != self.varno || (*v).varlevelsup != 0 {
-                        return unsupported("a column of another relation".into());
+                    if (*v).varlevelsup != 0 {
+                        return unsupported("a column of an outer query".into());
                     }
                     if (*v).varattno <= 0 {
                         return unsupported("system or whole-row columns".into());
                     }
+                    let Some((source, key)) = (self.resolve)(v) else {
+                        return unsupported("a column of another relation".into());
+                    };
                     let t = self.expr_type(node)?;
-                    let idx = match self.columns.iter().position(|(a, _)| *a == (*v).varattno) {
+                    let idx = match self.columns.iter().position(|(s, k, _)| (*s, *k) == (source, key)) {
                         Some(i) => i,
                         None => {
-                            self.columns.push(((*v).varattno, t));
+                            self.columns.push((source, key, t));
                             self.columns.len() - 1
                         }
                     };
@@ -700,15 +706,62 @@ unsafe fn contains_case_test(node: *mut pg_sys::Node) -> bool {
 /// # Safety
 /// `expr` must be a valid expression tree.
 pub unsafe fn compile(expr: *mut pg_sys::Node, varno: i32) -> Result<Compiled, NotSupported> {
-    let mut ctx =
-        Ctx { b: Builder::new(), varno, columns: Vec::new(), locals: 0, case_values: Vec::new(), params: Vec::new() };
+    let resolve = |v: *mut pg_sys::Var| {
+        // SAFETY: the walker hands valid Vars.
+        unsafe { ((*v).varno == varno).then_some((0u8, (*v).varattno)) }
+    };
+    let mut inputs = Inputs::default();
+    // SAFETY: valid expression (caller).
+    let (program, result_type) = unsafe { compile_shared(expr, &resolve, &mut inputs, false)? };
+    Ok(Compiled {
+        program,
+        columns: inputs.columns.iter().map(|&(_, a, t)| (a, t)).collect(),
+        result_type,
+        params: inputs.params,
+    })
+}
+
+/// Columns and hoisted parameters shared by several programs (a join's):
+/// every program numbers them the same way.
+#[derive(Debug, Default, Clone)]
+pub struct Inputs {
+    /// (source, column key, device type), in column order.
+    pub columns: Vec<(u8, i16, u16)>,
+    /// Hoisted sub-expressions, in parameter order (see [`Compiled::params`]).
+    pub params: Vec<(*mut pg_sys::Node, u16)>,
+}
+
+/// Compile `expr` adding the columns and parameters it needs to `inputs`
+/// (left as they were when it does not compile).  `resolve` says where
+/// each Var is read; `text_result` allows a text result (a join's hash
+/// key, which never leaves the device).  Returns the program and the
+/// result's type OID.
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_shared(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+    text_result: bool,
+) -> Result<(Program, pg_sys::Oid), NotSupported> {
+    let mut ctx = Ctx {
+        b: Builder::new(),
+        resolve,
+        columns: inputs.columns.clone(),
+        locals: 0,
+        case_values: Vec::new(),
+        params: inputs.params.clone(),
+    };
     let rtype = ctx.expr_type(expr)?;
-    if is_varlena(rtype) {
+    if is_varlena(rtype) && !text_result {
         return unsupported("text results are not returned by the device yet (text works inside expressions)".into());
     }
     ctx.emit(expr)?;
     // SAFETY: valid expression.
     let result_type = unsafe { pg_sys::exprType(expr) };
     let program = ctx.b.finish(rtype).map_err(|e| NotSupported(format!("{e}")))?;
-    Ok(Compiled { program, columns: ctx.columns, result_type, params: ctx.params })
+    inputs.columns = ctx.columns;
+    inputs.params = ctx.params;
+    Ok((program, result_type))
 }

@@ -42,6 +42,9 @@ pub static GPU_TUPLE_COST: GucSetting<f64> = GucSetting::<f64>::new(0.002);
 pub static GPU_OPERATOR_COST: GucSetting<f64> = GucSetting::<f64>::new(0.000_156_25);
 /// `pg_strom.chunk_rows`: rows per chunk handed to the device engine.
 pub static CHUNK_ROWS: GucSetting<i32> = GucSetting::<i32>::new(65536);
+/// `pg_strom.gpu_join_memory_limit`, in kB: the most memory the inner
+/// relations of one GpuJoin may take on the device.
+pub static GPU_JOIN_MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(4 * 1024 * 1024);
 
 /// Register the settings and reserve the prefix.
 pub fn init() {
@@ -142,6 +145,16 @@ pub fn init() {
         16 * 1024 * 1024,
         GucContext::Userset,
         GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"pg_strom.gpu_join_memory_limit",
+        c"Sets the most memory the inner relations of one GpuJoin may take on the device.",
+        c"The planner does not offload a join whose inner relations are estimated larger; at run time a larger one is joined by the CPU engine.",
+        &GPU_JOIN_MEMORY_LIMIT,
+        1024,
+        i32::MAX,
+        GucContext::Userset,
+        GucFlags::UNIT_KB,
     );
     // SAFETY: called from _PG_init in the postmaster's main thread.
     unsafe { pgrx::pg_sys::MarkGUCPrefixReserved(c"pg_strom".as_ptr()) };

@@ -15,6 +15,8 @@
 //! - [`device_eval`]: SQL entry points that run device programs.
 //! - [`random`]: the `pgstrom.random_*` test-data generators.
 //! - [`chunk`]: rows gathered into the device's columnar layout.
+//! - [`gpujoin`]: the GpuJoin custom scan (joins with up to eight inner
+//!   relations on the device).
 //! - [`gpuscan`]: the GpuScan custom scan (planner path, plan, executor,
 //!   EXPLAIN).
 
@@ -26,6 +28,7 @@ pub mod device_eval;
 pub mod discovery_worker;
 pub mod engine;
 pub mod errors;
+pub mod gpujoin;
 pub mod gpuscan;
 pub mod guc;
 pub mod random;
@@ -52,6 +55,7 @@ pub extern "C-unwind" fn _PG_init() {
     guc::init();
     discovery_worker::init();
     gpuscan::init();
+    gpujoin::init();
 }
 
 /// pgrx's test harness hooks (used by `cargo pgrx test`, if ever run).

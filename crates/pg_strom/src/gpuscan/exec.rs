@@ -92,7 +92,7 @@ pub struct GpuScanExec {
 /// scan slot through one reusable HeapTupleData pointing into the buffer,
 /// valid until the next row is stored (the slot protocol).
 #[derive(Default)]
-struct TupleArena {
+pub(crate) struct TupleArena {
     /// Tuple bodies (HeapTupleHeader and data), each at a MAXALIGN offset.
     words: Vec<u64>,
     /// Per row: word offset, t_len, t_self, t_tableOid.
@@ -102,11 +102,11 @@ struct TupleArena {
 }
 
 impl TupleArena {
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.rows.len()
     }
 
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.words.clear();
         self.rows.clear();
     }
@@ -115,7 +115,7 @@ impl TupleArena {
     ///
     /// # Safety
     /// `tup` is a valid heap tuple.
-    unsafe fn push(&mut self, tup: pg_sys::HeapTuple) {
+    pub(crate) unsafe fn push(&mut self, tup: pg_sys::HeapTuple) {
         // SAFETY: t_data holds t_len bytes (caller); the words reserved
         // below hold them.
         unsafe {
@@ -128,7 +128,7 @@ impl TupleArena {
     }
 
     /// Row `i` as a HeapTuple, valid until the next call or `clear`.
-    fn get(&mut self, i: usize) -> pg_sys::HeapTuple {
+    pub(crate) fn get(&mut self, i: usize) -> pg_sys::HeapTuple {
         let (at, len, tid, oid) = self.rows[i];
         self.current = pg_sys::HeapTupleData {
             t_len: len,

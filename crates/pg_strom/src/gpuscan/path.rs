@@ -75,7 +75,7 @@ pub unsafe fn from_list(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
     unsafe { (0..pg_sys::list_length(list)).map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node).collect() }
 }
 
-fn is_heap_relation(rte: *mut pg_sys::RangeTblEntry) -> bool {
+pub(crate) fn is_heap_relation(rte: *mut pg_sys::RangeTblEntry) -> bool {
     // SAFETY: a relation RTE of the query being planned; the planner holds
     // a lock on it, so opening it with NoLock is safe.
     unsafe {
@@ -143,7 +143,7 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
 
 /// PostgreSQL's share of the work a parallel plan's leader does
 /// (costsize.c's get_parallel_divisor).
-fn parallel_divisor(workers: i32) -> f64 {
+pub(crate) fn parallel_divisor(workers: i32) -> f64 {
     let mut divisor = workers as f64;
     let leader = 1.0 - 0.3 * workers as f64;
     if leader > 0.0 {

@@ -1,0 +1,798 @@
+//! GpuJoin execution: the CustomScanState callbacks.
+//!
+//! First call: every inner plan runs to the end; its rows are kept on the
+//! host (datums copied into the node's memory, for the output) and the
+//! columns the programs read are gathered into a column chunk that the
+//! engine loads, hashing the keys (a [`JoinSession`]).  Then the heap
+//! table is read in chunks exactly as GpuScan reads it (table AM, the
+//! query's snapshot, parallel block hand-out); each chunk goes through the
+//! scan quals and every depth on the engine, which returns the joined
+//! combinations of row indexes.  Each combination becomes one scan tuple
+//! (the `custom_scan_tlist`), filled from the heap tuple and the inner
+//! rows, which PostgreSQL projects.  After the last chunk, RIGHT and FULL
+//! depths return their unmatched inner rows.
+//!
+//! When the engine stops at an error for a chunk, the scan quals take the
+//! CPU path (PostgreSQL evaluates them row by row) and the chunk is joined
+//! from the rows that passed; an error the join quals raise then is
+//! PostgreSQL's error for a row pair the join compares.  A value the GPU
+//! cannot compute exactly (`NeedsCpu`) is joined by the CPU engine.
+//! Inner relations larger than `pg_strom.gpu_join_memory_limit` are
+//! joined by the CPU engine rather than fail on the device.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use pgstrom_runtime::engine::ParamValue;
+use pgstrom_runtime::join::{Combos, JoinDepthSpec, JoinKind, JoinSession, JoinSpec, MAX_SOURCES, NULL_ROW};
+use pgstrom_runtime::{DeviceError, Engine, EngineKind};
+
+use crate::chunk::ColumnChunk;
+use crate::gpujoin::NAME;
+use crate::gpujoin::plan::GpuJoinInfo;
+use crate::gpuscan::exec::TupleArena;
+use crate::gpuscan::path::{from_list, to_list};
+use crate::{codegen, engine, errors, guc};
+
+/// Counters shown by EXPLAIN ANALYZE (summed over parallel workers).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counters {
+    /// Chunks handed to the engine.
+    pub chunks: u64,
+    /// Heap rows read.
+    pub rows_in: u64,
+    /// Rows of chunks whose scan quals took the CPU path.
+    pub rows_cpu_path: u64,
+    /// Bytes of chunks handed to the engine.
+    pub bytes: u64,
+    /// Nanoseconds in the engine.
+    pub engine_ns: u64,
+    /// Combinations after the scan quals (0) and after each depth (d).
+    pub stage: [u64; MAX_SOURCES],
+    /// Unmatched inner rows returned by RIGHT / FULL depths.
+    pub unmatched: u64,
+}
+
+#[repr(C)]
+struct SharedState {
+    chunks: AtomicU64,
+    rows_in: AtomicU64,
+    rows_cpu_path: AtomicU64,
+    bytes: AtomicU64,
+    engine_ns: AtomicU64,
+    stage: [AtomicU64; MAX_SOURCES],
+}
+
+const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
+
+/// One inner relation, loaded.
+struct InnerRows {
+    /// Attributes per row (the inner plan's target list).
+    ncols: usize,
+    values: Vec<pg_sys::Datum>,
+    nulls: Vec<bool>,
+    nrows: usize,
+    /// The columns the programs read.
+    chunk: ColumnChunk,
+}
+
+/// The Rust side of a GpuJoin node.
+pub struct GpuJoinExec {
+    pub(crate) info: GpuJoinInfo,
+    /// The scan quals over the scan tuple (their CPU path).
+    scan_quals: *mut pg_sys::ExprState,
+    param_exprs: Vec<*mut pg_sys::ExprState>,
+    params: Option<Vec<ParamValue>>,
+    pub(crate) engine: Option<&'static dyn Engine>,
+    session: Option<Box<dyn JoinSession>>,
+    /// The CPU engine's session, for chunks the GPU cannot finish.
+    cpu_session: Option<Box<dyn JoinSession>>,
+    inners: Vec<InnerRows>,
+    inners_loaded: bool,
+    inner_cxt: pg_sys::MemoryContext,
+    /// Bytes of the inner relations in the engine (EXPLAIN).
+    pub(crate) inner_bytes: usize,
+    /// Inner rows per depth (EXPLAIN).
+    pub(crate) inner_rows: Vec<usize>,
+    /// True when the inner relations exceeded the memory limit and the
+    /// join ran on the CPU engine.
+    pub(crate) over_limit: bool,
+    scan: pg_sys::TableScanDesc,
+    /// The table AM's slot the heap is read into.
+    read_slot: *mut pg_sys::TupleTableSlot,
+    /// A heap-tuple slot that deforms the chunk's copies.
+    tup_slot: *mut pg_sys::TupleTableSlot,
+    /// Which chunk row `tup_slot` holds deformed (NULL_ROW: none).
+    read_row: u32,
+    max_outer_attnum: i32,
+    chunk_cxt: pg_sys::MemoryContext,
+    chunk: ColumnChunk,
+    tuples: TupleArena,
+    combos: Combos,
+    cursor: usize,
+    eof: bool,
+    unmatched_done: bool,
+    shared: *mut SharedState,
+    pub(crate) counters: Counters,
+}
+
+/// The node PostgreSQL sees.
+#[repr(C)]
+pub struct GpuJoinState {
+    css: pg_sys::CustomScanState,
+    exec: *mut GpuJoinExec,
+}
+
+static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
+    CustomName: NAME.as_ptr(),
+    BeginCustomScan: Some(begin),
+    ExecCustomScan: Some(exec),
+    EndCustomScan: Some(end),
+    ReScanCustomScan: Some(rescan),
+    MarkPosCustomScan: None,
+    RestrPosCustomScan: None,
+    EstimateDSMCustomScan: Some(estimate_dsm),
+    InitializeDSMCustomScan: Some(initialize_dsm),
+    ReInitializeDSMCustomScan: Some(reinitialize_dsm),
+    InitializeWorkerCustomScan: Some(initialize_worker),
+    ShutdownCustomScan: Some(shutdown),
+    ExplainCustomScan: Some(crate::gpujoin::explain::explain),
+};
+
+/// The Rust state of a node, if still alive.
+///
+/// # Safety
+/// `node` is a GpuJoinState.
+pub unsafe fn state_of<'a>(node: *mut pg_sys::CustomScanState) -> Option<&'a mut GpuJoinExec> {
+    // SAFETY: caller.
+    unsafe { (*(node as *mut GpuJoinState)).exec.as_mut() }
+}
+
+/// CreateCustomScanState.
+#[pg_guard]
+pub unsafe extern "C-unwind" fn create_scan_state(_cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
+    // SAFETY: palloc0 of our node.
+    unsafe {
+        let node = pg_sys::palloc0(std::mem::size_of::<GpuJoinState>()) as *mut GpuJoinState;
+        (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+        (*node).css.methods = &raw const EXEC_METHODS;
+        (*node).css.slotOps = &raw const pg_sys::TTSOpsVirtual;
+        node.cast()
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn free_state(arg: *mut std::ffi::c_void) {
+    // SAFETY: arg is the node; exec is a Box or NULL.
+    unsafe {
+        let node = arg as *mut GpuJoinState;
+        if !(*node).exec.is_null() {
+            drop(Box::from_raw((*node).exec));
+            (*node).exec = std::ptr::null_mut();
+        }
+    }
+}
+
+fn new_context(parent: pg_sys::MemoryContext, name: &'static std::ffi::CStr) -> pg_sys::MemoryContext {
+    // SAFETY: a child of a live context.
+    unsafe {
+        pg_sys::AllocSetContextCreateInternal(
+            parent,
+            name.as_ptr(),
+            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+        )
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) {
+    // SAFETY: executor callback; the plan is a GpuJoin CustomScan.
+    unsafe {
+        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let info = GpuJoinInfo::from_private((*cscan).custom_private);
+        let exprs = from_list((*cscan).custom_exprs);
+        let nstatic = info.nscan_quals as usize
+            + info.depths.iter().map(|d| d.nquals as usize + d.outer_keys.len()).sum::<usize>();
+        if exprs.len() != nstatic + info.param_types.len() {
+            errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                "invalid GpuJoin plan: expression count does not match".into(),
+                None,
+                Some("Re-plan the query."),
+            );
+        }
+        let ps = &raw mut (*node).ss.ps;
+        let scan_quals = pg_sys::ExecInitQual(to_list(&exprs[..info.nscan_quals as usize]), ps);
+        let param_exprs = exprs[nstatic..].iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
+        // the inner plans
+        for p in from_list((*cscan).custom_plans) {
+            let child = pg_sys::ExecInitNode(p.cast(), estate, eflags);
+            (*node).custom_ps = pg_sys::lappend((*node).custom_ps, child.cast());
+        }
+        let rel = (*node).ss.ss_currentRelation;
+        let read_slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, pg_sys::table_slot_callbacks(rel));
+        let tup_slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &raw const pg_sys::TTSOpsHeapTuple);
+        let max_outer_attnum = info
+            .scan_map
+            .iter()
+            .filter(|(s, _)| *s == 0)
+            .map(|(_, a)| *a as i32)
+            .chain(info.outer_columns.iter().map(|(a, _)| *a as i32))
+            .max()
+            .unwrap_or(0);
+        let outer_cols: Vec<(i16, u16)> = info.outer_columns.clone();
+        let state = Box::new(GpuJoinExec {
+            info,
+            scan_quals,
+            param_exprs,
+            params: None,
+            engine: None,
+            session: None,
+            cpu_session: None,
+            inners: Vec::new(),
+            inners_loaded: false,
+            inner_cxt: new_context((*estate).es_query_cxt, c"GpuJoin inner rows"),
+            inner_bytes: 0,
+            inner_rows: Vec::new(),
+            over_limit: false,
+            scan: std::ptr::null_mut(),
+            read_slot,
+            tup_slot,
+            read_row: NULL_ROW,
+            max_outer_attnum,
+            chunk_cxt: new_context((*estate).es_query_cxt, c"GpuJoin chunk"),
+            chunk: ColumnChunk::new(&outer_cols),
+            tuples: TupleArena::default(),
+            combos: Combos::default(),
+            cursor: 0,
+            eof: false,
+            unmatched_done: false,
+            shared: std::ptr::null_mut(),
+            counters: Counters::default(),
+        });
+        let gnode = node as *mut GpuJoinState;
+        (*gnode).exec = Box::into_raw(state);
+        let cb =
+            pg_sys::MemoryContextAlloc((*estate).es_query_cxt, std::mem::size_of::<pg_sys::MemoryContextCallback>())
+                as *mut pg_sys::MemoryContextCallback;
+        (*cb).func = Some(free_state);
+        (*cb).arg = gnode.cast();
+        (*cb).next = std::ptr::null_mut();
+        pg_sys::MemoryContextRegisterResetCallback((*estate).es_query_cxt, cb);
+    }
+}
+
+/// The engine of this join, chosen on first use.
+pub(crate) fn engine_of(st: &mut GpuJoinExec) -> &'static dyn Engine {
+    *st.engine.get_or_insert_with(engine::active)
+}
+
+impl GpuJoinExec {
+    /// Run every inner plan to the end and keep its rows.
+    unsafe fn load_inners(&mut self, node: *mut pg_sys::CustomScanState) {
+        // SAFETY: executor state of a live node.
+        unsafe {
+            self.inners.clear();
+            pg_sys::MemoryContextReset(self.inner_cxt);
+            let children = from_list((*node).custom_ps);
+            for (d, child) in children.iter().enumerate() {
+                let child = *child as *mut pg_sys::PlanState;
+                let mut inner = InnerRows {
+                    ncols: 0,
+                    values: Vec::new(),
+                    nulls: Vec::new(),
+                    nrows: 0,
+                    chunk: ColumnChunk::new(&self.info.depths[d].inner_columns),
+                };
+                let max_attnum = inner.chunk.max_attnum() as i32;
+                let mut mslot: *mut pg_sys::TupleTableSlot = std::ptr::null_mut();
+                loop {
+                    let slot = pg_sys::ExecProcNode(child);
+                    if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+                        break;
+                    }
+                    if inner.nrows.is_multiple_of(1024) {
+                        pgrx::check_for_interrupts!();
+                    }
+                    if inner.nrows + 1 >= NULL_ROW as usize {
+                        errors::raise_plain(
+                            PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                            "an inner relation of GpuJoin has more than 4294967294 rows".into(),
+                            None,
+                            Some("Set pg_strom.enable_gpujoin to off for this query."),
+                        );
+                    }
+                    // a flat copy (expanded and short values made plain) that
+                    // lives as long as the node; its datums are the output's
+                    let desc = (*slot).tts_tupleDescriptor;
+                    if mslot.is_null() {
+                        mslot = pg_sys::MakeSingleTupleTableSlot(desc, &raw const pg_sys::TTSOpsMinimalTuple);
+                    }
+                    let old = pg_sys::MemoryContextSwitchTo(self.inner_cxt);
+                    let mtup = pg_sys::ExecCopySlotMinimalTuple(slot);
+                    pg_sys::ExecStoreMinimalTuple(mtup, mslot, false);
+                    pg_sys::slot_getallattrs(mslot);
+                    let natts = (*desc).natts as usize;
+                    inner.ncols = natts;
+                    for i in 0..natts {
+                        inner.values.push(*(*mslot).tts_values.add(i));
+                        inner.nulls.push(*(*mslot).tts_isnull.add(i));
+                    }
+                    if max_attnum > 0 {
+                        inner.chunk.append_slot(mslot);
+                    }
+                    pg_sys::MemoryContextSwitchTo(old);
+                    inner.nrows += 1;
+                }
+                if !mslot.is_null() {
+                    pg_sys::ExecDropSingleTupleTableSlot(mslot);
+                }
+                self.inners.push(inner);
+            }
+            self.inner_rows = self.inners.iter().map(|i| i.nrows).collect();
+            self.inners_loaded = true;
+        }
+    }
+
+    /// Evaluate the hoisted parameters.
+    unsafe fn eval_params(&mut self, econtext: *mut pg_sys::ExprContext) -> Vec<ParamValue> {
+        let mut out = Vec::with_capacity(self.param_exprs.len());
+        for (i, &state) in self.param_exprs.iter().enumerate() {
+            let mut isnull = false;
+            // SAFETY: initialised ExprStates of Var-free expressions.
+            let d = unsafe { pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull) };
+            out.push(if isnull {
+                ParamValue { isnull: true, bits: 0 }
+            } else {
+                ParamValue { isnull: false, bits: codegen::const_bits(self.info.param_types[i], d) }
+            });
+        }
+        out
+    }
+
+    /// Load the inner relations into `eng`.
+    fn open_session(&self, eng: &'static dyn Engine) -> Result<Box<dyn JoinSession>, DeviceError> {
+        let spec = JoinSpec {
+            scan_qual: self.info.scan_qual.clone(),
+            outer_types: self.info.outer_columns.iter().map(|c| c.1).collect(),
+            depths: self
+                .info
+                .depths
+                .iter()
+                .zip(&self.inners)
+                .map(|(d, i)| JoinDepthSpec {
+                    kind: JoinKind::from_pg(d.kind).unwrap_or(JoinKind::Inner),
+                    outer_keys: d.outer_keys.clone(),
+                    inner_keys: d.inner_keys.clone(),
+                    qual: d.qual.clone(),
+                    inner: i.chunk.column_data(),
+                    ninner: i.nrows as u32,
+                })
+                .collect(),
+            params: self.params.clone().unwrap_or_default(),
+        };
+        eng.join_open(&spec)
+    }
+
+    /// Make sure the inner relations are loaded and a session is open.
+    unsafe fn prepare(&mut self, node: *mut pg_sys::CustomScanState) {
+        // SAFETY: live node.
+        unsafe {
+            if !self.inners_loaded {
+                self.load_inners(node);
+            }
+            if self.params.is_none() {
+                self.params = Some(self.eval_params((*node).ss.ps.ps_ExprContext));
+            }
+        }
+        if self.session.is_some() {
+            return;
+        }
+        let mut eng = engine_of(self);
+        let bytes: usize = self.inners.iter().map(|i| i.chunk.bytes() + i.nrows * 16).sum();
+        if eng.kind() == EngineKind::Gpu && bytes as f64 > guc::GPU_JOIN_MEMORY_LIMIT.get() as f64 * 1024.0 {
+            eng = engine::cpu();
+            self.engine = Some(eng);
+            self.over_limit = true;
+        }
+        match self.open_session(eng) {
+            Ok(s) => {
+                self.inner_bytes = s.inner_bytes();
+                self.session = Some(s);
+            }
+            Err(e) => errors::raise(&format!("GpuJoin on {} failed to load its inner relations", eng.describe()), &e),
+        }
+    }
+
+    /// Drop the chunk's rows.
+    unsafe fn reset_chunk(&mut self) {
+        // SAFETY: the slot may point into the rows about to go.
+        unsafe { pg_sys::ExecClearTuple(self.tup_slot) };
+        self.tuples.clear();
+        self.chunk.clear();
+        self.combos = Combos::default();
+        self.cursor = 0;
+        self.read_row = NULL_ROW;
+        // SAFETY: the context holds only this chunk's copies.
+        unsafe { pg_sys::MemoryContextReset(self.chunk_cxt) };
+    }
+
+    /// Deform chunk row `row` into the read slot.
+    unsafe fn deform_outer(&mut self, row: u32) {
+        if self.read_row != row {
+            // SAFETY: row is a row of the current chunk.
+            unsafe {
+                pg_sys::ExecStoreHeapTuple(self.tuples.get(row as usize), self.tup_slot, false);
+                if self.max_outer_attnum > 0 {
+                    pg_sys::slot_getsomeattrs(self.tup_slot, self.max_outer_attnum);
+                }
+            }
+            self.read_row = row;
+        }
+    }
+
+    /// Fill the scan slot with combination `k` of `combos`.
+    unsafe fn fill_slot(&mut self, slot: *mut pg_sys::TupleTableSlot, k: usize) {
+        // SAFETY: the slot has the custom_scan_tlist's descriptor, one
+        // attribute per scan_map entry.
+        unsafe {
+            pg_sys::ExecClearTuple(slot);
+            for i in 0..self.info.scan_map.len() {
+                let (s, key) = self.info.scan_map[i];
+                let row = self.combos.get(s as usize, k);
+                let (isnull, value) = if row == NULL_ROW {
+                    (true, pg_sys::Datum::from(0))
+                } else if s == 0 {
+                    self.deform_outer(row);
+                    let a = (key - 1) as usize;
+                    (*(*self.tup_slot).tts_isnull.add(a), *(*self.tup_slot).tts_values.add(a))
+                } else {
+                    let inner = &self.inners[s as usize - 1];
+                    let at = row as usize * inner.ncols + (key - 1) as usize;
+                    (inner.nulls[at], inner.values[at])
+                };
+                *(*slot).tts_isnull.add(i) = isnull;
+                *(*slot).tts_values.add(i) = value;
+            }
+            pg_sys::ExecStoreVirtualTuple(slot);
+        }
+    }
+
+    /// The scan quals' CPU path: the chunk rows that pass them.
+    unsafe fn cpu_scan_quals(&mut self, node: *mut pg_sys::CustomScanState) -> Vec<u32> {
+        let n = self.tuples.len() as u32;
+        if self.info.nscan_quals == 0 {
+            return (0..n).collect();
+        }
+        // SAFETY: live node; the scan slot is ours until the chunk's rows
+        // are returned.
+        unsafe {
+            let slot = (*node).ss.ss_ScanTupleSlot;
+            let econtext = (*node).ss.ps.ps_ExprContext;
+            let saved = std::mem::take(&mut self.combos);
+            let mut pass = Vec::new();
+            for r in 0..n {
+                // a combination of the outer row alone
+                self.combos =
+                    Combos { nsources: MAX_SOURCES, count: 1, rows: vec![NULL_ROW; MAX_SOURCES], ..Combos::default() };
+                self.combos.rows[0] = r;
+                self.fill_slot(slot, 0);
+                (*econtext).ecxt_scantuple = slot;
+                pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+                if pg_sys::ExecQual(self.scan_quals, econtext) {
+                    pass.push(r);
+                }
+            }
+            pg_sys::ExecClearTuple(slot);
+            self.combos = saved;
+            pass
+        }
+    }
+
+    /// Read the next chunk and join it.  False at the end of the scan.
+    unsafe fn fill_chunk(&mut self, node: *mut pg_sys::CustomScanState) -> bool {
+        // SAFETY: executor state of a live node.
+        unsafe {
+            pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+            self.reset_chunk();
+            if self.eof {
+                return false;
+            }
+            let estate = (*node).ss.ps.state;
+            let rel = (*node).ss.ss_currentRelation;
+            if self.scan.is_null() {
+                self.scan = pg_sys::table_beginscan(rel, (*estate).es_snapshot, 0, std::ptr::null_mut());
+            }
+            let limit = guc::CHUNK_ROWS.get().max(1) as usize;
+            let max_attnum = self.chunk.max_attnum() as i32;
+            let old = pg_sys::MemoryContextSwitchTo(self.chunk_cxt);
+            while self.tuples.len() < limit {
+                if self.tuples.len().is_multiple_of(1024) {
+                    pgrx::check_for_interrupts!();
+                }
+                if !pg_sys::table_scan_getnextslot(
+                    self.scan,
+                    pg_sys::ScanDirection::ForwardScanDirection,
+                    self.read_slot,
+                ) {
+                    self.eof = true;
+                    break;
+                }
+                if max_attnum > 0 {
+                    pg_sys::slot_getsomeattrs(self.read_slot, max_attnum);
+                }
+                self.chunk.append_slot(self.read_slot);
+                let mut should_free = false;
+                let tup = pg_sys::ExecFetchSlotHeapTuple(self.read_slot, false, &mut should_free);
+                self.tuples.push(tup);
+                if should_free {
+                    pg_sys::heap_freetuple(tup);
+                }
+                if self.tuples.len().is_multiple_of(256) && self.chunk.varlena_bytes() > 1 << 30 {
+                    break;
+                }
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+            self.read_row = NULL_ROW;
+            let nrows = self.tuples.len() as u32;
+            if nrows == 0 {
+                return false;
+            }
+            let started = Instant::now();
+            let mut cpu_rows = 0u64;
+            let cols = self.chunk.column_data();
+            let first = self.session.as_mut().expect("prepared").probe(&cols, nrows, None);
+            let result = match first {
+                Ok(c) => Ok(c),
+                Err(DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) => {
+                    drop(cols);
+                    let on_gpu = engine_of(self).kind() == EngineKind::Gpu;
+                    let sel = self.cpu_scan_quals(node);
+                    cpu_rows = nrows as u64;
+                    let cols = self.chunk.column_data();
+                    match self.session.as_mut().expect("prepared").probe(&cols, nrows, Some(&sel)) {
+                        Err(DeviceError::NeedsCpu { .. }) if on_gpu => {
+                            if self.cpu_session.is_none() {
+                                match self.open_session(engine::cpu()) {
+                                    Ok(s) => self.cpu_session = Some(s),
+                                    Err(e) => errors::raise("GpuJoin on the CPU engine failed", &e),
+                                }
+                            }
+                            self.cpu_session.as_mut().expect("opened").probe(&cols, nrows, Some(&sel))
+                        }
+                        other => other,
+                    }
+                }
+                Err(e) => Err(e),
+            };
+            let combos = match result {
+                Ok(c) => c,
+                Err(e) => errors::raise(&format!("GpuJoin on {} failed", engine_of(self).describe()), &e),
+            };
+            let mut c = Counters {
+                chunks: 1,
+                rows_in: nrows as u64,
+                rows_cpu_path: cpu_rows,
+                bytes: self.chunk.bytes() as u64,
+                engine_ns: started.elapsed().as_nanos() as u64,
+                ..Counters::default()
+            };
+            for (i, n) in combos.stage_counts.iter().enumerate().take(MAX_SOURCES) {
+                c.stage[i] = *n;
+            }
+            self.combos = combos;
+            self.add_counters(c);
+            true
+        }
+    }
+
+    fn add_counters(&mut self, c: Counters) {
+        let t = &mut self.counters;
+        t.chunks += c.chunks;
+        t.rows_in += c.rows_in;
+        t.rows_cpu_path += c.rows_cpu_path;
+        t.bytes += c.bytes;
+        t.engine_ns += c.engine_ns;
+        for i in 0..MAX_SOURCES {
+            t.stage[i] += c.stage[i];
+        }
+        // SAFETY: shared is NULL or the DSM area, alive during the scan.
+        if let Some(s) = unsafe { self.shared.as_ref() } {
+            s.chunks.fetch_add(c.chunks, Ordering::Relaxed);
+            s.rows_in.fetch_add(c.rows_in, Ordering::Relaxed);
+            s.rows_cpu_path.fetch_add(c.rows_cpu_path, Ordering::Relaxed);
+            s.bytes.fetch_add(c.bytes, Ordering::Relaxed);
+            s.engine_ns.fetch_add(c.engine_ns, Ordering::Relaxed);
+            for i in 0..MAX_SOURCES {
+                s.stage[i].fetch_add(c.stage[i], Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// ExecScan's access method: the next joined row as a scan tuple.
+#[pg_guard]
+unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
+    let node = ss as *mut pg_sys::CustomScanState;
+    // SAFETY: ExecScan calls this with our node.
+    unsafe {
+        let Some(st) = state_of(node) else { return std::ptr::null_mut() };
+        let slot = (*ss).ss_ScanTupleSlot;
+        st.prepare(node);
+        loop {
+            if st.cursor < st.combos.count {
+                let k = st.cursor;
+                st.cursor += 1;
+                st.fill_slot(slot, k);
+                return slot;
+            }
+            if st.fill_chunk(node) {
+                continue;
+            }
+            if !st.unmatched_done {
+                st.unmatched_done = true;
+                let res = st.session.as_mut().expect("prepared").unmatched();
+                match res {
+                    Ok(c) => {
+                        st.counters.unmatched += c.count as u64;
+                        st.reset_chunk();
+                        st.combos = c;
+                        continue;
+                    }
+                    Err(e) => errors::raise(&format!("GpuJoin on {} failed", engine_of(st).describe()), &e),
+                }
+            }
+            return pg_sys::ExecClearTuple(slot);
+        }
+    }
+}
+
+/// EvalPlanQual is never needed: GpuJoin is only planned for queries
+/// without row marks.
+#[pg_guard]
+unsafe extern "C-unwind" fn recheck(_ss: *mut pg_sys::ScanState, _slot: *mut pg_sys::TupleTableSlot) -> bool {
+    true
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    // SAFETY: executor callback.
+    unsafe { pg_sys::ExecScan(&raw mut (*node).ss, Some(next_tuple), Some(recheck)) }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: executor callback.
+    unsafe {
+        if let Some(st) = state_of(node) {
+            pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+            if !st.scan.is_null() {
+                pg_sys::table_endscan(st.scan);
+                st.scan = std::ptr::null_mut();
+            }
+            pg_sys::ExecDropSingleTupleTableSlot(st.read_slot);
+            pg_sys::ExecDropSingleTupleTableSlot(st.tup_slot);
+            st.session = None;
+            st.cpu_session = None;
+        }
+        for child in from_list((*node).custom_ps) {
+            pg_sys::ExecEndNode(child.cast());
+        }
+        free_state(node.cast());
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: executor callback.
+    unsafe {
+        let Some(st) = state_of(node) else { return };
+        pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+        st.reset_chunk();
+        st.eof = false;
+        st.unmatched_done = false;
+        // parameters may have changed: sessions are rebuilt; inner
+        // relations are re-read only when their parameters changed
+        st.params = None;
+        st.session = None;
+        st.cpu_session = None;
+        let changed =
+            from_list((*node).custom_ps).iter().any(|c| !(*(*c as *mut pg_sys::PlanState)).chgParam.is_null());
+        if changed {
+            st.inners_loaded = false;
+        }
+        if !st.scan.is_null() {
+            pg_sys::table_rescan(st.scan, std::ptr::null_mut());
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn estimate_dsm(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+) -> usize {
+    // SAFETY: executor callback.
+    unsafe {
+        let estate = (*node).ss.ps.state;
+        PSCAN_OFFSET + pg_sys::table_parallelscan_estimate((*node).ss.ss_currentRelation, (*estate).es_snapshot)
+    }
+}
+
+unsafe fn attach_shared(node: *mut pg_sys::CustomScanState, coordinate: *mut std::ffi::c_void) {
+    // SAFETY: our DSM area, laid out by initialize_dsm.
+    unsafe {
+        let Some(st) = state_of(node) else { return };
+        st.shared = coordinate.cast();
+        let pscan = (coordinate as *mut u8).add(PSCAN_OFFSET).cast();
+        st.scan = pg_sys::table_beginscan_parallel((*node).ss.ss_currentRelation, pscan);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_dsm(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    // SAFETY: coordinate has estimate_dsm's size.
+    unsafe {
+        let estate = (*node).ss.ps.state;
+        std::ptr::write_bytes(coordinate as *mut u8, 0, PSCAN_OFFSET);
+        let pscan = (coordinate as *mut u8).add(PSCAN_OFFSET).cast();
+        pg_sys::table_parallelscan_initialize((*node).ss.ss_currentRelation, pscan, (*estate).es_snapshot);
+        attach_shared(node, coordinate);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn reinitialize_dsm(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    // SAFETY: the area initialize_dsm laid out.
+    unsafe {
+        let pscan = (coordinate as *mut u8).add(PSCAN_OFFSET).cast();
+        pg_sys::table_parallelscan_reinitialize((*node).ss.ss_currentRelation, pscan);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_worker(
+    node: *mut pg_sys::CustomScanState,
+    _toc: *mut pg_sys::shm_toc,
+    coordinate: *mut std::ffi::c_void,
+) {
+    // SAFETY: the leader's area.
+    unsafe { attach_shared(node, coordinate) }
+}
+
+/// Before the DSM goes away: the leader keeps the sums of every process.
+#[pg_guard]
+unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: executor callback; shared is the still-mapped DSM area.
+    unsafe {
+        let Some(st) = state_of(node) else { return };
+        if pg_sys::ParallelWorkerNumber >= 0 {
+            st.shared = std::ptr::null_mut();
+            return;
+        }
+        if let Some(s) = st.shared.as_ref() {
+            st.counters.chunks = s.chunks.load(Ordering::Relaxed);
+            st.counters.rows_in = s.rows_in.load(Ordering::Relaxed);
+            st.counters.rows_cpu_path = s.rows_cpu_path.load(Ordering::Relaxed);
+            st.counters.bytes = s.bytes.load(Ordering::Relaxed);
+            st.counters.engine_ns = s.engine_ns.load(Ordering::Relaxed);
+            for i in 0..MAX_SOURCES {
+                st.counters.stage[i] = s.stage[i].load(Ordering::Relaxed);
+            }
+        }
+        st.shared = std::ptr::null_mut();
+    }
+}

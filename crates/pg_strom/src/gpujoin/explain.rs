@@ -1,0 +1,164 @@
+//! GpuJoin's EXPLAIN fields (ExplainCustomScan), after the seeds' plans:
+//!
+//! ```text
+//! Custom Scan (GpuJoin) on t0
+//!   GPU Filter: (t0.x > 10)                       -- scan quals, if any
+//!   Depth 1: GpuHashJoin (Inner), HashKeys: (t0.aid)
+//!            JoinQuals: (t0.aid = t1.aid)
+//!            Nrows (in/out: 98.60%), KDS-Hash (size: 13.47MB, nbatches: 1)
+//!   GPU Preference: GPU0 (NVIDIA H100 80GB HBM3)
+//! ```
+//!
+//! `Nrows` is the planner's estimate of rows out per row in; with ANALYZE
+//! the actual counts follow (`actual: 1000 -> 986`), and the hash table
+//! size is what the engine holds.  A depth without hash keys is a
+//! `GpuNestLoop`.  Non-text formats get one group of properties per depth.
+
+use std::ffi::{CStr, CString};
+
+use pgrx::pg_guard;
+use pgrx::pg_sys;
+
+use crate::gpujoin::exec::{engine_of, state_of};
+use crate::gpuscan::path::{from_list, to_list};
+
+fn prop_text(label: &str, value: &str, es: *mut pg_sys::ExplainState) {
+    let l = CString::new(label).expect("labels have no NUL");
+    let v = CString::new(value.replace('\0', "")).expect("NULs removed");
+    // SAFETY: valid ExplainState; PostgreSQL copies the strings.
+    unsafe { pg_sys::ExplainPropertyText(l.as_ptr(), v.as_ptr(), es) };
+}
+
+fn size_text(bytes: f64) -> String {
+    if bytes >= 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2}GB", bytes / (1024.0 * 1024.0 * 1024.0))
+    } else if bytes >= 1024.0 * 1024.0 {
+        format!("{:.2}MB", bytes / (1024.0 * 1024.0))
+    } else {
+        format!("{:.2}KB", bytes / 1024.0)
+    }
+}
+
+fn kind_label(kind: u32) -> &'static str {
+    pgstrom_runtime::join::JoinKind::from_pg(kind).map_or("?", |k| k.label())
+}
+
+/// ExplainCustomScan.
+#[pg_guard]
+pub unsafe extern "C-unwind" fn explain(
+    node: *mut pg_sys::CustomScanState,
+    ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
+    // SAFETY: EXPLAIN callback with our node and a valid ExplainState.
+    unsafe {
+        let Some(st) = state_of(node) else { return };
+        let plan = (*node).ss.ps.plan;
+        let cscan = plan as *mut pg_sys::CustomScan;
+        let exprs = from_list((*cscan).custom_exprs);
+        let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, plan, ancestors);
+        let deparse = |nodes: &[*mut pg_sys::Node]| -> String {
+            let e = if nodes.len() == 1 { nodes[0] } else { pg_sys::make_ands_explicit(to_list(nodes)).cast() };
+            let t = pg_sys::deparse_expression(e, context, true, false);
+            CStr::from_ptr(t).to_string_lossy().into_owned()
+        };
+        let mut at = st.info.nscan_quals as usize;
+        if at > 0 {
+            prop_text("GPU Filter", &deparse(&exprs[..at]), es);
+        }
+        let text = (*es).format == pg_sys::ExplainFormat::EXPLAIN_FORMAT_TEXT;
+        let analyze = (*es).analyze;
+        let c = st.counters;
+        for (i, d) in st.info.depths.iter().enumerate() {
+            let quals = &exprs[at..at + d.nquals as usize];
+            at += d.nquals as usize;
+            let keys = &exprs[at..at + d.outer_keys.len()];
+            at += d.outer_keys.len();
+            let method = if keys.is_empty() { "GpuNestLoop" } else { "GpuHashJoin" };
+            let key_text = keys.iter().map(|k| deparse(&[*k])).collect::<Vec<_>>().join(", ");
+            let qual_text = if quals.is_empty() { String::new() } else { deparse(quals) };
+            let ratio = if d.rows_in > 0.0 { 100.0 * d.rows_out / d.rows_in } else { 0.0 };
+            let mut nrows = format!("Nrows (in/out: {ratio:.2}%");
+            if analyze {
+                let (rin, rout) = (c.stage[i], c.stage[i + 1]);
+                nrows.push_str(&format!(", actual: {rin} -> {rout}"));
+            }
+            nrows.push(')');
+            let inner_rows = st.inner_rows.get(i).copied().map_or(d.inner_rows, |n| n as f64);
+            let table = if analyze {
+                format!(
+                    "{} (inner rows: {inner_rows}, engine memory: {}, nbatches: 1)",
+                    if keys.is_empty() { "KDS-Heap" } else { "KDS-Hash" },
+                    size_text(st.inner_bytes as f64)
+                )
+            } else {
+                format!(
+                    "{} (planned inner rows: {inner_rows}, nbatches: 1)",
+                    if keys.is_empty() { "KDS-Heap" } else { "KDS-Hash" }
+                )
+            };
+            if text {
+                let label = format!("Depth {}", i + 1);
+                let pad = " ".repeat(label.len() + 2);
+                let mut s = format!("{label}: {method} ({})", kind_label(d.kind));
+                if !keys.is_empty() {
+                    s.push_str(&format!(", HashKeys: ({key_text})"));
+                }
+                let indent = " ".repeat((*es).indent as usize * 2);
+                let mut out = format!("{indent}{s}\n");
+                if !qual_text.is_empty() {
+                    out.push_str(&format!("{indent}{pad}JoinQuals: {qual_text}\n"));
+                }
+                out.push_str(&format!("{indent}{pad}{nrows}, {table}\n"));
+                let cs = CString::new(out.replace('\0', "")).expect("NULs removed");
+                pg_sys::appendStringInfoString((*es).str_, cs.as_ptr());
+            } else {
+                let label = CString::new(format!("Depth {}", i + 1)).expect("no NUL");
+                pg_sys::ExplainOpenGroup(label.as_ptr(), label.as_ptr(), true, es);
+                prop_text("Join Method", method, es);
+                prop_text("Join Type", kind_label(d.kind), es);
+                if !keys.is_empty() {
+                    prop_text("HashKeys", &key_text, es);
+                }
+                if !qual_text.is_empty() {
+                    prop_text("JoinQuals", &qual_text, es);
+                }
+                pg_sys::ExplainPropertyFloat(c"Plan Rows In".as_ptr(), std::ptr::null(), d.rows_in, 0, es);
+                pg_sys::ExplainPropertyFloat(c"Plan Rows Out".as_ptr(), std::ptr::null(), d.rows_out, 0, es);
+                if analyze {
+                    pg_sys::ExplainPropertyInteger(c"Actual Rows In".as_ptr(), std::ptr::null(), c.stage[i] as i64, es);
+                    pg_sys::ExplainPropertyInteger(
+                        c"Actual Rows Out".as_ptr(),
+                        std::ptr::null(),
+                        c.stage[i + 1] as i64,
+                        es,
+                    );
+                }
+                pg_sys::ExplainPropertyInteger(c"Batches".as_ptr(), std::ptr::null(), 1, es);
+                pg_sys::ExplainCloseGroup(label.as_ptr(), label.as_ptr(), true, es);
+            }
+        }
+        let eng = engine_of(st);
+        let mut pref = eng.describe();
+        if st.over_limit {
+            pref.push_str(", inner relations over pg_strom.gpu_join_memory_limit");
+        }
+        prop_text("GPU Preference", &pref, es);
+        if analyze {
+            pg_sys::ExplainPropertyInteger(c"GPU Chunks".as_ptr(), std::ptr::null(), c.chunks as i64, es);
+            pg_sys::ExplainPropertyInteger(c"GPU Input Rows".as_ptr(), std::ptr::null(), c.rows_in as i64, es);
+            pg_sys::ExplainPropertyInteger(c"CPU Path Rows".as_ptr(), std::ptr::null(), c.rows_cpu_path as i64, es);
+            if c.unmatched > 0 {
+                pg_sys::ExplainPropertyInteger(
+                    c"Unmatched Inner Rows".as_ptr(),
+                    std::ptr::null(),
+                    c.unmatched as i64,
+                    es,
+                );
+            }
+            if (*es).timing {
+                pg_sys::ExplainPropertyFloat(c"GPU Time".as_ptr(), c"ms".as_ptr(), c.engine_ns as f64 / 1e6, 3, es);
+            }
+        }
+    }
+}

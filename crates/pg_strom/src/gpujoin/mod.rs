@@ -1,0 +1,30 @@
+//! GpuJoin: a heap table scanned in chunks and joined on the device with
+//! up to eight inner relations in one node (a star join in one pass).
+//!
+//! Lifecycle, one file per callback group:
+//! - [`path`]: `set_join_pathlist_hook` adds a GpuJoin CustomPath (and a
+//!   partial one for parallel plans) for a join whose outer side is a heap
+//!   table or another GpuJoin path, when every qual and key compiles.
+//! - [`plan`]: PlanCustomPath compiles the device programs against the
+//!   inner plans' target lists and builds the scan tuple; the plan's
+//!   private state is one [`plan::GpuJoinInfo`].
+//! - [`exec`]: the executor callbacks: inner relations loaded into the
+//!   engine once, chunks of the heap table joined there, joined rows
+//!   formed on the host; parallel DSM callbacks as GpuScan's.
+//! - [`explain`]: `Depth N: GpuHashJoin ...`, `JoinQuals`, `Nrows`,
+//!   `KDS-Hash` as in the seeds.
+
+pub mod exec;
+pub mod explain;
+pub mod path;
+pub mod plan;
+
+/// The name the plan and EXPLAIN show (`Custom Scan (GpuJoin)`).
+pub const NAME: &std::ffi::CStr = c"GpuJoin";
+
+/// Install the planner hook and register the plan methods.  Called from
+/// `_PG_init`.
+pub fn init() {
+    path::install_hook();
+    plan::register_methods();
+}

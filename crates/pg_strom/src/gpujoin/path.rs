@@ -1,0 +1,488 @@
+//! GpuJoin paths: the `set_join_pathlist_hook` callback and the cost model.
+//!
+//! A join gets a GpuJoin path when its outer side is a heap table that a
+//! GpuScan could read (depth 1), or is itself a GpuJoin path that survived
+//! in the outer relation's path list (depth d+1: one more inner relation
+//! in the same node).  The inner side is the inner relation's cheapest
+//! unparameterized path, run by PostgreSQL and loaded into the engine.
+//! Every scan qual, join qual and hash key must compile to a device
+//! program; an outer join's filter quals (those pushed down to it) keep
+//! the join on the CPU.  Equality clauses whose two sides hash alike on
+//! the device become hash keys; a depth without any is a nested loop.
+//!
+//! The path's private List holds, per depth: an IntList (join type, number
+//! of hash clauses) and the bare join quals (hash clauses first, as
+//! `outer = inner` OpExprs) and a Float list of estimates (rows in, rows
+//! out); the first element is an IntList (outer relid, depths).
+
+use pgrx::pg_sys;
+
+use crate::codegen::{self, Inputs};
+use crate::gpujoin::plan;
+use crate::gpuscan::path::{from_list, is_heap_relation, parallel_divisor, to_list};
+use crate::{engine, guc};
+
+use pgstrom_runtime::join::{MAX_DEPTHS, MAX_KEYS};
+
+static mut PREV_HOOK: pg_sys::set_join_pathlist_hook_type = None;
+
+/// Install the hook, chaining to any earlier one.
+pub fn install_hook() {
+    // SAFETY: _PG_init runs once, single-threaded, before any planning.
+    unsafe {
+        PREV_HOOK = pg_sys::set_join_pathlist_hook;
+        pg_sys::set_join_pathlist_hook = Some(gpujoin_pathlist);
+    }
+}
+
+/// One depth of a GpuJoin path or plan.
+#[derive(Debug, Clone)]
+pub struct Depth {
+    /// PostgreSQL's JoinType.
+    pub kind: u32,
+    /// Join quals (bare), hash clauses first.
+    pub quals: Vec<*mut pg_sys::Node>,
+    /// The hash clauses among them: (outer expression, inner expression).
+    pub hash_keys: Vec<(*mut pg_sys::Node, *mut pg_sys::Node)>,
+    /// Estimated rows in and out of this depth.
+    pub rows_in: f64,
+    /// See `rows_in`.
+    pub rows_out: f64,
+}
+
+/// What a GpuJoin path holds besides its inner paths.
+#[derive(Debug, Clone)]
+pub struct JoinDesc {
+    /// Range table index of the scanned (outer) heap table.
+    pub outer_relid: u32,
+    /// Depth 1..N.
+    pub depths: Vec<Depth>,
+}
+
+fn float_node(v: f64) -> *mut pg_sys::Node {
+    let s = std::ffi::CString::new(format!("{v:e}")).expect("no NUL");
+    // SAFETY: makeFloat keeps the palloc'd string.
+    unsafe { pg_sys::makeFloat(pg_sys::pstrdup(s.as_ptr())).cast() }
+}
+
+fn float_of(n: *mut pg_sys::Node) -> f64 {
+    // SAFETY: a Float node made by float_node.
+    unsafe { std::ffi::CStr::from_ptr((*(n as *mut pg_sys::Float)).fval).to_string_lossy().parse().unwrap_or(0.0) }
+}
+
+impl JoinDesc {
+    /// As a List (copyObject- and nodeToString-safe).
+    pub fn to_list(&self) -> *mut pg_sys::List {
+        // SAFETY: building Lists in the planner's memory context.
+        unsafe {
+            let mut head: *mut pg_sys::List = std::ptr::null_mut();
+            head = pg_sys::lappend_int(head, self.outer_relid as i32);
+            head = pg_sys::lappend_int(head, self.depths.len() as i32);
+            let mut list = pg_sys::lappend(std::ptr::null_mut(), head.cast());
+            for d in &self.depths {
+                let mut ints: *mut pg_sys::List = std::ptr::null_mut();
+                ints = pg_sys::lappend_int(ints, d.kind as i32);
+                ints = pg_sys::lappend_int(ints, d.hash_keys.len() as i32);
+                list = pg_sys::lappend(list, ints.cast());
+                list = pg_sys::lappend(list, to_list(&d.quals).cast());
+                let keys: Vec<*mut pg_sys::Node> = d.hash_keys.iter().flat_map(|(o, i)| [*o, *i]).collect();
+                list = pg_sys::lappend(list, to_list(&keys).cast());
+                let est = to_list(&[float_node(d.rows_in), float_node(d.rows_out)]);
+                list = pg_sys::lappend(list, est.cast());
+            }
+            list
+        }
+    }
+
+    /// Read back [`Self::to_list`].
+    ///
+    /// # Safety
+    /// `list` was made by `to_list` (possibly copied).
+    pub unsafe fn from_list(list: *mut pg_sys::List) -> JoinDesc {
+        // SAFETY: the layout written above.
+        unsafe {
+            let items = from_list(list);
+            let head = items[0] as *mut pg_sys::List;
+            let outer_relid = pg_sys::list_nth_int(head, 0) as u32;
+            let n = pg_sys::list_nth_int(head, 1) as usize;
+            let mut depths = Vec::with_capacity(n);
+            for d in 0..n {
+                let ints = items[1 + 4 * d] as *mut pg_sys::List;
+                let quals = from_list(items[2 + 4 * d] as *mut pg_sys::List);
+                let keys = from_list(items[3 + 4 * d] as *mut pg_sys::List);
+                let est = from_list(items[4 + 4 * d] as *mut pg_sys::List);
+                depths.push(Depth {
+                    kind: pg_sys::list_nth_int(ints, 0) as u32,
+                    quals,
+                    hash_keys: keys.chunks(2).map(|c| (c[0], c[1])).collect(),
+                    rows_in: float_of(est[0]),
+                    rows_out: float_of(est[1]),
+                });
+            }
+            JoinDesc { outer_relid, depths }
+        }
+    }
+}
+
+/// The GpuJoin path of `rel`'s path list with the lowest total cost.
+unsafe fn find_gpujoin(list: *mut pg_sys::List) -> Option<*mut pg_sys::CustomPath> {
+    // SAFETY: a path list of a finished relation.
+    unsafe {
+        from_list(list)
+            .into_iter()
+            .map(|p| p as *mut pg_sys::CustomPath)
+            .filter(|&p| (*p).path.pathtype == pg_sys::NodeTag::T_CustomScan && (*p).methods == plan::path_methods())
+            .min_by(|a, b| (*(*a)).path.total_cost.total_cmp(&(*(*b)).path.total_cost))
+    }
+}
+
+/// Device type family for hashing: equal values of two types hash alike
+/// when both are in the same family.
+fn hash_family(t: u16) -> u16 {
+    let id = pgstrom_runtime::program::type_id;
+    if t == id("INT2") || t == id("INT4") || t == id("INT8") {
+        id("INT8")
+    } else if t == id("FLOAT4") || t == id("FLOAT8") {
+        id("FLOAT8")
+    } else {
+        t
+    }
+}
+
+/// Where a Var of this join is read: 0 for the outer relation, d for a
+/// relation of depth d's inner side.
+fn source_of(v: *mut pg_sys::Var, outer_relid: u32, inner_relids: &[*mut pg_sys::Bitmapset]) -> Option<(u8, i16)> {
+    // SAFETY: a Var of the query.
+    unsafe {
+        if (*v).varno == outer_relid as i32 {
+            return Some((0, (*v).varattno));
+        }
+        for (d, r) in inner_relids.iter().enumerate() {
+            if pg_sys::bms_is_member((*v).varno, *r) {
+                // the key is resolved against the inner plan at plan time;
+                // here it only has to be distinct per Var
+                return Some(((d + 1) as u8, ((*v).varno * 2048 + (*v).varattno as i32) as i16));
+            }
+        }
+        None
+    }
+}
+
+/// True when every expression of `target` is a plain Var.
+unsafe fn only_vars(target: *mut pg_sys::PathTarget) -> bool {
+    // SAFETY: a valid PathTarget.
+    unsafe {
+        from_list((*target).exprs)
+            .iter()
+            .all(|&e| (*e).type_ == pg_sys::NodeTag::T_Var && (*(e as *mut pg_sys::Var)).varlevelsup == 0)
+    }
+}
+
+/// The depth this join adds, or None when it cannot run on the device.
+unsafe fn make_depth(
+    root: *mut pg_sys::PlannerInfo,
+    joinrel: *mut pg_sys::RelOptInfo,
+    outerrel: *mut pg_sys::RelOptInfo,
+    innerrel: *mut pg_sys::RelOptInfo,
+    jointype: u32,
+    extra: *mut pg_sys::JoinPathExtraData,
+    rows_in: f64,
+) -> Option<Depth> {
+    let _ = root;
+    // SAFETY: planner state of the join being planned.
+    unsafe {
+        let restrict = (*extra).restrictlist;
+        let mut joinquals: *mut pg_sys::List = std::ptr::null_mut();
+        let mut otherquals: *mut pg_sys::List = std::ptr::null_mut();
+        if jointype == pg_sys::JoinType::JOIN_INNER {
+            for r in from_list(restrict) {
+                if (*(r as *mut pg_sys::RestrictInfo)).pseudoconstant {
+                    return None;
+                }
+            }
+            joinquals = pg_sys::extract_actual_clauses(restrict, false);
+        } else {
+            pg_sys::extract_actual_join_clauses(restrict, (*joinrel).relids, &mut joinquals, &mut otherquals);
+            if !otherquals.is_null() {
+                return None;
+            }
+        }
+        // hash clauses: outer = inner with a hash operator
+        let mut hash_keys = Vec::new();
+        let mut hash_quals = Vec::new();
+        for r in from_list(restrict) {
+            let ri = r as *mut pg_sys::RestrictInfo;
+            if !(*ri).can_join || (*ri).hashjoinoperator == pg_sys::InvalidOid || hash_keys.len() >= MAX_KEYS {
+                continue;
+            }
+            let clause = (*ri).clause as *mut pg_sys::Node;
+            if (*clause).type_ != pg_sys::NodeTag::T_OpExpr {
+                continue;
+            }
+            let args = from_list((*(clause as *mut pg_sys::OpExpr)).args);
+            if args.len() != 2 {
+                continue;
+            }
+            let (o, i) = if pg_sys::bms_is_subset((*ri).left_relids, (*outerrel).relids)
+                && pg_sys::bms_is_subset((*ri).right_relids, (*innerrel).relids)
+            {
+                (args[0], args[1])
+            } else if pg_sys::bms_is_subset((*ri).left_relids, (*innerrel).relids)
+                && pg_sys::bms_is_subset((*ri).right_relids, (*outerrel).relids)
+            {
+                (args[1], args[0])
+            } else {
+                continue;
+            };
+            let (Some(to), Some(ti)) =
+                (codegen::device_type_of(pg_sys::exprType(o)), codegen::device_type_of(pg_sys::exprType(i)))
+            else {
+                continue;
+            };
+            if hash_family(to) != hash_family(ti) {
+                continue;
+            }
+            hash_keys.push((o, i));
+            hash_quals.push(clause);
+        }
+        let mut quals = hash_quals.clone();
+        for q in from_list(joinquals) {
+            if !hash_quals.contains(&q) {
+                quals.push(q);
+            }
+        }
+        Some(Depth { kind: jointype, quals, hash_keys, rows_in, rows_out: (*joinrel).rows })
+    }
+}
+
+/// Check that every program of `desc` compiles (at path time; plan time
+/// compiles them again against the inner plans).
+unsafe fn compiles(root: *mut pg_sys::PlannerInfo, desc: &JoinDesc, inner_relids: &[*mut pg_sys::Bitmapset]) -> bool {
+    // SAFETY: planner state; expressions of the query.
+    unsafe {
+        let resolve = |v: *mut pg_sys::Var| source_of(v, desc.outer_relid, inner_relids);
+        let mut inputs = Inputs::default();
+        let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
+        let scan = from_list(pg_sys::extract_actual_clauses((*outer).baserestrictinfo, false));
+        if !scan.is_empty()
+            && codegen::compile_shared(pg_sys::make_ands_explicit(to_list(&scan)).cast(), &resolve, &mut inputs, false)
+                .is_err()
+        {
+            return false;
+        }
+        for (d, depth) in desc.depths.iter().enumerate() {
+            let src = (d + 1) as u8;
+            for &(o, i) in &depth.hash_keys {
+                // the outer key reads earlier sources only, the inner key its own
+                let outer_only = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| *s < src);
+                let inner_only = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| *s == src);
+                if codegen::compile_shared(o, &outer_only, &mut inputs, true).is_err()
+                    || codegen::compile_shared(i, &inner_only, &mut inputs, true).is_err()
+                {
+                    return false;
+                }
+            }
+            if !depth.quals.is_empty() {
+                let upto = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| *s <= src);
+                match codegen::compile_shared(
+                    pg_sys::make_ands_explicit(to_list(&depth.quals)).cast(),
+                    &upto,
+                    &mut inputs,
+                    false,
+                ) {
+                    Ok((p, _)) if p.result_type == pgstrom_runtime::program::type_id("BOOL") => {}
+                    _ => return false,
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Costs of a GpuJoin: (startup, total, rows).
+unsafe fn cost(
+    root: *mut pg_sys::PlannerInfo,
+    desc: &JoinDesc,
+    inner_paths: &[*mut pg_sys::Path],
+    workers: i32,
+) -> (f64, f64, f64) {
+    // SAFETY: planner state.
+    unsafe {
+        let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
+        let mut spc_random = 0.0;
+        let mut spc_seq = 0.0;
+        pg_sys::get_tablespace_page_costs((*outer).reltablespace, &mut spc_random, &mut spc_seq);
+        let disk = spc_seq * (*outer).pages as f64;
+        let ntuples = (*outer).tuples.max(0.0);
+        let mut scan_cost = pg_sys::QualCost::default();
+        pg_sys::cost_qual_eval(&mut scan_cost, (*outer).baserestrictinfo, root);
+        let op_ratio = if pg_sys::cpu_operator_cost > 0.0 {
+            guc::GPU_OPERATOR_COST.get() / pg_sys::cpu_operator_cost
+        } else {
+            0.0
+        };
+        let gpu_op = guc::GPU_OPERATOR_COST.get();
+        let mut startup = guc::GPU_SETUP_COST.get() + scan_cost.startup;
+        if engine::gpu_open_pending(workers > 0) {
+            startup += guc::GPU_CONTEXT_COST.get();
+        }
+        let mut run = ntuples * (guc::GPU_TUPLE_COST.get() + scan_cost.per_tuple * op_ratio);
+        for (d, p) in desc.depths.iter().zip(inner_paths) {
+            // the inner relation is read once, then loaded and hashed
+            startup += (**p).total_cost + (**p).rows * (pg_sys::cpu_tuple_cost + 2.0 * pg_sys::cpu_operator_cost);
+            // probing: one hash plus the join quals per candidate
+            run += d.rows_in * gpu_op * (1.0 + d.quals.len() as f64) + d.rows_out * gpu_op * d.quals.len() as f64;
+        }
+        let mut rows = desc.depths.last().map_or(0.0, |d| d.rows_out);
+        // rows come back to the host and are formed into tuples
+        run += rows * pg_sys::cpu_tuple_cost;
+        if workers > 0 {
+            let div = parallel_divisor(workers);
+            run /= div;
+            rows = pg_sys::clamp_row_est(rows / div);
+        }
+        (startup, startup + disk + run, rows)
+    }
+}
+
+/// Estimated bytes of the inner relations on the device.
+unsafe fn inner_bytes(inner_paths: &[*mut pg_sys::Path]) -> f64 {
+    // SAFETY: valid paths.
+    unsafe { inner_paths.iter().map(|&p| (*p).rows * ((*(*p).pathtarget).width as f64 + 16.0)).sum() }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn gpujoin_pathlist(
+    root: *mut pg_sys::PlannerInfo,
+    joinrel: *mut pg_sys::RelOptInfo,
+    outerrel: *mut pg_sys::RelOptInfo,
+    innerrel: *mut pg_sys::RelOptInfo,
+    jointype: pg_sys::JoinType::Type,
+    extra: *mut pg_sys::JoinPathExtraData,
+) {
+    // SAFETY: planner hook arguments are valid; we chain first.
+    unsafe {
+        if let Some(prev) = PREV_HOOK {
+            prev(root, joinrel, outerrel, innerrel, jointype, extra);
+        }
+        if !guc::ENABLED.get() || !guc::ENABLE_GPUJOIN.get() {
+            return;
+        }
+        if !matches!(
+            jointype,
+            pg_sys::JoinType::JOIN_INNER
+                | pg_sys::JoinType::JOIN_LEFT
+                | pg_sys::JoinType::JOIN_FULL
+                | pg_sys::JoinType::JOIN_RIGHT
+                | pg_sys::JoinType::JOIN_SEMI
+                | pg_sys::JoinType::JOIN_ANTI
+        ) {
+            return;
+        }
+        // rows locked for update need EvalPlanQual, which a join inside
+        // one scan node cannot recheck
+        let parse = (*root).parse;
+        if (*parse).commandType != pg_sys::CmdType::CMD_SELECT
+            || !(*root).rowMarks.is_null()
+            || !(*joinrel).lateral_relids.is_null()
+            || !only_vars((*joinrel).reltarget)
+        {
+            return;
+        }
+        let inner = (*innerrel).cheapest_total_path;
+        if inner.is_null() || !(*inner).param_info.is_null() {
+            return;
+        }
+        for parallel in [false, true] {
+            if parallel
+                && (!(*joinrel).consider_parallel
+                    || !(*inner).parallel_safe
+                    || matches!(jointype, pg_sys::JoinType::JOIN_FULL | pg_sys::JoinType::JOIN_RIGHT))
+            {
+                continue;
+            }
+            // the outer side: a heap table (depth 1) or a GpuJoin to extend
+            let mut desc;
+            let mut inner_paths: Vec<*mut pg_sys::Path>;
+            let workers;
+            if (*outerrel).reloptkind == pg_sys::RelOptKind::RELOPT_BASEREL {
+                let rte = *(*root).simple_rte_array.add((*outerrel).relid as usize);
+                if !is_heap_relation(rte) || !(*outerrel).lateral_relids.is_null() {
+                    return;
+                }
+                workers = if parallel {
+                    if !(*outerrel).consider_parallel {
+                        continue;
+                    }
+                    pg_sys::compute_parallel_worker(
+                        outerrel,
+                        (*outerrel).pages as f64,
+                        -1.0,
+                        pg_sys::max_parallel_workers_per_gather,
+                    )
+                } else {
+                    0
+                };
+                if parallel && workers <= 0 {
+                    continue;
+                }
+                desc = JoinDesc { outer_relid: (*outerrel).relid, depths: Vec::new() };
+                inner_paths = Vec::new();
+            } else {
+                let list = if parallel { (*outerrel).partial_pathlist } else { (*outerrel).pathlist };
+                let Some(prev) = find_gpujoin(list) else { continue };
+                desc = JoinDesc::from_list((*prev).custom_private);
+                if desc.depths.len() >= MAX_DEPTHS
+                    || desc
+                        .depths
+                        .iter()
+                        .any(|d| d.kind == pg_sys::JoinType::JOIN_RIGHT || d.kind == pg_sys::JoinType::JOIN_FULL)
+                        && parallel
+                {
+                    continue;
+                }
+                inner_paths = from_list((*prev).custom_paths).into_iter().map(|p| p.cast()).collect();
+                workers = (*prev).path.parallel_workers;
+            }
+            let outer_rows =
+                if desc.depths.is_empty() { (*outerrel).rows } else { desc.depths.last().expect("not empty").rows_out };
+            let Some(depth) = make_depth(root, joinrel, outerrel, innerrel, jointype, extra, outer_rows) else {
+                return;
+            };
+            desc.depths.push(depth);
+            inner_paths.push(inner);
+            let inner_relids: Vec<*mut pg_sys::Bitmapset> =
+                inner_paths.iter().map(|p| (*(**p).parent).relids).collect();
+            if !compiles(root, &desc, &inner_relids) {
+                return;
+            }
+            if inner_bytes(&inner_paths) > guc::GPU_JOIN_MEMORY_LIMIT.get() as f64 * 1024.0 {
+                return;
+            }
+            let (startup, total, rows) = cost(root, &desc, &inner_paths, workers);
+            let cpath = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+            let p = &mut (*cpath).path;
+            p.type_ = pg_sys::NodeTag::T_CustomPath;
+            p.pathtype = pg_sys::NodeTag::T_CustomScan;
+            p.parent = joinrel;
+            p.pathtarget = (*joinrel).reltarget;
+            p.param_info = std::ptr::null_mut();
+            p.parallel_aware = workers > 0;
+            p.parallel_safe = (*joinrel).consider_parallel && inner_paths.iter().all(|p| (**p).parallel_safe);
+            p.parallel_workers = workers;
+            p.pathkeys = std::ptr::null_mut();
+            p.rows = rows;
+            p.startup_cost = startup;
+            p.total_cost = total;
+            (*cpath).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
+            (*cpath).custom_paths = to_list(&inner_paths.iter().map(|p| p.cast()).collect::<Vec<_>>());
+            (*cpath).custom_private = desc.to_list();
+            (*cpath).methods = plan::path_methods();
+            if parallel {
+                pg_sys::add_partial_path(joinrel, cpath.cast());
+            } else {
+                pg_sys::add_path(joinrel, cpath.cast());
+            }
+        }
+    }
+}
