@@ -194,7 +194,9 @@ unsafe fn make_depth(
         let restrict = (*extra).restrictlist;
         let mut joinquals: *mut pg_sys::List = std::ptr::null_mut();
         let mut otherquals: *mut pg_sys::List = std::ptr::null_mut();
-        if jointype == pg_sys::JoinType::JOIN_INNER {
+        // as createplan.c: every clause of an inner or semi join is a join
+        // qual; an outer (or anti) join separates the pushed-down ones
+        if jointype == pg_sys::JoinType::JOIN_INNER || jointype == pg_sys::JoinType::JOIN_SEMI {
             for r in from_list(restrict) {
                 if (*(r as *mut pg_sys::RestrictInfo)).pseudoconstant {
                     return None;
@@ -389,14 +391,17 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
         {
             return;
         }
-        let inner = (*innerrel).cheapest_total_path;
-        if inner.is_null() || !(*inner).param_info.is_null() {
-            return;
-        }
         for parallel in [false, true] {
+            // the inner side: the cheapest unparameterized path (parallel
+            // safe for a partial path: every worker runs it whole)
+            let inner = from_list((*innerrel).pathlist)
+                .into_iter()
+                .map(|p| p as *mut pg_sys::Path)
+                .filter(|&p| (*p).param_info.is_null() && (!parallel || (*p).parallel_safe))
+                .min_by(|a, b| (**a).total_cost.total_cmp(&(**b).total_cost));
+            let Some(inner) = inner else { continue };
             if parallel
                 && (!(*joinrel).consider_parallel
-                    || !(*inner).parallel_safe
                     || matches!(jointype, pg_sys::JoinType::JOIN_FULL | pg_sys::JoinType::JOIN_RIGHT))
             {
                 continue;
@@ -447,6 +452,7 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             let outer_rows =
                 if desc.depths.is_empty() { (*outerrel).rows } else { desc.depths.last().expect("not empty").rows_out };
             let Some(depth) = make_depth(root, joinrel, outerrel, innerrel, jointype, extra, outer_rows) else {
+                pgrx::debug2!("GpuJoin: join type {jointype} has quals it cannot run");
                 return;
             };
             desc.depths.push(depth);
@@ -454,6 +460,7 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             let inner_relids: Vec<*mut pg_sys::Bitmapset> =
                 inner_paths.iter().map(|p| (*(**p).parent).relids).collect();
             if !compiles(root, &desc, &inner_relids) {
+                pgrx::debug2!("GpuJoin: join type {jointype}: an expression does not compile");
                 return;
             }
             if inner_bytes(&inner_paths) > guc::GPU_JOIN_MEMORY_LIMIT.get() as f64 * 1024.0 {
