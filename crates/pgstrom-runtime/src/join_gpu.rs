@@ -47,6 +47,9 @@ impl Image {
     }
 }
 
+/// An inner column in the arena: (source, type, values, validity, offsets).
+type ColumnPlace = (u32, u16, usize, Option<usize>, Option<usize>);
+
 struct GpuDepth {
     kind: JoinKind,
     ninner: u32,
@@ -115,7 +118,7 @@ impl<'e> GpuJoin<'e> {
         let scan_qual = spec.scan_qual.as_ref().map(|p| place_program(&mut img, p));
         let mut depths = Vec::new();
         // inner columns: (source, values, validity, offsets) offsets in the arena
-        let mut col_places: Vec<(u32, u16, usize, Option<usize>, Option<usize>)> = Vec::new();
+        let mut col_places: Vec<ColumnPlace> = Vec::new();
         for (i, d) in spec.depths.iter().enumerate() {
             let n = d.ninner as usize;
             for c in &d.inner {
@@ -211,13 +214,13 @@ impl<'e> GpuJoin<'e> {
             counters: DeviceBuffer::zeroed(drv, 16)?,
         };
         // hash the inner keys on the GPU, link the chains here
-        for i in 0..join.depths.len() {
+        for (i, &keys_at) in key_refs_at.iter().enumerate() {
             if join.depths[i].inner_keys.is_empty() {
                 continue;
             }
             let n = join.depths[i].ninner as usize;
             join.reset_counters()?;
-            let mut p_keys = addr(key_refs_at[i]);
+            let mut p_keys = addr(keys_at);
             let mut p_nkeys = join.depths[i].inner_keys.len() as u32;
             let mut p_depth = (i + 1) as u32;
             let mut p_cols = addr(open_cols);

@@ -1,4 +1,6 @@
--- SSB q2_3: no qual on lineorder, joins and GROUP BY stay on the CPU until
--- GpuJoin / GpuPreAgg exist (then this file expects them)
--- expect: none
+-- SSB q2_3: the star join runs as GpuJoin (GROUP BY stays on the CPU until
+-- GpuPreAgg exists)
+-- expect: GpuJoin
+-- set: pg_strom.gpu_setup_cost = 0
+-- set: pg_strom.gpu_context_cost = 0
 -- query-file: bench/ssb/queries/q2_3.sql
