@@ -1,0 +1,49 @@
+-- GpuJoin: plans and EXPLAIN fields (the differential tests of every join
+-- type are in test/diff/queries/gpujoin_*.sql).
+SET pg_strom.gpu_setup_cost = 0;
+SET pg_strom.gpu_context_cost = 0;
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE gj_t0 AS SELECT i AS id, i % 1200 AS aid, (i % 97)::float8 AS ax
+  FROM generate_series(1, 50000) i;
+CREATE TABLE gj_t1 AS SELECT i AS aid, 'cat' || (i % 7) AS cat FROM generate_series(0, 999) i;
+CREATE TABLE gj_t2 AS SELECT i AS bid, 'b' || i AS bname FROM generate_series(0, 9) i;
+ANALYZE gj_t0, gj_t1, gj_t2;
+
+CREATE FUNCTION gj_explain(q text, opts text DEFAULT 'COSTS OFF') RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE ln text;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (' || opts || ') ' || q LOOP
+    ln := regexp_replace(ln, 'GPU Preference: .*', 'GPU Preference: xxx');
+    ln := regexp_replace(ln, 'engine memory: [0-9.]+[KMG]B', 'engine memory: xxx');
+    ln := regexp_replace(ln, 'GPU Time: .*', 'GPU Time: xxx');
+    RETURN NEXT ln;
+  END LOOP;
+END $$;
+
+-- the seed's query
+SELECT * FROM gj_explain('SELECT cat, count(*), avg(ax) FROM gj_t0 NATURAL JOIN gj_t1 GROUP BY cat');
+-- (avg rounded: the join returns rows in any order, float sums vary in the last bits)
+SELECT cat, count(*), round(avg(ax)::numeric, 9) FROM gj_t0 NATURAL JOIN gj_t1 GROUP BY cat ORDER BY cat;
+
+-- two dimensions in one node, a scan qual, a nested-loop depth
+SELECT * FROM gj_explain('SELECT t0.id, t1.cat, t2.bname FROM gj_t0 t0
+  JOIN gj_t1 t1 ON t0.aid = t1.aid JOIN gj_t2 t2 ON t0.id % 10 < t2.bid WHERE t0.ax > 90');
+
+-- actual rows per depth, LEFT join keeping the unmatched outer rows
+SELECT * FROM gj_explain('SELECT t0.id, t1.cat FROM gj_t0 t0 LEFT JOIN gj_t1 t1 ON t0.aid = t1.aid',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+
+-- RIGHT join: unmatched inner rows are counted
+SELECT * FROM gj_explain('SELECT t0.id, t1.cat FROM gj_t0 t0 RIGHT JOIN gj_t1 t1 ON t0.aid = t1.aid + 2000',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+
+-- a join qual without a device function keeps the join on the CPU
+SELECT * FROM gj_explain('SELECT t0.id FROM gj_t0 t0 JOIN gj_t1 t1 ON md5(t0.aid::text) = md5(t1.aid::text)');
+
+-- enable_gpujoin = off
+SET pg_strom.enable_gpujoin = off;
+SELECT * FROM gj_explain('SELECT t0.id FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid');
+RESET pg_strom.enable_gpujoin;
+DROP TABLE gj_t0, gj_t1, gj_t2;
+DROP FUNCTION gj_explain(text, text);
