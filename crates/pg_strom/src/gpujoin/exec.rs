@@ -701,8 +701,17 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         st.params = None;
         st.session = None;
         st.cpu_session = None;
-        let changed =
-            from_list((*node).custom_ps).iter().any(|c| !(*(*c as *mut pg_sys::PlanState)).chgParam.is_null());
+        // ExecReScan passes changed parameters to lefttree/righttree only:
+        // the inner plans get them here (and are rescanned by their next
+        // ExecProcNode when they depend on one)
+        let mut changed = false;
+        for c in from_list((*node).custom_ps) {
+            let child = c as *mut pg_sys::PlanState;
+            if !(*node).ss.ps.chgParam.is_null() {
+                pg_sys::UpdateChangedParamSet(child, (*node).ss.ps.chgParam);
+            }
+            changed |= !(*child).chgParam.is_null();
+        }
         if changed {
             st.inners_loaded = false;
         }
