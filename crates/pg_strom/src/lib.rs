@@ -15,6 +15,7 @@
 //! - [`device_eval`]: SQL entry points that run device programs.
 //! - [`random`]: the `pgstrom.random_*` test-data generators.
 //! - [`chunk`]: rows gathered into the device's columnar layout.
+//! - [`heapchunk`]: heap tables read in chunks (GpuScan, GpuJoin).
 //! - [`gpujoin`]: the GpuJoin custom scan (joins with up to eight inner
 //!   relations on the device).
 //! - [`gpuscan`]: the GpuScan custom scan (planner path, plan, executor,
@@ -31,6 +32,7 @@ pub mod errors;
 pub mod gpujoin;
 pub mod gpuscan;
 pub mod guc;
+pub mod heapchunk;
 pub mod random;
 pub mod sql_device;
 

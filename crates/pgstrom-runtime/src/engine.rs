@@ -247,14 +247,24 @@ pub fn validate_eval(
     nrows: u32,
 ) -> Result<(), DeviceError> {
     // validated without copying the program: this runs for every chunk
-    program.check(Some(columns.len() as u32))?;
-    if (params.len() as u64) < program.nparams as u64 {
+    check_program(program, columns.len(), params.len())?;
+    validate_columns(columns, nrows)
+}
+
+/// Check a program against the columns and parameters it will be given.
+pub(crate) fn check_program(program: &Program, ncols: usize, nparams: usize) -> Result<(), DeviceError> {
+    program.check(Some(ncols as u32))?;
+    if (nparams as u64) < program.nparams as u64 {
         return Err(DeviceError::InvalidRequest(format!(
-            "program reads {} parameters, {} given",
-            program.nparams,
-            params.len()
+            "program reads {} parameters, {nparams} given",
+            program.nparams
         )));
     }
+    Ok(())
+}
+
+/// Check columns of `nrows` rows (value lengths, offsets, bitmaps).
+pub fn validate_columns(columns: &[ColumnData<'_>], nrows: u32) -> Result<(), DeviceError> {
     for (i, c) in columns.iter().enumerate() {
         let t = type_info(c.type_id)
             .ok_or_else(|| DeviceError::InvalidRequest(format!("column {i} has unknown device type {}", c.type_id)))?;

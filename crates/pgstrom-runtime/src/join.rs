@@ -15,7 +15,7 @@
 //! idempotent), so a skewed key that multiplies rows never overflows.
 
 use crate::catalog::type_info;
-use crate::engine::{ColumnData, DevDatumRepr, ParamValue, eval_error};
+use crate::engine::{ColumnData, DevDatumRepr, ParamValue, check_program, eval_error, validate_columns};
 use crate::error::DeviceError;
 use crate::program::{DEVERR_INVALID_PROGRAM, Program};
 
@@ -203,10 +203,7 @@ pub fn validate_spec(spec: &JoinSpec<'_>) -> Result<usize, DeviceError> {
         programs.extend(d.outer_keys.iter().chain(&d.inner_keys).chain(&d.qual));
     }
     for p in programs {
-        p.check(Some(ncols as u32))?;
-        if (spec.params.len() as u64) < p.nparams as u64 {
-            return bad(format!("program reads {} parameters, {} given", p.nparams, spec.params.len()));
-        }
+        check_program(p, ncols, spec.params.len())?;
     }
     for t in &spec.outer_types {
         if type_info(*t).is_none() {
@@ -214,34 +211,6 @@ pub fn validate_spec(spec: &JoinSpec<'_>) -> Result<usize, DeviceError> {
         }
     }
     Ok(ncols)
-}
-
-/// Check columns of `nrows` rows (lengths, offsets, bitmaps).
-pub fn validate_columns(columns: &[ColumnData<'_>], nrows: u32) -> Result<(), DeviceError> {
-    for (i, c) in columns.iter().enumerate() {
-        let t = type_info(c.type_id)
-            .ok_or_else(|| DeviceError::InvalidRequest(format!("column {i} has unknown device type {}", c.type_id)))?;
-        if t.width == 0 {
-            let Some(off) = c.offsets.filter(|o| o.len() as u64 > nrows as u64) else {
-                return Err(DeviceError::InvalidRequest(format!("column {i} needs {} offsets", nrows as u64 + 1)));
-            };
-            let off = &off[..=nrows as usize];
-            if off.windows(2).any(|w| w[0] > w[1]) || off[nrows as usize] as usize > c.values.len() {
-                return Err(DeviceError::InvalidRequest(format!("offsets of column {i} are out of order or range")));
-            }
-        } else if (c.values.len() as u64) < nrows as u64 * t.width as u64 {
-            return Err(DeviceError::InvalidRequest(format!(
-                "column {i} holds {} bytes, {nrows} rows need more",
-                c.values.len()
-            )));
-        }
-        if let Some(v) = c.validity
-            && (v.len() as u64) < (nrows as u64).div_ceil(8)
-        {
-            return Err(DeviceError::InvalidRequest(format!("validity bitmap of column {i} is too short")));
-        }
-    }
-    Ok(())
 }
 
 /// Check a chunk against the types given at open.

@@ -33,9 +33,9 @@ use pgstrom_runtime::{DeviceError, Engine, EngineKind};
 use crate::chunk::ColumnChunk;
 use crate::gpujoin::NAME;
 use crate::gpujoin::plan::GpuJoinInfo;
-use crate::gpuscan::exec::TupleArena;
 use crate::gpuscan::path::{from_list, to_list};
-use crate::{codegen, engine, errors, guc};
+use crate::heapchunk::{self, HeapChunks};
+use crate::{engine, errors, guc};
 
 /// Counters shown by EXPLAIN ANALYZE (summed over parallel workers).
 #[derive(Debug, Default, Clone, Copy)]
@@ -100,20 +100,15 @@ pub struct GpuJoinExec {
     /// True when the inner relations exceeded the memory limit and the
     /// join ran on the CPU engine.
     pub(crate) over_limit: bool,
-    scan: pg_sys::TableScanDesc,
-    /// The table AM's slot the heap is read into.
-    read_slot: *mut pg_sys::TupleTableSlot,
+    /// The scanned table, read chunk by chunk.
+    heap: HeapChunks,
     /// A heap-tuple slot that deforms the chunk's copies.
     tup_slot: *mut pg_sys::TupleTableSlot,
     /// Which chunk row `tup_slot` holds deformed (NULL_ROW: none).
     read_row: u32,
     max_outer_attnum: i32,
-    chunk_cxt: pg_sys::MemoryContext,
-    chunk: ColumnChunk,
-    tuples: TupleArena,
     combos: Combos,
     cursor: usize,
-    eof: bool,
     unmatched_done: bool,
     shared: *mut SharedState,
     pub(crate) counters: Counters,
@@ -215,7 +210,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             (*node).custom_ps = pg_sys::lappend((*node).custom_ps, child.cast());
         }
         let rel = (*node).ss.ss_currentRelation;
-        let read_slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, pg_sys::table_slot_callbacks(rel));
+        let heap = HeapChunks::new(rel, &info.outer_columns, (*estate).es_query_cxt, c"GpuJoin chunk");
         let tup_slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &raw const pg_sys::TTSOpsHeapTuple);
         let max_outer_attnum = info
             .scan_map
@@ -225,7 +220,6 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             .chain(info.outer_columns.iter().map(|(a, _)| *a as i32))
             .max()
             .unwrap_or(0);
-        let outer_cols: Vec<(i16, u16)> = info.outer_columns.clone();
         let state = Box::new(GpuJoinExec {
             info,
             scan_quals,
@@ -240,17 +234,12 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             inner_bytes: 0,
             inner_rows: Vec::new(),
             over_limit: false,
-            scan: std::ptr::null_mut(),
-            read_slot,
+            heap,
             tup_slot,
             read_row: NULL_ROW,
             max_outer_attnum,
-            chunk_cxt: new_context((*estate).es_query_cxt, c"GpuJoin chunk"),
-            chunk: ColumnChunk::new(&outer_cols),
-            tuples: TupleArena::default(),
             combos: Combos::default(),
             cursor: 0,
-            eof: false,
             unmatched_done: false,
             shared: std::ptr::null_mut(),
             counters: Counters::default(),
@@ -339,22 +328,6 @@ impl GpuJoinExec {
         }
     }
 
-    /// Evaluate the hoisted parameters.
-    unsafe fn eval_params(&mut self, econtext: *mut pg_sys::ExprContext) -> Vec<ParamValue> {
-        let mut out = Vec::with_capacity(self.param_exprs.len());
-        for (i, &state) in self.param_exprs.iter().enumerate() {
-            let mut isnull = false;
-            // SAFETY: initialised ExprStates of Var-free expressions.
-            let d = unsafe { pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull) };
-            out.push(if isnull {
-                ParamValue { isnull: true, bits: 0 }
-            } else {
-                ParamValue { isnull: false, bits: codegen::const_bits(self.info.param_types[i], d) }
-            });
-        }
-        out
-    }
-
     /// Load the inner relations into `eng`.
     fn open_session(&self, eng: &'static dyn Engine) -> Result<Box<dyn JoinSession>, DeviceError> {
         let spec = JoinSpec {
@@ -387,7 +360,11 @@ impl GpuJoinExec {
                 self.load_inners(node);
             }
             if self.params.is_none() {
-                self.params = Some(self.eval_params((*node).ss.ps.ps_ExprContext));
+                self.params = Some(heapchunk::eval_params(
+                    &self.param_exprs,
+                    &self.info.param_types,
+                    (*node).ss.ps.ps_ExprContext,
+                ));
             }
         }
         if self.session.is_some() {
@@ -413,13 +390,10 @@ impl GpuJoinExec {
     unsafe fn reset_chunk(&mut self) {
         // SAFETY: the slot may point into the rows about to go.
         unsafe { pg_sys::ExecClearTuple(self.tup_slot) };
-        self.tuples.clear();
-        self.chunk.clear();
+        self.heap.clear();
         self.combos = Combos::default();
         self.cursor = 0;
         self.read_row = NULL_ROW;
-        // SAFETY: the context holds only this chunk's copies.
-        unsafe { pg_sys::MemoryContextReset(self.chunk_cxt) };
     }
 
     /// Deform chunk row `row` into the read slot.
@@ -427,7 +401,7 @@ impl GpuJoinExec {
         if self.read_row != row {
             // SAFETY: row is a row of the current chunk.
             unsafe {
-                pg_sys::ExecStoreHeapTuple(self.tuples.get(row as usize), self.tup_slot, false);
+                pg_sys::ExecStoreHeapTuple(self.heap.tuples.get(row as usize), self.tup_slot, false);
                 if self.max_outer_attnum > 0 {
                     pg_sys::slot_getsomeattrs(self.tup_slot, self.max_outer_attnum);
                 }
@@ -465,7 +439,7 @@ impl GpuJoinExec {
 
     /// The scan quals' CPU path: the chunk rows that pass them.
     unsafe fn cpu_scan_quals(&mut self, node: *mut pg_sys::CustomScanState) -> Vec<u32> {
-        let n = self.tuples.len() as u32;
+        let n = self.heap.tuples.len() as u32;
         if self.info.nscan_quals == 0 {
             return (0..n).collect();
         }
@@ -500,52 +474,14 @@ impl GpuJoinExec {
         unsafe {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
             self.reset_chunk();
-            if self.eof {
-                return false;
-            }
-            let estate = (*node).ss.ps.state;
-            let rel = (*node).ss.ss_currentRelation;
-            if self.scan.is_null() {
-                self.scan = pg_sys::table_beginscan(rel, (*estate).es_snapshot, 0, std::ptr::null_mut());
-            }
-            let limit = guc::CHUNK_ROWS.get().max(1) as usize;
-            let max_attnum = self.chunk.max_attnum() as i32;
-            let old = pg_sys::MemoryContextSwitchTo(self.chunk_cxt);
-            while self.tuples.len() < limit {
-                if self.tuples.len().is_multiple_of(1024) {
-                    pgrx::check_for_interrupts!();
-                }
-                if !pg_sys::table_scan_getnextslot(
-                    self.scan,
-                    pg_sys::ScanDirection::ForwardScanDirection,
-                    self.read_slot,
-                ) {
-                    self.eof = true;
-                    break;
-                }
-                if max_attnum > 0 {
-                    pg_sys::slot_getsomeattrs(self.read_slot, max_attnum);
-                }
-                self.chunk.append_slot(self.read_slot);
-                let mut should_free = false;
-                let tup = pg_sys::ExecFetchSlotHeapTuple(self.read_slot, false, &mut should_free);
-                self.tuples.push(tup);
-                if should_free {
-                    pg_sys::heap_freetuple(tup);
-                }
-                if self.tuples.len().is_multiple_of(256) && self.chunk.varlena_bytes() > 1 << 30 {
-                    break;
-                }
-            }
-            pg_sys::MemoryContextSwitchTo(old);
-            self.read_row = NULL_ROW;
-            let nrows = self.tuples.len() as u32;
+            let snapshot = (*(*node).ss.ps.state).es_snapshot;
+            let nrows = self.heap.read(snapshot, guc::CHUNK_ROWS.get().max(1) as usize);
             if nrows == 0 {
                 return false;
             }
             let started = Instant::now();
             let mut cpu_rows = 0u64;
-            let cols = self.chunk.column_data();
+            let cols = self.heap.chunk.column_data();
             let first = self.session.as_mut().expect("prepared").probe(&cols, nrows, None);
             let result = match first {
                 Ok(c) => Ok(c),
@@ -554,7 +490,7 @@ impl GpuJoinExec {
                     let on_gpu = engine_of(self).kind() == EngineKind::Gpu;
                     let sel = self.cpu_scan_quals(node);
                     cpu_rows = nrows as u64;
-                    let cols = self.chunk.column_data();
+                    let cols = self.heap.chunk.column_data();
                     match self.session.as_mut().expect("prepared").probe(&cols, nrows, Some(&sel)) {
                         Err(DeviceError::NeedsCpu { .. }) if on_gpu => {
                             if self.cpu_session.is_none() {
@@ -578,7 +514,7 @@ impl GpuJoinExec {
                 chunks: 1,
                 rows_in: nrows as u64,
                 rows_cpu_path: cpu_rows,
-                bytes: self.chunk.bytes() as u64,
+                bytes: self.heap.chunk.bytes() as u64,
                 engine_ns: started.elapsed().as_nanos() as u64,
                 ..Counters::default()
             };
@@ -671,11 +607,7 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
     unsafe {
         if let Some(st) = state_of(node) {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
-            if !st.scan.is_null() {
-                pg_sys::table_endscan(st.scan);
-                st.scan = std::ptr::null_mut();
-            }
-            pg_sys::ExecDropSingleTupleTableSlot(st.read_slot);
+            st.heap.end();
             pg_sys::ExecDropSingleTupleTableSlot(st.tup_slot);
             st.session = None;
             st.cpu_session = None;
@@ -694,7 +626,7 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         let Some(st) = state_of(node) else { return };
         pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
         st.reset_chunk();
-        st.eof = false;
+        st.heap.rescan();
         st.unmatched_done = false;
         // parameters may have changed: sessions are rebuilt; inner
         // relations are re-read only when their parameters changed
@@ -715,9 +647,6 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         if changed {
             st.inners_loaded = false;
         }
-        if !st.scan.is_null() {
-            pg_sys::table_rescan(st.scan, std::ptr::null_mut());
-        }
     }
 }
 
@@ -727,10 +656,7 @@ unsafe extern "C-unwind" fn estimate_dsm(
     _pcxt: *mut pg_sys::ParallelContext,
 ) -> usize {
     // SAFETY: executor callback.
-    unsafe {
-        let estate = (*node).ss.ps.state;
-        PSCAN_OFFSET + pg_sys::table_parallelscan_estimate((*node).ss.ss_currentRelation, (*estate).es_snapshot)
-    }
+    unsafe { heapchunk::pscan_estimate(node, PSCAN_OFFSET) }
 }
 
 unsafe fn attach_shared(node: *mut pg_sys::CustomScanState, coordinate: *mut std::ffi::c_void) {
@@ -738,8 +664,7 @@ unsafe fn attach_shared(node: *mut pg_sys::CustomScanState, coordinate: *mut std
     unsafe {
         let Some(st) = state_of(node) else { return };
         st.shared = coordinate.cast();
-        let pscan = (coordinate as *mut u8).add(PSCAN_OFFSET).cast();
-        st.scan = pg_sys::table_beginscan_parallel((*node).ss.ss_currentRelation, pscan);
+        st.heap.begin_parallel(heapchunk::pscan_at(coordinate, PSCAN_OFFSET));
     }
 }
 
@@ -751,10 +676,7 @@ unsafe extern "C-unwind" fn initialize_dsm(
 ) {
     // SAFETY: coordinate has estimate_dsm's size.
     unsafe {
-        let estate = (*node).ss.ps.state;
-        std::ptr::write_bytes(coordinate as *mut u8, 0, PSCAN_OFFSET);
-        let pscan = (coordinate as *mut u8).add(PSCAN_OFFSET).cast();
-        pg_sys::table_parallelscan_initialize((*node).ss.ss_currentRelation, pscan, (*estate).es_snapshot);
+        heapchunk::pscan_initialize(node, coordinate, PSCAN_OFFSET);
         attach_shared(node, coordinate);
     }
 }
@@ -766,10 +688,7 @@ unsafe extern "C-unwind" fn reinitialize_dsm(
     coordinate: *mut std::ffi::c_void,
 ) {
     // SAFETY: the area initialize_dsm laid out.
-    unsafe {
-        let pscan = (coordinate as *mut u8).add(PSCAN_OFFSET).cast();
-        pg_sys::table_parallelscan_reinitialize((*node).ss.ss_currentRelation, pscan);
-    }
+    unsafe { heapchunk::pscan_reinitialize(node, coordinate, PSCAN_OFFSET) }
 }
 
 #[pg_guard]

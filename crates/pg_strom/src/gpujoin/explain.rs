@@ -20,14 +20,8 @@ use pgrx::pg_guard;
 use pgrx::pg_sys;
 
 use crate::gpujoin::exec::{engine_of, state_of};
+use crate::gpuscan::explain::prop_text;
 use crate::gpuscan::path::{from_list, to_list};
-
-fn prop_text(label: &str, value: &str, es: *mut pg_sys::ExplainState) {
-    let l = CString::new(label).expect("labels have no NUL");
-    let v = CString::new(value.replace('\0', "")).expect("NULs removed");
-    // SAFETY: valid ExplainState; PostgreSQL copies the strings.
-    unsafe { pg_sys::ExplainPropertyText(l.as_ptr(), v.as_ptr(), es) };
-}
 
 fn size_text(bytes: f64) -> String {
     if bytes >= 1024.0 * 1024.0 * 1024.0 {
@@ -64,7 +58,7 @@ pub unsafe extern "C-unwind" fn explain(
         };
         let mut at = st.info.nscan_quals as usize;
         if at > 0 {
-            prop_text("GPU Filter", &deparse(&exprs[..at]), es);
+            prop_text(c"GPU Filter", &deparse(&exprs[..at]), es);
         }
         let text = (*es).format == pg_sys::ExplainFormat::EXPLAIN_FORMAT_TEXT;
         let analyze = (*es).analyze;
@@ -115,13 +109,13 @@ pub unsafe extern "C-unwind" fn explain(
             } else {
                 let label = CString::new(format!("Depth {}", i + 1)).expect("no NUL");
                 pg_sys::ExplainOpenGroup(label.as_ptr(), label.as_ptr(), true, es);
-                prop_text("Join Method", method, es);
-                prop_text("Join Type", kind_label(d.kind), es);
+                prop_text(c"Join Method", method, es);
+                prop_text(c"Join Type", kind_label(d.kind), es);
                 if !keys.is_empty() {
-                    prop_text("HashKeys", &key_text, es);
+                    prop_text(c"HashKeys", &key_text, es);
                 }
                 if !qual_text.is_empty() {
-                    prop_text("JoinQuals", &qual_text, es);
+                    prop_text(c"JoinQuals", &qual_text, es);
                 }
                 pg_sys::ExplainPropertyFloat(c"Plan Rows In".as_ptr(), std::ptr::null(), d.rows_in, 0, es);
                 pg_sys::ExplainPropertyFloat(c"Plan Rows Out".as_ptr(), std::ptr::null(), d.rows_out, 0, es);
@@ -143,7 +137,7 @@ pub unsafe extern "C-unwind" fn explain(
         if st.over_limit {
             pref.push_str(", inner relations over pg_strom.gpu_join_memory_limit");
         }
-        prop_text("GPU Preference", &pref, es);
+        prop_text(c"GPU Preference", &pref, es);
         if analyze {
             pg_sys::ExplainPropertyInteger(c"GPU Chunks".as_ptr(), std::ptr::null(), c.chunks as i64, es);
             pg_sys::ExplainPropertyInteger(c"GPU Input Rows".as_ptr(), std::ptr::null(), c.rows_in as i64, es);

@@ -26,11 +26,11 @@ use pgrx::prelude::*;
 use pgstrom_runtime::engine::ParamValue;
 use pgstrom_runtime::{DeviceError, Engine};
 
-use crate::chunk::ColumnChunk;
 use crate::gpuscan::NAME;
 use crate::gpuscan::path::from_list;
 use crate::gpuscan::plan::GpuScanInfo;
-use crate::{codegen, engine, errors, guc};
+use crate::heapchunk::{self, HeapChunks};
+use crate::{engine, errors, guc};
 
 /// Counters shown by EXPLAIN ANALYZE.  In a parallel scan every process
 /// adds its own to [`SharedState`]; the leader copies the sums at shutdown.
@@ -71,73 +71,15 @@ pub struct GpuScanExec {
     param_exprs: Vec<*mut pg_sys::ExprState>,
     params: Option<Vec<ParamValue>>,
     pub(crate) engine: Option<&'static dyn Engine>,
-    scan: pg_sys::TableScanDesc,
-    read_slot: *mut pg_sys::TupleTableSlot,
-    chunk_cxt: pg_sys::MemoryContext,
-    chunk: ColumnChunk,
-    /// The chunk's rows: tuple bodies copied back to back (8-byte aligned)
-    /// into one buffer, no palloc per row.
-    tuples: TupleArena,
+    /// The table, read chunk by chunk.
+    heap: HeapChunks,
     /// Per row of the chunk: 1 when the device filter passed it.
     pass: Vec<u8>,
     /// This chunk goes through the CPU path.
     cpu_path: bool,
     cursor: usize,
-    eof: bool,
     shared: *mut SharedState,
     pub(crate) counters: Counters,
-}
-
-/// Copies of a chunk's heap tuples.  A returned row is presented to the
-/// scan slot through one reusable HeapTupleData pointing into the buffer,
-/// valid until the next row is stored (the slot protocol).
-#[derive(Default)]
-pub(crate) struct TupleArena {
-    /// Tuple bodies (HeapTupleHeader and data), each at a MAXALIGN offset.
-    words: Vec<u64>,
-    /// Per row: word offset, t_len, t_self, t_tableOid.
-    rows: Vec<(usize, u32, pg_sys::ItemPointerData, pg_sys::Oid)>,
-    /// The header handed to ExecStoreHeapTuple.
-    current: pg_sys::HeapTupleData,
-}
-
-impl TupleArena {
-    pub(crate) fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    pub(crate) fn clear(&mut self) {
-        self.words.clear();
-        self.rows.clear();
-    }
-
-    /// Copy `tup`'s body.
-    ///
-    /// # Safety
-    /// `tup` is a valid heap tuple.
-    pub(crate) unsafe fn push(&mut self, tup: pg_sys::HeapTuple) {
-        // SAFETY: t_data holds t_len bytes (caller); the words reserved
-        // below hold them.
-        unsafe {
-            let len = (*tup).t_len as usize;
-            let at = self.words.len();
-            self.words.resize(at + len.div_ceil(8), 0);
-            std::ptr::copy_nonoverlapping((*tup).t_data as *const u8, self.words.as_mut_ptr().add(at).cast(), len);
-            self.rows.push((at, (*tup).t_len, (*tup).t_self, (*tup).t_tableOid));
-        }
-    }
-
-    /// Row `i` as a HeapTuple, valid until the next call or `clear`.
-    pub(crate) fn get(&mut self, i: usize) -> pg_sys::HeapTuple {
-        let (at, len, tid, oid) = self.rows[i];
-        self.current = pg_sys::HeapTupleData {
-            t_len: len,
-            t_self: tid,
-            t_tableOid: oid,
-            t_data: self.words[at..].as_mut_ptr().cast(),
-        };
-        &mut self.current
-    }
 }
 
 /// The node PostgreSQL sees: a CustomScanState with our state after it.
@@ -221,16 +163,8 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         let host_quals = (*node).ss.ps.qual;
         (*node).ss.ps.qual = std::ptr::null_mut();
         let param_exprs = exprs[nquals..].iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
-        let rel = (*node).ss.ss_currentRelation;
-        let read_slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, pg_sys::table_slot_callbacks(rel));
-        let chunk_cxt = pg_sys::AllocSetContextCreateInternal(
-            (*estate).es_query_cxt,
-            c"GpuScan chunk".as_ptr(),
-            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
-            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
-            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
-        );
-        let chunk = ColumnChunk::new(&info.columns);
+        let heap =
+            HeapChunks::new((*node).ss.ss_currentRelation, &info.columns, (*estate).es_query_cxt, c"GpuScan chunk");
         let state = Box::new(GpuScanExec {
             info,
             all_quals,
@@ -238,15 +172,10 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             param_exprs,
             params: None,
             engine: None,
-            scan: std::ptr::null_mut(),
-            read_slot,
-            chunk_cxt,
-            chunk,
-            tuples: TupleArena::default(),
+            heap,
             pass: Vec::new(),
             cpu_path: false,
             cursor: 0,
-            eof: false,
             shared: std::ptr::null_mut(),
             counters: Counters::default(),
         });
@@ -269,30 +198,11 @@ pub(crate) fn engine_of(st: &mut GpuScanExec) -> &'static dyn Engine {
 
 impl GpuScanExec {
     /// Drop the chunk's rows (the slot must not point into them).
-    unsafe fn reset_chunk(&mut self) {
-        self.tuples.clear();
+    fn reset_chunk(&mut self) {
+        self.heap.clear();
         self.pass.clear();
-        self.chunk.clear();
         self.cursor = 0;
         self.cpu_path = false;
-        // SAFETY: the context holds only this chunk's copies.
-        unsafe { pg_sys::MemoryContextReset(self.chunk_cxt) };
-    }
-
-    /// Evaluate the hoisted parameters (once per scan or rescan).
-    unsafe fn eval_params(&mut self, econtext: *mut pg_sys::ExprContext) -> Vec<ParamValue> {
-        let mut out = Vec::with_capacity(self.param_exprs.len());
-        for (i, &state) in self.param_exprs.iter().enumerate() {
-            let mut isnull = false;
-            // SAFETY: initialised ExprStates of Var-free expressions.
-            let d = unsafe { pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull) };
-            out.push(if isnull {
-                ParamValue { isnull: true, bits: 0 }
-            } else {
-                ParamValue { isnull: false, bits: codegen::const_bits(self.info.param_types[i], d) }
-            });
-        }
-        out
     }
 
     /// Read the next chunk and filter it.  False at the end of the scan.
@@ -301,61 +211,26 @@ impl GpuScanExec {
         unsafe {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
             self.reset_chunk();
-            if self.eof {
-                return false;
-            }
-            let estate = (*node).ss.ps.state;
-            let rel = (*node).ss.ss_currentRelation;
-            if self.scan.is_null() {
-                self.scan = pg_sys::table_beginscan(rel, (*estate).es_snapshot, 0, std::ptr::null_mut());
-            }
-            let limit = guc::CHUNK_ROWS.get().max(1) as usize;
-            let max_attnum = self.chunk.max_attnum() as i32;
-            let old = pg_sys::MemoryContextSwitchTo(self.chunk_cxt);
-            while self.tuples.len() < limit {
-                if self.tuples.len().is_multiple_of(1024) {
-                    pgrx::check_for_interrupts!();
-                }
-                if !pg_sys::table_scan_getnextslot(
-                    self.scan,
-                    pg_sys::ScanDirection::ForwardScanDirection,
-                    self.read_slot,
-                ) {
-                    self.eof = true;
-                    break;
-                }
-                if max_attnum > 0 {
-                    pg_sys::slot_getsomeattrs(self.read_slot, max_attnum);
-                }
-                self.chunk.append_slot(self.read_slot);
-                // the buffer's own tuple for a heap slot: no copy until ours
-                let mut should_free = false;
-                let tup = pg_sys::ExecFetchSlotHeapTuple(self.read_slot, false, &mut should_free);
-                self.tuples.push(tup);
-                if should_free {
-                    pg_sys::heap_freetuple(tup);
-                }
-                // keep variable-length data per chunk well below 4 GB
-                if self.tuples.len().is_multiple_of(256) && self.chunk.varlena_bytes() > 1 << 30 {
-                    break;
-                }
-            }
-            pg_sys::MemoryContextSwitchTo(old);
-            let nrows = self.chunk.nrows();
+            let snapshot = (*(*node).ss.ps.state).es_snapshot;
+            let nrows = self.heap.read(snapshot, guc::CHUNK_ROWS.get().max(1) as usize);
             if nrows == 0 {
                 return false;
             }
             if self.params.is_none() {
-                self.params = Some(self.eval_params((*node).ss.ps.ps_ExprContext));
+                self.params = Some(heapchunk::eval_params(
+                    &self.param_exprs,
+                    &self.info.param_types,
+                    (*node).ss.ps.ps_ExprContext,
+                ));
             }
             let eng = engine_of(self);
-            let cols = self.chunk.column_data();
+            let cols = self.heap.chunk.column_data();
             let started = Instant::now();
             let result = eng.eval_program(&self.info.program, &cols, self.params.as_deref().unwrap_or(&[]), nrows);
             let mut c = Counters {
                 chunks: 1,
                 rows_in: nrows as u64,
-                bytes: self.chunk.bytes() as u64,
+                bytes: self.heap.chunk.bytes() as u64,
                 engine_ns: started.elapsed().as_nanos() as u64,
                 ..Counters::default()
             };
@@ -411,13 +286,13 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
         let slot = (*ss).ss_ScanTupleSlot;
         let econtext = (*ss).ps.ps_ExprContext;
         loop {
-            while st.cursor < st.tuples.len() {
+            while st.cursor < st.heap.tuples.len() {
                 let i = st.cursor;
                 st.cursor += 1;
                 if !st.cpu_path && st.pass[i] == 0 {
                     continue;
                 }
-                pg_sys::ExecStoreHeapTuple(st.tuples.get(i), slot, false);
+                pg_sys::ExecStoreHeapTuple(st.heap.tuples.get(i), slot, false);
                 let quals = if st.cpu_path { st.all_quals } else { st.host_quals };
                 if !quals.is_null() {
                     (*econtext).ecxt_scantuple = slot;
@@ -463,11 +338,7 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
     unsafe {
         if let Some(st) = state_of(node) {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
-            if !st.scan.is_null() {
-                pg_sys::table_endscan(st.scan);
-                st.scan = std::ptr::null_mut();
-            }
-            pg_sys::ExecDropSingleTupleTableSlot(st.read_slot);
+            st.heap.end();
         }
         free_state(node.cast());
     }
@@ -480,11 +351,8 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         let Some(st) = state_of(node) else { return };
         pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
         st.reset_chunk();
-        st.eof = false;
+        st.heap.rescan();
         st.params = None; // parameters may have changed
-        if !st.scan.is_null() {
-            pg_sys::table_rescan(st.scan, std::ptr::null_mut());
-        }
     }
 }
 
@@ -494,19 +362,7 @@ unsafe extern "C-unwind" fn estimate_dsm(
     _pcxt: *mut pg_sys::ParallelContext,
 ) -> usize {
     // SAFETY: executor callback.
-    unsafe {
-        let estate = (*node).ss.ps.state;
-        PSCAN_OFFSET + pg_sys::table_parallelscan_estimate((*node).ss.ss_currentRelation, (*estate).es_snapshot)
-    }
-}
-
-/// The parallel table scan descriptor inside the coordination area.
-///
-/// # Safety
-/// `coordinate` is the area of [`estimate_dsm`]'s size.
-unsafe fn pscan_at(coordinate: *mut std::ffi::c_void) -> pg_sys::ParallelTableScanDesc {
-    // SAFETY: the descriptor follows the shared counters (caller).
-    unsafe { (coordinate as *mut u8).add(PSCAN_OFFSET).cast() }
+    unsafe { heapchunk::pscan_estimate(node, PSCAN_OFFSET) }
 }
 
 /// Point the node at the coordination area and begin the parallel scan.
@@ -515,8 +371,7 @@ unsafe fn attach_shared(node: *mut pg_sys::CustomScanState, coordinate: *mut std
     unsafe {
         let Some(st) = state_of(node) else { return };
         st.shared = coordinate.cast();
-        let pscan = pscan_at(coordinate);
-        st.scan = pg_sys::table_beginscan_parallel((*node).ss.ss_currentRelation, pscan);
+        st.heap.begin_parallel(heapchunk::pscan_at(coordinate, PSCAN_OFFSET));
     }
 }
 
@@ -528,10 +383,7 @@ unsafe extern "C-unwind" fn initialize_dsm(
 ) {
     // SAFETY: coordinate has estimate_dsm's size.
     unsafe {
-        let estate = (*node).ss.ps.state;
-        std::ptr::write_bytes(coordinate as *mut u8, 0, PSCAN_OFFSET);
-        let pscan = pscan_at(coordinate);
-        pg_sys::table_parallelscan_initialize((*node).ss.ss_currentRelation, pscan, (*estate).es_snapshot);
+        heapchunk::pscan_initialize(node, coordinate, PSCAN_OFFSET);
         attach_shared(node, coordinate);
     }
 }
@@ -543,10 +395,7 @@ unsafe extern "C-unwind" fn reinitialize_dsm(
     coordinate: *mut std::ffi::c_void,
 ) {
     // SAFETY: the area initialize_dsm laid out.
-    unsafe {
-        let pscan = pscan_at(coordinate);
-        pg_sys::table_parallelscan_reinitialize((*node).ss.ss_currentRelation, pscan);
-    }
+    unsafe { heapchunk::pscan_reinitialize(node, coordinate, PSCAN_OFFSET) }
 }
 
 #[pg_guard]

@@ -19,7 +19,8 @@ use pgrx::pg_sys;
 use crate::gpuscan::exec::{engine_of, state_of};
 use crate::gpuscan::path::{from_list, to_list};
 
-fn prop_text(label: &CStr, value: &str, es: *mut pg_sys::ExplainState) {
+/// An EXPLAIN text property (GpuJoin's EXPLAIN uses it too).
+pub(crate) fn prop_text(label: &CStr, value: &str, es: *mut pg_sys::ExplainState) {
     let v = CString::new(value.replace('\0', "")).expect("NULs removed");
     // SAFETY: valid ExplainState; PostgreSQL copies the strings.
     unsafe { pg_sys::ExplainPropertyText(label.as_ptr(), v.as_ptr(), es) };

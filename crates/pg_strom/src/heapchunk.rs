@@ -1,0 +1,284 @@
+//! Reading a heap table in chunks for the device, shared by GpuScan and
+//! GpuJoin: the table AM scan with the query's snapshot (MVCC exactly as a
+//! SeqScan sees it, serial or with blocks handed out by a parallel scan
+//! descriptor in the DSM), the chunk's tuple copies and its device
+//! columns; plus the parallel-scan DSM layout and the hoisted parameters
+//! both nodes evaluate once per scan.
+
+use pgrx::pg_sys;
+
+use pgstrom_runtime::engine::ParamValue;
+
+use crate::chunk::ColumnChunk;
+use crate::codegen;
+
+/// Copies of a chunk's heap tuples.  A returned row is presented to a
+/// slot through one reusable HeapTupleData pointing into the buffer,
+/// valid until the next row is stored (the slot protocol).
+#[derive(Default)]
+pub struct TupleArena {
+    /// Tuple bodies (HeapTupleHeader and data), each at a MAXALIGN offset.
+    words: Vec<u64>,
+    /// Per row: word offset, t_len, t_self, t_tableOid.
+    rows: Vec<(usize, u32, pg_sys::ItemPointerData, pg_sys::Oid)>,
+    /// The header handed to ExecStoreHeapTuple.
+    current: pg_sys::HeapTupleData,
+}
+
+impl TupleArena {
+    /// Rows held.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// True when no rows are held.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.words.clear();
+        self.rows.clear();
+    }
+
+    /// Copy `tup`'s body.
+    ///
+    /// # Safety
+    /// `tup` is a valid heap tuple.
+    unsafe fn push(&mut self, tup: pg_sys::HeapTuple) {
+        // SAFETY: t_data holds t_len bytes (caller); the words reserved
+        // below hold them.
+        unsafe {
+            let len = (*tup).t_len as usize;
+            let at = self.words.len();
+            self.words.resize(at + len.div_ceil(8), 0);
+            std::ptr::copy_nonoverlapping((*tup).t_data as *const u8, self.words.as_mut_ptr().add(at).cast(), len);
+            self.rows.push((at, (*tup).t_len, (*tup).t_self, (*tup).t_tableOid));
+        }
+    }
+
+    /// Row `i` as a HeapTuple, valid until the next call or the next chunk.
+    pub fn get(&mut self, i: usize) -> pg_sys::HeapTuple {
+        let (at, len, tid, oid) = self.rows[i];
+        self.current = pg_sys::HeapTupleData {
+            t_len: len,
+            t_self: tid,
+            t_tableOid: oid,
+            t_data: self.words[at..].as_mut_ptr().cast(),
+        };
+        &mut self.current
+    }
+}
+
+/// A heap table read chunk by chunk.
+pub struct HeapChunks {
+    rel: pg_sys::Relation,
+    scan: pg_sys::TableScanDesc,
+    /// The table AM's slot rows are read into.
+    read_slot: *mut pg_sys::TupleTableSlot,
+    /// Holds this chunk's detoasted copies.
+    cxt: pg_sys::MemoryContext,
+    /// The device columns of the chunk.
+    pub chunk: ColumnChunk,
+    /// The chunk's rows.
+    pub tuples: TupleArena,
+    /// True once the scan returned its last row.
+    pub eof: bool,
+}
+
+impl HeapChunks {
+    /// Prepare to read `rel`, gathering `columns` ((attnum, device type)).
+    ///
+    /// # Safety
+    /// `rel` is the node's open relation; `parent` a live memory context.
+    pub unsafe fn new(
+        rel: pg_sys::Relation,
+        columns: &[(i16, u16)],
+        parent: pg_sys::MemoryContext,
+        name: &'static std::ffi::CStr,
+    ) -> HeapChunks {
+        // SAFETY: caller's contract.
+        unsafe {
+            HeapChunks {
+                rel,
+                scan: std::ptr::null_mut(),
+                read_slot: pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, pg_sys::table_slot_callbacks(rel)),
+                cxt: pg_sys::AllocSetContextCreateInternal(
+                    parent,
+                    name.as_ptr(),
+                    pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+                    pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+                    pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+                ),
+                chunk: ColumnChunk::new(columns),
+                tuples: TupleArena::default(),
+                eof: false,
+            }
+        }
+    }
+
+    /// Drop the chunk's rows (no slot may point into them any more).
+    pub fn clear(&mut self) {
+        self.tuples.clear();
+        self.chunk.clear();
+        // SAFETY: the context holds only this chunk's copies.
+        unsafe { pg_sys::MemoryContextReset(self.cxt) };
+    }
+
+    /// Read the next chunk of up to `limit` rows with `snapshot`; returns
+    /// its row count (0 at the end of the scan).
+    ///
+    /// # Safety
+    /// Called from the node's executor callbacks, after [`Self::clear`].
+    pub unsafe fn read(&mut self, snapshot: pg_sys::Snapshot, limit: usize) -> u32 {
+        if self.eof {
+            return 0;
+        }
+        // SAFETY: a live relation and slot of the node (caller).
+        unsafe {
+            if self.scan.is_null() {
+                self.scan = pg_sys::table_beginscan(self.rel, snapshot, 0, std::ptr::null_mut());
+            }
+            let max_attnum = self.chunk.max_attnum() as i32;
+            let old = pg_sys::MemoryContextSwitchTo(self.cxt);
+            while self.tuples.len() < limit {
+                if self.tuples.len().is_multiple_of(1024) {
+                    pgrx::check_for_interrupts!();
+                }
+                if !pg_sys::table_scan_getnextslot(
+                    self.scan,
+                    pg_sys::ScanDirection::ForwardScanDirection,
+                    self.read_slot,
+                ) {
+                    self.eof = true;
+                    break;
+                }
+                if max_attnum > 0 {
+                    pg_sys::slot_getsomeattrs(self.read_slot, max_attnum);
+                }
+                self.chunk.append_slot(self.read_slot);
+                // the buffer's own tuple for a heap slot: no copy until ours
+                let mut should_free = false;
+                let tup = pg_sys::ExecFetchSlotHeapTuple(self.read_slot, false, &mut should_free);
+                self.tuples.push(tup);
+                if should_free {
+                    pg_sys::heap_freetuple(tup);
+                }
+                // keep variable-length data per chunk well below 4 GB
+                if self.tuples.len().is_multiple_of(256) && self.chunk.varlena_bytes() > 1 << 30 {
+                    break;
+                }
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+            self.chunk.nrows()
+        }
+    }
+
+    /// Start over (ReScan).
+    pub fn rescan(&mut self) {
+        self.clear();
+        self.eof = false;
+        if !self.scan.is_null() {
+            // SAFETY: a scan this reader began.
+            unsafe { pg_sys::table_rescan(self.scan, std::ptr::null_mut()) };
+        }
+    }
+
+    /// Read the blocks a parallel scan descriptor hands out.
+    ///
+    /// # Safety
+    /// `pscan` was initialised for this relation (see [`pscan_initialize`]).
+    pub unsafe fn begin_parallel(&mut self, pscan: pg_sys::ParallelTableScanDesc) {
+        // SAFETY: caller's contract.
+        self.scan = unsafe { pg_sys::table_beginscan_parallel(self.rel, pscan) };
+    }
+
+    /// End the scan and release the slot (EndCustomScan).
+    pub fn end(&mut self) {
+        // SAFETY: resources this reader made, released once.
+        unsafe {
+            if !self.scan.is_null() {
+                pg_sys::table_endscan(self.scan);
+                self.scan = std::ptr::null_mut();
+            }
+            if !self.read_slot.is_null() {
+                pg_sys::ExecDropSingleTupleTableSlot(self.read_slot);
+                self.read_slot = std::ptr::null_mut();
+            }
+        }
+    }
+}
+
+/// Bytes of a node's coordination area: `head` bytes of its own, then the
+/// parallel table scan descriptor.
+///
+/// # Safety
+/// `node` is a live scan node with an open relation.
+pub unsafe fn pscan_estimate(node: *mut pg_sys::CustomScanState, head: usize) -> usize {
+    // SAFETY: caller's contract.
+    unsafe {
+        let estate = (*node).ss.ps.state;
+        head + pg_sys::table_parallelscan_estimate((*node).ss.ss_currentRelation, (*estate).es_snapshot)
+    }
+}
+
+/// The parallel table scan descriptor inside a coordination area.
+///
+/// # Safety
+/// `coordinate` is an area of [`pscan_estimate`]'s size for the same `head`.
+pub unsafe fn pscan_at(coordinate: *mut std::ffi::c_void, head: usize) -> pg_sys::ParallelTableScanDesc {
+    // SAFETY: the descriptor follows the head (caller).
+    unsafe { (coordinate as *mut u8).add(head).cast() }
+}
+
+/// Zero the head and initialise the descriptor (InitializeDSM).
+///
+/// # Safety
+/// As [`pscan_at`]; `node` is the leader's node.
+pub unsafe fn pscan_initialize(node: *mut pg_sys::CustomScanState, coordinate: *mut std::ffi::c_void, head: usize) {
+    // SAFETY: caller's contract.
+    unsafe {
+        let estate = (*node).ss.ps.state;
+        std::ptr::write_bytes(coordinate as *mut u8, 0, head);
+        pg_sys::table_parallelscan_initialize(
+            (*node).ss.ss_currentRelation,
+            pscan_at(coordinate, head),
+            (*estate).es_snapshot,
+        );
+    }
+}
+
+/// Reset the descriptor for a rescan (ReInitializeDSM).
+///
+/// # Safety
+/// As [`pscan_at`].
+pub unsafe fn pscan_reinitialize(node: *mut pg_sys::CustomScanState, coordinate: *mut std::ffi::c_void, head: usize) {
+    // SAFETY: caller's contract.
+    unsafe { pg_sys::table_parallelscan_reinitialize((*node).ss.ss_currentRelation, pscan_at(coordinate, head)) }
+}
+
+/// Evaluate hoisted parameter expressions (once per scan or rescan).
+///
+/// # Safety
+/// `states` are initialised ExprStates of Var-free expressions whose
+/// device types are `types`.
+pub unsafe fn eval_params(
+    states: &[*mut pg_sys::ExprState],
+    types: &[u16],
+    econtext: *mut pg_sys::ExprContext,
+) -> Vec<ParamValue> {
+    states
+        .iter()
+        .zip(types)
+        .map(|(&state, &t)| {
+            let mut isnull = false;
+            // SAFETY: caller's contract.
+            let d = unsafe { pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull) };
+            if isnull {
+                ParamValue { isnull: true, bits: 0 }
+            } else {
+                ParamValue { isnull: false, bits: codegen::const_bits(t, d) }
+            }
+        })
+        .collect()
+}
