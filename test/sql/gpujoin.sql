@@ -3,6 +3,9 @@
 SET pg_strom.gpu_setup_cost = 0;
 SET pg_strom.gpu_context_cost = 0;
 SET max_parallel_workers_per_gather = 0;
+-- (GpuPreAgg, which would take the aggregates over these joins, has its
+-- own test: gpupreagg.sql)
+SET pg_strom.enable_gpupreagg = off;
 CREATE TABLE gj_t0 AS SELECT i AS id, i % 1200 AS aid, (i % 97)::float8 AS ax
   FROM generate_series(1, 50000) i;
 CREATE TABLE gj_t1 AS SELECT i AS aid, 'cat' || (i % 7) AS cat FROM generate_series(0, 999) i;

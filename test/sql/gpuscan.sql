@@ -10,6 +10,7 @@ SET extra_float_digits = 3;
 SET pg_strom.chunk_rows = 1000;
 SET pg_strom.gpu_setup_cost = 0;   -- offload the small test tables too
 SET pg_strom.gpu_context_cost = 0; -- the same plans on the GPU and the CPU engine
+SET pg_strom.enable_gpupreagg = off; -- the aggregates over these scans stay on the CPU (see gpupreagg.sql)
 
 CREATE FUNCTION gs_explain(q text, opts text DEFAULT 'COSTS OFF') RETURNS SETOF text
 LANGUAGE plpgsql AS $$

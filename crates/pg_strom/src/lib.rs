@@ -30,6 +30,7 @@ pub mod discovery_worker;
 pub mod engine;
 pub mod errors;
 pub mod gpujoin;
+pub mod gpupreagg;
 pub mod gpuscan;
 pub mod guc;
 pub mod heapchunk;
@@ -58,6 +59,7 @@ pub extern "C-unwind" fn _PG_init() {
     discovery_worker::init();
     gpuscan::init();
     gpujoin::init();
+    gpupreagg::init();
 }
 
 /// pgrx's test harness hooks (used by `cargo pgrx test`, if ever run).

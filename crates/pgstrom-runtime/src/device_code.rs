@@ -24,6 +24,10 @@ pub const KERNELS: &[&str] = &[
     "kern_join_scan",
     "kern_join_probe",
     "kern_join_hash",
+    "kern_agg_init",
+    "kern_agg_keys",
+    "kern_agg_rows",
+    "kern_agg_collect",
 ];
 
 /// One translation unit that includes every kernel file.

@@ -225,7 +225,7 @@ pub(crate) struct DevColumnRepr {
 
 /// The C layout of DevDatum (device_program.h).
 #[repr(C)]
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct DevDatumRepr {
     pub bits: i64,
     pub isnull: i32,

@@ -14,6 +14,7 @@
 //! combinations than fit is run again with room for all of them (steps are
 //! idempotent), so a skewed key that multiplies rows never overflows.
 
+use crate::agg::{AggGroups, AggSpec, DevAggOpRepr};
 use crate::catalog::type_info;
 use crate::engine::{ColumnData, DevDatumRepr, ParamValue, check_program, eval_error, validate_columns};
 use crate::error::DeviceError;
@@ -112,6 +113,10 @@ pub struct JoinSpec<'a> {
     pub depths: Vec<JoinDepthSpec<'a>>,
     /// Parameter values shared by every program.
     pub params: Vec<ParamValue>,
+    /// GROUP BY over the final combinations (GpuPreAgg), or None: the
+    /// combinations themselves are the result.  With an aggregation the
+    /// join may have no depth at all (a scan).
+    pub agg: Option<AggSpec>,
 }
 
 /// Combinations a step produced, stored by source.
@@ -151,6 +156,18 @@ pub trait JoinSession {
 
     /// Bytes of inner data (columns and hash tables) the engine holds.
     fn inner_bytes(&self) -> usize;
+
+    /// As [`Self::probe`], then the combinations grouped and aggregated
+    /// by the request's [`AggSpec`] on the engine.
+    fn probe_agg(
+        &mut self,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        selection: Option<&[u32]>,
+    ) -> Result<AggGroups, DeviceError>;
+
+    /// As [`Self::unmatched`], aggregated.
+    fn unmatched_agg(&mut self) -> Result<AggGroups, DeviceError>;
 }
 
 /// The C layout of DevProgramRef (join.cu).
@@ -182,7 +199,7 @@ pub(crate) struct DevJoinDepthRepr {
 /// Check a join request.  Returns the number of columns of every source.
 pub fn validate_spec(spec: &JoinSpec<'_>) -> Result<usize, DeviceError> {
     let bad = |m: String| Err(DeviceError::InvalidRequest(m));
-    if spec.depths.is_empty() || spec.depths.len() > MAX_DEPTHS {
+    if (spec.depths.is_empty() && spec.agg.is_none()) || spec.depths.len() > MAX_DEPTHS {
         return bad(format!("a join has 1 to {MAX_DEPTHS} depths, not {}", spec.depths.len()));
     }
     let ncols = spec.outer_types.len() + spec.depths.iter().map(|d| d.inner.len()).sum::<usize>();
@@ -209,6 +226,9 @@ pub fn validate_spec(spec: &JoinSpec<'_>) -> Result<usize, DeviceError> {
         if type_info(*t).is_none() {
             return bad(format!("unknown device type {t}"));
         }
+    }
+    if let Some(agg) = &spec.agg {
+        agg.validate(ncols, spec.params.len())?;
     }
     Ok(ncols)
 }
@@ -271,6 +291,79 @@ pub(crate) trait JoinSteps {
     fn swap(&mut self);
     /// Read `count` input combinations of `nsources` sources.
     fn fetch(&mut self, nsources: usize, count: usize) -> Result<Vec<u32>, DeviceError>;
+    /// Group and aggregate the `count` input combinations of `nsources`
+    /// sources (the request's aggregation).
+    fn aggregate(&mut self, nsources: usize, count: usize) -> Result<AggGroups, DeviceError>;
+}
+
+/// What to do with the final combinations of a chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Finish {
+    /// Return them.
+    Fetch,
+    /// Return their groups.
+    Aggregate,
+}
+
+/// The result of a chunk: combinations or groups.
+pub(crate) enum Output {
+    Combos(Combos),
+    Groups(AggGroups),
+}
+
+impl Output {
+    pub(crate) fn combos(self) -> Result<Combos, DeviceError> {
+        match self {
+            Output::Combos(c) => Ok(c),
+            Output::Groups(_) => Err(DeviceError::InvalidRequest("a join step returned groups".into())),
+        }
+    }
+    pub(crate) fn groups(self) -> Result<AggGroups, DeviceError> {
+        match self {
+            Output::Groups(g) => Ok(g),
+            Output::Combos(_) => Err(DeviceError::InvalidRequest("an aggregation step returned rows".into())),
+        }
+    }
+}
+
+/// The C image of an aggregation whose programs, operations and initial
+/// words live at the given addresses (`prog(p)` gives a program's code
+/// and data addresses).
+pub(crate) fn agg_reprs(
+    agg: &AggSpec,
+    prog: &dyn Fn(&Program) -> (u64, u64),
+) -> (Vec<DevProgramRefRepr>, Vec<DevAggOpRepr>) {
+    let pref = |p: &Program| {
+        let (c, d) = prog(p);
+        program_ref(Some(p), c, d)
+    };
+    let keys = agg.keys.iter().map(pref).collect();
+    let (at, _) = agg.layout();
+    let ops = agg
+        .ops
+        .iter()
+        .zip(at)
+        .map(|(o, word)| {
+            let mut args = [DevProgramRefRepr::default(); 2];
+            for (i, a) in o.args.iter().enumerate().take(2) {
+                args[i] = pref(a);
+            }
+            DevAggOpRepr {
+                kind: o.kind as u32,
+                nargs: o.args.len() as u32,
+                word,
+                reserved: 0,
+                args,
+                filter: o.filter.as_ref().map_or(DevProgramRefRepr::default(), pref),
+            }
+        })
+        .collect();
+    (keys, ops)
+}
+
+/// Error for a session opened without an aggregation.
+pub(crate) fn no_agg() -> DeviceError {
+    DeviceError::InvalidRequest("the join was opened without an aggregation".into())
 }
 
 /// Run the depths `from..=ndepths` over the input the steps hold.
@@ -280,7 +373,8 @@ pub(crate) fn run_depths(
     ndepths: usize,
     mut n: u64,
     stage_counts: &mut Vec<u64>,
-) -> Result<Combos, DeviceError> {
+    finish: Finish,
+) -> Result<Output, DeviceError> {
     for depth in from..=ndepths {
         if steps.capacity() == 0 || n as usize > steps.capacity() {
             steps.grow(n as usize)?;
@@ -301,8 +395,18 @@ pub(crate) fn run_depths(
         stage_counts.push(made);
         n = made;
     }
+    if finish == Finish::Aggregate {
+        let mut groups = steps.aggregate(ndepths + 1, n as usize)?;
+        groups.stage_counts = std::mem::take(stage_counts);
+        return Ok(Output::Groups(groups));
+    }
     let rows = steps.fetch(ndepths + 1, n as usize)?;
-    Ok(Combos { nsources: ndepths + 1, count: n as usize, rows, stage_counts: std::mem::take(stage_counts) })
+    Ok(Output::Combos(Combos {
+        nsources: ndepths + 1,
+        count: n as usize,
+        rows,
+        stage_counts: std::mem::take(stage_counts),
+    }))
 }
 
 /// One chunk through the scan quals (or the given selection) and every depth.
@@ -311,7 +415,8 @@ pub(crate) fn run_chunk(
     ndepths: usize,
     nrows: u32,
     selection: Option<&[u32]>,
-) -> Result<Combos, DeviceError> {
+    finish: Finish,
+) -> Result<Output, DeviceError> {
     let n = match selection {
         Some(sel) => {
             if steps.capacity() == 0 || sel.len() > steps.capacity() {
@@ -330,7 +435,7 @@ pub(crate) fn run_chunk(
         }
     };
     let mut stages = vec![n];
-    run_depths(steps, 1, ndepths, n, &mut stages)
+    run_depths(steps, 1, ndepths, n, &mut stages, finish)
 }
 
 /// Unmatched inner rows of every RIGHT/FULL depth, through the later depths.
@@ -338,10 +443,12 @@ pub(crate) fn run_unmatched(
     steps: &mut dyn JoinSteps,
     kinds: &[JoinKind],
     matched: &[Vec<u8>],
-) -> Result<Combos, DeviceError> {
+    finish: Finish,
+) -> Result<Output, DeviceError> {
     let ndepths = kinds.len();
     let mut all = Combos { nsources: ndepths + 1, ..Combos::default() };
     let mut parts: Vec<Combos> = Vec::new();
+    let mut groups = AggGroups { nsources: ndepths + 1, ..AggGroups::default() };
     for (i, kind) in kinds.iter().enumerate() {
         if !kind.keeps_inner() {
             continue;
@@ -360,7 +467,14 @@ pub(crate) fn run_unmatched(
         }
         steps.load(&input, depth + 1, count)?;
         let mut stages = vec![count as u64];
-        parts.push(run_depths(steps, depth + 1, ndepths, count as u64, &mut stages)?);
+        match run_depths(steps, depth + 1, ndepths, count as u64, &mut stages, finish)? {
+            Output::Combos(c) => parts.push(c),
+            Output::Groups(g) => groups.append(g),
+        }
+    }
+    if finish == Finish::Aggregate {
+        groups.stage_counts = vec![groups.count as u64];
+        return Ok(Output::Groups(groups));
     }
     all.count = parts.iter().map(|p| p.count).sum();
     all.rows = vec![0; all.nsources * all.count];
@@ -373,7 +487,7 @@ pub(crate) fn run_unmatched(
         at += p.count;
     }
     all.stage_counts = vec![all.count as u64];
-    Ok(all)
+    Ok(Output::Combos(all))
 }
 
 /// A program's reference in the engine's memory (`code`/`data` addresses).

@@ -2,11 +2,13 @@
 //! memory, hash tables built by the device code's own hash function, and
 //! the join steps of device/kernels/join.cu called through their C ABI.
 
+use crate::agg::{AggGroups, AggSpec, DevAggOpRepr, DevAggSpecRepr, table_slots};
 use crate::engine::{ColumnData, DevColumnRepr, DevDatumRepr};
 use crate::error::DeviceError;
 use crate::join::{
-    Combos, DevJoinDepthRepr, DevProgramRefRepr, JoinKind, JoinSession, JoinSpec, JoinSteps, MAX_KEYS, build_buckets,
-    params_repr, program_ref, run_chunk, run_unmatched, step_error, validate_chunk, validate_spec,
+    Combos, DevJoinDepthRepr, DevProgramRefRepr, Finish, JoinKind, JoinSession, JoinSpec, JoinSteps, MAX_KEYS, Output,
+    agg_reprs, build_buckets, no_agg, params_repr, program_ref, run_chunk, run_unmatched, step_error, validate_chunk,
+    validate_spec,
 };
 use crate::program::{Instr, Program};
 
@@ -51,6 +53,58 @@ unsafe extern "C" {
         valid: *mut u8,
         error_at: *mut u32,
     ) -> i32;
+    fn pgstrom_cpu_agg(
+        spec: *const DevAggSpecRepr,
+        cols: *const DevColumnRepr,
+        ncols: u32,
+        params: *const DevDatumRepr,
+        nparams: u32,
+        input: *const u32,
+        in_stride: u32,
+        nsources: u32,
+        n: u32,
+        keybuf: *mut DevDatumRepr,
+        hashes: *mut u32,
+        table: *mut u32,
+        nslots: u32,
+        words: *mut u64,
+        out_rows: *mut u32,
+        out_keys: *mut DevDatumRepr,
+        out_words: *mut u64,
+        count: *mut u32,
+        error_at: *mut u32,
+    ) -> i32;
+}
+
+/// An aggregation in host memory: the operations' and keys' C images
+/// point into `spec`'s programs.
+struct CpuAgg {
+    spec: AggSpec,
+    keys: Vec<DevProgramRefRepr>,
+    ops: Vec<DevAggOpRepr>,
+    init: Vec<u64>,
+    nwords: usize,
+}
+
+impl CpuAgg {
+    fn new(spec: &AggSpec) -> CpuAgg {
+        let spec = spec.clone();
+        let (keys, ops) = agg_reprs(&spec, &|p| (p.code.as_ptr() as u64, p.data.as_ptr() as u64));
+        let (_, nwords) = spec.layout();
+        CpuAgg { init: spec.init_words(), spec, keys, ops, nwords }
+    }
+
+    fn repr(&self) -> DevAggSpecRepr {
+        DevAggSpecRepr {
+            nkeys: self.spec.keys.len() as u32,
+            nops: self.ops.len() as u32,
+            nwords: self.nwords as u32,
+            reserved: 0,
+            keys: self.keys.as_ptr() as u64,
+            ops: self.ops.as_ptr() as u64,
+            init: self.init.as_ptr() as u64,
+        }
+    }
 }
 
 /// A column copied out of the caller's buffers.
@@ -100,6 +154,7 @@ pub struct CpuJoin {
     out_cap: usize,
     input: Vec<u32>,
     in_cap: usize,
+    agg: Option<CpuAgg>,
 }
 
 impl CpuJoin {
@@ -128,6 +183,7 @@ impl CpuJoin {
             out_cap: 0,
             input: Vec::new(),
             in_cap: 0,
+            agg: spec.agg.as_ref().map(CpuAgg::new),
         };
         // placeholders for the chunk's columns: never read (source 0 is
         // NULL while the inner keys are hashed)
@@ -331,6 +387,105 @@ impl JoinSteps for Steps<'_> {
         }
         Ok(rows)
     }
+
+    fn aggregate(&mut self, nsources: usize, count: usize) -> Result<AggGroups, DeviceError> {
+        let j = &mut *self.join;
+        let agg = j.agg.as_ref().ok_or_else(no_agg)?;
+        let repr = agg.repr();
+        let nslots = table_slots(count);
+        let nkeys = agg.spec.keys.len();
+        let mut keybuf = vec![DevDatumRepr::default(); (count * nkeys).max(1)];
+        let mut hashes = vec![0u32; count.max(1)];
+        let mut table = vec![0u32; nslots];
+        let mut words = vec![0u64; nslots * agg.nwords];
+        let mut out_rows = vec![0u32; (nsources * count).max(1)];
+        let mut out_keys = vec![DevDatumRepr::default(); (count * nkeys).max(1)];
+        let mut out_words = vec![0u64; (count * agg.nwords).max(1)];
+        let (mut ngroups, mut at) = (0u32, 0u32);
+        let input = if count == 0 { [0u32].as_ptr() } else { j.input.as_ptr() };
+        // SAFETY: the input holds `count` combinations at stride in_cap
+        // (made by our own steps); every buffer has the size the entry
+        // point documents; the spec's pointers live in `agg`.
+        let rc = unsafe {
+            pgstrom_cpu_agg(
+                &repr,
+                self.cols.as_ptr(),
+                self.cols.len() as u32,
+                j.params.as_ptr(),
+                j.params.len() as u32,
+                input,
+                j.in_cap as u32,
+                nsources as u32,
+                count as u32,
+                keybuf.as_mut_ptr(),
+                hashes.as_mut_ptr(),
+                table.as_mut_ptr(),
+                nslots as u32,
+                words.as_mut_ptr(),
+                out_rows.as_mut_ptr(),
+                out_keys.as_mut_ptr(),
+                out_words.as_mut_ptr(),
+                &mut ngroups,
+                &mut at,
+            )
+        };
+        if rc != 0 {
+            return Err(step_error(rc, at));
+        }
+        let g = ngroups as usize;
+        let mut rows = Vec::with_capacity(nsources * g);
+        for s in 0..nsources {
+            rows.extend_from_slice(&out_rows[s * count..s * count + g]);
+        }
+        out_words.truncate(g * agg.nwords);
+        let keys = out_keys[..g * nkeys].iter().map(|d| (d.bits, d.isnull != 0)).collect();
+        Ok(AggGroups {
+            nsources,
+            count: g,
+            rows,
+            nkeys,
+            keys,
+            nwords: agg.nwords,
+            words: out_words,
+            stage_counts: Vec::new(),
+        })
+    }
+}
+
+impl CpuJoin {
+    /// One chunk through every step, finished as asked.
+    fn run(
+        &mut self,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        selection: Option<&[u32]>,
+        finish: Finish,
+    ) -> Result<Output, DeviceError> {
+        if finish == Finish::Aggregate && self.agg.is_none() {
+            return Err(no_agg());
+        }
+        validate_chunk(&self.outer_types, outer, nrows, selection)?;
+        let cols = self.columns(outer);
+        let depths = self.depth_reprs();
+        let nsources = depths.len() + 1;
+        let ndepths = depths.len();
+        let mut steps = Steps { join: self, cols, depths, nsources };
+        run_chunk(&mut steps, ndepths, nrows, selection, finish)
+    }
+
+    /// The unmatched inner rows through the later depths, finished as asked.
+    fn run_unmatched_rows(&mut self, finish: Finish) -> Result<Output, DeviceError> {
+        if finish == Finish::Aggregate && self.agg.is_none() {
+            return Err(no_agg());
+        }
+        let cols = self.columns(&[]);
+        let depths = self.depth_reprs();
+        let kinds: Vec<JoinKind> = self.depths.iter().map(|d| d.kind).collect();
+        let matched: Vec<Vec<u8>> = self.depths.iter().map(|d| d.matched.clone()).collect();
+        let nsources = depths.len() + 1;
+        let mut steps = Steps { join: self, cols, depths, nsources };
+        run_unmatched(&mut steps, &kinds, &matched, finish)
+    }
 }
 
 impl JoinSession for CpuJoin {
@@ -340,23 +495,24 @@ impl JoinSession for CpuJoin {
         nrows: u32,
         selection: Option<&[u32]>,
     ) -> Result<Combos, DeviceError> {
-        validate_chunk(&self.outer_types, outer, nrows, selection)?;
-        let cols = self.columns(outer);
-        let depths = self.depth_reprs();
-        let nsources = depths.len() + 1;
-        let ndepths = depths.len();
-        let mut steps = Steps { join: self, cols, depths, nsources };
-        run_chunk(&mut steps, ndepths, nrows, selection)
+        self.run(outer, nrows, selection, Finish::Fetch)?.combos()
     }
 
     fn unmatched(&mut self) -> Result<Combos, DeviceError> {
-        let cols = self.columns(&[]);
-        let depths = self.depth_reprs();
-        let kinds: Vec<JoinKind> = self.depths.iter().map(|d| d.kind).collect();
-        let matched: Vec<Vec<u8>> = self.depths.iter().map(|d| d.matched.clone()).collect();
-        let nsources = depths.len() + 1;
-        let mut steps = Steps { join: self, cols, depths, nsources };
-        run_unmatched(&mut steps, &kinds, &matched)
+        self.run_unmatched_rows(Finish::Fetch)?.combos()
+    }
+
+    fn probe_agg(
+        &mut self,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        selection: Option<&[u32]>,
+    ) -> Result<AggGroups, DeviceError> {
+        self.run(outer, nrows, selection, Finish::Aggregate)?.groups()
+    }
+
+    fn unmatched_agg(&mut self) -> Result<AggGroups, DeviceError> {
+        self.run_unmatched_rows(Finish::Aggregate)?.groups()
     }
 
     fn reset_matched(&mut self) -> Result<(), DeviceError> {

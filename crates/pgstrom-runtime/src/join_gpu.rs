@@ -7,15 +7,23 @@
 
 use std::ffi::c_void;
 
+use crate::agg::{AggGroups, DevAggSpecRepr, table_slots};
 use crate::cuda::CuDevicePtr;
-use crate::engine::{ColumnData, DevColumnRepr};
+use crate::engine::{ColumnData, DevColumnRepr, DevDatumRepr};
 use crate::error::DeviceError;
 use crate::gpu::{DeviceBuffer, GpuEngine};
 use crate::join::{
-    Combos, DevJoinDepthRepr, DevProgramRefRepr, JoinKind, JoinSession, JoinSpec, JoinSteps, MAX_KEYS, build_buckets,
-    params_repr, run_chunk, run_unmatched, step_error, validate_chunk, validate_spec,
+    Combos, DevJoinDepthRepr, DevProgramRefRepr, Finish, JoinKind, JoinSession, JoinSpec, JoinSteps, MAX_KEYS, Output,
+    agg_reprs, build_buckets, no_agg, params_repr, run_chunk, run_unmatched, step_error, validate_chunk, validate_spec,
 };
 use crate::program::Program;
+
+/// Kernel parameters as the launch takes them.
+macro_rules! kparams {
+    ($($v:ident),* $(,)?) => {
+        [$(&mut $v as *mut _ as *mut c_void),*]
+    };
+}
 
 fn align_up(n: usize) -> usize {
     n.next_multiple_of(256)
@@ -91,6 +99,12 @@ pub struct GpuJoin<'e> {
     in_cap: usize,
     /// count (u32) at 0, error word (u64) at 8.
     counters: DeviceBuffer<'static>,
+    /// The aggregation: (arena offset of its DevAggSpec, keys, words per
+    /// group), or None.
+    agg: Option<(usize, usize, usize)>,
+    /// Per-chunk aggregation buffers.
+    agg_scratch: Option<DeviceBuffer<'static>>,
+    agg_scratch_len: usize,
 }
 
 impl Drop for GpuJoin<'_> {
@@ -150,6 +164,24 @@ impl<'e> GpuJoin<'e> {
         let key_refs_at: Vec<usize> =
             depths.iter().map(|_| img.reserve(MAX_KEYS * std::mem::size_of::<DevProgramRefRepr>())).collect();
         let depth_reprs = img.reserve(depths.len() * std::mem::size_of::<DevJoinDepthRepr>());
+        // the aggregation: its programs, then (after the arena's address is
+        // known) the key references, operations, initial words and spec
+        let agg_progs: Vec<(usize, usize)> = spec
+            .agg
+            .iter()
+            .flat_map(|a| a.keys.iter().chain(a.ops.iter().flat_map(|o| o.args.iter().chain(&o.filter))))
+            .map(|p| {
+                let (c, d, _, _) = place_program(&mut img, p);
+                (c, d)
+            })
+            .collect();
+        let agg_at = spec.agg.as_ref().map(|a| {
+            let keys = img.reserve(a.keys.len() * std::mem::size_of::<DevProgramRefRepr>());
+            let ops = img.reserve(a.ops.len() * std::mem::size_of::<crate::agg::DevAggOpRepr>());
+            let init = img.place(bytes_of(&a.init_words()));
+            let spec_at = img.reserve(std::mem::size_of::<DevAggSpecRepr>());
+            (keys, ops, init, spec_at)
+        });
 
         let arena_len = img.bytes.len();
         let arena = DeviceBuffer::alloc(drv, arena_len)?;
@@ -188,6 +220,36 @@ impl<'e> GpuJoin<'e> {
             }
             put(&mut img, *at, bytes_of(&keys));
         }
+        let mut agg = None;
+        if let (Some(a), Some((keys_at, ops_at, init_at, spec_at))) = (&spec.agg, agg_at) {
+            // programs were placed in this order: keys, then per op its
+            // arguments and filter
+            let order: Vec<*const crate::program::Program> = a
+                .keys
+                .iter()
+                .chain(a.ops.iter().flat_map(|o| o.args.iter().chain(&o.filter)))
+                .map(|p| p as *const _)
+                .collect();
+            let lookup = |p: &crate::program::Program| {
+                let i = order.iter().position(|q| std::ptr::eq(*q, p)).unwrap_or(0);
+                (addr(agg_progs[i].0), addr(agg_progs[i].1))
+            };
+            let (keys, ops) = agg_reprs(a, &lookup);
+            let (_, nwords) = a.layout();
+            put(&mut img, keys_at, bytes_of(&keys));
+            put(&mut img, ops_at, bytes_of(&ops));
+            let repr = DevAggSpecRepr {
+                nkeys: a.keys.len() as u32,
+                nops: a.ops.len() as u32,
+                nwords: nwords as u32,
+                reserved: 0,
+                keys: addr(keys_at),
+                ops: addr(ops_at),
+                init: addr(init_at),
+            };
+            put(&mut img, spec_at, bytes_of(&[repr]));
+            agg = Some((spec_at, a.keys.len(), nwords));
+        }
         // SAFETY: the arena holds arena_len bytes.
         drv.check("cuMemcpyHtoD", unsafe { (drv.cuMemcpyHtoD)(base, img.bytes.as_ptr() as *const c_void, arena_len) })?;
 
@@ -212,6 +274,9 @@ impl<'e> GpuJoin<'e> {
             input: None,
             in_cap: 0,
             counters: DeviceBuffer::zeroed(drv, 16)?,
+            agg,
+            agg_scratch: None,
+            agg_scratch_len: 0,
         };
         // hash the inner keys on the GPU, link the chains here
         for (i, &keys_at) in key_refs_at.iter().enumerate() {
@@ -231,19 +296,9 @@ impl<'e> GpuJoin<'e> {
             let mut p_hashes = addr(join.depths[i].hashes);
             let mut p_valid = addr(join.depths[i].valid);
             let mut p_error = join.counters.ptr + 8;
-            let mut kp: [*mut c_void; 11] = [
-                &mut p_keys as *mut _ as *mut c_void,
-                &mut p_nkeys as *mut _ as *mut c_void,
-                &mut p_depth as *mut _ as *mut c_void,
-                &mut p_cols as *mut _ as *mut c_void,
-                &mut p_ncols as *mut _ as *mut c_void,
-                &mut p_params as *mut _ as *mut c_void,
-                &mut p_nparams as *mut _ as *mut c_void,
-                &mut p_ninner as *mut _ as *mut c_void,
-                &mut p_hashes as *mut _ as *mut c_void,
-                &mut p_valid as *mut _ as *mut c_void,
-                &mut p_error as *mut _ as *mut c_void,
-            ];
+            let mut kp = kparams!(
+                p_keys, p_nkeys, p_depth, p_cols, p_ncols, p_params, p_nparams, p_ninner, p_hashes, p_valid, p_error
+            );
             if n > 0 {
                 // SAFETY: kernel parameters in order; the arena outlives it.
                 unsafe { eng.launch_and_wait("kern_join_hash", eng.grid_for(n as u32), &mut kp)? };
@@ -393,6 +448,22 @@ impl<'e> GpuJoin<'e> {
     }
 }
 
+impl GpuJoin<'_> {
+    /// Each depth's kind and matched-row flags (empty where not kept).
+    fn matched_rows(&self) -> Result<(Vec<JoinKind>, Vec<Vec<u8>>), DeviceError> {
+        let kinds: Vec<JoinKind> = self.depths.iter().map(|d| d.kind).collect();
+        let mut matched = Vec::new();
+        for d in &self.depths {
+            let mut m = vec![0u8; if d.matched.is_some() { d.ninner as usize } else { 0 }];
+            if let Some(at) = d.matched {
+                self.download(at, &mut m)?;
+            }
+            matched.push(m);
+        }
+        Ok((kinds, matched))
+    }
+}
+
 fn program_ref_at(j: &GpuJoin<'_>, p: &(usize, usize, u32, u16)) -> DevProgramRefRepr {
     DevProgramRefRepr { code: j.addr(p.0), ninstrs: p.2, result_type: p.3 as u32, data: j.addr(p.1) }
 }
@@ -432,18 +503,7 @@ impl JoinSteps for Steps<'_, '_> {
         let mut p_cap = j.out_cap as u32;
         let mut p_count = j.counters.ptr;
         let mut p_error = j.counters.ptr + 8;
-        let mut kp: [*mut c_void; 10] = [
-            &mut p_qual as *mut _ as *mut c_void,
-            &mut p_cols as *mut _ as *mut c_void,
-            &mut p_ncols as *mut _ as *mut c_void,
-            &mut p_params as *mut _ as *mut c_void,
-            &mut p_nparams as *mut _ as *mut c_void,
-            &mut p_nrows as *mut _ as *mut c_void,
-            &mut p_out as *mut _ as *mut c_void,
-            &mut p_cap as *mut _ as *mut c_void,
-            &mut p_count as *mut _ as *mut c_void,
-            &mut p_error as *mut _ as *mut c_void,
-        ];
+        let mut kp = kparams!(p_qual, p_cols, p_ncols, p_params, p_nparams, p_nrows, p_out, p_cap, p_count, p_error);
         // SAFETY: kernel parameters in order; buffers outlive the call.
         unsafe { j.eng.launch_and_wait("kern_join_scan", j.eng.grid_for(nrows), &mut kp)? };
         j.check_error()
@@ -485,21 +545,9 @@ impl JoinSteps for Steps<'_, '_> {
         let mut p_cap = j.out_cap as u32;
         let mut p_count = j.counters.ptr;
         let mut p_error = j.counters.ptr + 8;
-        let mut kp: [*mut c_void; 13] = [
-            &mut p_jd as *mut _ as *mut c_void,
-            &mut p_depth as *mut _ as *mut c_void,
-            &mut p_cols as *mut _ as *mut c_void,
-            &mut p_ncols as *mut _ as *mut c_void,
-            &mut p_params as *mut _ as *mut c_void,
-            &mut p_nparams as *mut _ as *mut c_void,
-            &mut p_in as *mut _ as *mut c_void,
-            &mut p_stride as *mut _ as *mut c_void,
-            &mut p_n_in as *mut _ as *mut c_void,
-            &mut p_out as *mut _ as *mut c_void,
-            &mut p_cap as *mut _ as *mut c_void,
-            &mut p_count as *mut _ as *mut c_void,
-            &mut p_error as *mut _ as *mut c_void,
-        ];
+        let mut kp = kparams!(
+            p_jd, p_depth, p_cols, p_ncols, p_params, p_nparams, p_in, p_stride, p_n_in, p_out, p_cap, p_count, p_error
+        );
         // SAFETY: kernel parameters in order; buffers outlive the call.
         unsafe { j.eng.launch_and_wait("kern_join_probe", j.eng.grid_for(n_in), &mut kp)? };
         j.check_error()
@@ -515,6 +563,10 @@ impl JoinSteps for Steps<'_, '_> {
             j.out = None;
             j.out_cap = 0;
         }
+    }
+
+    fn aggregate(&mut self, nsources: usize, count: usize) -> Result<AggGroups, DeviceError> {
+        self.run_agg(nsources, count)
     }
 
     fn fetch(&mut self, nsources: usize, count: usize) -> Result<Vec<u32>, DeviceError> {
@@ -538,6 +590,161 @@ impl JoinSteps for Steps<'_, '_> {
     }
 }
 
+impl Steps<'_, '_> {
+    /// The aggregation steps over the `count` input combinations.
+    fn run_agg(&mut self, nsources: usize, count: usize) -> Result<AggGroups, DeviceError> {
+        let j = &mut *self.join;
+        let (spec_at, nkeys, nwords) = j.agg.ok_or_else(no_agg)?;
+        if count == 0 {
+            return Ok(AggGroups { nsources, nkeys, nwords, ..AggGroups::default() });
+        }
+        let nslots = table_slots(count);
+        // scratch: keybuf | hashes | table | words | out_rows | out_words | out_keys
+        let dsz = std::mem::size_of::<DevDatumRepr>();
+        let sizes = [
+            count * nkeys.max(1) * dsz,
+            count * 4,
+            nslots * 4,
+            nslots * nwords * 8,
+            nsources * count * 4,
+            count * nwords * 8,
+            count * nkeys.max(1) * dsz,
+        ];
+        let mut offs = [0usize; 7];
+        let mut total = 0;
+        for (i, sz) in sizes.iter().enumerate() {
+            offs[i] = total;
+            total += sz.next_multiple_of(256);
+        }
+        if j.agg_scratch_len < total {
+            j.agg_scratch = None;
+            let len = total + total / 4;
+            j.agg_scratch = Some(DeviceBuffer::alloc(j.eng.drv, len)?);
+            j.agg_scratch_len = len;
+        }
+        let base = j.agg_scratch.as_ref().expect("allocated above").ptr;
+        let at = |i: usize| base + offs[i] as u64;
+        let mut p_spec = j.addr(spec_at);
+        let mut p_nslots = nslots as u32;
+        let mut p_table = at(2);
+        let mut p_words = at(3);
+        let mut kp = kparams!(p_spec, p_nslots, p_table, p_words);
+        // SAFETY: kernel parameters in order; buffers outlive the calls.
+        unsafe { j.eng.launch_and_wait("kern_agg_init", j.eng.grid_for(nslots as u32), &mut kp)? };
+
+        let mut p_cols = self.cols;
+        let mut p_ncols = j.ncols as u32;
+        let mut p_params = j.addr(j.params);
+        let mut p_nparams = j.nparams;
+        let mut p_in = j.input.as_ref().expect("input exists").ptr;
+        let mut p_stride = j.in_cap as u32;
+        let mut p_nsources = nsources as u32;
+        let mut p_n = count as u32;
+        let mut p_keybuf = at(0);
+        let mut p_hashes = at(1);
+        let mut p_error = j.counters.ptr + 8;
+        j.reset_counters()?;
+        let mut kp = kparams!(
+            p_spec, p_cols, p_ncols, p_params, p_nparams, p_in, p_stride, p_nsources, p_n, p_keybuf, p_hashes, p_error
+        );
+        // SAFETY: as above.
+        unsafe { j.eng.launch_and_wait("kern_agg_keys", j.eng.grid_for(count as u32), &mut kp)? };
+        j.check_error()?;
+
+        let mut p_mask = nslots as u32 - 1;
+        let mut kp = kparams!(
+            p_spec, p_cols, p_ncols, p_params, p_nparams, p_in, p_stride, p_nsources, p_n, p_keybuf, p_hashes, p_table,
+            p_mask, p_words, p_error
+        );
+        // SAFETY: as above.
+        unsafe { j.eng.launch_and_wait("kern_agg_rows", j.eng.grid_for(count as u32), &mut kp)? };
+        j.check_error()?;
+
+        j.reset_counters()?;
+        let mut p_out_rows = at(4);
+        let mut p_out_keys = at(6);
+        let mut p_out_words = at(5);
+        let mut p_out_cap = count as u32;
+        let mut p_count = j.counters.ptr;
+        let mut kp = kparams!(
+            p_spec,
+            p_in,
+            p_stride,
+            p_nsources,
+            p_table,
+            p_words,
+            p_keybuf,
+            p_nslots,
+            p_out_rows,
+            p_out_keys,
+            p_out_words,
+            p_out_cap,
+            p_count
+        );
+        // SAFETY: as above.
+        unsafe { j.eng.launch_and_wait("kern_agg_collect", j.eng.grid_for(nslots as u32), &mut kp)? };
+        let g = (j.check_error()? as usize).min(count);
+        let mut rows = vec![0u32; nsources * g];
+        let mut words = vec![0u64; g * nwords];
+        let mut keys = vec![DevDatumRepr::default(); g * nkeys];
+        let drv = j.eng.drv;
+        if g > 0 {
+            for s in 0..nsources {
+                // SAFETY: out_rows holds `count` >= g entries per source.
+                drv.check("cuMemcpyDtoH", unsafe {
+                    (drv.cuMemcpyDtoH)(rows[s * g..].as_mut_ptr() as *mut c_void, at(4) + (s * count * 4) as u64, g * 4)
+                })?;
+            }
+            // SAFETY: out_words holds count * nwords >= g * nwords words.
+            drv.check("cuMemcpyDtoH", unsafe {
+                (drv.cuMemcpyDtoH)(words.as_mut_ptr() as *mut c_void, at(5), g * nwords * 8)
+            })?;
+            if nkeys > 0 {
+                // SAFETY: out_keys holds count * nkeys >= g * nkeys datums.
+                drv.check("cuMemcpyDtoH", unsafe {
+                    (drv.cuMemcpyDtoH)(keys.as_mut_ptr() as *mut c_void, at(6), g * nkeys * dsz)
+                })?;
+            }
+        }
+        let keys = keys.iter().map(|d| (d.bits, d.isnull != 0)).collect();
+        Ok(AggGroups { nsources, count: g, rows, nkeys, keys, nwords, words, stage_counts: Vec::new() })
+    }
+}
+
+impl GpuJoin<'_> {
+    /// One chunk through every step, finished as asked.
+    fn run(
+        &mut self,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        selection: Option<&[u32]>,
+        finish: Finish,
+    ) -> Result<Output, DeviceError> {
+        if finish == Finish::Aggregate && self.agg.is_none() {
+            return Err(no_agg());
+        }
+        validate_chunk(&self.outer_types, outer, nrows, selection)?;
+        self.eng.make_current()?;
+        let cols = self.stage_chunk(outer, nrows)?;
+        let ndepths = self.depths.len();
+        let mut steps = Steps { join: self, cols, nsources: ndepths + 1 };
+        run_chunk(&mut steps, ndepths, nrows, selection, finish)
+    }
+
+    /// The unmatched inner rows through the later depths, finished as asked.
+    fn run_unmatched_rows(&mut self, finish: Finish) -> Result<Output, DeviceError> {
+        if finish == Finish::Aggregate && self.agg.is_none() {
+            return Err(no_agg());
+        }
+        self.eng.make_current()?;
+        let (kinds, matched) = self.matched_rows()?;
+        let cols = self.addr(self.open_cols);
+        let ndepths = self.depths.len();
+        let mut steps = Steps { join: self, cols, nsources: ndepths + 1 };
+        run_unmatched(&mut steps, &kinds, &matched, finish)
+    }
+}
+
 impl JoinSession for GpuJoin<'_> {
     fn probe(
         &mut self,
@@ -545,29 +752,24 @@ impl JoinSession for GpuJoin<'_> {
         nrows: u32,
         selection: Option<&[u32]>,
     ) -> Result<Combos, DeviceError> {
-        validate_chunk(&self.outer_types, outer, nrows, selection)?;
-        self.eng.make_current()?;
-        let cols = self.stage_chunk(outer, nrows)?;
-        let ndepths = self.depths.len();
-        let mut steps = Steps { join: self, cols, nsources: ndepths + 1 };
-        run_chunk(&mut steps, ndepths, nrows, selection)
+        self.run(outer, nrows, selection, Finish::Fetch)?.combos()
+    }
+
+    fn probe_agg(
+        &mut self,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        selection: Option<&[u32]>,
+    ) -> Result<AggGroups, DeviceError> {
+        self.run(outer, nrows, selection, Finish::Aggregate)?.groups()
+    }
+
+    fn unmatched_agg(&mut self) -> Result<AggGroups, DeviceError> {
+        self.run_unmatched_rows(Finish::Aggregate)?.groups()
     }
 
     fn unmatched(&mut self) -> Result<Combos, DeviceError> {
-        self.eng.make_current()?;
-        let kinds: Vec<JoinKind> = self.depths.iter().map(|d| d.kind).collect();
-        let mut matched = Vec::new();
-        for d in &self.depths {
-            let mut m = vec![0u8; if d.matched.is_some() { d.ninner as usize } else { 0 }];
-            if let Some(at) = d.matched {
-                self.download(at, &mut m)?;
-            }
-            matched.push(m);
-        }
-        let cols = self.addr(self.open_cols);
-        let ndepths = self.depths.len();
-        let mut steps = Steps { join: self, cols, nsources: ndepths + 1 };
-        run_unmatched(&mut steps, &kinds, &matched)
+        self.run_unmatched_rows(Finish::Fetch)?.combos()
     }
 
     fn reset_matched(&mut self) -> Result<(), DeviceError> {

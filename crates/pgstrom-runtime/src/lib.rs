@@ -13,6 +13,7 @@
 
 #![warn(missing_docs)]
 
+pub mod agg;
 pub mod cache;
 pub mod catalog;
 pub mod cpu;

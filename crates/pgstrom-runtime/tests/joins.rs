@@ -3,27 +3,13 @@
 //! empty inner relations, output growing past the first buffer, the CPU
 //! path's row selection, and (with PGSTROM_EXPECT_GPU=1) the GPU engine.
 
-use pgstrom_runtime::catalog::FUNCTIONS;
-use pgstrom_runtime::cpu::CpuEngine;
+mod common;
+
 use pgstrom_runtime::engine::ColumnData;
 use pgstrom_runtime::join::{JoinDepthSpec, JoinKind, JoinSpec, NULL_ROW};
-use pgstrom_runtime::program::{Builder, Program, type_id};
-use pgstrom_runtime::{Engine, discovery, gpu};
+use pgstrom_runtime::program::{Builder, type_id};
 
-fn f(name: &str) -> u16 {
-    FUNCTIONS.iter().find(|x| x.name == name).unwrap_or_else(|| panic!("{name}")).id
-}
-
-fn engines() -> Vec<Box<dyn Engine>> {
-    let mut v: Vec<Box<dyn Engine>> = vec![Box::new(CpuEngine)];
-    if std::env::var("PGSTROM_EXPECT_GPU").as_deref() == Ok("1") {
-        let d = discovery::discover().unwrap();
-        let dir = std::env::temp_dir().join(format!("pgstrom-join-test-{}", std::process::id()));
-        let lib = std::env::var("PGSTROM_NVRTC_LIBRARY").ok();
-        v.push(Box::new(gpu::GpuEngine::open(&d.devices[0], &dir, lib.as_deref()).unwrap()));
-    }
-    v
-}
+use common::{cmp, engines, f, var};
 
 /// A column of optional values, in device layout.
 struct Col {
@@ -52,20 +38,6 @@ impl Col {
     fn data(&self) -> ColumnData<'_> {
         ColumnData { type_id: self.type_id, values: &self.values, validity: Some(&self.validity), offsets: None }
     }
-}
-
-fn var(col: i32, t: &str) -> Program {
-    let mut b = Builder::new();
-    b.var(col);
-    b.finish(type_id(t)).unwrap()
-}
-
-fn cmp(a: i32, b: i32, func: &str) -> Program {
-    let mut p = Builder::new();
-    p.var(a);
-    p.var(b);
-    p.func(f(func));
-    p.finish(type_id("BOOL")).unwrap()
 }
 
 /// Deterministic pseudo-random values with NULLs and duplicates.
@@ -181,7 +153,7 @@ fn every_kind_two_depths_against_reference() {
         p.finish(type_id("BOOL")).unwrap()
     };
     let scan = |r: u32| b.data[r as usize].is_some_and(|x| x != 7);
-    for eng in engines() {
+    for eng in engines("join") {
         for k1kind in kinds {
             for (k2kind, hashed2) in [(JoinKind::Inner, true), (JoinKind::Left, false), (JoinKind::Full, true)] {
                 let d1 = JoinDepthSpec {
@@ -207,6 +179,7 @@ fn every_kind_two_depths_against_reference() {
                     outer_types: vec![a.type_id, b.type_id],
                     depths: if two { vec![d1, d2] } else { vec![d1] },
                     params: vec![],
+                    agg: None,
                 };
                 let mut sess = eng.join_open(&spec).unwrap();
                 // two chunks: rows [0, 1500) and [1500, 3000) as separate
@@ -270,6 +243,7 @@ fn every_kind_two_depths_against_reference() {
                     ninner: 0,
                 }],
                 params: vec![],
+                agg: None,
             };
             let mut sess = eng.join_open(&spec).unwrap();
             let got = sess.probe(&[a.data(), b.data()], nrows as u32, None).unwrap();
@@ -283,7 +257,7 @@ fn skewed_keys_grow_the_output() {
     // every outer row matches every inner row: 2000 x 300 combinations
     let a = Col::new("INT4", vec![Some(1); 2000]);
     let k = Col::new("INT4", vec![Some(1); 300]);
-    for eng in engines() {
+    for eng in engines("join") {
         let spec = JoinSpec {
             scan_qual: None,
             outer_types: vec![a.type_id],
@@ -296,6 +270,7 @@ fn skewed_keys_grow_the_output() {
                 ninner: 300,
             }],
             params: vec![],
+            agg: None,
         };
         let mut sess = eng.join_open(&spec).unwrap();
         let got = sess.probe(&[a.data()], 2000, None).unwrap();
@@ -313,7 +288,7 @@ fn skewed_keys_grow_the_output() {
 fn errors_and_bad_requests() {
     let a = Col::new("INT4", vec![Some(2_000_000_000), Some(1)]);
     let k = Col::new("INT4", vec![Some(1)]);
-    for eng in engines() {
+    for eng in engines("join") {
         // the join qual overflows: a + a = k
         let mut p = Builder::new();
         p.var(0);
@@ -334,6 +309,7 @@ fn errors_and_bad_requests() {
                 ninner: 1,
             }],
             params: vec![],
+            agg: None,
         };
         let mut sess = eng.join_open(&spec).unwrap();
         let err = sess.probe(&[a.data()], 2, None).unwrap_err();
@@ -355,6 +331,7 @@ fn errors_and_bad_requests() {
                 ninner: 1,
             }],
             params: vec![],
+            agg: None,
         };
         assert!(eng.join_open(&bad).is_err());
     }

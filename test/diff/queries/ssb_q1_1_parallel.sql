@@ -1,5 +1,5 @@
 -- SSB Q1.1 with a Parallel GpuScan under Gather
--- expect: GpuScan
+-- expect: GpuPreAgg
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
 -- set: parallel_setup_cost = 0

@@ -1,5 +1,5 @@
 -- SSB q1_3: the lineorder quals run in GpuScan
--- expect: GpuScan
+-- expect: GpuPreAgg
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
 -- query-file: bench/ssb/queries/q1_3.sql

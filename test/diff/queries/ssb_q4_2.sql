@@ -1,6 +1,5 @@
--- SSB q4_2: the star join runs as GpuJoin (GROUP BY stays on the CPU until
--- GpuPreAgg exists)
--- expect: GpuJoin
+-- SSB q4_2: the star join runs as GpuJoin with the GROUP BY combined (GpuPreAgg)
+-- expect: GpuPreAgg
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
 -- query-file: bench/ssb/queries/q4_2.sql

@@ -26,13 +26,15 @@ use std::time::Instant;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
+use pgstrom_runtime::agg::{AggGroups, AggKind, AggOp, AggSpec};
 use pgstrom_runtime::engine::ParamValue;
 use pgstrom_runtime::join::{Combos, JoinDepthSpec, JoinKind, JoinSession, JoinSpec, MAX_SOURCES, NULL_ROW};
 use pgstrom_runtime::{DeviceError, Engine, EngineKind};
 
 use crate::chunk::ColumnChunk;
 use crate::gpujoin::NAME;
-use crate::gpujoin::plan::GpuJoinInfo;
+use crate::gpujoin::plan::{AggOutput, GpuJoinInfo, NO_SOURCE};
+use crate::gpupreagg::state::{self, Encoding};
 use crate::gpuscan::path::{from_list, to_list};
 use crate::heapchunk::{self, HeapChunks};
 use crate::{engine, errors, guc};
@@ -54,6 +56,8 @@ pub struct Counters {
     pub stage: [u64; MAX_SOURCES],
     /// Unmatched inner rows returned by RIGHT / FULL depths.
     pub unmatched: u64,
+    /// GpuPreAgg: partial groups returned (one per group and chunk).
+    pub groups: u64,
 }
 
 #[repr(C)]
@@ -64,6 +68,7 @@ struct SharedState {
     bytes: AtomicU64,
     engine_ns: AtomicU64,
     stage: [AtomicU64; MAX_SOURCES],
+    groups: AtomicU64,
 }
 
 const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
@@ -77,6 +82,24 @@ struct InnerRows {
     nrows: usize,
     /// The columns the programs read.
     chunk: ColumnChunk,
+}
+
+/// What the engine returned for a chunk.
+enum Chunk {
+    Combos(Combos),
+    Groups(AggGroups),
+}
+
+/// The runtime's operation for a plan's number; a damaged plan is an ERROR.
+fn agg_kind(v: u32) -> AggKind {
+    AggKind::from_u32(v).unwrap_or_else(|| {
+        errors::raise_plain(
+            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "invalid GpuPreAgg plan: unknown aggregate operation".into(),
+            None,
+            Some("Re-plan the query."),
+        )
+    })
 }
 
 /// The Rust side of a GpuJoin node.
@@ -109,6 +132,11 @@ pub struct GpuJoinExec {
     max_outer_attnum: i32,
     combos: Combos,
     cursor: usize,
+    /// GpuPreAgg: the aggregation, its word offsets, and the groups of the
+    /// current chunk.
+    agg_spec: Option<AggSpec>,
+    agg_words_at: Vec<u32>,
+    groups: AggGroups,
     unmatched_done: bool,
     shared: *mut SharedState,
     pub(crate) counters: Counters,
@@ -212,9 +240,24 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         let rel = (*node).ss.ss_currentRelation;
         let heap = HeapChunks::new(rel, &info.outer_columns, (*estate).es_query_cxt, c"GpuJoin chunk");
         let tup_slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &raw const pg_sys::TTSOpsHeapTuple);
+        let agg_spec = info.agg.as_ref().map(|a| AggSpec {
+            keys: a.keys.clone(),
+            ops: a
+                .ops
+                .iter()
+                .map(|o| AggOp { kind: agg_kind(o.kind), args: o.args.clone(), filter: o.filter.clone() })
+                .collect(),
+        });
+        let agg_words_at = agg_spec.as_ref().map(|a| a.layout().0).unwrap_or_default();
         let max_outer_attnum = info
             .scan_map
             .iter()
+            .chain(info.agg.iter().flat_map(|a| {
+                a.outputs.iter().filter_map(|o| match o {
+                    AggOutput::Key { column: Some(c), .. } => Some(c),
+                    _ => None,
+                })
+            }))
             .filter(|(s, _)| *s == 0)
             .map(|(_, a)| *a as i32)
             .chain(info.outer_columns.iter().map(|(a, _)| *a as i32))
@@ -240,6 +283,9 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             max_outer_attnum,
             combos: Combos::default(),
             cursor: 0,
+            agg_spec,
+            agg_words_at,
+            groups: AggGroups::default(),
             unmatched_done: false,
             shared: std::ptr::null_mut(),
             counters: Counters::default(),
@@ -348,6 +394,7 @@ impl GpuJoinExec {
                 })
                 .collect(),
             params: self.params.clone().unwrap_or_default(),
+            agg: self.agg_spec.clone(),
         };
         eng.join_open(&spec)
     }
@@ -382,7 +429,9 @@ impl GpuJoinExec {
                 self.inner_bytes = s.inner_bytes();
                 self.session = Some(s);
             }
-            Err(e) => errors::raise(&format!("GpuJoin on {} failed to load its inner relations", eng.describe()), &e),
+            Err(e) => {
+                errors::raise(&format!("{} on {} failed to load its inner relations", self.name(), eng.describe()), &e)
+            }
         }
     }
 
@@ -392,6 +441,7 @@ impl GpuJoinExec {
         unsafe { pg_sys::ExecClearTuple(self.tup_slot) };
         self.heap.clear();
         self.combos = Combos::default();
+        self.groups = AggGroups::default();
         self.cursor = 0;
         self.read_row = NULL_ROW;
     }
@@ -418,21 +468,96 @@ impl GpuJoinExec {
             pg_sys::ExecClearTuple(slot);
             for i in 0..self.info.scan_map.len() {
                 let (s, key) = self.info.scan_map[i];
-                let row = self.combos.get(s as usize, k);
-                let (isnull, value) = if row == NULL_ROW {
-                    (true, pg_sys::Datum::from(0))
-                } else if s == 0 {
-                    self.deform_outer(row);
-                    let a = (key - 1) as usize;
-                    (*(*self.tup_slot).tts_isnull.add(a), *(*self.tup_slot).tts_values.add(a))
-                } else {
-                    let inner = &self.inners[s as usize - 1];
-                    let at = row as usize * inner.ncols + (key - 1) as usize;
-                    (inner.nulls[at], inner.values[at])
+                let row = if s == NO_SOURCE { NULL_ROW } else { self.combos.get(s as usize, k) };
+                let (isnull, value) = self.source_value(s, key, row);
+                *(*slot).tts_isnull.add(i) = isnull;
+                *(*slot).tts_values.add(i) = value;
+            }
+            pg_sys::ExecStoreVirtualTuple(slot);
+        }
+    }
+
+    /// "GpuJoin" or "GpuPreAgg", for messages.
+    pub(crate) fn name(&self) -> &'static str {
+        if self.agg_spec.is_some() { "GpuPreAgg" } else { "GpuJoin" }
+    }
+
+    /// The value of column `key` of source `s` at `row` (NULL at
+    /// NULL_ROW, the NULL-extended side).
+    unsafe fn source_value(&mut self, s: u8, key: i16, row: u32) -> (bool, pg_sys::Datum) {
+        // SAFETY: row is a row of the current chunk (s = 0) or of inner
+        // relation s.
+        unsafe {
+            if row == NULL_ROW {
+                (true, pg_sys::Datum::from(0))
+            } else if s == 0 {
+                self.deform_outer(row);
+                let a = (key - 1) as usize;
+                (*(*self.tup_slot).tts_isnull.add(a), *(*self.tup_slot).tts_values.add(a))
+            } else {
+                let inner = &self.inners[s as usize - 1];
+                let at = row as usize * inner.ncols + (key - 1) as usize;
+                (inner.nulls[at], inner.values[at])
+            }
+        }
+    }
+
+    /// Fill the scan slot with group `g`: its keys and partial states
+    /// (made in the per-tuple memory, which lives until the next row).
+    unsafe fn fill_group_slot(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        slot: *mut pg_sys::TupleTableSlot,
+        g: usize,
+    ) {
+        // SAFETY: the slot has the custom_scan_tlist's descriptor, whose
+        // first columns are the outputs.
+        unsafe {
+            pg_sys::ExecClearTuple(slot);
+            let natts = (*(*slot).tts_tupleDescriptor).natts as usize;
+            for i in 0..natts {
+                *(*slot).tts_isnull.add(i) = true;
+                *(*slot).tts_values.add(i) = pg_sys::Datum::from(0);
+            }
+            let econtext = (*node).ss.ps.ps_ExprContext;
+            let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+            let nout = self.info.agg.as_ref().map_or(0, |a| a.outputs.len()).min(natts);
+            for i in 0..nout {
+                let out = self.info.agg.as_ref().expect("GpuPreAgg").outputs[i];
+                let (isnull, value) = match out {
+                    AggOutput::Key { index, type_oid, column: None } => {
+                        let (bits, isnull) = self.groups.key(g, index as usize);
+                        if isnull {
+                            (true, pg_sys::Datum::from(0))
+                        } else {
+                            (false, state::key_datum(type_oid.into(), bits))
+                        }
+                    }
+                    AggOutput::Key { column: Some((s, key)), .. } => {
+                        let row = self.groups.row(s as usize, g);
+                        self.source_value(s, key, row)
+                    }
+                    AggOutput::Agg { op, encoding, arg_type } => {
+                        let spec = self.agg_spec.as_ref().expect("GpuPreAgg");
+                        let kind = spec.ops[op as usize].kind;
+                        let at = self.agg_words_at[op as usize] as usize;
+                        let words = &self.groups.group_words(g)[at..at + kind.nwords()];
+                        let Some(enc) = Encoding::from_u32(encoding) else {
+                            errors::raise_plain(
+                                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                                "invalid GpuPreAgg plan: unknown partial state".into(),
+                                None,
+                                Some("Re-plan the query."),
+                            )
+                        };
+                        let (d, n) = state::partial_datum(enc, kind, arg_type.into(), words);
+                        (n, d)
+                    }
                 };
                 *(*slot).tts_isnull.add(i) = isnull;
                 *(*slot).tts_values.add(i) = value;
             }
+            pg_sys::MemoryContextSwitchTo(old);
             pg_sys::ExecStoreVirtualTuple(slot);
         }
     }
@@ -481,8 +606,16 @@ impl GpuJoinExec {
             }
             let started = Instant::now();
             let mut cpu_rows = 0u64;
+            let agg = self.agg_spec.is_some();
+            let probe = |s: &mut Box<dyn JoinSession>, cols: &[pgstrom_runtime::engine::ColumnData<'_>], sel| {
+                if agg {
+                    s.probe_agg(cols, nrows, sel).map(Chunk::Groups)
+                } else {
+                    s.probe(cols, nrows, sel).map(Chunk::Combos)
+                }
+            };
             let cols = self.heap.chunk.column_data();
-            let first = self.session.as_mut().expect("prepared").probe(&cols, nrows, None);
+            let first = probe(self.session.as_mut().expect("prepared"), &cols, None);
             let result = match first {
                 Ok(c) => Ok(c),
                 Err(DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) => {
@@ -491,24 +624,28 @@ impl GpuJoinExec {
                     let sel = self.cpu_scan_quals(node);
                     cpu_rows = nrows as u64;
                     let cols = self.heap.chunk.column_data();
-                    match self.session.as_mut().expect("prepared").probe(&cols, nrows, Some(&sel)) {
+                    match probe(self.session.as_mut().expect("prepared"), &cols, Some(&sel)) {
                         Err(DeviceError::NeedsCpu { .. }) if on_gpu => {
                             if self.cpu_session.is_none() {
                                 match self.open_session(engine::cpu()) {
                                     Ok(s) => self.cpu_session = Some(s),
-                                    Err(e) => errors::raise("GpuJoin on the CPU engine failed", &e),
+                                    Err(e) => errors::raise(&format!("{} on the CPU engine failed", self.name()), &e),
                                 }
                             }
-                            self.cpu_session.as_mut().expect("opened").probe(&cols, nrows, Some(&sel))
+                            probe(self.cpu_session.as_mut().expect("opened"), &cols, Some(&sel))
                         }
                         other => other,
                     }
                 }
                 Err(e) => Err(e),
             };
-            let combos = match result {
+            let out = match result {
                 Ok(c) => c,
-                Err(e) => errors::raise(&format!("GpuJoin on {} failed", engine_of(self).describe()), &e),
+                Err(e) => errors::raise(&format!("{} on {} failed", self.name(), engine_of(self).describe()), &e),
+            };
+            let stage_counts = match &out {
+                Chunk::Combos(c) => c.stage_counts.clone(),
+                Chunk::Groups(g) => g.stage_counts.clone(),
             };
             let mut c = Counters {
                 chunks: 1,
@@ -518,10 +655,16 @@ impl GpuJoinExec {
                 engine_ns: started.elapsed().as_nanos() as u64,
                 ..Counters::default()
             };
-            for (i, n) in combos.stage_counts.iter().enumerate().take(MAX_SOURCES) {
+            for (i, n) in stage_counts.iter().enumerate().take(MAX_SOURCES) {
                 c.stage[i] = *n;
             }
-            self.combos = combos;
+            match out {
+                Chunk::Combos(combos) => self.combos = combos,
+                Chunk::Groups(groups) => {
+                    c.groups = groups.count as u64;
+                    self.groups = groups;
+                }
+            }
             self.add_counters(c);
             true
         }
@@ -534,6 +677,7 @@ impl GpuJoinExec {
         t.rows_cpu_path += c.rows_cpu_path;
         t.bytes += c.bytes;
         t.engine_ns += c.engine_ns;
+        t.groups += c.groups;
         for i in 0..MAX_SOURCES {
             t.stage[i] += c.stage[i];
         }
@@ -544,6 +688,7 @@ impl GpuJoinExec {
             s.rows_cpu_path.fetch_add(c.rows_cpu_path, Ordering::Relaxed);
             s.bytes.fetch_add(c.bytes, Ordering::Relaxed);
             s.engine_ns.fetch_add(c.engine_ns, Ordering::Relaxed);
+            s.groups.fetch_add(c.groups, Ordering::Relaxed);
             for i in 0..MAX_SOURCES {
                 s.stage[i].fetch_add(c.stage[i], Ordering::Relaxed);
             }
@@ -560,11 +705,18 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
         let Some(st) = state_of(node) else { return std::ptr::null_mut() };
         let slot = (*ss).ss_ScanTupleSlot;
         st.prepare(node);
+        let agg = st.agg_spec.is_some();
         loop {
-            if st.cursor < st.combos.count {
+            if !agg && st.cursor < st.combos.count {
                 let k = st.cursor;
                 st.cursor += 1;
                 st.fill_slot(slot, k);
+                return slot;
+            }
+            if agg && st.cursor < st.groups.count {
+                let g = st.cursor;
+                st.cursor += 1;
+                st.fill_group_slot(node, slot, g);
                 return slot;
             }
             if st.fill_chunk(node) {
@@ -572,15 +724,27 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
             }
             if !st.unmatched_done {
                 st.unmatched_done = true;
-                let res = st.session.as_mut().expect("prepared").unmatched();
+                let session = st.session.as_mut().expect("prepared");
+                let res = if agg {
+                    session.unmatched_agg().map(Chunk::Groups)
+                } else {
+                    session.unmatched().map(Chunk::Combos)
+                };
                 match res {
-                    Ok(c) => {
+                    Ok(Chunk::Combos(c)) => {
                         st.counters.unmatched += c.count as u64;
                         st.reset_chunk();
                         st.combos = c;
                         continue;
                     }
-                    Err(e) => errors::raise(&format!("GpuJoin on {} failed", engine_of(st).describe()), &e),
+                    Ok(Chunk::Groups(g)) => {
+                        st.counters.unmatched += g.stage_counts.first().copied().unwrap_or(0);
+                        st.counters.groups += g.count as u64;
+                        st.reset_chunk();
+                        st.groups = g;
+                        continue;
+                    }
+                    Err(e) => errors::raise(&format!("{} on {} failed", st.name(), engine_of(st).describe()), &e),
                 }
             }
             return pg_sys::ExecClearTuple(slot);
@@ -717,6 +881,7 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
             st.counters.rows_cpu_path = s.rows_cpu_path.load(Ordering::Relaxed);
             st.counters.bytes = s.bytes.load(Ordering::Relaxed);
             st.counters.engine_ns = s.engine_ns.load(Ordering::Relaxed);
+            st.counters.groups = s.groups.load(Ordering::Relaxed);
             for i in 0..MAX_SOURCES {
                 st.counters.stage[i] = s.stage[i].load(Ordering::Relaxed);
             }

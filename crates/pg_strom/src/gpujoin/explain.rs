@@ -9,6 +9,13 @@
 //!   GPU Preference: GPU0 (NVIDIA H100 80GB HBM3)
 //! ```
 //!
+//! GpuPreAgg (the same node with an aggregation) first says how it
+//! reduces: `Reduction: Local` (GROUP BY: one partial state per group and
+//! chunk) or `NoGroup` (no grouping keys), and `Combined GpuJoin: enabled`
+//! when the join runs in the same device pass; with ANALYZE
+//! `Rows Consumed` (joined rows reduced on the device) and `Partial
+//! Groups` (rows returned to the Finalize Aggregate).
+//!
 //! `Nrows` is the planner's estimate of rows out per row in; with ANALYZE
 //! the actual counts follow (`actual: 1000 -> 986`), and the hash table
 //! size is what the engine holds.  A depth without hash keys is a
@@ -56,13 +63,24 @@ pub unsafe extern "C-unwind" fn explain(
             let t = pg_sys::deparse_expression(e, context, true, false);
             CStr::from_ptr(t).to_string_lossy().into_owned()
         };
+        let c = st.counters;
+        if let Some(a) = &st.info.agg {
+            prop_text(c"Reduction", if a.keys.is_empty() { "NoGroup" } else { "Local" }, es);
+            if !st.info.depths.is_empty() {
+                prop_text(c"Combined GpuJoin", "enabled", es);
+            }
+            if (*es).analyze {
+                let consumed = c.stage[st.info.depths.len()] + c.unmatched;
+                pg_sys::ExplainPropertyInteger(c"Rows Consumed".as_ptr(), std::ptr::null(), consumed as i64, es);
+                pg_sys::ExplainPropertyInteger(c"Partial Groups".as_ptr(), std::ptr::null(), c.groups as i64, es);
+            }
+        }
         let mut at = st.info.nscan_quals as usize;
         if at > 0 {
             prop_text(c"GPU Filter", &deparse(&exprs[..at]), es);
         }
         let text = (*es).format == pg_sys::ExplainFormat::EXPLAIN_FORMAT_TEXT;
         let analyze = (*es).analyze;
-        let c = st.counters;
         for (i, d) in st.info.depths.iter().enumerate() {
             let quals = &exprs[at..at + d.nquals as usize];
             at += d.nquals as usize;

@@ -50,13 +50,28 @@ pub struct Depth {
     pub rows_out: f64,
 }
 
-/// What a GpuJoin path holds besides its inner paths.
+/// The aggregation a GpuPreAgg path adds on top of its join (or scan).
+#[derive(Debug, Clone)]
+pub struct AggDesc {
+    /// The partial grouping target, in order: grouping keys (with their
+    /// sortgrouprefs) and partial Aggrefs.
+    pub target: Vec<*mut pg_sys::Node>,
+    /// Estimated rows the aggregation consumes and groups it makes (over
+    /// the whole scan).
+    pub rows_in: f64,
+    /// See `rows_in`.
+    pub groups: f64,
+}
+
+/// What a GpuJoin (or GpuPreAgg) path holds besides its inner paths.
 #[derive(Debug, Clone)]
 pub struct JoinDesc {
     /// Range table index of the scanned (outer) heap table.
     pub outer_relid: u32,
-    /// Depth 1..N.
+    /// Depth 1..N (none: GpuPreAgg over a scan).
     pub depths: Vec<Depth>,
+    /// GpuPreAgg: the aggregation of the joined rows.
+    pub agg: Option<AggDesc>,
 }
 
 fn float_node(v: f64) -> *mut pg_sys::Node {
@@ -90,6 +105,10 @@ impl JoinDesc {
                 let est = to_list(&[float_node(d.rows_in), float_node(d.rows_out)]);
                 list = pg_sys::lappend(list, est.cast());
             }
+            if let Some(a) = &self.agg {
+                list = pg_sys::lappend(list, to_list(&a.target).cast());
+                list = pg_sys::lappend(list, to_list(&[float_node(a.rows_in), float_node(a.groups)]).cast());
+            }
             list
         }
     }
@@ -119,8 +138,101 @@ impl JoinDesc {
                     rows_out: float_of(est[1]),
                 });
             }
-            JoinDesc { outer_relid, depths }
+            let agg = (items.len() == 3 + 4 * n).then(|| {
+                let est = from_list(items[2 + 4 * n] as *mut pg_sys::List);
+                AggDesc {
+                    target: from_list(items[1 + 4 * n] as *mut pg_sys::List),
+                    rows_in: float_of(est[0]),
+                    groups: float_of(est[1]),
+                }
+            });
+            JoinDesc { outer_relid, depths, agg }
         }
+    }
+}
+
+/// GpuJoin paths made while planning the current query, whether or not
+/// add_path kept them: (generation, root, join relation, partial, path).
+/// GpuPreAgg and deeper GpuJoins start from the cheapest one of a
+/// relation even when PostgreSQL's own join was cheaper on its own.
+type StashEntry = (u64, usize, usize, bool, *mut pg_sys::CustomPath);
+
+thread_local! {
+    static STASH: std::cell::RefCell<Vec<StashEntry>> = const { std::cell::RefCell::new(Vec::new()) };
+    static GENERATION: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Forget every stashed path (a new planner run begins: their memory may
+/// be gone).
+pub fn stash_reset() {
+    GENERATION.with(|g| g.set(g.get() + 1));
+    STASH.with(|s| s.borrow_mut().clear());
+}
+
+/// Keep a copy of `path` (of `rel`) if it is the cheapest seen.
+unsafe fn stash_put(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    partial: bool,
+    path: *mut pg_sys::CustomPath,
+) {
+    let generation = GENERATION.with(|g| g.get());
+    // SAFETY: a complete CustomPath in planner memory.
+    unsafe {
+        let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        std::ptr::copy_nonoverlapping(path, copy, 1);
+        STASH.with(|s| {
+            let mut s = s.borrow_mut();
+            let key = (generation, root as usize, rel as usize, partial);
+            if let Some(e) = s.iter_mut().find(|e| (e.0, e.1, e.2, e.3) == key) {
+                if (*copy).path.total_cost < (*e.4).path.total_cost {
+                    e.4 = copy;
+                }
+            } else {
+                s.push((generation, root as usize, rel as usize, partial, copy));
+            }
+        });
+    }
+}
+
+/// The cheapest GpuJoin path made for `rel` in this planner run.
+pub fn stash_get(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    partial: bool,
+) -> Option<*mut pg_sys::CustomPath> {
+    let generation = GENERATION.with(|g| g.get());
+    STASH.with(|s| {
+        s.borrow()
+            .iter()
+            .find(|e| (e.0, e.1, e.2, e.3) == (generation, root as usize, rel as usize, partial))
+            .map(|e| e.4)
+    })
+}
+
+/// For a base relation scanned in chunks (by GpuJoin or GpuPreAgg): the
+/// workers of the serial (0) or parallel plan, or None when the relation
+/// is not a heap table the device can scan or the plan cannot be parallel.
+pub(crate) unsafe fn scan_workers(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    parallel: bool,
+) -> Option<i32> {
+    // SAFETY: planner state of a base relation.
+    unsafe {
+        let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
+        if !is_heap_relation(rte) || !(*rel).lateral_relids.is_null() {
+            return None;
+        }
+        if !parallel {
+            return Some(0);
+        }
+        if !(*rel).consider_parallel {
+            return None;
+        }
+        let w =
+            pg_sys::compute_parallel_worker(rel, (*rel).pages as f64, -1.0, pg_sys::max_parallel_workers_per_gather);
+        (w > 0).then_some(w)
     }
 }
 
@@ -151,7 +263,11 @@ fn hash_family(t: u16) -> u16 {
 
 /// Where a Var of this join is read: 0 for the outer relation, d for a
 /// relation of depth d's inner side.
-fn source_of(v: *mut pg_sys::Var, outer_relid: u32, inner_relids: &[*mut pg_sys::Bitmapset]) -> Option<(u8, i16)> {
+pub(crate) fn source_of(
+    v: *mut pg_sys::Var,
+    outer_relid: u32,
+    inner_relids: &[*mut pg_sys::Bitmapset],
+) -> Option<(u8, i16)> {
     // SAFETY: a Var of the query.
     unsafe {
         if (*v).varno == outer_relid as i32 {
@@ -259,7 +375,11 @@ unsafe fn make_depth(
 
 /// Check that every program of `desc` compiles (at path time; plan time
 /// compiles them again against the inner plans).
-unsafe fn compiles(root: *mut pg_sys::PlannerInfo, desc: &JoinDesc, inner_relids: &[*mut pg_sys::Bitmapset]) -> bool {
+pub(crate) unsafe fn compiles(
+    root: *mut pg_sys::PlannerInfo,
+    desc: &JoinDesc,
+    inner_relids: &[*mut pg_sys::Bitmapset],
+) -> bool {
     // SAFETY: planner state; expressions of the query.
     unsafe {
         let resolve = |v: *mut pg_sys::Var| source_of(v, desc.outer_relid, inner_relids);
@@ -302,7 +422,7 @@ unsafe fn compiles(root: *mut pg_sys::PlannerInfo, desc: &JoinDesc, inner_relids
 }
 
 /// Costs of a GpuJoin: (startup, total, rows).
-unsafe fn cost(
+pub(crate) unsafe fn cost(
     root: *mut pg_sys::PlannerInfo,
     desc: &JoinDesc,
     inner_paths: &[*mut pg_sys::Path],
@@ -348,7 +468,7 @@ unsafe fn cost(
 }
 
 /// Estimated bytes of the inner relations on the device.
-unsafe fn inner_bytes(inner_paths: &[*mut pg_sys::Path]) -> f64 {
+pub(crate) unsafe fn inner_bytes(inner_paths: &[*mut pg_sys::Path]) -> f64 {
     // SAFETY: valid paths.
     unsafe { inner_paths.iter().map(|&p| (*p).rows * ((*(*p).pathtarget).width as f64 + 16.0)).sum() }
 }
@@ -411,31 +531,26 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             let mut inner_paths: Vec<*mut pg_sys::Path>;
             let workers;
             if (*outerrel).reloptkind == pg_sys::RelOptKind::RELOPT_BASEREL {
-                let rte = *(*root).simple_rte_array.add((*outerrel).relid as usize);
-                if !is_heap_relation(rte) || !(*outerrel).lateral_relids.is_null() {
-                    return;
-                }
-                workers = if parallel {
-                    if !(*outerrel).consider_parallel {
-                        continue;
-                    }
-                    pg_sys::compute_parallel_worker(
-                        outerrel,
-                        (*outerrel).pages as f64,
-                        -1.0,
-                        pg_sys::max_parallel_workers_per_gather,
-                    )
-                } else {
-                    0
-                };
-                if parallel && workers <= 0 {
-                    continue;
-                }
-                desc = JoinDesc { outer_relid: (*outerrel).relid, depths: Vec::new() };
+                let Some(w) = scan_workers(root, outerrel, parallel) else { continue };
+                workers = w;
+                desc = JoinDesc { outer_relid: (*outerrel).relid, depths: Vec::new(), agg: None };
                 inner_paths = Vec::new();
             } else {
                 let list = if parallel { (*outerrel).partial_pathlist } else { (*outerrel).pathlist };
-                let Some(prev) = find_gpujoin(list) else { continue };
+                let kept = find_gpujoin(list);
+                let made = stash_get(root, outerrel, parallel);
+                let prev = match (kept, made) {
+                    (Some(k), Some(m)) => {
+                        if (*m).path.total_cost < (*k).path.total_cost {
+                            m
+                        } else {
+                            k
+                        }
+                    }
+                    (Some(k), None) => k,
+                    (None, Some(m)) => m,
+                    (None, None) => continue,
+                };
                 desc = JoinDesc::from_list((*prev).custom_private);
                 if desc.depths.len() >= MAX_DEPTHS
                     || desc
@@ -485,6 +600,7 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             (*cpath).custom_paths = to_list(&inner_paths.iter().map(|p| p.cast()).collect::<Vec<_>>());
             (*cpath).custom_private = desc.to_list();
             (*cpath).methods = plan::path_methods();
+            stash_put(root, joinrel, parallel, cpath);
             if parallel {
                 pg_sys::add_partial_path(joinrel, cpath.cast());
             } else {

@@ -22,11 +22,66 @@ use crate::codegen::{self, Inputs};
 use crate::errors;
 use crate::gpujoin::path::JoinDesc;
 use crate::gpujoin::{NAME, exec};
+use crate::gpupreagg::NAME as PREAGG_NAME;
 use crate::gpuscan::path::{from_list, to_list};
 use crate::gpuscan::plan::{hex, unhex};
 
 /// Layout version of [`GpuJoinInfo`].
-const INFO_VERSION: u32 = 1;
+const INFO_VERSION: u32 = 2;
+
+/// `scan_map` source of a scan tuple column that is not a column of a
+/// source (a GpuPreAgg key expression or partial aggregate).
+pub const NO_SOURCE: u8 = 255;
+
+/// One column of a GpuPreAgg's output (the leading scan tuple columns).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AggOutput {
+    /// Grouping key `index`: its value as the device computed it (type
+    /// OID), or read at the representative row of a source (text keys).
+    Key {
+        /// Which key program.
+        index: u32,
+        /// The key's type.
+        type_oid: u32,
+        /// (source, attnum or inner resno) of a column key read on the host.
+        column: Option<(u8, i16)>,
+    },
+    /// A partial aggregate state: operation `op`'s words in `encoding`.
+    Agg {
+        /// Which operation.
+        op: u32,
+        /// A [`crate::gpupreagg::state::Encoding`].
+        encoding: u32,
+        /// The first argument's type (min/max results).
+        arg_type: u32,
+    },
+}
+
+/// One aggregate operation of a plan.
+#[derive(Debug, Clone)]
+pub struct AggOpInfo {
+    /// A pgstrom_runtime::agg::AggKind.
+    pub kind: u32,
+    /// Its argument programs.
+    pub args: Vec<Program>,
+    /// Its FILTER, or None.
+    pub filter: Option<Program>,
+}
+
+/// What a GpuPreAgg plan adds to its join.
+#[derive(Debug, Clone)]
+pub struct AggInfo {
+    /// Grouping key programs.
+    pub keys: Vec<Program>,
+    /// Aggregate operations.
+    pub ops: Vec<AggOpInfo>,
+    /// The output columns (the first ones of the scan tuple).
+    pub outputs: Vec<AggOutput>,
+    /// Planned rows consumed and groups.
+    pub rows_in: f64,
+    /// See `rows_in`.
+    pub groups: f64,
+}
 
 /// One depth of a plan.
 #[derive(Debug, Clone)]
@@ -66,6 +121,8 @@ pub struct GpuJoinInfo {
     pub scan_map: Vec<(u8, i16)>,
     /// Types of the hoisted parameters (at the end of `custom_exprs`).
     pub param_types: Vec<u16>,
+    /// GpuPreAgg: the aggregation of the joined rows.
+    pub agg: Option<AggInfo>,
 }
 
 #[derive(Default)]
@@ -152,6 +209,45 @@ impl GpuJoinInfo {
         for t in &self.param_types {
             w.u32(*t as u32);
         }
+        match &self.agg {
+            None => w.u32(0),
+            Some(a) => {
+                w.u32(1);
+                w.u32(a.keys.len() as u32);
+                for k in &a.keys {
+                    w.program(Some(k));
+                }
+                w.u32(a.ops.len() as u32);
+                for o in &a.ops {
+                    w.u32(o.kind);
+                    w.u32(o.args.len() as u32);
+                    for p in &o.args {
+                        w.program(Some(p));
+                    }
+                    w.program(o.filter.as_ref());
+                }
+                w.u32(a.outputs.len() as u32);
+                for o in &a.outputs {
+                    match o {
+                        AggOutput::Key { index, type_oid, column } => {
+                            w.u32(1);
+                            w.u32(*index);
+                            w.u32(*type_oid);
+                            let (s, k) = column.unwrap_or((NO_SOURCE, 0));
+                            w.u32(s as u32 | (k as u16 as u32) << 16);
+                        }
+                        AggOutput::Agg { op, encoding, arg_type } => {
+                            w.u32(2);
+                            w.u32(*op);
+                            w.u32(*encoding);
+                            w.u32(*arg_type);
+                        }
+                    }
+                }
+                w.f64(a.rows_in);
+                w.f64(a.groups);
+            }
+        }
         w.0
     }
 
@@ -193,7 +289,50 @@ impl GpuJoinInfo {
         let scan_map = r.columns()?.into_iter().map(|(k, s)| (s as u8, k)).collect();
         let n = r.u32()?;
         let param_types = (0..n).map(|_| r.u32().map(|t| t as u16)).collect::<Option<Vec<_>>>()?;
-        r.0.is_empty().then_some(GpuJoinInfo { scan_qual, nscan_quals, outer_columns, depths, scan_map, param_types })
+        let agg = match r.u32()? {
+            0 => None,
+            1 => {
+                let nk = r.u32()?;
+                let keys = (0..nk).map(|_| r.program()?).collect::<Option<Vec<_>>>()?;
+                let nops = r.u32()?;
+                let mut ops = Vec::new();
+                for _ in 0..nops {
+                    let kind = r.u32()?;
+                    let na = r.u32()?;
+                    let args = (0..na).map(|_| r.program()?).collect::<Option<Vec<_>>>()?;
+                    let filter = r.program()?;
+                    ops.push(AggOpInfo { kind, args, filter });
+                }
+                let no = r.u32()?;
+                let mut outputs = Vec::new();
+                for _ in 0..no {
+                    let tag = r.u32()?;
+                    let (a, b, c) = (r.u32()?, r.u32()?, r.u32()?);
+                    outputs.push(match tag {
+                        1 => AggOutput::Key {
+                            index: a,
+                            type_oid: b,
+                            column: ((c & 0xff) as u8 != NO_SOURCE)
+                                .then_some(((c & 0xff) as u8, (c >> 16) as u16 as i16)),
+                        },
+                        2 => AggOutput::Agg { op: a, encoding: b, arg_type: c },
+                        _ => return None,
+                    });
+                }
+                let (rows_in, groups) = (r.f64()?, r.f64()?);
+                Some(AggInfo { keys, ops, outputs, rows_in, groups })
+            }
+            _ => return None,
+        };
+        r.0.is_empty().then_some(GpuJoinInfo {
+            scan_qual,
+            nscan_quals,
+            outer_columns,
+            depths,
+            scan_map,
+            param_types,
+            agg,
+        })
     }
 
     /// Read a plan's info; a damaged plan or one from another version is
@@ -234,25 +373,42 @@ static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
 static mut SCAN_METHODS: pg_sys::CustomScanMethods =
     pg_sys::CustomScanMethods { CustomName: NAME.as_ptr(), CreateCustomScanState: Some(exec::create_scan_state) };
 
+static mut PREAGG_PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
+    CustomName: PREAGG_NAME.as_ptr(),
+    PlanCustomPath: Some(plan_custom_path),
+    ReparameterizeCustomPathByChild: None,
+};
+
+static mut PREAGG_SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
+    CustomName: PREAGG_NAME.as_ptr(),
+    CreateCustomScanState: Some(exec::create_scan_state),
+};
+
 /// The path methods (PlanCustomPath); also how our paths are recognised.
 pub fn path_methods() -> *const pg_sys::CustomPathMethods {
     &raw const PATH_METHODS
 }
 
+/// GpuPreAgg's path methods (planned by the same PlanCustomPath).
+pub fn preagg_path_methods() -> *const pg_sys::CustomPathMethods {
+    &raw const PREAGG_PATH_METHODS
+}
+
 /// Register the scan methods by name, for parallel workers.
 pub fn register_methods() {
     // SAFETY: _PG_init, once; the methods live for the process.
-    unsafe { pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS) };
+    unsafe {
+        pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS);
+        pg_sys::RegisterCustomScanMethods(&raw const PREAGG_SCAN_METHODS);
+    }
 }
 
-/// Every Var in `node`.
+/// Every Var in `node` (inside aggregates too).
 unsafe fn vars_of(node: *mut pg_sys::Node) -> Vec<*mut pg_sys::Var> {
     // SAFETY: a valid expression.
     unsafe {
-        from_list(pg_sys::pull_var_clause(node, pg_sys::PVC_RECURSE_PLACEHOLDERS as i32))
-            .into_iter()
-            .map(|v| v.cast())
-            .collect()
+        let flags = pg_sys::PVC_RECURSE_PLACEHOLDERS | pg_sys::PVC_RECURSE_AGGREGATES;
+        from_list(pg_sys::pull_var_clause(node, flags as i32)).into_iter().map(|v| v.cast()).collect()
     }
 }
 
@@ -334,8 +490,16 @@ unsafe extern "C-unwind" fn plan_custom_path(
             program_exprs.extend(&d.quals);
             program_exprs.extend(d.hash_keys.iter().flat_map(|(o, i)| [*o, *i]));
         }
+        // GpuPreAgg: the output (keys and partial Aggrefs) is the target
+        let lead: Vec<*mut pg_sys::Node> = match &desc.agg {
+            Some(_) => from_list(tlist)
+                .into_iter()
+                .map(|t| (*(t as *mut pg_sys::TargetEntry)).expr as *mut pg_sys::Node)
+                .collect(),
+            None => Vec::new(),
+        };
         let mut cols: Vec<(u8, i16, u16)> = Vec::new();
-        for &e in &program_exprs {
+        for &e in program_exprs.iter().chain(&lead) {
             for v in vars_of(e) {
                 let Some((s, k)) = resolve(v) else { internal("a join column is not produced by its relation") };
                 let Some(t) = codegen::device_type_of((*v).vartype) else {
@@ -383,6 +547,48 @@ unsafe extern "C-unwind" fn plan_custom_path(
                 inner_rows: (*plans[d]).plan_rows,
             });
         }
+        let agg = desc.agg.as_ref().map(|_| {
+            let all = |_: u8| true;
+            let mut keys = Vec::new();
+            let mut ops = Vec::new();
+            let mut outputs = Vec::new();
+            for &e in &lead {
+                if (*e).type_ == pg_sys::NodeTag::T_Aggref {
+                    let a = e as *mut pg_sys::Aggref;
+                    let Ok(crate::gpupreagg::state::AggrefInfo { args, types, kind, enc, .. }) =
+                        crate::gpupreagg::state::classify_aggref(a)
+                    else {
+                        internal("an aggregate is no longer supported")
+                    };
+                    let count = kind == pgstrom_runtime::agg::AggKind::Count;
+                    outputs.push(AggOutput::Agg {
+                        op: ops.len() as u32,
+                        encoding: enc as u32,
+                        arg_type: types.first().map_or(0, |t| t.to_u32()),
+                    });
+                    ops.push(AggOpInfo {
+                        kind: kind as u32,
+                        args: args.iter().map(|&x| compile(x, &mut inputs, &all, count)).collect(),
+                        filter: (!(*a).aggfilter.is_null())
+                            .then(|| compile((*a).aggfilter.cast(), &mut inputs, &all, false)),
+                    });
+                } else {
+                    let t = pg_sys::exprType(e);
+                    use crate::gpupreagg::state::KeySource;
+                    let column = match crate::gpupreagg::state::key_source(e) {
+                        KeySource::Device => None,
+                        KeySource::Column(v) => {
+                            Some(resolve(v).unwrap_or_else(|| internal("a grouping column has no source")))
+                        }
+                        KeySource::Unsupported => internal("a text grouping key is not a column"),
+                    };
+                    outputs.push(AggOutput::Key { index: keys.len() as u32, type_oid: t.to_u32(), column });
+                    keys.push(compile(e, &mut inputs, &all, true));
+                }
+            }
+            let a = desc.agg.as_ref().expect("matched above");
+            AggInfo { keys, ops, outputs, rows_in: a.rows_in, groups: a.groups }
+        });
         if inputs.columns != cols {
             internal("programs read columns that were not collected");
         }
@@ -390,10 +596,17 @@ unsafe extern "C-unwind" fn plan_custom_path(
         // The scan tuple: the target list's Vars (their nullingrels are what
         // the nodes above expect), then those only the programs read.
         let mut canon: Vec<*mut pg_sys::Var> = Vec::new();
-        // (a projection above may replace an empty `tlist` with its own,
-        // over the join relation's target: those Vars come first)
-        let mut all: Vec<*mut pg_sys::Var> = vars_of(tlist.cast());
-        all.extend(vars_of((*(*rel).reltarget).exprs.cast()));
+        let mut all: Vec<*mut pg_sys::Var> = Vec::new();
+        if desc.agg.is_some() {
+            // GpuPreAgg: its output columns lead; those that are Vars are
+            // the canonical ones
+            all.extend(lead.iter().filter(|e| (***e).type_ == pg_sys::NodeTag::T_Var).map(|e| e.cast()));
+        } else {
+            // (a projection above may replace an empty `tlist` with its
+            // own, over the join relation's target: those Vars come first)
+            all.extend(vars_of(tlist.cast()));
+            all.extend(vars_of((*(*rel).reltarget).exprs.cast()));
+        }
         for &e in &program_exprs {
             all.extend(vars_of(e));
         }
@@ -405,11 +618,27 @@ unsafe extern "C-unwind" fn plan_custom_path(
         let canon = Canon(canon);
         let mut scan_tlist: *mut pg_sys::List = std::ptr::null_mut();
         let mut scan_map = Vec::new();
-        for (i, &v) in canon.0.iter().enumerate() {
-            let Some(m) = resolve(v) else { internal("an output column is not produced by its relation") };
-            scan_map.push(m);
+        let mut entries: Vec<*mut pg_sys::Node> = lead.clone();
+        for &v in &canon.0 {
+            let in_lead = lead.iter().any(|&e| {
+                (*e).type_ == pg_sys::NodeTag::T_Var && {
+                    let l = e as *mut pg_sys::Var;
+                    (*l).varno == (*v).varno && (*l).varattno == (*v).varattno
+                }
+            });
+            if !in_lead {
+                entries.push(v.cast());
+            }
+        }
+        for (i, &e) in entries.iter().enumerate() {
+            if (*e).type_ == pg_sys::NodeTag::T_Var {
+                let Some(m) = resolve(e.cast()) else { internal("an output column is not produced by its relation") };
+                scan_map.push(m);
+            } else {
+                scan_map.push((NO_SOURCE, 0));
+            }
             let tle = pg_sys::makeTargetEntry(
-                pg_sys::copyObjectImpl(v.cast()).cast(),
+                pg_sys::copyObjectImpl(e.cast()).cast(),
                 (i + 1) as i16,
                 std::ptr::null_mut(),
                 false,
@@ -429,6 +658,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
             depths,
             scan_map,
             param_types: inputs.params.iter().map(|(_, t)| *t).collect(),
+            agg,
         };
         let text = std::ffi::CString::new(hex(&info.to_bytes())).expect("hex has no NUL");
 
@@ -443,7 +673,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
         (*cscan).custom_private =
             pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeString(pg_sys::pstrdup(text.as_ptr())).cast());
         (*cscan).custom_scan_tlist = scan_tlist;
-        (*cscan).methods = &raw const SCAN_METHODS;
+        (*cscan).methods = if info.agg.is_some() { &raw const PREAGG_SCAN_METHODS } else { &raw const SCAN_METHODS };
         cscan.cast()
     }
 }

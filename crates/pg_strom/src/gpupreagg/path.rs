@@ -1,0 +1,333 @@
+//! GpuPreAgg paths: `create_upper_paths_hook` at UPPERREL_GROUP_AGG.
+//!
+//! For a GROUP BY (or a plain aggregate) whose input is a heap table a
+//! GpuScan could read, or a join with a GpuJoin path, and whose every
+//! aggregate, grouping key, argument and FILTER the device can reduce
+//! (see [`super::state`]), this adds
+//!
+//!   Finalize {Hash|Plain} Aggregate
+//!     [-> Gather]
+//!          -> Custom Scan (GpuPreAgg)      (partial states per group and chunk)
+//!
+//! with PostgreSQL's own partial grouping target (keys, then the partial
+//! Aggrefs, as make_partial_grouping_target builds it), so setrefs and the
+//! Finalize Aggregate work exactly as over a Partial Aggregate.  The
+//! GpuJoin it extends is the cheapest one the join hook made for the input
+//! relation (kept in a stash even when PostgreSQL's join won on its own):
+//! joined rows that never leave the device make it cheaper than either
+//! part alone.
+//!
+//! Grouping keys: any device type; a text or bpchar key must be a column
+//! (its value is read at a representative row on the host) under a
+//! deterministic collation.  Also installed here: a planner hook that
+//! starts each planner run with an empty stash.
+
+use pgrx::pg_sys;
+
+use crate::codegen::{self, Inputs};
+use crate::gpujoin::path::{
+    AggDesc, JoinDesc, compiles, cost, inner_bytes, scan_workers, source_of, stash_get, stash_reset,
+};
+use crate::gpujoin::plan;
+use crate::gpupreagg::state;
+use crate::gpuscan::path::{from_list, parallel_divisor, to_list};
+use crate::guc;
+
+static mut PREV_UPPER: pg_sys::create_upper_paths_hook_type = None;
+static mut PREV_PLANNER: pg_sys::planner_hook_type = None;
+
+/// Install the hooks, chaining to earlier ones.
+pub fn install_hooks() {
+    // SAFETY: _PG_init runs once, single-threaded, before any planning.
+    unsafe {
+        PREV_UPPER = pg_sys::create_upper_paths_hook;
+        pg_sys::create_upper_paths_hook = Some(upper_paths);
+        PREV_PLANNER = pg_sys::planner_hook;
+        pg_sys::planner_hook = Some(planner);
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn planner(
+    parse: *mut pg_sys::Query,
+    query_string: *const std::ffi::c_char,
+    cursor_options: i32,
+    bound_params: pg_sys::ParamListInfo,
+) -> *mut pg_sys::PlannedStmt {
+    stash_reset();
+    // SAFETY: the planner's own arguments, passed on.
+    unsafe {
+        match PREV_PLANNER {
+            Some(prev) => prev(parse, query_string, cursor_options, bound_params),
+            None => pg_sys::standard_planner(parse, query_string, cursor_options, bound_params),
+        }
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn upper_paths(
+    root: *mut pg_sys::PlannerInfo,
+    stage: pg_sys::UpperRelationKind::Type,
+    input_rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    extra: *mut std::ffi::c_void,
+) {
+    // SAFETY: hook arguments are valid; we chain first.
+    unsafe {
+        if let Some(prev) = PREV_UPPER {
+            prev(root, stage, input_rel, output_rel, extra);
+        }
+        if stage != pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG
+            || extra.is_null()
+            || !guc::ENABLED.get()
+            || !guc::ENABLE_GPUPREAGG.get()
+        {
+            return;
+        }
+        add_paths(root, input_rel, output_rel, extra.cast());
+    }
+}
+
+/// PostgreSQL's partial grouping target (planner.c's
+/// make_partial_grouping_target): the grouping columns, then the Vars,
+/// PlaceHolderVars and Aggrefs of everything else, Aggrefs in partial
+/// (serialized) mode.
+unsafe fn partial_target(
+    root: *mut pg_sys::PlannerInfo,
+    grouping: *mut pg_sys::PathTarget,
+    having: *mut pg_sys::Node,
+) -> *mut pg_sys::PathTarget {
+    // SAFETY: planner state.
+    unsafe {
+        let gclause = (*root).processed_groupClause;
+        let target = pg_sys::make_pathtarget_from_tlist(std::ptr::null_mut());
+        let mut others: *mut pg_sys::List = std::ptr::null_mut();
+        for (i, e) in from_list((*grouping).exprs).into_iter().enumerate() {
+            let sgref = if (*grouping).sortgrouprefs.is_null() { 0 } else { *(*grouping).sortgrouprefs.add(i) };
+            if sgref != 0 && !gclause.is_null() && !pg_sys::get_sortgroupref_clause_noerr(sgref, gclause).is_null() {
+                pg_sys::add_column_to_pathtarget(target, e.cast(), sgref);
+            } else {
+                others = pg_sys::lappend(others, e.cast());
+            }
+        }
+        if !having.is_null() {
+            others = pg_sys::lappend(others, having.cast());
+        }
+        let flags = pg_sys::PVC_INCLUDE_AGGREGATES | pg_sys::PVC_RECURSE_WINDOWFUNCS | pg_sys::PVC_INCLUDE_PLACEHOLDERS;
+        pg_sys::add_new_columns_to_pathtarget(target, pg_sys::pull_var_clause(others.cast(), flags as i32));
+        let exprs: Vec<*mut pg_sys::Node> = from_list((*target).exprs)
+            .into_iter()
+            .map(|e| {
+                if (*e).type_ != pg_sys::NodeTag::T_Aggref {
+                    return e;
+                }
+                let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::Aggref>()) as *mut pg_sys::Aggref;
+                std::ptr::copy_nonoverlapping(e as *const pg_sys::Aggref, copy, 1);
+                pg_sys::mark_partial_aggref(copy, pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL);
+                copy.cast()
+            })
+            .collect();
+        (*target).exprs = to_list(&exprs);
+        pg_sys::set_pathtarget_cost_width(root, target);
+        target
+    }
+}
+
+/// Why an entry of the partial target cannot be reduced on the device.
+fn why<T>(msg: &str) -> Option<T> {
+    pgrx::debug2!("GpuPreAgg: {msg}");
+    None
+}
+
+/// Check what the target asks for and that it compiles over `desc`'s
+/// sources.  Returns the number of aggregate operations.
+unsafe fn supported(
+    target: *mut pg_sys::PathTarget,
+    desc: &JoinDesc,
+    inner_relids: &[*mut pg_sys::Bitmapset],
+) -> Option<usize> {
+    // SAFETY: planner state.
+    unsafe {
+        let resolve = |v: *mut pg_sys::Var| source_of(v, desc.outer_relid, inner_relids);
+        let mut inputs = Inputs::default();
+        let mut nops = 0;
+        for (i, e) in from_list((*target).exprs).into_iter().enumerate() {
+            if (*e).type_ == pg_sys::NodeTag::T_Aggref {
+                let info = match state::classify_aggref(e.cast()) {
+                    Ok(info) => info,
+                    Err(msg) => return why(&msg),
+                };
+                let a = e as *mut pg_sys::Aggref;
+                for &x in &info.args {
+                    let count = info.kind == pgstrom_runtime::agg::AggKind::Count;
+                    codegen::compile_shared(x, &resolve, &mut inputs, count).ok()?;
+                }
+                if !(*a).aggfilter.is_null() {
+                    codegen::compile_shared((*a).aggfilter.cast(), &resolve, &mut inputs, false).ok()?;
+                }
+                nops += 1;
+                continue;
+            }
+            let sgref = if (*target).sortgrouprefs.is_null() { 0 } else { *(*target).sortgrouprefs.add(i) };
+            if sgref == 0 {
+                return why("the target has a column that is neither a grouping key nor an aggregate");
+            }
+            codegen::device_type_of(pg_sys::exprType(e))?;
+            match state::key_source(e) {
+                state::KeySource::Device => {}
+                state::KeySource::Column(v) if resolve(v).is_some() => {
+                    let coll = pg_sys::exprCollation(e);
+                    if coll != pg_sys::InvalidOid && !pg_sys::get_collation_isdeterministic(coll) {
+                        return why("a grouping key has a nondeterministic collation");
+                    }
+                }
+                _ => return why("a text grouping key is not a column"),
+            }
+            codegen::compile_shared(e, &resolve, &mut inputs, true).ok()?;
+        }
+        Some(nops)
+    }
+}
+
+/// The input of the aggregation for the serial or the parallel plan:
+/// (join description, inner paths, workers).
+unsafe fn input_of(
+    root: *mut pg_sys::PlannerInfo,
+    input_rel: *mut pg_sys::RelOptInfo,
+    parallel: bool,
+) -> Option<(JoinDesc, Vec<*mut pg_sys::Path>, i32)> {
+    // SAFETY: planner state.
+    unsafe {
+        if (*input_rel).reloptkind == pg_sys::RelOptKind::RELOPT_BASEREL {
+            let workers = scan_workers(root, input_rel, parallel)?;
+            let desc = JoinDesc { outer_relid: (*input_rel).relid, depths: Vec::new(), agg: None };
+            if !compiles(root, &desc, &[]) {
+                return None;
+            }
+            return Some((desc, Vec::new(), workers));
+        }
+        if (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_JOINREL {
+            return None;
+        }
+        let prev = stash_get(root, input_rel, parallel)?;
+        let desc = JoinDesc::from_list((*prev).custom_private);
+        let inner: Vec<*mut pg_sys::Path> = from_list((*prev).custom_paths).into_iter().map(|p| p.cast()).collect();
+        Some((desc, inner, (*prev).path.parallel_workers))
+    }
+}
+
+unsafe fn add_paths(
+    root: *mut pg_sys::PlannerInfo,
+    input_rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    extra: *mut pg_sys::GroupPathExtraData,
+) {
+    // SAFETY: planner state of the grouping being planned.
+    unsafe {
+        let parse = (*root).parse;
+        let flags = (*extra).flags as u32;
+        let gclause = (*root).processed_groupClause;
+        if (*parse).commandType != pg_sys::CmdType::CMD_SELECT
+            || !(*root).rowMarks.is_null()
+            || !(*parse).groupingSets.is_null()
+            || flags & pg_sys::GROUPING_CAN_PARTIAL_AGG == 0
+            || (!gclause.is_null() && flags & pg_sys::GROUPING_CAN_USE_HASH == 0)
+        {
+            pgrx::debug2!("GpuPreAgg: not a plain grouping that can be partial and hashed (flags {flags})");
+            return;
+        }
+        let target = partial_target(root, (*output_rel).reltarget, (*extra).havingQual);
+        let exprs = from_list((*target).exprs);
+        let nkeys = exprs.iter().filter(|&&e| (*e).type_ != pg_sys::NodeTag::T_Aggref).count();
+        if nkeys > pgstrom_runtime::agg::MAX_GROUP_KEYS {
+            return;
+        }
+        let partial_rel =
+            pg_sys::fetch_upper_rel(root, pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG, (*output_rel).relids);
+        let mut final_costs = pg_sys::AggClauseCosts::default();
+        if (*extra).partial_costs_set {
+            final_costs = (*extra).agg_final_costs;
+        }
+        for parallel in [false, true] {
+            if parallel && !(*output_rel).consider_parallel {
+                continue;
+            }
+            let Some((mut desc, inner_paths, workers)) = input_of(root, input_rel, parallel) else {
+                pgrx::debug2!("GpuPreAgg: no scan or GpuJoin to combine with (parallel: {parallel})");
+                continue;
+            };
+            if parallel != (workers > 0) {
+                continue;
+            }
+            let inner_relids: Vec<*mut pg_sys::Bitmapset> =
+                inner_paths.iter().map(|p| (*(**p).parent).relids).collect();
+            let Some(nops) = supported(target, &desc, &inner_relids) else {
+                pgrx::debug2!("GpuPreAgg: the aggregation does not run on the device");
+                return;
+            };
+            if inner_bytes(&inner_paths) > guc::GPU_JOIN_MEMORY_LIMIT.get() as f64 * 1024.0 {
+                continue;
+            }
+            let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
+            let rows_in = desc.depths.last().map_or((*outer).rows, |d| d.rows_out);
+            let groups = if gclause.is_null() {
+                1.0
+            } else {
+                let gexprs = pg_sys::get_sortgrouplist_exprs(gclause, (*parse).targetList);
+                pg_sys::estimate_num_groups(root, gexprs, rows_in, std::ptr::null_mut(), std::ptr::null_mut())
+            };
+            // costs: the join's (or scan's), less forming joined rows on the
+            // host, plus the reduction and the partial rows that come back
+            let (startup, total, _) = cost(root, &desc, &inner_paths, workers);
+            let div = if workers > 0 { parallel_divisor(workers) } else { 1.0 };
+            let rows_proc = rows_in / div;
+            let nchunks = ((*outer).tuples / guc::CHUNK_ROWS.get().max(1) as f64).ceil().max(1.0);
+            let partial_total = pg_sys::clamp_row_est(rows_in.min(groups * nchunks));
+            let partial_proc = pg_sys::clamp_row_est(partial_total / div);
+            let formed = if desc.depths.is_empty() { 0.0 } else { rows_proc * pg_sys::cpu_tuple_cost };
+            let reduce = rows_proc * guc::GPU_OPERATOR_COST.get() * (nkeys + nops + 1) as f64
+                + partial_proc * pg_sys::cpu_tuple_cost;
+            desc.agg = Some(AggDesc { target: exprs.clone(), rows_in, groups });
+
+            let cpath = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+            let p = &mut (*cpath).path;
+            p.type_ = pg_sys::NodeTag::T_CustomPath;
+            p.pathtype = pg_sys::NodeTag::T_CustomScan;
+            p.parent = partial_rel;
+            p.pathtarget = target;
+            p.param_info = std::ptr::null_mut();
+            p.parallel_aware = workers > 0;
+            p.parallel_safe = (*output_rel).consider_parallel && inner_paths.iter().all(|p| (**p).parallel_safe);
+            p.parallel_workers = workers;
+            p.pathkeys = std::ptr::null_mut();
+            p.rows = partial_proc;
+            p.startup_cost = startup;
+            p.total_cost = (total - formed + reduce).max(startup);
+            (*cpath).flags = 0;
+            (*cpath).custom_paths = to_list(&inner_paths.iter().map(|p| p.cast()).collect::<Vec<_>>());
+            (*cpath).custom_private = desc.to_list();
+            (*cpath).methods = plan::preagg_path_methods();
+            let mut sub: *mut pg_sys::Path = cpath.cast();
+            if workers > 0 {
+                let mut rows = partial_total;
+                sub =
+                    pg_sys::create_gather_path(root, partial_rel, sub, target, std::ptr::null_mut(), &mut rows).cast();
+            }
+            let strategy =
+                if gclause.is_null() { pg_sys::AggStrategy::AGG_PLAIN } else { pg_sys::AggStrategy::AGG_HASHED };
+            let agg = pg_sys::create_agg_path(
+                root,
+                output_rel,
+                sub,
+                (*output_rel).reltarget,
+                strategy,
+                pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
+                gclause,
+                (*extra).havingQual.cast(),
+                &final_costs,
+                groups,
+            );
+            pg_sys::add_path(output_rel, agg.cast());
+        }
+    }
+}

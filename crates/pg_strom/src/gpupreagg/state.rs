@@ -1,0 +1,370 @@
+//! Which aggregates GpuPreAgg reduces, and their partial states.
+//!
+//! The device accumulates words per group (see pgstrom_runtime::agg); the
+//! node returns, per group and chunk, the partial state PostgreSQL's own
+//! transition function would have made from the same rows, in the partial
+//! Aggref's type: the transition type, or for an `internal` state its
+//! serial form.  PostgreSQL's Finalize Aggregate then combines and
+//! finalizes them with the aggregate's own functions, so results (and
+//! errors such as `bigint out of range`) are PostgreSQL's.
+//!
+//! | aggregate | device op | partial state |
+//! |---|---|---|
+//! | count(*), count(x), regr_count(y, x) | Count | int8 |
+//! | sum(int2), sum(int4) | SumInt | int8 (NULL: no input) |
+//! | sum(int8), avg(int8) | SumInt | int8_avg_serialize's bytea |
+//! | avg(int2), avg(int4) | SumInt | int8[] {N, sum} |
+//! | sum(float4), sum(float8) | SumFlt | float4 / float8 |
+//! | avg, variance, stddev families (float4, float8) | Moments | float8[] {N, Sx, Sxx} |
+//! | corr, covar_*, regr_* (float8, float8) | Moments2 | float8[] {N, Sx, Sxx, Sy, Syy, Sxy} |
+//! | min, max (integers, date, time, timestamp(tz)) | MinInt/MaxInt | the type |
+//! | min, max (float4, float8) | MinFlt/MaxFlt | the type |
+
+use pgrx::IntoDatum;
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use pgstrom_runtime::agg::{self, AggKind};
+
+use crate::errors;
+
+/// How a group's words become a partial state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Encoding {
+    /// int8 count.
+    Count = 1,
+    /// int8 sum, NULL when no row.
+    SumInt8 = 2,
+    /// int8_avg_serialize's bytea {N, sum as numeric}.
+    PolyNum = 3,
+    /// int8[] {N, sum}.
+    IntAvg = 4,
+    /// float4 sum, NULL when no row.
+    SumFloat4 = 5,
+    /// float8 sum, NULL when no row.
+    SumFloat8 = 6,
+    /// float8[] {N, Sx, Sxx}.
+    Moments = 7,
+    /// float8[] {N, Sx, Sxx, Sy, Syy, Sxy}.
+    Regr = 8,
+    /// The argument's integer-like type, NULL when no row.
+    MinMaxInt = 9,
+    /// The argument's float type, NULL when no row.
+    MinMaxFloat = 10,
+}
+
+impl Encoding {
+    /// From its number in a plan.
+    pub fn from_u32(v: u32) -> Option<Encoding> {
+        use Encoding::*;
+        [Count, SumInt8, PolyNum, IntAvg, SumFloat4, SumFloat8, Moments, Regr, MinMaxInt, MinMaxFloat]
+            .into_iter()
+            .find(|e| *e as u32 == v)
+    }
+}
+
+const INT2: u32 = pg_sys::INT2OID.to_u32();
+const INT4: u32 = pg_sys::INT4OID.to_u32();
+const INT8: u32 = pg_sys::INT8OID.to_u32();
+const FLOAT4: u32 = pg_sys::FLOAT4OID.to_u32();
+const FLOAT8: u32 = pg_sys::FLOAT8OID.to_u32();
+
+/// The device operation and partial encoding of an aggregate, by its
+/// pg_catalog name and argument types; None when GpuPreAgg cannot reduce
+/// it (the aggregation stays on the CPU).
+pub fn classify(name: &str, args: &[pg_sys::Oid], star: bool) -> Option<(AggKind, Encoding)> {
+    let a: Vec<u32> = args.iter().map(|o| o.to_u32()).collect();
+    let one = if a.len() == 1 { a[0] } else { 0 };
+    let int_like = |t: u32| {
+        [INT2, INT4, INT8, pg_sys::DATEOID.to_u32(), pg_sys::TIMEOID.to_u32(), pg_sys::TIMESTAMPOID.to_u32()]
+            .contains(&t)
+            || t == pg_sys::TIMESTAMPTZOID.to_u32()
+    };
+    let float = |t: u32| t == FLOAT4 || t == FLOAT8;
+    Some(match name {
+        "count" if star || a.len() == 1 => (AggKind::Count, Encoding::Count),
+        "sum" if one == INT2 || one == INT4 => (AggKind::SumInt, Encoding::SumInt8),
+        "sum" if one == INT8 => (AggKind::SumInt, Encoding::PolyNum),
+        "sum" if one == FLOAT4 => (AggKind::SumFlt, Encoding::SumFloat4),
+        "sum" if one == FLOAT8 => (AggKind::SumFlt, Encoding::SumFloat8),
+        "avg" if one == INT2 || one == INT4 => (AggKind::SumInt, Encoding::IntAvg),
+        "avg" if one == INT8 => (AggKind::SumInt, Encoding::PolyNum),
+        "avg" | "variance" | "var_pop" | "var_samp" | "stddev" | "stddev_pop" | "stddev_samp" if float(one) => {
+            (AggKind::Moments, Encoding::Moments)
+        }
+        "min" if int_like(one) => (AggKind::MinInt, Encoding::MinMaxInt),
+        "max" if int_like(one) => (AggKind::MaxInt, Encoding::MinMaxInt),
+        "min" if float(one) => (AggKind::MinFlt, Encoding::MinMaxFloat),
+        "max" if float(one) => (AggKind::MaxFlt, Encoding::MinMaxFloat),
+        "regr_count" if a == [FLOAT8, FLOAT8] => (AggKind::Count, Encoding::Count),
+        "corr" | "covar_pop" | "covar_samp" | "regr_avgx" | "regr_avgy" | "regr_intercept" | "regr_r2"
+        | "regr_slope" | "regr_sxx" | "regr_sxy" | "regr_syy"
+            if a == [FLOAT8, FLOAT8] =>
+        {
+            (AggKind::Moments2, Encoding::Regr)
+        }
+        _ => return None,
+    })
+}
+
+/// A partial Aggref GpuPreAgg reduces: its name, argument expressions and
+/// types, device operation and partial encoding.
+pub struct AggrefInfo {
+    /// pg_catalog name.
+    pub name: String,
+    /// Argument expressions.
+    pub args: Vec<*mut pg_sys::Node>,
+    /// Their types.
+    pub types: Vec<pg_sys::Oid>,
+    /// The device operation.
+    pub kind: AggKind,
+    /// How its words become the partial state.
+    pub enc: Encoding,
+}
+
+/// Classify a partial Aggref (mark_partial_aggref done); Err says why the
+/// device cannot reduce it.
+///
+/// # Safety
+/// `a` is a valid Aggref.
+pub unsafe fn classify_aggref(a: *mut pg_sys::Aggref) -> Result<AggrefInfo, String> {
+    // SAFETY: a valid Aggref; catalog lookups.
+    unsafe {
+        if !(*a).aggdistinct.is_null()
+            || !(*a).aggorder.is_null()
+            || !(*a).aggdirectargs.is_null()
+            || (*a).aggkind != b'n' as std::ffi::c_char
+            || (*a).agglevelsup != 0
+            || (*a).aggvariadic
+            || pg_sys::get_func_namespace((*a).aggfnoid) != pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE)
+        {
+            return Err("an aggregate is not a plain built-in one".into());
+        }
+        let name_p = pg_sys::get_func_name((*a).aggfnoid);
+        if name_p.is_null() {
+            return Err("an aggregate has no name".into());
+        }
+        let name = std::ffi::CStr::from_ptr(name_p).to_string_lossy().into_owned();
+        let args: Vec<*mut pg_sys::Node> = crate::gpuscan::path::from_list((*a).args)
+            .into_iter()
+            .map(|t| (*(t as *mut pg_sys::TargetEntry)).expr.cast())
+            .collect();
+        let types: Vec<pg_sys::Oid> = args.iter().map(|&x| pg_sys::exprType(x)).collect();
+        let Some((kind, enc)) = classify(&name, &types, (*a).aggstar) else {
+            return Err(format!("aggregate {name} is not reduced on the device"));
+        };
+        let arg0 = types.first().copied().unwrap_or(pg_sys::InvalidOid);
+        if (*a).aggtype != partial_type(enc, arg0) {
+            return Err(format!("the partial state of {name} is not the expected type"));
+        }
+        Ok(AggrefInfo { name, args, types, kind, enc })
+    }
+}
+
+/// Where a grouping key's value comes from.
+pub enum KeySource {
+    /// A fixed-width key: the value the device computed.
+    Device,
+    /// A variable-length key (text, bpchar) that is a column (the Var
+    /// under any RelabelType): read on the host at a representative row.
+    Column(*mut pg_sys::Var),
+    /// A variable-length key that is not a column: not supported.
+    Unsupported,
+}
+
+/// Where grouping key `e` is read.
+///
+/// # Safety
+/// `e` is a valid expression.
+pub unsafe fn key_source(e: *mut pg_sys::Node) -> KeySource {
+    // SAFETY: a valid expression.
+    unsafe {
+        let varlena = crate::codegen::device_type_of(pg_sys::exprType(e))
+            .and_then(pgstrom_runtime::catalog::type_info)
+            .is_some_and(|ti| ti.width == 0);
+        if !varlena {
+            return KeySource::Device;
+        }
+        let mut v = e;
+        while (*v).type_ == pg_sys::NodeTag::T_RelabelType {
+            v = (*(v as *mut pg_sys::RelabelType)).arg.cast();
+        }
+        if (*v).type_ == pg_sys::NodeTag::T_Var { KeySource::Column(v.cast()) } else { KeySource::Unsupported }
+    }
+}
+
+/// The type the partial state has (what mark_partial_aggref made the
+/// Aggref's type); `arg` is the first argument's type.
+pub fn partial_type(enc: Encoding, arg: pg_sys::Oid) -> pg_sys::Oid {
+    match enc {
+        Encoding::Count | Encoding::SumInt8 => pg_sys::INT8OID,
+        Encoding::PolyNum => pg_sys::BYTEAOID,
+        Encoding::IntAvg => pg_sys::INT8ARRAYOID,
+        Encoding::SumFloat4 => pg_sys::FLOAT4OID,
+        Encoding::SumFloat8 => pg_sys::FLOAT8OID,
+        Encoding::Moments | Encoding::Regr => pg_sys::FLOAT8ARRAYOID,
+        Encoding::MinMaxInt | Encoding::MinMaxFloat => arg,
+    }
+}
+
+fn overflow(msg: &str) -> ! {
+    errors::raise_plain(PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, msg.into(), None, None)
+}
+
+fn array(values: &[Datum8], elmtype: pg_sys::Oid) -> pg_sys::Datum {
+    let mut d: Vec<pg_sys::Datum> = values.iter().map(|v| v.0).collect();
+    // SAFETY: by-value elements of a built-in type.
+    unsafe { pg_sys::Datum::from(pg_sys::construct_array_builtin(d.as_mut_ptr(), d.len() as i32, elmtype)) }
+}
+
+struct Datum8(pg_sys::Datum);
+
+fn i8d(v: i64) -> Datum8 {
+    Datum8(v.into_datum().expect("int8 datum"))
+}
+
+fn f8d(v: f64) -> Datum8 {
+    Datum8(v.into_datum().expect("float8 datum"))
+}
+
+/// int8_avg_serialize's form of {N, sum}: N as int8, then the sum as a
+/// NumericVar (ndigits, weight, sign, dscale as int32, base-10000 digits
+/// as int16), all big-endian.
+pub fn poly_num_bytes(n: i64, sum: i128) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + 16 + 2 * 10);
+    out.extend_from_slice(&n.to_be_bytes());
+    let neg = sum < 0;
+    let mut u = sum.unsigned_abs();
+    let mut digits: Vec<i16> = Vec::new();
+    while u > 0 {
+        digits.push((u % 10000) as i16);
+        u /= 10000;
+    }
+    digits.reverse();
+    let ndigits = digits.len() as i32;
+    out.extend_from_slice(&ndigits.to_be_bytes());
+    let weight = if ndigits == 0 { 0 } else { ndigits - 1 };
+    out.extend_from_slice(&weight.to_be_bytes());
+    let sign: i32 = if neg { 0x4000 } else { 0 };
+    out.extend_from_slice(&sign.to_be_bytes());
+    out.extend_from_slice(&0i32.to_be_bytes());
+    for d in digits {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+    out
+}
+
+/// The partial state of one operation's words: (datum, is NULL).  Memory
+/// comes from the current context.
+pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, w: &[u64]) -> (pg_sys::Datum, bool) {
+    let null = (pg_sys::Datum::from(0), true);
+    let n = w[0];
+    match enc {
+        Encoding::Count => (i8d(n as i64).0, false),
+        Encoding::SumInt8 => {
+            if n == 0 {
+                return null;
+            }
+            match i64::try_from(agg::sum_int(w)) {
+                Ok(v) => (i8d(v).0, false),
+                Err(_) => overflow("bigint out of range"),
+            }
+        }
+        Encoding::PolyNum => {
+            let b = poly_num_bytes(n as i64, agg::sum_int(w));
+            // SAFETY: a fresh bytea of the bytes' length.
+            unsafe {
+                let v = pg_sys::palloc(b.len() + pg_sys::VARHDRSZ) as *mut u8;
+                std::ptr::copy_nonoverlapping(b.as_ptr(), v.add(pg_sys::VARHDRSZ), b.len());
+                pgrx::set_varsize_4b(v.cast(), (b.len() + pg_sys::VARHDRSZ) as i32);
+                (pg_sys::Datum::from(v), false)
+            }
+        }
+        Encoding::IntAvg => {
+            let s = agg::sum_int(w);
+            // int4_avg_accum adds in int64 without a check; the device sum
+            // is exact, so wrap as PostgreSQL would
+            (array(&[i8d(n as i64), i8d(s as i64)], pg_sys::INT8OID), false)
+        }
+        Encoding::SumFloat4 | Encoding::SumFloat8 => {
+            if n == 0 {
+                return null;
+            }
+            let s = agg::word_f8(w[1]);
+            if enc == Encoding::SumFloat8 {
+                return (s.into_datum().expect("float8"), false);
+            }
+            let f = s as f32;
+            if f.is_infinite() && s.is_finite() {
+                overflow("value out of range: overflow");
+            }
+            (f.into_datum().expect("float4"), false)
+        }
+        Encoding::Moments => {
+            let m = agg::moments(w);
+            (array(&[f8d(m[0]), f8d(m[1]), f8d(m[2])], pg_sys::FLOAT8OID), false)
+        }
+        Encoding::Regr => {
+            let m = agg::moments2(w);
+            (array(&m.iter().map(|v| f8d(*v)).collect::<Vec<_>>(), pg_sys::FLOAT8OID), false)
+        }
+        Encoding::MinMaxInt => {
+            if n == 0 {
+                return null;
+            }
+            (int_datum(arg, w[1] as i64), false)
+        }
+        Encoding::MinMaxFloat => {
+            if n == 0 {
+                return null;
+            }
+            let _ = kind;
+            let v = agg::flt_from_order(w[1]);
+            if arg == pg_sys::FLOAT4OID {
+                ((v as f32).into_datum().expect("float4"), false)
+            } else {
+                (v.into_datum().expect("float8"), false)
+            }
+        }
+    }
+}
+
+/// A by-value datum of an integer-like type (int2, int4, date: 32 bits or
+/// fewer; int8, time, timestamp(tz): 64) from its sign-extended value.
+pub fn int_datum(t: pg_sys::Oid, v: i64) -> pg_sys::Datum {
+    match t {
+        pg_sys::INT2OID => (v as i16).into_datum().expect("int2"),
+        pg_sys::INT4OID | pg_sys::DATEOID => (v as i32).into_datum().expect("int4"),
+        pg_sys::BOOLOID => (v != 0).into_datum().expect("bool"),
+        _ => v.into_datum().expect("int8"),
+    }
+}
+
+/// A grouping key computed on the device, as a datum of type `t` (a
+/// fixed-width device type).
+pub fn key_datum(t: pg_sys::Oid, bits: i64) -> pg_sys::Datum {
+    match t {
+        pg_sys::FLOAT4OID => f32::from_bits(bits as u32).into_datum().expect("float4"),
+        pg_sys::FLOAT8OID => f64::from_bits(bits as u64).into_datum().expect("float8"),
+        _ => int_datum(t, bits),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poly_num_layout() {
+        // 123456789 = 1|2345|6789 in base 10000
+        let b = poly_num_bytes(3, -123456789);
+        assert_eq!(&b[..8], &3i64.to_be_bytes());
+        assert_eq!(&b[8..12], &3i32.to_be_bytes());
+        assert_eq!(&b[12..16], &2i32.to_be_bytes());
+        assert_eq!(&b[16..20], &0x4000i32.to_be_bytes());
+        assert_eq!(&b[24..], &[0, 1, 0x09, 0x29, 0x1a, 0x85]);
+        let z = poly_num_bytes(0, 0);
+        assert_eq!(z.len(), 24);
+    }
+}

@@ -1,0 +1,363 @@
+//! GROUP BY on an engine (device/kernels/preagg.cu): the aggregation a join
+//! request may carry, the accumulator layout, and the groups a chunk
+//! produces.
+//!
+//! The final combinations of a chunk (a scan is a join of no depth) are
+//! grouped by the grouping keys on the engine and reduced to one set of
+//! accumulator words per group; only the groups come back: for each, its
+//! representative combination (one row index per source, where the host
+//! reads the key values) and its words.  Groups of different chunks are
+//! not merged here: the caller emits them as partial aggregates and
+//! PostgreSQL combines them.
+
+use crate::engine::check_program;
+use crate::error::DeviceError;
+use crate::join::DevProgramRefRepr;
+use crate::program::{Program, type_id};
+
+/// Most grouping keys (PGSTROM_MAX_GROUP_KEYS).
+pub const MAX_GROUP_KEYS: usize = 16;
+/// Most aggregate operations of one aggregation.
+pub const MAX_AGG_OPS: usize = 256;
+
+/// An accumulator operation (AGGOP_* in preagg.cu).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum AggKind {
+    /// Rows (with every argument non-NULL): `[n]`.
+    Count = 1,
+    /// Exact integer sum: `[n, sum of low 32 bits, sum of high 32 bits]`.
+    SumInt = 2,
+    /// Float sum in double: `[n, sum]`.
+    SumFlt = 3,
+    /// Shifted moments of x: `[n, Σd, Σd², c]`, d = x - c.
+    Moments = 4,
+    /// Shifted moments of (y, x): `[n, Σdx, Σdx², Σdy, Σdy², Σdxdy, cx, cy]`.
+    Moments2 = 5,
+    /// Integer minimum: `[n, value]`.
+    MinInt = 6,
+    /// Integer maximum: `[n, value]`.
+    MaxInt = 7,
+    /// Float minimum: `[n, ordered bits]`.
+    MinFlt = 8,
+    /// Float maximum: `[n, ordered bits]`.
+    MaxFlt = 9,
+}
+
+impl AggKind {
+    /// From its number (AGGOP_*).
+    pub fn from_u32(v: u32) -> Option<AggKind> {
+        use AggKind::*;
+        [Count, SumInt, SumFlt, Moments, Moments2, MinInt, MaxInt, MinFlt, MaxFlt].into_iter().find(|k| *k as u32 == v)
+    }
+
+    /// Accumulator words the operation takes.
+    pub fn nwords(self) -> usize {
+        match self {
+            AggKind::Count => 1,
+            AggKind::SumInt => 3,
+            AggKind::SumFlt => 2,
+            AggKind::Moments => 4,
+            AggKind::Moments2 => 8,
+            AggKind::MinInt | AggKind::MaxInt | AggKind::MinFlt | AggKind::MaxFlt => 2,
+        }
+    }
+
+    /// Arguments the operation reads (Count: 0, 1 or 2).
+    fn nargs_ok(self, n: usize) -> bool {
+        match self {
+            AggKind::Count => n <= 2,
+            AggKind::Moments2 => n == 2,
+            _ => n == 1,
+        }
+    }
+
+    fn init(self) -> Vec<u64> {
+        let mut w = vec![0u64; self.nwords()];
+        match self {
+            AggKind::MinInt => w[1] = i64::MAX as u64,
+            AggKind::MaxInt => w[1] = i64::MIN as u64,
+            AggKind::MinFlt => w[1] = u64::MAX,
+            _ => {}
+        }
+        w
+    }
+}
+
+/// One aggregate operation of a request.
+#[derive(Debug, Clone)]
+pub struct AggOp {
+    /// What it accumulates.
+    pub kind: AggKind,
+    /// Its arguments (Moments2: y, then x).
+    pub args: Vec<Program>,
+    /// FILTER (WHERE ...), or None.
+    pub filter: Option<Program>,
+}
+
+/// The aggregation of a join request.
+#[derive(Debug, Clone, Default)]
+pub struct AggSpec {
+    /// Grouping keys (none: one group per chunk).
+    pub keys: Vec<Program>,
+    /// Aggregate operations.
+    pub ops: Vec<AggOp>,
+}
+
+impl AggSpec {
+    /// First word of each operation, and the words per group.
+    pub fn layout(&self) -> (Vec<u32>, usize) {
+        let mut at = Vec::with_capacity(self.ops.len());
+        let mut n = 0usize;
+        for op in &self.ops {
+            at.push(n as u32);
+            n += op.kind.nwords();
+        }
+        (at, n.max(1))
+    }
+
+    /// Initial accumulator words of a group.
+    pub fn init_words(&self) -> Vec<u64> {
+        let mut w: Vec<u64> = self.ops.iter().flat_map(|o| o.kind.init()).collect();
+        if w.is_empty() {
+            w.push(0);
+        }
+        w
+    }
+
+    /// Check the aggregation against the join's columns and parameters.
+    pub fn validate(&self, ncols: usize, nparams: usize) -> Result<(), DeviceError> {
+        let bad = |m: String| Err(DeviceError::InvalidRequest(m));
+        if self.keys.len() > MAX_GROUP_KEYS {
+            return bad(format!("{} grouping keys; at most {MAX_GROUP_KEYS}", self.keys.len()));
+        }
+        if self.ops.len() > MAX_AGG_OPS {
+            return bad(format!("{} aggregate operations; at most {MAX_AGG_OPS}", self.ops.len()));
+        }
+        let bool_t = type_id("BOOL");
+        for op in &self.ops {
+            if !op.kind.nargs_ok(op.args.len()) {
+                return bad(format!("{:?} with {} arguments", op.kind, op.args.len()));
+            }
+            for a in &op.args {
+                check_program(a, ncols, nparams)?;
+                let t = a.result_type;
+                let float = t == type_id("FLOAT4") || t == type_id("FLOAT8");
+                let ok = match op.kind {
+                    AggKind::Count => true,
+                    AggKind::SumFlt | AggKind::Moments | AggKind::Moments2 | AggKind::MinFlt | AggKind::MaxFlt => {
+                        float || is_integer(t)
+                    }
+                    AggKind::SumInt | AggKind::MinInt | AggKind::MaxInt => !float && fixed_width(t),
+                };
+                if !ok {
+                    return bad(format!("{:?} over device type {t}", op.kind));
+                }
+            }
+            if let Some(f) = &op.filter {
+                check_program(f, ncols, nparams)?;
+                if f.result_type != bool_t {
+                    return bad("an aggregate FILTER is not boolean".into());
+                }
+            }
+        }
+        for k in &self.keys {
+            check_program(k, ncols, nparams)?;
+        }
+        Ok(())
+    }
+}
+
+fn is_integer(t: u16) -> bool {
+    t == type_id("INT2") || t == type_id("INT4") || t == type_id("INT8")
+}
+
+fn fixed_width(t: u16) -> bool {
+    crate::catalog::type_info(t).is_some_and(|i| i.width > 0)
+}
+
+/// The groups one chunk (or the unmatched rows) produced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AggGroups {
+    /// Sources per representative combination.
+    pub nsources: usize,
+    /// Number of groups.
+    pub count: usize,
+    /// rows[s * count + g]: source s of group g's representative.
+    pub rows: Vec<u32>,
+    /// Grouping keys per group.
+    pub nkeys: usize,
+    /// keys[g * nkeys + k]: key k of group g, as (datum bits, NULL):
+    /// integers, bool and date/time types sign-extended, float4 in the low
+    /// 32 bits, float8 as its bits; text and bpchar carry no value here
+    /// (read them at the representative's row).
+    pub keys: Vec<(i64, bool)>,
+    /// Words per group.
+    pub nwords: usize,
+    /// words[g * nwords + w].
+    pub words: Vec<u64>,
+    /// Combinations after the scan quals and after each depth.
+    pub stage_counts: Vec<u64>,
+}
+
+impl AggGroups {
+    /// Source `s` of group `g`'s representative.
+    pub fn row(&self, s: usize, g: usize) -> u32 {
+        self.rows[s * self.count + g]
+    }
+
+    /// Key `k` of group `g`: (datum bits, NULL).
+    pub fn key(&self, g: usize, k: usize) -> (i64, bool) {
+        self.keys[g * self.nkeys + k]
+    }
+
+    /// The accumulator words of group `g`.
+    pub fn group_words(&self, g: usize) -> &[u64] {
+        &self.words[g * self.nwords..(g + 1) * self.nwords]
+    }
+
+    /// Append `other`'s groups (same sources and layout).
+    pub fn append(&mut self, other: AggGroups) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            let stages = std::mem::take(&mut self.stage_counts);
+            *self = other;
+            self.stage_counts = stages;
+            return;
+        }
+        let count = self.count + other.count;
+        let mut rows = Vec::with_capacity(self.nsources * count);
+        for s in 0..self.nsources {
+            rows.extend_from_slice(&self.rows[s * self.count..(s + 1) * self.count]);
+            rows.extend_from_slice(&other.rows[s * other.count..(s + 1) * other.count]);
+        }
+        self.rows = rows;
+        self.keys.extend_from_slice(&other.keys);
+        self.words.extend_from_slice(&other.words);
+        self.count = count;
+    }
+}
+
+/// An exact integer sum from SumInt's words (low and high halves).
+pub fn sum_int(words: &[u64]) -> i128 {
+    let lo = words[1] as i128;
+    let hi = words[2] as i64 as i128;
+    hi * (1i128 << 32) + lo
+}
+
+/// A float accumulator word.
+pub fn word_f8(w: u64) -> f64 {
+    f64::from_bits(w)
+}
+
+/// The float behind MinFlt/MaxFlt's ordered bits.
+pub fn flt_from_order(w: u64) -> f64 {
+    if w & (1u64 << 63) != 0 { f64::from_bits(w & !(1u64 << 63)) } else { f64::from_bits(!w) }
+}
+
+/// PostgreSQL's float8 moments state {N, Sx, Sxx} from Moments' words.
+pub fn moments(words: &[u64]) -> [f64; 3] {
+    let n = words[0] as f64;
+    if words[0] == 0 {
+        return [0.0, 0.0, 0.0];
+    }
+    let (sd, sdd, c) = (word_f8(words[1]), word_f8(words[2]), word_f8(words[3]));
+    let sxx = sdd - sd * sd / n;
+    [n, sd + n * c, if sxx.is_nan() { sxx } else { sxx.max(0.0) }]
+}
+
+/// PostgreSQL's float8 regression state {N, Sx, Sxx, Sy, Syy, Sxy} from
+/// Moments2's words.
+pub fn moments2(words: &[u64]) -> [f64; 6] {
+    if words[0] == 0 {
+        return [0.0; 6];
+    }
+    let n = words[0] as f64;
+    let f = |i: usize| word_f8(words[i]);
+    let (sdx, sdxx, sdy, sdyy, sdxy, cx, cy) = (f(1), f(2), f(3), f(4), f(5), f(6), f(7));
+    let clamp = |v: f64| if v.is_nan() { v } else { v.max(0.0) };
+    [n, sdx + n * cx, clamp(sdxx - sdx * sdx / n), sdy + n * cy, clamp(sdyy - sdy * sdy / n), sdxy - sdx * sdy / n]
+}
+
+/// The C layout of DevAggOp (preagg.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct DevAggOpRepr {
+    pub kind: u32,
+    pub nargs: u32,
+    pub word: u32,
+    pub reserved: u32,
+    pub args: [DevProgramRefRepr; 2],
+    pub filter: DevProgramRefRepr,
+}
+
+/// The C layout of DevAggSpec (preagg.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct DevAggSpecRepr {
+    pub nkeys: u32,
+    pub nops: u32,
+    pub nwords: u32,
+    pub reserved: u32,
+    pub keys: u64,
+    pub ops: u64,
+    pub init: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<DevAggOpRepr>() == 16 + 3 * 24);
+const _: () = assert!(std::mem::size_of::<DevAggSpecRepr>() == 40);
+
+/// Slots of the group table for `n` combinations: a power of two > 2n.
+pub(crate) fn table_slots(n: usize) -> usize {
+    (2 * n + 2).next_power_of_two()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_sums_are_exact() {
+        // what preagg.cu accumulates for values v
+        let vals = [i64::MAX, i64::MAX, -5, i64::MIN, 123456789012];
+        let mut w = [0u64; 3];
+        for v in vals {
+            w[0] += 1;
+            w[1] = w[1].wrapping_add(v as u64 & 0xffff_ffff);
+            w[2] = w[2].wrapping_add((v >> 32) as u64);
+        }
+        assert_eq!(sum_int(&w), vals.iter().map(|&v| v as i128).sum::<i128>());
+    }
+
+    #[test]
+    fn float_order_round_trips() {
+        let order = |x: f64| {
+            let u = if x.is_nan() { 0x7ff8_0000_0000_0000u64 } else { x.to_bits() };
+            if u & (1 << 63) != 0 { !u } else { u | (1 << 63) }
+        };
+        let xs = [f64::NEG_INFINITY, -1e300, -1.0, -0.0, 0.0, 1e-300, 2.5, f64::INFINITY, f64::NAN];
+        for w in xs.windows(2) {
+            assert!(order(w[0]) <= order(w[1]), "{} {}", w[0], w[1]);
+        }
+        for x in xs {
+            let back = flt_from_order(order(x));
+            assert!(back.to_bits() == x.to_bits() || (x.is_nan() && back.is_nan()));
+        }
+    }
+
+    #[test]
+    fn shifted_moments_match_the_definition() {
+        let xs = [1e9 + 1.0, 1e9 + 2.0, 1e9 + 4.0];
+        let c = xs[0];
+        let n = xs.len() as f64;
+        let (sd, sdd) = xs.iter().fold((0.0f64, 0.0f64), |(a, b), x| (a + (x - c), b + (x - c) * (x - c)));
+        let m = moments(&[3, sd.to_bits(), sdd.to_bits(), c.to_bits()]);
+        let mean = xs.iter().sum::<f64>() / n;
+        let sxx: f64 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
+        assert_eq!(m[0], 3.0);
+        assert_eq!(m[1], xs.iter().sum::<f64>());
+        assert!((m[2] - sxx).abs() < 1e-9 * sxx, "{} vs {}", m[2], sxx);
+    }
+}

@@ -1,0 +1,332 @@
+//! GROUP BY on the engines (device/kernels/preagg.cu) against a plain Rust
+//! reference: every accumulator over a scan (NULL keys and arguments,
+//! FILTER, the scan quals, the CPU path's selection), grouping after a
+//! join depth, a group per row (the table sized for every combination),
+//! a request without grouping keys, and (with PGSTROM_EXPECT_GPU=1) the
+//! GPU engine.
+
+mod common;
+
+use std::collections::HashMap;
+
+use pgstrom_runtime::Engine;
+use pgstrom_runtime::agg::{self, AggKind, AggOp, AggSpec};
+use pgstrom_runtime::cpu::CpuEngine;
+use pgstrom_runtime::engine::ColumnData;
+use pgstrom_runtime::join::{JoinDepthSpec, JoinKind, JoinSpec};
+use pgstrom_runtime::program::{Builder, type_id};
+
+use common::{cmp, engines, f, var};
+
+/// A fixed-width column of optional values.
+struct Col {
+    type_id: u16,
+    values: Vec<u8>,
+    validity: Vec<u8>,
+}
+
+impl Col {
+    fn ints(name: &str, data: &[Option<i64>]) -> Col {
+        let width = if name == "INT8" { 8 } else { 4 };
+        Col::build(name, data.len(), |i| data[i].map(|v| v.to_le_bytes()[..width].to_vec()), width)
+    }
+
+    fn floats(data: &[Option<f64>]) -> Col {
+        Col::build("FLOAT8", data.len(), |i| data[i].map(|v| v.to_le_bytes().to_vec()), 8)
+    }
+
+    fn build(name: &str, n: usize, get: impl Fn(usize) -> Option<Vec<u8>>, width: usize) -> Col {
+        let mut validity = vec![0u8; n.div_ceil(8).max(1)];
+        let mut values = Vec::new();
+        for i in 0..n {
+            match get(i) {
+                Some(b) => {
+                    validity[i / 8] |= 1 << (i % 8);
+                    values.extend_from_slice(&b);
+                }
+                None => values.extend(std::iter::repeat_n(0u8, width)),
+            }
+        }
+        Col { type_id: type_id(name), values, validity }
+    }
+
+    fn data(&self) -> ColumnData<'_> {
+        ColumnData { type_id: self.type_id, values: &self.values, validity: Some(&self.validity), offsets: None }
+    }
+}
+
+fn lcg(n: usize, seed: u64) -> Vec<u64> {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        })
+        .collect()
+}
+
+/// Reference accumulators of one group.
+#[derive(Default, Clone)]
+struct Acc {
+    count_star: u64,
+    count_x: u64,
+    sum: i128,
+    nsum: u64,
+    min: Option<i64>,
+    max: Option<i64>,
+    fvals: Vec<f64>,
+    pairs: Vec<(f64, f64)>,
+    filtered: u64,
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+#[test]
+fn every_accumulator_over_a_scan() {
+    let n = 5000usize;
+    let r = lcg(n, 7);
+    let keys: Vec<Option<i64>> = (0..n).map(|i| if i % 97 == 0 { None } else { Some((r[i] % 37) as i64) }).collect();
+    let xs: Vec<Option<i64>> = (0..n)
+        .map(|i| if i % 11 == 0 { None } else { Some((r[i] >> 8) as i64 % 1_000_000_000_000 - 500_000_000_000) })
+        .collect();
+    let fs: Vec<Option<f64>> =
+        (0..n).map(|i| if i % 13 == 0 { None } else { Some(1e6 + (r[i] % 1000) as f64 / 7.0) }).collect();
+    let (ck, cx, cf) = (Col::ints("INT4", &keys), Col::ints("INT8", &xs), Col::floats(&fs));
+    // scan qual: key <> 5 (NULL keys fail it)
+    let mut b = Builder::new();
+    b.var(0);
+    b.constant(type_id("INT4"), 5);
+    b.func(f("INT4NE"));
+    let scan_qual = b.finish(type_id("BOOL")).unwrap();
+    // FILTER (WHERE x < f) over count(*)
+    let mut b = Builder::new();
+    b.var(1);
+    b.func(f("FLOAT8_INT8"));
+    b.var(2);
+    b.func(f("FLOAT8LT"));
+    let filter = b.finish(type_id("BOOL")).unwrap();
+    let ops = vec![
+        AggOp { kind: AggKind::Count, args: vec![], filter: None },
+        AggOp { kind: AggKind::Count, args: vec![var(1, "INT8")], filter: None },
+        AggOp { kind: AggKind::SumInt, args: vec![var(1, "INT8")], filter: None },
+        AggOp { kind: AggKind::MinInt, args: vec![var(1, "INT8")], filter: None },
+        AggOp { kind: AggKind::MaxInt, args: vec![var(1, "INT8")], filter: None },
+        AggOp { kind: AggKind::SumFlt, args: vec![var(2, "FLOAT8")], filter: None },
+        AggOp { kind: AggKind::Moments, args: vec![var(2, "FLOAT8")], filter: None },
+        AggOp { kind: AggKind::MinFlt, args: vec![var(2, "FLOAT8")], filter: None },
+        AggOp { kind: AggKind::MaxFlt, args: vec![var(2, "FLOAT8")], filter: None },
+        AggOp { kind: AggKind::Moments2, args: vec![var(2, "FLOAT8"), var(1, "INT8")], filter: None },
+        AggOp { kind: AggKind::Count, args: vec![], filter: Some(filter) },
+    ];
+    let spec = AggSpec { keys: vec![var(0, "INT4")], ops };
+    let (at, nwords) = spec.layout();
+    assert_eq!(nwords, 1 + 1 + 3 + 2 + 2 + 2 + 4 + 2 + 2 + 8 + 1);
+
+    // the reference, over the rows a selection (or the scan qual) keeps
+    let reference = |rows: &[usize]| {
+        let mut m: HashMap<Option<i64>, Acc> = HashMap::new();
+        for &i in rows {
+            let a = m.entry(keys[i]).or_default();
+            a.count_star += 1;
+            if let Some(x) = xs[i] {
+                a.count_x += 1;
+                a.sum += x as i128;
+                a.nsum += 1;
+                a.min = Some(a.min.map_or(x, |m| m.min(x)));
+                a.max = Some(a.max.map_or(x, |m| m.max(x)));
+            }
+            if let Some(v) = fs[i] {
+                a.fvals.push(v);
+            }
+            if let (Some(x), Some(y)) = (xs[i], fs[i]) {
+                a.pairs.push((x as f64, y));
+                if (x as f64) < y {
+                    a.filtered += 1;
+                }
+            }
+        }
+        m
+    };
+    for eng in engines("agg") {
+        let join = JoinSpec {
+            scan_qual: Some(scan_qual.clone()),
+            outer_types: vec![ck.type_id, cx.type_id, cf.type_id],
+            depths: vec![],
+            params: vec![],
+            agg: Some(spec.clone()),
+        };
+        let mut sess = eng.join_open(&join).unwrap();
+        let cols = [ck.data(), cx.data(), cf.data()];
+        let sel: Vec<u32> = (0..n as u32).filter(|i| i % 3 != 0).collect();
+        for selection in [None, Some(&sel[..])] {
+            let g = sess.probe_agg(&cols, n as u32, selection).unwrap();
+            let rows: Vec<usize> = match selection {
+                None => (0..n).filter(|&i| keys[i].is_some_and(|k| k != 5)).collect(),
+                Some(s) => s.iter().map(|&i| i as usize).collect(),
+            };
+            let want = reference(&rows);
+            assert_eq!(g.count, want.len(), "{}: groups", eng.describe());
+            let mut seen = std::collections::HashSet::new();
+            for gi in 0..g.count {
+                let key = keys[g.row(0, gi) as usize];
+                assert!(seen.insert(key), "group {key:?} twice");
+                assert_eq!(g.key(gi, 0), (key.unwrap_or(0), key.is_none()));
+                let w = g.group_words(gi);
+                let a = &want[&key];
+                let word = |op: usize| &w[at[op] as usize..];
+                assert_eq!(word(0)[0], a.count_star);
+                assert_eq!(word(1)[0], a.count_x);
+                assert_eq!(word(2)[0], a.nsum);
+                assert_eq!(agg::sum_int(word(2)), a.sum);
+                if a.nsum > 0 {
+                    assert_eq!(word(3)[1] as i64, a.min.unwrap());
+                    assert_eq!(word(4)[1] as i64, a.max.unwrap());
+                }
+                let fsum: f64 = a.fvals.iter().sum();
+                assert_eq!(word(5)[0], a.fvals.len() as u64);
+                assert!(close(agg::word_f8(word(5)[1]), fsum));
+                let m = agg::moments(word(6));
+                let nf = a.fvals.len() as f64;
+                assert_eq!(m[0], nf);
+                assert!(close(m[1], fsum));
+                if nf > 0.0 {
+                    let mean = fsum / nf;
+                    let sxx: f64 = a.fvals.iter().map(|v| (v - mean) * (v - mean)).sum();
+                    assert!((m[2] - sxx).abs() <= 1e-6 * sxx.max(1.0), "{} vs {sxx}", m[2]);
+                    let lo = a.fvals.iter().cloned().fold(f64::INFINITY, f64::min);
+                    let hi = a.fvals.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                    assert_eq!(agg::flt_from_order(word(7)[1]), lo);
+                    assert_eq!(agg::flt_from_order(word(8)[1]), hi);
+                }
+                let m2 = agg::moments2(word(9));
+                assert_eq!(m2[0], a.pairs.len() as f64);
+                if !a.pairs.is_empty() {
+                    let np = a.pairs.len() as f64;
+                    let mx = a.pairs.iter().map(|p| p.0).sum::<f64>() / np;
+                    let my = a.pairs.iter().map(|p| p.1).sum::<f64>() / np;
+                    let sxy: f64 = a.pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+                    assert!((m2[5] - sxy).abs() <= 1e-6 * sxy.abs().max(1e6), "{} vs {sxy}", m2[5]);
+                    assert!(close(m2[1], a.pairs.iter().map(|p| p.0).sum::<f64>()));
+                }
+                assert_eq!(word(10)[0], a.filtered);
+            }
+        }
+    }
+}
+
+#[test]
+fn groups_after_a_join_and_one_group_per_row() {
+    // outer: 200,000 rows, k = i % 1000 (joins inner k), u = i (unique)
+    let n = 200_000usize;
+    let ks: Vec<Option<i64>> = (0..n).map(|i| Some((i % 1000) as i64)).collect();
+    let us: Vec<Option<i64>> = (0..n).map(|i| Some(i as i64)).collect();
+    // inner: 500 rows k = 2j, g = j % 7
+    let ik: Vec<Option<i64>> = (0..500).map(|j| Some(2 * j as i64)).collect();
+    let ig: Vec<Option<i64>> = (0..500).map(|j| Some((j % 7) as i64)).collect();
+    let (ck, cu, cik, cig) =
+        (Col::ints("INT4", &ks), Col::ints("INT4", &us), Col::ints("INT4", &ik), Col::ints("INT4", &ig));
+    for eng in engines("agg") {
+        // GROUP BY inner g: count(*), sum(u)
+        let spec = AggSpec {
+            keys: vec![var(3, "INT4")],
+            ops: vec![
+                AggOp { kind: AggKind::Count, args: vec![], filter: None },
+                AggOp { kind: AggKind::SumInt, args: vec![var(1, "INT4")], filter: None },
+            ],
+        };
+        let join = JoinSpec {
+            scan_qual: None,
+            outer_types: vec![ck.type_id, cu.type_id],
+            depths: vec![JoinDepthSpec {
+                kind: JoinKind::Inner,
+                outer_keys: vec![var(0, "INT4")],
+                inner_keys: vec![var(2, "INT4")],
+                qual: Some(cmp(0, 2, "INT4EQ")),
+                inner: vec![cik.data(), cig.data()],
+                ninner: 500,
+            }],
+            params: vec![],
+            agg: Some(spec),
+        };
+        let mut sess = eng.join_open(&join).unwrap();
+        let g = sess.probe_agg(&[ck.data(), cu.data()], n as u32, None).unwrap();
+        assert_eq!(g.nsources, 2);
+        assert_eq!(g.stage_counts, vec![n as u64, (n / 2) as u64]);
+        let mut want: HashMap<i64, (u64, i128)> = HashMap::new();
+        for i in 0..n {
+            let k = (i % 1000) as i64;
+            if k % 2 == 0 {
+                let e = want.entry((k / 2) % 7).or_default();
+                e.0 += 1;
+                e.1 += i as i128;
+            }
+        }
+        assert_eq!(g.count, 7, "{}", eng.describe());
+        for gi in 0..g.count {
+            let j = g.row(1, gi) as usize;
+            let key = ig[j].unwrap();
+            let w = g.group_words(gi);
+            assert_eq!((w[0], agg::sum_int(&w[1..])), want[&key]);
+        }
+        // GROUP BY u (unique): one group per row; no keys: one group
+        for (keys, expect) in [(vec![var(1, "INT4")], n), (vec![], 1)] {
+            let spec = AggSpec { keys, ops: vec![AggOp { kind: AggKind::Count, args: vec![], filter: None }] };
+            let join = JoinSpec {
+                scan_qual: None,
+                outer_types: vec![ck.type_id, cu.type_id],
+                depths: vec![],
+                params: vec![],
+                agg: Some(spec),
+            };
+            let mut sess = eng.join_open(&join).unwrap();
+            let g = sess.probe_agg(&[ck.data(), cu.data()], n as u32, None).unwrap();
+            assert_eq!(g.count, expect);
+            assert_eq!(g.words.iter().sum::<u64>(), n as u64);
+            let empty = sess.probe_agg(&[ck.data(), cu.data()], 0, None).unwrap();
+            assert_eq!(empty.count, 0);
+        }
+    }
+}
+
+#[test]
+fn bad_requests_are_refused() {
+    let eng = CpuEngine;
+    let spec = AggSpec {
+        keys: vec![],
+        ops: vec![AggOp { kind: AggKind::Moments2, args: vec![var(0, "INT4")], filter: None }],
+    };
+    let join = JoinSpec {
+        scan_qual: None,
+        outer_types: vec![type_id("INT4")],
+        depths: vec![],
+        params: vec![],
+        agg: Some(spec),
+    };
+    assert!(eng.join_open(&join).is_err());
+    // no depth and no aggregation
+    let join =
+        JoinSpec { scan_qual: None, outer_types: vec![type_id("INT4")], depths: vec![], params: vec![], agg: None };
+    assert!(eng.join_open(&join).is_err());
+    // a join without aggregation cannot aggregate
+    let c = Col::ints("INT4", &[Some(1)]);
+    let join = JoinSpec {
+        scan_qual: None,
+        outer_types: vec![type_id("INT4")],
+        depths: vec![JoinDepthSpec {
+            kind: JoinKind::Inner,
+            outer_keys: vec![],
+            inner_keys: vec![],
+            qual: None,
+            inner: vec![c.data()],
+            ninner: 1,
+        }],
+        params: vec![],
+        agg: None,
+    };
+    let mut s = eng.join_open(&join).unwrap();
+    assert!(s.probe_agg(&[c.data()], 1, None).is_err());
+}

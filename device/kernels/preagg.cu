@@ -1,0 +1,601 @@
+/*
+ * preagg.cu - GpuPreAgg on the device: the combinations a join (or a scan:
+ * a join of no depth) produced for one chunk, grouped by their grouping
+ * keys and reduced to one set of partial aggregates per group, without
+ * leaving the device.
+ *
+ * Per chunk the host runs, over the n final combinations:
+ *   agg_init    : every slot of the group table empty, every accumulator
+ *                 word at its initial value (a template per group);
+ *   agg_keys    : each combination's grouping keys evaluated into keybuf,
+ *                 and their hash;
+ *   agg_rows    : each combination finds or claims its group's slot
+ *                 (open addressing, linear probing, compare-and-swap on
+ *                 the slot) and adds itself to the group's accumulators
+ *                 with atomics;
+ *   agg_collect : each claimed slot becomes one output group: the
+ *                 combination that claimed it (its representative, where
+ *                 the host reads text keys), its key values and its
+ *                 accumulator words.
+ * The table has at least twice as many slots as combinations, so it never
+ * fills: a chunk of n combinations makes at most n groups.
+ *
+ * Grouping equality is PostgreSQL's for the device types: NULL equals
+ * NULL, integers by value, floats with -0 = 0 and NaN = NaN, text by its
+ * bytes, bpchar without trailing blanks.
+ *
+ * Accumulator words (uint64 each) per operation, what the host turns into
+ * PostgreSQL's partial aggregate states:
+ *   COUNT     [n]                     count(*), count(x), regr_count(y, x)
+ *   SUM_INT   [n, sum of low 32 bits, sum of high 32 bits (signed)]
+ *             exact for any count below 2^32 of int8 values
+ *   SUM_FLT   [n, sum (double)]
+ *   MOMENTS   [n, sum d, sum d*d, c]  d = x - c, c = one value of the group
+ *                                     (the representative's, when it is a
+ *                                     finite value; else 0): shifted sums
+ *                                     keep the variance exact to rounding
+ *   MOMENTS2  [n, sum dx, sum dx*dx, sum dy, sum dy*dy, sum dx*dy, cx, cy]
+ *   MIN_INT / MAX_INT  [n, value]
+ *   MIN_FLT / MAX_FLT  [n, value as an ordered integer]
+ */
+#include "device_hash.h"
+
+#define AGGOP_COUNT         1
+#define AGGOP_SUM_INT       2
+#define AGGOP_SUM_FLT       3
+#define AGGOP_MOMENTS       4
+#define AGGOP_MOMENTS2      5
+#define AGGOP_MIN_INT       6
+#define AGGOP_MAX_INT       7
+#define AGGOP_MIN_FLT       8
+#define AGGOP_MAX_FLT       9
+
+#define PGSTROM_MAX_GROUP_KEYS  16
+#define PGSTROM_AGG_EMPTY       0xffffffffU
+
+/* One aggregate operation. */
+typedef struct
+{
+    uint32_t        kind;           /* AGGOP_* */
+    uint32_t        nargs;          /* 0, 1 or 2 */
+    uint32_t        word;           /* its first accumulator word */
+    uint32_t        reserved;
+    DevProgramRef   args[2];        /* MOMENTS2: args[0] = y, args[1] = x */
+    DevProgramRef   filter;         /* FILTER (WHERE ...), or none */
+} DevAggOp;
+
+/* The aggregation of a join. */
+typedef struct
+{
+    uint32_t        nkeys;
+    uint32_t        nops;
+    uint32_t        nwords;         /* accumulator words per group */
+    uint32_t        reserved;
+    const DevProgramRef *keys;      /* nkeys grouping keys */
+    const DevAggOp  *ops;           /* nops operations */
+    const uint64_t  *init;          /* nwords initial accumulator words */
+} DevAggSpec;
+
+#ifdef PGSTROM_GPU_TARGET
+DEVICE_FUNC void
+agg_add_u64(uint64_t *p, uint64_t v)
+{
+    atomicAdd((unsigned long long *) p, (unsigned long long) v);
+}
+DEVICE_FUNC void
+agg_add_f8(uint64_t *p, double v)
+{
+    atomicAdd((double *) p, v);
+}
+DEVICE_FUNC void
+agg_min_i64(uint64_t *p, int64_t v)
+{
+    atomicMin((long long *) p, (long long) v);
+}
+DEVICE_FUNC void
+agg_max_i64(uint64_t *p, int64_t v)
+{
+    atomicMax((long long *) p, (long long) v);
+}
+DEVICE_FUNC void
+agg_min_u64(uint64_t *p, uint64_t v)
+{
+    atomicMin((unsigned long long *) p, (unsigned long long) v);
+}
+DEVICE_FUNC void
+agg_max_u64(uint64_t *p, uint64_t v)
+{
+    atomicMax((unsigned long long *) p, (unsigned long long) v);
+}
+DEVICE_FUNC void
+agg_store_u64(uint64_t *p, uint64_t v)
+{
+    atomicExch((unsigned long long *) p, (unsigned long long) v);
+}
+DEVICE_FUNC uint32_t
+agg_cas_u32(uint32_t *p, uint32_t expected, uint32_t v)
+{
+    return atomicCAS(p, expected, v);
+}
+DEVICE_FUNC uint32_t
+agg_load_u32(const uint32_t *p)
+{
+    return *(volatile const uint32_t *) p;
+}
+#else
+DEVICE_FUNC void
+agg_add_u64(uint64_t *p, uint64_t v)
+{
+    __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+DEVICE_FUNC void
+agg_add_f8(uint64_t *p, double v)
+{
+    double *d = (double *) p;
+
+    *d += v;
+}
+DEVICE_FUNC void
+agg_min_i64(uint64_t *p, int64_t v)
+{
+    if (v < (int64_t) *p)
+        *p = (uint64_t) v;
+}
+DEVICE_FUNC void
+agg_max_i64(uint64_t *p, int64_t v)
+{
+    if (v > (int64_t) *p)
+        *p = (uint64_t) v;
+}
+DEVICE_FUNC void
+agg_min_u64(uint64_t *p, uint64_t v)
+{
+    if (v < *p)
+        *p = v;
+}
+DEVICE_FUNC void
+agg_max_u64(uint64_t *p, uint64_t v)
+{
+    if (v > *p)
+        *p = v;
+}
+DEVICE_FUNC void
+agg_store_u64(uint64_t *p, uint64_t v)
+{
+    *p = v;
+}
+DEVICE_FUNC uint32_t
+agg_cas_u32(uint32_t *p, uint32_t expected, uint32_t v)
+{
+    uint32_t old = *p;
+
+    if (old == expected)
+        *p = v;
+    return old;
+}
+DEVICE_FUNC uint32_t
+agg_load_u32(const uint32_t *p)
+{
+    return *p;
+}
+#endif
+
+/*
+ * A float as an unsigned integer of the same order: PostgreSQL's order,
+ * where NaN is above +Infinity (every NaN made the positive quiet one).
+ */
+DEVICE_FUNC uint64_t
+agg_flt_order(double x)
+{
+    union { double f; uint64_t u; } v;
+
+    v.f = x;
+    if (x != x)
+        v.u = 0x7ff8000000000000ULL;
+    return (v.u & 0x8000000000000000ULL) ? ~v.u : (v.u | 0x8000000000000000ULL);
+}
+
+DEVICE_FUNC bool
+agg_is_finite(double x)
+{
+    return x == x && x - x == 0.0;
+}
+
+/* Equality of two grouping key values of device type `type`. */
+DEVICE_FUNC bool
+agg_key_equal(uint32_t type, const DevDatum *a, const DevDatum *b)
+{
+    if (a->isnull || b->isnull)
+        return a->isnull && b->isnull;
+    switch (type)
+    {
+        case DT_FLOAT4:
+        case DT_FLOAT8:
+        {
+            double x = dev_as_f8((int) type, a);
+            double y = dev_as_f8((int) type, b);
+
+            if (x != x || y != y)
+                return x != x && y != y;
+            return x == y;
+        }
+        case DT_TEXT:
+            return dev_text_cmp(a, b) == 0;
+        case DT_BPCHAR:
+        {
+            int32_t n = dev_bpchar_truelen(a);
+
+            if (n != dev_bpchar_truelen(b))
+                return false;
+            for (int32_t i = 0; i < n; i++)
+                if (((const uint8_t *) a->v.i)[i] != ((const uint8_t *) b->v.i)[i])
+                    return false;
+            return true;
+        }
+        case DT_BOOL:
+            return (a->v.i != 0) == (b->v.i != 0);
+        default:
+            return a->v.i == b->v.i;
+    }
+}
+
+/* Rows of combination k, for every source. */
+DEVICE_FUNC void
+agg_rows_of(const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t k,
+            uint32_t *rows)
+{
+    for (uint32_t s = 0; s < PGSTROM_MAX_SOURCES; s++)
+        rows[s] = s < nsources ? in[(uint64_t) s * in_stride + k] : PGSTROM_NULL_ROW;
+}
+
+DEVICE_FUNC int32_t
+agg_eval(const DevProgramRef *p, const DevColumn *cols, uint32_t ncols,
+         const DevDatum *params, uint32_t nparams, const uint32_t *rows, DevDatum *d)
+{
+    return dev_eval_row(p->code, p->ninstrs, p->data, cols, ncols, params, nparams, rows, d);
+}
+
+/* Init step: slot i of the table and its accumulators. */
+DEVICE_FUNC void
+dev_agg_init_one(const DevAggSpec *spec, uint32_t i, uint32_t *table, uint64_t *words)
+{
+    table[i] = PGSTROM_AGG_EMPTY;
+    for (uint32_t w = 0; w < spec->nwords; w++)
+        words[(uint64_t) i * spec->nwords + w] = spec->init[w];
+}
+
+/* Keys step: the grouping keys of combination k and their hash. */
+DEVICE_FUNC int32_t
+dev_agg_keys_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+                 const DevDatum *params, uint32_t nparams,
+                 const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t k,
+                 DevDatum *keybuf, uint32_t *hashes)
+{
+    uint32_t    rows[PGSTROM_MAX_SOURCES];
+    uint32_t    h = 0x9e3779b9U;
+
+    if (spec->nkeys > PGSTROM_MAX_GROUP_KEYS || nsources > PGSTROM_MAX_SOURCES)
+        return DEVERR_INVALID_PROGRAM;
+    agg_rows_of(in, in_stride, nsources, k, rows);
+    for (uint32_t g = 0; g < spec->nkeys; g++)
+    {
+        DevDatum   *d = &keybuf[(uint64_t) k * spec->nkeys + g];
+        int32_t     rc = agg_eval(&spec->keys[g], cols, ncols, params, nparams, rows, d);
+
+        if (rc != DEVERR_OK)
+            return rc;
+        h = dev_hash_u64(((uint64_t) h << 32) |
+                         (d->isnull ? 0x5bd1e995U : dev_hash_datum(spec->keys[g].result_type, d)));
+    }
+    hashes[k] = h;
+    return DEVERR_OK;
+}
+
+/* Add combination k (rows) to the accumulators at `acc`. */
+DEVICE_FUNC int32_t
+dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+                   const DevDatum *params, uint32_t nparams,
+                   const uint32_t *rows, const uint32_t *rep_rows, uint64_t *acc)
+{
+    for (uint32_t o = 0; o < spec->nops; o++)
+    {
+        const DevAggOp *op = &spec->ops[o];
+        uint64_t   *w = acc + op->word;
+        DevDatum    a[2];
+        int32_t     rc;
+
+        if (op->word >= spec->nwords || op->nargs > 2)
+            return DEVERR_INVALID_PROGRAM;
+        if (op->filter.ninstrs > 0)
+        {
+            DevDatum f;
+
+            rc = agg_eval(&op->filter, cols, ncols, params, nparams, rows, &f);
+            if (rc != DEVERR_OK)
+                return rc;
+            if (!dev_is_true(&f))
+                continue;
+        }
+        bool anynull = false;
+        for (uint32_t i = 0; i < op->nargs; i++)
+        {
+            rc = agg_eval(&op->args[i], cols, ncols, params, nparams, rows, &a[i]);
+            if (rc != DEVERR_OK)
+                return rc;
+            anynull |= a[i].isnull != 0;
+        }
+        if (anynull)
+            continue;
+        switch (op->kind)
+        {
+            case AGGOP_COUNT:
+                agg_add_u64(&w[0], 1);
+                break;
+            case AGGOP_SUM_INT:
+            {
+                int64_t v = a[0].v.i;
+
+                agg_add_u64(&w[0], 1);
+                agg_add_u64(&w[1], (uint64_t) v & 0xffffffffULL);
+                agg_add_u64(&w[2], (uint64_t) (v >> 32));
+                break;
+            }
+            case AGGOP_SUM_FLT:
+                agg_add_u64(&w[0], 1);
+                agg_add_f8(&w[1], dev_as_f8((int) op->args[0].result_type, &a[0]));
+                break;
+            case AGGOP_MOMENTS:
+            case AGGOP_MOMENTS2:
+            {
+                /* the shift: the representative's value, when finite */
+                uint32_t na = op->kind == AGGOP_MOMENTS ? 1 : 2;
+                double   x[2], c[2];
+
+                for (uint32_t i = 0; i < na; i++)
+                {
+                    DevDatum r;
+
+                    x[i] = dev_as_f8((int) op->args[i].result_type, &a[i]);
+                    c[i] = 0.0;
+                    if (agg_eval(&op->args[i], cols, ncols, params, nparams, rep_rows, &r) == DEVERR_OK &&
+                        !r.isnull)
+                    {
+                        double v = dev_as_f8((int) op->args[i].result_type, &r);
+
+                        if (agg_is_finite(v))
+                            c[i] = v;
+                    }
+                }
+                agg_add_u64(&w[0], 1);
+                if (na == 1)
+                {
+                    double d = x[0] - c[0];
+
+                    agg_add_f8(&w[1], d);
+                    agg_add_f8(&w[2], d * d);
+                    {
+                        union { double f; uint64_t u; } cv;
+
+                        cv.f = c[0];
+                        agg_store_u64(&w[3], cv.u);
+                    }
+                }
+                else
+                {
+                    /* args[0] = y, args[1] = x (PostgreSQL's order) */
+                    double dy = x[0] - c[0];
+                    double dx = x[1] - c[1];
+                    union { double f; uint64_t u; } cx, cy;
+
+                    agg_add_f8(&w[1], dx);
+                    agg_add_f8(&w[2], dx * dx);
+                    agg_add_f8(&w[3], dy);
+                    agg_add_f8(&w[4], dy * dy);
+                    agg_add_f8(&w[5], dx * dy);
+                    cx.f = c[1];
+                    cy.f = c[0];
+                    agg_store_u64(&w[6], cx.u);
+                    agg_store_u64(&w[7], cy.u);
+                }
+                break;
+            }
+            case AGGOP_MIN_INT:
+                agg_add_u64(&w[0], 1);
+                agg_min_i64(&w[1], a[0].v.i);
+                break;
+            case AGGOP_MAX_INT:
+                agg_add_u64(&w[0], 1);
+                agg_max_i64(&w[1], a[0].v.i);
+                break;
+            case AGGOP_MIN_FLT:
+                agg_add_u64(&w[0], 1);
+                agg_min_u64(&w[1], agg_flt_order(dev_as_f8((int) op->args[0].result_type, &a[0])));
+                break;
+            case AGGOP_MAX_FLT:
+                agg_add_u64(&w[0], 1);
+                agg_max_u64(&w[1], agg_flt_order(dev_as_f8((int) op->args[0].result_type, &a[0])));
+                break;
+            default:
+                return DEVERR_INVALID_PROGRAM;
+        }
+    }
+    return DEVERR_OK;
+}
+
+/* Rows step: combination k joins its group and adds to it. */
+DEVICE_FUNC int32_t
+dev_agg_rows_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+                 const DevDatum *params, uint32_t nparams,
+                 const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t k,
+                 const DevDatum *keybuf, const uint32_t *hashes,
+                 uint32_t *table, uint32_t mask, uint64_t *words)
+{
+    uint32_t    rows[PGSTROM_MAX_SOURCES];
+    uint32_t    rep_rows[PGSTROM_MAX_SOURCES];
+    uint32_t    h = hashes[k];
+    uint32_t    slot = h & mask;
+    uint32_t    rep;
+
+    for (uint32_t probes = 0;; probes++)
+    {
+        if (probes > mask)
+            return DEVERR_INVALID_PROGRAM;      /* cannot happen: table > 2n */
+        uint32_t cur = agg_load_u32(&table[slot]);
+
+        if (cur == PGSTROM_AGG_EMPTY)
+        {
+            cur = agg_cas_u32(&table[slot], PGSTROM_AGG_EMPTY, k);
+            if (cur == PGSTROM_AGG_EMPTY)
+            {
+                rep = k;
+                break;
+            }
+        }
+        if (hashes[cur] == h)
+        {
+            bool same = true;
+
+            for (uint32_t g = 0; g < spec->nkeys && same; g++)
+                same = agg_key_equal(spec->keys[g].result_type,
+                                     &keybuf[(uint64_t) cur * spec->nkeys + g],
+                                     &keybuf[(uint64_t) k * spec->nkeys + g]);
+            if (same)
+            {
+                rep = cur;
+                break;
+            }
+        }
+        slot = (slot + 1) & mask;
+    }
+    agg_rows_of(in, in_stride, nsources, k, rows);
+    agg_rows_of(in, in_stride, nsources, rep, rep_rows);
+    return dev_agg_accumulate(spec, cols, ncols, params, nparams, rows, rep_rows,
+                              words + (uint64_t) slot * spec->nwords);
+}
+
+/* Collect step: slot i, when claimed, becomes an output group. */
+DEVICE_FUNC void
+dev_agg_collect_one(const DevAggSpec *spec, const uint32_t *in, uint32_t in_stride,
+                    uint32_t nsources, const uint32_t *table, const uint64_t *words,
+                    const DevDatum *keybuf, uint32_t i, uint32_t *out_rows,
+                    DevDatum *out_keys, uint64_t *out_words, uint32_t out_cap,
+                    uint32_t *count)
+{
+    uint32_t rep = table[i];
+
+    if (rep == PGSTROM_AGG_EMPTY)
+        return;
+    uint32_t at = pgstrom_atomic_inc_u32(count);
+    if (at >= out_cap)
+        return;
+    for (uint32_t s = 0; s < nsources; s++)
+        out_rows[(uint64_t) s * out_cap + at] = in[(uint64_t) s * in_stride + rep];
+    for (uint32_t g = 0; g < spec->nkeys; g++)
+        out_keys[(uint64_t) at * spec->nkeys + g] = keybuf[(uint64_t) rep * spec->nkeys + g];
+    for (uint32_t w = 0; w < spec->nwords; w++)
+        out_words[(uint64_t) at * spec->nwords + w] = words[(uint64_t) i * spec->nwords + w];
+}
+
+#ifdef PGSTROM_GPU_TARGET
+
+#define AGG_GPU_LOOP(N, BODY)                                                   \
+    uint32_t stride_ = gridDim.x * blockDim.x;                                  \
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < (N); i += stride_) \
+    {                                                                           \
+        int32_t rc = (BODY);                                                    \
+        if (rc != DEVERR_OK)                                                    \
+            atomicMin(error, ((unsigned long long) i << 8) | (unsigned long long) rc); \
+    }
+
+KERNEL_FUNC void
+kern_agg_init(const DevAggSpec *spec, uint32_t nslots, uint32_t *table, uint64_t *words)
+{
+    uint32_t stride = gridDim.x * blockDim.x;
+
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < nslots; i += stride)
+        dev_agg_init_one(spec, i, table, words);
+}
+
+KERNEL_FUNC void
+kern_agg_keys(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+              const DevDatum *params, uint32_t nparams,
+              const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t n,
+              DevDatum *keybuf, uint32_t *hashes, unsigned long long *error)
+{
+    AGG_GPU_LOOP(n, dev_agg_keys_one(spec, cols, ncols, params, nparams, in, in_stride,
+                                     nsources, i, keybuf, hashes))
+}
+
+KERNEL_FUNC void
+kern_agg_rows(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+              const DevDatum *params, uint32_t nparams,
+              const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t n,
+              const DevDatum *keybuf, const uint32_t *hashes,
+              uint32_t *table, uint32_t mask, uint64_t *words, unsigned long long *error)
+{
+    AGG_GPU_LOOP(n, dev_agg_rows_one(spec, cols, ncols, params, nparams, in, in_stride,
+                                     nsources, i, keybuf, hashes, table, mask, words))
+}
+
+KERNEL_FUNC void
+kern_agg_collect(const DevAggSpec *spec, const uint32_t *in, uint32_t in_stride,
+                 uint32_t nsources, const uint32_t *table, const uint64_t *words,
+                 const DevDatum *keybuf, uint32_t nslots, uint32_t *out_rows,
+                 DevDatum *out_keys, uint64_t *out_words, uint32_t out_cap, uint32_t *count)
+{
+    uint32_t stride = gridDim.x * blockDim.x;
+
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < nslots; i += stride)
+        dev_agg_collect_one(spec, in, in_stride, nsources, table, words, keybuf, i,
+                            out_rows, out_keys, out_words, out_cap, count);
+}
+
+#else   /* PGSTROM_CPU_TARGET */
+
+/*
+ * CPU entry point: every step over the n combinations.  The caller gives
+ * keybuf (n * nkeys), hashes (n), table (nslots, a power of two > n),
+ * words (nslots * nwords), out_rows (nsources * n), out_keys (n * nkeys),
+ * out_words (n * nwords).  Returns DEVERR_OK with the group count in *count, or the
+ * first error code with its combination in *error_at.
+ */
+extern "C" int32_t
+pgstrom_cpu_agg(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+                const DevDatum *params, uint32_t nparams,
+                const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t n,
+                DevDatum *keybuf, uint32_t *hashes, uint32_t *table, uint32_t nslots,
+                uint64_t *words, uint32_t *out_rows, DevDatum *out_keys,
+                uint64_t *out_words, uint32_t *count, uint32_t *error_at)
+{
+    if (nslots == 0 || (nslots & (nslots - 1)) != 0 || nslots <= n)
+        return DEVERR_INVALID_PROGRAM;
+    for (uint32_t i = 0; i < nslots; i++)
+        dev_agg_init_one(spec, i, table, words);
+    for (uint32_t i = 0; i < n; i++)
+    {
+        int32_t rc = dev_agg_keys_one(spec, cols, ncols, params, nparams, in, in_stride,
+                                      nsources, i, keybuf, hashes);
+        if (rc != DEVERR_OK)
+        {
+            *error_at = i;
+            return rc;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++)
+    {
+        int32_t rc = dev_agg_rows_one(spec, cols, ncols, params, nparams, in, in_stride,
+                                      nsources, i, keybuf, hashes, table, nslots - 1, words);
+        if (rc != DEVERR_OK)
+        {
+            *error_at = i;
+            return rc;
+        }
+    }
+    *count = 0;
+    for (uint32_t i = 0; i < nslots; i++)
+        dev_agg_collect_one(spec, in, in_stride, nsources, table, words, keybuf, i,
+                            out_rows, out_keys, out_words, n, count);
+    return DEVERR_OK;
+}
+
+#endif

@@ -1,0 +1,95 @@
+-- GpuPreAgg: plans and EXPLAIN fields, partial states that need care, and
+-- bad input (the differential tests of every aggregate and key type are
+-- in test/diff/queries/preagg_*.sql).
+SET pg_strom.gpu_setup_cost = 0;
+SET pg_strom.gpu_context_cost = 0;
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE pa_t0 AS SELECT i AS id, i % 1200 AS aid, (i % 97)::float8 AS ax
+  FROM generate_series(1, 50000) i;
+CREATE TABLE pa_t1 AS SELECT i AS aid, 'cat' || (i % 7) AS cat FROM generate_series(0, 999) i;
+-- a small star: fact and three dimensions, the SSB Q2 shape
+CREATE TABLE pa_fact AS SELECT i % 2557 AS f_date, i % 500 AS f_part, i % 40 AS f_supp, (i * 7 % 1000)::int8 AS f_rev
+  FROM generate_series(1, 60000) i;
+CREATE TABLE pa_date AS SELECT i AS d_key, 1992 + i / 366 AS d_year FROM generate_series(0, 2556) i;
+CREATE TABLE pa_part AS SELECT i AS p_key, ('MFGR#' || i % 5)::char(7) AS p_category, 'brand' || i % 40 AS p_brand
+  FROM generate_series(0, 499) i;
+CREATE TABLE pa_supp AS SELECT i AS s_key, CASE WHEN i % 4 = 0 THEN 'AMERICA' ELSE 'ASIA' END::char(12) AS s_region
+  FROM generate_series(0, 39) i;
+ANALYZE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp;
+
+CREATE FUNCTION pa_explain(q text, opts text DEFAULT 'COSTS OFF') RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE ln text;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (' || opts || ') ' || q LOOP
+    ln := regexp_replace(ln, 'GPU Preference: .*', 'GPU Preference: xxx');
+    ln := regexp_replace(ln, 'engine memory: [0-9.]+[KMG]B', 'engine memory: xxx');
+    ln := regexp_replace(ln, 'GPU Time: .*', 'GPU Time: xxx');
+    ln := regexp_replace(ln, 'Nrows \(in/out: [0-9.]+%', 'Nrows (in/out: N%');
+    ln := regexp_replace(ln, 'Memory Usage: [0-9]+kB', 'Memory Usage: NkB');
+    RETURN NEXT ln;
+  END LOOP;
+END $$;
+
+-- the seed's query: GROUP BY cat over the join, in one node
+SELECT * FROM pa_explain('SELECT cat, count(*), avg(ax) FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY cat');
+SELECT cat, count(*), round(avg(ax)::numeric, 9) FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY cat ORDER BY cat;
+
+-- the SSB Q2 shape: three dimensions joined, GROUP BY year and brand
+SELECT * FROM pa_explain($$
+  SELECT sum(f_rev), d_year, p_brand FROM pa_fact, pa_date, pa_part, pa_supp
+   WHERE f_date = d_key AND f_part = p_key AND f_supp = s_key
+     AND p_category = 'MFGR#1' AND s_region = 'AMERICA'
+   GROUP BY d_year, p_brand$$);
+CREATE TEMP TABLE pa_q2 AS
+  SELECT sum(f_rev) AS rev, d_year, p_brand FROM pa_fact, pa_date, pa_part, pa_supp
+   WHERE f_date = d_key AND f_part = p_key AND f_supp = s_key
+     AND p_category = 'MFGR#1' AND s_region = 'AMERICA'
+   GROUP BY d_year, p_brand;
+SET pg_strom.enabled = off;
+SELECT count(*) AS groups, sum(rev) AS total,
+       count(*) = (SELECT count(*) FROM (SELECT sum(f_rev) AS rev, d_year, p_brand FROM pa_fact, pa_date, pa_part, pa_supp
+                    WHERE f_date = d_key AND f_part = p_key AND f_supp = s_key
+                      AND p_category = 'MFGR#1' AND s_region = 'AMERICA'
+                    GROUP BY d_year, p_brand
+                   EXCEPT SELECT * FROM pa_q2) x) + count(*) AS same
+  FROM pa_q2;
+RESET pg_strom.enabled;
+
+-- EXPLAIN ANALYZE: rows consumed and partial groups
+SELECT * FROM pa_explain('SELECT cat, count(*) FROM pa_t0 NATURAL JOIN pa_t1 WHERE ax > 10 GROUP BY cat',
+                         'COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+-- no GROUP BY: Reduction NoGroup; an empty input still makes one row
+SELECT * FROM pa_explain('SELECT count(*), sum(id) FROM pa_t0 WHERE ax < 50');
+SELECT count(*), sum(id), avg(ax), min(aid) FROM pa_t0 WHERE ax < 0;
+
+-- partial states: sum(int8) past 2^63 is numeric, exact; sum(int4) is bigint
+CREATE TABLE pa_big AS SELECT i % 3 AS g, 9223372036854775807 - i AS b, 2147483647 - i AS n
+  FROM generate_series(1, 10) i;
+ANALYZE pa_big;
+SELECT g, sum(b), avg(b), sum(n), avg(n) FROM pa_big GROUP BY g ORDER BY g;
+SELECT * FROM pa_explain('SELECT g, sum(b), avg(b), sum(n), avg(n) FROM pa_big GROUP BY g');
+-- sum(float4) is accumulated in double on the device: equal to the
+-- rounded PostgreSQL result
+SELECT g, round(sum(n::float4)::numeric, -3) FROM pa_big GROUP BY g ORDER BY g;
+
+-- bpchar keys ignore trailing blanks; NULL keys make one group
+CREATE TABLE pa_keys (c char(6), t text, v int);
+INSERT INTO pa_keys VALUES ('ab', 'x', 1), ('ab  ', 'x', 2), (NULL, NULL, 3), (NULL, NULL, 4), ('ab', 'y', 5);
+ANALYZE pa_keys;
+SELECT c, t, count(*), sum(v) FROM pa_keys GROUP BY c, t ORDER BY 1, 2;
+
+-- errors the arguments raise are PostgreSQL's
+SELECT sum(n * 1000) FROM pa_big GROUP BY g;
+-- an aggregate the device does not reduce keeps the aggregation on the CPU
+SELECT * FROM pa_explain('SELECT aid % 3, string_agg(cat, '','') FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY aid % 3');
+-- and so does pg_strom.enable_gpupreagg = off
+SET pg_strom.enable_gpupreagg = off;
+SELECT * FROM pa_explain('SELECT cat, count(*) FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY cat');
+RESET pg_strom.enable_gpupreagg;
+
+-- inside a subplan run once per outer row (rescan)
+SELECT v, (SELECT count(*) FROM pa_t0 WHERE aid = v) FROM (VALUES (1), (5), (1300)) x(v) ORDER BY v;
+
+DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys;
+DROP FUNCTION pa_explain;
