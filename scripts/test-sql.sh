@@ -3,6 +3,7 @@
 #   1. pg_regress suites (test/schedule, then test/schedule-gpu or
 #      test/schedule-nogpu depending on PGSTROM_EXPECT_GPU), and the
 #      isolation suites (test/isolation: concurrent sessions)
+#      and the Arrow_Fdw fuzz test (test/arrow/fuzz.py, bounded time)
 #   1c. the differential harness (scripts/diff-check.py over test/diff, and
 #      test/diff-fail, which it must reject), a bounded sqlsmith soak
 #      (scripts/soak.py, 300 statements), then the SSB benchmark at scale
@@ -40,11 +41,24 @@ else
 fi
 regress="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress"
 rm -rf "$results/regress"
+# Arrow files for test/sql/arrow_fdw.sql (a fixed path: it is in the
+# expected output); pyarrow from .deps/pytest or the system
+rm -rf /tmp/pgstrom_arrow_test
+if ! PYTHONPATH="$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}" \
+     python3 "$PGSTROM_ROOT/test/arrow/gen.py" /tmp/pgstrom_arrow_test; then
+  failures+=("arrow test files")
+fi
 if ! "$regress" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user="$PGUSER" \
      --inputdir="$PGSTROM_ROOT/test" --outputdir="$results/regress" \
      --dbname=pgstrom_regression "${schedules[@]/#/--schedule=}"; then
   failures+=("pg_regress")
   [ -f "$results/regress/regression.diffs" ] && cat "$results/regress/regression.diffs"
+fi
+
+# Arrow_Fdw fuzzing: mutated files must read or fail, never crash
+if ! PGDATABASE=pgstrom_regression python3 "$PGSTROM_ROOT/test/arrow/fuzz.py" /tmp/pgstrom_arrow_test \
+     --seconds "${PGSTROM_FUZZ_SECONDS:-20}"; then
+  failures+=("arrow fuzz")
 fi
 
 # --- 1b. isolation suites: concurrent sessions (MVCC under GpuScan) --------
@@ -82,15 +96,16 @@ fi
 # --- 2. settings documented ------------------------------------------------
 docs=$PGSTROM_ROOT/docs/settings.md
 live=$(psql -XAtq -F'|' -c "SELECT name, coalesce(boot_val, '') FROM pg_settings
-                              WHERE name LIKE 'pg_strom.%' ORDER BY name COLLATE \"C\"")
-documented=$(grep -E '^\| `pg_strom\.' "$docs" \
+                              WHERE name LIKE 'pg_strom.%' OR name LIKE 'arrow_fdw.%'
+                              ORDER BY name COLLATE \"C\"")
+documented=$(grep -E '^\| `(pg_strom|arrow_fdw)\.' "$docs" \
   | awk -F'|' '{gsub(/[ `]/, "", $2); d=$4; gsub(/^ +| +$/, "", d); gsub(/`/, "", d); if (d == "(empty)") d=""; print $2 "|" d}' | LC_ALL=C sort)
 if [ "$live" != "$documented" ]; then
   echo "test-sql: docs/settings.md does not match pg_settings:"
   diff <(echo "$live") <(echo "$documented")
   failures+=("docs/settings.md")
 else
-  echo "test-sql: docs/settings.md lists all $(echo "$live" | wc -l) pg_strom.* settings with their defaults"
+  echo "test-sql: docs/settings.md lists all $(echo "$live" | wc -l) pg_strom.* and arrow_fdw.* settings with their defaults"
 fi
 if [ "$("$PGSTROM_ROOT/scripts/device-functions-doc.sh")" = "$(grep -E '^\| [0-9]' "$PGSTROM_ROOT/docs/device-functions.md")" ]; then
   echo "test-sql: docs/device-functions.md lists the $(psql -XAtq -c 'SELECT count(*) FROM pgstrom.device_functions') device functions"

@@ -46,6 +46,9 @@ pub static CHUNK_ROWS: GucSetting<i32> = GucSetting::<i32>::new(65536);
 /// relations of one GpuJoin may take on the device.
 pub static GPU_JOIN_MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(4 * 1024 * 1024);
 
+/// `arrow_fdw.stats_hint_enabled`: skip record batches by min/max.
+pub static ARROW_STATS_HINT: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 /// Register the settings and reserve the prefix.
 pub fn init() {
     GucRegistry::define_bool_guc(
@@ -156,8 +159,19 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::UNIT_KB,
     );
+    GucRegistry::define_bool_guc(
+        c"arrow_fdw.stats_hint_enabled",
+        c"Enables Arrow_Fdw's skipping of record batches by their min/max statistics.",
+        c"",
+        &ARROW_STATS_HINT,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     // SAFETY: called from _PG_init in the postmaster's main thread.
-    unsafe { pgrx::pg_sys::MarkGUCPrefixReserved(c"pg_strom".as_ptr()) };
+    unsafe {
+        pgrx::pg_sys::MarkGUCPrefixReserved(c"pg_strom".as_ptr());
+        pgrx::pg_sys::MarkGUCPrefixReserved(c"arrow_fdw".as_ptr());
+    }
 }
 
 /// `pg_strom.nvrtc_library` as a Rust string (None when empty).

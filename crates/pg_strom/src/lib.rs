@@ -18,11 +18,13 @@
 //! - [`heapchunk`]: heap tables read in chunks (GpuScan, GpuJoin).
 //! - [`gpujoin`]: the GpuJoin custom scan (joins with up to eight inner
 //!   relations on the device).
+//! - [`arrow_fdw`]: Arrow_Fdw, Apache Arrow files as foreign tables.
 //! - [`gpuscan`]: the GpuScan custom scan (planner path, plan, executor,
 //!   EXPLAIN).
 
 use pgrx::prelude::*;
 
+pub mod arrow_fdw;
 pub mod chunk;
 pub mod codegen;
 pub mod device_eval;

@@ -1,0 +1,206 @@
+//! Statistics hints: skipping record batches by their min/max.
+//!
+//! A hint is a scan qual `column op value` (or `value op column`,
+//! commuted) where op is a btree comparison (<, <=, =, >=, >) and value
+//! holds no column and nothing volatile (a constant, a parameter, a stable
+//! expression evaluated once at executor start).  The planner keeps them
+//! in the ForeignScan's fdw_exprs (so setrefs fixes their parameters and
+//! EXPLAIN can print them); the executor parses each file's per-batch
+//! `min_values` / `max_values` for the hinted columns with the column
+//! type's input function and skips a batch when some hint cannot hold for
+//! any value in [min, max].  The quals themselves still run on every row
+//! read: hints only save reading batches that cannot match.
+
+use pgrx::pg_sys::{self, Datum, Oid};
+
+use super::file::ArrowFile;
+use crate::gpuscan::path::from_list;
+
+/// The hint clauses among `restrictinfo` (a list of RestrictInfo) of the
+/// relation `relid`: OpExprs with the column on the left.
+///
+/// # Safety
+/// Planner state.
+pub unsafe fn hint_clauses(relid: u32, restrictinfo: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
+    // SAFETY: caller's promise.
+    unsafe {
+        let mut out = Vec::new();
+        for ri in from_list(restrictinfo) {
+            let clause = (*(ri as *mut pg_sys::RestrictInfo)).clause;
+            if (*clause).type_ != pg_sys::NodeTag::T_OpExpr {
+                continue;
+            }
+            let op = clause as *mut pg_sys::OpExpr;
+            let args = from_list((*op).args);
+            if args.len() != 2 {
+                continue;
+            }
+            let is_col = |n: *mut pg_sys::Node| {
+                (*n).type_ == pg_sys::NodeTag::T_Var && {
+                    let v = n as *mut pg_sys::Var;
+                    (*v).varno as u32 == relid && (*v).varattno > 0 && (*v).varlevelsup == 0
+                }
+            };
+            let is_value = |n: *mut pg_sys::Node| {
+                !pg_sys::contain_var_clause(n) && !pg_sys::contain_volatile_functions(n) && !pg_sys::contain_subplans(n)
+            };
+            let (opno, col, value) = if is_col(args[0]) && is_value(args[1]) {
+                ((*op).opno, args[0], args[1])
+            } else if is_col(args[1]) && is_value(args[0]) {
+                let c = pg_sys::get_commutator((*op).opno);
+                if c == pg_sys::InvalidOid {
+                    continue;
+                }
+                (c, args[1], args[0])
+            } else {
+                continue;
+            };
+            if comparison(opno, pg_sys::exprType(col)).is_none() {
+                continue;
+            }
+            let e = pg_sys::make_opclause(
+                opno,
+                pg_sys::BOOLOID,
+                false,
+                col.cast(),
+                value.cast(),
+                (*op).opcollid,
+                (*op).inputcollid,
+            );
+            out.push(e.cast());
+        }
+        out
+    }
+}
+
+/// The btree comparison `opno` is over a column of `coltype`: (family,
+/// compare type), or None.
+unsafe fn comparison(opno: Oid, coltype: Oid) -> Option<(Oid, pg_sys::CompareType::Type, Oid)> {
+    // SAFETY: catalog lookups.
+    unsafe {
+        for n in from_list(pg_sys::get_op_index_interpretation(opno)) {
+            let i = &*(n as *const pg_sys::OpIndexInterpretation);
+            use pg_sys::CompareType::*;
+            if i.oplefttype == coltype
+                && matches!(i.cmptype, COMPARE_LT | COMPARE_LE | COMPARE_EQ | COMPARE_GE | COMPARE_GT)
+            {
+                return Some((i.opfamily_id, i.cmptype, i.oprighttype));
+            }
+        }
+        None
+    }
+}
+
+/// Per-batch (min, max) of a column in its type (None: no statistics).
+pub type BatchStats = Vec<Option<(Datum, Datum)>>;
+
+/// A hint ready to test batches.
+pub struct Hint {
+    /// The file field of the column.
+    field: usize,
+    coltype: Oid,
+    collation: Oid,
+    cmp: pg_sys::CompareType::Type,
+    /// The operator's function, and for `=` the family's <= and >=.
+    op_fn: Oid,
+    le_fn: Oid,
+    ge_fn: Oid,
+    /// The value (None: NULL, which no row matches).
+    value: Option<Datum>,
+}
+
+impl Hint {
+    /// Hints from the plan's fdw_exprs, values evaluated now.
+    ///
+    /// # Safety
+    /// Executor start, `ps` the scan's PlanState; `columns` the scan's
+    /// (field, attribute index) list.
+    pub unsafe fn prepare(
+        exprs: *mut pg_sys::List,
+        columns: &[(usize, usize)],
+        ps: *mut pg_sys::PlanState,
+    ) -> Vec<Hint> {
+        // SAFETY: caller's promise.
+        unsafe {
+            let econtext = (*ps).ps_ExprContext;
+            let mut out = Vec::new();
+            for e in from_list(exprs) {
+                let op = e as *mut pg_sys::OpExpr;
+                let args = from_list((*op).args);
+                let var = args[0] as *mut pg_sys::Var;
+                let Some(&(field, _)) = columns.iter().find(|&&(_, a)| a == ((*var).varattno - 1) as usize) else {
+                    continue;
+                };
+                let coltype = (*var).vartype;
+                let Some((family, cmp, righttype)) = comparison((*op).opno, coltype) else { continue };
+                let member = |strategy: u32| {
+                    let o = pg_sys::get_opfamily_member(family, coltype, righttype, strategy as i16);
+                    if o == pg_sys::InvalidOid { pg_sys::InvalidOid } else { pg_sys::get_opcode(o) }
+                };
+                let (le_fn, ge_fn) = if cmp == pg_sys::CompareType::COMPARE_EQ {
+                    (member(pg_sys::BTLessEqualStrategyNumber), member(pg_sys::BTGreaterEqualStrategyNumber))
+                } else {
+                    (pg_sys::InvalidOid, pg_sys::InvalidOid)
+                };
+                if cmp == pg_sys::CompareType::COMPARE_EQ
+                    && (le_fn == pg_sys::InvalidOid || ge_fn == pg_sys::InvalidOid)
+                {
+                    continue;
+                }
+                // evaluated in the current (query) memory context, so a
+                // by-reference value lives as long as the scan
+                let state = pg_sys::ExecInitExpr(args[1].cast(), ps);
+                let mut isnull = false;
+                let eval = (*state).evalfunc.expect("an initialized expression");
+                let v = eval(state, econtext, &mut isnull);
+                let value = (!isnull).then_some(v);
+                out.push(Hint {
+                    field,
+                    coltype,
+                    collation: (*op).inputcollid,
+                    cmp,
+                    op_fn: pg_sys::get_opcode((*op).opno),
+                    le_fn,
+                    ge_fn,
+                    value,
+                });
+            }
+            out
+        }
+    }
+
+    /// This hint's column's statistics in `file`, parsed (None when the
+    /// file has none for it).
+    pub fn parse_stats(&self, file: &ArrowFile) -> Option<BatchStats> {
+        let text = file.stats(self.field)?;
+        // SAFETY: catalog lookup and the type's input function; values
+        // live in the query's memory context.
+        unsafe {
+            let (mut input, mut ioparam) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
+            pg_sys::getTypeInputInfo(self.coltype, &mut input, &mut ioparam);
+            let parse = |s: &str| {
+                let c = std::ffi::CString::new(s).ok()?;
+                Some(pg_sys::OidInputFunctionCall(input, c.as_ptr().cast_mut(), ioparam, -1))
+            };
+            Some(text.into_iter().map(|mm| mm.and_then(|(lo, hi)| Some((parse(&lo)?, parse(&hi)?)))).collect())
+        }
+    }
+
+    /// Can a batch with these statistics hold a matching row?  Without
+    /// statistics it can.
+    pub fn may_match(&self, minmax: Option<(Datum, Datum)>) -> bool {
+        let Some((min, max)) = minmax else { return true };
+        let Some(value) = self.value else { return false };
+        let call = |f: Oid, a: Datum| {
+            // SAFETY: a strict btree comparison function of these types.
+            unsafe { pg_sys::OidFunctionCall2Coll(f, self.collation, a, value).value() != 0 }
+        };
+        use pg_sys::CompareType::*;
+        match self.cmp {
+            COMPARE_LT | COMPARE_LE => call(self.op_fn, min),
+            COMPARE_GT | COMPARE_GE => call(self.op_fn, max),
+            COMPARE_EQ => call(self.le_fn, min) && call(self.ge_fn, max),
+            _ => true,
+        }
+    }
+}

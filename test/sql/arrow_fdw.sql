@@ -1,0 +1,192 @@
+-- Arrow_Fdw: files written by pyarrow (test/arrow/gen.py, run by
+-- scripts/test-sql.sh into /tmp/pgstrom_arrow_test) read back exactly;
+-- IMPORT FOREIGN SCHEMA as the seeds write it; referenced columns,
+-- statistics hints and files in EXPLAIN; parallel scans; options,
+-- permissions and damaged files.
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO, YMD';
+SET IntervalStyle = 'postgres';
+CREATE FUNCTION af_explain(q text, opts text DEFAULT 'COSTS OFF') RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE ln text;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (' || opts || ') ' || q LOOP
+    -- sizes depend on the pyarrow version that wrote the files
+    ln := regexp_replace(ln, '\(read: [0-9.]+(GB|MB|KB| bytes), size: [0-9.]+(GB|MB|KB| bytes)\)', '(read: X, size: Y)');
+    RETURN NEXT ln;
+  END LOOP;
+END $$;
+-- a query's ERROR with numbers masked (offsets depend on the pyarrow
+-- version that wrote the damaged file)
+CREATE FUNCTION af_error(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, '[0-9]+', 'N', 'g');
+END $$;
+-- bytes read / file size, from EXPLAIN's filesN line
+CREATE FUNCTION af_read_ratio(q text) RETURNS numeric
+LANGUAGE plpgsql AS $$
+DECLARE ln text; m text[];
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    m := regexp_match(ln, 'read: ([0-9.]+)KB, size: ([0-9.]+)KB');
+    IF m IS NOT NULL THEN RETURN round(m[1]::numeric / m[2]::numeric, 1); END IF;
+  END LOOP;
+  RETURN NULL;
+END $$;
+
+-- the seed's IMPORT FOREIGN SCHEMA: a table named after the remote schema
+IMPORT FOREIGN SCHEMA arrow_types FROM SERVER arrow_fdw INTO public
+  OPTIONS (file '/tmp/pgstrom_arrow_test/types.arrow');
+\d arrow_types
+SELECT count(*) FROM arrow_types;
+SELECT id, i8, u64, f16, f32, s, bp, dec, d32, t64ns, ts_ns, tstz, iv, dict, lst, llst
+  FROM arrow_types WHERE id IN (1, 4, 20) ORDER BY id;
+
+-- every value equals pyarrow's (expected.sql: the same rows as literals)
+\set QUIET on
+\i /tmp/pgstrom_arrow_test/expected.sql
+\set QUIET off
+SELECT count(*) AS missing FROM (SELECT * FROM arrow_expected EXCEPT ALL SELECT * FROM arrow_types) x;
+SELECT count(*) AS extra FROM (SELECT * FROM arrow_types EXCEPT ALL SELECT * FROM arrow_expected) x;
+-- LZ4_FRAME and ZSTD bodies
+IMPORT FOREIGN SCHEMA types_lz4 FROM SERVER arrow_fdw INTO public
+  OPTIONS (file '/tmp/pgstrom_arrow_test/types_lz4.arrow');
+IMPORT FOREIGN SCHEMA types_zstd FROM SERVER arrow_fdw INTO public
+  OPTIONS (file '/tmp/pgstrom_arrow_test/types_zstd.arrow');
+SELECT count(*) AS lz4_diff FROM ((SELECT * FROM types_lz4 EXCEPT ALL SELECT * FROM arrow_expected)
+  UNION ALL (SELECT * FROM arrow_expected EXCEPT ALL SELECT * FROM types_lz4)) x;
+SELECT count(*) AS zstd_diff FROM ((SELECT * FROM types_zstd EXCEPT ALL SELECT * FROM arrow_expected)
+  UNION ALL (SELECT * FROM arrow_expected EXCEPT ALL SELECT * FROM types_zstd)) x;
+-- several files of one schema (dir with a pattern)
+CREATE FOREIGN TABLE types_dir (LIKE arrow_expected) SERVER arrow_fdw
+  OPTIONS (dir '/tmp/pgstrom_arrow_test', pattern 'types_*.arrow');
+SELECT count(*), count(DISTINCT id) FROM types_dir;
+SELECT * FROM af_explain('SELECT s FROM types_dir WHERE id < 3');
+-- a Struct column as a composite type
+CREATE TYPE af_pair AS (a int, b text);
+CREATE FOREIGN TABLE af_struct (id int, st af_pair) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/struct.arrow');
+SELECT * FROM af_struct ORDER BY id;
+SELECT (st).b FROM af_struct WHERE (st).a = 4;
+
+-- only referenced columns are read; statistics hints skip record batches
+IMPORT FOREIGN SCHEMA sorted FROM SERVER arrow_fdw INTO public
+  OPTIONS (file '/tmp/pgstrom_arrow_test/sorted.arrow');
+SELECT * FROM af_explain('SELECT count(*) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430');
+SELECT * FROM af_explain('SELECT count(*) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430;
+SELECT af_read_ratio('SELECT ymd FROM sorted') AS one_of_two_columns,
+       af_read_ratio('SELECT ymd, val FROM sorted') AS both_columns;
+-- = and a reversed comparison; the value side may be a parameter
+SELECT * FROM af_explain('SELECT count(*) FROM sorted WHERE ymd = 19940715',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+SELECT * FROM af_explain('SELECT count(*) FROM sorted WHERE 19940901 < ymd',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+PREPARE af_p(int) AS SELECT count(*), sum(val) FROM sorted WHERE ymd >= $1;
+SET plan_cache_mode = force_generic_plan;
+EXECUTE af_p(19941001);
+EXECUTE af_p(0);
+EXECUTE af_p(NULL);
+RESET plan_cache_mode;
+-- the seed's switch
+SET arrow_fdw.stats_hint_enabled = off;
+SELECT * FROM af_explain('SELECT count(*) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430');
+SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430;
+RESET arrow_fdw.stats_hint_enabled;
+SELECT file, batch, rows, stats FROM pgstrom.arrow_fdw_metadata_info('sorted') ORDER BY batch LIMIT 3;
+-- rescans: the scan is the inner side of a nested loop
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT g, (SELECT count(*) FROM sorted WHERE val = g AND ymd < 19940301) FROM generate_series(1, 3) g;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
+-- parallel: workers take record batches from a shared counter
+ALTER FOREIGN TABLE sorted OPTIONS (ADD parallel_workers '2');
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT * FROM af_explain('SELECT count(*), sum(val) FROM sorted WHERE ymd >= 19940501');
+SELECT count(*), sum(val) FROM sorted WHERE ymd >= 19940501;
+SELECT count(*), sum(val) FROM sorted;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET max_parallel_workers_per_gather;
+
+-- options
+CREATE FOREIGN TABLE af_bad (x int) SERVER arrow_fdw OPTIONS (filename '/tmp/x.arrow');
+CREATE FOREIGN TABLE af_bad (x int) SERVER arrow_fdw OPTIONS (file 'x.arrow');
+CREATE FOREIGN TABLE af_bad (x int) SERVER arrow_fdw;
+CREATE FOREIGN TABLE af_bad (x int) SERVER arrow_fdw OPTIONS (file '/tmp/x.arrow', parallel_workers 'many');
+CREATE FOREIGN TABLE af_bad (x int) SERVER arrow_fdw OPTIONS (files '/tmp/a.arrow,/tmp/b.arrow', writable 'true');
+CREATE FOREIGN TABLE af_bad (x int) SERVER arrow_fdw OPTIONS (file '/tmp/a.arrow', suffix '.arrow');
+CREATE SERVER af_server2 FOREIGN DATA WRAPPER arrow_fdw OPTIONS (file '/tmp/a.arrow');
+-- a column list that does not match the file
+CREATE FOREIGN TABLE af_mismatch (id int, s int) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/badutf8.arrow');
+SELECT * FROM af_mismatch;
+CREATE FOREIGN TABLE af_fewer (id int) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/badutf8.arrow');
+SELECT * FROM af_fewer;
+-- several files must share one schema
+IMPORT FOREIGN SCHEMA af_mixed FROM SERVER arrow_fdw INTO public
+  OPTIONS (files '/tmp/pgstrom_arrow_test/sorted.arrow,/tmp/pgstrom_arrow_test/struct.arrow');
+-- unsupported types: an ERROR naming the column
+IMPORT FOREIGN SCHEMA af_map FROM SERVER arrow_fdw INTO public
+  OPTIONS (file '/tmp/pgstrom_arrow_test/map.arrow');
+IMPORT FOREIGN SCHEMA af_union FROM SERVER arrow_fdw INTO public
+  OPTIONS (file '/tmp/pgstrom_arrow_test/union.arrow');
+IMPORT FOREIGN SCHEMA af_struct2 FROM SERVER arrow_fdw INTO public
+  OPTIONS (file '/tmp/pgstrom_arrow_test/struct.arrow');
+CREATE FOREIGN TABLE af_map (id int, m text) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/map.arrow');
+SELECT id FROM af_map;
+
+-- permissions, as file_fdw: naming files needs pg_read_server_files,
+-- reading a table needs SELECT on it
+CREATE ROLE af_user;
+GRANT USAGE ON FOREIGN SERVER arrow_fdw TO af_user;
+GRANT CREATE ON SCHEMA public TO af_user;
+SET ROLE af_user;
+CREATE FOREIGN TABLE af_mine (ymd int, val int8) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/sorted.arrow');
+SELECT count(*) FROM sorted;
+RESET ROLE;
+GRANT SELECT ON sorted TO af_user;
+SET ROLE af_user;
+SELECT count(*) FROM sorted;
+RESET ROLE;
+GRANT pg_read_server_files TO af_user;
+SET ROLE af_user;
+CREATE FOREIGN TABLE af_mine (ymd int, val int8) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/sorted.arrow');
+SELECT count(*) FROM af_mine;
+CREATE FOREIGN TABLE af_mine_w (ymd int, val int8) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/sorted.arrow', writable 'true');
+DROP FOREIGN TABLE af_mine;
+RESET ROLE;
+REVOKE ALL ON sorted FROM af_user;
+REVOKE USAGE ON FOREIGN SERVER arrow_fdw FROM af_user;
+REVOKE CREATE ON SCHEMA public FROM af_user;
+DROP ROLE af_user;
+
+-- damaged files: an ERROR naming the file (and batch, column, row)
+CREATE FOREIGN TABLE af_short (x int8) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/short.arrow');
+SELECT * FROM af_short;
+CREATE FOREIGN TABLE af_magic (x int8) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/badmagic.arrow');
+SELECT * FROM af_magic;
+CREATE FOREIGN TABLE af_trunc (x int8) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/truncated.arrow');
+SELECT af_error('SELECT * FROM af_trunc');
+CREATE FOREIGN TABLE af_footer (x int8) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/badfooter.arrow');
+SELECT af_error('SELECT count(*) FROM af_footer');
+CREATE FOREIGN TABLE af_buffer (x int8) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/badbuffer.arrow');
+SELECT af_error('SELECT * FROM af_buffer');
+CREATE FOREIGN TABLE af_utf8 (id int, s text) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/badutf8.arrow');
+SELECT id FROM af_utf8;
+SELECT * FROM af_utf8;
+CREATE FOREIGN TABLE af_missing (x int8) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/missing.arrow');
+SELECT * FROM af_missing;
