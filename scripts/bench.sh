@@ -42,5 +42,5 @@ max_wal_size = '16GB'
 checkpoint_timeout = '1h'
 synchronous_commit = off" scripts/cluster.sh start "$dir" 54342 || exit 1
 . "$dir/env"
-export PYTHONPATH="$BENCH_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
 python3 bench/ssb/ssb.py all --sf "$sf" --data "$RUN/ssb-data" --out "$out" "$@"

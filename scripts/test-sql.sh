@@ -72,7 +72,7 @@ if ! "$isolation" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user
 fi
 
 # --- 1c. differential harness, tiny SSB benchmark ----------------------------
-export PYTHONPATH="$BENCH_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
 if ! python3 "$PGSTROM_ROOT/scripts/diff-check.py" --sf 0.01; then
   failures+=("diff-check")
 fi

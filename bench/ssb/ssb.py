@@ -9,8 +9,9 @@
 Connects with the PG* environment (`. .run/env`, or the benchmark cluster
 of scripts/bench.sh).  See docs/benchmark.md for what each mode measures,
 the data's layout and the comparison rules.  Python standard library, plus
-the duckdb module for the DuckDB modes and Pillow for the chart (both
-optional: a mode or the chart without its module is reported and skipped).
+the duckdb module for the DuckDB modes, pyarrow for the arrow mode's file
+and Pillow for the chart (all optional: a mode or the chart without its
+module is reported and skipped).
 """
 
 import argparse
@@ -158,10 +159,59 @@ def cmd_load(a):
         con.execute(f"COPY {t} TO '{os.path.join(a.data, t + '.parquet')}' (FORMAT parquet)")
         for f in files:
             os.remove(f)
+    arrow = write_arrow(con, a.data)
     con.close()
     with open(stamp_file, "w") as f:
         f.write(stamp)
-    say(f"load: DuckDB database and Parquet files in {a.data} ({time.time() - t0:.1f} s)")
+    say(f"load: DuckDB database and Parquet files in {a.data} ({time.time() - t0:.1f} s); {arrow}")
+
+
+def write_arrow(con, data):
+    """lineorder as an Arrow file for the arrow mode, sorted by lo_orderdate
+    (the seed's log-like layout) with pg2arrow-style min/max statistics of
+    lo_orderdate per record batch.  Needs pyarrow."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pcmp
+        import pyarrow.ipc as ipc
+    except ImportError:
+        return "no Arrow file (the pyarrow module is not installed: arrow mode skipped)"
+    path = os.path.join(data, "lineorder.arrow")
+    if os.path.exists(path):
+        os.remove(path)
+    table = con.execute("SELECT * FROM lineorder ORDER BY lo_orderdate, lo_orderkey, lo_linenumber").arrow()
+    if not isinstance(table, pa.Table):  # newer DuckDB returns a reader
+        table = table.read_all()
+    # about 64 batches (at least 1,000 rows, at most 2M each)
+    per = max(1000, min(2_000_000, -(-table.num_rows // 64)))
+    batches = table.combine_chunks().to_batches(max_chunksize=per)
+    k = table.schema.get_field_index("lo_orderdate")
+    mins = ",".join(str(pcmp.min(b.column(k)).as_py()) for b in batches)
+    maxs = ",".join(str(pcmp.max(b.column(k)).as_py()) for b in batches)
+    fields = [f.with_metadata({"min_values": mins, "max_values": maxs}) if i == k else f
+              for i, f in enumerate(table.schema)]
+    schema = pa.schema(fields)
+    with ipc.new_file(path, schema) as w:
+        for b in batches:
+            w.write_batch(pa.record_batch(b.columns, schema=schema))
+    os.chmod(path, 0o644)
+    return f"{path}: {len(batches)} record batches, {os.path.getsize(path) / 1e6:.1f} MB"
+
+
+ARROW_SCHEMA = "ssb_arrow"
+
+
+def arrow_setup(data, cores):
+    """The arrow mode's lineorder: a foreign table over the loaded Arrow
+    file in schema ssb_arrow (the other tables stay heap tables).  Returns
+    why the mode cannot run, or None."""
+    path = os.path.abspath(os.path.join(data, "lineorder.arrow"))
+    if not os.path.exists(path):
+        return f"no {path} (pyarrow missing when it was loaded; run: ssb.py load --force)"
+    pc.psql(f"DROP SCHEMA IF EXISTS {ARROW_SCHEMA} CASCADE; CREATE SCHEMA {ARROW_SCHEMA};\n"
+            f"CREATE FOREIGN TABLE {ARROW_SCHEMA}.lineorder (LIKE public.lineorder) SERVER arrow_fdw "
+            f"OPTIONS (file '{path}', parallel_workers '{cores}');\n", csv_out=False)
+    return None
 
 
 # ---------------------------------------------------------------- run
@@ -181,6 +231,8 @@ class Result:
 def pg_settings(mode, cores):
     s = [("max_parallel_workers_per_gather", cores), ("max_parallel_workers", cores)]
     s.append(("pg_strom.enabled", "off" if mode == "pg" else "on"))
+    if mode == "arrow":
+        s.append(("search_path", f"{ARROW_SCHEMA}, public"))
     return s
 
 
@@ -191,7 +243,8 @@ def run_pg(mode, q, sql, runs, cores):
         types = pc.column_types(sql, settings)
         r.float_cols = {i for i, t in enumerate(types) if t in pc.FLOAT_TYPES}
         plan = pc.plan_nodes(sql, settings)
-        nodes = sorted({l.split("Custom Scan (")[1].split(")")[0] for l in plan if "Custom Scan (" in l})
+        nodes = sorted({l.split("Custom Scan (")[1].split(")")[0] for l in plan if "Custom Scan (" in l}
+                       | {"Arrow_Fdw" for l in plan if "Foreign Scan" in l})
         r.offload = "+".join(nodes) or "-"
         # the first run warms up and returns the rows; the others are timed
         script = f"{sql}\n\\o /dev/null\n" + f"{sql}\n" * runs
@@ -265,8 +318,10 @@ def cmd_run(a):
     skipped = {}
     for m in modes:
         if m == "arrow":
-            skipped[m] = "Arrow_Fdw is not implemented yet (issue 8)"
-            continue
+            why = arrow_setup(a.data, cores)
+            if why:
+                skipped[m] = why
+                continue
         con = None
         if m.startswith("duckdb"):
             con, why = duck_connect(m, a.data)

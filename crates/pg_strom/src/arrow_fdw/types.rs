@@ -194,7 +194,11 @@ impl Target {
 
     /// A value through the type's input function (numeric, bpchar).
     fn input(&self, text: &str) -> Datum {
-        let c = CString::new(text).expect("no NUL in a formatted number");
+        self.input_bytes(text.as_bytes())
+    }
+
+    fn input_bytes(&self, text: &[u8]) -> Datum {
+        let c = CString::new(text).expect("no NUL: formatted numbers, or text checked by pg_verify_mbstr");
         // SAFETY: a valid input function of the target type.
         unsafe { pg_sys::OidInputFunctionCall(self.input_fn, c.as_ptr().cast_mut(), self.ioparam, self.typmod) }
     }
@@ -231,6 +235,19 @@ fn varlena(bytes: &[u8]) -> Datum {
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(pg_sys::VARHDRSZ), bytes.len());
         Datum::from(p)
     }
+}
+
+/// Text for a column of `t`: char(n) and varchar(n) through their input
+/// function (padding, length check), as a cast from text would.
+fn text_for(bytes: &[u8], t: &Target) -> Datum {
+    if t.typmod >= 0 && matches!(t.typid, pg_sys::BPCHAROID | pg_sys::VARCHAROID) {
+        // checked (no NUL) and in the database encoding
+        let d = text(bytes);
+        // SAFETY: d is a 4-byte-header varlena just made.
+        let server = unsafe { pgrx::varlena::varlena_to_byte_slice(d.cast_mut_ptr()) };
+        return t.input_bytes(server);
+    }
+    text(bytes)
 }
 
 fn text(bytes: &[u8]) -> Datum {
@@ -278,13 +295,13 @@ pub fn datum(array: &ArrayRef, row: usize, t: &Target) -> Option<Datum> {
         Float16 => Datum::from(array.as_primitive::<Float16Type>().value(i).to_f32().to_bits()),
         Float32 => Datum::from(array.as_primitive::<Float32Type>().value(i).to_bits()),
         Float64 => Datum::from(array.as_primitive::<Float64Type>().value(i).to_bits()),
-        Utf8 => text(array.as_string::<i32>().value(i).as_bytes()),
-        LargeUtf8 => text(array.as_string::<i64>().value(i).as_bytes()),
+        Utf8 => text_for(array.as_string::<i32>().value(i).as_bytes(), t),
+        LargeUtf8 => text_for(array.as_string::<i64>().value(i).as_bytes(), t),
         Binary => varlena(array.as_binary::<i32>().value(i)),
         LargeBinary => varlena(array.as_binary::<i64>().value(i)),
         FixedSizeBinary(_) => {
             let v = array.as_fixed_size_binary().value(i);
-            if t.typid == pg_sys::BPCHAROID { text(v) } else { varlena(v) }
+            if t.typid == pg_sys::BPCHAROID { text_for(v, t) } else { varlena(v) }
         }
         Decimal128(_, s) => t.input(&decimal_text(array.as_primitive::<Decimal128Type>().value(i), *s)),
         Decimal256(_, s) => {
