@@ -20,7 +20,9 @@ A query file is one SQL query after header comments:
                                 repository root), e.g. an SSB query
 Set-up (unless --no-setup): create the database (default pgstrom_diff) and
 the extension, generate the SSB tables at scale --sf (default 0.01) with
-bench/ssb/ssb.py, then run test/diff/schema/*.sql in name order.
+bench/ssb/ssb.py, write the Arrow test files (test/arrow/gen.py into
+/tmp/pgstrom_arrow_test) unless they are there, then run
+test/diff/schema/*.sql in name order.
 Connects with the PG* environment.  Exit status 1 when anything differs.
 """
 
@@ -36,6 +38,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import pgcompare as pc  # noqa: E402
 
 CUSTOM_NODES = ("GpuScan", "GpuJoin", "GpuPreAgg")
+ARROW_DIR = "/tmp/pgstrom_arrow_test"
 
 
 def parse_file(path):
@@ -115,6 +118,10 @@ def setup(a):
     gen = [sys.executable, os.path.join(ROOT, "bench", "ssb", "ssb.py"), "gen", "--sf", str(a.sf)]
     if subprocess.run(gen).returncode != 0:
         raise SystemExit("diff-check: SSB generation failed")
+    # the Arrow files of 30-arrow.sql (test-sql.sh writes them first)
+    if not os.path.exists(os.path.join(ARROW_DIR, "types.arrow")):
+        if subprocess.run([sys.executable, os.path.join(ROOT, "test", "arrow", "gen.py"), ARROW_DIR]).returncode:
+            raise SystemExit("diff-check: test/arrow/gen.py failed (is pyarrow installed?)")
     for f in sorted(glob.glob(os.path.join(a.dir, "schema", "*.sql"))):
         pc.psql(open(f).read(), csv_out=False)
 

@@ -5,6 +5,8 @@
 //! - [`types`]: Arrow types as PostgreSQL types and values as Datums.
 //! - [`options`]: the validator and the file list of a table.
 //! - [`stats`]: statistics hints (record batches skipped by min/max).
+//! - [`reader`]: a running read (batches, rows into slots, device
+//!   columns, EXPLAIN), shared by the FDW scan and GpuScan.
 //! - [`scan`]: the planner and executor callbacks.
 //! - [`import`]: IMPORT FOREIGN SCHEMA.
 //!
@@ -15,12 +17,27 @@
 pub mod file;
 pub mod import;
 pub mod options;
+pub mod reader;
 pub mod scan;
 pub mod stats;
 pub mod types;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+
+/// Is `relid` a foreign table of a wrapper with our handler?
+pub fn is_arrow_table(relid: pg_sys::Oid) -> bool {
+    // SAFETY: catalog lookups of an existing relation.
+    unsafe {
+        if pg_sys::get_rel_relkind(relid) != pg_sys::RELKIND_FOREIGN_TABLE as std::ffi::c_char {
+            return false;
+        }
+        let server = pg_sys::GetForeignServer((*pg_sys::GetForeignTable(relid)).serverid);
+        let handler = (*pg_sys::GetForeignDataWrapper((*server).fdwid)).fdwhandler;
+        let name = pg_sys::get_func_name(handler);
+        !name.is_null() && std::ffi::CStr::from_ptr(name) == c"arrow_fdw_handler"
+    }
+}
 
 /// The FDW handler: `pgstrom.arrow_fdw_handler()`.
 #[pg_guard]
@@ -79,12 +96,7 @@ mod pgstrom {
         // options and files.
         let (_, files) = unsafe {
             let r = pg_sys::relation_open(rel, pg_sys::AccessShareLock as i32);
-            let is_arrow = (*r).rd_rel.as_ref().is_some_and(|c| c.relkind == pg_sys::RELKIND_FOREIGN_TABLE as i8) && {
-                let server = pg_sys::GetForeignServer((*pg_sys::GetForeignTable(rel)).serverid);
-                let handler = (*pg_sys::GetForeignDataWrapper((*server).fdwid)).fdwhandler;
-                let name = pg_sys::get_func_name(handler);
-                !name.is_null() && std::ffi::CStr::from_ptr(name) == c"arrow_fdw_handler"
-            };
+            let is_arrow = is_arrow_table(rel);
             if !is_arrow {
                 crate::errors::raise_plain(
                     PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,

@@ -13,18 +13,15 @@
 //! and `filesN`.  Values never leave the batch's Arrow buffers until they
 //! are converted into the per-tuple memory.
 
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::ffi::{CStr, c_int, c_void};
 
-use arrow_array::RecordBatch;
-use arrow_ipc::reader::FileDecoder;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use super::file::{ArrowError, ArrowFile};
+use super::reader::{self, ArrowReader, fields_of};
 use super::{options, stats, types};
 use crate::errors::raise_plain;
-use crate::gpuscan::explain::prop_text;
 use crate::gpuscan::path::{from_list, to_list};
 
 /// Raise a file error as an ERROR.
@@ -83,13 +80,14 @@ pub unsafe fn open_files(rel: pg_sys::Relation) -> (options::TableOptions, Vec<A
     }
 }
 
-/// What GetForeignRelSize leaves for the later planner callbacks.
+/// What GetForeignRelSize leaves for the later planner callbacks (and
+/// GpuScan's path).
 #[repr(C)]
-struct RelInfo {
-    rows: f64,
+pub struct RelInfo {
+    pub rows: f64,
     /// Bytes of the referenced columns in every batch.
-    bytes: f64,
-    parallel_workers: i32,
+    pub bytes: f64,
+    pub parallel_workers: i32,
 }
 
 /// The attnums (1-based) a scan of `baserel` needs: its target and quals;
@@ -121,19 +119,6 @@ unsafe fn referenced(baserel: *mut pg_sys::RelOptInfo, natts: usize) -> Vec<i16>
         }
         out
     }
-}
-
-/// The field indexes of live attributes `attnums` (files map columns by
-/// position, dropped columns skipped), ascending.
-unsafe fn fields_of(tupdesc: pg_sys::TupleDesc, attnums: &[i16]) -> Vec<(usize, usize)> {
-    // SAFETY: valid descriptor.
-    let live = unsafe { types::live_attrs(tupdesc) };
-    let mut out: Vec<(usize, usize)> = attnums
-        .iter()
-        .filter_map(|&a| live.iter().position(|&(i, _)| i == (a - 1) as usize).map(|f| (f, (a - 1) as usize)))
-        .collect();
-    out.sort_unstable();
-    out
 }
 
 #[pg_guard]
@@ -240,7 +225,8 @@ pub unsafe extern "C-unwind" fn get_plan(
         let attnums: Vec<*mut pg_sys::Node> =
             referenced(baserel, natts).into_iter().map(|a| pg_sys::makeInteger(a as i32).cast()).collect();
         let hints = if crate::guc::ARROW_STATS_HINT.get() {
-            stats::hint_clauses((*baserel).relid, (*baserel).baserestrictinfo)
+            let quals = from_list(pg_sys::extract_actual_clauses((*baserel).baserestrictinfo, false));
+            stats::hint_clauses((*baserel).relid, &quals)
         } else {
             Vec::new()
         };
@@ -258,71 +244,10 @@ pub unsafe extern "C-unwind" fn get_plan(
     }
 }
 
-/// Shared state of a parallel scan.
-#[repr(C)]
-struct Shared {
-    next: AtomicU64,
-    loaded: AtomicU64,
-    skipped: AtomicU64,
-}
-
-/// One file of a running scan.
-struct FileScan {
-    file: ArrowFile,
-    decoder: Option<FileDecoder>,
-    /// Per hint: each batch's (min, max) in the column's type.
-    stats: Vec<Option<stats::BatchStats>>,
-}
-
-/// Where the scan is, for error messages.
-#[derive(Default, Clone, Copy)]
-struct Position {
-    file: usize,
-    batch: usize,
-    column: Option<usize>,
-    row: usize,
-}
-
-/// The executor state of a scan (ForeignScanState.fdw_state).
+/// The executor state of the FDW scan (ForeignScanState.fdw_state).
 pub struct ScanState {
-    relid: pg_sys::Oid,
-    files: Vec<FileScan>,
-    /// Referenced (field index, attribute index), ascending by field.
-    columns: Vec<(usize, usize)>,
-    fields: Vec<usize>,
-    targets: Vec<types::Target>,
-    hints: Vec<stats::Hint>,
-    /// (file, batch) in scan order.
-    order: Vec<(usize, usize)>,
-    next: usize,
-    shared: *mut Shared,
-    batch: Option<RecordBatch>,
+    reader: Box<ArrowReader>,
     row: usize,
-    pos: Position,
-    loaded: u64,
-    skipped: u64,
-    errcb: pg_sys::ErrorContextCallback,
-}
-
-unsafe extern "C" {
-    fn errcontext_msg(fmt: *const c_char, ...) -> c_int;
-}
-
-/// The error context of a scan: "arrow_fdw: file ..., record batch ...".
-unsafe extern "C-unwind" fn error_context(arg: *mut c_void) {
-    // SAFETY: arg is the ScanState that pushed this callback.
-    unsafe {
-        let st = &*(arg as *const ScanState);
-        let Some(f) = st.files.get(st.pos.file) else { return };
-        let mut s = format!("arrow_fdw scan of file \"{}\", record batch {}", f.file.path, st.pos.batch);
-        if let Some(c) = st.pos.column {
-            let field = f.file.schema.field(st.columns[c].0);
-            s.push_str(&format!(", column \"{}\", row {}", field.name(), st.pos.row));
-        }
-        let c = CString::new(s.replace('\0', "")).expect("NULs removed");
-        pg_sys::set_errcontext_domain(c"pg_strom".as_ptr());
-        errcontext_msg(c"%s".as_ptr(), c.as_ptr());
-    }
 }
 
 unsafe fn state_of<'a>(node: *mut pg_sys::ForeignScanState) -> Option<&'a mut ScanState> {
@@ -331,7 +256,7 @@ unsafe fn state_of<'a>(node: *mut pg_sys::ForeignScanState) -> Option<&'a mut Sc
 }
 
 unsafe extern "C-unwind" fn free_state(arg: *mut c_void) {
-    // SAFETY: registered once per state; fdw_state cleared by EndForeignScan first when it ran.
+    // SAFETY: registered once per state; EndForeignScan may have run first.
     unsafe {
         let node = arg as *mut pg_sys::ForeignScanState;
         let p = (*node).fdw_state as *mut ScanState;
@@ -348,56 +273,12 @@ pub unsafe extern "C-unwind" fn begin(node: *mut pg_sys::ForeignScanState, eflag
     unsafe {
         let rel = (*node).ss.ss_currentRelation;
         let plan = (*node).ss.ps.plan as *mut pg_sys::ForeignScan;
-        let (_, files) = open_files(rel);
         let attnums: Vec<i16> =
             from_list((*plan).fdw_private).into_iter().map(|n| (*(n as *mut pg_sys::Integer)).ival as i16).collect();
-        let tupdesc = (*rel).rd_att;
-        let columns = fields_of(tupdesc, &attnums);
-        let fields: Vec<usize> = columns.iter().map(|&(f, _)| f).collect();
         let explain_only = eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as c_int != 0;
-        let hints = if crate::guc::ARROW_STATS_HINT.get() {
-            stats::Hint::prepare((*plan).fdw_exprs, &columns, &mut (*node).ss.ps)
-        } else {
-            Vec::new()
-        };
-        let mut scans = Vec::with_capacity(files.len());
-        for file in files {
-            let (decoder, stats) = if explain_only {
-                (None, Vec::new())
-            } else {
-                let d = file.decoder(&fields).unwrap_or_else(|e| raise(e));
-                let s = hints.iter().map(|h| h.parse_stats(&file)).collect();
-                (Some(d), s)
-            };
-            scans.push(FileScan { file, decoder, stats });
-        }
-        let order =
-            scans.iter().enumerate().flat_map(|(f, s)| (0..s.file.batches.len()).map(move |b| (f, b))).collect();
-        let targets = columns
-            .iter()
-            .map(|&(_, a)| {
-                let att = pg_sys::TupleDescAttr(tupdesc, a as i32);
-                types::Target::new((*att).atttypid, (*att).atttypmod)
-            })
-            .collect();
-        let state = Box::new(ScanState {
-            relid: (*rel).rd_id,
-            files: scans,
-            columns,
-            fields,
-            targets,
-            hints,
-            order,
-            next: 0,
-            shared: std::ptr::null_mut(),
-            batch: None,
-            row: 0,
-            pos: Position::default(),
-            loaded: 0,
-            skipped: 0,
-            errcb: pg_sys::ErrorContextCallback::default(),
-        });
-        (*node).fdw_state = Box::into_raw(state).cast();
+        let reader =
+            ArrowReader::open(rel, &attnums, from_list((*plan).fdw_exprs), &mut (*node).ss.ps, &[], explain_only);
+        (*node).fdw_state = Box::into_raw(Box::new(ScanState { reader, row: 0 })).cast();
         let estate = (*node).ss.ps.state;
         let cb =
             pg_sys::MemoryContextAlloc((*estate).es_query_cxt, std::mem::size_of::<pg_sys::MemoryContextCallback>())
@@ -409,34 +290,6 @@ pub unsafe extern "C-unwind" fn begin(node: *mut pg_sys::ForeignScanState, eflag
     }
 }
 
-impl ScanState {
-    /// The next (file, batch) to read that the hints do not rule out.
-    unsafe fn next_batch(&mut self) -> Option<(usize, usize)> {
-        loop {
-            let g = if self.shared.is_null() {
-                self.next += 1;
-                self.next - 1
-            } else {
-                // SAFETY: the DSM outlives the scan.
-                unsafe { (*self.shared).next.fetch_add(1, Ordering::Relaxed) as usize }
-            };
-            let &(f, b) = self.order.get(g)?;
-            let fs = &self.files[f];
-            let keep = self.hints.iter().zip(&fs.stats).all(|(h, s)| h.may_match(s.as_ref().and_then(|s| s[b])));
-            let counter = if keep { &mut self.loaded } else { &mut self.skipped };
-            *counter += 1;
-            if !self.shared.is_null() {
-                // SAFETY: as above.
-                let s = unsafe { &*self.shared };
-                if keep { &s.loaded } else { &s.skipped }.fetch_add(1, Ordering::Relaxed);
-            }
-            if keep {
-                return Some((f, b));
-            }
-        }
-    }
-}
-
 #[pg_guard]
 pub unsafe extern "C-unwind" fn iterate(node: *mut pg_sys::ForeignScanState) -> *mut pg_sys::TupleTableSlot {
     // SAFETY: executor callback; runs in the per-tuple memory context.
@@ -444,40 +297,19 @@ pub unsafe extern "C-unwind" fn iterate(node: *mut pg_sys::ForeignScanState) -> 
         let slot = (*node).ss.ss_ScanTupleSlot;
         pg_sys::ExecClearTuple(slot);
         let Some(st) = state_of(node) else { return slot };
-        st.errcb.callback = Some(error_context);
-        st.errcb.arg = (st as *mut ScanState).cast();
-        st.errcb.previous = pg_sys::error_context_stack;
-        pg_sys::error_context_stack = &mut st.errcb;
+        st.reader.push_context();
         loop {
-            if let Some(batch) = &st.batch
-                && st.row < batch.num_rows()
-            {
-                let natts = (*(*slot).tts_tupleDescriptor).natts as usize;
-                for a in 0..natts {
-                    *(*slot).tts_isnull.add(a) = true;
-                }
-                st.pos.row = st.row;
-                for (k, &(_, a)) in st.columns.iter().enumerate() {
-                    st.pos.column = Some(k);
-                    if let Some(d) = types::datum(batch.column(k), st.row, &st.targets[k]) {
-                        *(*slot).tts_values.add(a) = d;
-                        *(*slot).tts_isnull.add(a) = false;
-                    }
-                }
-                st.pos.column = None;
+            if st.row < st.reader.batch_rows() {
+                st.reader.store_row(st.row, slot);
                 st.row += 1;
-                pg_sys::ExecStoreVirtualTuple(slot);
                 break;
             }
-            st.batch = None;
-            let Some((f, b)) = st.next_batch() else { break };
-            st.pos = Position { file: f, batch: b, column: None, row: 0 };
-            let fs = &st.files[f];
-            let decoder = fs.decoder.as_ref().expect("not EXPLAIN only");
-            st.batch = Some(fs.file.read_batch(decoder, b, &st.fields).unwrap_or_else(|e| raise(e)));
             st.row = 0;
+            if !st.reader.read_next() {
+                break;
+            }
         }
-        pg_sys::error_context_stack = st.errcb.previous;
+        st.reader.pop_context();
         slot
     }
 }
@@ -487,8 +319,7 @@ pub unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::ForeignScanState) {
     // SAFETY: executor callback.
     unsafe {
         if let Some(st) = state_of(node) {
-            st.next = 0;
-            st.batch = None;
+            st.reader.rescan();
             st.row = 0;
         }
     }
@@ -500,55 +331,12 @@ pub unsafe extern "C-unwind" fn end(node: *mut pg_sys::ForeignScanState) {
     unsafe { free_state(node.cast()) };
 }
 
-fn size_text(n: u64) -> String {
-    let f = n as f64;
-    match n {
-        n if n >= 1 << 30 => format!("{:.2}GB", f / (1u64 << 30) as f64),
-        n if n >= 1 << 20 => format!("{:.2}MB", f / (1u64 << 20) as f64),
-        n if n >= 1 << 10 => format!("{:.2}KB", f / 1024.0),
-        n => format!("{n} bytes"),
-    }
-}
-
 #[pg_guard]
 pub unsafe extern "C-unwind" fn explain(node: *mut pg_sys::ForeignScanState, es: *mut pg_sys::ExplainState) {
     // SAFETY: executor callback.
     unsafe {
-        let Some(st) = state_of(node) else { return };
-        let names: Vec<String> = st
-            .columns
-            .iter()
-            .map(|&(_, a)| {
-                let n = pg_sys::get_attname(st.relid, (a + 1) as i16, true);
-                if n.is_null() { format!("${}", a + 1) } else { CStr::from_ptr(n).to_string_lossy().into_owned() }
-            })
-            .collect();
-        prop_text(c"referenced", &names.join(", "), es);
-        if !st.hints.is_empty() {
-            let plan = (*node).ss.ps.plan;
-            let ctx = pg_sys::set_deparse_context_plan((*es).deparse_cxt, plan, std::ptr::null_mut());
-            let mut text = from_list((*(plan as *mut pg_sys::ForeignScan)).fdw_exprs)
-                .into_iter()
-                .map(|e| {
-                    CStr::from_ptr(pg_sys::deparse_expression(e, ctx, (*es).verbose, false))
-                        .to_string_lossy()
-                        .into_owned()
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
-            if (*es).analyze {
-                text.push_str(&format!("  [loaded: {}, skipped: {}]", st.loaded, st.skipped));
-            }
-            prop_text(c"Stats-Hint", &text, es);
-        }
-        for (i, f) in st.files.iter().enumerate() {
-            let read: u64 = (0..f.file.batches.len()).map(|b| f.file.bytes_read(b, &st.fields)).sum();
-            let label = CString::new(format!("files{i}")).expect("no NUL");
-            prop_text(
-                &label,
-                &format!("{} (read: {}, size: {})", f.file.path, size_text(read), size_text(f.file.size)),
-                es,
-            );
+        if let Some(st) = state_of(node) {
+            st.reader.explain((*node).ss.ps.plan, es);
         }
     }
 }
@@ -567,7 +355,7 @@ pub unsafe extern "C-unwind" fn estimate_dsm(
     _node: *mut pg_sys::ForeignScanState,
     _pcxt: *mut pg_sys::ParallelContext,
 ) -> pg_sys::Size {
-    std::mem::size_of::<Shared>()
+    reader::SHARED_SIZE
 }
 
 #[pg_guard]
@@ -578,10 +366,9 @@ pub unsafe extern "C-unwind" fn initialize_dsm(
 ) {
     // SAFETY: coordinate is our DSM area of estimate_dsm's size.
     unsafe {
-        let s = coordinate as *mut Shared;
-        s.write(Shared { next: AtomicU64::new(0), loaded: AtomicU64::new(0), skipped: AtomicU64::new(0) });
+        let s = reader::init_shared(coordinate);
         if let Some(st) = state_of(node) {
-            st.shared = s;
+            st.reader.attach(s);
         }
     }
 }
@@ -594,15 +381,10 @@ pub unsafe extern "C-unwind" fn reinitialize_dsm(
 ) {
     // SAFETY: as initialize_dsm.
     unsafe {
-        let s = &*(coordinate as *const Shared);
-        s.next.store(0, Ordering::Relaxed);
-        s.loaded.store(0, Ordering::Relaxed);
-        s.skipped.store(0, Ordering::Relaxed);
+        reader::reset_shared(coordinate);
         if let Some(st) = state_of(node) {
-            st.batch = None;
+            st.reader.reset();
             st.row = 0;
-            st.loaded = 0;
-            st.skipped = 0;
         }
     }
 }
@@ -616,7 +398,7 @@ pub unsafe extern "C-unwind" fn initialize_worker(
     // SAFETY: as initialize_dsm.
     unsafe {
         if let Some(st) = state_of(node) {
-            st.shared = coordinate.cast();
+            st.reader.attach(coordinate.cast());
         }
     }
 }
@@ -625,12 +407,8 @@ pub unsafe extern "C-unwind" fn initialize_worker(
 pub unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::ForeignScanState) {
     // SAFETY: called before the DSM goes away: keep the totals for EXPLAIN.
     unsafe {
-        if let Some(st) = state_of(node)
-            && !st.shared.is_null()
-        {
-            st.loaded = (*st.shared).loaded.load(Ordering::Relaxed);
-            st.skipped = (*st.shared).skipped.load(Ordering::Relaxed);
-            st.shared = std::ptr::null_mut();
+        if let Some(st) = state_of(node) {
+            st.reader.detach();
         }
     }
 }

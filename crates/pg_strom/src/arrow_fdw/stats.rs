@@ -16,17 +16,16 @@ use pgrx::pg_sys::{self, Datum, Oid};
 use super::file::ArrowFile;
 use crate::gpuscan::path::from_list;
 
-/// The hint clauses among `restrictinfo` (a list of RestrictInfo) of the
-/// relation `relid`: OpExprs with the column on the left.
+/// The hint clauses among the quals `clauses` of the relation `relid`:
+/// OpExprs with the column on the left.
 ///
 /// # Safety
-/// Planner state.
-pub unsafe fn hint_clauses(relid: u32, restrictinfo: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
+/// Planner or executor state; `clauses` are expressions.
+pub unsafe fn hint_clauses(relid: u32, clauses: &[*mut pg_sys::Node]) -> Vec<*mut pg_sys::Node> {
     // SAFETY: caller's promise.
     unsafe {
         let mut out = Vec::new();
-        for ri in from_list(restrictinfo) {
-            let clause = (*(ri as *mut pg_sys::RestrictInfo)).clause;
+        for &clause in clauses {
             if (*clause).type_ != pg_sys::NodeTag::T_OpExpr {
                 continue;
             }

@@ -14,6 +14,12 @@
 //! scans share a parallel table scan descriptor in the DSM: blocks are
 //! handed out by the table AM, never twice.
 //!
+//! An Arrow_Fdw table is read instead through the FDW's reader: record
+//! batches (skipped by statistics hints) cut into slices of at most
+//! `pg_strom.chunk_rows` rows, whose referenced columns go to the engine
+//! in the device layout (native integer and float buffers copied as they
+//! are); parallel scans take batches from a counter in the DSM.
+//!
 //! Rust state lives in a Box owned by the node; a reset callback on the
 //! query's memory context frees it when the query ends by an ERROR.
 
@@ -26,6 +32,8 @@ use pgrx::prelude::*;
 use pgstrom_runtime::engine::ParamValue;
 use pgstrom_runtime::{DeviceError, Engine};
 
+use crate::arrow_fdw::reader::{self, ArrowReader};
+use crate::arrow_fdw::stats;
 use crate::gpuscan::NAME;
 use crate::gpuscan::path::from_list;
 use crate::gpuscan::plan::GpuScanInfo;
@@ -61,6 +69,25 @@ struct SharedState {
 
 const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
 
+/// Where a GpuScan's rows come from.
+enum Source {
+    /// A heap table, read through the table AM in chunks.
+    Heap(HeapChunks),
+    /// An Arrow_Fdw table: record batches, cut into slices of at most
+    /// `pg_strom.chunk_rows` rows; the current slice is [start, start + len).
+    Arrow { reader: Box<ArrowReader>, start: usize, len: usize },
+}
+
+impl Source {
+    /// Rows of the current chunk.
+    fn len(&self) -> usize {
+        match self {
+            Source::Heap(h) => h.tuples.len(),
+            Source::Arrow { len, .. } => *len,
+        }
+    }
+}
+
 /// The Rust side of a GpuScan node.
 pub struct GpuScanExec {
     pub(crate) info: GpuScanInfo,
@@ -72,7 +99,7 @@ pub struct GpuScanExec {
     params: Option<Vec<ParamValue>>,
     pub(crate) engine: Option<&'static dyn Engine>,
     /// The table, read chunk by chunk.
-    heap: HeapChunks,
+    source: Source,
     /// Per row of the chunk: 1 when the device filter passed it.
     pass: Vec<u8>,
     /// This chunk goes through the CPU path.
@@ -142,7 +169,7 @@ unsafe extern "C-unwind" fn free_state(arg: *mut std::ffi::c_void) {
 }
 
 #[pg_guard]
-unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, _eflags: i32) {
+unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) {
     // SAFETY: executor callback; the plan is a GpuScan CustomScan.
     unsafe {
         let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
@@ -163,8 +190,18 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         let host_quals = (*node).ss.ps.qual;
         (*node).ss.ps.qual = std::ptr::null_mut();
         let param_exprs = exprs[nquals..].iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
-        let heap =
-            HeapChunks::new((*node).ss.ss_currentRelation, &info.columns, (*estate).es_query_cxt, c"GpuScan chunk");
+        let rel = (*node).ss.ss_currentRelation;
+        let source = if (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE {
+            let scanrelid = (*cscan).scan.scanrelid;
+            let natts = (*(*rel).rd_att).natts as usize;
+            let attnums = reader::plan_attnums(&raw mut (*cscan).scan.plan, scanrelid, natts, &[]);
+            let hints = stats::hint_clauses(scanrelid, &exprs[..nquals]);
+            let explain_only = eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 != 0;
+            let reader = ArrowReader::open(rel, &attnums, hints, ps, &info.columns, explain_only);
+            Source::Arrow { reader, start: 0, len: 0 }
+        } else {
+            Source::Heap(HeapChunks::new(rel, &info.columns, (*estate).es_query_cxt, c"GpuScan chunk"))
+        };
         let state = Box::new(GpuScanExec {
             info,
             all_quals,
@@ -172,7 +209,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             param_exprs,
             params: None,
             engine: None,
-            heap,
+            source,
             pass: Vec::new(),
             cpu_path: false,
             cursor: 0,
@@ -197,9 +234,20 @@ pub(crate) fn engine_of(st: &mut GpuScanExec) -> &'static dyn Engine {
 }
 
 impl GpuScanExec {
+    /// The Arrow_Fdw reader, when the scan reads an Arrow table.
+    pub(crate) fn arrow_reader(&self) -> Option<&ArrowReader> {
+        match &self.source {
+            Source::Arrow { reader, .. } => Some(reader),
+            Source::Heap(_) => None,
+        }
+    }
+
     /// Drop the chunk's rows (the slot must not point into them).
     fn reset_chunk(&mut self) {
-        self.heap.clear();
+        // an Arrow slice stays: the next chunk starts where it ended
+        if let Source::Heap(h) = &mut self.source {
+            h.clear();
+        }
         self.pass.clear();
         self.cursor = 0;
         self.cpu_path = false;
@@ -211,8 +259,29 @@ impl GpuScanExec {
         unsafe {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
             self.reset_chunk();
-            let snapshot = (*(*node).ss.ps.state).es_snapshot;
-            let nrows = self.heap.read(snapshot, guc::CHUNK_ROWS.get().max(1) as usize);
+            let limit = guc::CHUNK_ROWS.get().max(1) as usize;
+            let nrows = match &mut self.source {
+                Source::Heap(h) => h.read((*(*node).ss.ps.state).es_snapshot, limit),
+                Source::Arrow { reader, start, len } => {
+                    // the next slice of this batch, or of the next batch
+                    *start += *len;
+                    *len = 0;
+                    reader.push_context();
+                    while *start >= reader.batch_rows() {
+                        *start = 0;
+                        if !reader.read_next() {
+                            break;
+                        }
+                    }
+                    let n = reader.batch_rows().saturating_sub(*start).min(limit);
+                    if n > 0 {
+                        reader.fill_device(*start, n);
+                    }
+                    reader.pop_context();
+                    *len = n;
+                    n as u32
+                }
+            };
             if nrows == 0 {
                 return false;
             }
@@ -224,13 +293,16 @@ impl GpuScanExec {
                 ));
             }
             let eng = engine_of(self);
-            let cols = self.heap.chunk.column_data();
+            let (cols, bytes) = match &self.source {
+                Source::Heap(h) => (h.chunk.column_data(), h.chunk.bytes()),
+                Source::Arrow { reader, .. } => (reader.column_data(), reader.device_bytes()),
+            };
             let started = Instant::now();
             let result = eng.eval_program(&self.info.program, &cols, self.params.as_deref().unwrap_or(&[]), nrows);
             let mut c = Counters {
                 chunks: 1,
                 rows_in: nrows as u64,
-                bytes: self.heap.chunk.bytes() as u64,
+                bytes: bytes as u64,
                 engine_ns: started.elapsed().as_nanos() as u64,
                 ..Counters::default()
             };
@@ -286,17 +358,30 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
         let slot = (*ss).ss_ScanTupleSlot;
         let econtext = (*ss).ps.ps_ExprContext;
         loop {
-            while st.cursor < st.heap.tuples.len() {
+            while st.cursor < st.source.len() {
                 let i = st.cursor;
                 st.cursor += 1;
                 if !st.cpu_path && st.pass[i] == 0 {
                     continue;
                 }
-                pg_sys::ExecStoreHeapTuple(st.heap.tuples.get(i), slot, false);
+                // the previous row's values and qual results go
+                pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+                match &mut st.source {
+                    Source::Heap(h) => {
+                        pg_sys::ExecStoreHeapTuple(h.tuples.get(i), slot, false);
+                    }
+                    Source::Arrow { reader, start, .. } => {
+                        // an Arrow row's values live in the per-tuple memory
+                        let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+                        reader.push_context();
+                        reader.store_row(*start + i, slot);
+                        reader.pop_context();
+                        pg_sys::MemoryContextSwitchTo(old);
+                    }
+                }
                 let quals = if st.cpu_path { st.all_quals } else { st.host_quals };
                 if !quals.is_null() {
                     (*econtext).ecxt_scantuple = slot;
-                    pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
                     if !pg_sys::ExecQual(quals, econtext) {
                         if let Some(instr) = (*ss).ps.instrument.as_mut() {
                             instr.nfiltered1 += 1.0;
@@ -338,7 +423,9 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
     unsafe {
         if let Some(st) = state_of(node) {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
-            st.heap.end();
+            if let Source::Heap(h) = &mut st.source {
+                h.end();
+            }
         }
         free_state(node.cast());
     }
@@ -351,7 +438,13 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         let Some(st) = state_of(node) else { return };
         pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
         st.reset_chunk();
-        st.heap.rescan();
+        match &mut st.source {
+            Source::Heap(h) => h.rescan(),
+            Source::Arrow { reader, start, len } => {
+                reader.rescan();
+                (*start, *len) = (0, 0);
+            }
+        }
         st.params = None; // parameters may have changed
     }
 }
@@ -362,7 +455,12 @@ unsafe extern "C-unwind" fn estimate_dsm(
     _pcxt: *mut pg_sys::ParallelContext,
 ) -> usize {
     // SAFETY: executor callback.
-    unsafe { heapchunk::pscan_estimate(node, PSCAN_OFFSET) }
+    unsafe {
+        match state_of(node).map(|st| &st.source) {
+            Some(Source::Arrow { .. }) => PSCAN_OFFSET + reader::SHARED_SIZE,
+            _ => heapchunk::pscan_estimate(node, PSCAN_OFFSET),
+        }
+    }
 }
 
 /// Point the node at the coordination area and begin the parallel scan.
@@ -371,7 +469,10 @@ unsafe fn attach_shared(node: *mut pg_sys::CustomScanState, coordinate: *mut std
     unsafe {
         let Some(st) = state_of(node) else { return };
         st.shared = coordinate.cast();
-        st.heap.begin_parallel(heapchunk::pscan_at(coordinate, PSCAN_OFFSET));
+        match &mut st.source {
+            Source::Heap(h) => h.begin_parallel(heapchunk::pscan_at(coordinate, PSCAN_OFFSET)),
+            Source::Arrow { reader, .. } => reader.attach(coordinate.cast::<u8>().add(PSCAN_OFFSET).cast()),
+        }
     }
 }
 
@@ -383,7 +484,12 @@ unsafe extern "C-unwind" fn initialize_dsm(
 ) {
     // SAFETY: coordinate has estimate_dsm's size.
     unsafe {
-        heapchunk::pscan_initialize(node, coordinate, PSCAN_OFFSET);
+        match state_of(node).map(|st| &st.source) {
+            Some(Source::Arrow { .. }) => {
+                reader::init_shared(coordinate.cast::<u8>().add(PSCAN_OFFSET).cast());
+            }
+            _ => heapchunk::pscan_initialize(node, coordinate, PSCAN_OFFSET),
+        }
         attach_shared(node, coordinate);
     }
 }
@@ -395,7 +501,16 @@ unsafe extern "C-unwind" fn reinitialize_dsm(
     coordinate: *mut std::ffi::c_void,
 ) {
     // SAFETY: the area initialize_dsm laid out.
-    unsafe { heapchunk::pscan_reinitialize(node, coordinate, PSCAN_OFFSET) }
+    unsafe {
+        match state_of(node).map(|st| &mut st.source) {
+            Some(Source::Arrow { reader, start, len }) => {
+                reader::reset_shared(coordinate.cast::<u8>().add(PSCAN_OFFSET).cast());
+                reader.reset();
+                (*start, *len) = (0, 0);
+            }
+            _ => heapchunk::pscan_reinitialize(node, coordinate, PSCAN_OFFSET),
+        }
+    }
 }
 
 #[pg_guard]
@@ -414,6 +529,9 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
     // SAFETY: executor callback; shared is the still-mapped DSM area.
     unsafe {
         let Some(st) = state_of(node) else { return };
+        if let Source::Arrow { reader, .. } = &mut st.source {
+            reader.detach();
+        }
         if pg_sys::ParallelWorkerNumber >= 0 {
             st.shared = std::ptr::null_mut();
             return;

@@ -75,7 +75,11 @@ pub unsafe extern "C-unwind" fn explain(
         prop_text(c"GPU Preference", &eng.describe(), es);
         let relid = (*(*node).ss.ss_currentRelation).rd_id;
         let names: Vec<String> = st.info.columns.iter().map(|(a, _)| column_name(relid, *a)).collect();
-        prop_text(c"referenced", &names.join(", "), es);
+        match st.arrow_reader() {
+            // Arrow_Fdw's lines: referenced, Stats-Hint, filesN
+            Some(r) => r.explain(plan, es),
+            None => prop_text(c"referenced", &names.join(", "), es),
+        }
         if (*es).verbose {
             let listing =
                 st.info.program.disassemble(&|i| names.get(i as usize).cloned().unwrap_or_else(|| format!("${i}")));

@@ -110,10 +110,23 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
         if !matches!(
             (*rel).reloptkind,
             pg_sys::RelOptKind::RELOPT_BASEREL | pg_sys::RelOptKind::RELOPT_OTHER_MEMBER_REL
-        ) || !is_heap_relation(rte)
-        {
+        ) {
             return;
         }
+        // A heap table's pages, or the bytes an Arrow_Fdw table's scan
+        // reads (what GetForeignRelSize found), in pages.
+        let arrow = (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
+            && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
+            && crate::arrow_fdw::is_arrow_table((*rte).relid)
+            && !(*rel).fdw_private.is_null();
+        let (pages, arrow_workers) = if arrow {
+            let info = &*((*rel).fdw_private as *const crate::arrow_fdw::scan::RelInfo);
+            ((info.bytes / pg_sys::BLCKSZ as f64).ceil(), info.parallel_workers)
+        } else if is_heap_relation(rte) {
+            ((*rel).pages as f64, -1)
+        } else {
+            return;
+        };
         let quals = from_list(pg_sys::extract_actual_clauses((*rel).baserestrictinfo, false));
         let split = split_quals(&quals, (*rel).relid as i32);
         if split.device.is_empty() {
@@ -123,18 +136,17 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
         if codegen::compile(pg_sys::make_ands_explicit(to_list(&split.device)).cast(), (*rel).relid as i32).is_err() {
             return;
         }
-        let path = make_path(root, rel, &split, 0);
+        let path = make_path(root, rel, &split, pages, 0);
         pg_sys::add_path(rel, path.cast());
 
         if (*rel).consider_parallel && (*rel).lateral_relids.is_null() {
-            let workers = pg_sys::compute_parallel_worker(
-                rel,
-                (*rel).pages as f64,
-                -1.0,
-                pg_sys::max_parallel_workers_per_gather,
-            );
+            let workers = if arrow_workers >= 0 {
+                arrow_workers.min(pg_sys::max_parallel_workers_per_gather)
+            } else {
+                pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather)
+            };
             if workers > 0 {
-                let ppath = make_path(root, rel, &split, workers);
+                let ppath = make_path(root, rel, &split, pages, workers);
                 pg_sys::add_partial_path(rel, ppath.cast());
             }
         }
@@ -160,6 +172,7 @@ unsafe fn make_path(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     split: &QualSplit,
+    pages: f64,
     workers: i32,
 ) -> *mut pg_sys::CustomPath {
     // SAFETY: palloc0'd node filled field by field; planner globals read
@@ -181,7 +194,7 @@ unsafe fn make_path(
         let mut spc_random = 0.0;
         let mut spc_seq = 0.0;
         pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq);
-        let disk = spc_seq * (*rel).pages as f64;
+        let disk = spc_seq * pages;
         let ntuples = (*rel).tuples.max(0.0);
         let dev_list = to_list(&split.device);
         let host_list = to_list(&split.host);

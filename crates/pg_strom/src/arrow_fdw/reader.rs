@@ -1,0 +1,576 @@
+//! The executor side of reading an Arrow_Fdw table, shared by the FDW's
+//! own scan (scan.rs) and GpuScan over an Arrow table.
+//!
+//! Owns: the files of a running scan with their decoders, the referenced
+//! columns and how to convert them, the statistics hints and their parsed
+//! per-batch min/max, the order of record batches (handed out by a shared
+//! counter in parallel scans), the current batch, rows into a slot, the
+//! device columns of a slice of the batch, the error context (file,
+//! batch, column, row) and the EXPLAIN lines.
+
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Float64Type, Int16Type, Int32Type, Int64Type};
+use arrow_array::{Array, RecordBatch};
+use arrow_ipc::reader::FileDecoder;
+use arrow_schema::DataType;
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use pgstrom_runtime::catalog;
+use pgstrom_runtime::engine::ColumnData;
+
+use super::file::ArrowFile;
+use super::scan::{open_files, raise};
+use super::{stats, types};
+use crate::errors::raise_plain;
+use crate::gpuscan::explain::prop_text;
+
+/// Shared state of a parallel scan (in the DSM).
+#[repr(C)]
+pub struct Shared {
+    next: AtomicU64,
+    loaded: AtomicU64,
+    skipped: AtomicU64,
+}
+
+/// One file of a running scan.
+struct FileScan {
+    file: ArrowFile,
+    decoder: Option<FileDecoder>,
+    /// Per hint: each batch's (min, max) in the column's type.
+    stats: Vec<Option<stats::BatchStats>>,
+}
+
+/// Where the scan is, for error messages.
+#[derive(Default, Clone, Copy)]
+struct Position {
+    file: usize,
+    batch: usize,
+    column: Option<usize>,
+    row: usize,
+}
+
+/// One device column of a slice: the device layout of chunk.rs.
+struct DevColumn {
+    attnum: i16,
+    type_id: u16,
+    width: usize,
+    values: Vec<u8>,
+    validity: Vec<u8>,
+    offsets: Vec<u32>,
+    has_nulls: bool,
+}
+
+/// A running read of an Arrow table.
+pub struct ArrowReader {
+    relid: pg_sys::Oid,
+    files: Vec<FileScan>,
+    /// Referenced (field index, attribute index), ascending by field.
+    columns: Vec<(usize, usize)>,
+    fields: Vec<usize>,
+    targets: Vec<types::Target>,
+    hints: Vec<stats::Hint>,
+    /// The hint clauses, for EXPLAIN.
+    hint_exprs: Vec<*mut pg_sys::Node>,
+    /// (file, batch) in scan order.
+    order: Vec<(usize, usize)>,
+    next: usize,
+    shared: *mut Shared,
+    /// The current batch.
+    pub batch: Option<RecordBatch>,
+    pos: Position,
+    pub loaded: u64,
+    pub skipped: u64,
+    errcb: pg_sys::ErrorContextCallback,
+    /// GpuScan: the device columns of the current slice.
+    dev: Vec<DevColumn>,
+    /// Memory for values converted into device columns (reset per slice).
+    dev_cxt: pg_sys::MemoryContext,
+}
+
+unsafe extern "C" {
+    fn errcontext_msg(fmt: *const c_char, ...) -> c_int;
+}
+
+/// The error context of a scan: "arrow_fdw scan of file ..., record batch ...".
+unsafe extern "C-unwind" fn error_context(arg: *mut c_void) {
+    // SAFETY: arg is the ArrowReader that pushed this callback.
+    unsafe {
+        let st = &*(arg as *const ArrowReader);
+        let Some(f) = st.files.get(st.pos.file) else { return };
+        let mut s = format!("arrow_fdw scan of file \"{}\", record batch {}", f.file.path, st.pos.batch);
+        if let Some(c) = st.pos.column {
+            let field = f.file.schema.field(st.columns[c].0);
+            s.push_str(&format!(", column \"{}\", row {}", field.name(), st.pos.row));
+        }
+        let c = CString::new(s.replace('\0', "")).expect("NULs removed");
+        pg_sys::set_errcontext_domain(c"pg_strom".as_ptr());
+        errcontext_msg(c"%s".as_ptr(), c.as_ptr());
+    }
+}
+
+/// The field indexes of live attributes `attnums` (files map columns by
+/// position, dropped columns skipped), ascending.
+///
+/// # Safety
+/// `tupdesc` is valid.
+pub unsafe fn fields_of(tupdesc: pg_sys::TupleDesc, attnums: &[i16]) -> Vec<(usize, usize)> {
+    // SAFETY: valid descriptor.
+    let live = unsafe { types::live_attrs(tupdesc) };
+    let mut out: Vec<(usize, usize)> = attnums
+        .iter()
+        .filter_map(|&a| live.iter().position(|&(i, _)| i == (a - 1) as usize).map(|f| (f, (a - 1) as usize)))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn size_text(n: u64) -> String {
+    let f = n as f64;
+    match n {
+        n if n >= 1 << 30 => format!("{:.2}GB", f / (1u64 << 30) as f64),
+        n if n >= 1 << 20 => format!("{:.2}MB", f / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.2}KB", f / 1024.0),
+        n => format!("{n} bytes"),
+    }
+}
+
+impl ArrowReader {
+    /// Open the table's files for a scan of `attnums` (1-based) with the
+    /// hint clauses `hint_exprs` (values evaluated now, in `ps`), and
+    /// `device` columns ((attnum, device type) for GpuScan).
+    ///
+    /// # Safety
+    /// Executor start; `rel` an arrow_fdw table; current memory context
+    /// the query's.
+    pub unsafe fn open(
+        rel: pg_sys::Relation,
+        attnums: &[i16],
+        hint_exprs: Vec<*mut pg_sys::Node>,
+        ps: *mut pg_sys::PlanState,
+        device: &[(i16, u16)],
+        explain_only: bool,
+    ) -> Box<ArrowReader> {
+        // SAFETY: caller's promise.
+        unsafe {
+            let (_, files) = open_files(rel);
+            let tupdesc = (*rel).rd_att;
+            let mut all: Vec<i16> = attnums.to_vec();
+            all.extend(device.iter().map(|&(a, _)| a));
+            let columns = fields_of(tupdesc, &all);
+            let fields: Vec<usize> = columns.iter().map(|&(f, _)| f).collect();
+            let hints = if crate::guc::ARROW_STATS_HINT.get() && !explain_only {
+                stats::Hint::prepare(crate::gpuscan::path::to_list(&hint_exprs), &columns, ps)
+            } else {
+                Vec::new()
+            };
+            let mut scans = Vec::with_capacity(files.len());
+            for file in files {
+                let (decoder, stats) = if explain_only {
+                    (None, Vec::new())
+                } else {
+                    let d = file.decoder(&fields).unwrap_or_else(|e| raise(e));
+                    let s = hints.iter().map(|h| h.parse_stats(&file)).collect();
+                    (Some(d), s)
+                };
+                scans.push(FileScan { file, decoder, stats });
+            }
+            let order =
+                scans.iter().enumerate().flat_map(|(f, s)| (0..s.file.batches.len()).map(move |b| (f, b))).collect();
+            let targets = columns
+                .iter()
+                .map(|&(_, a)| {
+                    let att = pg_sys::TupleDescAttr(tupdesc, a as i32);
+                    types::Target::new((*att).atttypid, (*att).atttypmod)
+                })
+                .collect();
+            let dev = device
+                .iter()
+                .map(|&(attnum, type_id)| {
+                    let width = catalog::type_info(type_id).map_or(0, |t| t.width);
+                    DevColumn {
+                        attnum,
+                        type_id,
+                        width,
+                        values: Vec::new(),
+                        validity: Vec::new(),
+                        offsets: Vec::new(),
+                        has_nulls: false,
+                    }
+                })
+                .collect();
+            let dev_cxt = pg_sys::AllocSetContextCreateExtended(
+                pg_sys::CurrentMemoryContext,
+                c"arrow_fdw device columns".as_ptr(),
+                pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+                pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+                pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+            );
+            Box::new(ArrowReader {
+                relid: (*rel).rd_id,
+                files: scans,
+                columns,
+                fields,
+                targets,
+                hints,
+                hint_exprs: if crate::guc::ARROW_STATS_HINT.get() { hint_exprs } else { Vec::new() },
+                order,
+                next: 0,
+                shared: std::ptr::null_mut(),
+                batch: None,
+                pos: Position::default(),
+                loaded: 0,
+                skipped: 0,
+                errcb: pg_sys::ErrorContextCallback::default(),
+                dev,
+                dev_cxt,
+            })
+        }
+    }
+
+    /// Push the error context (file, batch, column, row) for PostgreSQL
+    /// errors raised while converting; pair with [`Self::pop_context`].
+    pub fn push_context(&mut self) {
+        self.errcb.callback = Some(error_context);
+        self.errcb.arg = (self as *mut ArrowReader).cast();
+        // SAFETY: the reader outlives the callback's place on the stack
+        // (popped before returning; an ERROR resets the stack).
+        unsafe {
+            self.errcb.previous = pg_sys::error_context_stack;
+            pg_sys::error_context_stack = &mut self.errcb;
+        }
+    }
+
+    pub fn pop_context(&mut self) {
+        // SAFETY: pushed by push_context.
+        unsafe { pg_sys::error_context_stack = self.errcb.previous };
+    }
+
+    /// The next (file, batch) to read that the hints do not rule out.
+    fn next_batch(&mut self) -> Option<(usize, usize)> {
+        loop {
+            let g = if self.shared.is_null() {
+                self.next += 1;
+                self.next - 1
+            } else {
+                // SAFETY: the DSM outlives the scan.
+                unsafe { (*self.shared).next.fetch_add(1, Ordering::Relaxed) as usize }
+            };
+            let &(f, b) = self.order.get(g)?;
+            let fs = &self.files[f];
+            let keep = self.hints.iter().zip(&fs.stats).all(|(h, s)| h.may_match(s.as_ref().and_then(|s| s[b])));
+            let counter = if keep { &mut self.loaded } else { &mut self.skipped };
+            *counter += 1;
+            // SAFETY: as above.
+            if let Some(s) = unsafe { self.shared.as_ref() } {
+                if keep { &s.loaded } else { &s.skipped }.fetch_add(1, Ordering::Relaxed);
+            }
+            if keep {
+                return Some((f, b));
+            }
+        }
+    }
+
+    /// Read the next record batch the hints keep into [`Self::batch`];
+    /// false at the end of the scan.
+    pub fn read_next(&mut self) -> bool {
+        self.batch = None;
+        let Some((f, b)) = self.next_batch() else { return false };
+        self.pos = Position { file: f, batch: b, column: None, row: 0 };
+        let fs = &self.files[f];
+        let decoder = fs.decoder.as_ref().expect("not EXPLAIN only");
+        self.batch = Some(fs.file.read_batch(decoder, b, &self.fields).unwrap_or_else(|e| raise(e)));
+        true
+    }
+
+    /// Rows of the current batch.
+    pub fn batch_rows(&self) -> usize {
+        self.batch.as_ref().map_or(0, |b| b.num_rows())
+    }
+
+    /// Store row `row` of the current batch into `slot` (a virtual tuple;
+    /// values in the current memory context).
+    ///
+    /// # Safety
+    /// `slot` has the relation's descriptor; the error context is pushed.
+    pub unsafe fn store_row(&mut self, row: usize, slot: *mut pg_sys::TupleTableSlot) {
+        // SAFETY: caller's promise.
+        unsafe {
+            pg_sys::ExecClearTuple(slot);
+            let natts = (*(*slot).tts_tupleDescriptor).natts as usize;
+            for a in 0..natts {
+                *(*slot).tts_isnull.add(a) = true;
+            }
+            let batch = self.batch.as_ref().expect("a batch is loaded");
+            self.pos.row = row;
+            for (k, &(_, a)) in self.columns.iter().enumerate() {
+                self.pos.column = Some(k);
+                if let Some(d) = types::datum(batch.column(k), row, &self.targets[k]) {
+                    *(*slot).tts_values.add(a) = d;
+                    *(*slot).tts_isnull.add(a) = false;
+                }
+            }
+            self.pos.column = None;
+            pg_sys::ExecStoreVirtualTuple(slot);
+        }
+    }
+
+    /// Fill the device columns with rows [start, start + n) of the
+    /// current batch.  Native layouts (2/4/8-byte integers and floats of
+    /// the column's type, UTF-8 text in a UTF-8 database) are copied; the
+    /// rest goes value by value through the Datum conversion.
+    ///
+    /// # Safety
+    /// The error context is pushed.
+    pub unsafe fn fill_device(&mut self, start: usize, n: usize) {
+        // SAFETY: conversions allocate in dev_cxt, reset here.
+        unsafe {
+            pg_sys::MemoryContextReset(self.dev_cxt);
+            let old = pg_sys::MemoryContextSwitchTo(self.dev_cxt);
+            let utf8_db = pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32;
+            let batch = self.batch.as_ref().expect("a batch is loaded");
+            for d in 0..self.dev.len() {
+                let attidx = (self.dev[d].attnum - 1) as usize;
+                let k = self.columns.iter().position(|&(_, a)| a == attidx).expect("device columns are read");
+                let array = batch.column(k).slice(start, n);
+                let c = &mut self.dev[d];
+                c.values.clear();
+                c.offsets.clear();
+                c.validity.clear();
+                c.validity.resize(n.div_ceil(8), 0);
+                c.has_nulls = array.null_count() > 0;
+                for i in 0..n {
+                    if array.is_valid(i) {
+                        c.validity[i / 8] |= 1 << (i % 8);
+                    }
+                }
+                let typid = self.targets[k].typid;
+                let native: Option<&[u8]> = match (array.data_type(), typid) {
+                    (DataType::Int16, pg_sys::INT2OID) => Some(bytes_of(array.as_primitive::<Int16Type>().values())),
+                    (DataType::Int32, pg_sys::INT4OID) => Some(bytes_of(array.as_primitive::<Int32Type>().values())),
+                    (DataType::Int64, pg_sys::INT8OID) => Some(bytes_of(array.as_primitive::<Int64Type>().values())),
+                    (DataType::Float32, pg_sys::FLOAT4OID) => {
+                        Some(bytes_of(array.as_primitive::<Float32Type>().values()))
+                    }
+                    (DataType::Float64, pg_sys::FLOAT8OID) => {
+                        Some(bytes_of(array.as_primitive::<Float64Type>().values()))
+                    }
+                    _ => None,
+                };
+                if let Some(v) = native {
+                    c.values.extend_from_slice(v);
+                    continue;
+                }
+                if c.width == 0 {
+                    c.offsets.push(0);
+                    if utf8_db && typid == pg_sys::TEXTOID && *array.data_type() == DataType::Utf8 {
+                        let s = array.as_string::<i32>();
+                        let offs = s.value_offsets();
+                        let base = offs[0];
+                        c.values.extend_from_slice(&s.value_data()[base as usize..offs[n] as usize]);
+                        c.offsets.extend(offs[1..].iter().map(|&o| (o - base) as u32));
+                        continue;
+                    }
+                }
+                self.pos.column = Some(k);
+                for i in 0..n {
+                    self.pos.row = start + i;
+                    let datum = types::datum(&array, i, &self.targets[k]);
+                    if c.width == 0 {
+                        if let Some(v) = datum {
+                            let p = v.cast_mut_ptr::<pg_sys::varlena>();
+                            let len = pgrx::varlena::varsize_any_exhdr(p);
+                            let data = pgrx::varlena::vardata_any(p) as *const u8;
+                            c.values.extend_from_slice(std::slice::from_raw_parts(data, len));
+                        }
+                        let end = u32::try_from(c.values.len()).unwrap_or_else(|_| {
+                            raise_plain(
+                                PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                                "a chunk holds at most 4 GB of one variable-length column".into(),
+                                None,
+                                Some("Lower pg_strom.chunk_rows."),
+                            )
+                        });
+                        c.offsets.push(end);
+                    } else {
+                        let raw = datum.map_or(0u64, |v| v.value() as u64);
+                        c.values.extend_from_slice(&raw.to_le_bytes()[..c.width]);
+                    }
+                }
+                self.pos.column = None;
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+        }
+    }
+
+    /// The device columns as an engine takes them.
+    pub fn column_data(&self) -> Vec<ColumnData<'_>> {
+        self.dev
+            .iter()
+            .map(|c| ColumnData {
+                type_id: c.type_id,
+                values: &c.values,
+                validity: c.has_nulls.then_some(c.validity.as_slice()),
+                offsets: (c.width == 0).then_some(c.offsets.as_slice()),
+            })
+            .collect()
+    }
+
+    /// Bytes of the device columns.
+    pub fn device_bytes(&self) -> usize {
+        self.dev
+            .iter()
+            .map(|c| c.values.len() + if c.has_nulls { c.validity.len() } else { 0 } + c.offsets.len() * 4)
+            .sum()
+    }
+
+    /// Start again from the first batch (serial scans; a parallel scan is
+    /// reset by [`reset_shared`]).
+    pub fn rescan(&mut self) {
+        self.next = 0;
+        self.batch = None;
+    }
+
+    /// Take batches from the shared counter at `shared`.
+    pub fn attach(&mut self, shared: *mut Shared) {
+        self.shared = shared;
+    }
+
+    /// Copy the shared counters (before the DSM goes) and detach.
+    pub fn detach(&mut self) {
+        // SAFETY: shared is NULL or the still-mapped DSM area.
+        if let Some(s) = unsafe { self.shared.as_ref() } {
+            self.loaded = s.loaded.load(Ordering::Relaxed);
+            self.skipped = s.skipped.load(Ordering::Relaxed);
+        }
+        self.shared = std::ptr::null_mut();
+    }
+
+    /// Forget the current batch and the counts (the DSM is being reset).
+    pub fn reset(&mut self) {
+        self.batch = None;
+        self.loaded = 0;
+        self.skipped = 0;
+    }
+
+    /// EXPLAIN: `referenced`, `Stats-Hint`, `filesN`.
+    ///
+    /// # Safety
+    /// `plan` is the scan's plan, `es` the ExplainState.
+    pub unsafe fn explain(&self, plan: *mut pg_sys::Plan, es: *mut pg_sys::ExplainState) {
+        // SAFETY: caller's promise.
+        unsafe {
+            let names: Vec<String> = self
+                .columns
+                .iter()
+                .map(|&(_, a)| {
+                    let n = pg_sys::get_attname(self.relid, (a + 1) as i16, true);
+                    if n.is_null() { format!("${}", a + 1) } else { CStr::from_ptr(n).to_string_lossy().into_owned() }
+                })
+                .collect();
+            prop_text(c"referenced", &names.join(", "), es);
+            if !self.hint_exprs.is_empty() {
+                let ctx = pg_sys::set_deparse_context_plan((*es).deparse_cxt, plan, std::ptr::null_mut());
+                let mut text = self
+                    .hint_exprs
+                    .iter()
+                    .map(|&e| {
+                        CStr::from_ptr(pg_sys::deparse_expression(e, ctx, (*es).verbose, false))
+                            .to_string_lossy()
+                            .into_owned()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if (*es).analyze {
+                    text.push_str(&format!("  [loaded: {}, skipped: {}]", self.loaded, self.skipped));
+                }
+                prop_text(c"Stats-Hint", &text, es);
+            }
+            for (i, f) in self.files.iter().enumerate() {
+                let read: u64 = (0..f.file.batches.len()).map(|b| f.file.bytes_read(b, &self.fields)).sum();
+                let label = CString::new(format!("files{i}")).expect("no NUL");
+                let line = format!("{} (read: {}, size: {})", f.file.path, size_text(read), size_text(f.file.size));
+                prop_text(&label, &line, es);
+            }
+        }
+    }
+}
+
+fn bytes_of<T: arrow_buffer::ArrowNativeType>(v: &[T]) -> &[u8] {
+    // SAFETY: plain numeric values, read as their bytes (little-endian host).
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+/// Size of the shared state in a DSM.
+pub const SHARED_SIZE: usize = std::mem::size_of::<Shared>();
+
+/// Initialize the shared state at `at`.
+///
+/// # Safety
+/// `at` points to SHARED_SIZE writable bytes of a DSM.
+pub unsafe fn init_shared(at: *mut c_void) -> *mut Shared {
+    // SAFETY: caller's promise.
+    unsafe {
+        let s = at as *mut Shared;
+        s.write(Shared { next: AtomicU64::new(0), loaded: AtomicU64::new(0), skipped: AtomicU64::new(0) });
+        s
+    }
+}
+
+/// Reset the shared state at `at` for a rescan.
+///
+/// # Safety
+/// `at` was initialized by [`init_shared`].
+pub unsafe fn reset_shared(at: *mut c_void) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let s = &*(at as *const Shared);
+        s.next.store(0, Ordering::Relaxed);
+        s.loaded.store(0, Ordering::Relaxed);
+        s.skipped.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The attnums a plan node reads from its scan relation `scanrelid` (of
+/// `natts` attributes): its target list, its quals and `extra`
+/// expressions; a whole-row reference reads every column.
+///
+/// # Safety
+/// Plan state.
+pub unsafe fn plan_attnums(
+    plan: *mut pg_sys::Plan,
+    scanrelid: u32,
+    natts: usize,
+    extra: &[*mut pg_sys::Node],
+) -> Vec<i16> {
+    // SAFETY: caller's promise.
+    unsafe {
+        let mut bms: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+        pg_sys::pull_varattnos((*plan).targetlist.cast(), scanrelid, &mut bms);
+        pg_sys::pull_varattnos((*plan).qual.cast(), scanrelid, &mut bms);
+        for &e in extra {
+            pg_sys::pull_varattnos(e, scanrelid, &mut bms);
+        }
+        let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
+        let mut out = Vec::new();
+        let mut x = -1;
+        loop {
+            x = pg_sys::bms_next_member(bms, x);
+            if x < 0 {
+                break;
+            }
+            let attnum = x + offset;
+            if attnum >= 0 {
+                out.push(attnum as i16);
+            }
+        }
+        if out.contains(&0) {
+            return (1..=natts as i16).collect();
+        }
+        out
+    }
+}

@@ -1,0 +1,9 @@
+-- Arrow_Fdw tables over the files of test/arrow/gen.py (every mapped type,
+-- NULLs, 3 record batches of 9 rows; 10 sorted batches with statistics)
+DROP FOREIGN TABLE IF EXISTS arrow_types, arrow_types_zstd, arrow_sorted;
+IMPORT FOREIGN SCHEMA arrow_types FROM SERVER arrow_fdw INTO public
+  OPTIONS (file '/tmp/pgstrom_arrow_test/types.arrow');
+IMPORT FOREIGN SCHEMA arrow_types_zstd FROM SERVER arrow_fdw INTO public
+  OPTIONS (file '/tmp/pgstrom_arrow_test/types_zstd.arrow');
+CREATE FOREIGN TABLE arrow_sorted (ymd int, val int8) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/sorted.arrow');
