@@ -16,6 +16,7 @@
 //! - [`random`]: the `pgstrom.random_*` test-data generators.
 //! - [`chunk`]: rows gathered into the device's columnar layout.
 //! - [`heapchunk`]: heap tables read in chunks (GpuScan, GpuJoin).
+//! - [`scansource`]: a node's outer rows: heap chunks or Arrow batches.
 //! - [`gpujoin`]: the GpuJoin custom scan (joins with up to eight inner
 //!   relations on the device).
 //! - [`arrow_fdw`]: Arrow_Fdw, Apache Arrow files as foreign tables.
@@ -37,6 +38,7 @@ pub mod gpuscan;
 pub mod guc;
 pub mod heapchunk;
 pub mod random;
+pub mod scansource;
 pub mod sql_device;
 
 pgrx::pg_module_magic!();

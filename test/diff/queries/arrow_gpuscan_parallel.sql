@@ -3,6 +3,7 @@
 -- expect: GpuScan
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
+-- set: pg_strom.enable_gpupreagg = off
 -- set: parallel_setup_cost = 0
 -- set: parallel_tuple_cost = 0
 -- set: min_parallel_table_scan_size = 0

@@ -7,3 +7,8 @@ IMPORT FOREIGN SCHEMA arrow_types_zstd FROM SERVER arrow_fdw INTO public
   OPTIONS (file '/tmp/pgstrom_arrow_test/types_zstd.arrow');
 CREATE FOREIGN TABLE arrow_sorted (ymd int, val int8) SERVER arrow_fdw
   OPTIONS (file '/tmp/pgstrom_arrow_test/sorted.arrow');
+-- a heap dimension joined to the Arrow tables
+DROP TABLE IF EXISTS arrow_dim;
+CREATE TABLE arrow_dim AS
+  SELECT k, 'name' || (k % 13) AS name, (k % 3 = 0) AS flag FROM generate_series(0, 99) k;
+ANALYZE arrow_dim;

@@ -536,25 +536,17 @@ pub unsafe fn reset_shared(at: *mut c_void) {
 }
 
 /// The attnums a plan node reads from its scan relation `scanrelid` (of
-/// `natts` attributes): its target list, its quals and `extra`
-/// expressions; a whole-row reference reads every column.
+/// `natts` attributes): its target list and quals; a whole-row reference
+/// reads every column.
 ///
 /// # Safety
 /// Plan state.
-pub unsafe fn plan_attnums(
-    plan: *mut pg_sys::Plan,
-    scanrelid: u32,
-    natts: usize,
-    extra: &[*mut pg_sys::Node],
-) -> Vec<i16> {
+pub unsafe fn plan_attnums(plan: *mut pg_sys::Plan, scanrelid: u32, natts: usize) -> Vec<i16> {
     // SAFETY: caller's promise.
     unsafe {
         let mut bms: *mut pg_sys::Bitmapset = std::ptr::null_mut();
         pg_sys::pull_varattnos((*plan).targetlist.cast(), scanrelid, &mut bms);
         pg_sys::pull_varattnos((*plan).qual.cast(), scanrelid, &mut bms);
-        for &e in extra {
-            pg_sys::pull_varattnos(e, scanrelid, &mut bms);
-        }
         let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
         let mut out = Vec::new();
         let mut x = -1;

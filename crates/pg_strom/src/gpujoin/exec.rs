@@ -36,7 +36,8 @@ use crate::gpujoin::NAME;
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo, NO_SOURCE};
 use crate::gpupreagg::state::{self, Encoding};
 use crate::gpuscan::path::{from_list, to_list};
-use crate::heapchunk::{self, HeapChunks};
+use crate::heapchunk;
+use crate::scansource::Source;
 use crate::{engine, errors, guc};
 
 /// Counters shown by EXPLAIN ANALYZE (summed over parallel workers).
@@ -124,7 +125,9 @@ pub struct GpuJoinExec {
     /// join ran on the CPU engine.
     pub(crate) over_limit: bool,
     /// The scanned table, read chunk by chunk.
-    heap: HeapChunks,
+    source: Source,
+    /// The values of an Arrow outer row in `tup_slot`.
+    row_cxt: pg_sys::MemoryContext,
     /// A heap-tuple slot that deforms the chunk's copies.
     tup_slot: *mut pg_sys::TupleTableSlot,
     /// Which chunk row `tup_slot` holds deformed (NULL_ROW: none).
@@ -238,7 +241,6 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             (*node).custom_ps = pg_sys::lappend((*node).custom_ps, child.cast());
         }
         let rel = (*node).ss.ss_currentRelation;
-        let heap = HeapChunks::new(rel, &info.outer_columns, (*estate).es_query_cxt, c"GpuJoin chunk");
         let tup_slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &raw const pg_sys::TTSOpsHeapTuple);
         let agg_spec = info.agg.as_ref().map(|a| AggSpec {
             keys: a.keys.clone(),
@@ -263,6 +265,21 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             .chain(info.outer_columns.iter().map(|(a, _)| *a as i32))
             .max()
             .unwrap_or(0);
+        // an Arrow table's rows carry the columns the output reads
+        let outer_attnums: Vec<i16> = info
+            .scan_map
+            .iter()
+            .chain(info.agg.iter().flat_map(|a| {
+                a.outputs.iter().filter_map(|o| match o {
+                    AggOutput::Key { column: Some(c), .. } => Some(c),
+                    _ => None,
+                })
+            }))
+            .filter(|(s, _)| *s == 0)
+            .map(|(_, a)| *a)
+            .collect();
+        // (no statistics hints: the scan quals here read the scan tuple)
+        let source = Source::open(node, rel, &info.outer_columns, Some(&outer_attnums), &[], eflags, c"GpuJoin chunk");
         let state = Box::new(GpuJoinExec {
             info,
             scan_quals,
@@ -277,7 +294,8 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             inner_bytes: 0,
             inner_rows: Vec::new(),
             over_limit: false,
-            heap,
+            source,
+            row_cxt: new_context((*estate).es_query_cxt, c"GpuJoin outer row"),
             tup_slot,
             read_row: NULL_ROW,
             max_outer_attnum,
@@ -439,7 +457,7 @@ impl GpuJoinExec {
     unsafe fn reset_chunk(&mut self) {
         // SAFETY: the slot may point into the rows about to go.
         unsafe { pg_sys::ExecClearTuple(self.tup_slot) };
-        self.heap.clear();
+        self.source.clear();
         self.combos = Combos::default();
         self.groups = AggGroups::default();
         self.cursor = 0;
@@ -451,7 +469,7 @@ impl GpuJoinExec {
         if self.read_row != row {
             // SAFETY: row is a row of the current chunk.
             unsafe {
-                pg_sys::ExecStoreHeapTuple(self.heap.tuples.get(row as usize), self.tup_slot, false);
+                self.source.store(row as usize, self.tup_slot, self.row_cxt);
                 if self.max_outer_attnum > 0 {
                     pg_sys::slot_getsomeattrs(self.tup_slot, self.max_outer_attnum);
                 }
@@ -475,6 +493,11 @@ impl GpuJoinExec {
             }
             pg_sys::ExecStoreVirtualTuple(slot);
         }
+    }
+
+    /// The Arrow_Fdw reader of an Arrow outer table, for EXPLAIN.
+    pub(crate) fn arrow_reader(&self) -> Option<&crate::arrow_fdw::reader::ArrowReader> {
+        self.source.arrow()
     }
 
     /// "GpuJoin" or "GpuPreAgg", for messages.
@@ -564,7 +587,7 @@ impl GpuJoinExec {
 
     /// The scan quals' CPU path: the chunk rows that pass them.
     unsafe fn cpu_scan_quals(&mut self, node: *mut pg_sys::CustomScanState) -> Vec<u32> {
-        let n = self.heap.tuples.len() as u32;
+        let n = self.source.len() as u32;
         if self.info.nscan_quals == 0 {
             return (0..n).collect();
         }
@@ -600,7 +623,7 @@ impl GpuJoinExec {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
             self.reset_chunk();
             let snapshot = (*(*node).ss.ps.state).es_snapshot;
-            let nrows = self.heap.read(snapshot, guc::CHUNK_ROWS.get().max(1) as usize);
+            let nrows = self.source.read(snapshot, guc::CHUNK_ROWS.get().max(1) as usize);
             if nrows == 0 {
                 return false;
             }
@@ -614,7 +637,7 @@ impl GpuJoinExec {
                     s.probe(cols, nrows, sel).map(Chunk::Combos)
                 }
             };
-            let cols = self.heap.chunk.column_data();
+            let (cols, bytes) = self.source.column_data();
             let first = probe(self.session.as_mut().expect("prepared"), &cols, None);
             let result = match first {
                 Ok(c) => Ok(c),
@@ -623,7 +646,7 @@ impl GpuJoinExec {
                     let on_gpu = engine_of(self).kind() == EngineKind::Gpu;
                     let sel = self.cpu_scan_quals(node);
                     cpu_rows = nrows as u64;
-                    let cols = self.heap.chunk.column_data();
+                    let (cols, _) = self.source.column_data();
                     match probe(self.session.as_mut().expect("prepared"), &cols, Some(&sel)) {
                         Err(DeviceError::NeedsCpu { .. }) if on_gpu => {
                             if self.cpu_session.is_none() {
@@ -651,7 +674,7 @@ impl GpuJoinExec {
                 chunks: 1,
                 rows_in: nrows as u64,
                 rows_cpu_path: cpu_rows,
-                bytes: self.heap.chunk.bytes() as u64,
+                bytes: bytes as u64,
                 engine_ns: started.elapsed().as_nanos() as u64,
                 ..Counters::default()
             };
@@ -771,7 +794,7 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
     unsafe {
         if let Some(st) = state_of(node) {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
-            st.heap.end();
+            st.source.end();
             pg_sys::ExecDropSingleTupleTableSlot(st.tup_slot);
             st.session = None;
             st.cpu_session = None;
@@ -790,7 +813,7 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         let Some(st) = state_of(node) else { return };
         pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
         st.reset_chunk();
-        st.heap.rescan();
+        st.source.rescan();
         st.unmatched_done = false;
         // parameters may have changed: sessions are rebuilt; inner
         // relations are re-read only when their parameters changed
@@ -820,7 +843,7 @@ unsafe extern "C-unwind" fn estimate_dsm(
     _pcxt: *mut pg_sys::ParallelContext,
 ) -> usize {
     // SAFETY: executor callback.
-    unsafe { heapchunk::pscan_estimate(node, PSCAN_OFFSET) }
+    unsafe { state_of(node).map_or(PSCAN_OFFSET, |st| st.source.dsm_size(node, PSCAN_OFFSET)) }
 }
 
 unsafe fn attach_shared(node: *mut pg_sys::CustomScanState, coordinate: *mut std::ffi::c_void) {
@@ -828,7 +851,7 @@ unsafe fn attach_shared(node: *mut pg_sys::CustomScanState, coordinate: *mut std
     unsafe {
         let Some(st) = state_of(node) else { return };
         st.shared = coordinate.cast();
-        st.heap.begin_parallel(heapchunk::pscan_at(coordinate, PSCAN_OFFSET));
+        st.source.dsm_attach(coordinate, PSCAN_OFFSET);
     }
 }
 
@@ -840,7 +863,9 @@ unsafe extern "C-unwind" fn initialize_dsm(
 ) {
     // SAFETY: coordinate has estimate_dsm's size.
     unsafe {
-        heapchunk::pscan_initialize(node, coordinate, PSCAN_OFFSET);
+        if let Some(st) = state_of(node) {
+            st.source.dsm_initialize(node, coordinate, PSCAN_OFFSET);
+        }
         attach_shared(node, coordinate);
     }
 }
@@ -852,7 +877,11 @@ unsafe extern "C-unwind" fn reinitialize_dsm(
     coordinate: *mut std::ffi::c_void,
 ) {
     // SAFETY: the area initialize_dsm laid out.
-    unsafe { heapchunk::pscan_reinitialize(node, coordinate, PSCAN_OFFSET) }
+    unsafe {
+        if let Some(st) = state_of(node) {
+            st.source.dsm_reinitialize(node, coordinate, PSCAN_OFFSET);
+        }
+    }
 }
 
 #[pg_guard]
@@ -871,6 +900,7 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
     // SAFETY: executor callback; shared is the still-mapped DSM area.
     unsafe {
         let Some(st) = state_of(node) else { return };
+        st.source.dsm_detach();
         if pg_sys::ParallelWorkerNumber >= 0 {
             st.shared = std::ptr::null_mut();
             return;

@@ -156,6 +156,9 @@ pub unsafe extern "C-unwind" fn explain(
             pref.push_str(", inner relations over pg_strom.gpu_join_memory_limit");
         }
         prop_text(c"GPU Preference", &pref, es);
+        if let Some(r) = st.arrow_reader() {
+            r.explain((*node).ss.ps.plan, es);
+        }
         if analyze {
             pg_sys::ExplainPropertyInteger(c"GPU Chunks".as_ptr(), std::ptr::null(), c.chunks as i64, es);
             pg_sys::ExplainPropertyInteger(c"GPU Input Rows".as_ptr(), std::ptr::null(), c.rows_in as i64, es);

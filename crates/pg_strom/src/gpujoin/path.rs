@@ -19,7 +19,7 @@ use pgrx::pg_sys;
 
 use crate::codegen::{self, Inputs};
 use crate::gpujoin::plan;
-use crate::gpuscan::path::{from_list, is_heap_relation, parallel_divisor, to_list};
+use crate::gpuscan::path::{from_list, parallel_divisor, scan_pages, to_list};
 use crate::{engine, guc};
 
 use pgstrom_runtime::join::{MAX_DEPTHS, MAX_KEYS};
@@ -221,7 +221,8 @@ pub(crate) unsafe fn scan_workers(
     // SAFETY: planner state of a base relation.
     unsafe {
         let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
-        if !is_heap_relation(rte) || !(*rel).lateral_relids.is_null() {
+        let (pages, table_workers) = scan_pages(rte, rel)?;
+        if !(*rel).lateral_relids.is_null() {
             return None;
         }
         if !parallel {
@@ -230,8 +231,11 @@ pub(crate) unsafe fn scan_workers(
         if !(*rel).consider_parallel {
             return None;
         }
-        let w =
-            pg_sys::compute_parallel_worker(rel, (*rel).pages as f64, -1.0, pg_sys::max_parallel_workers_per_gather);
+        let w = if table_workers >= 0 {
+            table_workers.min(pg_sys::max_parallel_workers_per_gather)
+        } else {
+            pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather)
+        };
         (w > 0).then_some(w)
     }
 }
@@ -434,7 +438,8 @@ pub(crate) unsafe fn cost(
         let mut spc_random = 0.0;
         let mut spc_seq = 0.0;
         pg_sys::get_tablespace_page_costs((*outer).reltablespace, &mut spc_random, &mut spc_seq);
-        let disk = spc_seq * (*outer).pages as f64;
+        let rte = *(*root).simple_rte_array.add(desc.outer_relid as usize);
+        let disk = spc_seq * scan_pages(rte, outer).map_or((*outer).pages as f64, |(p, _)| p);
         let ntuples = (*outer).tuples.max(0.0);
         let mut scan_cost = pg_sys::QualCost::default();
         pg_sys::cost_qual_eval(&mut scan_cost, (*outer).baserestrictinfo, root);

@@ -32,12 +32,12 @@ use pgrx::prelude::*;
 use pgstrom_runtime::engine::ParamValue;
 use pgstrom_runtime::{DeviceError, Engine};
 
-use crate::arrow_fdw::reader::{self, ArrowReader};
-use crate::arrow_fdw::stats;
+use crate::arrow_fdw::reader::ArrowReader;
 use crate::gpuscan::NAME;
 use crate::gpuscan::path::from_list;
 use crate::gpuscan::plan::GpuScanInfo;
-use crate::heapchunk::{self, HeapChunks};
+use crate::heapchunk;
+use crate::scansource::Source;
 use crate::{engine, errors, guc};
 
 /// Counters shown by EXPLAIN ANALYZE.  In a parallel scan every process
@@ -68,25 +68,6 @@ struct SharedState {
 }
 
 const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
-
-/// Where a GpuScan's rows come from.
-enum Source {
-    /// A heap table, read through the table AM in chunks.
-    Heap(HeapChunks),
-    /// An Arrow_Fdw table: record batches, cut into slices of at most
-    /// `pg_strom.chunk_rows` rows; the current slice is [start, start + len).
-    Arrow { reader: Box<ArrowReader>, start: usize, len: usize },
-}
-
-impl Source {
-    /// Rows of the current chunk.
-    fn len(&self) -> usize {
-        match self {
-            Source::Heap(h) => h.tuples.len(),
-            Source::Arrow { len, .. } => *len,
-        }
-    }
-}
 
 /// The Rust side of a GpuScan node.
 pub struct GpuScanExec {
@@ -191,17 +172,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         (*node).ss.ps.qual = std::ptr::null_mut();
         let param_exprs = exprs[nquals..].iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
         let rel = (*node).ss.ss_currentRelation;
-        let source = if (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE {
-            let scanrelid = (*cscan).scan.scanrelid;
-            let natts = (*(*rel).rd_att).natts as usize;
-            let attnums = reader::plan_attnums(&raw mut (*cscan).scan.plan, scanrelid, natts, &[]);
-            let hints = stats::hint_clauses(scanrelid, &exprs[..nquals]);
-            let explain_only = eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 != 0;
-            let reader = ArrowReader::open(rel, &attnums, hints, ps, &info.columns, explain_only);
-            Source::Arrow { reader, start: 0, len: 0 }
-        } else {
-            Source::Heap(HeapChunks::new(rel, &info.columns, (*estate).es_query_cxt, c"GpuScan chunk"))
-        };
+        let source = Source::open(node, rel, &info.columns, None, &exprs[..nquals], eflags, c"GpuScan chunk");
         let state = Box::new(GpuScanExec {
             info,
             all_quals,
@@ -236,18 +207,12 @@ pub(crate) fn engine_of(st: &mut GpuScanExec) -> &'static dyn Engine {
 impl GpuScanExec {
     /// The Arrow_Fdw reader, when the scan reads an Arrow table.
     pub(crate) fn arrow_reader(&self) -> Option<&ArrowReader> {
-        match &self.source {
-            Source::Arrow { reader, .. } => Some(reader),
-            Source::Heap(_) => None,
-        }
+        self.source.arrow()
     }
 
     /// Drop the chunk's rows (the slot must not point into them).
     fn reset_chunk(&mut self) {
-        // an Arrow slice stays: the next chunk starts where it ended
-        if let Source::Heap(h) = &mut self.source {
-            h.clear();
-        }
+        self.source.clear();
         self.pass.clear();
         self.cursor = 0;
         self.cpu_path = false;
@@ -260,28 +225,7 @@ impl GpuScanExec {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
             self.reset_chunk();
             let limit = guc::CHUNK_ROWS.get().max(1) as usize;
-            let nrows = match &mut self.source {
-                Source::Heap(h) => h.read((*(*node).ss.ps.state).es_snapshot, limit),
-                Source::Arrow { reader, start, len } => {
-                    // the next slice of this batch, or of the next batch
-                    *start += *len;
-                    *len = 0;
-                    reader.push_context();
-                    while *start >= reader.batch_rows() {
-                        *start = 0;
-                        if !reader.read_next() {
-                            break;
-                        }
-                    }
-                    let n = reader.batch_rows().saturating_sub(*start).min(limit);
-                    if n > 0 {
-                        reader.fill_device(*start, n);
-                    }
-                    reader.pop_context();
-                    *len = n;
-                    n as u32
-                }
-            };
+            let nrows = self.source.read((*(*node).ss.ps.state).es_snapshot, limit);
             if nrows == 0 {
                 return false;
             }
@@ -293,10 +237,7 @@ impl GpuScanExec {
                 ));
             }
             let eng = engine_of(self);
-            let (cols, bytes) = match &self.source {
-                Source::Heap(h) => (h.chunk.column_data(), h.chunk.bytes()),
-                Source::Arrow { reader, .. } => (reader.column_data(), reader.device_bytes()),
-            };
+            let (cols, bytes) = self.source.column_data();
             let started = Instant::now();
             let result = eng.eval_program(&self.info.program, &cols, self.params.as_deref().unwrap_or(&[]), nrows);
             let mut c = Counters {
@@ -366,19 +307,7 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                 }
                 // the previous row's values and qual results go
                 pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-                match &mut st.source {
-                    Source::Heap(h) => {
-                        pg_sys::ExecStoreHeapTuple(h.tuples.get(i), slot, false);
-                    }
-                    Source::Arrow { reader, start, .. } => {
-                        // an Arrow row's values live in the per-tuple memory
-                        let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
-                        reader.push_context();
-                        reader.store_row(*start + i, slot);
-                        reader.pop_context();
-                        pg_sys::MemoryContextSwitchTo(old);
-                    }
-                }
+                st.source.store(i, slot, (*econtext).ecxt_per_tuple_memory);
                 let quals = if st.cpu_path { st.all_quals } else { st.host_quals };
                 if !quals.is_null() {
                     (*econtext).ecxt_scantuple = slot;
@@ -423,9 +352,7 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
     unsafe {
         if let Some(st) = state_of(node) {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
-            if let Source::Heap(h) = &mut st.source {
-                h.end();
-            }
+            st.source.end();
         }
         free_state(node.cast());
     }
@@ -438,13 +365,7 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         let Some(st) = state_of(node) else { return };
         pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
         st.reset_chunk();
-        match &mut st.source {
-            Source::Heap(h) => h.rescan(),
-            Source::Arrow { reader, start, len } => {
-                reader.rescan();
-                (*start, *len) = (0, 0);
-            }
-        }
+        st.source.rescan();
         st.params = None; // parameters may have changed
     }
 }
@@ -455,12 +376,7 @@ unsafe extern "C-unwind" fn estimate_dsm(
     _pcxt: *mut pg_sys::ParallelContext,
 ) -> usize {
     // SAFETY: executor callback.
-    unsafe {
-        match state_of(node).map(|st| &st.source) {
-            Some(Source::Arrow { .. }) => PSCAN_OFFSET + reader::SHARED_SIZE,
-            _ => heapchunk::pscan_estimate(node, PSCAN_OFFSET),
-        }
-    }
+    unsafe { state_of(node).map_or(PSCAN_OFFSET, |st| st.source.dsm_size(node, PSCAN_OFFSET)) }
 }
 
 /// Point the node at the coordination area and begin the parallel scan.
@@ -469,10 +385,7 @@ unsafe fn attach_shared(node: *mut pg_sys::CustomScanState, coordinate: *mut std
     unsafe {
         let Some(st) = state_of(node) else { return };
         st.shared = coordinate.cast();
-        match &mut st.source {
-            Source::Heap(h) => h.begin_parallel(heapchunk::pscan_at(coordinate, PSCAN_OFFSET)),
-            Source::Arrow { reader, .. } => reader.attach(coordinate.cast::<u8>().add(PSCAN_OFFSET).cast()),
-        }
+        st.source.dsm_attach(coordinate, PSCAN_OFFSET);
     }
 }
 
@@ -484,11 +397,8 @@ unsafe extern "C-unwind" fn initialize_dsm(
 ) {
     // SAFETY: coordinate has estimate_dsm's size.
     unsafe {
-        match state_of(node).map(|st| &st.source) {
-            Some(Source::Arrow { .. }) => {
-                reader::init_shared(coordinate.cast::<u8>().add(PSCAN_OFFSET).cast());
-            }
-            _ => heapchunk::pscan_initialize(node, coordinate, PSCAN_OFFSET),
+        if let Some(st) = state_of(node) {
+            st.source.dsm_initialize(node, coordinate, PSCAN_OFFSET);
         }
         attach_shared(node, coordinate);
     }
@@ -502,13 +412,8 @@ unsafe extern "C-unwind" fn reinitialize_dsm(
 ) {
     // SAFETY: the area initialize_dsm laid out.
     unsafe {
-        match state_of(node).map(|st| &mut st.source) {
-            Some(Source::Arrow { reader, start, len }) => {
-                reader::reset_shared(coordinate.cast::<u8>().add(PSCAN_OFFSET).cast());
-                reader.reset();
-                (*start, *len) = (0, 0);
-            }
-            _ => heapchunk::pscan_reinitialize(node, coordinate, PSCAN_OFFSET),
+        if let Some(st) = state_of(node) {
+            st.source.dsm_reinitialize(node, coordinate, PSCAN_OFFSET);
         }
     }
 }
@@ -529,9 +434,7 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
     // SAFETY: executor callback; shared is the still-mapped DSM area.
     unsafe {
         let Some(st) = state_of(node) else { return };
-        if let Source::Arrow { reader, .. } = &mut st.source {
-            reader.detach();
-        }
+        st.source.dsm_detach();
         if pg_sys::ParallelWorkerNumber >= 0 {
             st.shared = std::ptr::null_mut();
             return;

@@ -92,6 +92,29 @@ pub(crate) fn is_heap_relation(rte: *mut pg_sys::RangeTblEntry) -> bool {
     }
 }
 
+/// What a device node reading `rel` reads: a heap table's pages, or for
+/// an Arrow_Fdw table the bytes of its referenced columns (as its
+/// GetForeignRelSize found them) in pages, with the table's
+/// `parallel_workers` option (-1: none).  None: a relation the device
+/// nodes do not read.
+///
+/// # Safety
+/// Planner state of a base relation and its RTE.
+pub(crate) unsafe fn scan_pages(rte: *mut pg_sys::RangeTblEntry, rel: *mut pg_sys::RelOptInfo) -> Option<(f64, i32)> {
+    // SAFETY: caller's promise; fdw_private of an arrow_fdw table is its RelInfo.
+    unsafe {
+        if (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
+            && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
+            && crate::arrow_fdw::is_arrow_table((*rte).relid)
+            && !(*rel).fdw_private.is_null()
+        {
+            let info = &*((*rel).fdw_private as *const crate::arrow_fdw::scan::RelInfo);
+            return Some(((info.bytes / pg_sys::BLCKSZ as f64).ceil(), info.parallel_workers));
+        }
+        is_heap_relation(rte).then(|| ((*rel).pages as f64, -1))
+    }
+}
+
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
     root: *mut pg_sys::PlannerInfo,
@@ -113,20 +136,7 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
         ) {
             return;
         }
-        // A heap table's pages, or the bytes an Arrow_Fdw table's scan
-        // reads (what GetForeignRelSize found), in pages.
-        let arrow = (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
-            && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
-            && crate::arrow_fdw::is_arrow_table((*rte).relid)
-            && !(*rel).fdw_private.is_null();
-        let (pages, arrow_workers) = if arrow {
-            let info = &*((*rel).fdw_private as *const crate::arrow_fdw::scan::RelInfo);
-            ((info.bytes / pg_sys::BLCKSZ as f64).ceil(), info.parallel_workers)
-        } else if is_heap_relation(rte) {
-            ((*rel).pages as f64, -1)
-        } else {
-            return;
-        };
+        let Some((pages, table_workers)) = scan_pages(rte, rel) else { return };
         let quals = from_list(pg_sys::extract_actual_clauses((*rel).baserestrictinfo, false));
         let split = split_quals(&quals, (*rel).relid as i32);
         if split.device.is_empty() {
@@ -140,8 +150,8 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
         pg_sys::add_path(rel, path.cast());
 
         if (*rel).consider_parallel && (*rel).lateral_relids.is_null() {
-            let workers = if arrow_workers >= 0 {
-                arrow_workers.min(pg_sys::max_parallel_workers_per_gather)
+            let workers = if table_workers >= 0 {
+                table_workers.min(pg_sys::max_parallel_workers_per_gather)
             } else {
                 pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather)
             };

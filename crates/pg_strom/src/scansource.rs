@@ -1,0 +1,260 @@
+//! Where a GpuScan's or GpuJoin's outer rows come from: a heap table read
+//! in chunks through the table AM ([`HeapChunks`]), or an Arrow_Fdw table
+//! read record batch by record batch ([`ArrowReader`]), each batch cut
+//! into chunks of at most `pg_strom.chunk_rows` rows.
+//!
+//! Owns the choice between the two and one interface over both: read the
+//! next chunk, its device columns, store a chunk row into a slot, rescan,
+//! and the parallel coordination area after the node's own head (the
+//! table AM's parallel scan descriptor, or Arrow_Fdw's batch counter).
+//! The nodes keep their counters, programs and engines.
+
+use pgrx::pg_sys;
+
+use pgstrom_runtime::engine::ColumnData;
+
+use crate::arrow_fdw::reader::{self, ArrowReader};
+use crate::arrow_fdw::stats;
+use crate::heapchunk::{self, HeapChunks};
+
+/// A node's source of rows.
+pub enum Source {
+    /// A heap table, read through the table AM in chunks.
+    Heap(HeapChunks),
+    /// An Arrow_Fdw table: the current chunk is rows [start, start + len)
+    /// of the reader's current record batch.
+    Arrow { reader: Box<ArrowReader>, start: usize, len: usize },
+}
+
+impl Source {
+    /// The source of a scan node over `rel` reading the device `columns`
+    /// ((attnum, device type)); for an Arrow table also the columns rows
+    /// are stored with (`attnums`, or None: every column the plan's target
+    /// list and quals read from `rel`) and the statistics hints among
+    /// `quals` (expressions over `rel`'s Vars).
+    ///
+    /// # Safety
+    /// Executor start (query memory context); `node` is the scan node,
+    /// `rel` its open relation.
+    pub unsafe fn open(
+        node: *mut pg_sys::CustomScanState,
+        rel: pg_sys::Relation,
+        columns: &[(i16, u16)],
+        attnums: Option<&[i16]>,
+        quals: &[*mut pg_sys::Node],
+        eflags: i32,
+        name: &'static std::ffi::CStr,
+    ) -> Source {
+        // SAFETY: caller's promise.
+        unsafe {
+            if (*(*rel).rd_rel).relkind as u8 != pg_sys::RELKIND_FOREIGN_TABLE {
+                let estate = (*node).ss.ps.state;
+                return Source::Heap(HeapChunks::new(rel, columns, (*estate).es_query_cxt, name));
+            }
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let scanrelid = (*cscan).scan.scanrelid;
+            let natts = (*(*rel).rd_att).natts as usize;
+            let attnums = match attnums {
+                Some(a) => a.to_vec(),
+                None => reader::plan_attnums(&raw mut (*cscan).scan.plan, scanrelid, natts),
+            };
+            let hints = stats::hint_clauses(scanrelid, quals);
+            let explain_only = eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 != 0;
+            let reader = ArrowReader::open(rel, &attnums, hints, &raw mut (*node).ss.ps, columns, explain_only);
+            Source::Arrow { reader, start: 0, len: 0 }
+        }
+    }
+
+    /// Rows of the current chunk.
+    pub fn len(&self) -> usize {
+        match self {
+            Source::Heap(h) => h.tuples.len(),
+            Source::Arrow { len, .. } => *len,
+        }
+    }
+
+    /// True when the current chunk has no row.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drop the heap chunk's copies (an Arrow batch stays: the next chunk
+    /// starts where this one ended).
+    pub fn clear(&mut self) {
+        if let Source::Heap(h) = self {
+            h.clear();
+        }
+    }
+
+    /// Read the next chunk of at most `limit` rows; its row count, 0 at
+    /// the end of the scan.
+    ///
+    /// # Safety
+    /// The node's executor callbacks, after [`Self::clear`].
+    pub unsafe fn read(&mut self, snapshot: pg_sys::Snapshot, limit: usize) -> u32 {
+        // SAFETY: caller's promise.
+        unsafe {
+            match self {
+                Source::Heap(h) => h.read(snapshot, limit),
+                Source::Arrow { reader, start, len } => {
+                    // the next slice of this batch, or of the next batch
+                    *start += *len;
+                    *len = 0;
+                    reader.push_context();
+                    while *start >= reader.batch_rows() {
+                        *start = 0;
+                        if !reader.read_next() {
+                            break;
+                        }
+                    }
+                    let n = reader.batch_rows().saturating_sub(*start).min(limit);
+                    if n > 0 {
+                        reader.fill_device(*start, n);
+                    }
+                    reader.pop_context();
+                    *len = n;
+                    n as u32
+                }
+            }
+        }
+    }
+
+    /// The chunk's device columns and their bytes.
+    pub fn column_data(&self) -> (Vec<ColumnData<'_>>, usize) {
+        match self {
+            Source::Heap(h) => (h.chunk.column_data(), h.chunk.bytes()),
+            Source::Arrow { reader, .. } => (reader.column_data(), reader.device_bytes()),
+        }
+    }
+
+    /// Store chunk row `i` into `slot` (a heap-tuple slot of the
+    /// relation); an Arrow row's values are made in `cxt`, which is reset
+    /// first, so they live until the next call.
+    ///
+    /// # Safety
+    /// `i` < [`Self::len`]; `slot` has the relation's descriptor.
+    pub unsafe fn store(&mut self, i: usize, slot: *mut pg_sys::TupleTableSlot, cxt: pg_sys::MemoryContext) {
+        // SAFETY: caller's promise.
+        unsafe {
+            match self {
+                Source::Heap(h) => {
+                    pg_sys::ExecStoreHeapTuple(h.tuples.get(i), slot, false);
+                }
+                Source::Arrow { reader, start, .. } => {
+                    pg_sys::MemoryContextReset(cxt);
+                    let old = pg_sys::MemoryContextSwitchTo(cxt);
+                    reader.push_context();
+                    reader.store_row(*start + i, slot);
+                    reader.pop_context();
+                    pg_sys::MemoryContextSwitchTo(old);
+                }
+            }
+        }
+    }
+
+    /// Start over (ReScan).
+    pub fn rescan(&mut self) {
+        match self {
+            Source::Heap(h) => h.rescan(),
+            Source::Arrow { reader, start, len } => {
+                reader.rescan();
+                (*start, *len) = (0, 0);
+            }
+        }
+    }
+
+    /// End the scan (EndCustomScan).
+    pub fn end(&mut self) {
+        if let Source::Heap(h) = self {
+            h.end();
+        }
+    }
+
+    /// The Arrow_Fdw reader, for EXPLAIN.
+    pub fn arrow(&self) -> Option<&ArrowReader> {
+        match self {
+            Source::Arrow { reader, .. } => Some(reader),
+            Source::Heap(_) => None,
+        }
+    }
+
+    /// Bytes of the coordination area: `head` bytes of the node's, then
+    /// the source's.
+    ///
+    /// # Safety
+    /// `node` is the live scan node.
+    pub unsafe fn dsm_size(&self, node: *mut pg_sys::CustomScanState, head: usize) -> usize {
+        match self {
+            Source::Arrow { .. } => head + reader::SHARED_SIZE,
+            // SAFETY: caller's promise.
+            Source::Heap(_) => unsafe { heapchunk::pscan_estimate(node, head) },
+        }
+    }
+
+    /// Lay out the source's part of the area (InitializeDSM, leader); the
+    /// node's head is zeroed.
+    ///
+    /// # Safety
+    /// `coordinate` has [`Self::dsm_size`]'s size.
+    pub unsafe fn dsm_initialize(
+        &self,
+        node: *mut pg_sys::CustomScanState,
+        coordinate: *mut std::ffi::c_void,
+        head: usize,
+    ) {
+        // SAFETY: caller's promise.
+        unsafe {
+            match self {
+                Source::Arrow { .. } => {
+                    std::ptr::write_bytes(coordinate as *mut u8, 0, head);
+                    reader::init_shared(coordinate.cast::<u8>().add(head).cast());
+                }
+                Source::Heap(_) => heapchunk::pscan_initialize(node, coordinate, head),
+            }
+        }
+    }
+
+    /// Reset the source's part for a rescan (ReInitializeDSM).
+    ///
+    /// # Safety
+    /// As [`Self::dsm_initialize`].
+    pub unsafe fn dsm_reinitialize(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        coordinate: *mut std::ffi::c_void,
+        head: usize,
+    ) {
+        // SAFETY: caller's promise.
+        unsafe {
+            match self {
+                Source::Arrow { reader, start, len } => {
+                    reader::reset_shared(coordinate.cast::<u8>().add(head).cast());
+                    reader.reset();
+                    (*start, *len) = (0, 0);
+                }
+                Source::Heap(_) => heapchunk::pscan_reinitialize(node, coordinate, head),
+            }
+        }
+    }
+
+    /// Read the chunks the coordination area hands out (leader and workers).
+    ///
+    /// # Safety
+    /// As [`Self::dsm_initialize`], after it ran in the leader.
+    pub unsafe fn dsm_attach(&mut self, coordinate: *mut std::ffi::c_void, head: usize) {
+        // SAFETY: caller's promise.
+        unsafe {
+            match self {
+                Source::Heap(h) => h.begin_parallel(heapchunk::pscan_at(coordinate, head)),
+                Source::Arrow { reader, .. } => reader.attach(coordinate.cast::<u8>().add(head).cast()),
+            }
+        }
+    }
+
+    /// Before the area goes: keep what EXPLAIN shows.
+    pub fn dsm_detach(&mut self) {
+        if let Source::Arrow { reader, .. } = self {
+            reader.detach();
+        }
+    }
+}
