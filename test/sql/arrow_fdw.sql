@@ -16,6 +16,8 @@ BEGIN
     -- sizes depend on the pyarrow version that wrote the files
     ln := regexp_replace(ln, '\(read: [0-9.]+(GB|MB|KB| bytes), size: [0-9.]+(GB|MB|KB| bytes)\)', '(read: X, size: Y)');
     ln := regexp_replace(ln, 'GPU Preference: .*', 'GPU Preference: xxx');
+    ln := regexp_replace(ln, 'engine memory: [0-9.]+[KMG]B', 'engine memory: xxx');
+    ln := regexp_replace(ln, 'Memory Usage: [0-9]+kB', 'Memory Usage: NkB');
     RETURN NEXT ln;
   END LOOP;
 END $$;
@@ -133,6 +135,19 @@ SELECT * FROM af_explain('SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEE
 SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AND val % 7 = 3;
 SET pg_strom.enabled = off;
 SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AND val % 7 = 3;
+SET pg_strom.enabled = on;
+-- GpuPreAgg over a GpuJoin with the Arrow table as its outer side: one
+-- node reads the batches the hints keep, joins and reduces them
+CREATE TABLE af_dim AS SELECT k, 'name' || (k % 13) AS name FROM generate_series(0, 99) k;
+ANALYZE af_dim;
+SELECT * FROM af_explain('SELECT d.name, count(*), sum(s.val) FROM sorted s JOIN af_dim d ON s.val = d.k
+                           WHERE s.ymd > 19940815 GROUP BY d.name',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+SELECT d.name, count(*), sum(s.val) FROM sorted s JOIN af_dim d ON s.val = d.k
+ WHERE s.ymd > 19940815 GROUP BY d.name ORDER BY 1;
+SET pg_strom.enabled = off;
+SELECT d.name, count(*), sum(s.val) FROM sorted s JOIN af_dim d ON s.val = d.k
+ WHERE s.ymd > 19940815 GROUP BY d.name ORDER BY 1;
 SET pg_strom.enabled = on;
 -- a qual the device cannot run stays on the CPU above the GPU filter
 SELECT * FROM af_explain($$SELECT id, s FROM arrow_types WHERE i32 > 0 AND md5(s) < '5'$$);

@@ -14,7 +14,6 @@ use pgrx::pg_sys;
 use pgstrom_runtime::engine::ColumnData;
 
 use crate::arrow_fdw::reader::{self, ArrowReader};
-use crate::arrow_fdw::stats;
 use crate::heapchunk::{self, HeapChunks};
 
 /// A node's source of rows.
@@ -30,8 +29,8 @@ impl Source {
     /// The source of a scan node over `rel` reading the device `columns`
     /// ((attnum, device type)); for an Arrow table also the columns rows
     /// are stored with (`attnums`, or None: every column the plan's target
-    /// list and quals read from `rel`) and the statistics hints among
-    /// `quals` (expressions over `rel`'s Vars).
+    /// list and quals read from `rel`) and the statistics hints (clauses
+    /// of [`stats::hint_clauses`]).
     ///
     /// # Safety
     /// Executor start (query memory context); `node` is the scan node,
@@ -41,7 +40,7 @@ impl Source {
         rel: pg_sys::Relation,
         columns: &[(i16, u16)],
         attnums: Option<&[i16]>,
-        quals: &[*mut pg_sys::Node],
+        hints: Vec<*mut pg_sys::Node>,
         eflags: i32,
         name: &'static std::ffi::CStr,
     ) -> Source {
@@ -58,7 +57,6 @@ impl Source {
                 Some(a) => a.to_vec(),
                 None => reader::plan_attnums(&raw mut (*cscan).scan.plan, scanrelid, natts),
             };
-            let hints = stats::hint_clauses(scanrelid, quals);
             let explain_only = eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 != 0;
             let reader = ArrowReader::open(rel, &attnums, hints, &raw mut (*node).ss.ps, columns, explain_only);
             Source::Arrow { reader, start: 0, len: 0 }

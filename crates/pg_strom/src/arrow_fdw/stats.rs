@@ -16,12 +16,31 @@ use pgrx::pg_sys::{self, Datum, Oid};
 use super::file::ArrowFile;
 use crate::gpuscan::path::from_list;
 
-/// The hint clauses among the quals `clauses` of the relation `relid`:
-/// OpExprs with the column on the left.
+/// The hint clauses among the quals `clauses` over the relation `relid`:
+/// OpExprs with the column (a Var of `relid`) on the left.
 ///
 /// # Safety
 /// Planner or executor state; `clauses` are expressions.
 pub unsafe fn hint_clauses(relid: u32, clauses: &[*mut pg_sys::Node]) -> Vec<*mut pg_sys::Node> {
+    // SAFETY: caller's promise.
+    unsafe {
+        let own = |v: *mut pg_sys::Var| {
+            ((*v).varno as u32 == relid && (*v).varattno > 0 && (*v).varlevelsup == 0).then_some((*v).varattno)
+        };
+        hint_clauses_by(relid, clauses, &own)
+    }
+}
+
+/// As [`hint_clauses`], for quals whose Vars `resolve` maps to columns of
+/// `relid` (a join's scan tuple: INDEX_VAR positions).
+///
+/// # Safety
+/// As [`hint_clauses`].
+pub unsafe fn hint_clauses_by(
+    relid: u32,
+    clauses: &[*mut pg_sys::Node],
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<i16>,
+) -> Vec<*mut pg_sys::Node> {
     // SAFETY: caller's promise.
     unsafe {
         let mut out = Vec::new();
@@ -35,10 +54,9 @@ pub unsafe fn hint_clauses(relid: u32, clauses: &[*mut pg_sys::Node]) -> Vec<*mu
                 continue;
             }
             let is_col = |n: *mut pg_sys::Node| {
-                (*n).type_ == pg_sys::NodeTag::T_Var && {
-                    let v = n as *mut pg_sys::Var;
-                    (*v).varno as u32 == relid && (*v).varattno > 0 && (*v).varlevelsup == 0
-                }
+                (*n).type_ == pg_sys::NodeTag::T_Var
+                    && (*n.cast::<pg_sys::Var>()).varlevelsup == 0
+                    && resolve(n.cast()).is_some()
             };
             let is_value = |n: *mut pg_sys::Node| {
                 !pg_sys::contain_var_clause(n) && !pg_sys::contain_volatile_functions(n) && !pg_sys::contain_subplans(n)
@@ -57,6 +75,10 @@ pub unsafe fn hint_clauses(relid: u32, clauses: &[*mut pg_sys::Node]) -> Vec<*mu
             if comparison(opno, pg_sys::exprType(col)).is_none() {
                 continue;
             }
+            // the column as a Var of relid
+            let v = col as *mut pg_sys::Var;
+            let attnum = resolve(v).expect("checked");
+            let col = pg_sys::makeVar(relid as i32, attnum, (*v).vartype, (*v).vartypmod, (*v).varcollid, 0);
             let e = pg_sys::make_opclause(
                 opno,
                 pg_sys::BOOLOID,

@@ -31,6 +31,7 @@ use pgstrom_runtime::engine::ParamValue;
 use pgstrom_runtime::join::{Combos, JoinDepthSpec, JoinKind, JoinSession, JoinSpec, MAX_SOURCES, NULL_ROW};
 use pgstrom_runtime::{DeviceError, Engine, EngineKind};
 
+use crate::arrow_fdw::stats;
 use crate::chunk::ColumnChunk;
 use crate::gpujoin::NAME;
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo, NO_SOURCE};
@@ -278,8 +279,19 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             .filter(|(s, _)| *s == 0)
             .map(|(_, a)| *a)
             .collect();
-        // (no statistics hints: the scan quals here read the scan tuple)
-        let source = Source::open(node, rel, &info.outer_columns, Some(&outer_attnums), &[], eflags, c"GpuJoin chunk");
+        // statistics hints among the scan quals, which read the scan tuple
+        // (INDEX_VAR positions, mapped to the outer table's columns)
+        let scanrelid = (*cscan).scan.scanrelid;
+        let resolve = |v: *mut pg_sys::Var| {
+            let at = (*v).varattno as usize;
+            ((*v).varno == pg_sys::INDEX_VAR && at >= 1)
+                .then(|| info.scan_map.get(at - 1))
+                .flatten()
+                .and_then(|&(s, a)| (s == 0 && a > 0).then_some(a))
+        };
+        let hints = stats::hint_clauses_by(scanrelid, &exprs[..info.nscan_quals as usize], &resolve);
+        let source =
+            Source::open(node, rel, &info.outer_columns, Some(&outer_attnums), hints, eflags, c"GpuJoin chunk");
         let state = Box::new(GpuJoinExec {
             info,
             scan_quals,

@@ -33,6 +33,7 @@ use pgstrom_runtime::engine::ParamValue;
 use pgstrom_runtime::{DeviceError, Engine};
 
 use crate::arrow_fdw::reader::ArrowReader;
+use crate::arrow_fdw::stats;
 use crate::gpuscan::NAME;
 use crate::gpuscan::path::from_list;
 use crate::gpuscan::plan::GpuScanInfo;
@@ -172,7 +173,15 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         (*node).ss.ps.qual = std::ptr::null_mut();
         let param_exprs = exprs[nquals..].iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
         let rel = (*node).ss.ss_currentRelation;
-        let source = Source::open(node, rel, &info.columns, None, &exprs[..nquals], eflags, c"GpuScan chunk");
+        let source = Source::open(
+            node,
+            rel,
+            &info.columns,
+            None,
+            stats::hint_clauses((*cscan).scan.scanrelid, &exprs[..nquals]),
+            eflags,
+            c"GpuScan chunk",
+        );
         let state = Box::new(GpuScanExec {
             info,
             all_quals,
