@@ -30,6 +30,44 @@ struct ColumnBuf {
     has_nulls: bool,
 }
 
+impl ColumnBuf {
+    /// Append one value's bytes (None: NULL; its validity bit is the
+    /// caller's).
+    ///
+    /// # Safety
+    /// A valid datum of the column's type.
+    unsafe fn push_value(&mut self, datum: Option<pg_sys::Datum>) {
+        if self.width == 0 {
+            if let Some(datum) = datum {
+                // SAFETY: a varlena datum of a text-like column;
+                // detoasting gives a readable, uncompressed value.
+                unsafe {
+                    let p = datum.cast_mut_ptr::<pg_sys::varlena>();
+                    let v = pg_sys::pg_detoast_datum_packed(p);
+                    let len = pgrx::varlena::varsize_any_exhdr(v);
+                    let data = pgrx::varlena::vardata_any(v) as *const u8;
+                    self.values.extend_from_slice(std::slice::from_raw_parts(data, len));
+                    if v != p {
+                        pg_sys::pfree(v.cast());
+                    }
+                }
+            }
+            let end = u32::try_from(self.values.len()).unwrap_or_else(|_| {
+                errors::raise_plain(
+                    PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                    "a chunk holds at most 4 GB of one variable-length column".into(),
+                    None,
+                    Some("Lower pg_strom.chunk_rows."),
+                )
+            });
+            self.offsets.push(end);
+        } else {
+            let raw = datum.map_or(0u64, |d| d.value() as u64);
+            self.values.extend_from_slice(&raw.to_le_bytes()[..self.width]);
+        }
+    }
+}
+
 /// Rows of the referenced columns, in device layout.
 pub struct ColumnChunk {
     cols: Vec<ColumnBuf>,
@@ -121,36 +159,61 @@ impl ColumnChunk {
             } else {
                 c.validity[row / 8] |= 1 << (row % 8);
             }
-            if c.width == 0 {
-                if !isnull {
-                    // SAFETY: a varlena datum of a text-like column;
-                    // detoasting gives a readable, uncompressed value.
-                    unsafe {
-                        let p = datum.cast_mut_ptr::<pg_sys::varlena>();
-                        let v = pg_sys::pg_detoast_datum_packed(p);
-                        let len = pgrx::varlena::varsize_any_exhdr(v);
-                        let data = pgrx::varlena::vardata_any(v) as *const u8;
-                        c.values.extend_from_slice(std::slice::from_raw_parts(data, len));
-                        if v != p {
-                            pg_sys::pfree(v.cast());
-                        }
-                    }
-                }
-                let end = u32::try_from(c.values.len()).unwrap_or_else(|_| {
-                    errors::raise_plain(
-                        PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                        "a chunk holds at most 4 GB of one variable-length column".into(),
-                        None,
-                        Some("Lower pg_strom.chunk_rows."),
-                    )
-                });
-                c.offsets.push(end);
-            } else {
-                let raw = if isnull { 0u64 } else { datum.value() as u64 };
-                c.values.extend_from_slice(&raw.to_le_bytes()[..c.width]);
-            }
+            // SAFETY: caller's promise.
+            unsafe { c.push_value((!isnull).then_some(datum)) };
         }
         self.nrows += 1;
+    }
+
+    /// Start a chunk of `nrows` rows to be filled column by column
+    /// ([`Self::set_validity`], then [`Self::set_values`] /
+    /// [`Self::set_text`] or [`Self::push_value`] per row).
+    pub fn start_columns(&mut self, nrows: u32) {
+        self.clear();
+        self.nrows = nrows;
+    }
+
+    /// (attnum, device type, width) of column `k`.
+    pub fn column(&self, k: usize) -> (i16, u16, usize) {
+        let c = &self.cols[k];
+        (c.attnum, c.type_id, c.width)
+    }
+
+    /// Column `k`'s validity: `valid(i)` for every row.
+    pub fn set_validity(&mut self, k: usize, valid: impl Fn(usize) -> bool) {
+        let n = self.nrows as usize;
+        let c = &mut self.cols[k];
+        c.validity.resize(n.div_ceil(8), 0);
+        for i in 0..n {
+            if valid(i) {
+                c.validity[i / 8] |= 1 << (i % 8);
+            } else {
+                c.has_nulls = true;
+            }
+        }
+    }
+
+    /// Column `k`'s values as the device holds them (a fixed-width column:
+    /// `width` bytes per row).
+    pub fn set_values(&mut self, k: usize, values: &[u8]) {
+        self.cols[k].values.extend_from_slice(values);
+    }
+
+    /// A variable-length column `k`: its bytes and the nrows offsets after
+    /// the first (0).
+    pub fn set_text(&mut self, k: usize, data: &[u8], ends: impl Iterator<Item = u32>) {
+        let c = &mut self.cols[k];
+        c.values.extend_from_slice(data);
+        c.offsets.extend(ends);
+    }
+
+    /// Append the next value of column `k` (None: NULL).
+    ///
+    /// # Safety
+    /// A valid datum of the column's type.
+    pub unsafe fn push_value(&mut self, k: usize, datum: Option<pg_sys::Datum>) {
+        // SAFETY: caller's promise.
+        unsafe { self.cols[k].push_value(datum) }
     }
 
     /// Bytes of variable-length values gathered so far (the largest column).

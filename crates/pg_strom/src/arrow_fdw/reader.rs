@@ -17,15 +17,13 @@ use arrow_array::{Array, RecordBatch};
 use arrow_ipc::reader::FileDecoder;
 use arrow_schema::DataType;
 use pgrx::pg_sys;
-use pgrx::prelude::*;
 
-use pgstrom_runtime::catalog;
 use pgstrom_runtime::engine::ColumnData;
 
 use super::file::ArrowFile;
 use super::scan::{open_files, raise};
 use super::{stats, types};
-use crate::errors::raise_plain;
+use crate::chunk::ColumnChunk;
 use crate::gpuscan::explain::prop_text;
 
 /// Shared state of a parallel scan (in the DSM).
@@ -53,17 +51,6 @@ struct Position {
     row: usize,
 }
 
-/// One device column of a slice: the device layout of chunk.rs.
-struct DevColumn {
-    attnum: i16,
-    type_id: u16,
-    width: usize,
-    values: Vec<u8>,
-    validity: Vec<u8>,
-    offsets: Vec<u32>,
-    has_nulls: bool,
-}
-
 /// A running read of an Arrow table.
 pub struct ArrowReader {
     relid: pg_sys::Oid,
@@ -85,8 +72,9 @@ pub struct ArrowReader {
     pub loaded: u64,
     pub skipped: u64,
     errcb: pg_sys::ErrorContextCallback,
-    /// GpuScan: the device columns of the current slice.
-    dev: Vec<DevColumn>,
+    /// GpuScan/GpuJoin: the device columns of the current slice.
+    dev: ColumnChunk,
+    device_columns: usize,
     /// Memory for values converted into device columns (reset per slice).
     dev_cxt: pg_sys::MemoryContext,
 }
@@ -188,21 +176,7 @@ impl ArrowReader {
                     types::Target::new((*att).atttypid, (*att).atttypmod)
                 })
                 .collect();
-            let dev = device
-                .iter()
-                .map(|&(attnum, type_id)| {
-                    let width = catalog::type_info(type_id).map_or(0, |t| t.width);
-                    DevColumn {
-                        attnum,
-                        type_id,
-                        width,
-                        values: Vec::new(),
-                        validity: Vec::new(),
-                        offsets: Vec::new(),
-                        has_nulls: false,
-                    }
-                })
-                .collect();
+            let dev = ColumnChunk::new(device);
             let dev_cxt = pg_sys::AllocSetContextCreateExtended(
                 pg_sys::CurrentMemoryContext,
                 c"arrow_fdw device columns".as_ptr(),
@@ -226,6 +200,7 @@ impl ArrowReader {
                 loaded: 0,
                 skipped: 0,
                 errcb: pg_sys::ErrorContextCallback::default(),
+                device_columns: device.len(),
                 dev,
                 dev_cxt,
             })
@@ -333,21 +308,16 @@ impl ArrowReader {
             let old = pg_sys::MemoryContextSwitchTo(self.dev_cxt);
             let utf8_db = pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32;
             let batch = self.batch.as_ref().expect("a batch is loaded");
-            for d in 0..self.dev.len() {
-                let attidx = (self.dev[d].attnum - 1) as usize;
-                let k = self.columns.iter().position(|&(_, a)| a == attidx).expect("device columns are read");
+            self.dev.start_columns(n as u32);
+            for d in 0..self.device_columns {
+                let (attnum, _, width) = self.dev.column(d);
+                let k = self
+                    .columns
+                    .iter()
+                    .position(|&(_, a)| a == (attnum - 1) as usize)
+                    .expect("device columns are read");
                 let array = batch.column(k).slice(start, n);
-                let c = &mut self.dev[d];
-                c.values.clear();
-                c.offsets.clear();
-                c.validity.clear();
-                c.validity.resize(n.div_ceil(8), 0);
-                c.has_nulls = array.null_count() > 0;
-                for i in 0..n {
-                    if array.is_valid(i) {
-                        c.validity[i / 8] |= 1 << (i % 8);
-                    }
-                }
+                self.dev.set_validity(d, |i| array.is_valid(i));
                 let typid = self.targets[k].typid;
                 let native: Option<&[u8]> = match (array.data_type(), typid) {
                     (DataType::Int16, pg_sys::INT2OID) => Some(bytes_of(array.as_primitive::<Int16Type>().values())),
@@ -362,44 +332,21 @@ impl ArrowReader {
                     _ => None,
                 };
                 if let Some(v) = native {
-                    c.values.extend_from_slice(v);
+                    self.dev.set_values(d, v);
                     continue;
                 }
-                if c.width == 0 {
-                    c.offsets.push(0);
-                    if utf8_db && typid == pg_sys::TEXTOID && *array.data_type() == DataType::Utf8 {
-                        let s = array.as_string::<i32>();
-                        let offs = s.value_offsets();
-                        let base = offs[0];
-                        c.values.extend_from_slice(&s.value_data()[base as usize..offs[n] as usize]);
-                        c.offsets.extend(offs[1..].iter().map(|&o| (o - base) as u32));
-                        continue;
-                    }
+                if width == 0 && utf8_db && typid == pg_sys::TEXTOID && *array.data_type() == DataType::Utf8 {
+                    let s = array.as_string::<i32>();
+                    let offs = s.value_offsets();
+                    let base = offs[0];
+                    let data = &s.value_data()[base as usize..offs[n] as usize];
+                    self.dev.set_text(d, data, offs[1..].iter().map(|&o| (o - base) as u32));
+                    continue;
                 }
                 self.pos.column = Some(k);
                 for i in 0..n {
                     self.pos.row = start + i;
-                    let datum = types::datum(&array, i, &self.targets[k]);
-                    if c.width == 0 {
-                        if let Some(v) = datum {
-                            let p = v.cast_mut_ptr::<pg_sys::varlena>();
-                            let len = pgrx::varlena::varsize_any_exhdr(p);
-                            let data = pgrx::varlena::vardata_any(p) as *const u8;
-                            c.values.extend_from_slice(std::slice::from_raw_parts(data, len));
-                        }
-                        let end = u32::try_from(c.values.len()).unwrap_or_else(|_| {
-                            raise_plain(
-                                PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                                "a chunk holds at most 4 GB of one variable-length column".into(),
-                                None,
-                                Some("Lower pg_strom.chunk_rows."),
-                            )
-                        });
-                        c.offsets.push(end);
-                    } else {
-                        let raw = datum.map_or(0u64, |v| v.value() as u64);
-                        c.values.extend_from_slice(&raw.to_le_bytes()[..c.width]);
-                    }
+                    self.dev.push_value(d, types::datum(&array, i, &self.targets[k]));
                 }
                 self.pos.column = None;
             }
@@ -409,23 +356,12 @@ impl ArrowReader {
 
     /// The device columns as an engine takes them.
     pub fn column_data(&self) -> Vec<ColumnData<'_>> {
-        self.dev
-            .iter()
-            .map(|c| ColumnData {
-                type_id: c.type_id,
-                values: &c.values,
-                validity: c.has_nulls.then_some(c.validity.as_slice()),
-                offsets: (c.width == 0).then_some(c.offsets.as_slice()),
-            })
-            .collect()
+        self.dev.column_data()
     }
 
     /// Bytes of the device columns.
     pub fn device_bytes(&self) -> usize {
-        self.dev
-            .iter()
-            .map(|c| c.values.len() + if c.has_nulls { c.validity.len() } else { 0 } + c.offsets.len() * 4)
-            .sum()
+        self.dev.bytes()
     }
 
     /// Start again from the first batch (serial scans; a parallel scan is
@@ -547,22 +483,31 @@ pub unsafe fn plan_attnums(plan: *mut pg_sys::Plan, scanrelid: u32, natts: usize
         let mut bms: *mut pg_sys::Bitmapset = std::ptr::null_mut();
         pg_sys::pull_varattnos((*plan).targetlist.cast(), scanrelid, &mut bms);
         pg_sys::pull_varattnos((*plan).qual.cast(), scanrelid, &mut bms);
-        let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
-        let mut out = Vec::new();
-        let mut x = -1;
-        loop {
-            x = pg_sys::bms_next_member(bms, x);
-            if x < 0 {
-                break;
-            }
-            let attnum = x + offset;
-            if attnum >= 0 {
-                out.push(attnum as i16);
-            }
-        }
-        if out.contains(&0) {
-            return (1..=natts as i16).collect();
-        }
-        out
+        attnums_of(bms, natts)
     }
+}
+
+/// The attnums in a pull_varattnos set (offset by
+/// FirstLowInvalidHeapAttributeNumber); a whole-row reference (0) stands
+/// for every one of `natts` columns; system columns are left out.
+///
+/// # Safety
+/// `bms` is NULL or a valid Bitmapset.
+pub unsafe fn attnums_of(bms: *mut pg_sys::Bitmapset, natts: usize) -> Vec<i16> {
+    let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
+    let mut out = Vec::new();
+    let mut x = -1;
+    loop {
+        // SAFETY: caller's promise.
+        x = unsafe { pg_sys::bms_next_member(bms, x) };
+        if x < 0 {
+            break;
+        }
+        match x + offset {
+            0 => return (1..=natts as i16).collect(),
+            a if a > 0 => out.push(a as i16),
+            _ => {}
+        }
+    }
+    out
 }

@@ -101,23 +101,7 @@ unsafe fn referenced(baserel: *mut pg_sys::RelOptInfo, natts: usize) -> Vec<i16>
         for ri in from_list((*baserel).baserestrictinfo) {
             pg_sys::pull_varattnos((*(ri as *mut pg_sys::RestrictInfo)).clause.cast(), relid, &mut bms);
         }
-        let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
-        let mut out = Vec::new();
-        let mut x = -1;
-        loop {
-            x = pg_sys::bms_next_member(bms, x);
-            if x < 0 {
-                break;
-            }
-            let attnum = x + offset;
-            if attnum == 0 {
-                return (1..=natts as i16).collect();
-            }
-            if attnum > 0 {
-                out.push(attnum as i16);
-            }
-        }
-        out
+        reader::attnums_of(bms, natts)
     }
 }
 

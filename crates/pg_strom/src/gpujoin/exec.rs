@@ -252,21 +252,8 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
                 .collect(),
         });
         let agg_words_at = agg_spec.as_ref().map(|a| a.layout().0).unwrap_or_default();
-        let max_outer_attnum = info
-            .scan_map
-            .iter()
-            .chain(info.agg.iter().flat_map(|a| {
-                a.outputs.iter().filter_map(|o| match o {
-                    AggOutput::Key { column: Some(c), .. } => Some(c),
-                    _ => None,
-                })
-            }))
-            .filter(|(s, _)| *s == 0)
-            .map(|(_, a)| *a as i32)
-            .chain(info.outer_columns.iter().map(|(a, _)| *a as i32))
-            .max()
-            .unwrap_or(0);
-        // an Arrow table's rows carry the columns the output reads
+        // the outer columns the output reads (an Arrow table's rows carry
+        // these), and how far a heap row is deformed
         let outer_attnums: Vec<i16> = info
             .scan_map
             .iter()
@@ -279,6 +266,8 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             .filter(|(s, _)| *s == 0)
             .map(|(_, a)| *a)
             .collect();
+        let max_outer_attnum =
+            outer_attnums.iter().chain(info.outer_columns.iter().map(|(a, _)| a)).map(|&a| a as i32).max().unwrap_or(0);
         // statistics hints among the scan quals, which read the scan tuple
         // (INDEX_VAR positions, mapped to the outer table's columns)
         let scanrelid = (*cscan).scan.scanrelid;
