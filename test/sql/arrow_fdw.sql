@@ -228,3 +228,12 @@ SELECT id FROM af_utf8;
 SELECT * FROM af_utf8;
 CREATE FOREIGN TABLE af_missing (x int8) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/missing.arrow');
 SELECT * FROM af_missing;
+
+-- ANALYZE samples rows from the batches: column statistics and estimates
+ANALYZE sorted, arrow_types;
+SELECT reltuples FROM pg_class WHERE relname = 'sorted';
+SELECT attname, null_frac, n_distinct FROM pg_stats WHERE tablename = 'sorted' ORDER BY 1;
+SELECT attname, null_frac FROM pg_stats
+ WHERE tablename = 'arrow_types' AND attname IN ('id', 's', 'dict', 'lst', 'tstz') ORDER BY 1;
+SELECT * FROM af_explain('SELECT * FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430', 'COSTS ON')
+ WHERE af_explain LIKE '%Foreign Scan%';

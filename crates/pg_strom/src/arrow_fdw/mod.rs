@@ -9,11 +9,13 @@
 //!   columns, EXPLAIN), shared by the FDW scan and GpuScan.
 //! - [`scan`]: the planner and executor callbacks.
 //! - [`import`]: IMPORT FOREIGN SCHEMA.
+//! - [`analyze`]: ANALYZE (row count and a sample of rows).
 //!
 //! The extension script creates the handler, the validator, the wrapper
 //! `arrow_fdw` and the server `arrow_fdw`, and
 //! `pgstrom.arrow_fdw_metadata_info(regclass)`.
 
+pub mod analyze;
 pub mod file;
 pub mod import;
 pub mod options;
@@ -56,6 +58,7 @@ pub extern "C-unwind" fn arrow_fdw_handler(_fcinfo: pg_sys::FunctionCallInfo) ->
         (*r).EndForeignScan = Some(scan::end);
         (*r).ExplainForeignScan = Some(scan::explain);
         (*r).ImportForeignSchema = Some(import::import_schema);
+        (*r).AnalyzeForeignTable = Some(analyze::analyze);
         (*r).IsForeignScanParallelSafe = Some(scan::parallel_safe);
         (*r).EstimateDSMForeignScan = Some(scan::estimate_dsm);
         (*r).InitializeDSMForeignScan = Some(scan::initialize_dsm);

@@ -151,7 +151,7 @@ impl ArrowReader {
             all.extend(device.iter().map(|&(a, _)| a));
             let columns = fields_of(tupdesc, &all);
             let fields: Vec<usize> = columns.iter().map(|&(f, _)| f).collect();
-            let hints = if crate::guc::ARROW_STATS_HINT.get() && !explain_only {
+            let hints = if crate::guc::ARROW_STATS_HINT.get() && !explain_only && !hint_exprs.is_empty() {
                 stats::Hint::prepare(crate::gpuscan::path::to_list(&hint_exprs), &columns, ps)
             } else {
                 Vec::new()
@@ -255,11 +255,32 @@ impl ArrowReader {
     pub fn read_next(&mut self) -> bool {
         self.batch = None;
         let Some((f, b)) = self.next_batch() else { return false };
+        self.read_batch(f, b);
+        true
+    }
+
+    /// Record batches of every file, in scan order.
+    pub fn nbatches(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Rows of batch `g` (of [`Self::nbatches`]), from its header.
+    pub fn rows_of(&self, g: usize) -> usize {
+        let (f, b) = self.order[g];
+        self.files[f].file.batches[b].rows as usize
+    }
+
+    /// Read batch `g` into [`Self::batch`] (ANALYZE's sampling).
+    pub fn load(&mut self, g: usize) {
+        let (f, b) = self.order[g];
+        self.read_batch(f, b);
+    }
+
+    fn read_batch(&mut self, f: usize, b: usize) {
         self.pos = Position { file: f, batch: b, column: None, row: 0 };
         let fs = &self.files[f];
         let decoder = fs.decoder.as_ref().expect("not EXPLAIN only");
         self.batch = Some(fs.file.read_batch(decoder, b, &self.fields).unwrap_or_else(|e| raise(e)));
-        true
     }
 
     /// Rows of the current batch.
