@@ -8,7 +8,8 @@ Files: types.arrow (every mapped type, NULLs, 3 batches), types_lz4.arrow
 and types_zstd.arrow (the same, compressed bodies), struct.arrow (a Struct
 column), sorted.arrow (10 batches sorted by ymd, with min_values /
 max_values statistics as pg2arrow writes them), map.arrow and union.arrow
-(unsupported types), and damaged files: short.arrow, badmagic.arrow,
+(unsupported types), nostats.arrow (a copy of types.arrow the server may
+rewrite: statistics added to its footer), and damaged files: short.arrow, badmagic.arrow,
 truncated.arrow (the last batch cut off), badfooter.arrow, badbuffer.arrow
 (a buffer offset past the body), badutf8.arrow (invalid UTF-8 in Utf8).
 """
@@ -234,7 +235,11 @@ damaged("badbuffer.arrow", bytes(small))
 bad = pa.Array.from_buffers(pa.utf8(), 2, [None, pa.py_buffer(struct.pack("<3i", 0, 2, 4)), pa.py_buffer(b"ok\xff\xfe")])
 write("badutf8.arrow", [pa.record_batch([pa.array([1, 2], pa.int32()), bad], names=["id", "s"])],
       schema=pa.schema([("id", pa.int32()), ("s", pa.utf8())]))
+# a copy pgstrom.arrow_fdw_write_stats may rewrite (the server's user
+# writes it)
+with open(os.path.join(out, "nostats.arrow"), "wb") as f:
+    f.write(good)
 os.chmod(out, 0o755)
 for name in os.listdir(out):
-    os.chmod(os.path.join(out, name), 0o644)
+    os.chmod(os.path.join(out, name), 0o666 if name == "nostats.arrow" else 0o644)
 print(f"gen.py: wrote {len(os.listdir(out))} files to {out}")

@@ -237,3 +237,29 @@ SELECT attname, null_frac FROM pg_stats
  WHERE tablename = 'arrow_types' AND attname IN ('id', 's', 'dict', 'lst', 'tstz') ORDER BY 1;
 SELECT * FROM af_explain('SELECT * FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430', 'COSTS ON')
  WHERE af_explain LIKE '%Foreign Scan%';
+
+-- statistics added to a file another tool wrote: only the footer changes
+SET pg_strom.enabled = off;
+IMPORT FOREIGN SCHEMA nostats FROM SERVER arrow_fdw INTO public
+  OPTIONS (file '/tmp/pgstrom_arrow_test/nostats.arrow');
+SELECT batch, stats FROM pgstrom.arrow_fdw_metadata_info('nostats') ORDER BY batch;
+SET DateStyle = 'SQL, DMY';  -- the statistics are written in ISO form anyway
+SET client_min_messages = warning;  -- the NOTICE gives the file's old size
+SELECT pgstrom.arrow_fdw_write_stats('/tmp/pgstrom_arrow_test/nostats.arrow', ARRAY['id', 'd32', 'ts_ns', 'dec', 'f64']);
+RESET client_min_messages;
+SET DateStyle = 'ISO, YMD';
+SELECT batch, stats FROM pgstrom.arrow_fdw_metadata_info('nostats') ORDER BY batch;
+SELECT * FROM af_explain('SELECT id FROM nostats WHERE id BETWEEN 10 AND 12',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+SELECT count(*) AS diff FROM ((SELECT * FROM nostats EXCEPT ALL SELECT * FROM arrow_types)
+  UNION ALL (SELECT * FROM arrow_types EXCEPT ALL SELECT * FROM nostats)) x;
+SELECT pgstrom.arrow_fdw_write_stats('/tmp/pgstrom_arrow_test/nostats.arrow', ARRAY['s']);
+SELECT pgstrom.arrow_fdw_write_stats('/tmp/pgstrom_arrow_test/nostats.arrow', ARRAY['nope']);
+SELECT pgstrom.arrow_fdw_write_stats('nostats.arrow', ARRAY['id']);
+CREATE ROLE af_user2;
+GRANT USAGE ON SCHEMA pgstrom TO af_user2;
+SET ROLE af_user2;
+SELECT pgstrom.arrow_fdw_write_stats('/tmp/pgstrom_arrow_test/nostats.arrow', ARRAY['id']);
+RESET ROLE;
+REVOKE USAGE ON SCHEMA pgstrom FROM af_user2;
+DROP ROLE af_user2;

@@ -76,6 +76,8 @@ pub struct ArrowFile {
     pub size: u64,
     pub schema: SchemaRef,
     version: MetadataVersion,
+    /// The footer's custom metadata.
+    footer_metadata: arrow_schema::Metadata,
     dictionaries: Vec<Block>,
     pub batches: Vec<BatchInfo>,
     /// The buffers of each top-level field (None: a type whose buffer
@@ -180,6 +182,12 @@ impl ArrowFile {
             .map_err(|_| corrupt(path, "schema"))?
             .map_err(|e| corrupt(path, format!("schema: {e}")))?;
         let version = footer.version();
+        let footer_metadata = footer
+            .custom_metadata()
+            .into_iter()
+            .flatten()
+            .filter_map(|kv| Some((kv.key()?.to_string(), kv.value()?.to_string())))
+            .collect();
         let body_end = footer_at;
         let check_block = |b: &Block, what: &str| -> Result<(), ArrowError> {
             let (off, meta, body) = (b.offset(), b.metaDataLength(), b.bodyLength());
@@ -272,6 +280,7 @@ impl ArrowFile {
             size,
             schema: Arc::new(schema),
             version,
+            footer_metadata,
             dictionaries,
             batches,
             field_buffers,
@@ -381,6 +390,51 @@ impl ArrowFile {
         Some(
             mins.into_iter().zip(maxs).map(|(lo, hi)| (!lo.is_empty() && !hi.is_empty()).then_some((lo, hi))).collect(),
         )
+    }
+}
+
+impl ArrowFile {
+    /// Append a new footer with `schema` (the same fields, other field
+    /// metadata) after the current end, so that the record batches and
+    /// dictionaries stay where they are: only the footer is rewritten.
+    /// The old footer stays in place as unreferenced bytes; a crash while
+    /// writing is undone by truncating the file to its old size.
+    pub fn append_footer(&self, schema: &Schema) -> Result<(), ArrowError> {
+        use std::io::Write;
+        let mut fbb = flatbuffers::FlatBufferBuilder::new();
+        let dictionaries = fbb.create_vector(&self.dictionaries);
+        let blocks: Vec<Block> = self.batches.iter().map(|b| b.block).collect();
+        let record_batches = fbb.create_vector(&blocks);
+        let mut tracker = arrow_ipc::writer::DictionaryTracker::new(false);
+        let fb_schema = arrow_ipc::convert::IpcSchemaEncoder::new()
+            .with_dictionary_tracker(&mut tracker)
+            .schema_to_fb_offset(&mut fbb, schema);
+        let metadata = (!self.footer_metadata.is_empty())
+            .then(|| arrow_ipc::convert::metadata_to_fb(&mut fbb, &self.footer_metadata));
+        let root = {
+            let mut footer = arrow_ipc::FooterBuilder::new(&mut fbb);
+            footer.add_version(self.version);
+            footer.add_schema(fb_schema);
+            footer.add_dictionaries(dictionaries);
+            footer.add_recordBatches(record_batches);
+            if let Some(m) = metadata {
+                footer.add_custom_metadata(m);
+            }
+            footer.finish()
+        };
+        fbb.finish(root, None);
+        let data = fbb.finished_data();
+        // keep the new footer 8-byte aligned, as writers do
+        let pad = (8 - (self.size % 8) as usize) % 8;
+        let mut out = vec![0u8; pad];
+        out.extend_from_slice(data);
+        out.extend_from_slice(&(data.len() as i32).to_le_bytes());
+        out.extend_from_slice(MAGIC);
+        let mut f = std::fs::OpenOptions::new().append(true).open(&self.path).map_err(|e| io(&self.path, e))?;
+        f.write_all(&out).and_then(|_| f.sync_all()).map_err(|e| ArrowError {
+            message: format!("could not write arrow file \"{}\": {e}", self.path),
+            corrupt: false,
+        })
     }
 }
 

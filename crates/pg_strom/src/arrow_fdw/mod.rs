@@ -10,6 +10,8 @@
 //! - [`scan`]: the planner and executor callbacks.
 //! - [`import`]: IMPORT FOREIGN SCHEMA.
 //! - [`analyze`]: ANALYZE (row count and a sample of rows).
+//! - [`write_stats`]: `pgstrom.arrow_fdw_write_stats`, statistics added
+//!   to an existing file's footer.
 //!
 //! The extension script creates the handler, the validator, the wrapper
 //! `arrow_fdw` and the server `arrow_fdw`, and
@@ -23,6 +25,7 @@ pub mod reader;
 pub mod scan;
 pub mod stats;
 pub mod types;
+pub mod write_stats;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
