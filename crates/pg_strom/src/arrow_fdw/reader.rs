@@ -356,6 +356,10 @@ impl ArrowReader {
                     self.dev.set_values(d, v);
                     continue;
                 }
+                if let Some(v) = types::device_values(array.as_ref(), typid) {
+                    self.dev.set_values(d, &v);
+                    continue;
+                }
                 if width == 0 && utf8_db && typid == pg_sys::TEXTOID && *array.data_type() == DataType::Utf8 {
                     let s = array.as_string::<i32>();
                     let offs = s.value_offsets();

@@ -29,6 +29,44 @@ const END_TIMESTAMP: i64 = 9_223_371_331_200_000_000;
 const MIN_DATE: i64 = -2_451_545;
 const END_DATE: i64 = 2_145_031_948;
 
+/// The device layout of a whole column slice in one pass, for the types
+/// whose conversion is arithmetic: Date32 to date (epoch shift), Timestamp
+/// in microseconds to timestamp(tz), Bool to one byte a value.  None when
+/// the column is not one of them or a value lies outside PostgreSQL's
+/// range (the value-by-value conversion then raises the error).  NULL
+/// slots are converted too; their bytes are never read.
+pub fn device_values(array: &dyn Array, typid: Oid) -> Option<Vec<u8>> {
+    use DataType::*;
+    match (array.data_type(), typid) {
+        (Date32, pg_sys::DATEOID) => {
+            let v = array.as_primitive::<Date32Type>().values();
+            let mut out = Vec::with_capacity(v.len() * 4);
+            for (i, &d) in v.iter().enumerate() {
+                let days = d as i64 - EPOCH_DAYS;
+                if array.is_valid(i) && !(MIN_DATE..END_DATE).contains(&days) {
+                    return None;
+                }
+                out.extend_from_slice(&(days as i32).to_le_bytes());
+            }
+            Some(out)
+        }
+        (Timestamp(TimeUnit::Microsecond, _), pg_sys::TIMESTAMPOID | pg_sys::TIMESTAMPTZOID) => {
+            let v = array.as_primitive::<TimestampMicrosecondType>().values();
+            let mut out = Vec::with_capacity(v.len() * 8);
+            for (i, &t) in v.iter().enumerate() {
+                let us = t.checked_sub(EPOCH_USECS);
+                if array.is_valid(i) && !us.is_some_and(|u| (MIN_TIMESTAMP..END_TIMESTAMP).contains(&u)) {
+                    return None;
+                }
+                out.extend_from_slice(&us.unwrap_or(0).to_le_bytes());
+            }
+            Some(out)
+        }
+        (Boolean, pg_sys::BOOLOID) => Some(array.as_boolean().values().iter().map(u8::from).collect()),
+        _ => None,
+    }
+}
+
 /// The PostgreSQL type of a field (oid, typmod) for IMPORT FOREIGN SCHEMA,
 /// or why it has none.
 pub fn pg_type(field: &Field) -> Result<(Oid, i32), String> {
