@@ -152,7 +152,7 @@ impl ArrowReader {
             let columns = fields_of(tupdesc, &all);
             let fields: Vec<usize> = columns.iter().map(|&(f, _)| f).collect();
             let hints = if crate::guc::ARROW_STATS_HINT.get() && !explain_only && !hint_exprs.is_empty() {
-                stats::Hint::prepare(crate::gpuscan::path::to_list(&hint_exprs), &columns, ps)
+                stats::Hint::prepare(&hint_exprs, &columns, ps)
             } else {
                 Vec::new()
             };

@@ -170,11 +170,7 @@ pub unsafe extern "C-unwind" fn get_paths(
         };
         pg_sys::add_path(baserel, path((*baserel).rows, disk + cpu).cast());
         if (*baserel).consider_parallel && (*baserel).lateral_relids.is_null() {
-            let workers = if info.parallel_workers >= 0 {
-                info.parallel_workers.min(pg_sys::max_parallel_workers_per_gather)
-            } else {
-                pg_sys::compute_parallel_worker(baserel, pages, -1.0, pg_sys::max_parallel_workers_per_gather)
-            };
+            let workers = crate::gpuscan::path::scan_parallel_workers(baserel, pages, info.parallel_workers);
             if workers > 0 {
                 let div = crate::gpuscan::path::parallel_divisor(workers);
                 let p = path(pg_sys::clamp_row_est((*baserel).rows / div), disk + cpu / div);

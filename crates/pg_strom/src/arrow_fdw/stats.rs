@@ -131,13 +131,13 @@ pub struct Hint {
 }
 
 impl Hint {
-    /// Hints from the plan's fdw_exprs, values evaluated now.
+    /// Hints from hint clauses (see [`hint_clauses`]), values evaluated now.
     ///
     /// # Safety
     /// Executor start, `ps` the scan's PlanState; `columns` the scan's
     /// (field, attribute index) list.
     pub unsafe fn prepare(
-        exprs: *mut pg_sys::List,
+        exprs: &[*mut pg_sys::Node],
         columns: &[(usize, usize)],
         ps: *mut pg_sys::PlanState,
     ) -> Vec<Hint> {
@@ -145,7 +145,7 @@ impl Hint {
         unsafe {
             let econtext = (*ps).ps_ExprContext;
             let mut out = Vec::new();
-            for e in from_list(exprs) {
+            for &e in exprs {
                 let op = e as *mut pg_sys::OpExpr;
                 let args = from_list((*op).args);
                 let var = args[0] as *mut pg_sys::Var;

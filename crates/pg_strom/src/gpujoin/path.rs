@@ -19,7 +19,7 @@ use pgrx::pg_sys;
 
 use crate::codegen::{self, Inputs};
 use crate::gpujoin::plan;
-use crate::gpuscan::path::{from_list, parallel_divisor, scan_pages, to_list};
+use crate::gpuscan::path::{from_list, parallel_divisor, scan_pages, scan_parallel_workers, to_list};
 use crate::{engine, guc};
 
 use pgstrom_runtime::join::{MAX_DEPTHS, MAX_KEYS};
@@ -231,11 +231,7 @@ pub(crate) unsafe fn scan_workers(
         if !(*rel).consider_parallel {
             return None;
         }
-        let w = if table_workers >= 0 {
-            table_workers.min(pg_sys::max_parallel_workers_per_gather)
-        } else {
-            pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather)
-        };
+        let w = scan_parallel_workers(rel, pages, table_workers);
         (w > 0).then_some(w)
     }
 }

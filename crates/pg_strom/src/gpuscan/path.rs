@@ -115,6 +115,23 @@ pub(crate) unsafe fn scan_pages(rte: *mut pg_sys::RangeTblEntry, rel: *mut pg_sy
     }
 }
 
+/// Workers of a parallel scan of `rel`: the table's `parallel_workers`
+/// option when it has one (`table_workers` >= 0), else PostgreSQL's rule
+/// by `pages`; at most max_parallel_workers_per_gather.
+///
+/// # Safety
+/// Planner state of a base relation.
+pub(crate) unsafe fn scan_parallel_workers(rel: *mut pg_sys::RelOptInfo, pages: f64, table_workers: i32) -> i32 {
+    // SAFETY: caller's promise; planner globals read in the backend.
+    unsafe {
+        if table_workers >= 0 {
+            table_workers.min(pg_sys::max_parallel_workers_per_gather)
+        } else {
+            pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather)
+        }
+    }
+}
+
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
     root: *mut pg_sys::PlannerInfo,
@@ -150,11 +167,7 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
         pg_sys::add_path(rel, path.cast());
 
         if (*rel).consider_parallel && (*rel).lateral_relids.is_null() {
-            let workers = if table_workers >= 0 {
-                table_workers.min(pg_sys::max_parallel_workers_per_gather)
-            } else {
-                pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather)
-            };
+            let workers = scan_parallel_workers(rel, pages, table_workers);
             if workers > 0 {
                 let ppath = make_path(root, rel, &split, pages, workers);
                 pg_sys::add_partial_path(rel, ppath.cast());
