@@ -5,19 +5,25 @@
 //! - `auto`: the GPU when discovery found one and it opens, else the CPU
 //!   engine (a WARNING, once per backend, when a GPU was found but failed).
 //!
-//! The GPU engine is opened once per backend on first use (CUDA context,
-//! device code from the cache under `$PGDATA/pg_strom/device_code`, built
-//! by NVRTC the first time).  It is the in-process runtime; the GPU service
-//! will take its place behind the same `Engine` trait.
+//! With `pg_strom.gpu_service` on (the default) the GPU engine is the GPU
+//! service's ([`ServiceEngine`]: one process owns the GPUs, opened once at
+//! server start; see `service_worker`).  Off, each backend opens the GPU
+//! itself on first use (a CUDA context, device code from the cache under
+//! `$PGDATA/pg_strom/device_code`, built by NVRTC the first time).  The
+//! CPU engine runs in the backend, or in the service with
+//! `pg_strom.cpu_engine_in_service`.  Executors see one `Engine` trait.
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LazyLock, OnceLock};
+use std::time::Duration;
 
 use pgrx::prelude::*;
 
 use pgstrom_runtime::cpu::CpuEngine;
 use pgstrom_runtime::gpu::GpuEngine;
+use pgstrom_runtime::service::CPU_ENGINE as SERVICE_CPU_INDEX;
+use pgstrom_runtime::service::client::ServiceEngine;
 use pgstrom_runtime::{DeviceError, Engine};
 
 use crate::discovery_worker::{self, STATE_FOUND};
@@ -30,6 +36,34 @@ pub const DISCOVERY_WAIT_MS: u64 = 30_000;
 static GPU_ENGINE: OnceLock<Result<GpuEngine, DeviceError>> = OnceLock::new();
 static WARNED_FALLBACK: AtomicBool = AtomicBool::new(false);
 static CPU_ENGINE: CpuEngine = CpuEngine;
+
+/// The GPU service's socket, relative to the data directory (the working
+/// directory of every server process; a short path whatever PGDATA is).
+pub const SERVICE_SOCKET: &str = "pg_strom/service.sock";
+/// How long a backend waits for the service to listen (it is starting,
+/// or restarting after a crash).
+const SERVICE_WAIT: Duration = Duration::from_secs(30);
+
+static SERVICE_GPU: LazyLock<ServiceEngine> =
+    LazyLock::new(|| ServiceEngine::new(PathBuf::from(SERVICE_SOCKET), 0, SERVICE_WAIT));
+static SERVICE_CPU: LazyLock<ServiceEngine> =
+    LazyLock::new(|| ServiceEngine::new(PathBuf::from(SERVICE_SOCKET), SERVICE_CPU_INDEX, SERVICE_WAIT));
+
+/// The GPU service's CPU engine (its connection is also used for status).
+pub fn service_cpu() -> &'static ServiceEngine {
+    &SERVICE_CPU
+}
+
+/// The GPU engine: the service's GPU0, or with `pg_strom.gpu_service` off
+/// this backend's own.
+fn gpu() -> Result<&'static dyn Engine, DeviceError> {
+    if guc::GPU_SERVICE.get() {
+        SERVICE_GPU.check()?;
+        Ok(&*SERVICE_GPU)
+    } else {
+        Ok(gpu_engine()?)
+    }
+}
 
 /// Where compiled device code is cached.
 pub fn device_code_dir() -> PathBuf {
@@ -53,12 +87,13 @@ pub fn gpu_engine() -> Result<&'static GpuEngine, DeviceError> {
 }
 
 /// Whether a device scan planned now would first have to open the GPU:
-/// the engine would be a GPU, and it is not open in this backend yet, or
-/// the scan runs in parallel workers (new processes, which open their own).
-/// The planner charges `pg_strom.gpu_context_cost` for it.  Never waits
-/// for start-up discovery: while it runs, nothing is charged.
+/// without the GPU service, the engine would be a GPU, and it is not open
+/// in this backend yet, or the scan runs in parallel workers (new
+/// processes, which open their own).  The planner charges
+/// `pg_strom.gpu_context_cost` for it.  Never waits for start-up
+/// discovery: while it runs, nothing is charged.
 pub fn gpu_open_pending(in_new_processes: bool) -> bool {
-    if matches!(guc::ENGINE.get(), EngineSetting::Cpu) {
+    if matches!(guc::ENGINE.get(), EngineSetting::Cpu) || guc::GPU_SERVICE.get() {
         return false;
     }
     if discovery_worker::state() != STATE_FOUND {
@@ -71,7 +106,7 @@ pub fn gpu_open_pending(in_new_processes: bool) -> bool {
 /// demands a GPU that cannot be used.
 pub fn active() -> &'static dyn Engine {
     match guc::ENGINE.get() {
-        EngineSetting::Cpu => &CPU_ENGINE,
+        EngineSetting::Cpu => cpu(),
         EngineSetting::Gpu => {
             let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
             if snap.state != STATE_FOUND {
@@ -82,7 +117,7 @@ pub fn active() -> &'static dyn Engine {
                     Some("Set pg_strom.engine to 'auto' or 'cpu' to run device code on the CPU engine."),
                 );
             }
-            match gpu_engine() {
+            match gpu() {
                 Ok(g) => g,
                 Err(e) => errors::raise("cannot use the GPU", &e),
             }
@@ -90,9 +125,9 @@ pub fn active() -> &'static dyn Engine {
         EngineSetting::Auto => {
             let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
             if snap.state != STATE_FOUND {
-                return &CPU_ENGINE;
+                return cpu();
             }
-            match gpu_engine() {
+            match gpu() {
                 Ok(g) => g,
                 Err(e) => {
                     if !WARNED_FALLBACK.swap(true, Ordering::Relaxed) {
@@ -104,15 +139,22 @@ pub fn active() -> &'static dyn Engine {
                         .set_hint("Set pg_strom.engine = 'gpu' to make this an error, or 'cpu' to silence it.")
                         .report(PgLogLevel::WARNING);
                     }
-                    &CPU_ENGINE
+                    cpu()
                 }
             }
         }
     }
 }
 
-/// The CPU engine.
+/// The CPU engine (in the backend, or in the GPU service with
+/// `pg_strom.cpu_engine_in_service`).
 pub fn cpu() -> &'static dyn Engine {
+    if guc::CPU_ENGINE_IN_SERVICE.get() && guc::GPU_SERVICE.get() { &*SERVICE_CPU } else { &CPU_ENGINE }
+}
+
+/// The CPU engine of this backend, whatever the settings: where a query
+/// finishes when the GPU service went away under it.
+pub fn local_cpu() -> &'static dyn Engine {
     &CPU_ENGINE
 }
 
@@ -123,7 +165,7 @@ pub fn by_name(name: Option<&str>) -> &'static dyn Engine {
     match name {
         None => active(),
         Some("cpu") => cpu(),
-        Some("gpu") => match gpu_engine() {
+        Some("gpu") => match gpu() {
             Ok(g) => g,
             Err(e) => errors::raise("cannot use the GPU", &e),
         },

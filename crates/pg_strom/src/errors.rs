@@ -16,7 +16,11 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
         | DeviceError::DriverTooOld { .. } => PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         DeviceError::NvrtcMissing(_) => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
         DeviceError::Cache(_) => PgSqlErrorCode::ERRCODE_IO_ERROR,
-        DeviceError::Cuda { .. } | DeviceError::Nvrtc { .. } => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
+        DeviceError::Cuda { .. }
+        | DeviceError::Nvrtc { .. }
+        | DeviceError::Service(_)
+        | DeviceError::ServiceLost(_)
+        | DeviceError::Remote { .. } => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
         DeviceError::Compile { .. } | DeviceError::Kernel { .. } => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
         DeviceError::InvalidRequest(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
         DeviceError::InvalidProgram(_) | DeviceError::NeedsCpu { .. } => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,

@@ -27,6 +27,10 @@ pub static ENABLE_GPUSCAN: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_GPUJOIN: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// `pg_strom.enable_gpupreagg`.
 pub static ENABLE_GPUPREAGG: GucSetting<bool> = GucSetting::<bool>::new(true);
+/// `pg_strom.gpu_service`: GPUs are used through the GPU service process.
+pub static GPU_SERVICE: GucSetting<bool> = GucSetting::<bool>::new(true);
+/// `pg_strom.cpu_engine_in_service`: the CPU engine runs in the service too.
+pub static CPU_ENGINE_IN_SERVICE: GucSetting<bool> = GucSetting::<bool>::new(false);
 /// `pg_strom.engine`.
 pub static ENGINE: GucSetting<EngineSetting> = GucSetting::<EngineSetting>::new(EngineSetting::Auto);
 /// `pg_strom.nvrtc_library`: where libnvrtc is ('' = search).
@@ -88,6 +92,22 @@ pub fn init() {
         c"Selects the engine that runs device code: auto, gpu or cpu.",
         c"auto uses the GPU when one was found at start-up and the CPU engine otherwise; gpu and cpu force one.",
         &ENGINE,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.gpu_service",
+        c"Runs the GPU engine's work in the GPU service, one process that owns the GPUs for the whole server.",
+        c"off makes every backend and parallel worker open the GPU itself (a CUDA context each); a crash in CUDA then restarts the server.",
+        &GPU_SERVICE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.cpu_engine_in_service",
+        c"Runs the CPU engine inside the GPU service instead of the backend.",
+        c"Isolates the CPU engine as the GPU engine is; also tests the service on a machine without a GPU.",
+        &CPU_ENGINE_IN_SERVICE,
         GucContext::Userset,
         GucFlags::default(),
     );

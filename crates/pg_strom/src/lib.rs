@@ -9,6 +9,7 @@
 //!   GPUs (CUDA must not be initialised in the postmaster) and publishes
 //!   them in shared memory.
 //! - [`engine`]: picks the engine a backend runs device code on.
+//! - [`service_worker`]: keeps the GPU service process running.
 //! - [`errors`]: runtime errors as `ereport`s with SQLSTATEs.
 //! - [`sql_device`]: SQL functions about devices and device code.
 //! - [`codegen`]: PostgreSQL expressions to device programs.
@@ -39,6 +40,7 @@ pub mod guc;
 pub mod heapchunk;
 pub mod random;
 pub mod scansource;
+pub mod service_worker;
 pub mod sql_device;
 
 pgrx::pg_module_magic!();
@@ -61,6 +63,9 @@ pub extern "C-unwind" fn _PG_init() {
     }
     guc::init();
     discovery_worker::init();
+    if guc::GPU_SERVICE.get() {
+        service_worker::init();
+    }
     gpuscan::init();
     gpujoin::init();
     gpupreagg::init();

@@ -73,6 +73,56 @@ mod pgstrom {
         engine::active().kind().name().to_string()
     }
 
+    /// The GPU service: its process id, when it started, its open
+    /// connections, requests served and join sessions held, and each GPU
+    /// it owns (or why it could not open it).
+    #[pg_extern(volatile, parallel_safe)]
+    fn gpu_service_info() -> TableIterator<
+        'static,
+        (
+            name!(pid, i32),
+            name!(started, pgrx::datum::TimestampWithTimeZone),
+            name!(connections, i64),
+            name!(requests, i64),
+            name!(join_sessions, i64),
+            name!(gpus, Vec<String>),
+        ),
+    > {
+        if !crate::guc::GPU_SERVICE.get() {
+            crate::errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                "the GPU service is off".into(),
+                None,
+                Some("Set pg_strom.gpu_service = on and restart the server."),
+            );
+        }
+        let info = match engine::service_cpu().info() {
+            Ok(i) => i,
+            Err(e) => crate::errors::raise("cannot reach the GPU service", &e),
+        };
+        let started = pgrx::datum::TimestampWithTimeZone::try_from(
+            // Unix seconds to PostgreSQL microseconds since 2000-01-01
+            (info.started as i64 - 946_684_800) * 1_000_000,
+        )
+        .unwrap_or_else(|_| pgrx::datum::TimestampWithTimeZone::try_from(0i64).expect("epoch"));
+        let gpus = info
+            .gpus
+            .iter()
+            .map(|g| match g {
+                Ok(d) => d.clone(),
+                Err(e) => format!("unavailable: {e}"),
+            })
+            .collect();
+        TableIterator::once((
+            info.pid as i32,
+            started,
+            info.connections as i64,
+            info.requests as i64,
+            info.sessions as i64,
+            gpus,
+        ))
+    }
+
     /// Build the device code for `arch` (e.g. 'sm_90'), or for every GPU's
     /// architecture when NULL, using the on-disk cache.
     #[pg_extern(volatile, parallel_restricted)]

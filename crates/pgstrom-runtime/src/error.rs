@@ -80,6 +80,19 @@ pub enum DeviceError {
         /// Row of the chunk where it happened (the first such row).
         row: u32,
     },
+    /// The GPU service failed a request, or its connection could not be
+    /// set up; the text says why.
+    Service(String),
+    /// The GPU service went away (it crashed, was killed, or restarted)
+    /// while this process was using it.
+    ServiceLost(String),
+    /// An error the GPU service reported, as its message and hint.
+    Remote {
+        /// The message.
+        message: String,
+        /// The hint, if it had one.
+        hint: Option<String>,
+    },
     /// The engine cannot compute a value at this row exactly as PostgreSQL
     /// does (for example pow() on a GPU, whose libm rounds differently):
     /// PostgreSQL must evaluate it.  Executors take the CPU path.
@@ -91,8 +104,9 @@ pub enum DeviceError {
 
 impl DeviceError {
     /// A hint for the user, where one helps.
-    pub fn hint(&self) -> Option<&'static str> {
+    pub fn hint(&self) -> Option<&str> {
         match self {
+            DeviceError::Remote { hint, .. } => hint.as_deref(),
             DeviceError::DriverMissing(_) | DeviceError::NoDevice | DeviceError::Unavailable(_) => Some(
                 "Install the NVIDIA driver, or set pg_strom.engine = 'cpu' (or 'auto') to run device code on the CPU.",
             ),
@@ -108,6 +122,9 @@ impl DeviceError {
             DeviceError::Cache(_) => {
                 Some("Check the permissions of the pg_strom folder under the data directory; removing it is safe.")
             }
+            DeviceError::ServiceLost(_) => Some(
+                "The GPU service restarts by itself; run the query again. Its exit is logged in the server log.",
+            ),
             _ => None,
         }
     }
@@ -144,6 +161,9 @@ impl fmt::Display for DeviceError {
             DeviceError::InvalidRequest(why) => write!(f, "{why}"),
             DeviceError::InvalidProgram(why) => write!(f, "invalid device program: {why}"),
             DeviceError::Sql { message, .. } => write!(f, "{message}"),
+            DeviceError::Service(why) => write!(f, "GPU service: {why}"),
+            DeviceError::ServiceLost(why) => write!(f, "the GPU service terminated ({why})"),
+            DeviceError::Remote { message, .. } => write!(f, "{message}"),
             DeviceError::NeedsCpu { row } => {
                 write!(f, "this engine cannot evaluate row {row} exactly as PostgreSQL does")
             }

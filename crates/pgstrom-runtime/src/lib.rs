@@ -7,8 +7,8 @@
 //! same sources built by the host compiler).
 //!
 //! This crate knows nothing of PostgreSQL and must never call it: its
-//! functions may run on threads that are not PostgreSQL backends (and later
-//! in the GPU service process).  Errors are values ([`DeviceError`]); the
+//! functions may run on threads that are not PostgreSQL backends, and in
+//! the GPU service process ([`service`]).  Errors are values ([`DeviceError`]); the
 //! extension turns them into `ereport`s.
 
 #![warn(missing_docs)]
@@ -29,6 +29,7 @@ mod join_gpu;
 pub mod nvrtc;
 pub mod program;
 pub mod selftest;
+pub mod service;
 
 pub use engine::{CompareOp, Engine, EngineKind, FilterColumn, FilterResult};
 pub use error::DeviceError;

@@ -573,6 +573,12 @@ pub fn sql_error(code: i32) -> Option<(&'static str, &'static str)> {
     })
 }
 
+/// The static (SQLSTATE, message) of [`sql_error`] with this SQLSTATE and
+/// message, if any (errors coming back from the GPU service).
+pub fn sql_error_by_state(state: &str, message: &str) -> Option<(&'static str, &'static str)> {
+    (0..64).filter_map(sql_error).find(|(s, m)| *s == state && *m == message)
+}
+
 /// Device error code of a broken program.
 pub const DEVERR_INVALID_PROGRAM: i32 = 3;
 /// Device error code of a value this engine cannot compute exactly as

@@ -2,16 +2,14 @@
 //! PostgreSQL's errors at the first failing row, and (with
 //! PGSTROM_EXPECT_GPU=1) the GPU engine giving the CPU engine's answers.
 
-use pgstrom_runtime::catalog::FUNCTIONS;
-use pgstrom_runtime::cpu::CpuEngine;
+mod common;
+
 use pgstrom_runtime::engine::{ColumnData, EvalOutput, ParamValue};
 use pgstrom_runtime::error::DeviceError;
 use pgstrom_runtime::program::{Builder, Op, Program, type_id};
-use pgstrom_runtime::{Engine, discovery, gpu};
+use pgstrom_runtime::Engine;
 
-fn f(name: &str) -> u16 {
-    FUNCTIONS.iter().find(|x| x.name == name).unwrap_or_else(|| panic!("{name}")).id
-}
+use common::f;
 
 fn i4_bytes(v: &[i32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -33,14 +31,7 @@ fn bool_col(v: &[Option<bool>]) -> (Vec<u8>, Vec<u8>) {
 }
 
 fn engines() -> Vec<Box<dyn Engine>> {
-    let mut v: Vec<Box<dyn Engine>> = vec![Box::new(CpuEngine)];
-    if std::env::var("PGSTROM_EXPECT_GPU").as_deref() == Ok("1") {
-        let d = discovery::discover().unwrap();
-        let dir = std::env::temp_dir().join(format!("pgstrom-prog-test-{}", std::process::id()));
-        let lib = std::env::var("PGSTROM_NVRTC_LIBRARY").ok();
-        v.push(Box::new(gpu::GpuEngine::open(&d.devices[0], &dir, lib.as_deref()).unwrap()));
-    }
-    v
+    common::engines("prog")
 }
 
 fn decode_bool(o: &EvalOutput) -> Vec<Option<bool>> {

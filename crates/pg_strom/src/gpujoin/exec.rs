@@ -418,6 +418,30 @@ impl GpuJoinExec {
         eng.join_open(&spec)
     }
 
+    /// True when a depth returns unmatched inner rows at the end (RIGHT,
+    /// FULL): its session holds state a restarted service cannot rebuild.
+    fn keeps_inner(&self) -> bool {
+        self.info.depths.iter().any(|d| JoinKind::from_pg(d.kind).is_some_and(JoinKind::keeps_inner))
+    }
+
+    /// The GPU service went away: WARNING, and the rest of the scan on
+    /// this backend's CPU engine.
+    fn fall_back_to_cpu(&mut self, e: &DeviceError) {
+        pgrx::pg_sys::panic::ErrorReport::new(
+            PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
+            format!("pg_strom: {e}; {} finishes on the CPU engine", self.name()),
+            "pg_strom",
+        )
+        .report(PgLogLevel::WARNING);
+        let eng = engine::local_cpu();
+        self.engine = Some(eng);
+        self.cpu_session = None;
+        match self.open_session(eng) {
+            Ok(s) => self.session = Some(s),
+            Err(e) => errors::raise(&format!("{} on the CPU engine failed", self.name()), &e),
+        }
+    }
+
     /// Make sure the inner relations are loaded and a session is open.
     unsafe fn prepare(&mut self, node: *mut pg_sys::CustomScanState) {
         // SAFETY: live node.
@@ -638,8 +662,21 @@ impl GpuJoinExec {
                     s.probe(cols, nrows, sel).map(Chunk::Combos)
                 }
             };
+            let (cols, _) = self.source.column_data();
+            let mut first = probe(self.session.as_mut().expect("prepared"), &cols, None);
+            if let Err(e @ DeviceError::ServiceLost(_)) = &first
+                && !self.keeps_inner()
+            {
+                // No inner row's "matched" flag is lost with the service:
+                // the inner relations are loaded again into this backend's
+                // CPU engine, which finishes the scan.
+                let e = e.clone();
+                drop(cols);
+                self.fall_back_to_cpu(&e);
+                let (cols, _) = self.source.column_data();
+                first = probe(self.session.as_mut().expect("reopened"), &cols, None);
+            }
             let (cols, bytes) = self.source.column_data();
-            let first = probe(self.session.as_mut().expect("prepared"), &cols, None);
             let result = match first {
                 Ok(c) => Ok(c),
                 Err(DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) => {

@@ -245,10 +245,24 @@ impl GpuScanExec {
                     (*node).ss.ps.ps_ExprContext,
                 ));
             }
-            let eng = engine_of(self);
+            let mut eng = engine_of(self);
             let (cols, bytes) = self.source.column_data();
             let started = Instant::now();
-            let result = eng.eval_program(&self.info.program, &cols, self.params.as_deref().unwrap_or(&[]), nrows);
+            let params = self.params.as_deref().unwrap_or(&[]);
+            let mut result = eng.eval_program(&self.info.program, &cols, params, nrows);
+            if let Err(e @ DeviceError::ServiceLost(_)) = &result {
+                // A scan keeps no state in the service: this chunk and the
+                // rest of the scan run on this backend's CPU engine.
+                pgrx::pg_sys::panic::ErrorReport::new(
+                    PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
+                    format!("pg_strom: {e}; GpuScan finishes on the CPU engine"),
+                    "pg_strom",
+                )
+                .report(PgLogLevel::WARNING);
+                eng = engine::local_cpu();
+                self.engine = Some(eng);
+                result = eng.eval_program(&self.info.program, &cols, params, nrows);
+            }
             let mut c = Counters {
                 chunks: 1,
                 rows_in: nrows as u64,

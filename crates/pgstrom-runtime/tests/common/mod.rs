@@ -1,25 +1,68 @@
-//! Helpers the join and aggregation tests share: the engines to test, and
-//! small programs.
+#![allow(dead_code)] // each test crate uses a part of it
+//! Helpers the program, join and aggregation tests share: the engines to
+//! test (each also through the GPU service, run on a thread of the test),
+//! and small programs.
 
 use pgstrom_runtime::catalog::FUNCTIONS;
 use pgstrom_runtime::cpu::CpuEngine;
 use pgstrom_runtime::program::{Builder, Program, type_id};
+use pgstrom_runtime::service::client::ServiceEngine;
+use pgstrom_runtime::service::server::{ServiceConfig, serve};
+use pgstrom_runtime::service::CPU_ENGINE;
 use pgstrom_runtime::{Engine, discovery, gpu};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
 
 /// A device function's id by its name in the catalog.
 pub fn f(name: &str) -> u16 {
     FUNCTIONS.iter().find(|x| x.name == name).unwrap_or_else(|| panic!("{name}")).id
 }
 
+fn expect_gpu() -> bool {
+    std::env::var("PGSTROM_EXPECT_GPU").as_deref() == Ok("1")
+}
+
+/// The socket of a GPU service running on a thread of this test process
+/// (started on first use; with PGSTROM_EXPECT_GPU=1 it opens the GPUs).
+pub fn service_socket() -> PathBuf {
+    static SOCKET: OnceLock<PathBuf> = OnceLock::new();
+    SOCKET
+        .get_or_init(|| {
+            let dir = std::env::temp_dir().join(format!("pgstrom-service-test-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let config = ServiceConfig {
+                socket: dir.join("service.sock"),
+                cache_dir: dir.join("device_code"),
+                nvrtc_library: std::env::var("PGSTROM_NVRTC_LIBRARY").ok(),
+                open_gpus: expect_gpu(),
+            };
+            let socket = config.socket.clone();
+            std::thread::spawn(move || serve(&config).unwrap());
+            socket
+        })
+        .clone()
+}
+
+/// The service's CPU engine, or its GPU `index`.
+pub fn service_engine(index: u32) -> ServiceEngine {
+    ServiceEngine::new(service_socket(), index, Duration::from_secs(60))
+}
+
 /// The CPU engine, and with PGSTROM_EXPECT_GPU=1 the first GPU (its
-/// device-code cache in a temporary folder named after `tag`).
+/// device-code cache in a temporary folder named after `tag`); then the
+/// same engines through the GPU service.
 pub fn engines(tag: &str) -> Vec<Box<dyn Engine>> {
     let mut v: Vec<Box<dyn Engine>> = vec![Box::new(CpuEngine)];
-    if std::env::var("PGSTROM_EXPECT_GPU").as_deref() == Ok("1") {
+    if expect_gpu() {
         let d = discovery::discover().unwrap();
         let dir = std::env::temp_dir().join(format!("pgstrom-{tag}-test-{}", std::process::id()));
         let lib = std::env::var("PGSTROM_NVRTC_LIBRARY").ok();
         v.push(Box::new(gpu::GpuEngine::open(&d.devices[0], &dir, lib.as_deref()).unwrap()));
+    }
+    v.push(Box::new(service_engine(CPU_ENGINE)));
+    if expect_gpu() {
+        v.push(Box::new(service_engine(0)));
     }
     v
 }

@@ -1,0 +1,169 @@
+//! The GPU service's keeper: a background worker that forks the service
+//! process, waits for it, and starts it again when it dies.
+//!
+//! The service is a child of this worker, not of the postmaster, so its
+//! death (a segfault in CUDA code, SIGKILL, an out-of-memory kill) is
+//! never seen by the postmaster and never takes the cluster through crash
+//! recovery: backends using it get an ERROR, and the next query connects
+//! to the new service.  The worker has no shared-memory access (so the
+//! forked service holds none of the server's shared memory either), and
+//! the service dies with it (PR_SET_PDEATHSIG).  The service itself is
+//! `pgstrom_runtime::service::server`: it never calls PostgreSQL.
+//!
+//! Lifecycle: `init()` in `_PG_init` registers the worker (when
+//! `pg_strom.gpu_service` is on) -> `pgstrom_service_main` -> fork ->
+//! `serve()` in the child; SIGTERM at shutdown stops both.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+use pgrx::bgworkers::{BackgroundWorkerBuilder, BgWorkerStartTime};
+use pgrx::prelude::*;
+
+use pgstrom_runtime::service::server::{ServiceConfig, serve};
+
+use crate::engine::{SERVICE_SOCKET, device_code_dir};
+use crate::guc;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+/// Called from `_PG_init`.
+pub fn init() {
+    BackgroundWorkerBuilder::new("pg_strom gpu service")
+        .set_type("pg_strom gpu service")
+        .set_library("pg_strom")
+        .set_function("pgstrom_service_main")
+        .set_start_time(BgWorkerStartTime::PostmasterStart)
+        .set_restart_time(Some(Duration::from_secs(5)))
+        .load();
+}
+
+extern "C" fn on_sigterm(_sig: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+    let pid = CHILD.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+}
+
+/// Sleep, waking early at SIGTERM.
+fn nap(d: Duration) {
+    let until = Instant::now() + d;
+    while !STOP.load(Ordering::SeqCst) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// How a child ended, for the log.
+fn describe(status: libc::c_int) -> String {
+    if libc::WIFSIGNALED(status) {
+        format!("was terminated by signal {}", libc::WTERMSIG(status))
+    } else {
+        format!("exited with status {}", libc::WEXITSTATUS(status))
+    }
+}
+
+/// The worker's entry point.
+#[pg_guard]
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn pgstrom_service_main(_arg: pg_sys::Datum) {
+    let config = ServiceConfig {
+        socket: PathBuf::from(SERVICE_SOCKET),
+        cache_dir: device_code_dir(),
+        nvrtc_library: guc::nvrtc_library(),
+        open_gpus: true,
+    };
+    if let Some(dir) = config.socket.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    // SAFETY: installing a handler that only touches atomics and kill().
+    unsafe {
+        libc::signal(libc::SIGTERM, on_sigterm as *const () as libc::sighandler_t);
+        pg_sys::BackgroundWorkerUnblockSignals();
+    }
+    let me = std::process::id() as libc::pid_t;
+    let mut backoff = Duration::from_secs(1);
+    while !STOP.load(Ordering::SeqCst) {
+        // SAFETY: this process is single-threaded; the child only runs
+        // the service and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            log!("pg_strom: cannot start the GPU service: {}", std::io::Error::last_os_error());
+            nap(backoff);
+            continue;
+        }
+        if pid == 0 {
+            run_child(&config, me);
+        }
+        CHILD.store(pid, Ordering::SeqCst);
+        log!("pg_strom: GPU service started (pid {pid})");
+        let started = Instant::now();
+        let mut status = 0;
+        loop {
+            // SAFETY: waiting for our own child.
+            let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+            if r == pid {
+                break;
+            }
+            if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                break;
+            }
+        }
+        CHILD.store(0, Ordering::SeqCst);
+        if STOP.load(Ordering::SeqCst) {
+            break;
+        }
+        log!("pg_strom: GPU service (pid {pid}) {}; starting it again", describe(status));
+        // a service that dies at once (a broken driver) is not restarted in a tight loop
+        if started.elapsed() < Duration::from_secs(10) {
+            nap(backoff);
+            backoff = (backoff * 2).min(Duration::from_secs(30));
+        } else {
+            backoff = Duration::from_secs(1);
+        }
+    }
+    // exit 0: the postmaster does not restart a worker that stopped itself
+}
+
+/// The service process: default signal handling, death with the worker,
+/// then the service loop.  Never returns into PostgreSQL code.
+fn run_child(config: &ServiceConfig, parent: libc::pid_t) -> ! {
+    // SAFETY: plain system calls in the freshly forked, single-threaded child.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != parent {
+            libc::_exit(0);
+        }
+        for sig in [
+            libc::SIGTERM,
+            libc::SIGINT,
+            libc::SIGQUIT,
+            libc::SIGHUP,
+            libc::SIGUSR1,
+            libc::SIGUSR2,
+            libc::SIGCHLD,
+            libc::SIGALRM,
+            libc::SIGFPE,
+        ] {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+        libc::prctl(libc::PR_SET_NAME, c"pg_strom gpu".as_ptr());
+    }
+    let code = match std::panic::catch_unwind(|| serve(config)) {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => {
+            eprintln!("pg_strom service: {e}");
+            1
+        }
+        Err(_) => 2,
+    };
+    // SAFETY: leaving without running PostgreSQL's exit callbacks.
+    unsafe { libc::_exit(code) }
+}

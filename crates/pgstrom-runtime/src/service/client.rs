@@ -1,0 +1,347 @@
+//! The backend side: [`ServiceEngine`] implements [`Engine`] by sending
+//! each request to the GPU service.  One connection per engine and process
+//! (a backend or a parallel worker), opened on first use and kept; when
+//! the service goes away the connection is dropped, the request fails with
+//! [`DeviceError::ServiceLost`], and the next request connects again (to
+//! the restarted service).  Join sessions opened before a restart fail the
+//! same way instead of talking to a service that never saw them.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::shm::{Header, MAGIC, Region, Socket};
+use super::wire::{self, Reader, Writer};
+use super::{CPU_ENGINE, PROTOCOL_VERSION, ServiceInfo, op, status};
+use crate::agg::AggGroups;
+use crate::engine::{
+    ColumnData, CompareOp, Engine, EngineKind, EvalOutput, FilterColumn, FilterResult, ParamValue, validate_eval,
+};
+use crate::error::DeviceError;
+use crate::join::{Combos, JoinSession, JoinSpec};
+use crate::program::Program;
+
+/// The first shared region of a connection (grown on demand).
+const INITIAL_REGION: usize = 8 << 20;
+
+/// One connection to the service.
+struct Client {
+    sock: Socket,
+    region: Region,
+    /// The region is new: its descriptor goes with the next request.
+    send_region: bool,
+    info: ServiceInfo,
+}
+
+impl Client {
+    fn connect(path: &Path, wait: Duration) -> Result<Client, DeviceError> {
+        let deadline = Instant::now() + wait;
+        let sock = loop {
+            match Socket::connect(path) {
+                Ok(s) => break s,
+                Err(e) if Instant::now() >= deadline => {
+                    return Err(DeviceError::Service(format!("cannot connect to the GPU service: {e}")));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
+        let region = Region::create(INITIAL_REGION)?;
+        let mut c = Client { sock, region, send_region: true, info: ServiceInfo::default() };
+        c.info = c.call(
+            op::HELLO,
+            0,
+            0,
+            |w| {
+                w.u32(PROTOCOL_VERSION);
+                Ok(())
+            },
+            ServiceInfo::get,
+        )?;
+        Ok(c)
+    }
+
+    /// One request and its answer.  Errors of the transport are
+    /// [`DeviceError::Service`] / [`DeviceError::ServiceLost`]; errors the
+    /// service answered are any other variant.
+    fn call<T>(
+        &mut self,
+        opcode: u32,
+        engine: u32,
+        session: u32,
+        encode: impl Fn(&mut Writer<'_>) -> Result<(), DeviceError>,
+        decode: impl FnOnce(&mut Reader<'_>) -> Result<T, DeviceError>,
+    ) -> Result<T, DeviceError> {
+        let mut w = Writer::new(self.region.bytes_mut());
+        encode(&mut w)?;
+        let (mut len, overflowed) = (w.len(), w.overflowed());
+        if overflowed {
+            let mut bigger = Region::create(len.next_power_of_two())?;
+            let mut w = Writer::new(bigger.bytes_mut());
+            encode(&mut w)?;
+            len = w.len();
+            self.region = bigger;
+            self.send_region = true;
+        }
+        let h = Header {
+            magic: MAGIC,
+            op: opcode,
+            engine,
+            session,
+            len: len as u64,
+            region: if self.send_region { self.region.size() as u64 } else { 0 },
+        };
+        self.sock.send(&h, self.send_region.then(|| self.region.fd()))?;
+        self.send_region = false;
+        let (rh, fd) = self.sock.recv()?;
+        if let Some(fd) = fd {
+            self.region = Region::map(fd, rh.region as usize)?;
+        }
+        let len = usize::try_from(rh.len).ok().filter(|&l| l <= self.region.size());
+        let len = len.ok_or_else(|| DeviceError::Service("answer longer than the shared region".into()))?;
+        let mut r = Reader::new(&self.region.bytes()[..len]);
+        match rh.op {
+            status::OK => decode(&mut r),
+            status::ERROR => Err(wire::get_error(&mut r)?),
+            other => Err(DeviceError::Service(format!("unknown reply status {other}"))),
+        }
+    }
+}
+
+/// An engine of the GPU service (a GPU, or the CPU engine run there).
+pub struct ServiceEngine {
+    path: PathBuf,
+    engine: u32,
+    wait: Duration,
+    conn: Mutex<Option<Client>>,
+    /// Bumped whenever a connection is dropped.
+    generation: AtomicU64,
+}
+
+impl ServiceEngine {
+    /// GPU `index` of the service listening at `path` (`index` =
+    /// [`CPU_ENGINE`] for its CPU engine).  Connecting waits up to `wait`
+    /// for the service to listen (it may be starting or restarting).
+    pub const fn new(path: PathBuf, index: u32, wait: Duration) -> ServiceEngine {
+        ServiceEngine { path, engine: index, wait, conn: Mutex::new(None), generation: AtomicU64::new(0) }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Client) -> Result<T, DeviceError>) -> Result<T, DeviceError> {
+        let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            *guard = Some(Client::connect(&self.path, self.wait)?);
+        }
+        let result = f(guard.as_mut().expect("connected above"));
+        if let Err(DeviceError::Service(_) | DeviceError::ServiceLost(_)) = &result {
+            // the connection is unusable: the next request opens a new one
+            *guard = None;
+            self.generation.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+
+    /// What the service says about itself (connecting if needed).
+    pub fn info(&self) -> Result<ServiceInfo, DeviceError> {
+        self.with(|c| c.call(op::STATUS, 0, 0, |_| Ok(()), ServiceInfo::get))
+    }
+
+    /// Make sure a connection is open and the engine usable: the GPU was
+    /// opened by the service (or this is its CPU engine).
+    pub fn check(&self) -> Result<(), DeviceError> {
+        self.with(|c| {
+            if self.engine == CPU_ENGINE {
+                return Ok(());
+            }
+            match c.info.gpus.get(self.engine as usize) {
+                Some(Ok(_)) => Ok(()),
+                Some(Err(why)) => Err(DeviceError::Remote {
+                    message: format!("the GPU service could not open GPU{}: {why}", self.engine),
+                    hint: None,
+                }),
+                None => Err(DeviceError::Unavailable(format!("the GPU service has no GPU{}", self.engine))),
+            }
+        })
+    }
+}
+
+impl Engine for ServiceEngine {
+    fn kind(&self) -> EngineKind {
+        if self.engine == CPU_ENGINE { EngineKind::Cpu } else { EngineKind::Gpu }
+    }
+
+    fn describe(&self) -> String {
+        if self.engine == CPU_ENGINE {
+            return "none (CPU engine in the GPU service)".into();
+        }
+        let d = self.with(|c| Ok(c.info.gpus.get(self.engine as usize).cloned()));
+        match d {
+            Ok(Some(Ok(d))) => d,
+            Ok(Some(Err(why))) => format!("GPU{} (unavailable: {why})", self.engine),
+            Ok(None) => format!("GPU{} (not in the GPU service)", self.engine),
+            Err(e) => format!("GPU{} ({e})", self.engine),
+        }
+    }
+
+    fn filter_compare(
+        &self,
+        column: &FilterColumn<'_>,
+        validity: Option<&[u8]>,
+        op: CompareOp,
+    ) -> Result<FilterResult, DeviceError> {
+        self.with(|c| {
+            c.call(
+                op::FILTER,
+                self.engine,
+                0,
+                |w| {
+                    match column {
+                        FilterColumn::Int32 { values, constant } => {
+                            w.u8(0);
+                            w.slice(values);
+                            w.i64(*constant as i64);
+                        }
+                        FilterColumn::Int64 { values, constant } => {
+                            w.u8(1);
+                            w.slice(values);
+                            w.i64(*constant);
+                        }
+                        FilterColumn::Float64 { values, constant } => {
+                            w.u8(2);
+                            w.slice(values);
+                            w.i64(constant.to_bits() as i64);
+                        }
+                    }
+                    w.opt(validity, |w, v| w.blob(v));
+                    w.u32(CompareOp::ALL.iter().position(|o| *o == op).unwrap_or(0) as u32);
+                    Ok(())
+                },
+                wire::get_filter_result,
+            )
+        })
+    }
+
+    fn eval_program(
+        &self,
+        program: &Program,
+        columns: &[ColumnData<'_>],
+        params: &[ParamValue],
+        nrows: u32,
+    ) -> Result<EvalOutput, DeviceError> {
+        // the service checks again; checking here keeps bad requests local
+        validate_eval(program, columns, params, nrows)?;
+        self.with(|c| {
+            c.call(
+                op::EVAL,
+                self.engine,
+                0,
+                |w| {
+                    wire::put_program(w, program)?;
+                    wire::put_params(w, params);
+                    w.u32(nrows);
+                    wire::put_columns(w, columns, nrows);
+                    Ok(())
+                },
+                wire::get_eval_output,
+            )
+        })
+    }
+
+    fn join_open<'e>(&'e self, spec: &JoinSpec<'_>) -> Result<Box<dyn JoinSession + 'e>, DeviceError> {
+        let (id, bytes) = self.with(|c| {
+            c.call(op::JOIN_OPEN, self.engine, 0, |w| wire::put_join_spec(w, spec), |r| Ok((r.u32()?, r.u64()?)))
+        })?;
+        Ok(Box::new(RemoteJoin {
+            eng: self,
+            id,
+            generation: self.generation.load(Ordering::Relaxed),
+            inner_bytes: bytes as usize,
+        }))
+    }
+}
+
+/// A join session held by the service.
+struct RemoteJoin<'e> {
+    eng: &'e ServiceEngine,
+    id: u32,
+    generation: u64,
+    inner_bytes: usize,
+}
+
+impl RemoteJoin<'_> {
+    fn call<T>(
+        &self,
+        opcode: u32,
+        encode: impl Fn(&mut Writer<'_>) -> Result<(), DeviceError>,
+        decode: impl FnOnce(&mut Reader<'_>) -> Result<T, DeviceError>,
+    ) -> Result<T, DeviceError> {
+        if self.eng.generation.load(Ordering::Relaxed) != self.generation {
+            return Err(DeviceError::ServiceLost(
+                "the connection that loaded the join's inner relations was lost".into(),
+            ));
+        }
+        self.eng.with(|c| c.call(opcode, self.eng.engine, self.id, encode, decode))
+    }
+
+    fn put_probe(w: &mut Writer<'_>, outer: &[ColumnData<'_>], nrows: u32, selection: Option<&[u32]>) {
+        w.u32(nrows);
+        w.opt(selection, |w, s| w.slice(s));
+        wire::put_columns(w, outer, nrows);
+    }
+}
+
+impl JoinSession for RemoteJoin<'_> {
+    fn probe(&mut self, outer: &[ColumnData<'_>], nrows: u32, selection: Option<&[u32]>) -> Result<Combos, DeviceError> {
+        crate::engine::validate_columns(outer, nrows)?;
+        self.call(
+            op::JOIN_PROBE,
+            |w| {
+                Self::put_probe(w, outer, nrows, selection);
+                Ok(())
+            },
+            wire::get_combos,
+        )
+    }
+
+    fn unmatched(&mut self) -> Result<Combos, DeviceError> {
+        self.call(op::JOIN_UNMATCHED, |_| Ok(()), wire::get_combos)
+    }
+
+    fn reset_matched(&mut self) -> Result<(), DeviceError> {
+        self.call(op::JOIN_RESET, |_| Ok(()), |_| Ok(()))
+    }
+
+    fn inner_bytes(&self) -> usize {
+        self.inner_bytes
+    }
+
+    fn probe_agg(
+        &mut self,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        selection: Option<&[u32]>,
+    ) -> Result<AggGroups, DeviceError> {
+        crate::engine::validate_columns(outer, nrows)?;
+        self.call(
+            op::JOIN_PROBE_AGG,
+            |w| {
+                Self::put_probe(w, outer, nrows, selection);
+                Ok(())
+            },
+            wire::get_groups,
+        )
+    }
+
+    fn unmatched_agg(&mut self) -> Result<AggGroups, DeviceError> {
+        self.call(op::JOIN_UNMATCHED_AGG, |_| Ok(()), wire::get_groups)
+    }
+}
+
+impl Drop for RemoteJoin<'_> {
+    fn drop(&mut self) {
+        if self.eng.generation.load(Ordering::Relaxed) == self.generation {
+            // a failure here only means the service is gone, and the
+            // session with it
+            let _ = self.call(op::JOIN_CLOSE, |_| Ok(()), |_| Ok(()));
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! The GPU service: one process that owns the GPUs (a CUDA context per
+//! device, the loaded device code) and runs device code for every backend
+//! and parallel worker of the cluster.
+//!
+//! - [`shm`]: the transport (a SOCK_SEQPACKET socket for small headers,
+//!   memfd regions shared by both processes for the payloads).
+//! - [`wire`]: the payload encoding.
+//! - [`server`]: the service side (a thread per connection).
+//! - [`client`]: [`client::ServiceEngine`], an [`crate::Engine`] whose
+//!   work runs in the service, so the executor cannot tell it from an
+//!   in-process engine.
+//!
+//! The service knows nothing of PostgreSQL: the extension starts it (a
+//! process forked by a background worker, so its crash never takes the
+//! cluster through crash recovery) and restarts it when it dies; backends
+//! that were using it get [`crate::DeviceError::ServiceLost`].
+
+pub mod client;
+pub mod server;
+pub mod shm;
+pub mod wire;
+
+/// Protocol version (HELLO).
+pub const PROTOCOL_VERSION: u32 = 1;
+/// The engine number of the CPU engine (GPUs are 0..n).
+pub const CPU_ENGINE: u32 = u32::MAX;
+
+/// Operations of a request header.
+pub mod op {
+    /// Version in, engines out.
+    pub const HELLO: u32 = 1;
+    /// Evaluate a device program over a chunk.
+    pub const EVAL: u32 = 2;
+    /// The filter kernels (self-test).
+    pub const FILTER: u32 = 3;
+    /// Load a join's inner relations; a session number out.
+    pub const JOIN_OPEN: u32 = 4;
+    /// Join a chunk.
+    pub const JOIN_PROBE: u32 = 5;
+    /// Join and aggregate a chunk.
+    pub const JOIN_PROBE_AGG: u32 = 6;
+    /// Unmatched inner rows.
+    pub const JOIN_UNMATCHED: u32 = 7;
+    /// Unmatched inner rows, aggregated.
+    pub const JOIN_UNMATCHED_AGG: u32 = 8;
+    /// Forget matched inner rows.
+    pub const JOIN_RESET: u32 = 9;
+    /// Drop a session.
+    pub const JOIN_CLOSE: u32 = 10;
+    /// The service's counters.
+    pub const STATUS: u32 = 11;
+}
+
+/// Reply status words.
+pub mod status {
+    /// The payload is the answer.
+    pub const OK: u32 = 0;
+    /// The payload is an error.
+    pub const ERROR: u32 = 1;
+}
+
+/// What the service says about itself (HELLO and STATUS).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServiceInfo {
+    /// Its process id.
+    pub pid: u32,
+    /// Seconds since the epoch when it started.
+    pub started: u64,
+    /// Connections open now.
+    pub connections: u64,
+    /// Requests served since it started.
+    pub requests: u64,
+    /// Join sessions open now.
+    pub sessions: u64,
+    /// Per GPU: Ok(description) or Err(why it could not be opened).
+    pub gpus: Vec<Result<String, String>>,
+}
+
+impl ServiceInfo {
+    fn put(&self, w: &mut wire::Writer<'_>) {
+        w.u32(self.pid);
+        w.u64(self.started);
+        w.u64(self.connections);
+        w.u64(self.requests);
+        w.u64(self.sessions);
+        w.u64(self.gpus.len() as u64);
+        for g in &self.gpus {
+            match g {
+                Ok(d) => {
+                    w.u8(1);
+                    w.str(d)
+                }
+                Err(e) => {
+                    w.u8(0);
+                    w.str(e)
+                }
+            }
+        }
+    }
+
+    fn get(r: &mut wire::Reader<'_>) -> Result<ServiceInfo, crate::DeviceError> {
+        let pid = r.u32()?;
+        let started = r.u64()?;
+        let connections = r.u64()?;
+        let requests = r.u64()?;
+        let sessions = r.u64()?;
+        let gpus = (0..r.count()?)
+            .map(|_| Ok(if r.u8()? == 1 { Ok(r.string()?) } else { Err(r.string()?) }))
+            .collect::<Result<_, crate::DeviceError>>()?;
+        Ok(ServiceInfo { pid, started, connections, requests, sessions, gpus })
+    }
+}

@@ -1,0 +1,343 @@
+//! The service side: listen, open the engines, and serve each connection
+//! on its own thread.  Requests are decoded in place from the connection's
+//! shared region and answered into it (a larger region is created and
+//! handed over when an answer does not fit).  A panic while serving a
+//! request becomes an error reply; a request can never take the service
+//! down, and a client that disappears only ends its own thread (its join
+//! sessions and their device memory are dropped with it).
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::shm::{Header, MAGIC, Region, Socket};
+use super::wire::{self, Reader, Writer};
+use super::{CPU_ENGINE, PROTOCOL_VERSION, ServiceInfo, op, status};
+use crate::agg::AggGroups;
+use crate::cpu::CpuEngine;
+use crate::engine::{CompareOp, Engine, EvalOutput, FilterColumn, FilterResult};
+use crate::error::DeviceError;
+use crate::gpu::GpuEngine;
+use crate::join::{Combos, JoinSession};
+
+/// How the service is set up.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// Where it listens (relative paths are resolved against the working
+    /// directory, the data directory for PostgreSQL processes).
+    pub socket: PathBuf,
+    /// The device-code cache.
+    pub cache_dir: PathBuf,
+    /// NVRTC library to use, if set.
+    pub nvrtc_library: Option<String>,
+    /// Open the GPUs (false: the CPU engine only, for machines without one).
+    pub open_gpus: bool,
+}
+
+struct Engines {
+    gpus: Vec<Result<&'static GpuEngine, DeviceError>>,
+}
+
+static CPU: CpuEngine = CpuEngine;
+static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
+static REQUESTS: AtomicU64 = AtomicU64::new(0);
+static SESSIONS: AtomicU64 = AtomicU64::new(0);
+static STARTED: AtomicU64 = AtomicU64::new(0);
+
+fn open_engines(config: &ServiceConfig) -> Engines {
+    if !config.open_gpus {
+        return Engines { gpus: Vec::new() };
+    }
+    let found = match crate::discovery::discover() {
+        Ok(d) => d.devices,
+        Err(e) => {
+            eprintln!("pg_strom service: no GPU: {e}");
+            return Engines { gpus: Vec::new() };
+        }
+    };
+    let gpus = found
+        .iter()
+        .map(|dev| {
+            let t = std::time::Instant::now();
+            let g = GpuEngine::open(dev, &config.cache_dir, config.nvrtc_library.as_deref());
+            match &g {
+                Ok(_) => eprintln!(
+                    "pg_strom service: GPU{} ({}) ready in {} ms",
+                    dev.ordinal,
+                    dev.name,
+                    t.elapsed().as_millis()
+                ),
+                Err(e) => eprintln!("pg_strom service: GPU{} ({}) cannot be used: {e}", dev.ordinal, dev.name),
+            }
+            g.map(|g| &*Box::leak(Box::new(g)))
+        })
+        .collect();
+    Engines { gpus }
+}
+
+/// Run the service: listen at `config.socket`, open the engines, serve
+/// until the process is killed.  Returns only when it cannot listen.
+pub fn serve(config: &ServiceConfig) -> Result<(), DeviceError> {
+    // listening first: clients that connect while the GPUs open wait in
+    // the backlog instead of failing
+    let listener = Socket::listen(&config.socket)?;
+    STARTED.store(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()), Ordering::Relaxed);
+    let engines: &'static Engines = Box::leak(Box::new(open_engines(config)));
+    loop {
+        let conn = match listener.accept() {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("pg_strom service: {e}");
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                continue;
+            }
+        };
+        CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+        let spawned = std::thread::Builder::new().name("pg_strom conn".into()).spawn(move || {
+            Connection { sock: conn, engines, region: None, sessions: HashMap::new(), next_session: 1 }.run();
+            CONNECTIONS.fetch_sub(1, Ordering::Relaxed);
+        });
+        if let Err(e) = spawned {
+            eprintln!("pg_strom service: cannot start a connection thread: {e}");
+            CONNECTIONS.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The service's counters now.
+fn info(engines: &Engines) -> ServiceInfo {
+    ServiceInfo {
+        pid: std::process::id(),
+        started: STARTED.load(Ordering::Relaxed),
+        connections: CONNECTIONS.load(Ordering::Relaxed),
+        requests: REQUESTS.load(Ordering::Relaxed),
+        sessions: SESSIONS.load(Ordering::Relaxed),
+        gpus: engines
+            .gpus
+            .iter()
+            .map(|g| match g {
+                Ok(g) => Ok(g.describe()),
+                Err(e) => Err(e.to_string()),
+            })
+            .collect(),
+    }
+}
+
+enum Answer {
+    Empty,
+    Info(ServiceInfo),
+    Eval(EvalOutput),
+    Filter(FilterResult),
+    Session(u32, u64),
+    Combos(Combos),
+    Groups(AggGroups),
+}
+
+impl Answer {
+    fn put(&self, w: &mut Writer<'_>) {
+        match self {
+            Answer::Empty => {}
+            Answer::Info(i) => i.put(w),
+            Answer::Eval(o) => wire::put_eval_output(w, o),
+            Answer::Filter(f) => wire::put_filter_result(w, f),
+            Answer::Session(id, bytes) => {
+                w.u32(*id);
+                w.u64(*bytes);
+            }
+            Answer::Combos(c) => wire::put_combos(w, c),
+            Answer::Groups(g) => wire::put_groups(w, g),
+        }
+    }
+}
+
+struct Connection {
+    sock: Socket,
+    engines: &'static Engines,
+    region: Option<Region>,
+    sessions: HashMap<u32, Box<dyn JoinSession + 'static>>,
+    next_session: u32,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        SESSIONS.fetch_sub(self.sessions.len() as u64, Ordering::Relaxed);
+    }
+}
+
+impl Connection {
+    fn run(&mut self) {
+        loop {
+            let (h, fd) = match self.sock.recv() {
+                Ok(m) => m,
+                Err(_) => return, // the client went away
+            };
+            REQUESTS.fetch_add(1, Ordering::Relaxed);
+            let answer = match fd.map(|fd| Region::map(fd, h.region as usize)).transpose() {
+                Err(e) => Err(e),
+                Ok(new) => {
+                    if let Some(r) = new {
+                        self.region = Some(r);
+                    }
+                    catch_unwind(AssertUnwindSafe(|| self.handle(&h))).unwrap_or_else(|p| {
+                        let why = p
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| p.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "unknown panic".into());
+                        Err(DeviceError::Service(format!("request failed inside the service: {why}")))
+                    })
+                }
+            };
+            if self.reply(answer).is_err() {
+                return;
+            }
+        }
+    }
+
+    fn engine(&self, n: u32) -> Result<&'static dyn Engine, DeviceError> {
+        if n == CPU_ENGINE {
+            return Ok(&CPU);
+        }
+        match self.engines.gpus.get(n as usize) {
+            Some(Ok(g)) => Ok(*g),
+            Some(Err(e)) => Err(DeviceError::Unavailable(format!("GPU{n} could not be opened by the service: {e}"))),
+            None => Err(DeviceError::Unavailable(format!("the GPU service has no GPU{n}"))),
+        }
+    }
+
+    fn session(&mut self, id: u32) -> Result<&mut Box<dyn JoinSession + 'static>, DeviceError> {
+        self.sessions.get_mut(&id).ok_or_else(|| DeviceError::InvalidRequest(format!("no join session {id}")))
+    }
+
+    fn handle(&mut self, h: &Header) -> Result<Answer, DeviceError> {
+        let region = self.region.as_ref().ok_or_else(|| DeviceError::InvalidRequest("no shared region".into()))?;
+        let len = usize::try_from(h.len).ok().filter(|&l| l <= region.size());
+        let len = len.ok_or_else(|| DeviceError::InvalidRequest("payload longer than the region".into()))?;
+        // SAFETY-free view: the client waits for our reply and does not
+        // write the region meanwhile.  The slice is detached from
+        // `self.region`'s borrow so sessions can be used while reading.
+        // SAFETY: the mapping lives until a reply hands over a new region,
+        // which happens after this function returns.
+        let payload: &[u8] = unsafe { std::slice::from_raw_parts(region.bytes().as_ptr(), len) };
+        let mut r = Reader::new(payload);
+        match h.op {
+            op::HELLO => {
+                let v = r.u32()?;
+                if v != PROTOCOL_VERSION {
+                    return Err(DeviceError::Service(format!(
+                        "protocol version {v} requested, the service speaks {PROTOCOL_VERSION}; restart the server after an upgrade"
+                    )));
+                }
+                Ok(Answer::Info(info(self.engines)))
+            }
+            op::STATUS => Ok(Answer::Info(info(self.engines))),
+            op::EVAL => {
+                let eng = self.engine(h.engine)?;
+                let program = wire::get_program(&mut r)?;
+                let params = wire::get_params(&mut r)?;
+                let nrows = r.u32()?;
+                let cols = wire::get_columns(&mut r)?;
+                Ok(Answer::Eval(eng.eval_program(&program, &cols, &params, nrows)?))
+            }
+            op::FILTER => {
+                let eng = self.engine(h.engine)?;
+                let kind = r.u8()?;
+                let values = r.blob()?;
+                let constant = r.i64()?;
+                let validity = r.opt(|r| r.blob())?;
+                let op = CompareOp::ALL
+                    .get(r.u32()? as usize)
+                    .copied()
+                    .ok_or_else(|| DeviceError::InvalidRequest("comparison operator".into()))?;
+                let cast_err = || DeviceError::InvalidRequest("misaligned filter column".into());
+                let col = match kind {
+                    0 => FilterColumn::Int32 { values: cast(values).ok_or_else(cast_err)?, constant: constant as i32 },
+                    1 => FilterColumn::Int64 { values: cast(values).ok_or_else(cast_err)?, constant },
+                    _ => FilterColumn::Float64 {
+                        values: cast(values).ok_or_else(cast_err)?,
+                        constant: f64::from_bits(constant as u64),
+                    },
+                };
+                Ok(Answer::Filter(eng.filter_compare(&col, validity, op)?))
+            }
+            op::JOIN_OPEN => {
+                let eng = self.engine(h.engine)?;
+                let spec = wire::get_join_spec(&mut r)?;
+                let s = eng.join_open(&spec)?;
+                let id = self.next_session;
+                self.next_session = self.next_session.wrapping_add(1).max(1);
+                let bytes = s.inner_bytes() as u64;
+                self.sessions.insert(id, s);
+                SESSIONS.fetch_add(1, Ordering::Relaxed);
+                Ok(Answer::Session(id, bytes))
+            }
+            op::JOIN_PROBE | op::JOIN_PROBE_AGG => {
+                let nrows = r.u32()?;
+                let selection = r.opt(|r| r.slice::<u32>())?;
+                let cols = wire::get_columns(&mut r)?;
+                let s = self.session(h.session)?;
+                if h.op == op::JOIN_PROBE {
+                    Ok(Answer::Combos(s.probe(&cols, nrows, selection)?))
+                } else {
+                    Ok(Answer::Groups(s.probe_agg(&cols, nrows, selection)?))
+                }
+            }
+            op::JOIN_UNMATCHED => Ok(Answer::Combos(self.session(h.session)?.unmatched()?)),
+            op::JOIN_UNMATCHED_AGG => Ok(Answer::Groups(self.session(h.session)?.unmatched_agg()?)),
+            op::JOIN_RESET => {
+                self.session(h.session)?.reset_matched()?;
+                Ok(Answer::Empty)
+            }
+            op::JOIN_CLOSE => {
+                if self.sessions.remove(&h.session).is_some() {
+                    SESSIONS.fetch_sub(1, Ordering::Relaxed);
+                }
+                Ok(Answer::Empty)
+            }
+            other => Err(DeviceError::InvalidRequest(format!("unknown service operation {other}"))),
+        }
+    }
+
+    /// Write the answer (or the error) into the region and send the header.
+    fn reply(&mut self, answer: Result<Answer, DeviceError>) -> Result<(), DeviceError> {
+        let put = |w: &mut Writer<'_>| match &answer {
+            Ok(a) => a.put(w),
+            Err(e) => wire::put_error(w, e),
+        };
+        let st = if answer.is_ok() { status::OK } else { status::ERROR };
+        let mut new_region = None;
+        let len = match self.region.as_mut() {
+            None => 0, // nothing can be said without a region; the header's status tells
+            Some(reg) => {
+                let mut w = Writer::new(reg.bytes_mut());
+                put(&mut w);
+                let (len, overflowed) = (w.len(), w.overflowed());
+                if overflowed {
+                    let mut bigger = Region::create(len.next_power_of_two())?;
+                    put(&mut Writer::new(bigger.bytes_mut()));
+                    new_region = Some(bigger);
+                }
+                len
+            }
+        };
+        let mut h = Header { magic: MAGIC, op: st, engine: 0, session: 0, len: len as u64, region: 0 };
+        if let Some(r) = new_region {
+            h.region = r.size() as u64;
+            self.sock.send(&h, Some(r.fd()))?;
+            self.region = Some(r);
+            return Ok(());
+        }
+        self.sock.send(&h, None)
+    }
+}
+
+fn cast<T: wire::Plain>(b: &[u8]) -> Option<&[T]> {
+    let size = std::mem::size_of::<T>();
+    if b.len() % size != 0 || (b.as_ptr() as usize) % std::mem::align_of::<T>() != 0 {
+        return None;
+    }
+    // SAFETY: aligned and in bounds; any bit pattern is a valid T.
+    Some(unsafe { std::slice::from_raw_parts(b.as_ptr().cast(), b.len() / size) })
+}

@@ -1,0 +1,444 @@
+//! The payload encoding of the GPU service: little-endian integers and
+//! 8-byte aligned byte blobs written straight into the shared region, and
+//! read back in place (column data is not copied on the service side).
+//! Every read is bounds-checked: a malformed request is an error, never a
+//! crash of the service.
+
+use crate::agg::{AggGroups, AggKind, AggOp, AggSpec};
+use crate::engine::{ColumnData, EvalOutput, FilterResult, ParamValue};
+use crate::error::DeviceError;
+use crate::join::{Combos, JoinDepthSpec, JoinKind, JoinSpec};
+use crate::program::{Program, sql_error_by_state};
+
+/// Writes into a buffer; past its end it only counts, so the caller can
+/// grow the region to [`Writer::len`] and write again.
+pub struct Writer<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl<'a> Writer<'a> {
+    /// Write from the start of `buf`.
+    pub fn new(buf: &'a mut [u8]) -> Writer<'a> {
+        Writer { buf, pos: 0 }
+    }
+
+    /// Bytes written (or needed, after an overflow).
+    pub fn len(&self) -> usize {
+        self.pos
+    }
+
+    /// True when nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.pos == 0
+    }
+
+    /// True when the buffer was too small.
+    pub fn overflowed(&self) -> bool {
+        self.pos > self.buf.len()
+    }
+
+    fn put(&mut self, b: &[u8]) {
+        let end = self.pos + b.len();
+        if end <= self.buf.len() {
+            self.buf[self.pos..end].copy_from_slice(b);
+        }
+        self.pos = end;
+    }
+
+    fn align(&mut self) {
+        let pad = self.pos.next_multiple_of(8) - self.pos;
+        self.put(&[0u8; 8][..pad]);
+    }
+
+    /// A byte.
+    pub fn u8(&mut self, v: u8) {
+        self.put(&[v]);
+    }
+    /// A u32.
+    pub fn u32(&mut self, v: u32) {
+        self.put(&v.to_le_bytes());
+    }
+    /// A u64.
+    pub fn u64(&mut self, v: u64) {
+        self.put(&v.to_le_bytes());
+    }
+    /// An i64.
+    pub fn i64(&mut self, v: i64) {
+        self.put(&v.to_le_bytes());
+    }
+    /// Length, then the bytes at an 8-byte boundary.
+    pub fn blob(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        self.align();
+        self.put(b);
+    }
+    /// A blob of plain values.
+    pub fn slice<T: Plain>(&mut self, v: &[T]) {
+        // SAFETY: Plain types are integers without padding.
+        self.blob(unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) });
+    }
+    /// A string.
+    pub fn str(&mut self, s: &str) {
+        self.blob(s.as_bytes());
+    }
+    /// None, or Some and the value.
+    pub fn opt<T>(&mut self, v: Option<T>, f: impl FnOnce(&mut Self, T)) {
+        match v {
+            None => self.u8(0),
+            Some(v) => {
+                self.u8(1);
+                f(self, v)
+            }
+        }
+    }
+}
+
+/// Integer types that may be viewed as bytes and back (little-endian hosts).
+pub trait Plain: Copy {}
+impl Plain for u8 {}
+impl Plain for u32 {}
+impl Plain for u64 {}
+impl Plain for i64 {}
+impl Plain for i32 {}
+impl Plain for f64 {}
+
+fn bad(what: &str) -> DeviceError {
+    DeviceError::InvalidRequest(format!("malformed service message: {what}"))
+}
+
+/// Reads what a [`Writer`] wrote.
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// Read from the start of `buf`.
+    pub fn new(buf: &'a [u8]) -> Reader<'a> {
+        Reader { buf, pos: 0 }
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DeviceError> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len()).ok_or_else(|| bad("truncated"))?;
+        let b = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(b)
+    }
+
+    /// A byte.
+    pub fn u8(&mut self) -> Result<u8, DeviceError> {
+        Ok(self.take(1)?[0])
+    }
+    /// A u32.
+    pub fn u32(&mut self) -> Result<u32, DeviceError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    /// A u64.
+    pub fn u64(&mut self) -> Result<u64, DeviceError> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
+    }
+    /// An i64.
+    pub fn i64(&mut self) -> Result<i64, DeviceError> {
+        Ok(i64::from_le_bytes(self.take(8)?.try_into().unwrap()))
+    }
+    /// A blob, in place.
+    pub fn blob(&mut self) -> Result<&'a [u8], DeviceError> {
+        let n = usize::try_from(self.u64()?).map_err(|_| bad("blob length"))?;
+        let pad = self.pos.next_multiple_of(8) - self.pos;
+        self.take(pad)?;
+        self.take(n)
+    }
+    /// A blob of plain values, in place (the region is page-aligned and
+    /// blobs start at 8-byte offsets).
+    pub fn slice<T: Plain>(&mut self) -> Result<&'a [T], DeviceError> {
+        let b = self.blob()?;
+        let size = std::mem::size_of::<T>();
+        if b.len() % size != 0 || (b.as_ptr() as usize) % std::mem::align_of::<T>() != 0 {
+            return Err(bad("misaligned array"));
+        }
+        // SAFETY: aligned, in bounds, and any bit pattern is a valid T.
+        Ok(unsafe { std::slice::from_raw_parts(b.as_ptr().cast(), b.len() / size) })
+    }
+    /// A string (invalid UTF-8 replaced).
+    pub fn string(&mut self) -> Result<String, DeviceError> {
+        Ok(String::from_utf8_lossy(self.blob()?).into_owned())
+    }
+    /// An optional value.
+    pub fn opt<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, DeviceError>) -> Result<Option<T>, DeviceError> {
+        match self.u8()? {
+            0 => Ok(None),
+            1 => Ok(Some(f(self)?)),
+            _ => Err(bad("option tag")),
+        }
+    }
+    /// A count of items to follow, bounded by what the buffer could hold.
+    pub fn count(&mut self) -> Result<usize, DeviceError> {
+        let n = self.u64()?;
+        if n > (self.buf.len() - self.pos) as u64 {
+            return Err(bad("count"));
+        }
+        Ok(n as usize)
+    }
+}
+
+/// A program.
+pub fn put_program(w: &mut Writer<'_>, p: &Program) -> Result<(), DeviceError> {
+    w.blob(&p.to_bytes()?);
+    Ok(())
+}
+/// A program.
+pub fn get_program(r: &mut Reader<'_>) -> Result<Program, DeviceError> {
+    Program::from_bytes(r.blob()?)
+}
+fn put_programs(w: &mut Writer<'_>, ps: &[Program]) -> Result<(), DeviceError> {
+    w.u64(ps.len() as u64);
+    ps.iter().try_for_each(|p| put_program(w, p))
+}
+fn get_programs(r: &mut Reader<'_>) -> Result<Vec<Program>, DeviceError> {
+    (0..r.count()?).map(|_| get_program(r)).collect()
+}
+fn put_opt_program(w: &mut Writer<'_>, p: Option<&Program>) -> Result<(), DeviceError> {
+    let mut res = Ok(());
+    w.opt(p, |w, p| res = put_program(w, p));
+    res
+}
+
+/// Parameters.
+pub fn put_params(w: &mut Writer<'_>, ps: &[ParamValue]) {
+    w.u64(ps.len() as u64);
+    for p in ps {
+        w.u8(p.isnull as u8);
+        w.i64(p.bits);
+    }
+}
+/// Parameters.
+pub fn get_params(r: &mut Reader<'_>) -> Result<Vec<ParamValue>, DeviceError> {
+    (0..r.count()?).map(|_| Ok(ParamValue { isnull: r.u8()? != 0, bits: r.i64()? })).collect()
+}
+
+/// Columns of `nrows` rows (offsets: nrows + 1 of them).
+pub fn put_columns(w: &mut Writer<'_>, cols: &[ColumnData<'_>], nrows: u32) {
+    w.u64(cols.len() as u64);
+    for c in cols {
+        w.u32(c.type_id as u32);
+        w.blob(c.values);
+        w.opt(c.validity, |w, v| w.blob(v));
+        w.opt(c.offsets, |w, o| w.slice(&o[..(nrows as usize + 1).min(o.len())]));
+    }
+}
+/// Columns, in place.
+pub fn get_columns<'a>(r: &mut Reader<'a>) -> Result<Vec<ColumnData<'a>>, DeviceError> {
+    (0..r.count()?)
+        .map(|_| {
+            let type_id = u16::try_from(r.u32()?).map_err(|_| bad("type id"))?;
+            Ok(ColumnData { type_id, values: r.blob()?, validity: r.opt(|r| r.blob())?, offsets: r.opt(|r| r.slice())? })
+        })
+        .collect()
+}
+
+/// A join request.
+pub fn put_join_spec(w: &mut Writer<'_>, s: &JoinSpec<'_>) -> Result<(), DeviceError> {
+    put_opt_program(w, s.scan_qual.as_ref())?;
+    w.u64(s.outer_types.len() as u64);
+    s.outer_types.iter().for_each(|t| w.u32(*t as u32));
+    w.u64(s.depths.len() as u64);
+    for d in &s.depths {
+        w.u32(d.kind as u32);
+        put_programs(w, &d.outer_keys)?;
+        put_programs(w, &d.inner_keys)?;
+        put_opt_program(w, d.qual.as_ref())?;
+        w.u32(d.ninner);
+        put_columns(w, &d.inner, d.ninner);
+    }
+    put_params(w, &s.params);
+    match &s.agg {
+        None => w.u8(0),
+        Some(a) => {
+            w.u8(1);
+            put_programs(w, &a.keys)?;
+            w.u64(a.ops.len() as u64);
+            for op in &a.ops {
+                w.u32(op.kind as u32);
+                put_programs(w, &op.args)?;
+                put_opt_program(w, op.filter.as_ref())?;
+            }
+        }
+    }
+    Ok(())
+}
+/// A join request, its inner columns in place.
+pub fn get_join_spec<'a>(r: &mut Reader<'a>) -> Result<JoinSpec<'a>, DeviceError> {
+    let scan_qual = r.opt(get_program)?;
+    let outer_types =
+        (0..r.count()?).map(|_| u16::try_from(r.u32()?).map_err(|_| bad("type id"))).collect::<Result<_, _>>()?;
+    let depths = (0..r.count()?)
+        .map(|_| {
+            let kind = JoinKind::from_pg(r.u32()?).ok_or_else(|| bad("join kind"))?;
+            let outer_keys = get_programs(r)?;
+            let inner_keys = get_programs(r)?;
+            let qual = r.opt(get_program)?;
+            let ninner = r.u32()?;
+            let inner = get_columns(r)?;
+            Ok(JoinDepthSpec { kind, outer_keys, inner_keys, qual, inner, ninner })
+        })
+        .collect::<Result<_, DeviceError>>()?;
+    let params = get_params(r)?;
+    let agg = r.opt(|r| {
+        let keys = get_programs(r)?;
+        let ops = (0..r.count()?)
+            .map(|_| {
+                let kind = AggKind::from_u32(r.u32()?).ok_or_else(|| bad("aggregate kind"))?;
+                Ok(AggOp { kind, args: get_programs(r)?, filter: r.opt(get_program)? })
+            })
+            .collect::<Result<_, DeviceError>>()?;
+        Ok(AggSpec { keys, ops })
+    })?;
+    Ok(JoinSpec { scan_qual, outer_types, depths, params, agg })
+}
+
+fn put_u64s(w: &mut Writer<'_>, v: impl ExactSizeIterator<Item = u64>) {
+    w.u64(v.len() as u64);
+    w.align();
+    v.for_each(|x| w.u64(x));
+}
+fn get_u64s(r: &mut Reader<'_>) -> Result<Vec<u64>, DeviceError> {
+    let n = r.count()?;
+    let pad = r.pos.next_multiple_of(8) - r.pos;
+    r.take(pad)?;
+    let b = r.take(n.checked_mul(8).ok_or_else(|| bad("count"))?)?;
+    Ok(b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
+}
+fn get_u32s(r: &mut Reader<'_>) -> Result<Vec<u32>, DeviceError> {
+    Ok(r.slice::<u32>()?.to_vec())
+}
+
+/// An evaluation's output.
+pub fn put_eval_output(w: &mut Writer<'_>, o: &EvalOutput) {
+    w.slice(&o.values);
+    w.blob(&o.nulls);
+}
+/// An evaluation's output.
+pub fn get_eval_output(r: &mut Reader<'_>) -> Result<EvalOutput, DeviceError> {
+    Ok(EvalOutput { values: r.slice::<i64>()?.to_vec(), nulls: r.blob()?.to_vec() })
+}
+
+/// A filter's result.
+pub fn put_filter_result(w: &mut Writer<'_>, f: &FilterResult) {
+    w.blob(&f.matches);
+    w.u32(f.nmatched);
+}
+/// A filter's result.
+pub fn get_filter_result(r: &mut Reader<'_>) -> Result<FilterResult, DeviceError> {
+    Ok(FilterResult { matches: r.blob()?.to_vec(), nmatched: r.u32()? })
+}
+
+/// Join combinations.
+pub fn put_combos(w: &mut Writer<'_>, c: &Combos) {
+    w.u64(c.nsources as u64);
+    w.u64(c.count as u64);
+    w.slice(&c.rows);
+    put_u64s(w, c.stage_counts.iter().copied());
+}
+/// Join combinations.
+pub fn get_combos(r: &mut Reader<'_>) -> Result<Combos, DeviceError> {
+    let nsources = r.u64()? as usize;
+    let count = r.u64()? as usize;
+    let rows = get_u32s(r)?;
+    if nsources.checked_mul(count) != Some(rows.len()) {
+        return Err(bad("combination rows"));
+    }
+    Ok(Combos { nsources, count, rows, stage_counts: get_u64s(r)? })
+}
+
+/// Aggregated groups.
+pub fn put_groups(w: &mut Writer<'_>, g: &AggGroups) {
+    w.u64(g.nsources as u64);
+    w.u64(g.count as u64);
+    w.slice(&g.rows);
+    w.u64(g.nkeys as u64);
+    put_u64s(w, g.keys.iter().map(|k| k.0 as u64));
+    w.blob(&g.keys.iter().map(|k| k.1 as u8).collect::<Vec<u8>>());
+    w.u64(g.nwords as u64);
+    w.slice(&g.words);
+    put_u64s(w, g.stage_counts.iter().copied());
+}
+/// Aggregated groups.
+pub fn get_groups(r: &mut Reader<'_>) -> Result<AggGroups, DeviceError> {
+    let nsources = r.u64()? as usize;
+    let count = r.u64()? as usize;
+    let rows = get_u32s(r)?;
+    let nkeys = r.u64()? as usize;
+    let kv = get_u64s(r)?;
+    let kn = r.blob()?;
+    let nwords = r.u64()? as usize;
+    let words = r.slice::<u64>()?.to_vec();
+    let stage_counts = get_u64s(r)?;
+    if nsources.checked_mul(count) != Some(rows.len())
+        || nkeys.checked_mul(count) != Some(kv.len())
+        || kn.len() != kv.len()
+        || nwords.checked_mul(count) != Some(words.len())
+    {
+        return Err(bad("group arrays"));
+    }
+    let keys = kv.iter().zip(kn).map(|(&v, &n)| (v as i64, n != 0)).collect();
+    Ok(AggGroups { nsources, count, rows, nkeys, keys, nwords, words, stage_counts })
+}
+
+/// An error, keeping what executors act on (SQL errors with their row,
+/// rows that need the CPU); the rest travels as its message.
+pub fn put_error(w: &mut Writer<'_>, e: &DeviceError) {
+    match e {
+        DeviceError::Sql { sqlstate, row, .. } => {
+            w.u32(1);
+            w.str(sqlstate);
+            w.u32(*row);
+            w.str(&e.to_string());
+        }
+        DeviceError::NeedsCpu { row } => {
+            w.u32(2);
+            w.u32(*row);
+        }
+        DeviceError::InvalidProgram(m) => {
+            w.u32(3);
+            w.str(m);
+        }
+        DeviceError::InvalidRequest(m) => {
+            w.u32(4);
+            w.str(m);
+        }
+        DeviceError::Kernel { status, message } => {
+            w.u32(5);
+            w.u32(*status as u32);
+            w.str(message);
+        }
+        other => {
+            w.u32(0);
+            w.str(&other.to_string());
+            w.opt(other.hint(), |w, h| w.str(h));
+        }
+    }
+}
+/// An error.
+pub fn get_error(r: &mut Reader<'_>) -> Result<DeviceError, DeviceError> {
+    Ok(match r.u32()? {
+        1 => {
+            let state = r.string()?;
+            let row = r.u32()?;
+            let message = r.string()?;
+            match sql_error_by_state(&state, &message) {
+                Some((sqlstate, message)) => DeviceError::Sql { sqlstate, message, row },
+                None => DeviceError::Remote { message: format!("{message} (SQLSTATE {state})"), hint: None },
+            }
+        }
+        2 => DeviceError::NeedsCpu { row: r.u32()? },
+        3 => DeviceError::InvalidProgram(r.string()?),
+        4 => DeviceError::InvalidRequest(r.string()?),
+        5 => DeviceError::Kernel { status: r.u32()? as i32, message: r.string()? },
+        _ => {
+            let m = r.string()?;
+            let hint = r.opt(|r| r.string())?;
+            DeviceError::Remote { message: m, hint }
+        }
+    })
+}
