@@ -31,6 +31,8 @@ pub static ENABLE_GPUPREAGG: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static GPU_SERVICE: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// `pg_strom.cpu_engine_in_service`: the CPU engine runs in the service too.
 pub static CPU_ENGINE_IN_SERVICE: GucSetting<bool> = GucSetting::<bool>::new(false);
+/// `pg_strom.heap_gather_cost`: host cost of gathering a heap row into columns.
+pub static HEAP_GATHER_COST: GucSetting<f64> = GucSetting::<f64>::new(0.02);
 /// `pg_strom.engine`.
 pub static ENGINE: GucSetting<EngineSetting> = GucSetting::<EngineSetting>::new(EngineSetting::Auto);
 /// `pg_strom.nvrtc_library`: where libnvrtc is ('' = search).
@@ -134,6 +136,16 @@ pub fn init() {
         c"Sets the planner's estimate of the cost of opening the GPU in a process that has not yet.",
         c"Charged to a device scan whose engine is a GPU not yet opened by this backend, and always to parallel ones (every worker opens it).",
         &GPU_CONTEXT_COST,
+        0.0,
+        f64::MAX,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_float_guc(
+        c"pg_strom.heap_gather_cost",
+        c"Sets the planner's estimate of the host's cost of gathering one heap-table row into the device's columns.",
+        c"Paid per row of a heap table read by a device node, on top of gpu_tuple_cost; Arrow tables pay none.",
+        &HEAP_GATHER_COST,
         0.0,
         f64::MAX,
         GucContext::Userset,

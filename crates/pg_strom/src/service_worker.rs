@@ -117,8 +117,9 @@ pub extern "C-unwind" fn pgstrom_service_main(_arg: pg_sys::Datum) {
             break;
         }
         log!("pg_strom: GPU service (pid {pid}) {}; starting it again", describe(status));
-        // a service that dies at once (a broken driver) is not restarted in a tight loop
-        if started.elapsed() < Duration::from_secs(10) {
+        // a service that dies as it starts (a broken driver) is not
+        // restarted in a tight loop
+        if started.elapsed() < Duration::from_secs(2) {
             nap(backoff);
             backoff = (backoff * 2).min(Duration::from_secs(30));
         } else {

@@ -449,7 +449,8 @@ pub(crate) unsafe fn cost(
         if engine::gpu_open_pending(workers > 0) {
             startup += guc::GPU_CONTEXT_COST.get();
         }
-        let mut run = ntuples * (guc::GPU_TUPLE_COST.get() + scan_cost.per_tuple * op_ratio);
+        let gather = crate::gpuscan::path::gather_cost_per_row(rte);
+        let mut run = ntuples * (gather + guc::GPU_TUPLE_COST.get() + scan_cost.per_tuple * op_ratio);
         for (d, p) in desc.depths.iter().zip(inner_paths) {
             // the inner relation is read once, then loaded and hashed
             startup += (**p).total_cost + (**p).rows * (pg_sys::cpu_tuple_cost + 2.0 * pg_sys::cpu_operator_cost);

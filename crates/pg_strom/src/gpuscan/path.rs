@@ -115,6 +115,17 @@ pub(crate) unsafe fn scan_pages(rte: *mut pg_sys::RangeTblEntry, rel: *mut pg_sy
     }
 }
 
+/// The host's per-row cost of reading `rte` into chunks:
+/// `pg_strom.heap_gather_cost` for a heap table, 0 for Arrow (read column
+/// by column).
+///
+/// # Safety
+/// A planner RTE.
+pub(crate) unsafe fn gather_cost_per_row(rte: *mut pg_sys::RangeTblEntry) -> f64 {
+    // SAFETY: caller's promise.
+    if unsafe { is_heap_relation(rte) } { guc::HEAP_GATHER_COST.get() } else { 0.0 }
+}
+
 /// Workers of a parallel scan of `rel`: the table's `parallel_workers`
 /// option when it has one (`table_workers` >= 0), else PostgreSQL's rule
 /// by `pages`; at most max_parallel_workers_per_gather.
@@ -233,7 +244,8 @@ unsafe fn make_path(
         } else {
             0.0
         };
-        let dev_per_tuple = guc::GPU_TUPLE_COST.get() + dev_cost.per_tuple * op_ratio;
+        let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
+        let dev_per_tuple = gather_cost_per_row(rte) + guc::GPU_TUPLE_COST.get() + dev_cost.per_tuple * op_ratio;
         let returned = ntuples * dev_sel;
         let host_per_tuple = pg_sys::cpu_tuple_cost + host_cost.per_tuple;
         let target = &*(*rel).reltarget;

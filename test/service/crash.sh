@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# test/service/crash.sh - fault injection for the GPU service (docs/gpu_service.md).
+#
+# Against the running cluster of the environment (PGHOST/PGPORT): while a
+# session runs GpuScan / GpuPreAgg-over-GpuJoin / FULL GpuJoin queries in a
+# loop, the service is killed with SIGKILL.  Checks that the scan and the
+# inner-join aggregate finish on the CPU engine with a WARNING and
+# PostgreSQL's result, that the FULL join ends with the ERROR, that an idle
+# session keeps its connection, that the postmaster never restarted, that
+# the keeper started a new service, and that a new query runs on it.
+# Without a GPU the service's CPU engine is used (pg_strom.cpu_engine_in_service).
+set -uo pipefail
+db=pgstrom_service_crash
+fail=0
+bad() { echo "service-crash: FAIL: $*"; fail=1; }
+
+psql -XAtq -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" 2>/dev/null || exit 1
+export PGDATABASE=$db
+psql -XAtq <<'SQL' || exit 1
+CREATE EXTENSION pg_strom;
+CREATE TABLE t AS SELECT i AS id, (i % 1000)::int4 AS a, (i * 7 % 101)::float8 AS x
+  FROM generate_series(1, 1000000) i;
+CREATE TABLE d AS SELECT i AS a, i % 3 AS g FROM generate_series(0, 1499) i;
+VACUUM ANALYZE t, d;
+SQL
+if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then engine="SET pg_strom.engine = gpu;"
+else engine="SET pg_strom.engine = cpu; SET pg_strom.cpu_engine_in_service = on;"; fi
+settings="SET pg_strom.gpu_setup_cost = 0; SET pg_strom.heap_gather_cost = 0;
+SET max_parallel_workers_per_gather = 0; $engine"
+
+# name | query | plan node it must use | expected outcome (result or error)
+scenarios=(
+  "scan|SELECT count(*) FROM (SELECT id FROM t WHERE a < 10 AND x > 50 OFFSET 0) s|GpuScan|result"
+  "join-agg|SELECT count(*) FROM t JOIN d ON t.a = d.a WHERE x > 10|GpuPreAgg|result"
+  "full-join|SELECT count(*) FROM (SELECT t.id, d.g FROM t FULL JOIN d ON t.a = d.a OFFSET 0) s|GpuJoin|error"
+)
+started=$(psql -XAtq -c "SELECT pg_postmaster_start_time()")
+for sc in "${scenarios[@]}"; do
+  IFS='|' read -r name query node outcome <<<"$sc"
+  plan=$(psql -XAtq -c "$settings EXPLAIN (COSTS OFF) $query")
+  grep -q "$node" <<<"$plan" || { bad "$name: plan does not use $node: $plan"; continue; }
+  want=$(psql -XAtq -c "SET pg_strom.enabled = off; $query")
+  before=$(psql -XAtq -c "SELECT pid FROM pgstrom.gpu_service_info()")
+  out=$(mktemp)
+  # the loop runs for 3 s; the service dies after 1 s
+  psql -XAtq >"$out" 2>&1 <<SQL &
+$settings
+DO \$\$ DECLARE t0 timestamptz := clock_timestamp(); n bigint;
+BEGIN
+  WHILE clock_timestamp() < t0 + interval '3 s' LOOP EXECUTE '$query' INTO n; END LOOP;
+  RAISE NOTICE 'result %', n;
+END \$\$;
+SQL
+  loop=$!
+  idle=$(mktemp)
+  psql -XAtq -c "SELECT pg_sleep(4)" -c "SELECT 'idle session alive'" >"$idle" 2>&1 &
+  idlepid=$!
+  sleep 1
+  kill -9 "$before"
+  wait "$loop"; wait "$idlepid"
+  case $outcome in
+    result)
+      grep -q "WARNING:  pg_strom: the GPU service terminated" "$out" || bad "$name: no WARNING: $(cat "$out")"
+      got=$(sed -n 's/.*NOTICE:  result //p' "$out")
+      [ "$got" = "$want" ] && echo "service-crash: $name: service killed mid-loop, finished on the CPU engine, result $got = PostgreSQL's" \
+                           || bad "$name: result '$got', PostgreSQL says '$want': $(cat "$out")" ;;
+    error)
+      grep -q "ERROR:  .*the GPU service terminated" "$out" && grep -q "HINT:  The GPU service restarts by itself" "$out" \
+        && echo "service-crash: $name: service killed mid-loop, the query ended with the ERROR and its HINT" \
+        || bad "$name: expected the ERROR: $(cat "$out")" ;;
+  esac
+  grep -q "idle session alive" "$idle" || bad "$name: the idle session lost its connection: $(cat "$idle")"
+  after=$(psql -XAtq -c "SELECT pid FROM pgstrom.gpu_service_info()")
+  [ -n "$after" ] && [ "$after" != "$before" ] || bad "$name: no new service (pid '$before' -> '$after')"
+  got=$(psql -XAtq -c "$settings $query" 2>&1)
+  [ "$got" = "$want" ] || bad "$name: a new query after the restart says '$got', PostgreSQL '$want'"
+  rm -f "$out" "$idle"
+done
+[ "$(psql -XAtq -c "SELECT pg_postmaster_start_time()")" = "$started" ] || bad "the postmaster restarted"
+psql -XAtq -d postgres -c "DROP DATABASE $db" >/dev/null
+if [ $fail = 0 ]; then
+  echo "service-crash: 3 kills of the GPU service with SIGKILL, no server restart, idle sessions kept, new queries run"
+fi
+exit $fail
