@@ -122,9 +122,9 @@ impl DeviceError {
             DeviceError::Cache(_) => {
                 Some("Check the permissions of the pg_strom folder under the data directory; removing it is safe.")
             }
-            DeviceError::ServiceLost(_) => Some(
-                "The GPU service restarts by itself; run the query again. Its exit is logged in the server log.",
-            ),
+            DeviceError::ServiceLost(_) => {
+                Some("The GPU service restarts by itself; run the query again. Its exit is logged in the server log.")
+            }
             _ => None,
         }
     }

@@ -4,10 +4,10 @@
 
 mod common;
 
+use pgstrom_runtime::Engine;
 use pgstrom_runtime::engine::{ColumnData, EvalOutput, ParamValue};
 use pgstrom_runtime::error::DeviceError;
 use pgstrom_runtime::program::{Builder, Op, Program, type_id};
-use pgstrom_runtime::Engine;
 
 use common::f;
 

@@ -68,7 +68,10 @@ fn bad_requests_are_errors_and_the_service_stays_up() {
     // unknown GPU
     let gpu9 = service_engine(9);
     let e = gpu9.eval_program(&var(0, "INT8"), &[], &[], 0).unwrap_err();
-    assert!(matches!(e, DeviceError::InvalidProgram(_) | DeviceError::InvalidRequest(_) | DeviceError::Unavailable(_)), "{e:?}");
+    assert!(
+        matches!(e, DeviceError::InvalidProgram(_) | DeviceError::InvalidRequest(_) | DeviceError::Unavailable(_)),
+        "{e:?}"
+    );
     let e = gpu9.check().unwrap_err();
     assert!(e.to_string().contains("GPU9"), "{e}");
     // a program reading a column that is not there

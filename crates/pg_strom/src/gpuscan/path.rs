@@ -122,8 +122,7 @@ pub(crate) unsafe fn scan_pages(rte: *mut pg_sys::RangeTblEntry, rel: *mut pg_sy
 /// # Safety
 /// A planner RTE.
 pub(crate) unsafe fn gather_cost_per_row(rte: *mut pg_sys::RangeTblEntry) -> f64 {
-    // SAFETY: caller's promise.
-    if unsafe { is_heap_relation(rte) } { guc::HEAP_GATHER_COST.get() } else { 0.0 }
+    if is_heap_relation(rte) { guc::HEAP_GATHER_COST.get() } else { 0.0 }
 }
 
 /// Workers of a parallel scan of `rel`: the table's `parallel_workers`

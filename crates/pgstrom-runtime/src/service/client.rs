@@ -290,7 +290,12 @@ impl RemoteJoin<'_> {
 }
 
 impl JoinSession for RemoteJoin<'_> {
-    fn probe(&mut self, outer: &[ColumnData<'_>], nrows: u32, selection: Option<&[u32]>) -> Result<Combos, DeviceError> {
+    fn probe(
+        &mut self,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        selection: Option<&[u32]>,
+    ) -> Result<Combos, DeviceError> {
         crate::engine::validate_columns(outer, nrows)?;
         self.call(
             op::JOIN_PROBE,

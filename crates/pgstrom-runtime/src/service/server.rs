@@ -253,10 +253,13 @@ impl Connection {
                     .ok_or_else(|| DeviceError::InvalidRequest("comparison operator".into()))?;
                 let cast_err = || DeviceError::InvalidRequest("misaligned filter column".into());
                 let col = match kind {
-                    0 => FilterColumn::Int32 { values: cast(values).ok_or_else(cast_err)?, constant: constant as i32 },
-                    1 => FilterColumn::Int64 { values: cast(values).ok_or_else(cast_err)?, constant },
+                    0 => FilterColumn::Int32 {
+                        values: wire::cast(values).ok_or_else(cast_err)?,
+                        constant: constant as i32,
+                    },
+                    1 => FilterColumn::Int64 { values: wire::cast(values).ok_or_else(cast_err)?, constant },
                     _ => FilterColumn::Float64 {
-                        values: cast(values).ok_or_else(cast_err)?,
+                        values: wire::cast(values).ok_or_else(cast_err)?,
                         constant: f64::from_bits(constant as u64),
                     },
                 };
@@ -331,13 +334,4 @@ impl Connection {
         }
         self.sock.send(&h, None)
     }
-}
-
-fn cast<T: wire::Plain>(b: &[u8]) -> Option<&[T]> {
-    let size = std::mem::size_of::<T>();
-    if b.len() % size != 0 || (b.as_ptr() as usize) % std::mem::align_of::<T>() != 0 {
-        return None;
-    }
-    // SAFETY: aligned and in bounds; any bit pattern is a valid T.
-    Some(unsafe { std::slice::from_raw_parts(b.as_ptr().cast(), b.len() / size) })
 }

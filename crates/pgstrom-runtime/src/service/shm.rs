@@ -132,7 +132,7 @@ impl Drop for Region {
 pub struct Socket(OwnedFd);
 
 impl Socket {
-    fn new() -> Result<OwnedFd, DeviceError> {
+    fn open_fd() -> Result<OwnedFd, DeviceError> {
         // SAFETY: plain system call.
         let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0) };
         if fd < 0 {
@@ -160,7 +160,7 @@ impl Socket {
 
     /// Listen at `path` (a stale socket file there is removed first).
     pub fn listen(path: &Path) -> Result<Socket, DeviceError> {
-        let fd = Self::new()?;
+        let fd = Self::open_fd()?;
         let (sa, len) = Self::addr(path)?;
         let _ = std::fs::remove_file(path);
         // SAFETY: a valid address of `len` bytes.
@@ -177,7 +177,7 @@ impl Socket {
 
     /// Connect to `path` once.
     pub fn connect(path: &Path) -> Result<Socket, DeviceError> {
-        let fd = Self::new()?;
+        let fd = Self::open_fd()?;
         let (sa, len) = Self::addr(path)?;
         // SAFETY: a valid address of `len` bytes.
         if unsafe { libc::connect(fd.as_raw_fd(), (&sa as *const libc::sockaddr_un).cast(), len) } != 0 {

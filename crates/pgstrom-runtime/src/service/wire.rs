@@ -103,6 +103,16 @@ impl Plain for i64 {}
 impl Plain for i32 {}
 impl Plain for f64 {}
 
+/// `b` as plain values, when its length and alignment allow.
+pub fn cast<T: Plain>(b: &[u8]) -> Option<&[T]> {
+    let size = std::mem::size_of::<T>();
+    if !b.len().is_multiple_of(size) || !(b.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>()) {
+        return None;
+    }
+    // SAFETY: aligned, in bounds, and any bit pattern is a valid T.
+    Some(unsafe { std::slice::from_raw_parts(b.as_ptr().cast(), b.len() / size) })
+}
+
 fn bad(what: &str) -> DeviceError {
     DeviceError::InvalidRequest(format!("malformed service message: {what}"))
 }
@@ -152,13 +162,7 @@ impl<'a> Reader<'a> {
     /// A blob of plain values, in place (the region is page-aligned and
     /// blobs start at 8-byte offsets).
     pub fn slice<T: Plain>(&mut self) -> Result<&'a [T], DeviceError> {
-        let b = self.blob()?;
-        let size = std::mem::size_of::<T>();
-        if b.len() % size != 0 || (b.as_ptr() as usize) % std::mem::align_of::<T>() != 0 {
-            return Err(bad("misaligned array"));
-        }
-        // SAFETY: aligned, in bounds, and any bit pattern is a valid T.
-        Ok(unsafe { std::slice::from_raw_parts(b.as_ptr().cast(), b.len() / size) })
+        cast(self.blob()?).ok_or_else(|| bad("misaligned array"))
     }
     /// A string (invalid UTF-8 replaced).
     pub fn string(&mut self) -> Result<String, DeviceError> {
@@ -232,7 +236,12 @@ pub fn get_columns<'a>(r: &mut Reader<'a>) -> Result<Vec<ColumnData<'a>>, Device
     (0..r.count()?)
         .map(|_| {
             let type_id = u16::try_from(r.u32()?).map_err(|_| bad("type id"))?;
-            Ok(ColumnData { type_id, values: r.blob()?, validity: r.opt(|r| r.blob())?, offsets: r.opt(|r| r.slice())? })
+            Ok(ColumnData {
+                type_id,
+                values: r.blob()?,
+                validity: r.opt(|r| r.blob())?,
+                offsets: r.opt(|r| r.slice())?,
+            })
         })
         .collect()
 }

@@ -6,9 +6,9 @@
 use pgstrom_runtime::catalog::FUNCTIONS;
 use pgstrom_runtime::cpu::CpuEngine;
 use pgstrom_runtime::program::{Builder, Program, type_id};
+use pgstrom_runtime::service::CPU_ENGINE;
 use pgstrom_runtime::service::client::ServiceEngine;
 use pgstrom_runtime::service::server::{ServiceConfig, serve};
-use pgstrom_runtime::service::CPU_ENGINE;
 use pgstrom_runtime::{Engine, discovery, gpu};
 use std::path::PathBuf;
 use std::sync::OnceLock;
