@@ -203,14 +203,18 @@ ARROW_SCHEMA = "ssb_arrow"
 
 def arrow_setup(data, cores):
     """The arrow mode's lineorder: a foreign table over the loaded Arrow
-    file in schema ssb_arrow (the other tables stay heap tables).  Returns
+    file in schema ssb_arrow (the other tables stay heap tables), analyzed.  Returns
     why the mode cannot run, or None."""
     path = os.path.abspath(os.path.join(data, "lineorder.arrow"))
     if not os.path.exists(path):
         return f"no {path} (pyarrow missing when it was loaded; run: ssb.py load --force)"
     pc.psql(f"DROP SCHEMA IF EXISTS {ARROW_SCHEMA} CASCADE; CREATE SCHEMA {ARROW_SCHEMA};\n"
             f"CREATE FOREIGN TABLE {ARROW_SCHEMA}.lineorder (LIKE public.lineorder) SERVER arrow_fdw "
-            f"OPTIONS (file '{path}', parallel_workers '{cores}');\n", csv_out=False)
+            f"OPTIONS (file '{path}', parallel_workers '{cores}');\n"
+            # statistics, as a user would gather them: without them every
+            # range qual gets a default selectivity, and a few such quals
+            # estimate one row where there are tens of thousands
+            f"ANALYZE {ARROW_SCHEMA}.lineorder;\n", csv_out=False)
     return None
 
 

@@ -58,6 +58,11 @@ pub fn service_cpu() -> &'static ServiceEngine {
 /// this backend's own.
 fn gpu() -> Result<&'static dyn Engine, DeviceError> {
     if guc::GPU_SERVICE.get() {
+        // start-up discovery says why there is none, as without the service
+        let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
+        if snap.devices.is_empty() {
+            return Err(DeviceError::Unavailable(snap.message));
+        }
         SERVICE_GPU.check()?;
         Ok(&*SERVICE_GPU)
     } else {

@@ -136,12 +136,17 @@ driver_api! {
     cuModuleGetFunction: "cuModuleGetFunction" => fn(*mut CuFunction, CuModule, *const c_char);
     cuMemAlloc: "cuMemAlloc_v2" => fn(*mut CuDevicePtr, usize);
     cuMemFree: "cuMemFree_v2" => fn(CuDevicePtr);
-    cuMemcpyHtoD: "cuMemcpyHtoD_v2" => fn(CuDevicePtr, *const c_void, usize);
-    cuMemcpyDtoH: "cuMemcpyDtoH_v2" => fn(*mut c_void, CuDevicePtr, usize);
-    cuMemsetD8: "cuMemsetD8_v2" => fn(CuDevicePtr, u8, usize);
+    // The per-thread default stream variants (what cuda.h maps these names
+    // to under CUDA_API_PER_THREAD_DEFAULT_STREAM): each thread of the GPU
+    // service copies and launches on its own stream, so connections run
+    // concurrently instead of queueing behind the legacy default stream.
+    cuMemcpyHtoD: "cuMemcpyHtoD_v2_ptds" => fn(CuDevicePtr, *const c_void, usize);
+    cuMemcpyDtoH: "cuMemcpyDtoH_v2_ptds" => fn(*mut c_void, CuDevicePtr, usize);
+    cuMemsetD8: "cuMemsetD8_v2_ptds" => fn(CuDevicePtr, u8, usize);
+    cuStreamSynchronize: "cuStreamSynchronize_ptsz" => fn(CuStream);
     cuMemHostAlloc: "cuMemHostAlloc" => fn(*mut *mut c_void, usize, c_uint);
     cuMemFreeHost: "cuMemFreeHost" => fn(*mut c_void);
-    cuLaunchKernel: "cuLaunchKernel" => fn(CuFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CuStream, *mut *mut c_void, *mut *mut c_void);
+    cuLaunchKernel: "cuLaunchKernel_ptsz" => fn(CuFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CuStream, *mut *mut c_void, *mut *mut c_void);
 }
 
 impl Driver {

@@ -35,8 +35,10 @@ pub struct GpuEngine {
     pub device: DeviceInfo,
     /// How the device code was obtained.
     pub module_info: DeviceModule,
-    /// Device and pinned host memory reused by every evaluation.
-    scratch: Mutex<Scratch>,
+    /// Device and pinned host memory reused by evaluations: one per
+    /// evaluation running at once (threads of the GPU service run theirs
+    /// concurrently, each on its own per-thread default stream).
+    scratch: Mutex<Vec<Scratch>>,
 }
 
 /// Grow-only memory for [`Engine::eval_program`]: one device arena and one
@@ -51,8 +53,26 @@ struct Scratch {
     size: usize,
 }
 
-// SAFETY: the pointers are only used under the engine's Mutex.
+// SAFETY: a Scratch is used by one evaluation at a time (taken from the
+// engine's pool and given back).
 unsafe impl Send for Scratch {}
+
+impl Scratch {
+    const EMPTY: Scratch = Scratch { dev: 0, host: std::ptr::null_mut(), size: 0 };
+}
+
+/// A Scratch taken from the pool, given back when the evaluation ends.
+struct ScratchGuard<'a> {
+    pool: &'a Mutex<Vec<Scratch>>,
+    s: Scratch,
+}
+
+impl Drop for ScratchGuard<'_> {
+    fn drop(&mut self) {
+        let s = std::mem::replace(&mut self.s, Scratch::EMPTY);
+        self.pool.lock().unwrap_or_else(|p| p.into_inner()).push(s);
+    }
+}
 
 /// Round up to the alignment every device segment gets.
 fn align_up(n: usize) -> usize {
@@ -151,7 +171,7 @@ impl GpuEngine {
             functions,
             device: device.clone(),
             module_info,
-            scratch: Mutex::new(Scratch { dev: 0, host: std::ptr::null_mut(), size: 0 }),
+            scratch: Mutex::new(Vec::new()),
         })
     }
 
@@ -194,7 +214,9 @@ impl GpuEngine {
                     std::ptr::null_mut(),
                 ),
             )?;
-            drv.check("cuCtxSynchronize", (drv.cuCtxSynchronize)())
+            // this thread's default stream only: other threads of the GPU
+            // service keep their own work in flight
+            drv.check("cuStreamSynchronize", (drv.cuStreamSynchronize)(std::ptr::null_mut()))
         }
     }
 
@@ -353,9 +375,12 @@ impl Engine for GpuEngine {
         let error_off = align_up(nulls_off + n);
         let total = error_off + 8;
 
-        let mut scratch = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
-        self.ensure_scratch(&mut scratch, total)?;
-        let (dev, host) = (scratch.dev, scratch.host);
+        let mut scratch = ScratchGuard {
+            pool: &self.scratch,
+            s: self.scratch.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or(Scratch::EMPTY),
+        };
+        self.ensure_scratch(&mut scratch.s, total)?;
+        let (dev, host) = (scratch.s.dev, scratch.s.host);
         let reprs: Vec<DevColumnRepr> = columns
             .iter()
             .zip(&col_offs)
@@ -470,6 +495,6 @@ impl GpuEngine {
                 (self.drv.cuMemFreeHost)(scratch.host.cast());
             }
         }
-        *scratch = Scratch { dev: 0, host: std::ptr::null_mut(), size: 0 };
+        *scratch = Scratch::EMPTY;
     }
 }
