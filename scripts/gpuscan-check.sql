@@ -8,6 +8,7 @@
 \pset pager off
 SET pg_strom.gpu_setup_cost = 0;
 SET pg_strom.gpu_context_cost = 0;
+SET pg_strom.heap_gather_cost = 0;  -- offloaded whatever the cost model says: this compares engines
 \if :{?engine}
 \else
 \set engine gpu

@@ -32,8 +32,9 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE g.value IS DISTINCT FROM c.value
   FROM pgstrom.device_eval('gpu_dv', 'i4 <> 0 AND f8 / i4 > 0.5 OR b IS NOT TRUE', 'gpu') g
   JOIN pgstrom.device_eval('gpu_dv', 'i4 <> 0 AND f8 / i4 > 0.5 OR b IS NOT TRUE', 'cpu') c USING (ctid);
 SELECT * FROM pgstrom.device_eval('gpu_dv', 'i4 * 100000', 'gpu');
--- pg_strom.gpu_context_cost: this backend has opened the GPU, so a serial
--- GpuScan pays nothing more; parallel workers would each open it again.
+-- pg_strom.gpu_context_cost is charged only without the GPU service: with
+-- it (the default) no process opens the GPU itself, so parallel and serial
+-- GpuScans cost the same whatever the setting.
 CREATE TABLE gpu_ctx AS SELECT x FROM generate_series(1, 100000) x;
 ANALYZE gpu_ctx;
 SET pg_strom.gpu_setup_cost = 0;
@@ -44,7 +45,7 @@ SET pg_strom.gpu_context_cost = 1e9;
 EXPLAIN (COSTS OFF) SELECT * FROM gpu_ctx WHERE x % 3 = 0;
 SET pg_strom.gpu_context_cost = 0;
 EXPLAIN (COSTS OFF) SELECT * FROM gpu_ctx WHERE x % 3 = 0;
--- A new backend has not opened the GPU: the cost keeps it off small scans.
+-- A new backend: the same (the service opened the GPU at server start).
 \c
 SET pg_strom.gpu_setup_cost = 0;
 SET pg_strom.gpu_context_cost = 1e9;
