@@ -19,7 +19,8 @@ mkdir -p "$out"
 log=$out/gpu-check.log
 exec > >(tee "$log") 2>&1
 summary=()
-step() { summary+=("$(printf '%-4s %s' "$1" "$2")"); }
+# each result is also printed as it comes (a run cut short keeps them)
+step() { summary+=("$(printf '%-4s %s' "$1" "$2")"); echo "gpu-check step: ${summary[-1]}"; }
 
 echo "== install PostgreSQL 18 and pg_strom under $PGSTROM_VAR"
 . scripts/carry-install.sh

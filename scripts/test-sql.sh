@@ -79,6 +79,9 @@ fi
 if ! "$PGSTROM_ROOT/test/service/crash.sh"; then
   failures+=("service crash")
 fi
+if ! "$PGSTROM_ROOT/test/service/leak.sh"; then
+  failures+=("service leak")
+fi
 
 # --- 1c. differential harness, tiny SSB benchmark ----------------------------
 export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"

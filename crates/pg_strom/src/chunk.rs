@@ -193,6 +193,15 @@ impl ColumnChunk {
         }
     }
 
+    /// Column `k` has no NULL in this chunk (a byte-wise fill instead of
+    /// a test per row).
+    pub fn set_all_valid(&mut self, k: usize) {
+        let n = self.nrows as usize;
+        let c = &mut self.cols[k];
+        c.validity.clear();
+        c.validity.resize(n.div_ceil(8), 0xff);
+    }
+
     /// Column `k`'s values as the device holds them (a fixed-width column:
     /// `width` bytes per row).
     pub fn set_values(&mut self, k: usize, values: &[u8]) {

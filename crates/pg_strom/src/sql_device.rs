@@ -74,8 +74,9 @@ mod pgstrom {
     }
 
     /// The GPU service: its process id, when it started, its open
-    /// connections, requests served and join sessions held, and each GPU
-    /// it owns (or why it could not open it).
+    /// connections, requests served and join sessions held, each GPU it
+    /// owns (or why it could not open it), its resident memory and each
+    /// GPU's device memory in use.
     #[pg_extern(volatile, parallel_safe)]
     fn gpu_service_info() -> TableIterator<
         'static,
@@ -86,6 +87,8 @@ mod pgstrom {
             name!(requests, i64),
             name!(join_sessions, i64),
             name!(gpus, Vec<String>),
+            name!(rss_bytes, i64),
+            name!(gpu_memory_used, Vec<i64>),
         ),
     > {
         if !crate::guc::GPU_SERVICE.get() {
@@ -120,6 +123,8 @@ mod pgstrom {
             info.requests as i64,
             info.sessions as i64,
             gpus,
+            info.rss as i64,
+            info.gpu_memory_used.iter().map(|&m| m as i64).collect(),
         ))
     }
 

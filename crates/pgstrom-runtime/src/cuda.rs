@@ -144,6 +144,7 @@ driver_api! {
     cuMemcpyDtoH: "cuMemcpyDtoH_v2_ptds" => fn(*mut c_void, CuDevicePtr, usize);
     cuMemsetD8: "cuMemsetD8_v2_ptds" => fn(CuDevicePtr, u8, usize);
     cuStreamSynchronize: "cuStreamSynchronize_ptsz" => fn(CuStream);
+    cuMemGetInfo: "cuMemGetInfo_v2" => fn(*mut usize, *mut usize);
     cuMemHostAlloc: "cuMemHostAlloc" => fn(*mut *mut c_void, usize, c_uint);
     cuMemFreeHost: "cuMemFreeHost" => fn(*mut c_void);
     cuLaunchKernel: "cuLaunchKernel_ptsz" => fn(CuFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CuStream, *mut *mut c_void, *mut *mut c_void);

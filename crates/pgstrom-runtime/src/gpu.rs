@@ -225,6 +225,16 @@ impl GpuEngine {
         nrows.div_ceil(BLOCK_SIZE).clamp(1, (self.device.sm_count().max(1) as u32) * 16)
     }
 
+    /// Device memory in use now (total less free), in bytes: every
+    /// process's, as the driver counts it.
+    pub fn memory_used(&self) -> Result<u64, DeviceError> {
+        self.make_current()?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: valid out-pointers; the context is current.
+        self.drv.check("cuMemGetInfo", unsafe { (self.drv.cuMemGetInfo)(&mut free, &mut total) })?;
+        Ok(total.saturating_sub(free) as u64)
+    }
+
     pub(crate) fn make_current(&self) -> Result<(), DeviceError> {
         // SAFETY: ctx is a retained primary context.
         self.drv.check("cuCtxSetCurrent", unsafe { (self.drv.cuCtxSetCurrent)(self.ctx) })

@@ -338,7 +338,11 @@ impl ArrowReader {
                     .position(|&(_, a)| a == (attnum - 1) as usize)
                     .expect("device columns are read");
                 let array = batch.column(k).slice(start, n);
-                self.dev.set_validity(d, |i| array.is_valid(i));
+                if array.logical_null_count() == 0 {
+                    self.dev.set_all_valid(d);
+                } else {
+                    self.dev.set_validity(d, |i| array.is_valid(i));
+                }
                 let typid = self.targets[k].typid;
                 let native: Option<&[u8]> = match (array.data_type(), typid) {
                     (DataType::Int16, pg_sys::INT2OID) => Some(bytes_of(array.as_primitive::<Int16Type>().values())),

@@ -74,6 +74,10 @@ pub struct ServiceInfo {
     pub sessions: u64,
     /// Per GPU: Ok(description) or Err(why it could not be opened).
     pub gpus: Vec<Result<String, String>>,
+    /// Its resident memory, in bytes.
+    pub rss: u64,
+    /// Per GPU: device memory in use, in bytes (0 when unknown).
+    pub gpu_memory_used: Vec<u64>,
 }
 
 impl ServiceInfo {
@@ -96,6 +100,9 @@ impl ServiceInfo {
                 }
             }
         }
+        w.u64(self.rss);
+        w.u64(self.gpu_memory_used.len() as u64);
+        self.gpu_memory_used.iter().for_each(|m| w.u64(*m));
     }
 
     fn get(r: &mut wire::Reader<'_>) -> Result<ServiceInfo, crate::DeviceError> {
@@ -107,6 +114,8 @@ impl ServiceInfo {
         let gpus = (0..r.count()?)
             .map(|_| Ok(if r.u8()? == 1 { Ok(r.string()?) } else { Err(r.string()?) }))
             .collect::<Result<_, crate::DeviceError>>()?;
-        Ok(ServiceInfo { pid, started, connections, requests, sessions, gpus })
+        let rss = r.u64()?;
+        let gpu_memory_used = (0..r.count()?).map(|_| r.u64()).collect::<Result<_, _>>()?;
+        Ok(ServiceInfo { pid, started, connections, requests, sessions, gpus, rss, gpu_memory_used })
     }
 }

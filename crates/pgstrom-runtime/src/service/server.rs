@@ -122,7 +122,23 @@ fn info(engines: &Engines) -> ServiceInfo {
                 Err(e) => Err(e.to_string()),
             })
             .collect(),
+        rss: resident_bytes(),
+        gpu_memory_used: engines
+            .gpus
+            .iter()
+            .map(|g| g.as_ref().ok().and_then(|g| g.memory_used().ok()).unwrap_or(0))
+            .collect(),
     }
+}
+
+/// This process's resident memory (/proc/self/statm), 0 when unknown.
+fn resident_bytes() -> u64 {
+    let pages = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
+        .unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64
 }
 
 enum Answer {

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# test/service/leak.sh - the GPU service keeps no memory after its queries.
+#
+# Against the running cluster of the environment: 1,000 queries (a
+# GpuScan, a GpuJoin, a GpuPreAgg over a GpuJoin; the last two open and
+# close a join session each) after a warm-up of 60.  Then no join session
+# may be left, the service's resident memory may have grown by less than
+# 32 MB, and each GPU's device memory in use by less than 64 MB (one
+# leaked join session per query would be gigabytes).  Without a GPU the
+# service's CPU engine runs them (pg_strom.cpu_engine_in_service).
+set -uo pipefail
+db=pgstrom_service_leak
+psql -XAtq -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" 2>/dev/null || exit 1
+export PGDATABASE=$db
+psql -XAtq <<'SQL' || exit 1
+CREATE EXTENSION pg_strom;
+CREATE TABLE t AS SELECT i AS id, (i % 100)::int4 AS a, (i * 7 % 101)::float8 AS x
+  FROM generate_series(1, 20000) i;
+CREATE TABLE d AS SELECT i AS a, i % 3 AS g FROM generate_series(0, 49) i;
+VACUUM ANALYZE t, d;
+SQL
+if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then engine="SET pg_strom.engine = gpu;"
+else engine="SET pg_strom.engine = cpu; SET pg_strom.cpu_engine_in_service = on;"; fi
+settings="SET pg_strom.gpu_setup_cost = 0; SET pg_strom.heap_gather_cost = 0;
+SET max_parallel_workers_per_gather = 0; $engine"
+queries=("SELECT count(*) FROM (SELECT id FROM t WHERE a < 10 AND x > 50 OFFSET 0) s"
+         "SELECT count(*) FROM (SELECT t.id, d.g FROM t JOIN d ON t.a = d.a WHERE x > 10 OFFSET 0) s"
+         "SELECT d.g, count(*) FROM t JOIN d ON t.a = d.a GROUP BY d.g")
+for q in "${queries[@]}"; do
+  plan=$(psql -XAtq -c "$settings EXPLAIN (COSTS OFF) $q")
+  grep -q "GpuScan\|GpuJoin\|GpuPreAgg" <<<"$plan" || { echo "service-leak: FAIL: not offloaded: $q"; exit 1; }
+done
+loop() { # iterations
+  printf '%s\nDO $$ BEGIN FOR i IN 1..%s LOOP\n' "$settings" "$1"
+  for q in "${queries[@]}"; do printf '  EXECUTE %s;\n' "'$q'"; done
+  printf 'END LOOP; END $$;\nSELECT rss_bytes, gpu_memory_used, join_sessions FROM pgstrom.gpu_service_info();\n'
+}
+before=$(loop 20 | psql -XAtq -F' ' 2>&1) || { echo "service-leak: FAIL: $before"; exit 1; }
+after=$(loop 334 | psql -XAtq -F' ' 2>&1) || { echo "service-leak: FAIL: $after"; exit 1; }
+psql -XAtq -d postgres -c "DROP DATABASE $db" >/dev/null
+python3 - "$before" "$after" <<'PY'
+import sys
+def parse(s):
+    rss, mem, sessions = s.strip().splitlines()[-1].split(" ")
+    return int(rss), [int(x) for x in mem.strip("{}").split(",") if x], int(sessions)
+(r0, m0, _), (r1, m1, s1) = parse(sys.argv[1]), parse(sys.argv[2])
+bad = []
+if s1 != 0: bad.append(f"{s1} join sessions left open")
+if r1 - r0 >= 32 << 20: bad.append(f"resident memory grew by {(r1 - r0) >> 20} MB")
+for i, (a, b) in enumerate(zip(m0, m1)):
+    if b - a >= 64 << 20: bad.append(f"GPU{i} memory in use grew by {(b - a) >> 20} MB")
+if bad:
+    print("service-leak: FAIL: " + "; ".join(bad)); sys.exit(1)
+gpus = ", ".join(f"GPU{i} {a >> 20} -> {b >> 20} MB" for i, (a, b) in enumerate(zip(m0, m1))) or "no GPU"
+print(f"service-leak: 1002 queries after a warm-up of 60: no join session left, service RSS {r0 >> 20} -> {r1 >> 20} MB, {gpus}")
+PY
