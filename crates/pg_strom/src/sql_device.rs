@@ -78,6 +78,7 @@ mod pgstrom {
     /// owns (or why it could not open it), its resident memory and each
     /// GPU's device memory in use.
     #[pg_extern(volatile, parallel_safe)]
+    #[allow(clippy::type_complexity)]
     fn gpu_service_info() -> TableIterator<
         'static,
         (
