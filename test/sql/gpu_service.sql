@@ -28,3 +28,19 @@ SET pg_strom.cpu_engine_in_service = on;
 SELECT count(*) FROM svc WHERE a * 30000000 > 5;
 SELECT pgstrom.active_engine();
 DROP TABLE svc, svc_dim;
+-- statement_timeout (and a cancel) stop a backend waiting for the service:
+-- one 3M-row chunk of 20 square roots a row takes the service's CPU
+-- engine seconds
+CREATE TABLE svc_big AS SELECT i AS id, (i % 1000)::float8 AS x FROM generate_series(1, 3000000) i;
+ANALYZE svc_big;
+SET max_parallel_workers_per_gather = 0;
+SET pg_strom.chunk_rows = 3000000;
+SET statement_timeout = '700ms';
+SELECT count(*) FROM (SELECT id FROM svc_big
+  WHERE sqrt(sqrt(x + 1) + sqrt(x + 2) + sqrt(x + 3) + sqrt(x + 4) + sqrt(x + 5) + sqrt(x + 6) + sqrt(x + 7) +
+             sqrt(x + 8) + sqrt(x + 9) + sqrt(x + 10) + sqrt(x + 11) + sqrt(x + 12) + sqrt(x + 13) + sqrt(x + 14) +
+             sqrt(x + 15) + sqrt(x + 16) + sqrt(x + 17) + sqrt(x + 18) + sqrt(x + 19) + sqrt(x + 20)) > 3 OFFSET 0) s;
+RESET statement_timeout;
+-- the next request connects again
+SELECT count(*) FROM (SELECT id FROM svc_big WHERE x > 990 OFFSET 0) s;
+DROP TABLE svc_big;

@@ -49,6 +49,18 @@ static SERVICE_GPU: LazyLock<ServiceEngine> =
 static SERVICE_CPU: LazyLock<ServiceEngine> =
     LazyLock::new(|| ServiceEngine::new(PathBuf::from(SERVICE_SOCKET), SERVICE_CPU_INDEX, SERVICE_WAIT));
 
+/// Whether this backend has an interrupt to serve (cancel, timeout,
+/// termination): asked by the GPU service client while it waits.
+pub fn interrupt_pending() -> bool {
+    // SAFETY: flags of the backend, read in its main thread.  Held-off
+    // interrupts wait, as CHECK_FOR_INTERRUPTS would.
+    unsafe {
+        std::ptr::read_volatile(&raw const pg_sys::InterruptPending) != 0
+            && pg_sys::InterruptHoldoffCount == 0
+            && pg_sys::CritSectionCount == 0
+    }
+}
+
 /// The GPU service's CPU engine (its connection is also used for status).
 pub fn service_cpu() -> &'static ServiceEngine {
     &SERVICE_CPU

@@ -21,6 +21,7 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
         | DeviceError::Service(_)
         | DeviceError::ServiceLost(_)
         | DeviceError::Remote { .. } => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
+        DeviceError::Interrupted => PgSqlErrorCode::ERRCODE_QUERY_CANCELED,
         DeviceError::Compile { .. } | DeviceError::Kernel { .. } => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
         DeviceError::InvalidRequest(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
         DeviceError::InvalidProgram(_) | DeviceError::NeedsCpu { .. } => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
@@ -36,8 +37,13 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
     }
 }
 
-/// Raise `e` as an ERROR, prefixed with what we were doing.
+/// Raise `e` as an ERROR, prefixed with what we were doing.  An
+/// interrupted wait raises PostgreSQL's own error for the interrupt
+/// (cancel, statement_timeout, termination).
 pub fn raise(what: &str, e: &DeviceError) -> ! {
+    if let DeviceError::Interrupted = e {
+        pgrx::check_for_interrupts!();
+    }
     let (message, detail) = match e {
         // PostgreSQL's own errors read exactly as PostgreSQL writes them.
         DeviceError::Sql { message, .. } => (message.to_string(), None),

@@ -62,6 +62,8 @@ pub extern "C-unwind" fn _PG_init() {
         return;
     }
     guc::init();
+    // waits for the GPU service stop for query cancels and timeouts
+    pgstrom_runtime::service::client::set_interrupt_check(engine::interrupt_pending);
     discovery_worker::init();
     if guc::GPU_SERVICE.get() {
         service_worker::init();

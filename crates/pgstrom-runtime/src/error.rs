@@ -86,6 +86,9 @@ pub enum DeviceError {
     /// The GPU service went away (it crashed, was killed, or restarted)
     /// while this process was using it.
     ServiceLost(String),
+    /// The caller asked to stop waiting for the GPU service (a query
+    /// cancel or a timeout in the backend); the connection was dropped.
+    Interrupted,
     /// An error the GPU service reported, as its message and hint.
     Remote {
         /// The message.
@@ -164,6 +167,7 @@ impl fmt::Display for DeviceError {
             DeviceError::Service(why) => write!(f, "GPU service: {why}"),
             DeviceError::ServiceLost(why) => write!(f, "the GPU service terminated ({why})"),
             DeviceError::Remote { message, .. } => write!(f, "{message}"),
+            DeviceError::Interrupted => write!(f, "interrupted while waiting for the GPU service"),
             DeviceError::NeedsCpu { row } => {
                 write!(f, "this engine cannot evaluate row {row} exactly as PostgreSQL does")
             }

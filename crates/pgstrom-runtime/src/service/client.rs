@@ -25,6 +25,20 @@ use crate::program::Program;
 /// The first shared region of a connection (grown on demand).
 const INITIAL_REGION: usize = 8 << 20;
 
+/// How often a client waiting for an answer asks whether to stop.
+const POLL_MS: i32 = 50;
+
+/// Asked while waiting for an answer: true stops waiting
+/// ([`DeviceError::Interrupted`]; the connection is dropped, since its
+/// answer is still to come).  Set by the process (a backend checks its
+/// pending interrupts); never set, waits are not interrupted.
+static INTERRUPT_CHECK: std::sync::OnceLock<fn() -> bool> = std::sync::OnceLock::new();
+
+/// Install the interrupt check (once per process).
+pub fn set_interrupt_check(f: fn() -> bool) {
+    let _ = INTERRUPT_CHECK.set(f);
+}
+
 /// One connection to the service.
 struct Client {
     sock: Socket,
@@ -93,6 +107,13 @@ impl Client {
         };
         self.sock.send(&h, self.send_region.then(|| self.region.fd()))?;
         self.send_region = false;
+        if let Some(check) = INTERRUPT_CHECK.get() {
+            while !self.sock.wait_readable(POLL_MS)? {
+                if check() {
+                    return Err(DeviceError::Interrupted);
+                }
+            }
+        }
         let (rh, fd) = self.sock.recv()?;
         if let Some(fd) = fd {
             self.region = Region::map(fd, rh.region as usize)?;
@@ -132,7 +153,7 @@ impl ServiceEngine {
             *guard = Some(Client::connect(&self.path, self.wait)?);
         }
         let result = f(guard.as_mut().expect("connected above"));
-        if let Err(DeviceError::Service(_) | DeviceError::ServiceLost(_)) = &result {
+        if let Err(DeviceError::Service(_) | DeviceError::ServiceLost(_) | DeviceError::Interrupted) = &result {
             // the connection is unusable: the next request opens a new one
             *guard = None;
             self.generation.fetch_add(1, Ordering::Relaxed);

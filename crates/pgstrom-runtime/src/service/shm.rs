@@ -236,6 +236,21 @@ impl Socket {
         }
     }
 
+    /// Wait up to `ms` milliseconds for something to read (or the peer
+    /// closing): true when there is.
+    pub fn wait_readable(&self, ms: i32) -> Result<bool, DeviceError> {
+        let mut p = libc::pollfd { fd: self.0.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut p, 1, ms) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                return Ok(false);
+            }
+            return Err(lost(os_error("poll")));
+        }
+        Ok(n > 0)
+    }
+
     /// Receive a header and the descriptor that came with it.  The peer
     /// closing the connection is [`DeviceError::ServiceLost`].
     pub fn recv(&self) -> Result<(Header, Option<OwnedFd>), DeviceError> {
