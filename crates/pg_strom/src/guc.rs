@@ -32,7 +32,7 @@ pub static GPU_SERVICE: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// `pg_strom.cpu_engine_in_service`: the CPU engine runs in the service too.
 pub static CPU_ENGINE_IN_SERVICE: GucSetting<bool> = GucSetting::<bool>::new(false);
 /// `pg_strom.heap_gather_cost`: host cost of gathering a heap row into columns.
-pub static HEAP_GATHER_COST: GucSetting<f64> = GucSetting::<f64>::new(0.02);
+pub static HEAP_GATHER_COST: GucSetting<f64> = GucSetting::<f64>::new(0.03);
 /// `pg_strom.engine`.
 pub static ENGINE: GucSetting<EngineSetting> = GucSetting::<EngineSetting>::new(EngineSetting::Auto);
 /// `pg_strom.nvrtc_library`: where libnvrtc is ('' = search).
