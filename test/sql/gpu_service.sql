@@ -26,6 +26,7 @@ RESET pg_strom.enabled;
 -- an overflow in the service: PostgreSQL's own error
 SET pg_strom.cpu_engine_in_service = on;
 SELECT count(*) FROM svc WHERE a * 30000000 > 5;
+SELECT errors > 0 AS error_counted, in_flight, bytes_in > 0 AS bytes_counted FROM pgstrom.gpu_service_status;
 SELECT pgstrom.active_engine();
 DROP TABLE svc, svc_dim;
 -- statement_timeout (and a cancel) stop a backend waiting for the service:

@@ -75,8 +75,9 @@ mod pgstrom {
 
     /// The GPU service: its process id, when it started, its open
     /// connections, requests served and join sessions held, each GPU it
-    /// owns (or why it could not open it), its resident memory and each
-    /// GPU's device memory in use.
+    /// owns (or why it could not open it), requests being served, bytes
+    /// received, error replies, its resident memory and each GPU's device
+    /// memory in use.
     #[pg_extern(volatile, parallel_safe)]
     #[allow(clippy::type_complexity)]
     fn gpu_service_info() -> TableIterator<
@@ -88,6 +89,9 @@ mod pgstrom {
             name!(requests, i64),
             name!(join_sessions, i64),
             name!(gpus, Vec<String>),
+            name!(in_flight, i64),
+            name!(bytes_in, i64),
+            name!(errors, i64),
             name!(rss_bytes, i64),
             name!(gpu_memory_used, Vec<i64>),
         ),
@@ -124,6 +128,9 @@ mod pgstrom {
             info.requests as i64,
             info.sessions as i64,
             gpus,
+            info.in_flight as i64,
+            info.bytes_in as i64,
+            info.errors as i64,
             info.rss as i64,
             info.gpu_memory_used.iter().map(|&m| m as i64).collect(),
         ))
@@ -248,8 +255,10 @@ mod pgstrom {
 extension_sql!(
     r#"
 CREATE VIEW pgstrom.gpu_device_info AS SELECT * FROM pgstrom.gpu_device_info();
+CREATE VIEW pgstrom.gpu_service_status AS SELECT * FROM pgstrom.gpu_service_info();
+COMMENT ON VIEW pgstrom.gpu_service_status IS 'The GPU service process: connections, requests, queue depth, bytes in, errors, memory';
 COMMENT ON VIEW pgstrom.gpu_device_info IS 'GPU properties found by pg_strom at start-up, one row per property';
 "#,
     name = "gpu_device_info_view",
-    requires = [pgstrom::gpu_device_info]
+    requires = [pgstrom::gpu_device_info, pgstrom::gpu_service_info]
 );

@@ -74,6 +74,12 @@ pub struct ServiceInfo {
     pub sessions: u64,
     /// Per GPU: Ok(description) or Err(why it could not be opened).
     pub gpus: Vec<Result<String, String>>,
+    /// Requests being served now (the queue depth).
+    pub in_flight: u64,
+    /// Payload bytes received (chunks, inner relations, programs).
+    pub bytes_in: u64,
+    /// Requests answered with an error.
+    pub errors: u64,
     /// Its resident memory, in bytes.
     pub rss: u64,
     /// Per GPU: device memory in use, in bytes (0 when unknown).
@@ -100,6 +106,9 @@ impl ServiceInfo {
                 }
             }
         }
+        w.u64(self.in_flight);
+        w.u64(self.bytes_in);
+        w.u64(self.errors);
         w.u64(self.rss);
         w.u64(self.gpu_memory_used.len() as u64);
         self.gpu_memory_used.iter().for_each(|m| w.u64(*m));
@@ -114,8 +123,23 @@ impl ServiceInfo {
         let gpus = (0..r.count()?)
             .map(|_| Ok(if r.u8()? == 1 { Ok(r.string()?) } else { Err(r.string()?) }))
             .collect::<Result<_, crate::DeviceError>>()?;
+        let in_flight = r.u64()?;
+        let bytes_in = r.u64()?;
+        let errors = r.u64()?;
         let rss = r.u64()?;
         let gpu_memory_used = (0..r.count()?).map(|_| r.u64()).collect::<Result<_, _>>()?;
-        Ok(ServiceInfo { pid, started, connections, requests, sessions, gpus, rss, gpu_memory_used })
+        Ok(ServiceInfo {
+            pid,
+            started,
+            connections,
+            requests,
+            sessions,
+            gpus,
+            in_flight,
+            bytes_in,
+            errors,
+            rss,
+            gpu_memory_used,
+        })
     }
 }

@@ -45,6 +45,9 @@ static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
 static REQUESTS: AtomicU64 = AtomicU64::new(0);
 static SESSIONS: AtomicU64 = AtomicU64::new(0);
 static STARTED: AtomicU64 = AtomicU64::new(0);
+static IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
+static BYTES_IN: AtomicU64 = AtomicU64::new(0);
+static ERRORS: AtomicU64 = AtomicU64::new(0);
 
 fn open_engines(config: &ServiceConfig) -> Engines {
     if !config.open_gpus {
@@ -122,6 +125,9 @@ fn info(engines: &Engines) -> ServiceInfo {
                 Err(e) => Err(e.to_string()),
             })
             .collect(),
+        in_flight: IN_FLIGHT.load(Ordering::Relaxed),
+        bytes_in: BYTES_IN.load(Ordering::Relaxed),
+        errors: ERRORS.load(Ordering::Relaxed),
         rss: resident_bytes(),
         gpu_memory_used: engines
             .gpus
@@ -190,6 +196,11 @@ impl Connection {
                 Err(_) => return, // the client went away
             };
             REQUESTS.fetch_add(1, Ordering::Relaxed);
+            BYTES_IN.fetch_add(h.len, Ordering::Relaxed);
+            let status_request = h.op == op::STATUS;
+            if !status_request {
+                IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
+            }
             let answer = match fd.map(|fd| Region::map(fd, h.region as usize)).transpose() {
                 Err(e) => Err(e),
                 Ok(new) => {
@@ -206,6 +217,12 @@ impl Connection {
                     })
                 }
             };
+            if !status_request {
+                IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
+            }
+            if answer.is_err() {
+                ERRORS.fetch_add(1, Ordering::Relaxed);
+            }
             if self.reply(answer).is_err() {
                 return;
             }
