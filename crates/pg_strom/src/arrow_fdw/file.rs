@@ -23,7 +23,7 @@ use arrow_ipc::reader::FileDecoder;
 use arrow_ipc::{Block, MetadataVersion};
 use arrow_schema::{DataType, Schema, SchemaRef};
 
-const MAGIC: &[u8; 6] = b"ARROW1";
+pub(crate) const MAGIC: &[u8; 6] = b"ARROW1";
 /// The largest footer or message header we accept (a corrupt length must
 /// not make us allocate gigabytes).
 const MAX_META: usize = 256 << 20;
@@ -74,6 +74,8 @@ pub struct BatchInfo {
 pub struct ArrowFile {
     pub path: String,
     pub size: u64,
+    /// Where the footer starts: appends write their record batches here.
+    pub footer_at: u64,
     pub schema: SchemaRef,
     version: MetadataVersion,
     /// The footer's custom metadata.
@@ -154,15 +156,39 @@ fn read_at(file: &File, path: &str, buf: &mut [u8], offset: u64) -> Result<(), A
 impl ArrowFile {
     /// Open `path` and read its footer and every record batch's header.
     pub fn open(path: &str) -> Result<ArrowFile, ArrowError> {
+        Self::open_view(path, None)
+    }
+
+    /// Open `path` as it was before a writer appended to it: `old` is
+    /// (offset, bytes) of the file's end then (its footer, length and
+    /// signature), which the writer saved before overwriting it.  The
+    /// record batches before that offset are untouched by appends.
+    pub fn open_view(path: &str, old: Option<(u64, &[u8])>) -> Result<ArrowFile, ArrowError> {
         let file = File::open(path).map_err(|e| io(path, e))?;
-        let size = file.metadata().map_err(|e| io(path, e))?.len();
+        let real_size = file.metadata().map_err(|e| io(path, e))?.len();
+        let size = match old {
+            Some((at, tail)) if at <= real_size => at + tail.len() as u64,
+            Some(_) => return Err(corrupt(path, "the file is shorter than its last committed state")),
+            None => real_size,
+        };
         if size < 18 {
             return Err(corrupt(path, format!("{size} bytes is too short for an Arrow file")));
         }
+        // bytes [from, from + len) of the file as this view sees it
+        let read_view = |buf: &mut [u8], from: u64| -> Result<(), ArrowError> {
+            match old {
+                Some((at, tail)) if from >= at => {
+                    let o = (from - at) as usize;
+                    buf.copy_from_slice(&tail[o..o + buf.len()]);
+                    Ok(())
+                }
+                _ => read_at(&file, path, buf, from),
+            }
+        };
         let mut head = [0u8; 6];
         read_at(&file, path, &mut head, 0)?;
         let mut tail = [0u8; 10];
-        read_at(&file, path, &mut tail, size - 10)?;
+        read_view(&mut tail, size - 10)?;
         if &head != MAGIC || &tail[4..] != MAGIC {
             return Err(corrupt(path, "no ARROW1 signature (not an Arrow IPC file?)"));
         }
@@ -171,8 +197,11 @@ impl ArrowFile {
             return Err(corrupt(path, format!("footer length {footer_len}")));
         }
         let footer_at = size - 10 - footer_len as u64;
+        if old.is_some_and(|(at, _)| footer_at < at) {
+            return Err(corrupt(path, "the saved footer does not start where it was saved"));
+        }
         let mut footer_buf = vec![0u8; footer_len as usize];
-        read_at(&file, path, &mut footer_buf, footer_at)?;
+        read_view(&mut footer_buf, footer_at)?;
         let footer = arrow_ipc::root_as_footer(&footer_buf).map_err(|e| corrupt(path, format!("footer: {e}")))?;
         let fb_schema = footer.schema().ok_or_else(|| corrupt(path, "footer has no schema"))?;
         if !fb_schema.endianness().equals_to_target_endianness() {
@@ -278,6 +307,7 @@ impl ArrowFile {
         Ok(ArrowFile {
             path: path.to_string(),
             size,
+            footer_at,
             schema: Arc::new(schema),
             version,
             footer_metadata,
@@ -401,41 +431,63 @@ impl ArrowFile {
     /// writing is undone by truncating the file to its old size.
     pub fn append_footer(&self, schema: &Schema) -> Result<(), ArrowError> {
         use std::io::Write;
-        let mut fbb = flatbuffers::FlatBufferBuilder::new();
-        let dictionaries = fbb.create_vector(&self.dictionaries);
         let blocks: Vec<Block> = self.batches.iter().map(|b| b.block).collect();
-        let record_batches = fbb.create_vector(&blocks);
-        let mut tracker = arrow_ipc::writer::DictionaryTracker::new(false);
-        let fb_schema = arrow_ipc::convert::IpcSchemaEncoder::new()
-            .with_dictionary_tracker(&mut tracker)
-            .schema_to_fb_offset(&mut fbb, schema);
-        let metadata = (!self.footer_metadata.is_empty())
-            .then(|| arrow_ipc::convert::metadata_to_fb(&mut fbb, &self.footer_metadata));
-        let root = {
-            let mut footer = arrow_ipc::FooterBuilder::new(&mut fbb);
-            footer.add_version(self.version);
-            footer.add_schema(fb_schema);
-            footer.add_dictionaries(dictionaries);
-            footer.add_recordBatches(record_batches);
-            if let Some(m) = metadata {
-                footer.add_custom_metadata(m);
-            }
-            footer.finish()
-        };
-        fbb.finish(root, None);
-        let data = fbb.finished_data();
+        let data = footer_bytes(self.version, schema, &self.dictionaries, &blocks, &self.footer_metadata);
         // keep the new footer 8-byte aligned, as writers do
         let pad = (8 - (self.size % 8) as usize) % 8;
         let mut out = vec![0u8; pad];
-        out.extend_from_slice(data);
-        out.extend_from_slice(&(data.len() as i32).to_le_bytes());
-        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&data);
         let mut f = std::fs::OpenOptions::new().append(true).open(&self.path).map_err(|e| io(&self.path, e))?;
         f.write_all(&out).and_then(|_| f.sync_all()).map_err(|e| ArrowError {
             message: format!("could not write arrow file \"{}\": {e}", self.path),
             corrupt: false,
         })
     }
+
+    /// The schema, version, dictionaries, batch blocks and footer metadata
+    /// an appender continues from.
+    pub fn parts(&self) -> (MetadataVersion, Vec<Block>, Vec<Block>, arrow_schema::Metadata) {
+        (
+            self.version,
+            self.dictionaries.clone(),
+            self.batches.iter().map(|b| b.block).collect(),
+            self.footer_metadata.clone(),
+        )
+    }
+}
+
+/// A footer with its length and the closing signature.
+pub fn footer_bytes(
+    version: MetadataVersion,
+    schema: &Schema,
+    dictionaries: &[Block],
+    blocks: &[Block],
+    metadata: &arrow_schema::Metadata,
+) -> Vec<u8> {
+    let mut fbb = flatbuffers::FlatBufferBuilder::new();
+    let dictionaries = fbb.create_vector(dictionaries);
+    let record_batches = fbb.create_vector(blocks);
+    let mut tracker = arrow_ipc::writer::DictionaryTracker::new(false);
+    let fb_schema =
+        arrow_ipc::convert::IpcSchemaEncoder::new().with_dictionary_tracker(&mut tracker).schema_to_fb_offset(&mut fbb, schema);
+    let metadata = (!metadata.is_empty()).then(|| arrow_ipc::convert::metadata_to_fb(&mut fbb, metadata));
+    let root = {
+        let mut footer = arrow_ipc::FooterBuilder::new(&mut fbb);
+        footer.add_version(version);
+        footer.add_schema(fb_schema);
+        footer.add_dictionaries(dictionaries);
+        footer.add_recordBatches(record_batches);
+        if let Some(m) = metadata {
+            footer.add_custom_metadata(m);
+        }
+        footer.finish()
+    };
+    fbb.finish(root, None);
+    let data = fbb.finished_data();
+    let mut out = data.to_vec();
+    out.extend_from_slice(&(data.len() as i32).to_le_bytes());
+    out.extend_from_slice(MAGIC);
+    out
 }
 
 /// Run an arrow-rs decode, turning a panic on malformed input into an

@@ -18,8 +18,10 @@
 //! `pgstrom.arrow_fdw_metadata_info(regclass)`.
 
 pub mod analyze;
+pub mod append;
 pub mod file;
 pub mod import;
+pub mod modify;
 pub mod options;
 pub mod reader;
 pub mod scan;
@@ -68,6 +70,12 @@ pub extern "C-unwind" fn arrow_fdw_handler(_fcinfo: pg_sys::FunctionCallInfo) ->
         (*r).ReInitializeDSMForeignScan = Some(scan::reinitialize_dsm);
         (*r).InitializeWorkerForeignScan = Some(scan::initialize_worker);
         (*r).ShutdownForeignScan = Some(scan::shutdown);
+        (*r).IsForeignRelUpdatable = Some(modify::is_updatable);
+        (*r).BeginForeignModify = Some(modify::begin_modify);
+        (*r).ExecForeignInsert = Some(modify::exec_insert);
+        (*r).EndForeignModify = Some(modify::end_modify);
+        (*r).BeginForeignInsert = Some(modify::begin_insert);
+        (*r).EndForeignInsert = Some(modify::end_insert);
         pg_sys::Datum::from(r)
     }
 }
@@ -81,6 +89,12 @@ pub extern "C" fn pg_finfo_arrow_fdw_handler() -> &'static pg_sys::Pg_finfo_reco
 #[pg_schema]
 mod pgstrom {
     use super::*;
+
+    /// Empty a writable arrow_fdw table (transactional).
+    #[pg_extern(volatile, parallel_unsafe)]
+    fn arrow_fdw_truncate_oid(rel: pg_sys::Oid) {
+        modify::truncate(rel)
+    }
 
     /// Every record batch of every file of an arrow_fdw table: its size,
     /// rows and the min/max statistics of each column that has them.
@@ -159,7 +173,13 @@ LANGUAGE sql VOLATILE PARALLEL SAFE
 AS $$ SELECT * FROM pgstrom.arrow_fdw_metadata_info_oid(rel) $$;
 COMMENT ON FUNCTION pgstrom.arrow_fdw_metadata_info(regclass) IS
   'record batches of the files of an arrow_fdw table, with their min/max statistics';
+
+CREATE FUNCTION pgstrom.arrow_fdw_truncate(rel regclass) RETURNS void
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+AS $$ SELECT pgstrom.arrow_fdw_truncate_oid(rel) $$;
+COMMENT ON FUNCTION pgstrom.arrow_fdw_truncate(regclass) IS
+  'empty a writable arrow_fdw table (transactional)';
 "#,
     name = "arrow_fdw",
-    requires = [pgstrom::arrow_fdw_metadata_info_oid]
+    requires = [pgstrom::arrow_fdw_metadata_info_oid, pgstrom::arrow_fdw_truncate_oid]
 );

@@ -37,13 +37,28 @@ pub fn raise(e: ArrowError) -> ! {
 pub unsafe fn open_files(rel: pg_sys::Relation) -> (options::TableOptions, Vec<ArrowFile>) {
     // SAFETY: caller's promise.
     unsafe {
+        let opts = options::of_table((*rel).rd_id);
+        let files: Vec<ArrowFile> =
+            opts.files.iter().filter_map(|p| super::modify::open_for_read(p, opts.writable)).collect();
+        for f in &files {
+            check_columns(rel, f);
+        }
+        (opts, files)
+    }
+}
+
+/// Check an opened file's fields against the table's columns: an ERROR
+/// naming the first mismatch.
+///
+/// # Safety
+/// `rel` is an open foreign table of arrow_fdw.
+pub unsafe fn check_columns(rel: pg_sys::Relation, f: &ArrowFile) {
+    // SAFETY: caller's promise.
+    unsafe {
         let relid = (*rel).rd_id;
-        let opts = options::of_table(relid);
         let tupdesc = (*rel).rd_att;
         let attrs = types::live_attrs(tupdesc);
-        let files: Vec<ArrowFile> =
-            opts.files.iter().map(|p| ArrowFile::open(p).unwrap_or_else(|e| raise(e))).collect();
-        for f in &files {
+        {
             let fields = f.schema.fields();
             let relname = CStr::from_ptr(pg_sys::get_rel_name(relid)).to_string_lossy();
             if fields.len() != attrs.len() {
@@ -76,7 +91,6 @@ pub unsafe fn open_files(rel: pg_sys::Relation) -> (options::TableOptions, Vec<A
                 }
             }
         }
-        (opts, files)
     }
 }
 
