@@ -65,6 +65,11 @@ if ! PGDATABASE=pgstrom_regression python3 "$PGSTROM_ROOT/test/arrow/fuzz.py" /t
   failures+=("arrow fuzz")
 fi
 
+# writable Arrow_Fdw: other sessions, the writer lock, kill -9 mid-transaction
+if ! TEST_PYTHONPATH="$TEST_PYTHONPATH" "$PGSTROM_ROOT/test/arrow/write_crash.sh"; then
+  failures+=("arrow write")
+fi
+
 # --- 1b. isolation suites: concurrent sessions (MVCC under GpuScan) --------
 isolation="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress"
 rm -rf "$results/isolation"

@@ -242,4 +242,8 @@ with open(os.path.join(out, "nostats.arrow"), "wb") as f:
 os.chmod(out, 0o755)
 for name in os.listdir(out):
     os.chmod(os.path.join(out, name), 0o666 if name == "nostats.arrow" else 0o644)
+# a folder the server's user writes (writable Arrow_Fdw tables, their
+# undo files): test/sql/arrow_fdw_write.sql
+os.makedirs(os.path.join(out, "w"), exist_ok=True)
+os.chmod(os.path.join(out, "w"), 0o1777)
 print(f"gen.py: wrote {len(os.listdir(out))} files to {out}")

@@ -1,9 +1,12 @@
 //! Device discovery at start-up.
 //!
 //! CUDA does not survive fork(), so the postmaster must never initialise
-//! it.  Instead `_PG_init` registers a short-lived background worker that
-//! starts with the postmaster, enumerates the GPUs through the runtime,
-//! writes what it found into shared memory, logs one line, and exits.
+//! it.  Instead `_PG_init` registers a background worker that starts with
+//! the postmaster, enumerates the GPUs through the runtime, writes what it
+//! found into shared memory, logs one line, and then sleeps until the
+//! server stops: a worker that exited would not run again after a crash
+//! recovery, which resets shared memory (every backend would then wait for
+//! a discovery that never comes).
 //! Backends read the table (see [`snapshot`]); they initialise CUDA
 //! themselves only when they actually run device code.
 //!
@@ -92,7 +95,7 @@ pub fn init() {
         .set_library("pg_strom")
         .set_function("pgstrom_discovery_main")
         .set_start_time(BgWorkerStartTime::PostmasterStart)
-        .set_restart_time(None)
+        .set_restart_time(Some(std::time::Duration::from_secs(10)))
         .enable_shmem_access(None)
         .load();
 }
@@ -151,6 +154,8 @@ pub extern "C-unwind" fn pgstrom_discovery_main(_arg: pg_sys::Datum) {
             log!("pg_strom: no GPU available ({e}); device code runs on the CPU engine");
         }
     }
+    // stay until the server stops (see the module comment)
+    while BackgroundWorker::wait_latch(Some(std::time::Duration::from_secs(3600))) {}
 }
 
 /// What discovery found, as a backend sees it.

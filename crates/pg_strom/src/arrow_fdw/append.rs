@@ -48,7 +48,10 @@ pub struct Undo {
 }
 
 fn sync_dir(path: &str) {
-    if let Some(dir) = Path::new(path).parent().and_then(|d| File::open(if d.as_os_str().is_empty() { Path::new(".") } else { d }).ok()) {
+    if let Some(dir) = Path::new(path)
+        .parent()
+        .and_then(|d| File::open(if d.as_os_str().is_empty() { Path::new(".") } else { d }).ok())
+    {
         let _ = dir.sync_all();
     }
 }
@@ -153,7 +156,8 @@ impl Appender {
             .map_err(|e| err(path, "create", e))?;
         let options = IpcWriteOptions::default();
         let mut tracker = DictionaryTracker::new(false);
-        let encoded = IpcDataGenerator::default().schema_to_bytes_with_dictionary_tracker(&schema, &mut tracker, &options);
+        let encoded =
+            IpcDataGenerator::default().schema_to_bytes_with_dictionary_tracker(&schema, &mut tracker, &options);
         let mut head = Vec::new();
         head.extend_from_slice(MAGIC);
         head.extend_from_slice(&[0, 0]);

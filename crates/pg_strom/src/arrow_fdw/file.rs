@@ -468,8 +468,9 @@ pub fn footer_bytes(
     let dictionaries = fbb.create_vector(dictionaries);
     let record_batches = fbb.create_vector(blocks);
     let mut tracker = arrow_ipc::writer::DictionaryTracker::new(false);
-    let fb_schema =
-        arrow_ipc::convert::IpcSchemaEncoder::new().with_dictionary_tracker(&mut tracker).schema_to_fb_offset(&mut fbb, schema);
+    let fb_schema = arrow_ipc::convert::IpcSchemaEncoder::new()
+        .with_dictionary_tracker(&mut tracker)
+        .schema_to_fb_offset(&mut fbb, schema);
     let metadata = (!metadata.is_empty()).then(|| arrow_ipc::convert::metadata_to_fb(&mut fbb, metadata));
     let root = {
         let mut footer = arrow_ipc::FooterBuilder::new(&mut fbb);

@@ -207,14 +207,23 @@ impl ModifyState {
                         if !isnull && (v == i32::MIN || v == i32::MAX) {
                             bad_value("infinite dates cannot be written into an arrow file".into());
                         }
-                        put!(Date32Builder, (v as i64 + EPOCH_DAYS) as i32)
+                        let days = i32::try_from(v as i64 + EPOCH_DAYS)
+                            .unwrap_or_else(|_| bad_value("date out of range for an arrow Date32 field".into()));
+                        put!(Date32Builder, if isnull { 0 } else { days })
                     }
                     Kind::Timestamp => {
                         let v = d.value() as i64;
                         if !isnull && (v == i64::MIN || v == i64::MAX) {
                             bad_value("infinite timestamps cannot be written into an arrow file".into());
                         }
-                        put!(TimestampMicrosecondBuilder, v.saturating_add(EPOCH_US))
+                        let us = if isnull {
+                            0
+                        } else {
+                            v.checked_add(EPOCH_US).unwrap_or_else(|| {
+                                bad_value("timestamp out of range for an arrow Timestamp field".into())
+                            })
+                        };
+                        put!(TimestampMicrosecondBuilder, us)
                     }
                     Kind::Decimal(scale) => {
                         let v = if isnull {
@@ -483,7 +492,8 @@ unsafe fn end(rinfo: *mut pg_sys::ResultRelInfo) {
         let mut st = Box::from_raw(p);
         st.flush();
         // a footer after every statement: this transaction reads its rows
-        WRITERS.with_borrow_mut(|w| w.get_mut(&st.path).expect("the transaction's writer").finish())
+        WRITERS
+            .with_borrow_mut(|w| w.get_mut(&st.path).expect("the transaction's writer").finish())
             .unwrap_or_else(|e| raise(e));
     }
 }
@@ -514,7 +524,10 @@ pub unsafe extern "C-unwind" fn begin_modify(
 
 /// BeginForeignInsert (COPY FROM, partition routing).
 #[pg_guard]
-pub unsafe extern "C-unwind" fn begin_insert(_mtstate: *mut pg_sys::ModifyTableState, rinfo: *mut pg_sys::ResultRelInfo) {
+pub unsafe extern "C-unwind" fn begin_insert(
+    _mtstate: *mut pg_sys::ModifyTableState,
+    rinfo: *mut pg_sys::ResultRelInfo,
+) {
     // SAFETY: executor callback.
     unsafe { begin(rinfo) }
 }

@@ -25,9 +25,9 @@ const USECS_PER_DAY: i64 = 86_400_000_000;
 const MIN_TIMESTAMP: i64 = -211_813_488_000_000_000;
 const END_TIMESTAMP: i64 = 9_223_371_331_200_000_000;
 /// PostgreSQL's date range in days from 2000-01-01 (4714-11-24 BC ..
-/// 5874897-12-31).
+/// 5874897-12-31, the end exclusive).
 const MIN_DATE: i64 = -2_451_545;
-const END_DATE: i64 = 2_145_031_948;
+const END_DATE: i64 = 2_145_031_949;
 
 /// The device layout of a whole column slice in one pass, for the types
 /// whose conversion is arithmetic: Date32 to date (epoch shift), Timestamp

@@ -1,0 +1,97 @@
+-- Writable Arrow_Fdw (docs/arrow_fdw.md): the seed's example verbatim,
+-- every writable type with NULLs read back exactly, COPY FROM, a
+-- transactional truncate, and the refusals.  Files go to
+-- /tmp/pgstrom_arrow_test/w (made by test/arrow/gen.py, writable by all).
+\! rm -f /tmp/pgstrom_arrow_test/w/ft.arrow /tmp/pgstrom_arrow_test/w/ft.arrow.pgstrom-undo /tmp/pgstrom_arrow_test/w/w_types.arrow /tmp/pgstrom_arrow_test/w/w_types.arrow.pgstrom-undo
+CREATE FOREIGN TABLE ft (
+  id    int,
+  x     real,
+  y     real,
+  z     real
+) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/w/ft.arrow', writable 'true');
+-- the file does not exist yet: an empty table
+SELECT count(*) FROM ft;
+SELECT pgstrom.random_setseed(7);
+INSERT INTO ft (
+  SELECT x, pgstrom.random_float() * 100.0,
+            pgstrom.random_float() * 100.0,
+            pgstrom.random_float() * 100.0
+    FROM generate_series(1,1000) x);
+SELECT count(*) FROM ft;
+BEGIN;
+INSERT INTO ft (
+  SELECT x, pgstrom.random_float() * 100.0,
+            pgstrom.random_float() * 100.0,
+            pgstrom.random_float() * 100.0
+    FROM generate_series(1,300) x);
+SELECT count(*) FROM ft;
+ABORT;
+SELECT count(*) FROM ft;
+SELECT file, batch, rows FROM pgstrom.arrow_fdw_metadata_info('ft');
+-- two statements in one transaction: two batches, both committed
+BEGIN;
+INSERT INTO ft VALUES (1001, 1, 2, 3);
+INSERT INTO ft VALUES (1002, NULL, NULL, NULL);
+COMMIT;
+SELECT count(*), count(x), max(id) FROM ft;
+SELECT batch, rows FROM pgstrom.arrow_fdw_metadata_info('ft');
+
+-- every writable type, with NULLs and edge values
+CREATE TABLE w_src (
+  i2 int2, i4 int4, i8 int8, f4 real, f8 float8, b bool, t text, v varchar(10),
+  c char(4), by bytea, d date, ts timestamp, tz timestamptz, n numeric(12,3)
+);
+INSERT INTO w_src VALUES
+  (1, 2, 3, 1.5, 2.25, true, 'abc', 'xy', 'ab', '\x00ff', '2024-02-29', '2024-02-29 12:34:56.789012', '2024-02-29 12:34:56+09', 123456789.123),
+  (-32768, -2147483648, -9223372036854775808, '-Infinity', 'NaN', false, '', '', '', '\x', '4713-01-01 BC', '1900-01-01 00:00:00', '1970-01-01 00:00:00+00', -0.001),
+  (32767, 2147483647, 9223372036854775807, 'Infinity', -0.0, NULL, 'マルチバイト', 'ü', 'ñ', '\xdeadbeef', '9999-12-31', '9999-12-31 23:59:59.999999', '2000-01-01 00:00:00+00', 999999999.999),
+  (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+CREATE FOREIGN TABLE w_types (
+  i2 int2, i4 int4, i8 int8, f4 real, f8 float8, b bool, t text, v varchar(10),
+  c char(4), by bytea, d date, ts timestamp, tz timestamptz, n numeric(12,3)
+) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/w/w_types.arrow', writable 'true');
+INSERT INTO w_types SELECT * FROM w_src;
+SELECT count(*) AS missing FROM (SELECT * FROM w_src EXCEPT ALL SELECT * FROM w_types) s;
+SELECT count(*) AS extra FROM (SELECT * FROM w_types EXCEPT ALL SELECT * FROM w_src) s;
+-- COPY FROM appends too
+COPY w_types (i4, t, n) FROM STDIN;
+7	copied	1.5
+\N	\N	\N
+\.
+SELECT i4, t, n FROM w_types WHERE i4 = 7 OR (t IS NULL AND i2 IS NULL) ORDER BY i4 NULLS LAST;
+
+-- truncate is transactional
+BEGIN;
+SELECT pgstrom.arrow_fdw_truncate('w_types');
+SELECT count(*) FROM w_types;
+ROLLBACK;
+SELECT count(*) FROM w_types;
+SELECT pgstrom.arrow_fdw_truncate('w_types');
+SELECT count(*) FROM w_types;
+INSERT INTO w_types (i4) VALUES (42);
+SELECT i4 FROM w_types;
+
+-- refusals
+INSERT INTO w_types (d) VALUES ('infinity');
+-- PostgreSQL's last date fits Date32 and reads back
+INSERT INTO w_types (d) VALUES ('5874897-12-31');
+SELECT d FROM w_types WHERE d > '9999-12-31';
+INSERT INTO w_types (ts) VALUES ('294276-12-31 23:59:59.999999');
+INSERT INTO w_types (n) VALUES (12345678901.5);
+BEGIN;
+SAVEPOINT s1;
+INSERT INTO ft VALUES (1, 1, 1, 1);
+ROLLBACK;
+CREATE FOREIGN TABLE w_bad (a numeric) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/w/w_bad.arrow', writable 'true');
+INSERT INTO w_bad VALUES (1);
+CREATE FOREIGN TABLE w_ro (id int) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/w/ft.arrow');
+INSERT INTO w_ro VALUES (1);
+SELECT pgstrom.arrow_fdw_truncate('w_ro');
+SELECT pgstrom.arrow_fdw_truncate('w_src');
+UPDATE ft SET x = 0;
+DELETE FROM ft;
+SELECT count(*) FROM ft;
+DROP FOREIGN TABLE ft, w_types, w_bad, w_ro;
+DROP TABLE w_src;
