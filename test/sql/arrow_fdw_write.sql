@@ -83,6 +83,10 @@ BEGIN;
 SAVEPOINT s1;
 INSERT INTO ft VALUES (1, 1, 1, 1);
 ROLLBACK;
+BEGIN;
+INSERT INTO ft VALUES (5000, 1, 1, 1);
+PREPARE TRANSACTION 'arrow_write';
+SELECT count(*) FROM ft WHERE id = 5000;
 CREATE FOREIGN TABLE w_bad (a numeric) SERVER arrow_fdw
   OPTIONS (file '/tmp/pgstrom_arrow_test/w/w_bad.arrow', writable 'true');
 INSERT INTO w_bad VALUES (1);

@@ -13,8 +13,8 @@
 //!   end back.  After a crash (backend or server killed mid-INSERT) the
 //!   undo file is still there: readers keep reading through it, and the
 //!   next writer restores the file first.  Committed rows are never lost.
-//! - Subtransactions (SAVEPOINT, PL/pgSQL exception blocks) cannot write:
-//!   an ERROR says so.
+//! - Subtransactions (SAVEPOINT, PL/pgSQL exception blocks) cannot write,
+//!   nor can a transaction that writes be PREPAREd: an ERROR says so.
 //! - `pgstrom.arrow_fdw_truncate(regclass)` empties the table in the same
 //!   transactional way (a footer listing no batch; the old bytes stay in
 //!   the file, unlisted).
@@ -321,6 +321,7 @@ pub fn open_for_read(path: &str, writable: bool) -> Option<ArrowFile> {
     }
 }
 
+#[pg_guard]
 unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
     match event {
         pg_sys::XactEvent::XACT_EVENT_PRE_COMMIT => {
@@ -328,6 +329,16 @@ unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: 
             for (path, app) in writers {
                 app.sync().unwrap_or_else(|e| raise(e));
                 Undo::forget(&path).unwrap_or_else(|e| raise(e));
+            }
+        }
+        pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE => {
+            if WRITERS.with_borrow(|w| !w.is_empty()) {
+                raise_plain(
+                    PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+                    "cannot PREPARE a transaction that wrote to an arrow_fdw table".into(),
+                    None,
+                    None,
+                );
             }
         }
         pg_sys::XactEvent::XACT_EVENT_ABORT => {
