@@ -331,15 +331,13 @@ unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: 
                 Undo::forget(&path).unwrap_or_else(|e| raise(e));
             }
         }
-        pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE => {
-            if WRITERS.with_borrow(|w| !w.is_empty()) {
-                raise_plain(
-                    PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-                    "cannot PREPARE a transaction that wrote to an arrow_fdw table".into(),
-                    None,
-                    None,
-                );
-            }
+        pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE if WRITERS.with_borrow(|w| !w.is_empty()) => {
+            raise_plain(
+                PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+                "cannot PREPARE a transaction that wrote to an arrow_fdw table".into(),
+                None,
+                None,
+            );
         }
         pg_sys::XactEvent::XACT_EVENT_ABORT => {
             let writers = WRITERS.with_borrow_mut(std::mem::take);
