@@ -12,7 +12,10 @@ the same error as the run with pg_strom off.  When they disagree, the
 statement counts as nondeterministic (not a difference) if it samples
 without REPEATABLE, if pg_strom runs no node in its plan, or if two more
 runs with pg_strom off disagree with the first (volatile functions, LIMIT
-picking arbitrary rows).  A lost connection is a crash and stops the soak.
+picking arbitrary rows).  A statement where PostgreSQL raises a float
+overflow in an aggregate and pg_strom returns rows is the documented
+difference of docs/gpupreagg.md: printed as "known", counted apart.  A
+lost connection is a crash and stops the soak.
 Prints every difference with its statement, then a summary line; exit
 status 1 on any difference or crash.
 """
@@ -29,6 +32,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pgcompare as pc  # noqa: E402
 
 TABLESAMPLE_RE = re.compile(r"tablesample\s+\w+\s*\([^)]*\)(?!\s*repeatable)", re.I)
+FLOAT_OVERFLOW_RE = re.compile(r"value out of range: (overflow|underflow)")
+FLOAT_AGG_RE = re.compile(r"\b(sum|avg|stddev|stddev_pop|stddev_samp|variance|var_pop|var_samp|corr|covar_pop|covar_samp|regr_\w+)\s*\(",
+                          re.I)
 CRASH_MARKS = ("server closed the connection", "terminating connection", "connection to server",
                "no connection to the server")
 
@@ -110,7 +116,7 @@ def main():
         return 1
     t0 = time.time()
     stmts = generate(a)
-    counts = {"compared": 0, "nondeterministic": 0, "timeout": 0, "errors_alike": 0, "offloaded": 0}
+    counts = {"compared": 0, "nondeterministic": 0, "timeout": 0, "errors_alike": 0, "offloaded": 0, "known": 0}
     diffs = []
     for n, sql in enumerate(stmts):
         off1 = run_once(sql, "off", a.timeout_ms)
@@ -136,6 +142,12 @@ def main():
                 same(off1, run_once(sql, "off", a.timeout_ms)) for _ in range(2)):
             counts["nondeterministic"] += 1
             continue
+        # the documented float aggregate overflow difference
+        # (docs/gpupreagg.md): reported, counted apart, not a pass
+        if off1[0] == "error" and FLOAT_OVERFLOW_RE.search(off1[1]) and on[0] == "rows" and FLOAT_AGG_RE.search(sql):
+            counts["known"] += 1
+            print(f"soak: known difference (float aggregate overflow, docs/gpupreagg.md) at statement {n}", flush=True)
+            continue
         counts["compared"] += 1
         counts["offloaded"] += offloaded
         diffs.append((n, sql, off1, on))
@@ -143,7 +155,7 @@ def main():
               f"  pg_strom on:  {_show(on)}", flush=True)
     print(f"soak: {len(stmts)} sqlsmith statements (seed {a.seed}): {counts['compared']} compared "
           f"({counts['offloaded']} with a pg_strom node, {counts['errors_alike']} failing alike), {counts['nondeterministic']} nondeterministic, "
-          f"{counts['timeout']} over {a.timeout_ms} ms; {len(diffs)} differences, 0 crashes, "
+          f"{counts['known']} known (float aggregate overflow), {counts['timeout']} over {a.timeout_ms} ms; {len(diffs)} differences, 0 crashes, "
           f"{time.time() - t0:.0f} s")
     return 1 if diffs else 0
 
