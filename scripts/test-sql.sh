@@ -87,6 +87,9 @@ fi
 if ! "$PGSTROM_ROOT/test/service/leak.sh"; then
   failures+=("service leak")
 fi
+if ! "$PGSTROM_ROOT/test/service/interrupts.sh"; then
+  failures+=("service interrupts")
+fi
 
 # --- 1c. differential harness, tiny SSB benchmark ----------------------------
 export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"

@@ -14,19 +14,8 @@ db=pgstrom_service_crash
 fail=0
 bad() { echo "service-crash: FAIL: $*"; fail=1; }
 
-psql -XAtq -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" 2>/dev/null || exit 1
-export PGDATABASE=$db
-psql -XAtq <<'SQL' || exit 1
-CREATE EXTENSION pg_strom;
-CREATE TABLE t AS SELECT i AS id, (i % 1000)::int4 AS a, (i * 7 % 101)::float8 AS x
-  FROM generate_series(1, 1000000) i;
-CREATE TABLE d AS SELECT i AS a, i % 3 AS g FROM generate_series(0, 1499) i;
-VACUUM ANALYZE t, d;
-SQL
-if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then engine="SET pg_strom.engine = gpu;"
-else engine="SET pg_strom.engine = cpu; SET pg_strom.cpu_engine_in_service = on;"; fi
-settings="SET pg_strom.gpu_setup_cost = 0; SET pg_strom.heap_gather_cost = 0;
-SET max_parallel_workers_per_gather = 0; $engine"
+. "$(dirname "$0")/common.sh"
+service_db "$db" 1000000 1000 || exit 1
 
 # name | query | plan node it must use | expected outcome (result or error)
 scenarios=(

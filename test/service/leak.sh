@@ -10,19 +10,8 @@
 # service's CPU engine runs them (pg_strom.cpu_engine_in_service).
 set -uo pipefail
 db=pgstrom_service_leak
-psql -XAtq -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" 2>/dev/null || exit 1
-export PGDATABASE=$db
-psql -XAtq <<'SQL' || exit 1
-CREATE EXTENSION pg_strom;
-CREATE TABLE t AS SELECT i AS id, (i % 100)::int4 AS a, (i * 7 % 101)::float8 AS x
-  FROM generate_series(1, 20000) i;
-CREATE TABLE d AS SELECT i AS a, i % 3 AS g FROM generate_series(0, 49) i;
-VACUUM ANALYZE t, d;
-SQL
-if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then engine="SET pg_strom.engine = gpu;"
-else engine="SET pg_strom.engine = cpu; SET pg_strom.cpu_engine_in_service = on;"; fi
-settings="SET pg_strom.gpu_setup_cost = 0; SET pg_strom.heap_gather_cost = 0;
-SET max_parallel_workers_per_gather = 0; $engine"
+. "$(dirname "$0")/common.sh"
+service_db "$db" 20000 100 || exit 1
 queries=("SELECT count(*) FROM (SELECT id FROM t WHERE a < 10 AND x > 50 OFFSET 0) s"
          "SELECT count(*) FROM (SELECT t.id, d.g FROM t JOIN d ON t.a = d.a WHERE x > 10 OFFSET 0) s"
          "SELECT d.g, count(*) FROM t JOIN d ON t.a = d.a GROUP BY d.g")

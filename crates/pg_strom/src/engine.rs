@@ -52,12 +52,24 @@ static SERVICE_CPU: LazyLock<ServiceEngine> =
 /// Whether this backend has an interrupt to serve (cancel, timeout,
 /// termination): asked by the GPU service client while it waits.
 pub fn interrupt_pending() -> bool {
-    // SAFETY: flags of the backend, read in its main thread.  Held-off
-    // interrupts wait, as CHECK_FOR_INTERRUPTS would.
+    // SAFETY: flags of the backend, read in its main thread.  Only the
+    // interrupts that end the query count (cancel and statement_timeout,
+    // termination, transaction_timeout): InterruptPending alone is also set
+    // by harmless ones (a shared-invalidation catch-up, a parallel worker's
+    // message) that CHECK_FOR_INTERRUPTS handles without an error, and it
+    // stays set until then.  Held-off interrupts wait, as
+    // CHECK_FOR_INTERRUPTS would.
     unsafe {
-        std::ptr::read_volatile(&raw const pg_sys::InterruptPending) != 0
-            && pg_sys::InterruptHoldoffCount == 0
-            && pg_sys::CritSectionCount == 0
+        let pending = |f: *const pg_sys::sig_atomic_t| std::ptr::read_volatile(f) != 0;
+        if !pending(&raw const pg_sys::InterruptPending)
+            || pg_sys::InterruptHoldoffCount != 0
+            || pg_sys::CritSectionCount != 0
+        {
+            return false;
+        }
+        pending(&raw const pg_sys::ProcDiePending)
+            || pending(&raw const pg_sys::TransactionTimeoutPending)
+            || (pending(&raw const pg_sys::QueryCancelPending) && pg_sys::QueryCancelHoldoffCount == 0)
     }
 }
 
