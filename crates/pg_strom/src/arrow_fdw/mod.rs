@@ -1,7 +1,7 @@
 //! Arrow_Fdw: Apache Arrow files as foreign tables.
 //!
-//! - [`file`]: the IPC file reader (footer, batch headers, statistics,
-//!   decoding only referenced columns); no PostgreSQL.
+//! - [`file`], [`append`]: the IPC file reader and appender, in the
+//!   crate `pgstrom-arrow` (shared with pg2arrow; no PostgreSQL).
 //! - [`types`]: Arrow types as PostgreSQL types and values as Datums.
 //! - [`options`]: the validator and the file list of a table.
 //! - [`stats`]: statistics hints (record batches skipped by min/max).
@@ -18,8 +18,6 @@
 //! `pgstrom.arrow_fdw_metadata_info(regclass)`.
 
 pub mod analyze;
-pub mod append;
-pub mod file;
 pub mod import;
 pub mod modify;
 pub mod options;
@@ -28,6 +26,8 @@ pub mod scan;
 pub mod stats;
 pub mod types;
 pub mod write_stats;
+
+pub use pgstrom_arrow::{append, file};
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;

@@ -399,23 +399,31 @@ unsafe fn ensure_writer(rel: pg_sys::Relation, path: &str, keep_batches: bool) {
         }
     }
     let xid = my_xid();
+    let io_error = |what: &str, e: std::io::Error| -> ! {
+        raise_plain(PgSqlErrorCode::ERRCODE_IO_ERROR, format!("could not {what} file \"{path}\": {e}"), None, None)
+    };
+    // the write lock first: pg2arrow --append may be writing the file
+    let handle = match std::fs::OpenOptions::new().read(true).write(true).open(path) {
+        Ok(h) => {
+            super::append::lock(&h, path).unwrap_or_else(|e| raise(e));
+            Some(h)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => io_error("open", e),
+    };
     // a writer that crashed (or whose abort could not restore) left its
-    // undo file: we hold the lock, so it is not running; put the file back
+    // undo file: we hold the locks, so it is not running; put the file back
     if let Some(u) = Undo::read(path).unwrap_or_else(|e| raise(e)) {
         u.restore(path).unwrap_or_else(|e| raise(e));
     }
-    let app = if std::path::Path::new(path).exists() {
+    let app = if let Some(h) = handle.filter(|_| std::path::Path::new(path).exists()) {
         let f = ArrowFile::open(path).unwrap_or_else(|e| raise(e));
         // SAFETY: an open relation.
         unsafe { super::scan::check_columns(rel, &f) };
         let mut tail = vec![0u8; (f.size - f.footer_at) as usize];
-        std::fs::File::open(path)
-            .and_then(|h| std::os::unix::fs::FileExt::read_exact_at(&h, &mut tail, f.footer_at))
-            .unwrap_or_else(|e| {
-                raise_plain(PgSqlErrorCode::ERRCODE_IO_ERROR, format!("could not read \"{path}\": {e}"), None, None)
-            });
+        std::os::unix::fs::FileExt::read_exact_at(&h, &mut tail, f.footer_at).unwrap_or_else(|e| io_error("read", e));
         Undo { xid, existed: true, at: f.footer_at, tail }.write(path).unwrap_or_else(|e| raise(e));
-        Appender::continue_file(&f, keep_batches).unwrap_or_else(|e| raise(e))
+        Appender::continue_file(&f, h, keep_batches).unwrap_or_else(|e| raise(e))
     } else {
         // SAFETY: an open relation.
         let schema = unsafe { new_schema(rel) };

@@ -49,17 +49,34 @@ struct Client {
 }
 
 impl Client {
+    /// Connect and say hello, retrying until `wait` has passed while the
+    /// service is not there or goes away during the hello: a killed
+    /// service's socket can still accept for a moment while the process
+    /// is torn down (a CUDA context takes a while), and the keeper starts
+    /// a new one within a second or so.
     fn connect(path: &Path, wait: Duration) -> Result<Client, DeviceError> {
         let deadline = Instant::now() + wait;
-        let sock = loop {
-            match Socket::connect(path) {
-                Ok(s) => break s,
-                Err(e) if Instant::now() >= deadline => {
-                    return Err(DeviceError::Service(format!("cannot connect to the GPU service: {e}")));
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        loop {
+            let e = match Self::connect_once(path) {
+                Ok(c) => return Ok(c),
+                Err(e @ (DeviceError::Service(_) | DeviceError::ServiceLost(_))) => e,
+                Err(e) => return Err(e),
+            };
+            if Instant::now() >= deadline {
+                return Err(e);
             }
-        };
+            if let Some(check) = INTERRUPT_CHECK.get()
+                && check()
+            {
+                return Err(DeviceError::Interrupted);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn connect_once(path: &Path) -> Result<Client, DeviceError> {
+        let sock = Socket::connect(path)
+            .map_err(|e| DeviceError::Service(format!("cannot connect to the GPU service: {e}")))?;
         let region = Region::create(INITIAL_REGION)?;
         let mut c = Client { sock, region, send_region: true, info: ServiceInfo::default() };
         c.info = c.call(

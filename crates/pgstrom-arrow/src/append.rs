@@ -10,6 +10,11 @@
 //! file through the saved footer (the old batches are where they were);
 //! commit removes the undo file; abort, or the next writer after a crash,
 //! puts the old end back.
+//!
+//! Writers of one file exclude each other with an exclusive `flock` on
+//! the file ([`lock`]), taken before the undo file is looked at: a writer
+//! that holds the lock and finds an undo file knows its writer is gone.
+//! Arrow_Fdw's INSERT and `pg2arrow --append` both take it.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
@@ -21,12 +26,30 @@ use arrow_ipc::writer::{DictionaryTracker, IpcDataGenerator, IpcWriteOptions};
 use arrow_ipc::{Block, MetadataVersion};
 use arrow_schema::{Metadata, Schema};
 
-use super::file::{ArrowError, ArrowFile, MAGIC, footer_bytes};
+use crate::file::{ArrowError, ArrowFile, MAGIC, footer_bytes};
 
 const UNDO_MAGIC: &[u8; 8] = b"PGSUNDO1";
 
 fn err(path: &str, what: &str, e: impl std::fmt::Display) -> ArrowError {
     ArrowError { message: format!("could not {what} arrow file \"{path}\": {e}"), corrupt: false }
+}
+
+/// Take the write lock of `path` (opened as `file`): an exclusive
+/// `flock`, not waited for; it is held until `file` is closed.
+pub fn lock(file: &File, path: &str) -> Result<(), ArrowError> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor we own.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        return Err(ArrowError {
+            message: format!("arrow file \"{path}\" is being written by another process"),
+            corrupt: false,
+        });
+    }
+    Err(err(path, "lock", e))
 }
 
 /// The undo file of `path`.
@@ -154,6 +177,7 @@ impl Appender {
             .create_new(true)
             .open(path)
             .map_err(|e| err(path, "create", e))?;
+        lock(&file, path)?;
         let options = IpcWriteOptions::default();
         let mut tracker = DictionaryTracker::new(false);
         let encoded =
@@ -175,11 +199,11 @@ impl Appender {
         })
     }
 
-    /// Continue `f` (opened without a view): new batches go where its
-    /// footer starts.  `keep_batches = false` drops its batches from the
-    /// new footer (a truncation: their bytes stay, unlisted).
-    pub fn continue_file(f: &ArrowFile, keep_batches: bool) -> Result<Appender, ArrowError> {
-        let file = OpenOptions::new().read(true).write(true).open(&f.path).map_err(|e| err(&f.path, "open", e))?;
+    /// Continue `f` (opened without a view; `file` is it, opened for
+    /// writing and [`lock`]ed): new batches go where its footer starts.
+    /// `keep_batches = false` drops its batches from the new footer (a
+    /// truncation: their bytes stay, unlisted).
+    pub fn continue_file(f: &ArrowFile, file: File, keep_batches: bool) -> Result<Appender, ArrowError> {
         let (version, dictionaries, blocks, metadata) = f.parts();
         // the schema's per-batch statistics describe the old batches only
         let fields: Vec<_> = f
@@ -216,8 +240,14 @@ impl Appender {
         &self.schema
     }
 
-    /// Write one record batch.
-    pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<(), ArrowError> {
+    /// Replace the schema the footer will carry: the same fields, other
+    /// custom metadata (statistics, the query).
+    pub fn set_schema(&mut self, schema: Schema) {
+        self.schema = schema;
+    }
+
+    /// Write one record batch; returns its block (offset and lengths).
+    pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<Block, ArrowError> {
         let options = IpcWriteOptions::try_new(8, false, self.version).map_err(|e| err(&self.path, "write", e))?;
         let mut tracker = DictionaryTracker::new(false);
         let (dicts, encoded) = IpcDataGenerator::default()
@@ -233,9 +263,10 @@ impl Appender {
             .seek(SeekFrom::Start(self.at))
             .and_then(|_| self.file.write_all(&buf))
             .map_err(|e| err(&self.path, "write", e))?;
-        self.blocks.push(Block::new(self.at as i64, meta as i32, body as i64));
+        let block = Block::new(self.at as i64, meta as i32, body as i64);
+        self.blocks.push(block);
         self.at += buf.len() as u64;
-        Ok(())
+        Ok(block)
     }
 
     /// Write the footer after the last batch and cut the file there (not
@@ -256,5 +287,56 @@ impl Appender {
     /// Batches the file will list.
     pub fn nbatches(&self) -> usize {
         self.blocks.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Int32Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    fn batch(v: Vec<i32>) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, true)]));
+        RecordBatch::try_new(schema, vec![Arc::new(Int32Array::from(v))]).unwrap()
+    }
+
+    #[test]
+    fn append_lock_and_undo() {
+        let dir = std::env::temp_dir().join(format!("pgstrom-arrow-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.arrow").to_string_lossy().into_owned();
+        let _ = std::fs::remove_file(&path);
+        let mut app = Appender::create(&path, batch(vec![]).schema().as_ref().clone()).unwrap();
+        app.write_batch(&batch(vec![1, 2, 3])).unwrap();
+        app.finish().unwrap();
+        drop(app);
+        let before = std::fs::read(&path).unwrap();
+
+        // an append: locked, undo saved, a batch written, then undone
+        let f = ArrowFile::open(&path).unwrap();
+        let h = OpenOptions::new().read(true).write(true).open(&path).unwrap();
+        lock(&h, &path).unwrap();
+        let other = File::open(&path).unwrap();
+        let e = lock(&other, &path).unwrap_err();
+        assert!(e.message.contains("being written by another process"), "{}", e.message);
+        let undo = Undo { xid: 0, existed: true, at: f.footer_at, tail: before[f.footer_at as usize..].to_vec() };
+        undo.write(&path).unwrap();
+        let mut app = Appender::continue_file(&f, h, true).unwrap();
+        app.write_batch(&batch(vec![4, 5])).unwrap();
+        app.finish().unwrap();
+        assert_eq!(ArrowFile::open(&path).unwrap().rows(), 5);
+        // readers of another transaction see the old footer meanwhile
+        let u = Undo::read(&path).unwrap().unwrap();
+        assert_eq!(ArrowFile::open_view(&path, Some((u.at, &u.tail))).unwrap().rows(), 3);
+        u.restore(&path).unwrap();
+        drop(app);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert!(Undo::read(&path).unwrap().is_none());
+        lock(&other, &path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,0 +1,403 @@
+//! One dump: the query prepared and its columns planned, the rows fetched
+//! through a portal in binary (memory stays bounded: a fetch at a time and
+//! one record batch), the per-row sub-query of --inner-join /
+//! --outer-join, record batches cut at the segment size, statistics, and
+//! the progress display.
+
+use std::error::Error;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arrow_array::RecordBatch;
+use arrow_schema::{Field, Schema, SchemaRef};
+use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
+use postgres::{Client, Statement, Transaction};
+
+use crate::column::Column;
+use crate::connect::error_text;
+use crate::options::{DEFAULT_SEGMENT, Options, Target};
+use crate::output::{CURRENT, Output};
+use crate::plan::{Plan, field, has_stats, plan_of};
+use crate::stats::min_max;
+
+/// Rows per fetch from the portal.
+const FETCH_ROWS: i32 = 4096;
+
+/// A value as the server sent it (binary format).
+struct Raw<'a>(Option<&'a [u8]>);
+
+impl<'a> FromSql<'a> for Raw<'a> {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn Error + Sync + Send>> {
+        Ok(Raw(Some(raw)))
+    }
+    fn from_sql_null(_: &Type) -> Result<Self, Box<dyn Error + Sync + Send>> {
+        Ok(Raw(None))
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+/// A parameter passed on as the server sent it (same type, binary).
+#[derive(Debug)]
+struct Param(Option<Vec<u8>>);
+
+impl ToSql for Param {
+    fn to_sql(&self, _: &Type, out: &mut bytes::BytesMut) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        match &self.0 {
+            Some(b) => {
+                out.extend_from_slice(b);
+                Ok(IsNull::No)
+            }
+            None => Ok(IsNull::Yes),
+        }
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+    to_sql_checked!();
+}
+
+fn db(e: postgres::Error) -> String {
+    error_text(&e)
+}
+
+/// A prepared query with a plan per column; columns without an Arrow
+/// counterpart are fetched as text through a wrapping query.
+struct Query {
+    stmt: Statement,
+    names: Vec<String>,
+    plans: Vec<Plan>,
+    /// The columns fetched as text (for the notice).
+    as_text: Vec<String>,
+}
+
+fn attr_typmods(tx: &mut Transaction<'_>, ty: &Type) -> Vec<i32> {
+    tx.query(
+        "SELECT a.atttypmod FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON a.attrelid = t.typrelid \
+         WHERE t.oid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+        &[&ty.oid()],
+    )
+    .map(|rows| rows.iter().map(|r| r.get::<_, i32>(0)).collect())
+    .unwrap_or_default()
+}
+
+fn prepare(tx: &mut Transaction<'_>, sql: &str, params: &[Type], what: &str) -> Result<Query, String> {
+    let stmt = tx.prepare_typed(sql, params).map_err(|e| format!("{what}: {}", db(e)))?;
+    if stmt.columns().is_empty() {
+        return Err(format!("{what} returns no columns (it must be a query: SELECT, TABLE, VALUES, or RETURNING)"));
+    }
+    let names: Vec<String> = stmt.columns().iter().map(|c| c.name().to_string()).collect();
+    let mut plans = Vec::new();
+    let mut as_text = Vec::new();
+    for c in stmt.columns() {
+        let ty = c.type_().clone();
+        let p = plan_of(&ty, c.type_modifier(), &mut |t| attr_typmods(tx, t));
+        if p.is_none() {
+            as_text.push(format!("{} ({})", c.name(), ty.name()));
+        }
+        plans.push(p);
+    }
+    if as_text.is_empty() {
+        return Ok(Query { stmt, names, plans: plans.into_iter().map(|p| p.expect("planned")).collect(), as_text });
+    }
+    // SELECT q."1", q."2"::text, ... FROM (sql) q("1", "2", ...)
+    let cols: Vec<String> = (1..=plans.len())
+        .zip(&plans)
+        .map(|(i, p)| if p.is_some() { format!("q.\"{i}\"") } else { format!("q.\"{i}\"::pg_catalog.text") })
+        .collect();
+    let aliases: Vec<String> = (1..=plans.len()).map(|i| format!("\"{i}\"")).collect();
+    let wrapped = format!("SELECT {} FROM ({sql}\n) AS q({})", cols.join(", "), aliases.join(", "));
+    let stmt = tx.prepare_typed(&wrapped, params).map_err(|e| format!("{what} (columns cast to text): {}", db(e)))?;
+    let plans = plans.into_iter().map(|p| p.unwrap_or(Plan::Text)).collect();
+    Ok(Query { stmt, names, plans, as_text })
+}
+
+/// `$(name)` placeholders of a join command as `$1`, `$2`, ...: the
+/// command text and, per parameter, the main query's column index.
+pub fn placeholders(cmd: &str, names: &[String]) -> Result<(String, Vec<usize>), String> {
+    let mut out = String::with_capacity(cmd.len());
+    let mut cols: Vec<usize> = Vec::new();
+    let mut rest = cmd;
+    while let Some(at) = rest.find("$(") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let end = after
+            .find(')')
+            .ok_or_else(|| format!("unterminated placeholder in the join command: \"${}\"", &rest[at + 1..]))?;
+        let name = &after[..end];
+        let col = names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| format!("the join command refers to $({name}), but the query has no column \"{name}\""))?;
+        let k = match cols.iter().position(|&c| c == col) {
+            Some(k) => k,
+            None => {
+                cols.push(col);
+                cols.len() - 1
+            }
+        };
+        out.push_str(&format!("${}", k + 1));
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok((out, cols))
+}
+
+/// The running totals shown by --progress.
+struct Progress {
+    on: bool,
+    tty: bool,
+    start: Instant,
+    last: Instant,
+    rows: u64,
+    batches: usize,
+    bytes: u64,
+}
+
+impl Progress {
+    fn tick(&mut self, pending: usize) {
+        if !self.on || !self.tty || self.last.elapsed() < Duration::from_millis(500) {
+            return;
+        }
+        self.last = Instant::now();
+        let secs = self.start.elapsed().as_secs_f64().max(1e-3);
+        eprint!(
+            "\rrows: {}, batches: {}, bytes: {:.1} MB (+{:.1} MB pending), {:.0} rows/s   ",
+            self.rows,
+            self.batches,
+            self.bytes as f64 / 1e6,
+            pending as f64 / 1e6,
+            self.rows as f64 / secs
+        );
+    }
+}
+
+/// The record batch being filled.
+struct Batcher {
+    schema: SchemaRef,
+    plans: Vec<Plan>,
+    columns: Vec<Column>,
+    rows: usize,
+    bytes: usize,
+    segment: usize,
+    stat_fields: Vec<usize>,
+}
+
+impl Batcher {
+    fn append(&mut self, i: usize, v: Option<&[u8]>, row: u64) -> Result<(), String> {
+        self.bytes += self.columns[i]
+            .append(v)
+            .map_err(|e| format!("column \"{}\" of row {}: {e}", self.schema.field(i).name(), row + 1))?;
+        Ok(())
+    }
+
+    fn flush(&mut self, p: &mut Progress) -> Result<(), String> {
+        let arrays = self.columns.iter_mut().map(Column::finish).collect();
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays).map_err(|e| e.to_string())?;
+        let minmax = self.stat_fields.iter().map(|&i| min_max(&self.plans[i], batch.column(i).as_ref())).collect();
+        let rows = self.rows;
+        let block = {
+            let mut cur = CURRENT.lock().unwrap_or_else(|e| e.into_inner());
+            let out = cur.as_mut().ok_or("interrupted")?;
+            out.write(&batch, minmax)?
+        };
+        if p.on {
+            if p.tty {
+                eprint!("\r");
+            }
+            eprintln!(
+                "RecordBatch[{}]: offset={} length={} (meta={}, body={}) nitems={rows}",
+                p.batches,
+                block.offset(),
+                block.metaDataLength() as i64 + block.bodyLength(),
+                block.metaDataLength(),
+                block.bodyLength()
+            );
+        }
+        p.batches += 1;
+        p.bytes += block.metaDataLength() as u64 + block.bodyLength() as u64;
+        self.rows = 0;
+        self.bytes = 0;
+        Ok(())
+    }
+}
+
+/// Run the dump described by `o` on `client`; returns the file written.
+pub fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf, String> {
+    let command = o.command.as_deref().expect("checked by the options").trim().trim_end_matches(';').to_string();
+    for (name, value) in &o.set {
+        client
+            .execute("SELECT pg_catalog.set_config($1, $2, false)", &[name, value])
+            .map_err(|e| format!("--set {name}:{value}: {}", db(e)))?;
+    }
+    let mut tx =
+        client.build_transaction().isolation_level(postgres::IsolationLevel::RepeatableRead).start().map_err(db)?;
+    let main = prepare(&mut tx, &command, &[], "the query")?;
+    let join = match &o.join {
+        None => None,
+        Some(j) => {
+            let (sql, cols) = placeholders(&j.command, &main.names)?;
+            let types: Vec<Type> = cols.iter().map(|&c| main.stmt.columns()[c].type_().clone()).collect();
+            let opt = if j.outer { "--outer-join" } else { "--inner-join" };
+            Some((
+                prepare(&mut tx, sql.trim().trim_end_matches(';'), &types, &format!("the {opt} command"))?,
+                cols,
+                j.outer,
+            ))
+        }
+    };
+    for q in std::iter::once(&main).chain(join.as_ref().map(|j| &j.0)) {
+        if !q.as_text.is_empty() {
+            eprintln!("pg2arrow: columns written as text (no Arrow type): {}", q.as_text.join(", "));
+        }
+    }
+    let mut fields: Vec<Field> = main.names.iter().zip(&main.plans).map(|(n, p)| field(n, p)).collect();
+    let mut plans = main.plans.clone();
+    if let Some((q, ..)) = &join {
+        fields.extend(q.names.iter().zip(&q.plans).map(|(n, p)| field(n, p)));
+        plans.extend(q.plans.iter().cloned());
+    }
+    let mut stat_fields = Vec::new();
+    for name in &o.stat {
+        let i = fields
+            .iter()
+            .position(|f| f.name() == name)
+            .ok_or_else(|| format!("--stat: the result has no column \"{name}\""))?;
+        if !has_stats(&plans[i]) {
+            return Err(format!(
+                "--stat: column \"{name}\" is {}: statistics are written for integer, floating point, numeric, date, \
+                 time and timestamp columns",
+                fields[i].data_type()
+            ));
+        }
+        if !stat_fields.contains(&i) {
+            stat_fields.push(i);
+        }
+    }
+    let mut md = arrow_schema::Metadata::new();
+    md.insert("sql_command".to_string(), command.clone());
+    let schema = Arc::new(Schema::new_with_metadata(fields, md));
+    let out = match &o.target {
+        Some(Target::Append(p)) => Output::append(p, &schema, &stat_fields)?,
+        Some(Target::Output(p)) => Output::create(p, &schema, &stat_fields)?,
+        None => {
+            let dir = std::env::var("TMPDIR").ok().filter(|d| !d.is_empty()).unwrap_or_else(|| "/tmp".into());
+            let nanos =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+            let p = std::path::PathBuf::from(format!("{dir}/pg2arrow-{}-{nanos:08x}.arrow", std::process::id()));
+            Output::create(&p, &schema, &stat_fields)?
+        }
+    };
+    let path = out.path.clone();
+    *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
+
+    let mut b = Batcher {
+        schema: schema.clone(),
+        columns: plans.iter().map(Column::new).collect(),
+        plans,
+        rows: 0,
+        bytes: 0,
+        segment: o.segment_size.unwrap_or(DEFAULT_SEGMENT),
+        stat_fields,
+    };
+    let now = Instant::now();
+    let mut p = Progress {
+        on: o.progress,
+        tty: std::io::stderr().is_terminal(),
+        start: now,
+        last: now,
+        rows: 0,
+        batches: 0,
+        bytes: 0,
+    };
+    let nmain = main.names.len();
+    let portal = tx.bind(&main.stmt, &[]).map_err(|e| format!("the query: {}", db(e)))?;
+    loop {
+        let rows = tx.query_portal(&portal, FETCH_ROWS).map_err(|e| format!("the query: {}", db(e)))?;
+        if rows.is_empty() {
+            break;
+        }
+        for row in &rows {
+            let raw = |i: usize| row.try_get::<_, Raw>(i).map(|r| r.0).map_err(db);
+            match &join {
+                None => {
+                    for i in 0..nmain {
+                        b.append(i, raw(i)?, p.rows)?;
+                    }
+                    b.rows += 1;
+                    p.rows += 1;
+                }
+                Some((q, cols, outer)) => {
+                    let params: Vec<Param> =
+                        cols.iter().map(|&c| raw(c).map(|v| Param(v.map(<[u8]>::to_vec)))).collect::<Result<_, _>>()?;
+                    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|x| x as &(dyn ToSql + Sync)).collect();
+                    let subs = tx.query(&q.stmt, &refs).map_err(|e| format!("the join command: {}", db(e)))?;
+                    if subs.is_empty() && *outer {
+                        for i in 0..nmain {
+                            b.append(i, raw(i)?, p.rows)?;
+                        }
+                        for j in 0..q.names.len() {
+                            b.append(nmain + j, None, p.rows)?;
+                        }
+                        b.rows += 1;
+                        p.rows += 1;
+                    }
+                    for sub in &subs {
+                        for i in 0..nmain {
+                            b.append(i, raw(i)?, p.rows)?;
+                        }
+                        for j in 0..q.names.len() {
+                            let v = sub.try_get::<_, Raw>(j).map(|r| r.0).map_err(db)?;
+                            b.append(nmain + j, v, p.rows)?;
+                        }
+                        b.rows += 1;
+                        p.rows += 1;
+                    }
+                }
+            }
+            if b.bytes >= b.segment {
+                b.flush(&mut p)?;
+            }
+        }
+        p.tick(b.bytes);
+    }
+    if b.rows > 0 {
+        b.flush(&mut p)?;
+    }
+    drop(portal);
+    tx.commit().map_err(db)?;
+    let out = CURRENT.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or("interrupted")?;
+    let nbatches = out.nbatches();
+    out.finish()?;
+    if o.progress {
+        let secs = p.start.elapsed().as_secs_f64();
+        eprintln!(
+            "{}pg2arrow: {} rows in {} new record batches ({} in the file), {:.1} MB in {:.2} s ({:.1} MB/s)",
+            if p.tty { "\r" } else { "" },
+            p.rows,
+            p.batches,
+            nbatches,
+            p.bytes as f64 / 1e6,
+            secs,
+            p.bytes as f64 / 1e6 / secs.max(1e-6)
+        );
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_placeholders() {
+        let names: Vec<String> = ["id", "a1", "x y"].iter().map(|s| s.to_string()).collect();
+        let (sql, cols) = placeholders("SELECT b1 FROM t_b WHERE $(id) = id AND $(x y) > $(id)", &names).unwrap();
+        assert_eq!(sql, "SELECT b1 FROM t_b WHERE $1 = id AND $2 > $1");
+        assert_eq!(cols, [0, 2]);
+        assert!(placeholders("SELECT $(nope)", &names).unwrap_err().contains("no column \"nope\""));
+        assert!(placeholders("SELECT $(id", &names).unwrap_err().contains("unterminated"));
+    }
+}

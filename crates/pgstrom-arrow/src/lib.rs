@@ -1,0 +1,10 @@
+//! Arrow IPC files as pg_strom reads and appends them, shared by the
+//! extension's Arrow_Fdw and the `pg2arrow` command.  No PostgreSQL here.
+//!
+//! - [`file`]: opening a file (footer, batch headers checked against the
+//!   file, per-batch statistics) and decoding only referenced columns.
+//! - [`append`]: record batches appended in place of the footer, the undo
+//!   record that puts the old end back, and the write lock.
+
+pub mod append;
+pub mod file;
