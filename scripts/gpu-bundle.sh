@@ -41,6 +41,10 @@ for line in sys.stdin:
         kind = "unit" if m["target"]["kind"] == ["lib"] else m["target"]["name"]
         shutil.copy(m["executable"], sys.argv[1] + "/runtime-" + kind)
 ' "$carry/bin"
-strip "$carry"/bin/* 2>/dev/null || true
+strip "$carry"/bin/* "$carry"/ext/pg2arrow "$carry"/ext/pg_strom.so 2>/dev/null || true
+# the device tool carries at most 64 MiB with the checkout: the built files
+# travel xz-compressed (scripts/carry-install.sh unpacks them)
+tar -C "$carry" -cf - ext bin | xz -T0 -6 > "$carry/build.tar.xz"
+rm -rf "$carry/ext" "$carry/bin"
 ls -la "$carry" "$carry/ext" "$carry/bin"
 du -sh "$carry"
