@@ -1,6 +1,6 @@
 //! One dump: the query prepared and its columns planned, the rows fetched
-//! through a portal in binary (memory stays bounded: a fetch at a time and
-//! one record batch), the per-row sub-query of --inner-join /
+//! through a portal in binary (memory stays bounded: a fetch of about
+//! 8 MB at a time and one record batch), the per-row sub-query of --inner-join /
 //! --outer-join, record batches cut at the segment size, statistics, and
 //! the progress display.
 
@@ -21,8 +21,8 @@ use crate::output::{CURRENT, Output};
 use crate::plan::{Plan, field, has_stats, plan_of};
 use crate::stats::min_max;
 
-/// Rows per fetch from the portal.
-const FETCH_ROWS: i32 = 4096;
+/// Bytes per fetch from the portal (the row count adapts to the width).
+const FETCH_BYTES: usize = 8 << 20;
 
 /// A value as the server sent it (binary format).
 struct Raw<'a>(Option<&'a [u8]>);
@@ -100,7 +100,8 @@ fn prepare(tx: &mut Transaction<'_>, sql: &str, params: &[Type], what: &str) -> 
         plans.push(p);
     }
     if as_text.is_empty() {
-        return Ok(Query { stmt, names, plans: plans.into_iter().map(|p| p.expect("planned")).collect(), as_text });
+        let plans = plans.into_iter().map(|p| p.expect("planned")).collect();
+        return Ok(Query { stmt, names, plans, as_text });
     }
     // SELECT q."1", q."2"::text, ... FROM (sql) q("1", "2", ...)
     let cols: Vec<String> = (1..=plans.len())
@@ -181,6 +182,8 @@ struct Batcher {
     columns: Vec<Column>,
     rows: usize,
     bytes: usize,
+    /// Bytes appended in all (for the fetch size).
+    appended: usize,
     segment: usize,
     stat_fields: Vec<usize>,
 }
@@ -190,6 +193,19 @@ impl Batcher {
         self.bytes += self.columns[i]
             .append(v)
             .map_err(|e| format!("column \"{}\" of row {}: {e}", self.schema.field(i).name(), row + 1))?;
+        Ok(())
+    }
+
+    /// One row appended: cut a record batch at the segment size.
+    fn row_done(&mut self, p: &mut Progress) -> Result<(), String> {
+        self.rows += 1;
+        p.rows += 1;
+        if self.bytes >= self.segment {
+            self.flush(p)?;
+        }
+        if p.rows.is_multiple_of(65_536) {
+            p.tick(self.bytes);
+        }
         Ok(())
     }
 
@@ -299,6 +315,7 @@ pub fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf, Strin
         plans,
         rows: 0,
         bytes: 0,
+        appended: 0,
         segment: o.segment_size.unwrap_or(DEFAULT_SEGMENT),
         stat_fields,
     };
@@ -314,59 +331,53 @@ pub fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf, Strin
     };
     let nmain = main.names.len();
     let portal = tx.bind(&main.stmt, &[]).map_err(|e| format!("the query: {}", db(e)))?;
+    let mut fetch = 256;
     loop {
-        let rows = tx.query_portal(&portal, FETCH_ROWS).map_err(|e| format!("the query: {}", db(e)))?;
+        let rows = tx.query_portal(&portal, fetch).map_err(|e| format!("the query: {}", db(e)))?;
         if rows.is_empty() {
             break;
         }
+        let before = b.appended;
         for row in &rows {
             let raw = |i: usize| row.try_get::<_, Raw>(i).map(|r| r.0).map_err(db);
-            match &join {
-                None => {
-                    for i in 0..nmain {
-                        b.append(i, raw(i)?, p.rows)?;
-                    }
-                    b.rows += 1;
-                    p.rows += 1;
+            let Some((q, cols, outer)) = &join else {
+                for i in 0..nmain {
+                    b.append(i, raw(i)?, p.rows)?;
                 }
-                Some((q, cols, outer)) => {
-                    let params: Vec<Param> =
-                        cols.iter().map(|&c| raw(c).map(|v| Param(v.map(<[u8]>::to_vec)))).collect::<Result<_, _>>()?;
-                    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|x| x as &(dyn ToSql + Sync)).collect();
-                    let subs = tx.query(&q.stmt, &refs).map_err(|e| format!("the join command: {}", db(e)))?;
-                    if subs.is_empty() && *outer {
-                        for i in 0..nmain {
-                            b.append(i, raw(i)?, p.rows)?;
-                        }
-                        for j in 0..q.names.len() {
-                            b.append(nmain + j, None, p.rows)?;
-                        }
-                        b.rows += 1;
-                        p.rows += 1;
-                    }
-                    for sub in &subs {
-                        for i in 0..nmain {
-                            b.append(i, raw(i)?, p.rows)?;
-                        }
-                        for j in 0..q.names.len() {
-                            let v = sub.try_get::<_, Raw>(j).map(|r| r.0).map_err(db)?;
-                            b.append(nmain + j, v, p.rows)?;
-                        }
-                        b.rows += 1;
-                        p.rows += 1;
-                    }
+                b.row_done(&mut p)?;
+                continue;
+            };
+            let params: Vec<Param> =
+                cols.iter().map(|&c| raw(c).map(|v| Param(v.map(<[u8]>::to_vec)))).collect::<Result<_, _>>()?;
+            let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|x| x as &(dyn ToSql + Sync)).collect();
+            let subs = tx.query(&q.stmt, &refs).map_err(|e| format!("the join command: {}", db(e)))?;
+            if subs.is_empty() && *outer {
+                for i in 0..nmain {
+                    b.append(i, raw(i)?, p.rows)?;
                 }
+                for j in 0..q.names.len() {
+                    b.append(nmain + j, None, p.rows)?;
+                }
+                b.row_done(&mut p)?;
             }
-            if b.bytes >= b.segment {
-                b.flush(&mut p)?;
+            for sub in &subs {
+                for i in 0..nmain {
+                    b.append(i, raw(i)?, p.rows)?;
+                }
+                for j in 0..q.names.len() {
+                    let v = sub.try_get::<_, Raw>(j).map(|r| r.0).map_err(db)?;
+                    b.append(nmain + j, v, p.rows)?;
+                }
+                b.row_done(&mut p)?;
             }
         }
-        p.tick(b.bytes);
+        // about FETCH_BYTES per fetch, whatever the row width
+        let per_row = ((b.appended - before) / rows.len()).max(1);
+        fetch = (FETCH_BYTES / per_row).clamp(16, 65_536) as i32;
     }
     if b.rows > 0 {
         b.flush(&mut p)?;
     }
-    drop(portal);
     tx.commit().map_err(db)?;
     let out = CURRENT.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or("interrupted")?;
     let nbatches = out.nbatches();
