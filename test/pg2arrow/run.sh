@@ -159,6 +159,26 @@ for sig in INT TERM KILL; do
     bad "SIG$sig: grown $grown, exit $rc, $(cat "$dir/err"); cmp: $(cmp "$dir/ap.arrow" "$dir/ap.orig" 2>&1)"
   fi
 done
+# the connection lost in the middle (the backend terminated)
+"$P" -d $db -c "$big" --append "$dir/ap.arrow" -s 1MB 2>"$dir/err" &
+pid=$!
+for _ in $(seq 1 300); do
+  [ "$(stat -c %s "$dir/ap.arrow")" -gt $((size0 + 4000000)) ] && break
+  sleep 0.05
+done
+q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pg2arrow'" >/dev/null
+wait $pid; rc=$?
+[ $rc = 1 ] && grep -q "terminating connection" "$dir/err" && cmp -s "$dir/ap.arrow" "$dir/ap.orig" \
+  && ok "connection lost in the middle of an append (exit $rc): byte-identical" \
+  || bad "lost connection: exit $rc, $(cat "$dir/err")"
+# a full disk, as a file size limit (write fails with EFBIG)
+(ulimit -f $(( (size0 + 3000000) / 1024 )); exec "$P" -d $db -c "$big" --append "$dir/ap.arrow" -s 1MB) 2>"$dir/err"; rc=$?
+[ $rc = 1 ] && grep -q "File too large" "$dir/err" && cmp -s "$dir/ap.arrow" "$dir/ap.orig" \
+  && ok "write failure (file size limit) in the middle of an append: $(head -1 "$dir/err"); byte-identical" \
+  || bad "write failure: exit $rc, $(cat "$dir/err")"
+(ulimit -f 1000; exec "$P" -d $db -c "$big" -o "$dir/full.arrow" -s 1MB) 2>"$dir/err"; rc=$?
+[ $rc = 1 ] && [ ! -e "$dir/full.arrow" ] && ! ls "$dir" | grep -q "full.arrow.pg2arrow-" \
+  && ok "write failure of a new file: exit $rc, nothing left" || bad "write failure of -o: exit $rc, $(ls "$dir"; cat "$dir/err")"
 [ "$(q -c "SELECT count(*) FROM ap")" = 3000 ] || bad "rows after the interrupted appends"
 
 # --- 4. --inner-join / --outer-join (seed 002) -------------------------------------

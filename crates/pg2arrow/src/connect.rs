@@ -50,14 +50,18 @@ pub fn target(o: &Options) -> Target {
 /// The password file's entry for `t` (host `localhost` matches a socket).
 fn pgpass(t: &Target) -> Option<String> {
     let path = env("PGPASSFILE").map(PathBuf::from).or_else(|| env("HOME").map(|h| Path::new(&h).join(".pgpass")))?;
-    let text = std::fs::read_to_string(path).ok()?;
+    pgpass_lookup(&std::fs::read_to_string(path).ok()?, t)
+}
+
+/// The first line of a password file matching `t`: `host:port:db:user:pw`,
+/// `*` matching anything, `\:` and `\\` escaping.
+fn pgpass_lookup(text: &str, t: &Target) -> Option<String> {
     let host = if t.host.starts_with('/') { "localhost" } else { t.host.as_str() };
     let port = t.port.to_string();
     for line in text.lines() {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
-        // fields split at unescaped colons; \: and \\ are escapes
         let mut fields = vec![String::new()];
         let mut chars = line.chars();
         while let Some(c) = chars.next() {
@@ -145,5 +149,21 @@ pub fn error_text(e: &postgres::Error) -> String {
             }
             s
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn password_file() {
+        let t = Target { host: "/tmp".into(), port: 5432, user: "me".into(), dbname: "db".into() };
+        let text =
+            "# comment\nother:5432:db:me:no\nlocalhost:5433:*:me:no\nlocalhost:*:db:me:p\\:w\\\\d\n*:*:*:*:last\n";
+        assert_eq!(pgpass_lookup(text, &t).as_deref(), Some("p:w\\d"));
+        let t2 = Target { host: "db.example".into(), ..t };
+        assert_eq!(pgpass_lookup(text, &t2).as_deref(), Some("last"));
+        assert_eq!(pgpass_lookup("bad line\n", &t2), None);
     }
 }

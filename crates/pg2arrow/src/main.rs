@@ -32,6 +32,9 @@ const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, li
 fn handle_signals() {
     // SAFETY: signal masks set before any other thread exists.
     unsafe {
+        // past a file size limit, write() fails (and the file is put back)
+        // instead of the process being killed
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         for s in SIGNALS {

@@ -174,6 +174,11 @@ fn long_of(short: char) -> Option<&'static str> {
 /// Parse the arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<Options, String> {
     let mut o = Options::default();
+    // `pg2arrow -h` alone (no host given) shows the usage, as in the seed
+    if args.len() == 1 && args[0] == "-h" {
+        o.help = true;
+        return Ok(o);
+    }
     let mut positional = Vec::new();
     let mut sources = 0;
     let mut i = 0;
@@ -312,6 +317,8 @@ mod tests {
         assert_eq!((o.dbname.as_deref(), o.username.as_deref()), (Some("db"), Some("me")));
         assert_eq!(o.set, [("work_mem".to_string(), "64MB".to_string())]);
         assert_eq!(o.prompt, Prompt::Never);
+        assert!(p(&["-h"]).unwrap().help);
+        assert_eq!(p(&["-h", "/tmp", "-t", "x"]).unwrap().host.as_deref(), Some("/tmp"));
     }
 
     #[test]
