@@ -2,7 +2,7 @@
 -- every writable type with NULLs read back exactly, COPY FROM, a
 -- transactional truncate, and the refusals.  Files go to
 -- /tmp/pgstrom_arrow_test/w (made by test/arrow/gen.py, writable by all).
-\! rm -f /tmp/pgstrom_arrow_test/w/ft.arrow /tmp/pgstrom_arrow_test/w/ft.arrow.pgstrom-undo /tmp/pgstrom_arrow_test/w/w_types.arrow /tmp/pgstrom_arrow_test/w/w_types.arrow.pgstrom-undo
+\! rm -f /tmp/pgstrom_arrow_test/w/ft.arrow /tmp/pgstrom_arrow_test/w/ft.arrow.pgstrom-undo /tmp/pgstrom_arrow_test/w/w_types.arrow /tmp/pgstrom_arrow_test/w/w_types.arrow.pgstrom-undo /tmp/pgstrom_arrow_test/w/w_types2.arrow /tmp/pgstrom_arrow_test/w/w_types2.arrow.pgstrom-undo
 CREATE FOREIGN TABLE ft (
   id    int,
   x     real,
@@ -61,6 +61,31 @@ COPY w_types (i4, t, n) FROM STDIN;
 \.
 SELECT i4, t, n FROM w_types WHERE i4 = 7 OR (t IS NULL AND i2 IS NULL) ORDER BY i4 NULLS LAST;
 
+-- time, interval, uuid, unconstrained numeric, arrays and composite types
+-- (lists and structs), with NULLs inside and out
+CREATE TYPE w_pair AS (k int4, label text, amount numeric(8,2));
+CREATE TABLE w_src2 (id int4, tm time, iv interval, u uuid, nu numeric, ai int4[], at text[],
+  ad date[], p w_pair, pa w_pair[]);
+INSERT INTO w_src2 VALUES
+  (1, '12:34:56.789', '1 year 2 mons 3 days 04:05:06.7', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 1.25,
+   '{1,NULL,3}', '{a,"b c",NULL,ü}', '{2024-02-29,NULL}', '(7,seven,7.50)', '{"(1,one,1.00)","(2,,)",NULL}'),
+  (2, '00:00:00', '-178000000 years', '00000000-0000-0000-0000-000000000000', -0.0000000001,
+   '{}', '{}', '{}', '(,,)', '{}'),
+  (3, '24:00:00', '-1 day +00:00:00.000001', 'ffffffff-ffff-ffff-ffff-ffffffffffff', 123456789012345678.9,
+   '{-2147483648}', '{""}', '{4713-01-01 BC}', NULL, NULL),
+  (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+CREATE FOREIGN TABLE w_types2 (id int4, tm time, iv interval, u uuid, nu numeric, ai int4[], at text[],
+  ad date[], p w_pair, pa w_pair[])
+  SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/w/w_types2.arrow', writable 'true');
+INSERT INTO w_types2 SELECT * FROM w_src2;
+SELECT count(*) AS missing FROM (SELECT * FROM w_src2 EXCEPT ALL SELECT * FROM w_types2) s;
+SELECT count(*) AS extra FROM (SELECT * FROM w_types2 EXCEPT ALL SELECT * FROM w_src2) s;
+SELECT id, iv, p, pa FROM w_types2 ORDER BY id;
+-- digits the file's Decimal128(38,10) cannot hold exactly, a 2-D array
+INSERT INTO w_types2 (id, nu) VALUES (5, 1.00000000001);
+INSERT INTO w_types2 (id, ai) VALUES (5, '{{1,2},{3,4}}');
+SELECT count(*) FROM w_types2;
+
 -- truncate is transactional
 BEGIN;
 SELECT pgstrom.arrow_fdw_truncate('w_types');
@@ -87,9 +112,9 @@ BEGIN;
 INSERT INTO ft VALUES (5000, 1, 1, 1);
 PREPARE TRANSACTION 'arrow_write';
 SELECT count(*) FROM ft WHERE id = 5000;
-CREATE FOREIGN TABLE w_bad (a numeric) SERVER arrow_fdw
+CREATE FOREIGN TABLE w_bad (a jsonb) SERVER arrow_fdw
   OPTIONS (file '/tmp/pgstrom_arrow_test/w/w_bad.arrow', writable 'true');
-INSERT INTO w_bad VALUES (1);
+INSERT INTO w_bad VALUES ('1');
 CREATE FOREIGN TABLE w_ro (id int) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/w/ft.arrow');
 INSERT INTO w_ro VALUES (1);
 SELECT pgstrom.arrow_fdw_truncate('w_ro');
@@ -97,5 +122,6 @@ SELECT pgstrom.arrow_fdw_truncate('w_src');
 UPDATE ft SET x = 0;
 DELETE FROM ft;
 SELECT count(*) FROM ft;
-DROP FOREIGN TABLE ft, w_types, w_bad, w_ro;
-DROP TABLE w_src;
+DROP FOREIGN TABLE ft, w_types, w_types2, w_bad, w_ro;
+DROP TABLE w_src, w_src2;
+DROP TYPE w_pair;

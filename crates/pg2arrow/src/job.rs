@@ -14,12 +14,12 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, Statement, Transaction};
 
-use crate::column::Column;
 use crate::connect::error_text;
 use crate::options::{DEFAULT_SEGMENT, Options, Target};
 use crate::output::{CURRENT, Output};
 use crate::plan::{Plan, field, has_stats, plan_of};
 use crate::stats::min_max;
+use pgstrom_arrow::column::Column;
 
 /// Bytes per fetch from the portal (the row count adapts to the width).
 const FETCH_BYTES: usize = 8 << 20;

@@ -3,8 +3,8 @@
 //!
 //! - [`options`]: the command line.
 //! - [`connect`]: connection parameters, password file and prompt.
-//! - [`plan`]: PostgreSQL types as Arrow fields.
-//! - [`column`]: binary values into Arrow arrays.
+//! - [`plan`]: result columns as Arrow fields (values go into arrays by
+//!   `pgstrom_arrow::column`).
 //! - [`job`]: the query, the join sub-query, record batches, progress.
 //! - [`stats`]: per-batch min/max for `--stat`.
 //! - [`output`]: the file written (new or appended) and its undo.
@@ -13,7 +13,6 @@
 //! Exit status: 0 done, 1 error (the file untouched or restored), 2 bad
 //! options, 128 + N killed by signal N (the file restored first).
 
-mod column;
 mod connect;
 mod dump;
 mod job;

@@ -1,46 +1,10 @@
-//! PostgreSQL result columns as Arrow fields: the inverse of Arrow_Fdw's
-//! type mapping (docs/pg2arrow.md has the table).  A column whose type has
-//! no Arrow counterpart is fetched as text (the query is wrapped with a
-//! cast) and written as Utf8.
+//! Result columns of a query (rust-postgres types) as [`Plan`]s.  A column
+//! whose type has no Arrow counterpart is fetched as text (the query is
+//! wrapped with a cast) and written as Utf8.
 
-use std::collections::HashMap;
-
-use arrow_schema::{DataType, Field, IntervalUnit, TimeUnit};
 use postgres::types::{Kind, Type};
 
-/// How one value is written.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Plan {
-    Bool,
-    I16,
-    I32,
-    I64,
-    /// oid, xid, cid: unsigned 32-bit.
-    U32,
-    F32,
-    F64,
-    /// numeric(p, s); unconstrained numeric is numeric(38, 10).
-    Decimal(u8, i8),
-    /// text, varchar, name, enum labels, and every text fallback.
-    Text,
-    /// char(n): n bytes, blank-padded (field metadata pg_type=bpchar).
-    Bpchar(i32),
-    Bytea,
-    /// 16 bytes (the `arrow.uuid` extension type).
-    Uuid,
-    Date,
-    Time,
-    Timestamp,
-    TimestampTz,
-    Interval,
-    /// A one-dimensional array of the element's plan.
-    List(Box<Plan>),
-    /// A composite type: its attributes' names and plans.
-    Struct(Vec<(String, Plan)>),
-}
-
-/// Precision and scale of unconstrained numeric.
-pub const DEFAULT_NUMERIC: (u8, i8) = (38, 10);
+pub use pgstrom_arrow::pgtype::{DEFAULT_NUMERIC, Plan, field, has_stats};
 
 /// The plan for a value of `ty` with modifier `typmod`, or None when it
 /// has no Arrow counterpart (the column goes as text).  `attrs` gives a
@@ -95,56 +59,6 @@ pub fn plan_of(ty: &Type, typmod: i32, attrs: &mut dyn FnMut(&Type) -> Vec<i32>)
         Type::INTERVAL => Plan::Interval,
         _ => return None,
     })
-}
-
-/// The Arrow field for a column `name` written by `plan`.
-pub fn field(name: &str, plan: &Plan) -> Field {
-    let mut md = HashMap::new();
-    let dt = match plan {
-        Plan::Bool => DataType::Boolean,
-        Plan::I16 => DataType::Int16,
-        Plan::I32 => DataType::Int32,
-        Plan::I64 => DataType::Int64,
-        Plan::U32 => DataType::UInt32,
-        Plan::F32 => DataType::Float32,
-        Plan::F64 => DataType::Float64,
-        Plan::Decimal(p, s) => DataType::Decimal128(*p, *s),
-        Plan::Text => DataType::Utf8,
-        Plan::Bpchar(n) => {
-            md.insert("pg_type".to_string(), "bpchar".to_string());
-            DataType::FixedSizeBinary(*n)
-        }
-        Plan::Bytea => DataType::Binary,
-        Plan::Uuid => {
-            md.insert("ARROW:extension:name".to_string(), "arrow.uuid".to_string());
-            DataType::FixedSizeBinary(16)
-        }
-        Plan::Date => DataType::Date32,
-        Plan::Time => DataType::Time64(TimeUnit::Microsecond),
-        Plan::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
-        Plan::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-        Plan::Interval => DataType::Interval(IntervalUnit::MonthDayNano),
-        Plan::List(e) => DataType::List(field("item", e).into()),
-        Plan::Struct(attrs) => DataType::Struct(attrs.iter().map(|(n, p)| field(n, p)).collect()),
-    };
-    Field::new(name, dt, true).with_metadata(md)
-}
-
-/// Types whose per-batch min/max Arrow_Fdw can use (`--stat`).
-pub fn has_stats(plan: &Plan) -> bool {
-    matches!(
-        plan,
-        Plan::I16
-            | Plan::I32
-            | Plan::I64
-            | Plan::F32
-            | Plan::F64
-            | Plan::Decimal(..)
-            | Plan::Date
-            | Plan::Time
-            | Plan::Timestamp
-            | Plan::TimestampTz
-    )
 }
 
 #[cfg(test)]

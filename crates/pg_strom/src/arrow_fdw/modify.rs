@@ -3,8 +3,12 @@
 //! the writing transaction only until it commits.
 //!
 //! - One writer at a time: the first write of a transaction locks the
-//!   table in SHARE ROW EXCLUSIVE mode (as the seed says); readers are not
-//!   blocked.
+//!   table in SHARE ROW EXCLUSIVE mode (as the seed says), and the file
+//!   with `flock` (shared with pg2arrow --append); readers are not blocked.
+//! - Values are written as pg2arrow writes them (`pgstrom_arrow::column`,
+//!   fed PostgreSQL's binary send format: fixed-width values from the
+//!   Datum, numeric / arrays / composite values through their send
+//!   functions), never rounded.
 //! - Before the file is touched, its end (footer) is saved in an undo file
 //!   (`append.rs`) with the transaction id; every statement ends with a
 //!   new footer, so the writing transaction reads its own rows; other
@@ -24,14 +28,12 @@ use std::collections::BTreeMap;
 use std::ffi::CStr;
 use std::sync::Arc;
 
-use arrow_array::builder::{
-    ArrayBuilder, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder, Float64Builder,
-    Int16Builder, Int32Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
-};
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use arrow_schema::{DataType, Field, Schema};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use pgstrom_arrow::column::Column;
+use pgstrom_arrow::pgtype::{self, DEFAULT_NUMERIC, Plan};
 
 use super::append::{Appender, Undo};
 use super::file::ArrowFile;
@@ -41,211 +43,212 @@ use crate::errors::raise_plain;
 
 /// Rows per record batch written (a statement writes at least one batch).
 const BATCH_ROWS: usize = 1 << 20;
-/// Days from 1970-01-01 to PostgreSQL's epoch 2000-01-01.
-const EPOCH_DAYS: i64 = 10_957;
-/// Microseconds from 1970-01-01 to 2000-01-01.
-const EPOCH_US: i64 = EPOCH_DAYS * 86_400_000_000;
-
 thread_local! {
     /// The files this transaction writes, by path.
     static WRITERS: RefCell<BTreeMap<String, Appender>> = const { RefCell::new(BTreeMap::new()) };
 }
 static mut CALLBACK_REGISTERED: bool = false;
 
-/// How a column's values are written.
-#[derive(Debug, Clone, Copy)]
-enum Kind {
-    I16,
-    I32,
-    I64,
-    F32,
-    F64,
-    Bool,
-    Text,
-    Bytea,
-    Date,
-    Timestamp,
-    Decimal(i8),
-}
-
-/// The Arrow type a new file gets for a column of `typid` / `typmod`.
-fn arrow_type(typid: pg_sys::Oid, typmod: i32) -> Result<DataType, String> {
-    Ok(match typid {
-        pg_sys::INT2OID => DataType::Int16,
-        pg_sys::INT4OID => DataType::Int32,
-        pg_sys::INT8OID => DataType::Int64,
-        pg_sys::FLOAT4OID => DataType::Float32,
-        pg_sys::FLOAT8OID => DataType::Float64,
-        pg_sys::BOOLOID => DataType::Boolean,
-        pg_sys::TEXTOID | pg_sys::VARCHAROID | pg_sys::BPCHAROID => DataType::Utf8,
-        pg_sys::BYTEAOID => DataType::Binary,
-        pg_sys::DATEOID => DataType::Date32,
-        pg_sys::TIMESTAMPOID => DataType::Timestamp(TimeUnit::Microsecond, None),
-        pg_sys::TIMESTAMPTZOID => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-        pg_sys::NUMERICOID if typmod >= 4 => {
-            let (p, s) = (((typmod - 4) >> 16) & 0xffff, ((typmod - 4) & 0x7ff) as i16);
-            if !(1..=38).contains(&p) || s < 0 || s as i32 > p {
-                return Err(format!("numeric({p},{s}) does not fit Decimal128 (precision 1-38, scale 0-precision)"));
+/// How a value of `typid` (modifier `typmod`) is written: the type's
+/// plan, as pg2arrow writes it, except that char(n) and varchar(n) go as
+/// Utf8 (multibyte characters fit).
+unsafe fn plan_of(typid: pg_sys::Oid, typmod: i32) -> Result<Plan, String> {
+    // SAFETY: catalog lookups of existing types (caller's promise).
+    unsafe {
+        // what Arrow_Fdw could not read back as the column's type
+        if pg_sys::getBaseType(typid) != typid {
+            return Err(format!("domain {} cannot be written to an arrow file", types::type_name(typid)));
+        }
+        let elem = pg_sys::get_element_type(typid);
+        if elem != pg_sys::InvalidOid {
+            return Ok(Plan::List(Box::new(plan_of(elem, typmod)?)));
+        }
+        match pg_sys::get_typtype(typid) as u8 {
+            b'e' => return Err(format!("enum type {} cannot be written to an arrow file", types::type_name(typid))),
+            b'c' => {
+                let td = pg_sys::lookup_rowtype_tupdesc(typid, -1);
+                let mut attrs = Vec::new();
+                let mut failed = None;
+                for i in 0..(*td).natts {
+                    let a = pg_sys::TupleDescAttr(td, i);
+                    if (*a).attisdropped {
+                        continue;
+                    }
+                    let name = CStr::from_ptr((*a).attname.data.as_ptr()).to_string_lossy().into_owned();
+                    match plan_of((*a).atttypid, (*a).atttypmod) {
+                        Ok(p) => attrs.push((name, p)),
+                        Err(e) => {
+                            failed = Some(format!("attribute \"{name}\": {e}"));
+                            break;
+                        }
+                    }
+                }
+                pg_sys::DecrTupleDescRefCount(td);
+                return match failed {
+                    Some(e) => Err(e),
+                    None => Ok(Plan::Struct(attrs)),
+                };
             }
-            DataType::Decimal128(p as u8, s as i8)
+            _ => {}
         }
-        pg_sys::NUMERICOID => return Err("numeric without a precision has no Arrow type: declare numeric(p,s)".into()),
-        other => return Err(format!("type {} cannot be written yet", types::type_name(other))),
-    })
+        Ok(match typid {
+            pg_sys::BOOLOID => Plan::Bool,
+            pg_sys::INT2OID => Plan::I16,
+            pg_sys::INT4OID => Plan::I32,
+            pg_sys::INT8OID => Plan::I64,
+            pg_sys::FLOAT4OID => Plan::F32,
+            pg_sys::FLOAT8OID => Plan::F64,
+            pg_sys::NUMERICOID if typmod >= 4 => {
+                let (p, s) = (((typmod - 4) >> 16) & 0xffff, ((typmod - 4) & 0x7ff) as i16);
+                if !(1..=38).contains(&p) || s < 0 || s as i32 > p {
+                    return Err(format!(
+                        "numeric({p},{s}) does not fit Decimal128 (precision 1-38, scale 0-precision)"
+                    ));
+                }
+                Plan::Decimal(p as u8, s as i8)
+            }
+            pg_sys::NUMERICOID => Plan::Decimal(DEFAULT_NUMERIC.0, DEFAULT_NUMERIC.1),
+            pg_sys::TEXTOID | pg_sys::VARCHAROID | pg_sys::BPCHAROID => Plan::Text,
+            pg_sys::BYTEAOID => Plan::Bytea,
+            pg_sys::UUIDOID => Plan::Uuid,
+            pg_sys::DATEOID => Plan::Date,
+            pg_sys::TIMEOID => Plan::Time,
+            pg_sys::TIMESTAMPOID => Plan::Timestamp,
+            pg_sys::TIMESTAMPTZOID => Plan::TimestampTz,
+            pg_sys::INTERVALOID => Plan::Interval,
+            other => return Err(format!("type {} cannot be written to an arrow file", types::type_name(other))),
+        })
+    }
 }
 
-/// How a value of `typid` goes into a field of the file.
-fn kind(field: &Field, typid: pg_sys::Oid) -> Result<Kind, String> {
+/// The plan that writes a column of plan `ours` into an existing file's
+/// `field`: the same Arrow type, or one the values convert to exactly.
+fn plan_for_field(field: &Field, ours: Plan, typid: pg_sys::Oid) -> Result<Plan, String> {
     use DataType as D;
-    Ok(match (field.data_type(), typid) {
-        (D::Int16, pg_sys::INT2OID) => Kind::I16,
-        (D::Int32, pg_sys::INT4OID) => Kind::I32,
-        (D::Int64, pg_sys::INT8OID) => Kind::I64,
-        (D::Float32, pg_sys::FLOAT4OID) => Kind::F32,
-        (D::Float64, pg_sys::FLOAT8OID) => Kind::F64,
-        (D::Boolean, pg_sys::BOOLOID) => Kind::Bool,
-        (D::Utf8, pg_sys::TEXTOID | pg_sys::VARCHAROID | pg_sys::BPCHAROID) => Kind::Text,
-        (D::Binary, pg_sys::BYTEAOID) => Kind::Bytea,
-        (D::Date32, pg_sys::DATEOID) => Kind::Date,
-        (D::Timestamp(TimeUnit::Microsecond, None), pg_sys::TIMESTAMPOID)
-        | (D::Timestamp(TimeUnit::Microsecond, Some(_)), pg_sys::TIMESTAMPTZOID) => Kind::Timestamp,
-        (D::Decimal128(_, s), pg_sys::NUMERICOID) => Kind::Decimal(*s),
-        (dt, t) => {
-            return Err(format!("{} values cannot be written into an Arrow {dt} field yet", types::type_name(t)));
+    let have = field.data_type();
+    if pgtype::field("", &ours).data_type() == have {
+        return Ok(ours);
+    }
+    Ok(match (have, ours) {
+        (D::Decimal128(p, s), Plan::Decimal(..)) => Plan::Decimal(*p, *s),
+        (D::Timestamp(arrow_schema::TimeUnit::Microsecond, Some(_)), Plan::TimestampTz) => Plan::TimestampTz,
+        (D::FixedSizeBinary(n), Plan::Text) if typid == pg_sys::BPCHAROID => Plan::Bpchar(*n),
+        (dt, _) => {
+            return Err(format!("{} values cannot be written into an Arrow {dt} field", types::type_name(typid)));
         }
     })
 }
 
-fn builder(k: Kind) -> Box<dyn ArrayBuilder> {
-    match k {
-        Kind::I16 => Box::new(Int16Builder::new()),
-        Kind::I32 => Box::new(Int32Builder::new()),
-        Kind::I64 => Box::new(Int64Builder::new()),
-        Kind::F32 => Box::new(Float32Builder::new()),
-        Kind::F64 => Box::new(Float64Builder::new()),
-        Kind::Bool => Box::new(BooleanBuilder::new()),
-        Kind::Text => Box::new(StringBuilder::new()),
-        Kind::Bytea => Box::new(BinaryBuilder::new()),
-        Kind::Date => Box::new(Date32Builder::new()),
-        Kind::Timestamp => Box::new(TimestampMicrosecondBuilder::new()),
-        Kind::Decimal(..) => Box::new(Decimal128Builder::new()),
+/// Does `plan` hold text inside an array or a composite value?
+fn nested_text(plan: &Plan, nested: bool) -> bool {
+    match plan {
+        Plan::Text | Plan::Bpchar(_) => nested,
+        Plan::List(e) => nested_text(e, true),
+        Plan::Struct(a) => a.iter().any(|(_, p)| nested_text(p, true)),
+        _ => false,
     }
 }
 
-/// An exact decimal of `scale` digits after the point from numeric_out's
-/// text (which writes the column's scale).
-fn parse_decimal(s: &str, scale: i8) -> Option<i128> {
-    let (neg, s) = s.strip_prefix('-').map_or((false, s), |r| (true, r));
-    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
-    if frac.len() > scale as usize || int.is_empty() && frac.is_empty() {
-        return None;
+/// A value of a column as PostgreSQL's binary send format, for
+/// [`Column::append`]: with `send` (numeric, arrays, composite types)
+/// through the type's send function, in the current memory context
+/// (reset per row by the caller); else fixed-width values from the Datum
+/// itself, text and bytea as their bytes.
+unsafe fn send_bytes<'a>(
+    plan: &Plan,
+    d: pg_sys::Datum,
+    send: Option<pg_sys::Oid>,
+    scratch: &'a mut [u8; 16],
+) -> &'a [u8] {
+    // SAFETY: `d` is a non-NULL value of the column's type (caller).
+    unsafe {
+        let fixed = |scratch: &'a mut [u8; 16], b: &[u8]| -> &'a [u8] {
+            scratch[..b.len()].copy_from_slice(b);
+            &scratch[..b.len()]
+        };
+        if let Some(f) = send {
+            let b = pg_sys::OidSendFunctionCall(f, d);
+            return <&[u8] as FromDatum>::from_datum(pg_sys::Datum::from(b), false).expect("a bytea");
+        }
+        match plan {
+            Plan::Bool => fixed(scratch, &[(d.value() != 0) as u8]),
+            Plan::I16 => fixed(scratch, &(d.value() as i16).to_be_bytes()),
+            Plan::I32 | Plan::Date => fixed(scratch, &(d.value() as i32).to_be_bytes()),
+            Plan::I64 | Plan::Time | Plan::Timestamp | Plan::TimestampTz => {
+                fixed(scratch, &(d.value() as i64).to_be_bytes())
+            }
+            Plan::F32 => fixed(scratch, &(d.value() as u32).to_be_bytes()),
+            Plan::F64 => fixed(scratch, &(d.value() as u64).to_be_bytes()),
+            Plan::Interval => {
+                let iv = d.cast_mut_ptr::<pg_sys::Interval>();
+                scratch[..8].copy_from_slice(&(*iv).time.to_be_bytes());
+                scratch[8..12].copy_from_slice(&(*iv).day.to_be_bytes());
+                scratch[12..16].copy_from_slice(&(*iv).month.to_be_bytes());
+                &scratch[..]
+            }
+            Plan::Uuid => std::slice::from_raw_parts(d.cast_mut_ptr::<u8>(), 16),
+            Plan::Text | Plan::Bpchar(_) | Plan::Bytea => <&[u8] as FromDatum>::from_datum(d, false).expect("not NULL"),
+            Plan::U32 => fixed(scratch, &(d.value() as u32).to_be_bytes()),
+            Plan::Decimal(..) | Plan::List(_) | Plan::Struct(_) => unreachable!("written through the send function"),
+        }
     }
-    let mut v: i128 = 0;
-    for c in int.chars().chain(frac.chars()).chain(std::iter::repeat_n('0', scale as usize - frac.len())) {
-        v = v.checked_mul(10)?.checked_add(c.to_digit(10)? as i128)?;
-    }
-    Some(if neg { -v } else { v })
 }
 
-fn bad_value(what: String) -> ! {
-    raise_plain(PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW, what, None, None)
+/// One column being written.
+struct WriteColumn {
+    /// Attribute index in the table's tuple descriptor.
+    att: usize,
+    name: String,
+    plan: Plan,
+    /// The type's send function, for values not taken from the Datum
+    /// directly (numeric, arrays, composite types).
+    send: Option<pg_sys::Oid>,
+    column: Column,
 }
 
 /// The state of one INSERT / COPY into an Arrow table.
 struct ModifyState {
     path: String,
-    /// (attribute index, kind, type, builder) per column in file order.
-    cols: Vec<(usize, Kind, pg_sys::Oid, Box<dyn ArrayBuilder>)>,
+    cols: Vec<WriteColumn>,
     rows: usize,
+    /// Reset after every row (send functions' results).
+    row_cxt: pg_sys::MemoryContext,
 }
 
 impl ModifyState {
     /// Append a row.
     unsafe fn push(&mut self, slot: *mut pg_sys::TupleTableSlot) {
-        // SAFETY: a slot of the table's row type (executor).
+        // SAFETY: a slot of the table's row type (executor); the row
+        // context is ours.
         unsafe {
             pg_sys::slot_getallattrs(slot);
-            for (att, k, typid, b) in &mut self.cols {
-                let isnull = *(*slot).tts_isnull.add(*att);
-                let d = *(*slot).tts_values.add(*att);
-                let b = b.as_any_mut();
-                macro_rules! put {
-                    ($t:ty, $v:expr) => {{
-                        let b = b.downcast_mut::<$t>().expect("builder of its kind");
-                        if isnull { b.append_null() } else { b.append_value($v) }
-                    }};
-                }
-                match *k {
-                    Kind::I16 => put!(Int16Builder, d.value() as i16),
-                    Kind::I32 => put!(Int32Builder, d.value() as i32),
-                    Kind::I64 => put!(Int64Builder, d.value() as i64),
-                    Kind::F32 => put!(Float32Builder, f32::from_bits(d.value() as u32)),
-                    Kind::F64 => put!(Float64Builder, f64::from_bits(d.value() as u64)),
-                    Kind::Bool => put!(BooleanBuilder, d.value() != 0),
-                    Kind::Text | Kind::Bytea => {
-                        let bytes = if isnull {
-                            &[][..]
-                        } else {
-                            <&[u8] as FromDatum>::from_datum(d, false).expect("not NULL")
-                        };
-                        if matches!(k, Kind::Text) {
-                            let s = std::str::from_utf8(bytes).unwrap_or_else(|_| {
-                                raise_plain(
-                                    PgSqlErrorCode::ERRCODE_CHARACTER_NOT_IN_REPERTOIRE,
-                                    "arrow files hold UTF-8 text; this value is not".into(),
-                                    None,
-                                    None,
-                                )
-                            });
-                            put!(StringBuilder, s)
-                        } else {
-                            put!(BinaryBuilder, bytes)
-                        }
-                    }
-                    Kind::Date => {
-                        let v = d.value() as i32;
-                        if !isnull && (v == i32::MIN || v == i32::MAX) {
-                            bad_value("infinite dates cannot be written into an arrow file".into());
-                        }
-                        let days = i32::try_from(v as i64 + EPOCH_DAYS)
-                            .unwrap_or_else(|_| bad_value("date out of range for an arrow Date32 field".into()));
-                        put!(Date32Builder, if isnull { 0 } else { days })
-                    }
-                    Kind::Timestamp => {
-                        let v = d.value() as i64;
-                        if !isnull && (v == i64::MIN || v == i64::MAX) {
-                            bad_value("infinite timestamps cannot be written into an arrow file".into());
-                        }
-                        let us = if isnull {
-                            0
-                        } else {
-                            v.checked_add(EPOCH_US).unwrap_or_else(|| {
-                                bad_value("timestamp out of range for an arrow Timestamp field".into())
-                            })
-                        };
-                        put!(TimestampMicrosecondBuilder, us)
-                    }
-                    Kind::Decimal(scale) => {
-                        let v = if isnull {
-                            0
-                        } else {
-                            let mut out_fn = pg_sys::Oid::INVALID;
-                            let mut varlena = false;
-                            pg_sys::getTypeOutputInfo(*typid, &mut out_fn, &mut varlena);
-                            let text = CStr::from_ptr(pg_sys::OidOutputFunctionCall(out_fn, d)).to_string_lossy();
-                            parse_decimal(&text, scale).unwrap_or_else(|| {
-                                raise_plain(
-                                    PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-                                    format!("numeric value {text} does not fit the file's Decimal128 column"),
-                                    None,
-                                    None,
-                                )
-                            })
-                        };
-                        put!(Decimal128Builder, v)
-                    }
+            let old = pg_sys::MemoryContextSwitchTo(self.row_cxt);
+            let mut scratch = [0u8; 16];
+            for c in &mut self.cols {
+                let v = (!*(*slot).tts_isnull.add(c.att))
+                    .then(|| send_bytes(&c.plan, *(*slot).tts_values.add(c.att), c.send, &mut scratch));
+                if let Err(e) = c.column.append(v) {
+                    pg_sys::MemoryContextSwitchTo(old);
+                    let code = if ["date", "timestamp", "interval"].iter().any(|w| e.contains(w)) {
+                        PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW
+                    } else if e.contains("UTF-8") {
+                        PgSqlErrorCode::ERRCODE_CHARACTER_NOT_IN_REPERTOIRE
+                    } else {
+                        PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE
+                    };
+                    raise_plain(
+                        code,
+                        format!(
+                            "value of column \"{}\" cannot be written to arrow file \"{}\": {e}",
+                            c.name, self.path
+                        ),
+                        None,
+                        None,
+                    );
                 }
             }
+            pg_sys::MemoryContextSwitchTo(old);
+            pg_sys::MemoryContextReset(self.row_cxt);
             self.rows += 1;
         }
     }
@@ -262,17 +265,10 @@ impl ModifyState {
                 .cols
                 .iter_mut()
                 .zip(schema.fields())
-                .map(|((.., b), f)| {
-                    let a = b.finish();
+                .map(|(c, f)| {
+                    let a = c.column.finish();
+                    // a file's time zone name may be another than ours
                     match f.data_type() {
-                        DataType::Decimal128(p, s) => Arc::new(
-                            a.as_any()
-                                .downcast_ref::<arrow_array::Decimal128Array>()
-                                .expect("decimal")
-                                .clone()
-                                .with_precision_and_scale(*p, *s)
-                                .expect("checked at open"),
-                        ) as ArrayRef,
                         DataType::Timestamp(_, Some(tz)) => Arc::new(
                             a.as_any()
                                 .downcast_ref::<arrow_array::TimestampMicrosecondArray>()
@@ -443,7 +439,7 @@ unsafe fn new_schema(rel: pg_sys::Relation) -> Schema {
             .map(|(i, typid)| {
                 let a = pg_sys::TupleDescAttr(tupdesc, i as i32);
                 let name = CStr::from_ptr((*a).attname.data.as_ptr()).to_string_lossy().into_owned();
-                let dt = arrow_type(typid, (*a).atttypmod).unwrap_or_else(|e| {
+                let plan = plan_of(typid, (*a).atttypmod).unwrap_or_else(|e| {
                     raise_plain(
                         PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
                         format!("column \"{name}\" cannot be written to an arrow file: {e}"),
@@ -451,7 +447,7 @@ unsafe fn new_schema(rel: pg_sys::Relation) -> Schema {
                         None,
                     )
                 });
-                Field::new(name, dt, true)
+                pgtype::field(&name, &plan)
             })
             .collect();
         Schema::new(fields)
@@ -474,26 +470,48 @@ unsafe fn begin(rinfo: *mut pg_sys::ResultRelInfo) {
             .into_iter()
             .zip(&fields)
             .map(|((i, typid), f)| {
-                let k = kind(f, typid).unwrap_or_else(|e| {
+                let not_supported = |e: String| -> ! {
                     raise_plain(
                         PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
                         format!("column \"{}\" cannot be written to an arrow file: {e}", f.name()),
                         None,
                         None,
                     )
+                };
+                let a = pg_sys::TupleDescAttr(tupdesc, i as i32);
+                let plan = plan_of(typid, (*a).atttypmod)
+                    .and_then(|p| plan_for_field(f, p, typid))
+                    .unwrap_or_else(|e| not_supported(e));
+                if nested_text(&plan, false) && pg_sys::GetDatabaseEncoding() != pg_sys::pg_enc::PG_UTF8 as i32 {
+                    not_supported("writing text to arrow files needs a UTF8 database".into());
+                }
+                let send = matches!(plan, Plan::Decimal(..) | Plan::List(_) | Plan::Struct(_)).then(|| {
+                    let (mut f, mut varlena) = (pg_sys::Oid::INVALID, false);
+                    pg_sys::getTypeBinaryOutputInfo(typid, &mut f, &mut varlena);
+                    f
                 });
-                if matches!(k, Kind::Text) && pg_sys::GetDatabaseEncoding() != pg_sys::pg_enc::PG_UTF8 as i32 {
-                    raise_plain(
-                        PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-                        "writing text to arrow files needs a UTF8 database".into(),
-                        None,
-                        None,
+                // send functions convert text inside arrays and composites
+                // to the client's encoding
+                if send.is_some()
+                    && nested_text(&plan, false)
+                    && pg_sys::pg_get_client_encoding() != pg_sys::pg_enc::PG_UTF8 as i32
+                {
+                    not_supported(
+                        "text inside arrays or composite values is written with client_encoding UTF8 only".into(),
                     );
                 }
-                (i, k, typid, builder(k))
+                let column = Column::new_exact(&plan);
+                WriteColumn { att: i, name: f.name().clone(), plan, send, column }
             })
             .collect();
-        let st = Box::new(ModifyState { path, cols, rows: 0 });
+        let row_cxt = pg_sys::AllocSetContextCreateInternal(
+            pg_sys::CurrentMemoryContext,
+            c"arrow_fdw insert row".as_ptr(),
+            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+        );
+        let st = Box::new(ModifyState { path, cols, rows: 0, row_cxt });
         (*rinfo).ri_FdwState = Box::into_raw(st).cast();
     }
 }
@@ -611,19 +629,5 @@ pub fn truncate(relid: pg_sys::Oid) {
         ensure_writer(rel, &path, false);
         pg_sys::relation_close(rel, pg_sys::NoLock as i32);
         WRITERS.with_borrow_mut(|w| w.get_mut(&path).expect("ensured").finish()).unwrap_or_else(|e| raise(e));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_decimal;
-
-    #[test]
-    fn decimals_parse_at_their_scale() {
-        assert_eq!(parse_decimal("12.34", 2), Some(1234));
-        assert_eq!(parse_decimal("-0.5", 3), Some(-500));
-        assert_eq!(parse_decimal("7", 2), Some(700));
-        assert_eq!(parse_decimal("1.234", 2), None);
-        assert_eq!(parse_decimal("NaN", 2), None);
     }
 }

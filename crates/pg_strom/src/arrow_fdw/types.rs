@@ -6,8 +6,8 @@
 //! conversion of one value.  Unsigned integers widen to the next signed
 //! type (uint64 to numeric), Float16 reads as real, dictionary-encoded
 //! columns as their value type, List / LargeList as one-dimensional arrays
-//! of a scalar element type, Struct as a composite type with matching
-//! attributes.  Map, Union and the rest are an ERROR naming the column.
+//! of a scalar element type (or of a composite type, for a list of
+//! structs), Struct as a composite type with matching attributes.  Map, Union and the rest are an ERROR naming the column.
 
 use std::ffi::CString;
 
@@ -85,6 +85,8 @@ pub fn pg_type(field: &Field) -> Result<(Oid, i32), String> {
             FixedSizeBinary(n) => {
                 if field.metadata().get("pg_type").is_some_and(|t| t == "bpchar") {
                     (pg_sys::BPCHAROID, n + pg_sys::VARHDRSZ as i32)
+                } else if *n == 16 && field.metadata().get("ARROW:extension:name").is_some_and(|t| t == "arrow.uuid") {
+                    (pg_sys::UUIDOID, -1)
                 } else {
                     (pg_sys::BYTEAOID, -1)
                 }
@@ -158,10 +160,21 @@ pub fn check_column(field: &Field, typid: Oid) -> Result<(), String> {
             pg_sys::DecrTupleDescRefCount(tupdesc);
             return result;
         }
+        // lists of structs: arrays of a composite type
+        if let DataType::List(c) | DataType::LargeList(c) = dt
+            && matches!(c.data_type(), DataType::Struct(_))
+        {
+            let elem = pg_sys::get_element_type(typid);
+            if elem == pg_sys::InvalidOid {
+                return Err(format!("Arrow type {dt} needs an array of a composite type, not {}", type_name(typid)));
+            }
+            return check_column(c, elem).map_err(|e| format!("list element: {e}"));
+        }
         let (want, _) = pg_type(field)?;
         let ok = want == typid
             || (want == pg_sys::TEXTOID && matches!(typid, pg_sys::VARCHAROID | pg_sys::BPCHAROID))
-            || (matches!(dt, DataType::FixedSizeBinary(_)) && typid == pg_sys::BPCHAROID);
+            || (matches!(dt, DataType::FixedSizeBinary(_)) && typid == pg_sys::BPCHAROID)
+            || (matches!(dt, DataType::FixedSizeBinary(16)) && typid == pg_sys::UUIDOID);
         if ok {
             Ok(())
         } else {
@@ -339,7 +352,16 @@ pub fn datum(array: &ArrayRef, row: usize, t: &Target) -> Option<Datum> {
         LargeBinary => varlena(array.as_binary::<i64>().value(i)),
         FixedSizeBinary(_) => {
             let v = array.as_fixed_size_binary().value(i);
-            if t.typid == pg_sys::BPCHAROID { text_for(v, t) } else { varlena(v) }
+            match t.typid {
+                pg_sys::BPCHAROID => text_for(v, t),
+                // SAFETY: a palloc'd copy of the 16 bytes (uuid is passed by reference)
+                pg_sys::UUIDOID => unsafe {
+                    let p = pg_sys::palloc(16) as *mut u8;
+                    std::ptr::copy_nonoverlapping(v.as_ptr(), p, 16);
+                    Datum::from(p)
+                },
+                _ => varlena(v),
+            }
         }
         Decimal128(_, s) => t.input(&decimal_text(array.as_primitive::<Decimal128Type>().value(i), *s)),
         Decimal256(_, s) => {

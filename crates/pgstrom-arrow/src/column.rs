@@ -15,7 +15,7 @@ use arrow_array::{ArrayRef, ListArray, StructArray};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{FieldRef, Fields};
 
-use crate::plan::{Plan, field};
+use crate::pgtype::{Plan, field};
 
 /// Days from 1970-01-01 to PostgreSQL's epoch 2000-01-01.
 const PG_EPOCH_DAYS: i32 = 10_957;
@@ -31,7 +31,8 @@ pub enum Column {
     U32(UInt32Builder),
     F32(Float32Builder),
     F64(Float64Builder),
-    Decimal(Decimal128Builder, u8, i8),
+    /// precision, scale, exact (digits beyond the scale are an error, not rounded)
+    Decimal(Decimal128Builder, u8, i8, bool),
     Text(StringBuilder),
     Bpchar(FixedSizeBinaryBuilder, usize, Vec<u8>),
     Bytea(BinaryBuilder),
@@ -40,8 +41,17 @@ pub enum Column {
     Time(Time64MicrosecondBuilder),
     Timestamp(TimestampMicrosecondBuilder, Option<Arc<str>>),
     Interval(IntervalMonthDayNanoBuilder),
-    List { item: FieldRef, offsets: Vec<i32>, nulls: NullBufferBuilder, values: Box<Column> },
-    Struct { fields: Fields, nulls: NullBufferBuilder, children: Vec<Column> },
+    List {
+        item: FieldRef,
+        offsets: Vec<i32>,
+        nulls: NullBufferBuilder,
+        values: Box<Column>,
+    },
+    Struct {
+        fields: Fields,
+        nulls: NullBufferBuilder,
+        children: Vec<Column>,
+    },
 }
 
 type R<T> = Result<T, String>;
@@ -72,7 +82,19 @@ impl<'a> Cursor<'a> {
 }
 
 impl Column {
+    /// A column whose numerics are rounded to the field's scale (as a cast
+    /// to numeric(p, s) rounds): pg2arrow.
     pub fn new(plan: &Plan) -> Column {
+        Self::build(plan, false)
+    }
+
+    /// A column whose numerics must fit the field's scale exactly: an
+    /// INSERT, where rounding would change the stored value.
+    pub fn new_exact(plan: &Plan) -> Column {
+        Self::build(plan, true)
+    }
+
+    fn build(plan: &Plan, exact: bool) -> Column {
         match plan {
             Plan::Bool => Column::Bool(BooleanBuilder::new()),
             Plan::I16 => Column::I16(Int16Builder::new()),
@@ -81,7 +103,7 @@ impl Column {
             Plan::U32 => Column::U32(UInt32Builder::new()),
             Plan::F32 => Column::F32(Float32Builder::new()),
             Plan::F64 => Column::F64(Float64Builder::new()),
-            Plan::Decimal(p, s) => Column::Decimal(Decimal128Builder::new(), *p, *s),
+            Plan::Decimal(p, s) => Column::Decimal(Decimal128Builder::new(), *p, *s, exact),
             Plan::Text => Column::Text(StringBuilder::new()),
             Plan::Bpchar(n) => Column::Bpchar(FixedSizeBinaryBuilder::new(*n), *n as usize, Vec::new()),
             Plan::Bytea => Column::Bytea(BinaryBuilder::new()),
@@ -95,12 +117,12 @@ impl Column {
                 item: field("item", e).into(),
                 offsets: vec![0],
                 nulls: NullBufferBuilder::new(0),
-                values: Box::new(Column::new(e)),
+                values: Box::new(Column::build(e, exact)),
             },
             Plan::Struct(attrs) => Column::Struct {
                 fields: attrs.iter().map(|(n, p)| field(n, p)).collect(),
                 nulls: NullBufferBuilder::new(0),
-                children: attrs.iter().map(|(_, p)| Column::new(p)).collect(),
+                children: attrs.iter().map(|(_, p)| Column::build(p, exact)).collect(),
             },
         }
     }
@@ -141,8 +163,8 @@ impl Column {
                 b.append_value(f64::from_be_bytes(be(v, "double precision")?));
                 8
             }
-            Column::Decimal(b, p, s) => {
-                b.append_value(numeric_to_i128(v, *p, *s)?);
+            Column::Decimal(b, p, s, exact) => {
+                b.append_value(numeric_to_i128(v, *p, *s, *exact)?);
                 16
             }
             Column::Text(b) => {
@@ -283,7 +305,7 @@ impl Column {
             Column::U32(b) => Arc::new(b.finish()),
             Column::F32(b) => Arc::new(b.finish()),
             Column::F64(b) => Arc::new(b.finish()),
-            Column::Decimal(b, p, s) => {
+            Column::Decimal(b, p, s, _) => {
                 Arc::new(b.finish().with_precision_and_scale(*p, *s).expect("precision and scale checked by the plan"))
             }
             Column::Text(b) => Arc::new(b.finish()),
@@ -318,9 +340,10 @@ impl Column {
 
 /// A numeric in PostgreSQL's binary format as a Decimal128 of precision
 /// `p` and scale `s`: digits beyond the scale are rounded half away from
-/// zero (as a cast to numeric(p, s) rounds); a value needing more than `p`
-/// digits is an error, as are NaN and infinities.
-pub fn numeric_to_i128(v: &[u8], p: u8, s: i8) -> R<i128> {
+/// zero (as a cast to numeric(p, s) rounds), or with `exact` an error; a
+/// value needing more than `p` digits is an error, as are NaN and
+/// infinities.
+pub fn numeric_to_i128(v: &[u8], p: u8, s: i8, exact: bool) -> R<i128> {
     let mut c = v;
     let mut u16_at = || -> R<u16> {
         let (h, t) = c.split_at_checked(2).ok_or("malformed numeric value")?;
@@ -350,6 +373,11 @@ pub fn numeric_to_i128(v: &[u8], p: u8, s: i8) -> R<i128> {
             let m = 10i128.checked_pow(t as u32).ok_or_else(overflow)?;
             acc = d.checked_mul(m).and_then(|x| acc.checked_add(x)).ok_or_else(overflow)?;
         } else {
+            if exact && (d != 0 && (t < -4 || d % 10i128.pow((-t) as u32) != 0) || i + 1 < ndigits) {
+                return Err(format!(
+                    "numeric value has more than {s} fractional digits: a decimal({p},{s}) field cannot hold it exactly"
+                ));
+            }
             if t >= -4 {
                 let div = 10i128.pow((-t) as u32);
                 acc = acc.checked_add(d / div).ok_or_else(overflow)?;
@@ -398,7 +426,8 @@ mod tests {
 
     #[test]
     fn numerics() {
-        let n = |s: &str, p, sc| numeric_to_i128(&numeric(s), p, sc);
+        let n = |s: &str, p, sc| numeric_to_i128(&numeric(s), p, sc, false);
+        let x = |s: &str, p, sc| numeric_to_i128(&numeric(s), p, sc, true);
         assert_eq!(n("123.45", 10, 2), Ok(12345));
         assert_eq!(n("-123.45", 10, 2), Ok(-12345));
         assert_eq!(n("0.005", 10, 2), Ok(1));
@@ -411,8 +440,13 @@ mod tests {
         assert_eq!(n("1.23456789012345678901234", 38, 10), Ok(12_345_678_901));
         assert_eq!(n("0", 5, 0), Ok(0));
         assert_eq!(n("10000.0001", 12, 4), Ok(100_000_001));
+        assert_eq!(x("123.45", 10, 2), Ok(12345));
+        assert_eq!(x("123.4", 10, 2), Ok(12340));
+        assert_eq!(x("1.5", 38, 10), Ok(15_000_000_000));
+        assert!(x("0.005", 10, 2).unwrap_err().contains("more than 2 fractional digits"));
+        assert!(x("1.00000000001", 38, 10).unwrap_err().contains("fractional"));
         let nan = [0, 0, 0, 0, 0xC0, 0, 0, 0];
-        assert!(numeric_to_i128(&nan, 10, 2).unwrap_err().contains("NaN"));
+        assert!(numeric_to_i128(&nan, 10, 2, false).unwrap_err().contains("NaN"));
     }
 
     #[test]
