@@ -241,5 +241,17 @@ r=$(q -c "IMPORT FOREIGN SCHEMA tq FROM SERVER arrow_fdw INTO public OPTIONS (fi
 [ "$r" = "2000 7MB" ] && grep -q "RecordBatch\[0\]" "$dir/err" && grep -q "1 rows in 1 new record batches" "$dir/err" \
   && ok "-f, --set, a temporary file ($tmpf), --progress" || bad "-f/--set/temp/progress: '$r' $(cat "$dir/err")"
 
+# an Arrow file cut short while a scan reads it: an ERROR naming file and batch
+r=$(q 2>&1 <<SQL
+SET pg_strom.enabled = off;
+BEGIN;
+DECLARE c CURSOR FOR SELECT * FROM lo_a;
+FETCH 10 FROM c;
+\! truncate -s 100000 $dir/lo.arrow
+FETCH ALL FROM c;
+SQL
+)
+grep -q 'arrow file ".*lo.arrow" is corrupt: .* beyond the end of the file' <<<"$r" && grep -q "record batch" <<<"$r" \
+  && ok "file truncated under a running scan: $(grep -m1 ERROR <<<"$r")" || bad "file truncated under a scan: $r"
 psql -XAtq -d postgres -c "DROP DATABASE $db" >/dev/null
 [ $fail = 0 ] && echo "pg2arrow-test: PASS" || { echo "pg2arrow-test: FAILED"; exit 1; }
