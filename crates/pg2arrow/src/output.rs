@@ -64,12 +64,7 @@ impl Output {
     /// Record batches of `schema` appended to the existing file `path`.
     pub fn append(path: &Path, schema: &Schema, stat_fields: &[usize]) -> Result<Output, String> {
         let p = s(path);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| format!("could not open \"{p}\" for --append: {e}"))?;
-        append::lock(&file, &p).map_err(|e| e.message)?;
+        let file = open_locked(path)?;
         recover_locked(&p)?;
         let f = ArrowFile::open(&p).map_err(|e| e.message)?;
         check_schema(&p, &f.schema, schema)?;
@@ -156,6 +151,18 @@ impl Output {
     }
 }
 
+/// `path` opened for writing, with its write lock (held until closed).
+fn open_locked(path: &Path) -> Result<std::fs::File, String> {
+    let p = s(path);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| format!("could not open \"{p}\": {e}"))?;
+    append::lock(&file, &p).map_err(|e| e.message)?;
+    Ok(file)
+}
+
 /// Put back a file whose append was killed (its undo file is there and
 /// we hold the lock, so its writer is gone).
 fn recover_locked(p: &str) -> Result<bool, String> {
@@ -173,12 +180,7 @@ fn recover_locked(p: &str) -> Result<bool, String> {
 /// `--recover=FILE`.
 pub fn recover(path: &Path) -> Result<String, String> {
     let p = s(path);
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(|e| format!("could not open \"{p}\": {e}"))?;
-    append::lock(&file, &p).map_err(|e| e.message)?;
+    let _file = open_locked(path)?;
     Ok(if recover_locked(&p)? {
         format!("\"{p}\" restored: the interrupted append's record batches are gone")
     } else {
