@@ -46,5 +46,5 @@ strip "$carry"/bin/* "$carry"/ext/pg2arrow "$carry"/ext/pg_strom.so 2>/dev/null 
 # travel xz-compressed (scripts/carry-install.sh unpacks them)
 tar -C "$carry" -cf - ext bin | xz -T0 -6 > "$carry/build.tar.xz"
 rm -rf "$carry/ext" "$carry/bin"
-ls -la "$carry" "$carry/ext" "$carry/bin"
+ls -la "$carry"; tar -tvJf "$carry/build.tar.xz"
 du -sh "$carry"
