@@ -37,6 +37,16 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
     }
 }
 
+/// How an error message names the engine a node ran on: the GPU's
+/// description, or "the CPU engine" (EXPLAIN's `none (CPU engine)` reads
+/// oddly in a sentence).
+pub fn engine_phrase(e: &dyn pgstrom_runtime::engine::Engine) -> String {
+    match e.kind() {
+        pgstrom_runtime::engine::EngineKind::Cpu => "the CPU engine".to_string(),
+        _ => e.describe(),
+    }
+}
+
 /// Raise `e` as an ERROR, prefixed with what we were doing.  An
 /// interrupted wait raises PostgreSQL's own error for the interrupt
 /// (cancel, statement_timeout, termination).

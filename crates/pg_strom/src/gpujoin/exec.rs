@@ -472,9 +472,10 @@ impl GpuJoinExec {
                 self.inner_bytes = s.inner_bytes();
                 self.session = Some(s);
             }
-            Err(e) => {
-                errors::raise(&format!("{} on {} failed to load its inner relations", self.name(), eng.describe()), &e)
-            }
+            Err(e) => errors::raise(
+                &format!("{} on {} failed to load its inner relations", self.name(), errors::engine_phrase(eng)),
+                &e,
+            ),
         }
     }
 
@@ -702,7 +703,9 @@ impl GpuJoinExec {
             };
             let out = match result {
                 Ok(c) => c,
-                Err(e) => errors::raise(&format!("{} on {} failed", self.name(), engine_of(self).describe()), &e),
+                Err(e) => {
+                    errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(engine_of(self))), &e)
+                }
             };
             let stage_counts = match &out {
                 Chunk::Combos(c) => c.stage_counts.clone(),
@@ -805,7 +808,9 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                         st.groups = g;
                         continue;
                     }
-                    Err(e) => errors::raise(&format!("{} on {} failed", st.name(), engine_of(st).describe()), &e),
+                    Err(e) => {
+                        errors::raise(&format!("{} on {} failed", st.name(), errors::engine_phrase(engine_of(st))), &e)
+                    }
                 }
             }
             return pg_sys::ExecClearTuple(slot);

@@ -286,7 +286,7 @@ impl GpuScanExec {
                     self.cpu_path = true;
                     c.rows_cpu_path = nrows as u64;
                 }
-                Err(e) => errors::raise(&format!("GpuScan on {} failed", eng.describe()), &e),
+                Err(e) => errors::raise(&format!("GpuScan on {} failed", errors::engine_phrase(eng)), &e),
             }
             self.add_counters(c);
             true
