@@ -5,6 +5,7 @@
 use postgres::types::{Kind, Type};
 
 pub use pgstrom_arrow::pgtype::{DEFAULT_NUMERIC, Plan, field, has_stats};
+use pgstrom_arrow::pgtype::{decimal_fits, numeric_typmod};
 
 /// The plan for a value of `ty` with modifier `typmod`, or None when it
 /// has no Arrow counterpart (the column goes as text).  `attrs` gives a
@@ -33,20 +34,11 @@ pub fn plan_of(ty: &Type, typmod: i32, attrs: &mut dyn FnMut(&Type) -> Vec<i32>)
         Type::OID | Type::XID | Type::CID => Plan::U32,
         Type::FLOAT4 => Plan::F32,
         Type::FLOAT8 => Plan::F64,
-        Type::NUMERIC => {
-            if typmod >= 4 {
-                let t = typmod - 4;
-                let (p, s) = ((t >> 16) & 0xffff, t & 0x7ff);
-                // scales beyond precision or negative (PostgreSQL 15+): the default
-                if (1..=38).contains(&p) && s <= p && (t & 0x400) == 0 {
-                    Plan::Decimal(p as u8, s as i8)
-                } else {
-                    Plan::Decimal(DEFAULT_NUMERIC.0, DEFAULT_NUMERIC.1)
-                }
-            } else {
-                Plan::Decimal(DEFAULT_NUMERIC.0, DEFAULT_NUMERIC.1)
-            }
-        }
+        // constrained beyond Decimal128 (or a negative scale): the default
+        Type::NUMERIC => match numeric_typmod(typmod) {
+            Some((p, s)) if decimal_fits(p, s) => Plan::Decimal(p as u8, s as i8),
+            _ => Plan::Decimal(DEFAULT_NUMERIC.0, DEFAULT_NUMERIC.1),
+        },
         Type::TEXT | Type::VARCHAR | Type::NAME => Plan::Text,
         Type::BPCHAR if typmod > 4 => Plan::Bpchar(typmod - 4),
         Type::BPCHAR => Plan::Text,

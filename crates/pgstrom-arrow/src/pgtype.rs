@@ -41,6 +41,23 @@ pub enum Plan {
 /// Precision and scale of unconstrained numeric.
 pub const DEFAULT_NUMERIC: (u8, i8) = (38, 10);
 
+/// The precision and scale a numeric column's type modifier declares
+/// (the scale may be negative since PostgreSQL 15); None for unconstrained
+/// numeric.
+pub fn numeric_typmod(typmod: i32) -> Option<(i32, i32)> {
+    if typmod < 4 {
+        return None;
+    }
+    let t = typmod - 4;
+    // the scale is an 11-bit two's complement number
+    Some(((t >> 16) & 0xffff, ((t & 0x7ff) ^ 0x400) - 0x400))
+}
+
+/// Decimal128 holds numeric(p, s) when 1 <= p <= 38 and 0 <= s <= p.
+pub fn decimal_fits(p: i32, s: i32) -> bool {
+    (1..=38).contains(&p) && (0..=p).contains(&s)
+}
+
 /// The Arrow field for a column `name` written by `plan`.
 pub fn field(name: &str, plan: &Plan) -> Field {
     let mut md = HashMap::new();
@@ -89,4 +106,18 @@ pub fn has_stats(plan: &Plan) -> bool {
             | Plan::Timestamp
             | Plan::TimestampTz
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_modifiers() {
+        assert_eq!(numeric_typmod(-1), None);
+        assert_eq!(numeric_typmod((12 << 16 | 2) + 4), Some((12, 2)));
+        // numeric(5, -2): the scale's 11 bits are 0x7fe
+        assert_eq!(numeric_typmod((5 << 16 | 0x7fe) + 4), Some((5, -2)));
+        assert!(decimal_fits(38, 10) && !decimal_fits(39, 0) && !decimal_fits(5, -2) && !decimal_fits(3, 4));
+    }
 }

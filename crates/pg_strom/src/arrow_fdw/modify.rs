@@ -98,16 +98,15 @@ unsafe fn plan_of(typid: pg_sys::Oid, typmod: i32) -> Result<Plan, String> {
             pg_sys::INT8OID => Plan::I64,
             pg_sys::FLOAT4OID => Plan::F32,
             pg_sys::FLOAT8OID => Plan::F64,
-            pg_sys::NUMERICOID if typmod >= 4 => {
-                let (p, s) = (((typmod - 4) >> 16) & 0xffff, ((typmod - 4) & 0x7ff) as i16);
-                if !(1..=38).contains(&p) || s < 0 || s as i32 > p {
+            pg_sys::NUMERICOID => match pgtype::numeric_typmod(typmod) {
+                Some((p, s)) if pgtype::decimal_fits(p, s) => Plan::Decimal(p as u8, s as i8),
+                Some((p, s)) => {
                     return Err(format!(
                         "numeric({p},{s}) does not fit Decimal128 (precision 1-38, scale 0-precision)"
                     ));
                 }
-                Plan::Decimal(p as u8, s as i8)
-            }
-            pg_sys::NUMERICOID => Plan::Decimal(DEFAULT_NUMERIC.0, DEFAULT_NUMERIC.1),
+                None => Plan::Decimal(DEFAULT_NUMERIC.0, DEFAULT_NUMERIC.1),
+            },
             pg_sys::TEXTOID | pg_sys::VARCHAROID | pg_sys::BPCHAROID => Plan::Text,
             pg_sys::BYTEAOID => Plan::Bytea,
             pg_sys::UUIDOID => Plan::Uuid,
