@@ -181,10 +181,7 @@ def write_arrow(con, data):
         seg_kb = max(64, min(256 * 1024, heap // 64 // 1024))
         t0 = time.time()
         r = subprocess.run([pg2arrow, "-c", "SELECT * FROM lineorder ORDER BY lo_orderdate, lo_orderkey, lo_linenumber",
-                            "-o", path, "--stat=lo_orderdate", "-s", f"{seg_kb}kB",
-                            # the sort runs in one process (rows fetched piece by
-                            # piece through a portal get no parallel plan)
-                            "--set", "work_mem:2GB"],
+                            "-o", path, "--stat=lo_orderdate", "-s", f"{seg_kb}kB"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if r.returncode != 0:
             sys.exit(f"ssb: pg2arrow failed: {r.stderr.strip()}")

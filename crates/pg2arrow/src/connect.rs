@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use postgres::{Client, Config, NoTls};
+use tokio_postgres::{Client, Config, NoTls};
 
 use crate::options::{Options, Prompt};
 
@@ -96,16 +96,23 @@ fn config(t: &Target, password: Option<&str>) -> Config {
     c
 }
 
-/// Connect, prompting for a password when needed and allowed.
-pub fn connect(o: &Options) -> Result<Client, String> {
+/// Connect, prompting for a password when needed and allowed; the
+/// connection's task is spawned on the current runtime.
+pub async fn connect(o: &Options) -> Result<Client, String> {
     let t = target(o);
     let mut password = match o.prompt {
         Prompt::Always => Some(prompt(&t)?),
         _ => env("PGPASSWORD").or_else(|| pgpass(&t)),
     };
     loop {
-        match config(&t, password.as_deref()).connect(NoTls) {
-            Ok(c) => return Ok(c),
+        match config(&t, password.as_deref()).connect(NoTls).await {
+            Ok((client, connection)) => {
+                tokio::spawn(async move {
+                    // its errors reach the client's next call
+                    let _ = connection.await;
+                });
+                return Ok(client);
+            }
             Err(e) => {
                 let missing = e.to_string().contains("password missing");
                 // SAFETY: isatty on stdin.
@@ -128,7 +135,7 @@ pub fn connect(o: &Options) -> Result<Client, String> {
 
 /// A PostgreSQL error as psql prints it (message, DETAIL, HINT); other
 /// errors as the client says them.
-pub fn error_text(e: &postgres::Error) -> String {
+pub fn error_text(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => {
             let mut s = format!("{}:  {}", db.severity(), db.message());

@@ -1,6 +1,6 @@
-//! One dump: the query prepared and its columns planned, the rows fetched
-//! through a portal in binary (memory stays bounded: a fetch of about
-//! 8 MB at a time and one record batch), the per-row sub-query of --inner-join /
+//! One dump: the query prepared and its columns planned, the rows streamed
+//! in binary (memory stays bounded: the client library's bounded channel,
+//! or for joins a portal fetch of about 8 MB, and one record batch), the per-row sub-query of --inner-join /
 //! --outer-join, record batches cut at the segment size, statistics, and
 //! the progress display.
 
@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Field, Schema, SchemaRef};
-use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
-use postgres::{Client, Statement, Transaction};
+use futures_util::{TryStreamExt, pin_mut};
+use tokio_postgres::types::{FromSql, IsNull, Kind, ToSql, Type, to_sql_checked};
+use tokio_postgres::{Client, Statement, Transaction};
 
 use crate::connect::error_text;
 use crate::options::{DEFAULT_SEGMENT, Options, Target};
@@ -21,7 +22,8 @@ use crate::plan::{Plan, field, has_stats, plan_of};
 use crate::stats::min_max;
 use pgstrom_arrow::column::Column;
 
-/// Bytes per fetch from the portal (the row count adapts to the width).
+/// Bytes per fetch from the portal of a join dump (the row count adapts
+/// to the width).
 const FETCH_BYTES: usize = 8 << 20;
 
 /// A value as the server sent it (binary format).
@@ -59,7 +61,7 @@ impl ToSql for Param {
     to_sql_checked!();
 }
 
-fn db(e: postgres::Error) -> String {
+fn db(e: tokio_postgres::Error) -> String {
     error_text(&e)
 }
 
@@ -73,27 +75,47 @@ struct Query {
     as_text: Vec<String>,
 }
 
-fn attr_typmods(tx: &mut Transaction<'_>, ty: &Type) -> Vec<i32> {
-    tx.query(
-        "SELECT a.atttypmod FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON a.attrelid = t.typrelid \
-         WHERE t.oid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
-        &[&ty.oid()],
-    )
-    .map(|rows| rows.iter().map(|r| r.get::<_, i32>(0)).collect())
-    .unwrap_or_default()
+/// The attribute type modifiers of every composite type among `types`
+/// (nested in arrays, domains and other composites), by type oid.
+async fn composite_typmods(tx: &Transaction<'_>, types: &[Type]) -> std::collections::HashMap<u32, Vec<i32>> {
+    let mut out = std::collections::HashMap::new();
+    let mut todo: Vec<Type> = types.to_vec();
+    while let Some(ty) = todo.pop() {
+        match ty.kind() {
+            Kind::Array(t) | Kind::Domain(t) => todo.push(t.clone()),
+            Kind::Composite(fields) if !out.contains_key(&ty.oid()) => {
+                let mods = tx
+                    .query(
+                        "SELECT a.atttypmod FROM pg_catalog.pg_attribute a \
+                         JOIN pg_catalog.pg_type t ON a.attrelid = t.typrelid \
+                         WHERE t.oid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+                        &[&ty.oid()],
+                    )
+                    .await
+                    .map(|rows| rows.iter().map(|r| r.get::<_, i32>(0)).collect())
+                    .unwrap_or_default();
+                out.insert(ty.oid(), mods);
+                todo.extend(fields.iter().map(|f| f.type_().clone()));
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
-fn prepare(tx: &mut Transaction<'_>, sql: &str, params: &[Type], what: &str) -> Result<Query, String> {
-    let stmt = tx.prepare_typed(sql, params).map_err(|e| format!("{what}: {}", db(e)))?;
+async fn prepare(tx: &Transaction<'_>, sql: &str, params: &[Type], what: &str) -> Result<Query, String> {
+    let stmt = tx.prepare_typed(sql, params).await.map_err(|e| format!("{what}: {}", db(e)))?;
     if stmt.columns().is_empty() {
         return Err(format!("{what} returns no columns (it must be a query: SELECT, TABLE, VALUES, or RETURNING)"));
     }
     let names: Vec<String> = stmt.columns().iter().map(|c| c.name().to_string()).collect();
+    let types: Vec<Type> = stmt.columns().iter().map(|c| c.type_().clone()).collect();
+    let typmods = composite_typmods(tx, &types).await;
     let mut plans = Vec::new();
     let mut as_text = Vec::new();
     for c in stmt.columns() {
         let ty = c.type_().clone();
-        let p = plan_of(&ty, c.type_modifier(), &mut |t| attr_typmods(tx, t));
+        let p = plan_of(&ty, c.type_modifier(), &mut |t| typmods.get(&t.oid()).cloned().unwrap_or_default());
         if p.is_none() {
             as_text.push(format!("{} ({})", c.name(), ty.name()));
         }
@@ -110,7 +132,8 @@ fn prepare(tx: &mut Transaction<'_>, sql: &str, params: &[Type], what: &str) -> 
         .collect();
     let aliases: Vec<String> = (1..=plans.len()).map(|i| format!("\"{i}\"")).collect();
     let wrapped = format!("SELECT {} FROM ({sql}\n) AS q({})", cols.join(", "), aliases.join(", "));
-    let stmt = tx.prepare_typed(&wrapped, params).map_err(|e| format!("{what} (columns cast to text): {}", db(e)))?;
+    let stmt =
+        tx.prepare_typed(&wrapped, params).await.map_err(|e| format!("{what} (columns cast to text): {}", db(e)))?;
     let plans = plans.into_iter().map(|p| p.unwrap_or(Plan::Text)).collect();
     Ok(Query { stmt, names, plans, as_text })
 }
@@ -241,16 +264,21 @@ impl Batcher {
 }
 
 /// Run the dump described by `o` on `client`; returns the file written.
-pub fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf, String> {
+pub async fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf, String> {
     let command = o.command.as_deref().expect("checked by the options").trim().trim_end_matches(';').to_string();
     for (name, value) in &o.set {
         client
             .execute("SELECT pg_catalog.set_config($1, $2, false)", &[name, value])
+            .await
             .map_err(|e| format!("--set {name}:{value}: {}", db(e)))?;
     }
-    let mut tx =
-        client.build_transaction().isolation_level(postgres::IsolationLevel::RepeatableRead).start().map_err(db)?;
-    let main = prepare(&mut tx, &command, &[], "the query")?;
+    let tx = client
+        .build_transaction()
+        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+        .start()
+        .await
+        .map_err(db)?;
+    let main = prepare(&tx, &command, &[], "the query").await?;
     let join = match &o.join {
         None => None,
         Some(j) => {
@@ -258,7 +286,7 @@ pub fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf, Strin
             let types: Vec<Type> = cols.iter().map(|&c| main.stmt.columns()[c].type_().clone()).collect();
             let opt = if j.outer { "--outer-join" } else { "--inner-join" };
             Some((
-                prepare(&mut tx, sql.trim().trim_end_matches(';'), &types, &format!("the {opt} command"))?,
+                prepare(&tx, sql.trim().trim_end_matches(';'), &types, &format!("the {opt} command")).await?,
                 cols,
                 j.outer,
             ))
@@ -330,55 +358,71 @@ pub fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf, Strin
         bytes: 0,
     };
     let nmain = main.names.len();
-    let portal = tx.bind(&main.stmt, &[]).map_err(|e| format!("the query: {}", db(e)))?;
-    let mut fetch = 256;
-    loop {
-        let rows = tx.query_portal(&portal, fetch).map_err(|e| format!("the query: {}", db(e)))?;
-        if rows.is_empty() {
-            break;
-        }
-        let before = b.appended;
-        for row in &rows {
-            let raw = |i: usize| row.try_get::<_, Raw>(i).map(|r| r.0).map_err(db);
-            let Some((q, cols, outer)) = &join else {
+    match &join {
+        None => {
+            // one Execute run to completion, its rows streamed (the client
+            // library's bounded channel holds the server back while
+            // batches are written): the server may run it in parallel,
+            // which it never does for a portal fetched piece by piece
+            let rows = tx
+                .query_raw(&main.stmt, std::iter::empty::<&(dyn ToSql + Sync)>())
+                .await
+                .map_err(|e| format!("the query: {}", db(e)))?;
+            pin_mut!(rows);
+            while let Some(row) = rows.try_next().await.map_err(|e| format!("the query: {}", db(e)))? {
                 for i in 0..nmain {
-                    b.append(i, raw(i)?, p.rows)?;
-                }
-                b.row_done(&mut p)?;
-                continue;
-            };
-            let params: Vec<Param> =
-                cols.iter().map(|&c| raw(c).map(|v| Param(v.map(<[u8]>::to_vec)))).collect::<Result<_, _>>()?;
-            let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|x| x as &(dyn ToSql + Sync)).collect();
-            let subs = tx.query(&q.stmt, &refs).map_err(|e| format!("the join command: {}", db(e)))?;
-            if subs.is_empty() && *outer {
-                for i in 0..nmain {
-                    b.append(i, raw(i)?, p.rows)?;
-                }
-                for j in 0..q.names.len() {
-                    b.append(nmain + j, None, p.rows)?;
-                }
-                b.row_done(&mut p)?;
-            }
-            for sub in &subs {
-                for i in 0..nmain {
-                    b.append(i, raw(i)?, p.rows)?;
-                }
-                for j in 0..q.names.len() {
-                    let v = sub.try_get::<_, Raw>(j).map(|r| r.0).map_err(db)?;
-                    b.append(nmain + j, v, p.rows)?;
+                    b.append(i, row.try_get::<_, Raw>(i).map(|r| r.0).map_err(db)?, p.rows)?;
                 }
                 b.row_done(&mut p)?;
             }
         }
-        // about FETCH_BYTES per fetch, whatever the row width
-        let per_row = ((b.appended - before) / rows.len()).max(1);
-        fetch = (FETCH_BYTES / per_row).clamp(16, 65_536) as i32;
+        // the sub-query runs between fetches of a portal (one connection,
+        // one snapshot)
+        Some((q, cols, outer)) => {
+            let portal = tx.bind(&main.stmt, &[]).await.map_err(|e| format!("the query: {}", db(e)))?;
+            let mut fetch = 256;
+            loop {
+                let rows = tx.query_portal(&portal, fetch).await.map_err(|e| format!("the query: {}", db(e)))?;
+                if rows.is_empty() {
+                    break;
+                }
+                let before = b.appended;
+                for row in &rows {
+                    let raw = |i: usize| row.try_get::<_, Raw>(i).map(|r| r.0).map_err(db);
+                    let params: Vec<Param> =
+                        cols.iter().map(|&c| raw(c).map(|v| Param(v.map(<[u8]>::to_vec)))).collect::<Result<_, _>>()?;
+                    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|x| x as &(dyn ToSql + Sync)).collect();
+                    let subs = tx.query(&q.stmt, &refs).await.map_err(|e| format!("the join command: {}", db(e)))?;
+                    if subs.is_empty() && *outer {
+                        for i in 0..nmain {
+                            b.append(i, raw(i)?, p.rows)?;
+                        }
+                        for j in 0..q.names.len() {
+                            b.append(nmain + j, None, p.rows)?;
+                        }
+                        b.row_done(&mut p)?;
+                    }
+                    for sub in &subs {
+                        for i in 0..nmain {
+                            b.append(i, raw(i)?, p.rows)?;
+                        }
+                        for j in 0..q.names.len() {
+                            let v = sub.try_get::<_, Raw>(j).map(|r| r.0).map_err(db)?;
+                            b.append(nmain + j, v, p.rows)?;
+                        }
+                        b.row_done(&mut p)?;
+                    }
+                }
+                // about FETCH_BYTES per fetch, whatever the row width
+                let per_row = ((b.appended - before) / rows.len()).max(1);
+                fetch = (FETCH_BYTES / per_row).clamp(16, 65_536) as i32;
+            }
+        }
     }
     if b.rows > 0 {
         b.flush(&mut p)?;
     }
-    tx.commit().map_err(db)?;
+    tx.commit().await.map_err(db)?;
     let out = CURRENT.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or("interrupted")?;
     let nbatches = out.nbatches();
     out.finish()?;

@@ -2,7 +2,8 @@
 //! file that Arrow_Fdw (and pyarrow, DuckDB, ...) read; docs/pg2arrow.md.
 //!
 //! - [`options`]: the command line.
-//! - [`connect`]: connection parameters, password file and prompt.
+//! - [`connect`]: connection parameters, password file and prompt
+//!   (tokio-postgres on a current-thread runtime).
 //! - [`plan`]: result columns as Arrow fields (values go into arrays by
 //!   `pgstrom_arrow::column`).
 //! - [`job`]: the query, the join sub-query, record batches, progress.
@@ -100,8 +101,14 @@ fn main() -> ExitCode {
     }
     handle_signals();
     let result = std::panic::catch_unwind(|| {
-        let mut client = connect::connect(&o)?;
-        job::run(&o, &mut client)
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("could not start the client's runtime: {e}"))?;
+        rt.block_on(async {
+            let mut client = connect::connect(&o).await?;
+            job::run(&o, &mut client).await
+        })
     });
     let result = result.unwrap_or_else(|p| {
         let why = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));

@@ -2,7 +2,7 @@
 //! whose type has no Arrow counterpart is fetched as text (the query is
 //! wrapped with a cast) and written as Utf8.
 
-use postgres::types::{Kind, Type};
+use tokio_postgres::types::{Kind, Type};
 
 pub use pgstrom_arrow::pgtype::{DEFAULT_NUMERIC, Plan, field, has_stats};
 use pgstrom_arrow::pgtype::{decimal_fits, numeric_typmod};
