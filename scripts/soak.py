@@ -14,7 +14,8 @@ without REPEATABLE, if pg_strom runs no node in its plan, or if two more
 runs with pg_strom off disagree with the first (volatile functions, LIMIT
 picking arbitrary rows).  A statement where PostgreSQL raises a float
 overflow in an aggregate and pg_strom returns rows is the documented
-difference of docs/gpupreagg.md: printed as "known", counted apart.  A
+order-dependent case of docs/gpupreagg.md (infinite inputs mixed with
+overflowing finite ones): printed as "known", counted apart.  A
 lost connection is a crash and stops the soak.
 Prints every difference with its statement, then a summary line; exit
 status 1 on any difference or crash.

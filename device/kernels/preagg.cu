@@ -76,16 +76,30 @@ typedef struct
     const uint64_t  *init;          /* nwords initial accumulator words */
 } DevAggSpec;
 
+/*
+ * Did a + b = r overflow: both finite, r not?  (Finite operands never
+ * make NaN; an infinite or NaN operand is PostgreSQL's no-error case.)
+ */
+DEVICE_FUNC bool
+agg_overflows(double a, double b, double r)
+{
+    return a - a == 0.0 && b - b == 0.0 && r - r != 0.0;
+}
+
 #ifdef PGSTROM_GPU_TARGET
 DEVICE_FUNC void
 agg_add_u64(uint64_t *p, uint64_t v)
 {
     atomicAdd((unsigned long long *) p, (unsigned long long) v);
 }
-DEVICE_FUNC void
+/* Add v; true when the sum went from finite to infinite with v finite
+ * (PostgreSQL's float8pl raises "value out of range: overflow" there). */
+DEVICE_FUNC bool
 agg_add_f8(uint64_t *p, double v)
 {
-    atomicAdd((double *) p, v);
+    double old = atomicAdd((double *) p, v);
+
+    return agg_overflows(old, v, old + v);
 }
 DEVICE_FUNC void
 agg_min_i64(uint64_t *p, int64_t v)
@@ -128,12 +142,14 @@ agg_add_u64(uint64_t *p, uint64_t v)
 {
     __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
-DEVICE_FUNC void
+DEVICE_FUNC bool
 agg_add_f8(uint64_t *p, double v)
 {
     double *d = (double *) p;
+    double  old = *d;
 
-    *d += v;
+    *d = old + v;
+    return agg_overflows(old, v, *d);
 }
 DEVICE_FUNC void
 agg_min_i64(uint64_t *p, int64_t v)
@@ -342,7 +358,8 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
             }
             case AGGOP_SUM_FLT:
                 agg_add_u64(&w[0], 1);
-                agg_add_f8(&w[1], dev_as_f8((int) op->args[0].result_type, &a[0]));
+                if (agg_add_f8(&w[1], dev_as_f8((int) op->args[0].result_type, &a[0])))
+                    return DEVERR_FLOAT_OVERFLOW;
                 break;
             case AGGOP_MOMENTS:
             case AGGOP_MOMENTS2:
@@ -367,11 +384,20 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
                     }
                 }
                 agg_add_u64(&w[0], 1);
+                /*
+                 * Finite values whose deviation or first-order sum
+                 * overflows: PostgreSQL's float8_accum raises "value out
+                 * of range: overflow" there.  Squares and products that
+                 * overflow are left as infinities: the host raises the
+                 * error when the first-order sums stayed finite (no
+                 * infinite input), as PostgreSQL does.
+                 */
                 if (na == 1)
                 {
                     double d = x[0] - c[0];
 
-                    agg_add_f8(&w[1], d);
+                    if (agg_overflows(x[0], -c[0], d) || agg_add_f8(&w[1], d))
+                        return DEVERR_FLOAT_OVERFLOW;
                     agg_add_f8(&w[2], d * d);
                     {
                         union { double f; uint64_t u; } cv;
@@ -387,9 +413,11 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
                     double dx = x[1] - c[1];
                     union { double f; uint64_t u; } cx, cy;
 
-                    agg_add_f8(&w[1], dx);
+                    if (agg_overflows(x[0], -c[0], dy) || agg_overflows(x[1], -c[1], dx))
+                        return DEVERR_FLOAT_OVERFLOW;
+                    if (agg_add_f8(&w[1], dx) || agg_add_f8(&w[3], dy))
+                        return DEVERR_FLOAT_OVERFLOW;
                     agg_add_f8(&w[2], dx * dx);
-                    agg_add_f8(&w[3], dy);
                     agg_add_f8(&w[4], dy * dy);
                     agg_add_f8(&w[5], dx * dy);
                     cx.f = c[1];

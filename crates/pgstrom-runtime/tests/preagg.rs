@@ -330,3 +330,66 @@ fn bad_requests_are_refused() {
     let mut s = eng.join_open(&join).unwrap();
     assert!(s.probe_agg(&[c.data()], 1, None).is_err());
 }
+
+/// The overflow rule of the extension's partial states (gpupreagg/state.rs):
+/// finite first-order sums with an infinite second-order sum, product or
+/// PostgreSQL sum.
+fn host_raises(kind: AggKind, w: &[u64]) -> bool {
+    let f = |i: usize| agg::word_f8(w[i]);
+    let (first, second, sums): (Vec<f64>, Vec<f64>, Vec<f64>) = match kind {
+        AggKind::Moments => (vec![f(1)], vec![f(2), f(1) * f(1)], agg::moments(w).to_vec()),
+        AggKind::Moments2 => {
+            (vec![f(1), f(3)], vec![f(2), f(4), f(5), f(1) * f(1), f(3) * f(3), f(1) * f(3)], agg::moments2(w).to_vec())
+        }
+        _ => return false,
+    };
+    first.iter().all(|v| v.is_finite()) && second.iter().chain(&sums).any(|v| !v.is_finite())
+}
+
+#[test]
+fn float_sums_overflowing_from_finite_values_raise_postgresql_error() {
+    // one group's values, and whether PostgreSQL raises "value out of
+    // range: overflow" for sum, for avg/stddev (float8_accum) and for the
+    // regression family (float8_regr_accum)
+    let cases: [(&[f64], [bool; 3]); 6] = [
+        (&[1e308, 1e308], [true, true, true]),
+        (&[1e200, -1e200], [false, true, true]), // squares of the deviations
+        (&[1e308, -1e308, 5.0], [false, true, true]),
+        (&[f64::INFINITY, 1e308], [false, false, false]), // Infinity / NaN, no error
+        (&[f64::NAN, 1e300, 1e300], [false, false, false]),
+        (&[1.0, 2.0, 3.0], [false, false, false]),
+    ];
+    for eng in engines("agg-overflow") {
+        for (k, (kind, nargs)) in
+            [(AggKind::SumFlt, 1), (AggKind::Moments, 1), (AggKind::Moments2, 2)].into_iter().enumerate()
+        {
+            for (values, raises) in cases {
+                let n = values.len();
+                let cf = Col::floats(&values.iter().map(|v| Some(*v)).collect::<Vec<_>>());
+                let ck = Col::ints("INT4", &vec![Some(1); n]);
+                let args = (0..nargs).map(|_| var(1, "FLOAT8")).collect();
+                let spec = AggSpec { keys: vec![var(0, "INT4")], ops: vec![AggOp { kind, args, filter: None }] };
+                let join = JoinSpec {
+                    scan_qual: None,
+                    outer_types: vec![ck.type_id, cf.type_id],
+                    depths: vec![],
+                    params: vec![],
+                    agg: Some(spec),
+                };
+                let mut sess = eng.join_open(&join).unwrap();
+                let what = format!("{}: {kind:?} over {values:?}", eng.describe());
+                let raised = match sess.probe_agg(&[ck.data(), cf.data()], n as u32, None) {
+                    Err(e) => {
+                        assert!(e.to_string().contains("value out of range: overflow"), "{what}: {e}");
+                        true
+                    }
+                    Ok(g) => {
+                        assert_eq!(g.count, 1, "{what}");
+                        host_raises(kind, g.group_words(0))
+                    }
+                };
+                assert_eq!(raised, raises[k], "{what}");
+            }
+        }
+    }
+}
