@@ -18,7 +18,7 @@ use arrow_schema::{FieldRef, Fields};
 use crate::pgtype::{Plan, field};
 
 /// Days from 1970-01-01 to PostgreSQL's epoch 2000-01-01.
-const PG_EPOCH_DAYS: i32 = 10_957;
+pub const PG_EPOCH_DAYS: i32 = 10_957;
 /// Microseconds from 1970-01-01 to 2000-01-01.
 const PG_EPOCH_US: i64 = 946_684_800_000_000;
 

@@ -268,6 +268,28 @@ pub fn moments(words: &[u64]) -> [f64; 3] {
     [n, sd + n * c, if sxx.is_nan() { sxx } else { sxx.max(0.0) }]
 }
 
+/// Whether PostgreSQL's float8_accum / float8_regr_accum would have raised
+/// "value out of range: overflow" over the values behind `words` (Moments'
+/// or Moments2's words, `kind` says which): the device raises the
+/// overflows of first-order sums and deviations itself; with those sums
+/// finite (every input finite), an infinite second-order sum, product of
+/// sums on the way to PostgreSQL's state, or PostgreSQL sum is one too.
+/// With an infinite or NaN input PostgreSQL returns NaN/Infinity instead.
+pub fn moments_overflow(kind: AggKind, words: &[u64]) -> bool {
+    if words[0] == 0 {
+        return false;
+    }
+    let f = |i: usize| word_f8(words[i]);
+    let (first, second, sums): (&[f64], Vec<f64>, Vec<f64>) = match kind {
+        AggKind::Moments => (&[f(1)], vec![f(2), f(1) * f(1)], moments(words).to_vec()),
+        AggKind::Moments2 => {
+            (&[f(1), f(3)], vec![f(2), f(4), f(5), f(1) * f(1), f(3) * f(3), f(1) * f(3)], moments2(words).to_vec())
+        }
+        _ => return false,
+    };
+    first.iter().all(|v| v.is_finite()) && second.iter().chain(&sums).any(|v| !v.is_finite())
+}
+
 /// PostgreSQL's float8 regression state {N, Sx, Sxx, Sy, Syy, Sxy} from
 /// Moments2's words.
 pub fn moments2(words: &[u64]) -> [f64; 6] {

@@ -18,7 +18,7 @@ use arrow_schema::{DataType, Field, IntervalUnit, TimeUnit};
 use pgrx::pg_sys::{self, Datum, Oid};
 
 /// Days from 1970-01-01 to 2000-01-01 (PostgreSQL's epoch).
-const EPOCH_DAYS: i64 = 10_957;
+const EPOCH_DAYS: i64 = pgstrom_arrow::column::PG_EPOCH_DAYS as i64;
 const EPOCH_USECS: i64 = EPOCH_DAYS * USECS_PER_DAY;
 const USECS_PER_DAY: i64 = 86_400_000_000;
 /// PostgreSQL's timestamp range (MIN_TIMESTAMP .. END_TIMESTAMP).
