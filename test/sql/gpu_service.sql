@@ -29,6 +29,43 @@ SELECT count(*) FROM svc WHERE a * 30000000 > 5;
 SELECT errors > 0 AS error_counted, in_flight, bytes_in > 0 AS bytes_counted FROM pgstrom.gpu_service_status;
 SELECT pgstrom.active_engine();
 DROP TABLE svc, svc_dim;
+-- Arrow_Fdw columns the service reads from the file itself (a GPU keeps
+-- them in device memory for later queries): PostgreSQL's answers, and
+-- EXPLAIN ANALYZE counts them; chunks that do not start on a 64-row
+-- boundary, compressed batches and other types go in memory as before
+\! rm -f /tmp/pgstrom_arrow_test/w/svc_files.arrow /tmp/pgstrom_arrow_test/w/svc_files.arrow.pgstrom-undo
+CREATE FOREIGN TABLE svc_arrow (id int8, a int4, x float8, s int2, k text) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/w/svc_files.arrow', writable 'true');
+INSERT INTO svc_arrow
+  SELECT i, CASE WHEN i % 11 = 0 THEN NULL ELSE i % 50 END, (i % 13)::float8 / 4, (i % 300)::int2, 'k' || (i % 5)
+    FROM generate_series(1, 200000) i;
+INSERT INTO svc_arrow SELECT i, i % 50, NULL, NULL, NULL FROM generate_series(200001, 230000) i;
+CREATE TABLE svc_arrow_dim AS SELECT i AS a, 'g' || (i % 4) AS g FROM generate_series(0, 49) i;
+ANALYZE svc_arrow_dim;
+SET pg_strom.gpu_context_cost = 0;
+CREATE FUNCTION svc_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
+    IF l ~ '(GpuPreAgg|Columns From Files|GPU Input Rows)' THEN RETURN NEXT trim(l); END IF;
+  END LOOP;
+END $$;
+SET pg_strom.cpu_engine_in_service = on;
+SELECT svc_explain('SELECT g, count(*), sum(id), sum(x), min(s), max(s) FROM svc_arrow JOIN svc_arrow_dim USING (a) GROUP BY g');
+SELECT g, count(*), sum(id), sum(x), min(s), max(s) FROM svc_arrow JOIN svc_arrow_dim USING (a) GROUP BY g ORDER BY g;
+SET pg_strom.chunk_rows = 1000;
+SELECT g, count(*), sum(id), sum(x), min(s), max(s) FROM svc_arrow JOIN svc_arrow_dim USING (a) GROUP BY g ORDER BY g;
+RESET pg_strom.chunk_rows;
+SET pg_strom.enabled = off;
+SELECT g, count(*), sum(id), sum(x), min(s), max(s) FROM svc_arrow JOIN svc_arrow_dim USING (a) GROUP BY g ORDER BY g;
+RESET pg_strom.enabled;
+-- the backend's own CPU engine reads no file
+SET pg_strom.cpu_engine_in_service = off;
+SELECT svc_explain('SELECT g, count(*), sum(id) FROM svc_arrow JOIN svc_arrow_dim USING (a) GROUP BY g');
+DROP FUNCTION svc_explain(text);
+DROP FOREIGN TABLE svc_arrow;
+DROP TABLE svc_arrow_dim;
+RESET pg_strom.gpu_context_cost;
 -- statement_timeout (and a cancel) stop a backend waiting for the service:
 -- one 3M-row chunk of 20 square roots a row takes the service's CPU
 -- engine seconds

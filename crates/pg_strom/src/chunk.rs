@@ -11,7 +11,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use pgstrom_runtime::catalog;
-use pgstrom_runtime::engine::ColumnData;
+use pgstrom_runtime::engine::{ColumnData, FileSlice};
 
 use crate::errors;
 
@@ -28,6 +28,9 @@ struct ColumnBuf {
     /// nrows+1 offsets into `values` (variable-length types only).
     offsets: Vec<u32>,
     has_nulls: bool,
+    /// Instead of the buffers: where the chunk's values lie in an Arrow
+    /// file the engine reads itself.
+    file: Option<FileSlice>,
 }
 
 impl ColumnBuf {
@@ -89,6 +92,7 @@ impl ColumnChunk {
                     validity: Vec::new(),
                     offsets: if width == 0 { vec![0] } else { Vec::new() },
                     has_nulls: false,
+                    file: None,
                 }
             })
             .collect();
@@ -101,6 +105,7 @@ impl ColumnChunk {
             c.values.clear();
             c.validity.clear();
             c.has_nulls = false;
+            c.file = None;
             if c.width == 0 {
                 c.offsets.clear();
                 c.offsets.push(0);
@@ -119,12 +124,28 @@ impl ColumnChunk {
         self.cols.iter().map(|c| c.attnum).max().unwrap_or(0)
     }
 
-    /// Bytes an engine reads for this chunk (values, bitmaps, offsets).
+    /// Bytes an engine reads for this chunk (values, bitmaps, offsets),
+    /// those it reads from files included.
     pub fn bytes(&self) -> usize {
         self.cols
             .iter()
             .map(|c| c.values.len() + if c.has_nulls { c.validity.len() } else { 0 } + c.offsets.len() * 4)
+            .sum::<usize>()
+            + self.file_bytes()
+    }
+
+    /// Bytes of this chunk the engine reads from files itself.
+    pub fn file_bytes(&self) -> usize {
+        let n = self.nrows as usize;
+        self.cols
+            .iter()
+            .filter_map(|c| c.file.map(|f| n * c.width + if f.validity.is_some() { n.div_ceil(8) } else { 0 }))
             .sum()
+    }
+
+    /// Column `k` of this chunk lies in a file (its values are not set).
+    pub fn set_file(&mut self, k: usize, slice: FileSlice) {
+        self.cols[k].file = Some(slice);
     }
 
     /// Append one row from a slot whose attributes up to
@@ -240,6 +261,8 @@ impl ColumnChunk {
                 values: &c.values,
                 validity: c.has_nulls.then_some(c.validity.as_slice()),
                 offsets: (c.width == 0).then_some(c.offsets.as_slice()),
+                file: c.file,
+                resident: None,
             })
             .collect()
     }

@@ -52,6 +52,10 @@ pub static CHUNK_ROWS: GucSetting<i32> = GucSetting::<i32>::new(65536);
 /// relations of one GpuJoin may take on the device.
 pub static GPU_JOIN_MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(4 * 1024 * 1024);
 
+/// `pg_strom.arrow_cache_size`, in MB: Arrow file columns each GPU keeps
+/// in device memory between queries (-1: a quarter of the GPU's memory).
+pub static ARROW_CACHE_SIZE: GucSetting<i32> = GucSetting::<i32>::new(-1);
+
 /// `arrow_fdw.stats_hint_enabled`: skip record batches by min/max.
 pub static ARROW_STATS_HINT: GucSetting<bool> = GucSetting::<bool>::new(true);
 
@@ -191,6 +195,16 @@ pub fn init() {
         GucContext::Userset,
         GucFlags::UNIT_KB,
     );
+    GucRegistry::define_int_guc(
+        c"pg_strom.arrow_cache_size",
+        c"Device memory each GPU keeps Arrow file columns in between queries.",
+        c"The GPU service reads the fixed-width columns of Arrow_Fdw tables into device memory itself and keeps them, least recently used dropped first; -1 is a quarter of the GPU's memory, 0 keeps nothing.",
+        &ARROW_CACHE_SIZE,
+        -1,
+        i32::MAX,
+        GucContext::Postmaster,
+        GucFlags::UNIT_MB,
+    );
     GucRegistry::define_bool_guc(
         c"arrow_fdw.stats_hint_enabled",
         c"Enables Arrow_Fdw's skipping of record batches by their min/max statistics.",
@@ -204,6 +218,12 @@ pub fn init() {
         pgrx::pg_sys::MarkGUCPrefixReserved(c"pg_strom".as_ptr());
         pgrx::pg_sys::MarkGUCPrefixReserved(c"arrow_fdw".as_ptr());
     }
+}
+
+/// `pg_strom.arrow_cache_size` in bytes (None: the default).
+pub fn arrow_cache_bytes() -> Option<u64> {
+    let mb = ARROW_CACHE_SIZE.get();
+    (mb >= 0).then(|| mb as u64 * 1024 * 1024)
 }
 
 /// `pg_strom.nvrtc_library` as a Rust string (None when empty).

@@ -11,7 +11,9 @@
 
 use pgrx::pg_sys;
 
+use pgstrom_runtime::DeviceError;
 use pgstrom_runtime::engine::ColumnData;
+use pgstrom_runtime::join::JoinSession;
 
 use crate::arrow_fdw::reader::{self, ArrowReader};
 use crate::heapchunk::{self, HeapChunks};
@@ -122,6 +124,43 @@ impl Source {
         match self {
             Source::Heap(h) => (h.chunk.column_data(), h.chunk.bytes()),
             Source::Arrow { reader, .. } => (reader.column_data(), reader.device_bytes()),
+        }
+    }
+
+    /// Let `session`'s engine read an Arrow table's fixed-width columns
+    /// from the files itself, where it can (the GPU service: it keeps
+    /// them in device memory between queries); a heap table is unchanged.
+    pub fn offer_files(&mut self, session: &mut dyn JoinSession) -> Result<(), DeviceError> {
+        match self {
+            Source::Arrow { reader, .. } => reader.open_files_in(session),
+            Source::Heap(_) => Ok(()),
+        }
+    }
+
+    /// Hand every column over in memory from now on, the current chunk's
+    /// included (the work moves to an engine that does not read files).
+    ///
+    /// # Safety
+    /// The node's executor callbacks.
+    pub unsafe fn columns_in_memory(&mut self) {
+        if let Source::Arrow { reader, start, len } = self
+            && reader.reads_files()
+        {
+            reader.push_context();
+            reader.forget_files();
+            if *len > 0 {
+                // SAFETY: the error context is pushed.
+                unsafe { reader.fill_device(*start, *len) };
+            }
+            reader.pop_context();
+        }
+    }
+
+    /// Bytes of the current chunk the engine reads from files itself.
+    pub fn file_bytes(&self) -> usize {
+        match self {
+            Source::Arrow { reader, .. } => reader.file_bytes(),
+            Source::Heap(_) => 0,
         }
     }
 

@@ -75,6 +75,7 @@ pub extern "C-unwind" fn pgstrom_service_main(_arg: pg_sys::Datum) {
         cache_dir: device_code_dir(),
         nvrtc_library: guc::nvrtc_library(),
         open_gpus: true,
+        column_cache: guc::arrow_cache_bytes(),
     };
     if let Some(dir) = config.socket.parent() {
         let _ = std::fs::create_dir_all(dir);

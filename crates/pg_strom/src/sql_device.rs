@@ -94,6 +94,10 @@ mod pgstrom {
             name!(errors, i64),
             name!(rss_bytes, i64),
             name!(gpu_memory_used, Vec<i64>),
+            name!(arrow_cache_bytes, Vec<i64>),
+            name!(arrow_cache_hits, Vec<i64>),
+            name!(arrow_cache_misses, Vec<i64>),
+            name!(arrow_cache_read_bytes, Vec<i64>),
         ),
     > {
         if !crate::guc::GPU_SERVICE.get() {
@@ -133,6 +137,10 @@ mod pgstrom {
             info.errors as i64,
             info.rss as i64,
             info.gpu_memory_used.iter().map(|&m| m as i64).collect(),
+            info.gpu_cache.iter().map(|c| c.bytes as i64).collect(),
+            info.gpu_cache.iter().map(|c| c.hits as i64).collect(),
+            info.gpu_cache.iter().map(|c| c.misses as i64).collect(),
+            info.gpu_cache.iter().map(|c| c.bytes_read as i64).collect(),
         ))
     }
 

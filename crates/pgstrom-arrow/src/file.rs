@@ -67,6 +67,19 @@ pub struct BatchInfo {
     compressed: bool,
     /// Length of every field node.
     nodes: Vec<i64>,
+    /// Null count of every field node.
+    nulls: Vec<i64>,
+}
+
+/// The buffers of a fixed-width field in one record batch, as absolute
+/// (offset, length) in the file; their lengths were checked against the
+/// batch's rows when the file was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedBuffers {
+    /// The validity bitmap (None: no NULLs in this batch).
+    pub validity: Option<(u64, u64)>,
+    pub values: (u64, u64),
+    pub rows: u64,
 }
 
 /// An opened Arrow file: its schema and record batches.
@@ -85,6 +98,8 @@ pub struct ArrowFile {
     /// The buffers of each top-level field (None: a type whose buffer
     /// count we do not know; then whole bodies are read).
     field_buffers: Option<Vec<Range<usize>>>,
+    /// The field node of each top-level field (None: unknown layout).
+    field_nodes: Option<Vec<usize>>,
     file: File,
 }
 
@@ -239,9 +254,9 @@ impl ArrowFile {
             check_block(&block, &format!("record batch {i}"))?;
             let mut meta = vec![0u8; block.metaDataLength() as usize];
             read_at(&file, path, &mut meta, block.offset() as u64)?;
-            let (rows, buffers, compressed, nodes) = parse_header(&meta, block.bodyLength() as u64)
+            let (rows, buffers, compressed, (nodes, nulls)) = parse_header(&meta, block.bodyLength() as u64)
                 .map_err(|e| corrupt(path, format!("record batch {i}: {e}")))?;
-            batches.push(BatchInfo { block, meta, rows, buffers, compressed, nodes });
+            batches.push(BatchInfo { block, meta, rows, buffers, compressed, nodes, nulls });
         }
         let mut field_buffers = Vec::with_capacity(schema.fields().len());
         let mut at = 0usize;
@@ -304,6 +319,7 @@ impl ArrowFile {
             }
             debug_assert_eq!(fb.len(), schema.fields().len());
         }
+        let field_nodes = (top_nodes.len() == schema.fields().len()).then_some(top_nodes);
         Ok(ArrowFile {
             path: path.to_string(),
             size,
@@ -314,6 +330,7 @@ impl ArrowFile {
             dictionaries,
             batches,
             field_buffers,
+            field_nodes,
             file,
         })
     }
@@ -333,6 +350,36 @@ impl ArrowFile {
             }
             None => batch.meta.len() as u64 + batch.block.bodyLength() as u64,
         }
+    }
+
+    /// Where the buffers of field `f` in batch `b` lie in the file, for a
+    /// field of fixed-width values (two buffers: validity, values) in a
+    /// batch that is not compressed; None otherwise.  Engines that read
+    /// such columns straight from the file (the GPU service) use it.
+    pub fn fixed_buffers(&self, b: usize, f: usize) -> Option<FixedBuffers> {
+        let batch = self.batches.get(b)?;
+        let range = self.field_buffers.as_ref()?.get(f)?.clone();
+        let node = *self.field_nodes.as_ref()?.get(f)?;
+        if batch.compressed || range.len() != 2 || min_values_bytes(self.schema.field(f).data_type(), 0).is_none() {
+            return None;
+        }
+        // NULLs without a bitmap: a damaged file, left to the decoder
+        if batch.buffers[range.start].1 == 0 && batch.nulls.get(node).is_none_or(|&n| n != 0) {
+            return None;
+        }
+        let body_at = batch.block.offset() as u64 + batch.meta.len() as u64;
+        let (voff, vlen) = batch.buffers[range.start];
+        let (off, len) = batch.buffers[range.start + 1];
+        Some(FixedBuffers {
+            validity: (vlen > 0).then_some((body_at + voff, vlen)),
+            values: (body_at + off, len),
+            rows: batch.rows as u64,
+        })
+    }
+
+    /// The open file.
+    pub fn file(&self) -> &File {
+        &self.file
     }
 
     /// A decoder of the `columns` (field indexes, ascending) of this file,
@@ -506,7 +553,7 @@ fn catch<T>(f: impl FnOnce() -> Result<T, arrow_schema::ArrowError>) -> Result<T
 }
 
 /// The parts of a record batch message header we use.
-type Header = (i64, Vec<(u64, u64)>, bool, Vec<i64>);
+type Header = (i64, Vec<(u64, u64)>, bool, (Vec<i64>, Vec<i64>));
 
 /// Row count, body buffers, compression and field node lengths of a record
 /// batch message header; every buffer must lie inside the body.
@@ -525,14 +572,15 @@ fn parse_header(meta: &[u8], body_len: u64) -> Result<Header, String> {
         }
         buffers.push((off as u64, len as u64));
     }
-    let mut nodes = Vec::new();
+    let (mut nodes, mut nulls) = (Vec::new(), Vec::new());
     for n in rb.nodes().into_iter().flatten() {
         if n.length() < 0 || n.null_count() < 0 || n.null_count() > n.length() {
             return Err(format!("field node with length {} and null count {}", n.length(), n.null_count()));
         }
         nodes.push(n.length());
+        nulls.push(n.null_count());
     }
-    Ok((rb.length(), buffers, rb.compression().is_some(), nodes))
+    Ok((rb.length(), buffers, rb.compression().is_some(), (nodes, nulls)))
 }
 
 /// The schema of a file, for IMPORT FOREIGN SCHEMA and checks.

@@ -180,7 +180,7 @@ pub trait Engine {
 
 /// One input column for [`Engine::eval_program`]: `nrows` values of the
 /// device type's width, little-endian, and an optional validity bitmap.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct ColumnData<'a> {
     /// Device type id.
     pub type_id: u16,
@@ -190,6 +190,67 @@ pub struct ColumnData<'a> {
     pub validity: Option<&'a [u8]>,
     /// Variable-length types: nrows+1 offsets into `values`.
     pub offsets: Option<&'a [u32]>,
+    /// Instead of `values` and `validity`: where they lie in a file the
+    /// engine reads itself.  Only a join session whose
+    /// [`crate::join::JoinSession::open_file`] gave a handle takes it.
+    pub file: Option<FileSlice>,
+    /// Instead of `values` and `validity`: device addresses (values,
+    /// validity or 0) where the GPU service put the column's `file` slice,
+    /// valid during the call.  Set by the service only, for GPU engines.
+    pub resident: Option<(u64, u64)>,
+}
+
+/// A chunk's values and validity (or None) as (offset, length) in a file.
+pub type ChunkRanges = ((u64, u64), Option<(u64, u64)>);
+
+/// A fixed-width column of a chunk as the buffers of an Arrow file hold
+/// it: the chunk is rows `[first_row, first_row + nrows)` of the buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FileSlice {
+    /// The file, as [`crate::join::JoinSession::open_file`] numbered it.
+    pub file: u32,
+    /// (offset, length) of the values buffer in the file.
+    pub values: (u64, u64),
+    /// (offset, length) of the validity bitmap, or None (no NULLs).
+    pub validity: Option<(u64, u64)>,
+    /// The chunk's first row in the buffers: a multiple of 64, so the
+    /// chunk's validity bits start on a word.
+    pub first_row: u64,
+}
+
+impl FileSlice {
+    /// The byte ranges (offset, length) of the chunk's values and
+    /// validity in the file, for `nrows` rows of `width` bytes; an error
+    /// when the buffers are too short or the start is misaligned.
+    pub fn chunk_ranges(&self, width: usize, nrows: u32) -> Result<ChunkRanges, DeviceError> {
+        let (n, w) = (nrows as u64, width as u64);
+        if width == 0 || !self.first_row.is_multiple_of(64) {
+            return Err(DeviceError::InvalidRequest(
+                "a file column must be fixed-width and start on a 64-row boundary".into(),
+            ));
+        }
+        let end =
+            self.first_row.checked_add(n).ok_or_else(|| DeviceError::InvalidRequest("file column rows".into()))?;
+        if self.values.1 < end.saturating_mul(w) {
+            return Err(DeviceError::InvalidRequest(format!(
+                "the file's values buffer holds {} bytes, rows up to {end} need more",
+                self.values.1
+            )));
+        }
+        let values = (self.values.0 + self.first_row * w, n * w);
+        let validity = match self.validity {
+            None => None,
+            Some((off, len)) => {
+                if len < end.div_ceil(8) {
+                    return Err(DeviceError::InvalidRequest(format!(
+                        "the file's validity bitmap holds {len} bytes, rows up to {end} need more"
+                    )));
+                }
+                Some((off + self.first_row / 8, n.div_ceil(8)))
+            }
+        };
+        Ok((values, validity))
+    }
 }
 
 /// A parameter value: raw datum bits as the device holds them.
@@ -265,9 +326,42 @@ pub(crate) fn check_program(program: &Program, ncols: usize, nparams: usize) -> 
 
 /// Check columns of `nrows` rows (value lengths, offsets, bitmaps).
 pub fn validate_columns(columns: &[ColumnData<'_>], nrows: u32) -> Result<(), DeviceError> {
+    validate_columns_in(columns, nrows, Holds::Memory)
+}
+
+/// Where a column's data may be, besides in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// Only in host memory (`values`, `validity`, `offsets`).
+    Memory,
+    /// Also in a file ([`ColumnData::file`]): a request to the service.
+    File,
+    /// Also in device memory ([`ColumnData::resident`]): a GPU engine.
+    Device,
+}
+
+/// [`validate_columns`] for an engine that takes columns held as `holds`.
+pub fn validate_columns_in(columns: &[ColumnData<'_>], nrows: u32, holds: Holds) -> Result<(), DeviceError> {
     for (i, c) in columns.iter().enumerate() {
         let t = type_info(c.type_id)
             .ok_or_else(|| DeviceError::InvalidRequest(format!("column {i} has unknown device type {}", c.type_id)))?;
+        if c.resident.is_some() {
+            if holds != Holds::Device {
+                return Err(DeviceError::InvalidRequest(format!(
+                    "column {i} lies in device memory this engine cannot read"
+                )));
+            }
+            continue;
+        }
+        if let Some(f) = &c.file {
+            if holds != Holds::File {
+                return Err(DeviceError::InvalidRequest(format!(
+                    "column {i} lies in a file this engine does not read"
+                )));
+            }
+            f.chunk_ranges(t.width, nrows)?;
+            continue;
+        }
         if t.width == 0 {
             // offsets: nrows+1, non-decreasing, within the bytes
             let Some(off) = c.offsets.filter(|o| o.len() as u64 > nrows as u64) else {

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use crate::cache::{self, DeviceModule};
+use crate::colcache::ColumnCache;
 use crate::cuda::{self, CuContext, CuDevicePtr, CuFunction, CuModule, Driver};
 use crate::device_code::KERNELS;
 use crate::discovery::DeviceInfo;
@@ -39,6 +40,9 @@ pub struct GpuEngine {
     /// evaluation running at once (threads of the GPU service run theirs
     /// concurrently, each on its own per-thread default stream).
     scratch: Mutex<Vec<Scratch>>,
+    /// Buffers of Arrow files read into device memory (the GPU service's
+    /// sessions), kept between queries.
+    pub columns: ColumnCache,
 }
 
 /// Grow-only memory for [`Engine::eval_program`]: one device arena and one
@@ -172,6 +176,7 @@ impl GpuEngine {
             device: device.clone(),
             module_info,
             scratch: Mutex::new(Vec::new()),
+            columns: ColumnCache::new(0),
         })
     }
 

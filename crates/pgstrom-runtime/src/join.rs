@@ -168,6 +168,15 @@ pub trait JoinSession {
 
     /// As [`Self::unmatched`], aggregated.
     fn unmatched_agg(&mut self) -> Result<AggGroups, DeviceError>;
+
+    /// Let the engine read outer columns from `file` itself: a handle for
+    /// [`crate::engine::FileSlice::file`], valid for this session, or None
+    /// when the engine takes only columns in memory (the default).  The
+    /// GPU service keeps what it reads in device memory for later queries.
+    fn open_file(&mut self, file: &std::fs::File) -> Result<Option<u32>, DeviceError> {
+        let _ = file;
+        Ok(None)
+    }
 }
 
 /// The C layout of DevProgramRef (join.cu).
@@ -239,6 +248,7 @@ pub(crate) fn validate_chunk(
     outer: &[ColumnData<'_>],
     nrows: u32,
     selection: Option<&[u32]>,
+    holds: crate::engine::Holds,
 ) -> Result<(), DeviceError> {
     if outer.len() != outer_types.len() || outer.iter().zip(outer_types).any(|(c, t)| c.type_id != *t) {
         return Err(DeviceError::InvalidRequest("chunk columns differ from the join's outer columns".into()));
@@ -246,7 +256,7 @@ pub(crate) fn validate_chunk(
     if nrows == NULL_ROW {
         return Err(DeviceError::InvalidRequest("chunk has too many rows".into()));
     }
-    validate_columns(outer, nrows)?;
+    crate::engine::validate_columns_in(outer, nrows, holds)?;
     if let Some(sel) = selection
         && sel.iter().any(|&r| r >= nrows)
     {

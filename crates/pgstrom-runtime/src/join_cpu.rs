@@ -464,7 +464,7 @@ impl CpuJoin {
         if finish == Finish::Aggregate && self.agg.is_none() {
             return Err(no_agg());
         }
-        validate_chunk(&self.outer_types, outer, nrows, selection)?;
+        validate_chunk(&self.outer_types, outer, nrows, selection, crate::engine::Holds::Memory)?;
         let cols = self.columns(outer);
         let depths = self.depth_reprs();
         let nsources = depths.len() + 1;

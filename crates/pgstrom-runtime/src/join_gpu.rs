@@ -398,6 +398,11 @@ impl<'e> GpuJoin<'e> {
         let mut img = Image::default();
         let mut places = Vec::new();
         for c in outer {
+            if c.resident.is_some() {
+                // already in device memory (the service's column cache)
+                places.push((c.type_id, 0, None, None));
+                continue;
+            }
             let v = img.place(c.values);
             let vb = c.validity.map(|b| img.place(&b[..n.div_ceil(8)]));
             let ob = c.offsets.map(|o| img.place(bytes_of(&o[..=n])));
@@ -426,12 +431,18 @@ impl<'e> GpuJoin<'e> {
         let at = |off: usize| base + off as u64;
         let mut cols: Vec<DevColumnRepr> = places
             .iter()
-            .map(|&(t, v, vb, ob)| DevColumnRepr {
-                type_id: t as u32,
-                source: 0,
-                values: at(v),
-                validity: vb.map_or(0, at),
-                offsets: ob.map_or(0, at),
+            .zip(outer)
+            .map(|(&(t, v, vb, ob), c)| match c.resident {
+                Some((values, validity)) => {
+                    DevColumnRepr { type_id: t as u32, source: 0, values, validity, offsets: 0 }
+                }
+                None => DevColumnRepr {
+                    type_id: t as u32,
+                    source: 0,
+                    values: at(v),
+                    validity: vb.map_or(0, at),
+                    offsets: ob.map_or(0, at),
+                },
             })
             .collect();
         cols.extend(&self.inner_cols);
@@ -723,7 +734,7 @@ impl GpuJoin<'_> {
         if finish == Finish::Aggregate && self.agg.is_none() {
             return Err(no_agg());
         }
-        validate_chunk(&self.outer_types, outer, nrows, selection)?;
+        validate_chunk(&self.outer_types, outer, nrows, selection, crate::engine::Holds::Device)?;
         self.eng.make_current()?;
         let cols = self.stage_chunk(outer, nrows)?;
         let ndepths = self.depths.len();

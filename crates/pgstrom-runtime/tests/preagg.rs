@@ -51,7 +51,13 @@ impl Col {
     }
 
     fn data(&self) -> ColumnData<'_> {
-        ColumnData { type_id: self.type_id, values: &self.values, validity: Some(&self.validity), offsets: None }
+        ColumnData {
+            type_id: self.type_id,
+            values: &self.values,
+            validity: Some(&self.validity),
+            offsets: None,
+            ..Default::default()
+        }
     }
 }
 

@@ -52,8 +52,8 @@ fn three_valued_and_or_not() {
     let (av, an) = bool_col(&a);
     let (bv, bn) = bool_col(&b);
     let cols = [
-        ColumnData { type_id: type_id("BOOL"), values: &av, validity: Some(&an), offsets: None },
-        ColumnData { type_id: type_id("BOOL"), values: &bv, validity: Some(&bn), offsets: None },
+        ColumnData { type_id: type_id("BOOL"), values: &av, validity: Some(&an), offsets: None, ..Default::default() },
+        ColumnData { type_id: type_id("BOOL"), values: &bv, validity: Some(&bn), offsets: None, ..Default::default() },
     ];
     let and3 = |x: Option<bool>, y: Option<bool>| match (x, y) {
         (Some(false), _) | (_, Some(false)) => Some(false),
@@ -92,7 +92,8 @@ fn three_valued_and_or_not() {
 #[test]
 fn and_short_circuits_errors() {
     let x = i4_bytes(&[5, 0, 200, 0, 50]);
-    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: None, offsets: None }];
+    let cols =
+        [ColumnData { type_id: type_id("INT4"), values: &x, validity: None, offsets: None, ..Default::default() }];
     let mut p = Builder::new();
     p.var(0);
     p.constant(type_id("INT4"), 0);
@@ -119,7 +120,8 @@ fn first_failing_row_reports_postgres_error() {
     vals[3] = i32::MAX;
     vals[6] = -1;
     let x = i4_bytes(&vals);
-    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: None, offsets: None }];
+    let cols =
+        [ColumnData { type_id: type_id("INT4"), values: &x, validity: None, offsets: None, ..Default::default() }];
     let mut p = Builder::new();
     p.var(0);
     p.var(0);
@@ -140,7 +142,8 @@ fn first_failing_row_reports_postgres_error() {
         let mut v2 = vals.clone();
         v2[3] = 1;
         let x2 = i4_bytes(&v2);
-        let cols2 = [ColumnData { type_id: type_id("INT4"), values: &x2, validity: None, offsets: None }];
+        let cols2 =
+            [ColumnData { type_id: type_id("INT4"), values: &x2, validity: None, offsets: None, ..Default::default() }];
         match e.eval_program(&prog, &cols2, &[], 10) {
             Err(DeviceError::Sql { sqlstate, message, row }) => {
                 assert_eq!((sqlstate, message, row), ("22012", "division by zero", 6))
@@ -153,7 +156,13 @@ fn first_failing_row_reports_postgres_error() {
 #[test]
 fn params_nulls_and_casts() {
     let x = i4_bytes(&[1, -7, 2147483647]);
-    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: Some(&[0b101]), offsets: None }];
+    let cols = [ColumnData {
+        type_id: type_id("INT4"),
+        values: &x,
+        validity: Some(&[0b101]),
+        offsets: None,
+        ..Default::default()
+    }];
     // (x::int8 * $1)::float8
     let mut p = Builder::new();
     p.var(0);
@@ -182,7 +191,13 @@ fn programs_from_bytes_run_and_bad_ones_do_not() {
     let bytes = p.finish(type_id("BOOL")).unwrap().to_bytes().unwrap();
     let prog = Program::from_bytes(&bytes).unwrap();
     let x = i4_bytes(&[1, 2]);
-    let cols = [ColumnData { type_id: type_id("INT4"), values: &x, validity: Some(&[0b01]), offsets: None }];
+    let cols = [ColumnData {
+        type_id: type_id("INT4"),
+        values: &x,
+        validity: Some(&[0b01]),
+        offsets: None,
+        ..Default::default()
+    }];
     for e in engines() {
         assert_eq!(decode_bool(&e.eval_program(&prog, &cols, &[], 2).unwrap()), vec![Some(false), Some(true)]);
         // a program naming a column the chunk lacks is refused up front
@@ -210,6 +225,7 @@ fn text_columns_and_constants() {
             values: &bytes,
             validity: Some(&validity),
             offsets: Some(&offsets),
+            ..Default::default()
         }];
         // length(x) and x = 'abc'
         let mut p = Builder::new();
@@ -230,6 +246,7 @@ fn text_columns_and_constants() {
             values: &bytes,
             validity: Some(&validity),
             offsets: Some(&offsets),
+            ..Default::default()
         }];
         let mut p = Builder::new();
         p.var(0);
@@ -239,7 +256,13 @@ fn text_columns_and_constants() {
         assert_eq!(got, vec![Some(true), None, Some(false), Some(true), Some(false)]);
         // offsets out of range are refused, not read
         let bad = [0u32, 3, 3, 3, 8, 999];
-        let cols = [ColumnData { type_id: type_id("TEXT"), values: &bytes, validity: None, offsets: Some(&bad) }];
+        let cols = [ColumnData {
+            type_id: type_id("TEXT"),
+            values: &bytes,
+            validity: None,
+            offsets: Some(&bad),
+            ..Default::default()
+        }];
         let mut p = Builder::new();
         p.var(0);
         p.func(f("OCTET_LENGTH_TEXT"));

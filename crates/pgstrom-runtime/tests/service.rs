@@ -38,7 +38,13 @@ fn large_chunks_match_the_cpu_engine() {
     let vals: Vec<i64> = (0..n as i64).map(|i| i * 7 - 1_000_000).collect();
     let bytes = i8_col(&vals);
     let validity: Vec<u8> = (0..n.div_ceil(8)).map(|i| if i % 5 == 0 { 0x7f } else { 0xff }).collect();
-    let cols = [ColumnData { type_id: type_id("INT8"), values: &bytes, validity: Some(&validity), offsets: None }];
+    let cols = [ColumnData {
+        type_id: type_id("INT8"),
+        values: &bytes,
+        validity: Some(&validity),
+        offsets: None,
+        ..Default::default()
+    }];
     let params = [ParamValue { isnull: false, bits: 11 }];
     let p = times3_plus_param();
     let want = CpuEngine.eval_program(&p, &cols, &params, n as u32).unwrap();
@@ -54,7 +60,8 @@ fn sql_errors_keep_sqlstate_and_row() {
     let svc = service_engine(CPU_ENGINE);
     let vals = [1i64, 2, i64::MAX / 2, 4];
     let bytes = i8_col(&vals);
-    let cols = [ColumnData { type_id: type_id("INT8"), values: &bytes, validity: None, offsets: None }];
+    let cols =
+        [ColumnData { type_id: type_id("INT8"), values: &bytes, validity: None, offsets: None, ..Default::default() }];
     let params = [ParamValue { isnull: false, bits: 0 }];
     let e = svc.eval_program(&times3_plus_param(), &cols, &params, 4).unwrap_err();
     assert_eq!(e, DeviceError::Sql { sqlstate: "22003", message: "bigint out of range", row: 2 });
@@ -102,7 +109,13 @@ fn closed_and_unknown_sessions() {
             outer_keys: vec![var(0, "INT8")],
             inner_keys: vec![var(1, "INT8")],
             qual: Some(common::cmp(0, 1, "INT8EQ")),
-            inner: vec![ColumnData { type_id: type_id("INT8"), values: &inner, validity: None, offsets: None }],
+            inner: vec![ColumnData {
+                type_id: type_id("INT8"),
+                values: &inner,
+                validity: None,
+                offsets: None,
+                ..Default::default()
+            }],
             ninner: 3,
         }],
         params: vec![],
@@ -112,7 +125,13 @@ fn closed_and_unknown_sessions() {
     {
         let mut s = svc.join_open(&spec).unwrap();
         assert_eq!(svc.info().unwrap().sessions, before + 1);
-        let cols = [ColumnData { type_id: type_id("INT8"), values: &outer, validity: None, offsets: None }];
+        let cols = [ColumnData {
+            type_id: type_id("INT8"),
+            values: &outer,
+            validity: None,
+            offsets: None,
+            ..Default::default()
+        }];
         let c = s.probe(&cols, 4, None).unwrap();
         assert_eq!(c.count, 3);
         let mut want = CpuEngine.join_open(&spec).unwrap();
@@ -120,4 +139,112 @@ fn closed_and_unknown_sessions() {
     }
     // dropped: the service closed it
     assert_eq!(svc.info().unwrap().sessions, before);
+}
+
+/// Columns a session reads from a file itself (Arrow_Fdw's fixed-width
+/// columns through the GPU service) join as the same bytes in memory do,
+/// for the CPU engine in the service and each GPU (whose column cache
+/// then serves the second read); bad slices are errors that leave the
+/// session usable, and in-process engines take no file columns.
+#[test]
+fn file_columns_join_as_in_memory_columns() {
+    use pgstrom_runtime::engine::FileSlice;
+    use pgstrom_runtime::join::{JoinDepthSpec, JoinKind, JoinSpec};
+    use std::io::Write;
+
+    // 200 int8 values at offset 128, a validity bitmap at 2048 (every
+    // seventh row NULL), junk around them
+    let rows = 200usize;
+    let values: Vec<i64> = (0..rows as i64).map(|i| i % 5).collect();
+    let valid = |i: usize| i % 7 != 3;
+    let mut bitmap = vec![0u8; rows.div_ceil(8)];
+    (0..rows).filter(|&i| valid(i)).for_each(|i| bitmap[i / 8] |= 1 << (i % 8));
+    let mut bytes = vec![0xabu8; 4096];
+    bytes[128..128 + rows * 8].copy_from_slice(&i8_col(&values));
+    bytes[2048..2048 + bitmap.len()].copy_from_slice(&bitmap);
+    let path = std::env::temp_dir().join(format!("pgstrom-filecols-{}", std::process::id()));
+    std::fs::File::create(&path).unwrap().write_all(&bytes).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+
+    let inner = i8_col(&[1, 2, 3]);
+    let spec = JoinSpec {
+        scan_qual: None,
+        outer_types: vec![type_id("INT8")],
+        depths: vec![JoinDepthSpec {
+            kind: JoinKind::Inner,
+            outer_keys: vec![var(0, "INT8")],
+            inner_keys: vec![var(1, "INT8")],
+            qual: None,
+            inner: vec![ColumnData { type_id: type_id("INT8"), values: &inner, ..Default::default() }],
+            ninner: 3,
+        }],
+        params: vec![],
+        agg: None,
+    };
+    let slice = |file: u32, first_row: u64| ColumnData {
+        type_id: type_id("INT8"),
+        file: Some(FileSlice {
+            file,
+            values: (128, (rows * 8) as u64),
+            validity: Some((2048, bitmap.len() as u64)),
+            first_row,
+        }),
+        ..Default::default()
+    };
+    // the same rows in memory, for the in-process CPU engine
+    let in_memory = |first: usize, n: usize| -> (Vec<u8>, Vec<u8>) {
+        let mut b = vec![0u8; n.div_ceil(8)];
+        (0..n).filter(|&i| valid(first + i)).for_each(|i| b[i / 8] |= 1 << (i % 8));
+        (i8_col(&values[first..first + n]), b)
+    };
+    let mut want = CpuEngine.join_open(&spec).unwrap();
+    assert_eq!(want.open_file(&file).unwrap(), None, "in-process engines read no files");
+    let err = want.probe(&[slice(0, 0)], 10, None).unwrap_err();
+    assert!(err.to_string().contains("lies in a file"), "{err}");
+
+    let mut indexes = vec![CPU_ENGINE];
+    if common::expect_gpu() {
+        indexes.push(0);
+    }
+    for index in indexes {
+        let svc = service_engine(index);
+        let mut s = svc.join_open(&spec).unwrap();
+        let h = s.open_file(&file).unwrap().expect("the service reads files");
+        for round in 0..2 {
+            for (first, n) in [(0usize, rows), (64, 100), (128, 72)] {
+                let (v, b) = in_memory(first, n);
+                let mem =
+                    [ColumnData { type_id: type_id("INT8"), values: &v, validity: Some(&b), ..Default::default() }];
+                let expect = want.probe(&mem, n as u32, None).unwrap();
+                let got = s.probe(&[slice(h, first as u64)], n as u32, None).unwrap();
+                assert_eq!(got, expect, "engine {index}, round {round}, rows {first}+{n}");
+            }
+        }
+        if index != CPU_ENGINE {
+            let c = svc.info().unwrap().gpu_cache[0];
+            assert!(c.hits >= 5 && c.misses >= 1 && c.bytes > 0, "{c:?}");
+        }
+        // bad slices: errors, and the session still works
+        for (bad, why) in [
+            (slice(h, 3), "64-row boundary"),
+            (slice(h + 7, 0), "no file"),
+            (
+                ColumnData {
+                    type_id: type_id("INT8"),
+                    file: Some(FileSlice { file: h, values: (4000, 1600), validity: None, first_row: 0 }),
+                    ..Default::default()
+                },
+                "beyond the end",
+            ),
+        ] {
+            let err = s.probe(&[bad], 100, None).unwrap_err();
+            assert!(err.to_string().contains(why), "engine {index}: {err}");
+        }
+        let err = s.probe(&[slice(h, 128)], 100, None).unwrap_err();
+        assert!(err.to_string().contains("need more"), "engine {index}: {err}");
+        let (v, b) = in_memory(0, rows);
+        let mem = [ColumnData { type_id: type_id("INT8"), values: &v, validity: Some(&b), ..Default::default() }];
+        assert_eq!(s.probe(&[slice(h, 0)], rows as u32, None).unwrap(), want.probe(&mem, rows as u32, None).unwrap());
+    }
+    let _ = std::fs::remove_file(&path);
 }

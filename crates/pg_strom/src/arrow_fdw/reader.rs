@@ -18,7 +18,9 @@ use arrow_ipc::reader::FileDecoder;
 use arrow_schema::DataType;
 use pgrx::pg_sys;
 
-use pgstrom_runtime::engine::ColumnData;
+use pgstrom_runtime::DeviceError;
+use pgstrom_runtime::engine::{ColumnData, FileSlice};
+use pgstrom_runtime::join::JoinSession;
 
 use super::file::ArrowFile;
 use super::scan::{open_files, raise};
@@ -66,8 +68,13 @@ pub struct ArrowReader {
     order: Vec<(usize, usize)>,
     next: usize,
     shared: *mut Shared,
-    /// The current batch.
+    /// The current batch: (file, batch), and its columns once read
+    /// (read when needed while an engine reads the files itself).
+    current: Option<(usize, usize)>,
     pub batch: Option<RecordBatch>,
+    /// Per file: its number in the engine's session, when the engine
+    /// reads fixed-width columns from the files itself (empty: it does not).
+    handles: Vec<Option<u32>>,
     pos: Position,
     pub loaded: u64,
     pub skipped: u64,
@@ -195,7 +202,9 @@ impl ArrowReader {
                 order,
                 next: 0,
                 shared: std::ptr::null_mut(),
+                current: None,
                 batch: None,
+                handles: Vec::new(),
                 pos: Position::default(),
                 loaded: 0,
                 skipped: 0,
@@ -254,9 +263,79 @@ impl ArrowReader {
     /// false at the end of the scan.
     pub fn read_next(&mut self) -> bool {
         self.batch = None;
+        self.current = None;
         let Some((f, b)) = self.next_batch() else { return false };
-        self.read_batch(f, b);
+        self.current = Some((f, b));
+        if self.handles.is_empty() {
+            self.read_batch(f, b);
+        } else {
+            self.pos = Position { file: f, batch: b, column: None, row: 0 };
+        }
         true
+    }
+
+    /// Read the current batch's columns if they were left to the engine.
+    fn ensure_batch(&mut self) {
+        if self.batch.is_none()
+            && let Some((f, b)) = self.current
+        {
+            self.read_batch(f, b);
+        }
+    }
+
+    /// Let `session`'s engine read fixed-width columns from the files
+    /// itself (the GPU service, which keeps them in device memory).
+    pub fn open_files_in(&mut self, session: &mut dyn JoinSession) -> Result<(), DeviceError> {
+        let mut handles = Vec::with_capacity(self.files.len());
+        for fs in &self.files {
+            match session.open_file(fs.file.file())? {
+                Some(h) => handles.push(Some(h)),
+                None => {
+                    self.handles.clear();
+                    return Ok(());
+                }
+            }
+        }
+        self.handles = handles;
+        Ok(())
+    }
+
+    /// From now on, hand every column over in memory (the engine changed).
+    pub fn forget_files(&mut self) {
+        self.handles.clear();
+        self.ensure_batch();
+    }
+
+    /// True when the engine reads some columns from the files itself.
+    pub fn reads_files(&self) -> bool {
+        !self.handles.is_empty()
+    }
+
+    /// Where column `k`'s rows from `start` lie in the current batch's
+    /// file, when the engine reads them itself: fixed-width values whose
+    /// Arrow layout is the device's, in an uncompressed batch, the start
+    /// on a 64-row boundary.
+    fn file_slice(&self, k: usize, start: usize) -> Option<FileSlice> {
+        let (f, b) = self.current?;
+        let handle = (*self.handles.get(f)?)?;
+        if !start.is_multiple_of(64) {
+            return None;
+        }
+        let field = self.columns[k].0;
+        let fs = &self.files[f];
+        let native = matches!(
+            (fs.file.schema.field(field).data_type(), self.targets[k].typid),
+            (DataType::Int16, pg_sys::INT2OID)
+                | (DataType::Int32, pg_sys::INT4OID)
+                | (DataType::Int64, pg_sys::INT8OID)
+                | (DataType::Float32, pg_sys::FLOAT4OID)
+                | (DataType::Float64, pg_sys::FLOAT8OID)
+        );
+        if !native {
+            return None;
+        }
+        let fb = fs.file.fixed_buffers(b, field)?;
+        Some(FileSlice { file: handle, values: fb.values, validity: fb.validity, first_row: start as u64 })
     }
 
     /// Record batches of every file, in scan order.
@@ -285,7 +364,11 @@ impl ArrowReader {
 
     /// Rows of the current batch.
     pub fn batch_rows(&self) -> usize {
-        self.batch.as_ref().map_or(0, |b| b.num_rows())
+        match (&self.batch, self.current) {
+            (Some(b), _) => b.num_rows(),
+            (None, Some((f, b))) => self.files[f].file.batches[b].rows as usize,
+            (None, None) => 0,
+        }
     }
 
     /// Store row `row` of the current batch into `slot` (a virtual tuple;
@@ -301,6 +384,7 @@ impl ArrowReader {
             for a in 0..natts {
                 *(*slot).tts_isnull.add(a) = true;
             }
+            self.ensure_batch();
             let batch = self.batch.as_ref().expect("a batch is loaded");
             self.pos.row = row;
             for (k, &(_, a)) in self.columns.iter().enumerate() {
@@ -328,15 +412,25 @@ impl ArrowReader {
             pg_sys::MemoryContextReset(self.dev_cxt);
             let old = pg_sys::MemoryContextSwitchTo(self.dev_cxt);
             let utf8_db = pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32;
-            let batch = self.batch.as_ref().expect("a batch is loaded");
+            let ks: Vec<usize> = (0..self.device_columns)
+                .map(|d| {
+                    let attnum = self.dev.column(d).0;
+                    self.columns.iter().position(|&(_, a)| a == (attnum - 1) as usize).expect("device columns are read")
+                })
+                .collect();
+            let slices: Vec<Option<FileSlice>> = ks.iter().map(|&k| self.file_slice(k, start)).collect();
+            if slices.iter().any(|s| s.is_none()) {
+                self.ensure_batch();
+            }
             self.dev.start_columns(n as u32);
             for d in 0..self.device_columns {
-                let (attnum, _, width) = self.dev.column(d);
-                let k = self
-                    .columns
-                    .iter()
-                    .position(|&(_, a)| a == (attnum - 1) as usize)
-                    .expect("device columns are read");
+                let width = self.dev.column(d).2;
+                let k = ks[d];
+                if let Some(slice) = slices[d] {
+                    self.dev.set_file(d, slice);
+                    continue;
+                }
+                let batch = self.batch.as_ref().expect("a batch is loaded");
                 let array = batch.column(k).slice(start, n);
                 if array.logical_null_count() == 0 {
                     self.dev.set_all_valid(d);
@@ -393,11 +487,17 @@ impl ArrowReader {
         self.dev.bytes()
     }
 
+    /// Bytes of the device columns the engine reads from the files.
+    pub fn file_bytes(&self) -> usize {
+        self.dev.file_bytes()
+    }
+
     /// Start again from the first batch (serial scans; a parallel scan is
     /// reset by [`reset_shared`]).
     pub fn rescan(&mut self) {
         self.next = 0;
         self.batch = None;
+        self.current = None;
     }
 
     /// Take batches from the shared counter at `shared`.
@@ -418,6 +518,7 @@ impl ArrowReader {
     /// Forget the current batch and the counts (the DSM is being reset).
     pub fn reset(&mut self) {
         self.batch = None;
+        self.current = None;
         self.loaded = 0;
         self.skipped = 0;
     }

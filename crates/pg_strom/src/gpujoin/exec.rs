@@ -60,6 +60,8 @@ pub struct Counters {
     pub unmatched: u64,
     /// GpuPreAgg: partial groups returned (one per group and chunk).
     pub groups: u64,
+    /// Bytes of chunk columns the engine read from Arrow files itself.
+    pub file_bytes: u64,
 }
 
 #[repr(C)]
@@ -71,6 +73,7 @@ struct SharedState {
     engine_ns: AtomicU64,
     stage: [AtomicU64; MAX_SOURCES],
     groups: AtomicU64,
+    file_bytes: AtomicU64,
 }
 
 const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
@@ -436,6 +439,8 @@ impl GpuJoinExec {
         let eng = engine::local_cpu();
         self.engine = Some(eng);
         self.cpu_session = None;
+        // SAFETY: called from the node's executor callbacks.
+        unsafe { self.source.columns_in_memory() };
         match self.open_session(eng) {
             Ok(s) => self.session = Some(s),
             Err(e) => errors::raise(&format!("{} on the CPU engine failed", self.name()), &e),
@@ -468,8 +473,11 @@ impl GpuJoinExec {
             self.over_limit = true;
         }
         match self.open_session(eng) {
-            Ok(s) => {
+            Ok(mut s) => {
                 self.inner_bytes = s.inner_bytes();
+                if let Err(e) = self.source.offer_files(s.as_mut()) {
+                    errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(eng)), &e);
+                }
                 self.session = Some(s);
             }
             Err(e) => errors::raise(
@@ -688,6 +696,9 @@ impl GpuJoinExec {
                     let (cols, _) = self.source.column_data();
                     match probe(self.session.as_mut().expect("prepared"), &cols, Some(&sel)) {
                         Err(DeviceError::NeedsCpu { .. }) if on_gpu => {
+                            drop(cols);
+                            self.source.columns_in_memory();
+                            let (cols, _) = self.source.column_data();
                             if self.cpu_session.is_none() {
                                 match self.open_session(engine::cpu()) {
                                     Ok(s) => self.cpu_session = Some(s),
@@ -716,6 +727,7 @@ impl GpuJoinExec {
                 rows_in: nrows as u64,
                 rows_cpu_path: cpu_rows,
                 bytes: bytes as u64,
+                file_bytes: self.source.file_bytes() as u64,
                 engine_ns: started.elapsed().as_nanos() as u64,
                 ..Counters::default()
             };
@@ -742,6 +754,7 @@ impl GpuJoinExec {
         t.bytes += c.bytes;
         t.engine_ns += c.engine_ns;
         t.groups += c.groups;
+        t.file_bytes += c.file_bytes;
         for i in 0..MAX_SOURCES {
             t.stage[i] += c.stage[i];
         }
@@ -753,6 +766,7 @@ impl GpuJoinExec {
             s.bytes.fetch_add(c.bytes, Ordering::Relaxed);
             s.engine_ns.fetch_add(c.engine_ns, Ordering::Relaxed);
             s.groups.fetch_add(c.groups, Ordering::Relaxed);
+            s.file_bytes.fetch_add(c.file_bytes, Ordering::Relaxed);
             for i in 0..MAX_SOURCES {
                 s.stage[i].fetch_add(c.stage[i], Ordering::Relaxed);
             }
@@ -955,6 +969,7 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
             st.counters.bytes = s.bytes.load(Ordering::Relaxed);
             st.counters.engine_ns = s.engine_ns.load(Ordering::Relaxed);
             st.counters.groups = s.groups.load(Ordering::Relaxed);
+            st.counters.file_bytes = s.file_bytes.load(Ordering::Relaxed);
             for i in 0..MAX_SOURCES {
                 st.counters.stage[i] = s.stage[i].load(Ordering::Relaxed);
             }

@@ -163,6 +163,11 @@ pub unsafe extern "C-unwind" fn explain(
             pg_sys::ExplainPropertyInteger(c"GPU Chunks".as_ptr(), std::ptr::null(), c.chunks as i64, es);
             pg_sys::ExplainPropertyInteger(c"GPU Input Rows".as_ptr(), std::ptr::null(), c.rows_in as i64, es);
             pg_sys::ExplainPropertyInteger(c"CPU Path Rows".as_ptr(), std::ptr::null(), c.rows_cpu_path as i64, es);
+            if c.file_bytes > 0 {
+                // Arrow columns the engine read from the files itself (the
+                // GPU service: from its device-memory cache, or the file)
+                prop_text(c"Columns From Files", &size_text(c.file_bytes as f64), es);
+            }
             if c.unmatched > 0 {
                 pg_sys::ExplainPropertyInteger(
                     c"Unmatched Inner Rows".as_ptr(),

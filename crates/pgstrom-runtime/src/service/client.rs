@@ -6,6 +6,7 @@
 //! the restarted service).  Join sessions opened before a restart fail the
 //! same way instead of talking to a service that never saw them.
 
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,6 +46,8 @@ struct Client {
     region: Region,
     /// The region is new: its descriptor goes with the next request.
     send_region: bool,
+    /// A file descriptor to go with the next request (FILE_OPEN).
+    file: Option<RawFd>,
     info: ServiceInfo,
 }
 
@@ -78,7 +81,7 @@ impl Client {
         let sock = Socket::connect(path)
             .map_err(|e| DeviceError::Service(format!("cannot connect to the GPU service: {e}")))?;
         let region = Region::create(INITIAL_REGION)?;
-        let mut c = Client { sock, region, send_region: true, info: ServiceInfo::default() };
+        let mut c = Client { sock, region, send_region: true, file: None, info: ServiceInfo::default() };
         c.info = c.call(
             op::HELLO,
             0,
@@ -103,6 +106,7 @@ impl Client {
         encode: impl Fn(&mut Writer<'_>) -> Result<(), DeviceError>,
         decode: impl FnOnce(&mut Reader<'_>) -> Result<T, DeviceError>,
     ) -> Result<T, DeviceError> {
+        let file = self.file.take();
         let mut w = Writer::new(self.region.bytes_mut());
         encode(&mut w)?;
         let (mut len, overflowed) = (w.len(), w.overflowed());
@@ -122,7 +126,10 @@ impl Client {
             len: len as u64,
             region: if self.send_region { self.region.size() as u64 } else { 0 },
         };
-        self.sock.send(&h, self.send_region.then(|| self.region.fd()))?;
+        if file.is_some() && self.send_region {
+            return Err(DeviceError::InvalidRequest("a file cannot go with a request that hands over a region".into()));
+        }
+        self.sock.send(&h, if self.send_region { Some(self.region.fd()) } else { file })?;
         self.send_region = false;
         if let Some(check) = INTERRUPT_CHECK.get() {
             while !self.sock.wait_readable(POLL_MS)? {
@@ -334,7 +341,7 @@ impl JoinSession for RemoteJoin<'_> {
         nrows: u32,
         selection: Option<&[u32]>,
     ) -> Result<Combos, DeviceError> {
-        crate::engine::validate_columns(outer, nrows)?;
+        crate::engine::validate_columns_in(outer, nrows, crate::engine::Holds::File)?;
         self.call(
             op::JOIN_PROBE,
             |w| {
@@ -363,7 +370,7 @@ impl JoinSession for RemoteJoin<'_> {
         nrows: u32,
         selection: Option<&[u32]>,
     ) -> Result<AggGroups, DeviceError> {
-        crate::engine::validate_columns(outer, nrows)?;
+        crate::engine::validate_columns_in(outer, nrows, crate::engine::Holds::File)?;
         self.call(
             op::JOIN_PROBE_AGG,
             |w| {
@@ -376,6 +383,21 @@ impl JoinSession for RemoteJoin<'_> {
 
     fn unmatched_agg(&mut self) -> Result<AggGroups, DeviceError> {
         self.call(op::JOIN_UNMATCHED_AGG, |_| Ok(()), wire::get_groups)
+    }
+
+    fn open_file(&mut self, file: &std::fs::File) -> Result<Option<u32>, DeviceError> {
+        if self.eng.generation.load(Ordering::Relaxed) != self.generation {
+            return Err(DeviceError::ServiceLost(
+                "the connection that loaded the join's inner relations was lost".into(),
+            ));
+        }
+        let fd = file.as_raw_fd();
+        self.eng
+            .with(|c| {
+                c.file = Some(fd);
+                c.call(op::FILE_OPEN, self.eng.engine, self.id, |_| Ok(()), |r| r.u32())
+            })
+            .map(Some)
     }
 }
 

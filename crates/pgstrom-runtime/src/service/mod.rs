@@ -16,12 +16,13 @@
 //! that were using it get [`crate::DeviceError::ServiceLost`].
 
 pub mod client;
+pub mod files;
 pub mod server;
 pub mod shm;
 pub mod wire;
 
 /// Protocol version (HELLO).
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 /// The engine number of the CPU engine (GPUs are 0..n).
 pub const CPU_ENGINE: u32 = u32::MAX;
 
@@ -49,6 +50,9 @@ pub mod op {
     pub const JOIN_CLOSE: u32 = 10;
     /// The service's counters.
     pub const STATUS: u32 = 11;
+    /// Hand a join session an open file (its descriptor comes with the
+    /// header); the file's number out.
+    pub const FILE_OPEN: u32 = 12;
 }
 
 /// Reply status words.
@@ -84,6 +88,8 @@ pub struct ServiceInfo {
     pub rss: u64,
     /// Per GPU: device memory in use, in bytes (0 when unknown).
     pub gpu_memory_used: Vec<u64>,
+    /// Per GPU: its column cache (default counters for a GPU not opened).
+    pub gpu_cache: Vec<crate::colcache::CacheStats>,
 }
 
 impl ServiceInfo {
@@ -112,6 +118,12 @@ impl ServiceInfo {
         w.u64(self.rss);
         w.u64(self.gpu_memory_used.len() as u64);
         self.gpu_memory_used.iter().for_each(|m| w.u64(*m));
+        w.u64(self.gpu_cache.len() as u64);
+        for c in &self.gpu_cache {
+            for v in [c.budget, c.bytes, c.buffers, c.hits, c.misses, c.bytes_read, c.evictions] {
+                w.u64(v);
+            }
+        }
     }
 
     fn get(r: &mut wire::Reader<'_>) -> Result<ServiceInfo, crate::DeviceError> {
@@ -128,6 +140,19 @@ impl ServiceInfo {
         let errors = r.u64()?;
         let rss = r.u64()?;
         let gpu_memory_used = (0..r.count()?).map(|_| r.u64()).collect::<Result<_, _>>()?;
+        let gpu_cache = (0..r.count()?)
+            .map(|_| {
+                Ok(crate::colcache::CacheStats {
+                    budget: r.u64()?,
+                    bytes: r.u64()?,
+                    buffers: r.u64()?,
+                    hits: r.u64()?,
+                    misses: r.u64()?,
+                    bytes_read: r.u64()?,
+                    evictions: r.u64()?,
+                })
+            })
+            .collect::<Result<_, crate::DeviceError>>()?;
         Ok(ServiceInfo {
             pid,
             started,
@@ -140,6 +165,7 @@ impl ServiceInfo {
             errors,
             rss,
             gpu_memory_used,
+            gpu_cache,
         })
     }
 }

@@ -12,6 +12,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use std::os::fd::OwnedFd;
+
+use super::files::{self, SessionFiles};
 use super::shm::{Header, MAGIC, Region, Socket};
 use super::wire::{self, Reader, Writer};
 use super::{CPU_ENGINE, PROTOCOL_VERSION, ServiceInfo, op, status};
@@ -34,6 +37,10 @@ pub struct ServiceConfig {
     pub nvrtc_library: Option<String>,
     /// Open the GPUs (false: the CPU engine only, for machines without one).
     pub open_gpus: bool,
+    /// Bytes of Arrow file columns each GPU keeps in device memory between
+    /// queries: None for the default (a quarter of the device's memory),
+    /// Some(0) to keep nothing.
+    pub column_cache: Option<u64>,
 }
 
 struct Engines {
@@ -73,6 +80,9 @@ fn open_engines(config: &ServiceConfig) -> Engines {
                     t.elapsed().as_millis()
                 ),
                 Err(e) => eprintln!("pg_strom service: GPU{} ({}) cannot be used: {e}", dev.ordinal, dev.name),
+            }
+            if let Ok(g) = &g {
+                g.columns.set_budget(config.column_cache.unwrap_or(dev.total_memory / 4));
             }
             g.map(|g| &*Box::leak(Box::new(g)))
         })
@@ -134,6 +144,7 @@ fn info(engines: &Engines) -> ServiceInfo {
             .iter()
             .map(|g| g.as_ref().ok().and_then(|g| g.memory_used().ok()).unwrap_or(0))
             .collect(),
+        gpu_cache: engines.gpus.iter().map(|g| g.as_ref().map(|g| g.columns.stats()).unwrap_or_default()).collect(),
     }
 }
 
@@ -178,8 +189,16 @@ struct Connection {
     sock: Socket,
     engines: &'static Engines,
     region: Option<Region>,
-    sessions: HashMap<u32, Box<dyn JoinSession + 'static>>,
+    sessions: HashMap<u32, Session>,
     next_session: u32,
+}
+
+/// A join session with the engine it runs on (a GPU's index or
+/// [`CPU_ENGINE`]) and the files it reads itself.
+struct Session {
+    join: Box<dyn JoinSession + 'static>,
+    engine: u32,
+    files: SessionFiles,
 }
 
 impl Drop for Connection {
@@ -201,13 +220,15 @@ impl Connection {
             if !status_request {
                 IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
             }
+            // FILE_OPEN carries a file; any other request, a new region
+            let (fd, file) = if h.op == op::FILE_OPEN { (None, fd) } else { (fd, None) };
             let answer = match fd.map(|fd| Region::map(fd, h.region as usize)).transpose() {
                 Err(e) => Err(e),
                 Ok(new) => {
                     if let Some(r) = new {
                         self.region = Some(r);
                     }
-                    catch_unwind(AssertUnwindSafe(|| self.handle(&h))).unwrap_or_else(|p| {
+                    catch_unwind(AssertUnwindSafe(|| self.handle(&h, file))).unwrap_or_else(|p| {
                         let why = p
                             .downcast_ref::<&str>()
                             .map(|s| s.to_string())
@@ -240,11 +261,11 @@ impl Connection {
         }
     }
 
-    fn session(&mut self, id: u32) -> Result<&mut Box<dyn JoinSession + 'static>, DeviceError> {
+    fn session(&mut self, id: u32) -> Result<&mut Session, DeviceError> {
         self.sessions.get_mut(&id).ok_or_else(|| DeviceError::InvalidRequest(format!("no join session {id}")))
     }
 
-    fn handle(&mut self, h: &Header) -> Result<Answer, DeviceError> {
+    fn handle(&mut self, h: &Header, file: Option<OwnedFd>) -> Result<Answer, DeviceError> {
         let region = self.region.as_ref().ok_or_else(|| DeviceError::InvalidRequest("no shared region".into()))?;
         let len = usize::try_from(h.len).ok().filter(|&l| l <= region.size());
         let len = len.ok_or_else(|| DeviceError::InvalidRequest("payload longer than the region".into()))?;
@@ -305,25 +326,47 @@ impl Connection {
                 let id = self.next_session;
                 self.next_session = self.next_session.wrapping_add(1).max(1);
                 let bytes = s.inner_bytes() as u64;
-                self.sessions.insert(id, s);
+                self.sessions.insert(id, Session { join: s, engine: h.engine, files: SessionFiles::default() });
                 SESSIONS.fetch_add(1, Ordering::Relaxed);
                 Ok(Answer::Session(id, bytes))
             }
             op::JOIN_PROBE | op::JOIN_PROBE_AGG => {
                 let nrows = r.u32()?;
                 let selection = r.opt(|r| r.slice::<u32>())?;
-                let cols = wire::get_columns(&mut r)?;
+                let mut cols = wire::get_columns(&mut r)?;
+                let engines = self.engines;
                 let s = self.session(h.session)?;
+                // file columns: device memory of the GPU's column cache, or
+                // bytes read now for the CPU engine
+                let (mut _keep, mut host) = (Vec::new(), None);
+                if cols.iter().any(|c| c.file.is_some()) {
+                    match engines.gpus.get(s.engine as usize) {
+                        Some(Ok(gpu)) if s.engine != CPU_ENGINE => {
+                            gpu.make_current()?;
+                            _keep = s.files.resolve_on_gpu(gpu, &mut cols, nrows)?;
+                        }
+                        _ => host = Some(s.files.read_for_host(&cols, nrows)?),
+                    }
+                }
+                let cols = match &host {
+                    Some(h) => files::with_host(&cols, h),
+                    None => cols,
+                };
                 if h.op == op::JOIN_PROBE {
-                    Ok(Answer::Combos(s.probe(&cols, nrows, selection)?))
+                    Ok(Answer::Combos(s.join.probe(&cols, nrows, selection)?))
                 } else {
-                    Ok(Answer::Groups(s.probe_agg(&cols, nrows, selection)?))
+                    Ok(Answer::Groups(s.join.probe_agg(&cols, nrows, selection)?))
                 }
             }
-            op::JOIN_UNMATCHED => Ok(Answer::Combos(self.session(h.session)?.unmatched()?)),
-            op::JOIN_UNMATCHED_AGG => Ok(Answer::Groups(self.session(h.session)?.unmatched_agg()?)),
+            op::FILE_OPEN => {
+                let file =
+                    file.ok_or_else(|| DeviceError::InvalidRequest("no file descriptor came with FILE_OPEN".into()))?;
+                Ok(Answer::Session(self.session(h.session)?.files.open(file)?, 0))
+            }
+            op::JOIN_UNMATCHED => Ok(Answer::Combos(self.session(h.session)?.join.unmatched()?)),
+            op::JOIN_UNMATCHED_AGG => Ok(Answer::Groups(self.session(h.session)?.join.unmatched_agg()?)),
             op::JOIN_RESET => {
-                self.session(h.session)?.reset_matched()?;
+                self.session(h.session)?.join.reset_matched()?;
                 Ok(Answer::Empty)
             }
             op::JOIN_CLOSE => {

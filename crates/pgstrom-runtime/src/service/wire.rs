@@ -5,7 +5,7 @@
 //! crash of the service.
 
 use crate::agg::{AggGroups, AggKind, AggOp, AggSpec};
-use crate::engine::{ColumnData, EvalOutput, FilterResult, ParamValue};
+use crate::engine::{ColumnData, EvalOutput, FileSlice, FilterResult, ParamValue};
 use crate::error::DeviceError;
 use crate::join::{Combos, JoinDepthSpec, JoinKind, JoinSpec};
 use crate::program::{Program, sql_error_by_state};
@@ -221,27 +221,58 @@ pub fn get_params(r: &mut Reader<'_>) -> Result<Vec<ParamValue>, DeviceError> {
     (0..r.count()?).map(|_| Ok(ParamValue { isnull: r.u8()? != 0, bits: r.i64()? })).collect()
 }
 
-/// Columns of `nrows` rows (offsets: nrows + 1 of them).
+/// Columns of `nrows` rows (offsets: nrows + 1 of them): each in the
+/// region, or where it lies in a file of the session.
 pub fn put_columns(w: &mut Writer<'_>, cols: &[ColumnData<'_>], nrows: u32) {
     w.u64(cols.len() as u64);
     for c in cols {
         w.u32(c.type_id as u32);
-        w.blob(c.values);
-        w.opt(c.validity, |w, v| w.blob(v));
-        w.opt(c.offsets, |w, o| w.slice(&o[..(nrows as usize + 1).min(o.len())]));
+        match &c.file {
+            None => {
+                w.u8(0);
+                w.blob(c.values);
+                w.opt(c.validity, |w, v| w.blob(v));
+                w.opt(c.offsets, |w, o| w.slice(&o[..(nrows as usize + 1).min(o.len())]));
+            }
+            Some(f) => {
+                w.u8(1);
+                w.u32(f.file);
+                w.u64(f.values.0);
+                w.u64(f.values.1);
+                w.opt(f.validity.as_ref(), |w, v| {
+                    w.u64(v.0);
+                    w.u64(v.1);
+                });
+                w.u64(f.first_row);
+            }
+        }
     }
 }
-/// Columns, in place.
+/// Columns, in place (file slices as they came: the service resolves them).
 pub fn get_columns<'a>(r: &mut Reader<'a>) -> Result<Vec<ColumnData<'a>>, DeviceError> {
     (0..r.count()?)
         .map(|_| {
             let type_id = u16::try_from(r.u32()?).map_err(|_| bad("type id"))?;
-            Ok(ColumnData {
-                type_id,
-                values: r.blob()?,
-                validity: r.opt(|r| r.blob())?,
-                offsets: r.opt(|r| r.slice())?,
-            })
+            match r.u8()? {
+                0 => Ok(ColumnData {
+                    type_id,
+                    values: r.blob()?,
+                    validity: r.opt(|r| r.blob())?,
+                    offsets: r.opt(|r| r.slice())?,
+                    ..ColumnData::default()
+                }),
+                1 => Ok(ColumnData {
+                    type_id,
+                    file: Some(FileSlice {
+                        file: r.u32()?,
+                        values: (r.u64()?, r.u64()?),
+                        validity: r.opt(|r| Ok((r.u64()?, r.u64()?)))?,
+                        first_row: r.u64()?,
+                    }),
+                    ..ColumnData::default()
+                }),
+                _ => Err(bad("column kind")),
+            }
         })
         .collect()
 }

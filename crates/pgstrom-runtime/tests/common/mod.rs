@@ -19,7 +19,7 @@ pub fn f(name: &str) -> u16 {
     FUNCTIONS.iter().find(|x| x.name == name).unwrap_or_else(|| panic!("{name}")).id
 }
 
-fn expect_gpu() -> bool {
+pub fn expect_gpu() -> bool {
     std::env::var("PGSTROM_EXPECT_GPU").as_deref() == Ok("1")
 }
 
@@ -36,6 +36,7 @@ pub fn service_socket() -> PathBuf {
                 cache_dir: dir.join("device_code"),
                 nvrtc_library: std::env::var("PGSTROM_NVRTC_LIBRARY").ok(),
                 open_gpus: expect_gpu(),
+                column_cache: None,
             };
             let socket = config.socket.clone();
             std::thread::spawn(move || serve(&config).unwrap());
