@@ -31,8 +31,8 @@ SELECT pgstrom.active_engine();
 DROP TABLE svc, svc_dim;
 -- Arrow_Fdw columns the service reads from the file itself (a GPU keeps
 -- them in device memory for later queries): PostgreSQL's answers, and
--- EXPLAIN ANALYZE counts them; chunks that do not start on a 64-row
--- boundary, compressed batches and other types go in memory as before
+-- EXPLAIN ANALYZE counts them (chunks are whole record batches then);
+-- compressed batches and other types go in memory as before
 \! rm -f /tmp/pgstrom_arrow_test/w/svc_files.arrow /tmp/pgstrom_arrow_test/w/svc_files.arrow.pgstrom-undo
 CREATE FOREIGN TABLE svc_arrow (id int8, a int4, x float8, s int2, k text) SERVER arrow_fdw
   OPTIONS (file '/tmp/pgstrom_arrow_test/w/svc_files.arrow', writable 'true');

@@ -18,6 +18,10 @@ use pgstrom_runtime::join::JoinSession;
 use crate::arrow_fdw::reader::{self, ArrowReader};
 use crate::heapchunk::{self, HeapChunks};
 
+/// Rows of a chunk of an Arrow table whose columns the engine reads from
+/// the files itself (a record batch, unless larger): a multiple of 64.
+const FILE_CHUNK_ROWS: usize = 1 << 24;
+
 /// A node's source of rows.
 pub enum Source {
     /// A heap table, read through the table AM in chunks.
@@ -107,6 +111,9 @@ impl Source {
                             break;
                         }
                     }
+                    // an engine that reads the columns from the files takes
+                    // a whole record batch at once: nothing is gathered here
+                    let limit = if reader.reads_files() { limit.max(FILE_CHUNK_ROWS) } else { limit };
                     let n = reader.batch_rows().saturating_sub(*start).min(limit);
                     if n > 0 {
                         reader.fill_device(*start, n);

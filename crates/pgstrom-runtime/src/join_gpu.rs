@@ -491,7 +491,10 @@ impl JoinSteps for Steps<'_, '_> {
     }
 
     fn grow(&mut self, n: usize) -> Result<(), DeviceError> {
-        let cap = (n + n / 4).max(1024);
+        // as large as the other buffer too: the two trade places every
+        // step, and a free (cuMemFree waits for the whole device, every
+        // connection's work) per chunk would serialize the connections
+        let cap = (n + n / 4).max(1024).max(self.join.in_cap);
         self.join.out = None;
         self.join.out = Some(DeviceBuffer::alloc(self.join.eng.drv, cap * self.nsources * 4)?);
         self.join.out_cap = cap;
@@ -568,12 +571,8 @@ impl JoinSteps for Steps<'_, '_> {
         let j = &mut *self.join;
         std::mem::swap(&mut j.out, &mut j.input);
         std::mem::swap(&mut j.out_cap, &mut j.in_cap);
-        if j.out_cap < j.in_cap {
-            // allocated lazily by the next grow: the step loop grows before
-            // writing when capacity() is short
-            j.out = None;
-            j.out_cap = 0;
-        }
+        // a smaller output buffer stays: the step loop grows it before
+        // writing when capacity() is short
     }
 
     fn aggregate(&mut self, nsources: usize, count: usize) -> Result<AggGroups, DeviceError> {

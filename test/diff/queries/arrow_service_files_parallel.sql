@@ -1,11 +1,10 @@
 -- parallel GpuPreAgg over a GpuJoin on an Arrow table, the service reading
--- columns from the file itself: 100-row chunks, so chunks on a 64-row
--- boundary name the file and the others carry their rows
+-- columns from the file itself: each worker's session opens the file, and
+-- takes whole record batches as chunks
 -- expect: GpuPreAgg
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
 -- set: pg_strom.cpu_engine_in_service = on
--- set: pg_strom.chunk_rows = 100
 -- set: parallel_setup_cost = 0
 -- set: parallel_tuple_cost = 0
 -- set: min_parallel_table_scan_size = 0
