@@ -2,15 +2,15 @@
 """bench/ssb/ssb.py - the Star Schema Benchmark: generator, loader, runner.
 
     ssb.py gen  --sf SF [--seed N] [--jobs N] [--sorted] [--force]
-    ssb.py load --data DIR [--jobs N]            (DuckDB database + Parquet)
+    ssb.py load --data DIR [--jobs N]            (Arrow files, DuckDB database, Parquet)
     ssb.py run  --out DIR [--data DIR] [--modes ...] [--runs N] [--queries ...]
     ssb.py all  --sf SF --out DIR [--data DIR] ...   (gen + load + run)
 
 Connects with the PG* environment (`. .run/env`, or the benchmark cluster
 of scripts/bench.sh).  See docs/benchmark.md for what each mode measures,
 the data's layout and the comparison rules.  Python standard library, plus
-the duckdb module for the DuckDB modes, pyarrow for the arrow mode's file
-and Pillow for the chart (all optional: a mode or the chart without its
+the duckdb module for the DuckDB modes, pyarrow for loading DuckDB from the
+Arrow files (CSV without it) and for duckdb-arrow, and Pillow for the chart (all optional: a mode or the chart without its
 module is reported and skipped).
 """
 
@@ -36,8 +36,9 @@ MODES = {
     "arrow": "pg_strom on Arrow_Fdw (lineorder as an Arrow file)",
     "duckdb": "DuckDB, its own tables (loaded from the same data)",
     "duckdb-parquet": "DuckDB over Parquet files of the same data",
+    "duckdb-arrow": "DuckDB over lineorder.arrow (the arrow mode's file), its own dimension tables",
 }
-DEFAULT_MODES = "pg,strom,arrow,duckdb,duckdb-parquet"
+DEFAULT_MODES = "pg,strom,arrow,duckdb,duckdb-parquet,duckdb-arrow"
 
 
 def say(msg):
@@ -125,9 +126,47 @@ def _duck_type(pgtype):
             "double precision": "DOUBLE", "real": "FLOAT"}.get(pgtype, "VARCHAR")
 
 
+def _arrow_modules():
+    try:
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
+        return pa, ipc
+    except ImportError:
+        return None
+
+
+def load_duck_from_arrow(con, data, arrow):
+    """DuckDB's tables from the Arrow files (lineorder.arrow and the
+    dimensions' files from pg2arrow), with the types the CSV load gives:
+    char(n) (pg2arrow's FixedSizeBinary) as text without its padding."""
+    pa, ipc = arrow
+    for t in TABLES:
+        cols = _columns(t)
+        table = ipc.open_file(pa.memory_map(os.path.join(data, f"{t}.arrow"))).read_all()
+        con.register("arrow_src", table)
+        select = ", ".join(f"rtrim(decode({c})) AS {c}" if ty == "character" else f"CAST({c} AS {_duck_type(ty)}) AS {c}"
+                           for c, ty in cols)
+        con.execute(f"CREATE TABLE {t} AS SELECT {select} FROM arrow_src")
+        con.unregister("arrow_src")
+        con.execute(f"COPY {t} TO '{os.path.join(data, t + '.parquet')}' (FORMAT parquet)")
+
+
+def export_dimensions(data):
+    """The dimension tables as Arrow files, written by pg2arrow."""
+    pg2arrow = shutil.which("pg2arrow")
+    for t in TABLES[1:]:
+        path = os.path.join(data, f"{t}.arrow")
+        r = subprocess.run([pg2arrow, "-t", t, "-o", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            sys.exit(f"ssb: pg2arrow failed on {t}: {r.stderr.strip()}")
+
+
 def cmd_load(a):
-    """Export the PostgreSQL tables as CSV (char(n) without its padding) and
-    load them into a DuckDB database; write each table as Parquet too."""
+    """Export the tables as Arrow files with pg2arrow (lineorder sorted by
+    lo_orderdate with statistics, for the arrow mode) and load DuckDB's
+    database from them; write each table as Parquet too.  Without pg2arrow
+    or pyarrow, DuckDB loads CSV exports (char(n) without its padding) and
+    lineorder.arrow comes from DuckDB's table."""
     duckdb = _import_duckdb()
     if duckdb is None:
         say("load: the duckdb module is not installed: DuckDB modes skipped")
@@ -144,6 +183,18 @@ def cmd_load(a):
         if os.path.exists(f):
             os.remove(f)
     con = duckdb.connect(dbfile)
+    arrow_mods = _arrow_modules()
+    if shutil.which("pg2arrow") and arrow_mods:
+        arrow = write_arrow(con, a.data)
+        export_dimensions(a.data)
+        t1 = time.time()
+        load_duck_from_arrow(con, a.data, arrow_mods)
+        con.close()
+        with open(stamp_file, "w") as f:
+            f.write(stamp)
+        say(f"load: {arrow}; DuckDB database and Parquet files from the Arrow files in {time.time() - t1:.1f} s "
+            f"({time.time() - t0:.1f} s in all, in {a.data})")
+        return
     for t in TABLES:
         cols = _columns(t)
         select = ", ".join(f"{c}::text" if ty.startswith("character") else c for c, ty in cols)
@@ -312,6 +363,19 @@ def duck_connect(mode, data):
         return None, f"no DuckDB data in {data} (run: ssb.py load --data {data})"
     if mode == "duckdb":
         return duckdb.connect(os.path.join(data, "ssb.duckdb"), read_only=True), None
+    if mode == "duckdb-arrow":
+        arrow = _arrow_modules()
+        path = os.path.join(data, "lineorder.arrow")
+        if arrow is None:
+            return None, "the pyarrow module is not installed"
+        if not os.path.exists(path):
+            return None, f"no {path}"
+        pa, ipc = arrow
+        con = duckdb.connect(os.path.join(data, "ssb.duckdb"), read_only=True)
+        # the file memory-mapped, as DuckDB's Arrow scans take it
+        con.register("lineorder_arrow", ipc.open_file(pa.memory_map(path)).read_all())
+        con.execute("CREATE TEMP VIEW lineorder AS SELECT * FROM lineorder_arrow")
+        return con, None
     con = duckdb.connect()
     for t in TABLES:
         con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{os.path.join(data, t + '.parquet')}')")
@@ -423,49 +487,43 @@ def geomean(xs):
 def print_table(results, ran, queries, db_bytes, skipped):
     def fmt(x, spec):
         return format(x, spec) if x else "-"
+    # the speedups of each pg_strom mode that ran, over PostgreSQL and DuckDB
+    ratios = [(m, ref) for m in ("strom", "arrow") if m in ran for ref in ("pg", "duckdb") if ref in ran]
     head = f"{'query':<7}" + "".join(f"{m + ' ms':>19}" for m in ran)
     if "strom" in ran:
         head += f"{'strom GB/s':>11}"
-        if "pg" in ran:
-            head += f"{'x vs pg':>9}"
-        if "duckdb" in ran:
-            head += f"{'x vs duckdb':>12}"
+    head += "".join(f"{m + ' x ' + ('pg' if ref == 'pg' else 'duck'):>14}" for m, ref in ratios)
     head += "  check"
     print()
     print(head)
     print("-" * len(head))
     cols = {m: [] for m in ran}
+
+    def ratio(ref, m, q):
+        r, t = results[(ref, q)].median, results[(m, q)].median
+        return r / t if r and t else None
     for q in queries:
         line = f"{q:<7}"
         for m in ran:
             med = results[(m, q)].median
             cols[m].append(med)
             line += f"{fmt(med, '.1f'):>19}"
-        st = results.get(("strom", q))
-        if st:
-            line += f"{fmt(gbps(db_bytes, st.median), '.2f'):>11}"
-            if "pg" in ran:
-                p = results[("pg", q)].median
-                line += f"{fmt(p / st.median if p and st.median else None, '.2f'):>9}"
-            if "duckdb" in ran:
-                d = results[("duckdb", q)].median
-                line += f"{fmt(d / st.median if d and st.median else None, '.3f'):>12}"
+        if "strom" in ran:
+            line += f"{fmt(gbps(db_bytes, results[('strom', q)].median), '.2f'):>11}"
+        line += "".join(f"{fmt(ratio(ref, m, q), '.2f'):>14}" for m, ref in ratios)
         bad = [f"{m}: {results[(m, q)].status} {results[(m, q)].note}".strip() for m in ran
                if results[(m, q)].status != "ok"]
         line += "  " + ("; ".join(bad) if bad else "ok")
         print(line)
     g = {m: geomean(cols[m]) for m in ran}
     line = f"{'geomean':<7}" + "".join(f"{fmt(g[m], '.1f'):>19}" for m in ran)
-    if "strom" in ran and g.get("strom"):
-        line += f"{fmt(gbps(db_bytes, g['strom']), '.2f'):>11}"
-        if "pg" in ran:
-            line += f"{fmt(g['pg'] / g['strom'] if g.get('pg') else None, '.2f'):>9}"
-        if "duckdb" in ran:
-            line += f"{fmt(g['duckdb'] / g['strom'] if g.get('duckdb') else None, '.3f'):>12}"
+    if "strom" in ran:
+        line += f"{fmt(gbps(db_bytes, g['strom']) if g.get('strom') else None, '.2f'):>11}"
+    line += "".join(f"{fmt(g[ref] / g[m] if g.get(ref) and g.get(m) else None, '.2f'):>14}" for m, ref in ratios)
     print(line)
     for m, why in skipped.items():
         print(f"{m}: skipped ({why})")
-    print("x vs pg = PostgreSQL time / pg_strom time; x vs duckdb = DuckDB time / pg_strom time (> 1: pg_strom faster)")
+    print("M x pg = PostgreSQL time / mode M's time; M x duck = DuckDB time / mode M's time (> 1: pg_strom faster)")
 
 
 def write_chart(out, results, ran, queries, db_bytes, sf):
@@ -476,7 +534,7 @@ def write_chart(out, results, ran, queries, db_bytes, sf):
     except ImportError:
         return None
     colors = {"pg": (52, 101, 164), "strom": (237, 125, 49), "arrow": (165, 165, 165),
-              "duckdb": (255, 192, 0), "duckdb-parquet": (112, 173, 71)}
+              "duckdb": (255, 192, 0), "duckdb-parquet": (112, 173, 71), "duckdb-arrow": (91, 155, 213)}
     W, H, left, bottom, top = 1400, 640, 80, 60, 60
     img = Image.new("RGB", (W, H), "white")
     d = ImageDraw.Draw(img)
