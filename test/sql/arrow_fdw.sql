@@ -130,12 +130,14 @@ SET pg_strom.enabled = on;
 SET pg_strom.gpu_setup_cost = 0;
 SET pg_strom.gpu_context_cost = 0;
 SET pg_strom.chunk_rows = 300;
+SET pg_strom.enable_gpupreagg = off;  -- GpuScan's own fields (GpuPreAgg below)
 SELECT * FROM af_explain('SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AND val % 7 = 3',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AND val % 7 = 3;
 SET pg_strom.enabled = off;
 SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AND val % 7 = 3;
 SET pg_strom.enabled = on;
+RESET pg_strom.enable_gpupreagg;
 -- GpuPreAgg over a GpuJoin with the Arrow table as its outer side: one
 -- node reads the batches the hints keep, joins and reduces them
 CREATE TABLE af_dim AS SELECT k, 'name' || (k % 13) AS name FROM generate_series(0, 99) k;

@@ -33,6 +33,9 @@ pub static GPU_SERVICE: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static CPU_ENGINE_IN_SERVICE: GucSetting<bool> = GucSetting::<bool>::new(false);
 /// `pg_strom.heap_gather_cost`: host cost of gathering a heap row into columns.
 pub static HEAP_GATHER_COST: GucSetting<f64> = GucSetting::<f64>::new(0.03);
+/// `pg_strom.arrow_tuple_cost`: host cost of forming one Arrow_Fdw row as
+/// a tuple (about 1 us a row measured, ten times cpu_tuple_cost's row).
+pub static ARROW_TUPLE_COST: GucSetting<f64> = GucSetting::<f64>::new(0.1);
 /// `pg_strom.engine`.
 pub static ENGINE: GucSetting<EngineSetting> = GucSetting::<EngineSetting>::new(EngineSetting::Auto);
 /// `pg_strom.nvrtc_library`: where libnvrtc is ('' = search).
@@ -150,6 +153,16 @@ pub fn init() {
         c"Sets the planner's estimate of the host's cost of gathering one heap-table row into the device's columns.",
         c"Paid per row of a heap table read by a device node, on top of gpu_tuple_cost; Arrow tables pay none.",
         &HEAP_GATHER_COST,
+        0.0,
+        f64::MAX,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_float_guc(
+        c"pg_strom.arrow_tuple_cost",
+        c"Sets the planner's estimate of the host's cost of forming one row of an Arrow_Fdw table as a tuple.",
+        c"Paid instead of cpu_tuple_cost by every Arrow row returned to PostgreSQL: by its foreign scan, and by a GpuScan or GpuJoin over it (rows GpuPreAgg reduces on the device pay none).",
+        &ARROW_TUPLE_COST,
         0.0,
         f64::MAX,
         GucContext::Userset,

@@ -165,7 +165,8 @@ pub unsafe extern "C-unwind" fn get_paths(
         pg_sys::cost_qual_eval(&mut qual, (*baserel).baserestrictinfo, root);
         let pages = (info.bytes / pg_sys::BLCKSZ as f64).ceil();
         let disk = pg_sys::seq_page_cost * pages;
-        let cpu = info.rows * (pg_sys::cpu_tuple_cost + qual.per_tuple);
+        // every row read is formed as a tuple, value by value
+        let cpu = info.rows * (crate::guc::ARROW_TUPLE_COST.get() + qual.per_tuple);
         let path = |rows: f64, run: f64| {
             pg_sys::create_foreignscan_path(
                 root,

@@ -458,8 +458,9 @@ pub(crate) unsafe fn cost(
             run += d.rows_in * gpu_op * (1.0 + d.quals.len() as f64) + d.rows_out * gpu_op * d.quals.len() as f64;
         }
         let mut rows = desc.depths.last().map_or(0.0, |d| d.rows_out);
-        // rows come back to the host and are formed into tuples
-        run += rows * pg_sys::cpu_tuple_cost;
+        // rows come back to the host and are formed into tuples (an Arrow
+        // table's row from its record batch, value by value)
+        run += rows * crate::gpuscan::path::tuple_cost_of(rte);
         if workers > 0 {
             let div = parallel_divisor(workers);
             run /= div;

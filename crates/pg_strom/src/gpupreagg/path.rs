@@ -284,7 +284,9 @@ unsafe fn add_paths(
             let nchunks = ((*outer).tuples / guc::CHUNK_ROWS.get().max(1) as f64).ceil().max(1.0);
             let partial_total = pg_sys::clamp_row_est(rows_in.min(groups * nchunks));
             let partial_proc = pg_sys::clamp_row_est(partial_total / div);
-            let formed = if desc.depths.is_empty() { 0.0 } else { rows_proc * pg_sys::cpu_tuple_cost };
+            let rte = *(*root).simple_rte_array.add(desc.outer_relid as usize);
+            let formed =
+                if desc.depths.is_empty() { 0.0 } else { rows_proc * crate::gpuscan::path::tuple_cost_of(rte) };
             let reduce = rows_proc * guc::GPU_OPERATOR_COST.get() * (nkeys + nops + 1) as f64
                 + partial_proc * pg_sys::cpu_tuple_cost;
             desc.agg = Some(AggDesc { target: exprs.clone(), rows_in, groups });

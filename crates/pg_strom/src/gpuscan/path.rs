@@ -125,6 +125,21 @@ pub(crate) unsafe fn gather_cost_per_row(rte: *mut pg_sys::RangeTblEntry) -> f64
     if is_heap_relation(rte) { guc::HEAP_GATHER_COST.get() } else { 0.0 }
 }
 
+/// Host cost of forming one row of `rte` returned by a device node as a
+/// tuple: `cpu_tuple_cost`, or `pg_strom.arrow_tuple_cost` for an Arrow
+/// table (its values are converted one by one from the record batch).
+///
+/// # Safety
+/// A relation RTE of the query being planned.
+pub(crate) unsafe fn tuple_cost_of(rte: *mut pg_sys::RangeTblEntry) -> f64 {
+    // SAFETY: caller's promise; planner globals read in the backend.
+    unsafe {
+        let foreign =
+            (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE;
+        if foreign { guc::ARROW_TUPLE_COST.get() } else { pg_sys::cpu_tuple_cost }
+    }
+}
+
 /// Workers of a parallel scan of `rel`: the table's `parallel_workers`
 /// option when it has one (`table_workers` >= 0), else PostgreSQL's rule
 /// by `pages`; at most max_parallel_workers_per_gather.
@@ -246,7 +261,7 @@ unsafe fn make_path(
         let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
         let dev_per_tuple = gather_cost_per_row(rte) + guc::GPU_TUPLE_COST.get() + dev_cost.per_tuple * op_ratio;
         let returned = ntuples * dev_sel;
-        let host_per_tuple = pg_sys::cpu_tuple_cost + host_cost.per_tuple;
+        let host_per_tuple = tuple_cost_of(rte) + host_cost.per_tuple;
         let target = &*(*rel).reltarget;
         let mut rows = (*rel).rows;
         let mut cpu_run = ntuples * dev_per_tuple + returned * host_per_tuple + rows * target.cost.per_tuple;
