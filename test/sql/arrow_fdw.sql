@@ -139,7 +139,10 @@ SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AN
 SET pg_strom.enabled = on;
 RESET pg_strom.enable_gpupreagg;
 -- GpuPreAgg over a GpuJoin with the Arrow table as its outer side: one
--- node reads the batches the hints keep, joins and reduces them
+-- node reads the batches the hints keep, joins and reduces them; the GPU
+-- service reads the columns from the file itself, a record batch per chunk
+-- (the CPU engine run there too, so this output is every engine's)
+SET pg_strom.cpu_engine_in_service = on;
 CREATE TABLE af_dim AS SELECT k, 'name' || (k % 13) AS name FROM generate_series(0, 99) k;
 ANALYZE af_dim;
 SELECT * FROM af_explain('SELECT d.name, count(*), sum(s.val) FROM sorted s JOIN af_dim d ON s.val = d.k
@@ -155,6 +158,7 @@ SET pg_strom.enabled = on;
 SELECT * FROM af_explain($$SELECT id, s FROM arrow_types WHERE i32 > 0 AND md5(s) < '5'$$);
 SET pg_strom.enabled = off;
 RESET pg_strom.chunk_rows;
+RESET pg_strom.cpu_engine_in_service;
 RESET pg_strom.gpu_setup_cost;
 RESET pg_strom.gpu_context_cost;
 
