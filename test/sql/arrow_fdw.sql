@@ -154,6 +154,22 @@ SET pg_strom.enabled = off;
 SELECT d.name, count(*), sum(s.val) FROM sorted s JOIN af_dim d ON s.val = d.k
  WHERE s.ymd > 19940815 GROUP BY d.name ORDER BY 1;
 SET pg_strom.enabled = on;
+-- join-key hints: the range of the inner relation's keys skips the record
+-- batches whose statistics put the outer key outside it, as a qual would;
+-- an inner relation without rows skips every batch (the same answers)
+CREATE TABLE af_days AS SELECT (19940000 + m * 100 + d)::int AS ymd, 'Q' || ((m - 1) / 3 + 1) AS quarter
+  FROM generate_series(1, 12) m, generate_series(1, 28) d;
+ANALYZE af_days;
+SELECT * FROM af_explain($$SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd
+                           WHERE d.quarter = 'Q2'$$, 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q2';
+SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q9';
+SELECT count(*), count(d.ymd) FROM sorted s LEFT JOIN af_days d ON s.ymd = d.ymd AND d.quarter = 'Q2';
+SET pg_strom.enabled = off;
+SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q2';
+SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q9';
+SELECT count(*), count(d.ymd) FROM sorted s LEFT JOIN af_days d ON s.ymd = d.ymd AND d.quarter = 'Q2';
+SET pg_strom.enabled = on;
 -- a qual the device cannot run stays on the CPU above the GPU filter
 SELECT * FROM af_explain($$SELECT id, s FROM arrow_types WHERE i32 > 0 AND md5(s) < '5'$$);
 SET pg_strom.enabled = off;

@@ -163,6 +163,19 @@ impl Source {
         }
     }
 
+    /// Skip Arrow record batches whose statistics put an outer join key
+    /// outside the inner relation's key range ((attnum, range) pairs; see
+    /// `ArrowReader::set_join_hints`); a heap table is unchanged.
+    ///
+    /// # Safety
+    /// A backend, before the scan reads (or after a rescan).
+    pub unsafe fn set_join_hints(&mut self, ranges: &[(i16, Option<(i64, i64)>)]) {
+        if let Source::Arrow { reader, .. } = self {
+            // SAFETY: caller's promise.
+            unsafe { reader.set_join_hints(ranges) };
+        }
+    }
+
     /// Bytes of the current chunk the engine reads from files itself.
     pub fn file_bytes(&self) -> usize {
         match self {

@@ -185,6 +185,18 @@ impl Program {
     /// The checks of [`Program::validate`] without changing the program;
     /// returns the deepest stack any path reaches.
     pub fn check(&self, ncols: Option<u32>) -> Result<u32, DeviceError> {
+        self.check_code(ncols)
+    }
+
+    /// The column the program reads when it is nothing but that column.
+    pub fn single_column(&self) -> Option<u32> {
+        match self.code.as_slice() {
+            [ins] if ins.op == Op::Var as u16 && ins.arg >= 0 => Some(ins.arg as u32),
+            _ => None,
+        }
+    }
+
+    fn check_code(&self, ncols: Option<u32>) -> Result<u32, DeviceError> {
         let n = self.code.len();
         if n == 0 {
             return Err(invalid("program has no instructions".into()));

@@ -12,3 +12,10 @@ DROP TABLE IF EXISTS arrow_dim;
 CREATE TABLE arrow_dim AS
   SELECT k, 'name' || (k % 13) AS name, (k % 3 = 0) AS flag FROM generate_series(0, 99) k;
 ANALYZE arrow_dim;
+-- a heap dimension of 1994's days (yyyymmdd keys, as arrow_sorted.ymd),
+-- for join-key hints
+DROP TABLE IF EXISTS arrow_days;
+CREATE TABLE arrow_days AS
+  SELECT (19940000 + m * 100 + d)::int AS ymd, 'Q' || ((m - 1) / 3 + 1) AS quarter
+    FROM generate_series(1, 12) m, generate_series(1, 28) d;
+ANALYZE arrow_days;

@@ -64,6 +64,10 @@ pub struct ArrowReader {
     hints: Vec<stats::Hint>,
     /// The hint clauses, for EXPLAIN.
     hint_exprs: Vec<*mut pg_sys::Node>,
+    /// Hints from the scan's quals (the first ones); the rest are join-key
+    /// ranges ([`Self::set_join_hints`]), shown as `join_hint_text`.
+    static_hints: usize,
+    join_hint_text: Vec<String>,
     /// (file, batch) in scan order.
     order: Vec<(usize, usize)>,
     next: usize,
@@ -191,6 +195,7 @@ impl ArrowReader {
                 pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
                 pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
             );
+            let static_hints = hints.len();
             Box::new(ArrowReader {
                 relid: (*rel).rd_id,
                 files: scans,
@@ -199,6 +204,8 @@ impl ArrowReader {
                 targets,
                 hints,
                 hint_exprs: if crate::guc::ARROW_STATS_HINT.get() { hint_exprs } else { Vec::new() },
+                static_hints,
+                join_hint_text: Vec::new(),
                 order,
                 next: 0,
                 shared: std::ptr::null_mut(),
@@ -280,6 +287,75 @@ impl ArrowReader {
             && let Some((f, b)) = self.current
         {
             self.read_batch(f, b);
+        }
+    }
+
+    /// Skip record batches whose statistics put column `attno` (1-based)
+    /// wholly outside `range` (None: the inner relation has no key, so no
+    /// batch with statistics can match): the key ranges of a join's inner
+    /// relations, computed when they are loaded, replacing earlier ones.
+    /// Columns without statistics, or of types without btree ordering,
+    /// are left alone.  Only integer and date columns are taken.
+    ///
+    /// # Safety
+    /// A backend, before the scan reads (or after a rescan).
+    pub unsafe fn set_join_hints(&mut self, ranges: &[(i16, Option<(i64, i64)>)]) {
+        // SAFETY: caller's promise.
+        unsafe {
+            self.hints.truncate(self.static_hints);
+            for f in &mut self.files {
+                f.stats.truncate(self.static_hints);
+            }
+            self.join_hint_text.clear();
+            if !crate::guc::ARROW_STATS_HINT.get() {
+                return;
+            }
+            for &(attno, range) in ranges {
+                let Some(&(field, _)) = self.columns.iter().find(|&&(_, a)| a as i16 == attno - 1) else { continue };
+                let coltype = self.targets[self.columns.iter().position(|&(f, _)| f == field).expect("found")].typid;
+                let datum = |v: i64| match coltype {
+                    pg_sys::INT2OID => Some(pg_sys::Datum::from(v as i16)),
+                    pg_sys::INT4OID | pg_sys::DATEOID => Some(pg_sys::Datum::from(v as i32)),
+                    pg_sys::INT8OID => Some(pg_sys::Datum::from(v)),
+                    _ => None,
+                };
+                let (lo, hi) = match range {
+                    Some((lo, hi)) => match (datum(lo), datum(hi)) {
+                        (Some(l), Some(h)) => (Some(l), Some(h)),
+                        _ => continue,
+                    },
+                    None if datum(0).is_some() => (None, None),
+                    None => continue,
+                };
+                let Some(pair) = stats::Hint::range(field, coltype, lo, hi) else { continue };
+                let name = pg_sys::get_attname(self.relid, attno, true);
+                let name = if name.is_null() {
+                    format!("${attno}")
+                } else {
+                    CStr::from_ptr(name).to_string_lossy().into_owned()
+                };
+                let text = |d: Option<pg_sys::Datum>| match d {
+                    None => "NULL".to_string(),
+                    Some(d) => {
+                        let (mut out, mut varlena) = (pg_sys::InvalidOid, false);
+                        pg_sys::getTypeOutputInfo(coltype, &mut out, &mut varlena);
+                        CStr::from_ptr(pg_sys::OidOutputFunctionCall(out, d)).to_string_lossy().into_owned()
+                    }
+                };
+                if lo.is_none() {
+                    self.join_hint_text.push(format!("({name}: no inner key)"));
+                } else {
+                    self.join_hint_text.push(format!("({name} >= {})", text(lo)));
+                    self.join_hint_text.push(format!("({name} <= {})", text(hi)));
+                }
+                for h in pair {
+                    for f in &mut self.files {
+                        let s = h.parse_stats(&f.file);
+                        f.stats.push(s);
+                    }
+                    self.hints.push(h);
+                }
+            }
         }
     }
 
@@ -551,10 +627,17 @@ impl ArrowReader {
                     })
                     .collect::<Vec<_>>()
                     .join(", ");
-                if (*es).analyze {
+                if (*es).analyze && self.join_hint_text.is_empty() {
                     text.push_str(&format!("  [loaded: {}, skipped: {}]", self.loaded, self.skipped));
                 }
                 prop_text(c"Stats-Hint", &text, es);
+            }
+            if !self.join_hint_text.is_empty() {
+                let mut text = self.join_hint_text.join(", ");
+                if (*es).analyze {
+                    text.push_str(&format!("  [loaded: {}, skipped: {}]", self.loaded, self.skipped));
+                }
+                prop_text(c"Join-Key Hint", &text, es);
             }
             for (i, f) in self.files.iter().enumerate() {
                 let read: u64 = (0..f.file.batches.len()).map(|b| f.file.bytes_read(b, &self.fields)).sum();

@@ -190,6 +190,42 @@ impl Hint {
         }
     }
 
+    /// `column >= lo` and `column <= hi` for file field `field` of type
+    /// `coltype` (None for both: no value, so no batch with statistics can
+    /// match): the range of a join's inner keys, which outer rows outside
+    /// it cannot meet.  None when the type has no default btree opclass.
+    ///
+    /// # Safety
+    /// Catalog lookups in a backend.
+    pub unsafe fn range(field: usize, coltype: Oid, lo: Option<Datum>, hi: Option<Datum>) -> Option<[Hint; 2]> {
+        // SAFETY: caller's promise.
+        unsafe {
+            let opclass = pg_sys::GetDefaultOpClass(coltype, pg_sys::BTREE_AM_OID);
+            if opclass == pg_sys::InvalidOid {
+                return None;
+            }
+            let family = pg_sys::get_opclass_family(opclass);
+            let func = |strategy: u32| {
+                let o = pg_sys::get_opfamily_member(family, coltype, coltype, strategy as i16);
+                (o != pg_sys::InvalidOid).then(|| pg_sys::get_opcode(o))
+            };
+            let hint = |cmp, op_fn, value| Hint {
+                field,
+                coltype,
+                collation: pg_sys::InvalidOid,
+                cmp,
+                op_fn,
+                le_fn: pg_sys::InvalidOid,
+                ge_fn: pg_sys::InvalidOid,
+                value,
+            };
+            Some([
+                hint(pg_sys::CompareType::COMPARE_GE, func(pg_sys::BTGreaterEqualStrategyNumber)?, lo),
+                hint(pg_sys::CompareType::COMPARE_LE, func(pg_sys::BTLessEqualStrategyNumber)?, hi),
+            ])
+        }
+    }
+
     /// This hint's column's statistics in `file`, parsed (None when the
     /// file has none for it).
     pub fn parse_stats(&self, file: &ArrowFile) -> Option<BatchStats> {

@@ -120,6 +120,9 @@ pub struct GpuJoinExec {
     cpu_session: Option<Box<dyn JoinSession>>,
     inners: Vec<InnerRows>,
     inners_loaded: bool,
+    /// Per depth, per hash key: the outer table's column (attnum) when the
+    /// outer key is a plain column of it.
+    key_columns: Vec<Vec<Option<i16>>>,
     inner_cxt: pg_sys::MemoryContext,
     /// Bytes of the inner relations in the engine (EXPLAIN).
     pub(crate) inner_bytes: usize,
@@ -282,6 +285,18 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
                 .and_then(|&(s, a)| (s == 0 && a > 0).then_some(a))
         };
         let hints = stats::hint_clauses_by(scanrelid, &exprs[..info.nscan_quals as usize], &resolve);
+        // each depth's outer keys that are plain columns of the outer table
+        let mut at = info.nscan_quals as usize;
+        let mut key_columns = Vec::new();
+        for d in &info.depths {
+            at += d.nquals as usize;
+            let keys = exprs[at..at + d.outer_keys.len()]
+                .iter()
+                .map(|&e| ((*e).type_ == pg_sys::NodeTag::T_Var).then(|| resolve(e.cast())).flatten())
+                .collect();
+            at += d.outer_keys.len();
+            key_columns.push(keys);
+        }
         let source =
             Source::open(node, rel, &info.outer_columns, Some(&outer_attnums), hints, eflags, c"GpuJoin chunk");
         let state = Box::new(GpuJoinExec {
@@ -294,6 +309,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             cpu_session: None,
             inners: Vec::new(),
             inners_loaded: false,
+            key_columns,
             inner_cxt: new_context((*estate).es_query_cxt, c"GpuJoin inner rows"),
             inner_bytes: 0,
             inner_rows: Vec::new(),
@@ -396,6 +412,55 @@ impl GpuJoinExec {
         }
     }
 
+    /// For the depths whose outer rows that match no inner row are dropped
+    /// (inner and semi joins), each hash key that is a plain integer or
+    /// date column on both sides: (outer attnum, the inner keys' (min,
+    /// max), or None when the inner relation has no non-NULL key).  An
+    /// Arrow outer table skips the record batches outside these ranges.
+    fn join_key_ranges(&self) -> Vec<(i16, Option<(i64, i64)>)> {
+        let ints = ["INT2", "INT4", "INT8", "DATE"].map(pgstrom_runtime::program::type_id);
+        let mut out = Vec::new();
+        let mut base = self.info.outer_columns.len();
+        for (d, depth) in self.info.depths.iter().enumerate() {
+            let ncols = depth.inner_columns.len();
+            let drops = matches!(JoinKind::from_pg(depth.kind), Some(JoinKind::Inner | JoinKind::Semi));
+            for (i, attnum) in self.key_columns.get(d).into_iter().flatten().enumerate() {
+                let (Some(attnum), true) = (*attnum, drops) else { continue };
+                let Some(k) = depth.inner_keys.get(i).and_then(|p| p.single_column()).map(|k| k as usize) else {
+                    continue;
+                };
+                if k < base || k >= base + ncols {
+                    continue;
+                }
+                let Some(inner) = self.inners.get(d) else { continue };
+                let cols = inner.chunk.column_data();
+                let c = &cols[k - base];
+                let outer_type = self.info.outer_columns.iter().find(|(a, _)| *a == attnum).map(|x| x.1);
+                if outer_type != Some(c.type_id) || !ints.contains(&c.type_id) {
+                    continue;
+                }
+                let width = c.values.len() / inner.nrows.max(1);
+                let mut range: Option<(i64, i64)> = None;
+                for r in 0..inner.nrows {
+                    if c.validity.is_some_and(|v| v[r / 8] & (1 << (r % 8)) == 0) {
+                        continue;
+                    }
+                    let b = &c.values[r * width..(r + 1) * width];
+                    let v = match width {
+                        2 => i16::from_le_bytes([b[0], b[1]]) as i64,
+                        4 => i32::from_le_bytes(b.try_into().expect("4 bytes")) as i64,
+                        8 => i64::from_le_bytes(b.try_into().expect("8 bytes")),
+                        _ => continue,
+                    };
+                    range = Some(range.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
+                }
+                out.push((attnum, range));
+            }
+            base += ncols;
+        }
+        out
+    }
+
     /// Load the inner relations into `eng`.
     fn open_session(&self, eng: &'static dyn Engine) -> Result<Box<dyn JoinSession>, DeviceError> {
         let spec = JoinSpec {
@@ -453,6 +518,8 @@ impl GpuJoinExec {
         unsafe {
             if !self.inners_loaded {
                 self.load_inners(node);
+                let ranges = self.join_key_ranges();
+                self.source.set_join_hints(&ranges);
             }
             if self.params.is_none() {
                 self.params = Some(heapchunk::eval_params(
