@@ -27,6 +27,10 @@ RESET pg_strom.enabled;
 SET pg_strom.cpu_engine_in_service = on;
 SELECT count(*) FROM svc WHERE a * 30000000 > 5;
 SELECT errors > 0 AS error_counted, in_flight, bytes_in > 0 AS bytes_counted FROM pgstrom.gpu_service_status;
+-- per engine: the CPU engine's row counts its own requests, chunks and errors
+SELECT engine, device, memory_used IS NULL AS no_memory, requests > 0 AS served, chunks > 0 AS chunked,
+       in_flight, bytes_in > 0 AS bytes_counted, errors > 0 AS error_counted, arrow_cache_bytes IS NULL AS no_cache
+  FROM pgstrom.gpu_service_engines WHERE engine = 'CPU';
 SELECT pgstrom.active_engine();
 DROP TABLE svc, svc_dim;
 -- Arrow_Fdw columns the service reads from the file itself (a GPU keeps

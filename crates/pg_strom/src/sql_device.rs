@@ -73,6 +73,63 @@ mod pgstrom {
         engine::active().kind().name().to_string()
     }
 
+    /// The GPU service's engines, one row each (every GPU, then the CPU
+    /// engine run there): what it is, its device memory in use, requests
+    /// served and being served (the queue depth), chunks evaluated or
+    /// joined, bytes received, error replies, and a GPU's Arrow column
+    /// cache (bytes held, hits, misses, bytes read from files).
+    #[pg_extern(volatile, parallel_safe)]
+    #[allow(clippy::type_complexity)]
+    fn gpu_service_engines_info() -> TableIterator<
+        'static,
+        (
+            name!(engine, String),
+            name!(device, String),
+            name!(memory_used, Option<i64>),
+            name!(requests, i64),
+            name!(in_flight, i64),
+            name!(chunks, i64),
+            name!(bytes_in, i64),
+            name!(errors, i64),
+            name!(arrow_cache_bytes, Option<i64>),
+            name!(arrow_cache_hits, Option<i64>),
+            name!(arrow_cache_misses, Option<i64>),
+            name!(arrow_cache_read_bytes, Option<i64>),
+        ),
+    > {
+        let info = service_info();
+        let ngpus = info.gpus.len().min(info.work.len().saturating_sub(1));
+        let mut rows = Vec::new();
+        for (i, w) in info.work.iter().enumerate() {
+            let gpu = i < ngpus;
+            let (engine, device) = if gpu {
+                let d = match &info.gpus[i] {
+                    Ok(d) => d.clone(),
+                    Err(e) => format!("unavailable: {e}"),
+                };
+                (format!("GPU{i}"), d)
+            } else {
+                ("CPU".to_string(), "CPU engine in the GPU service".to_string())
+            };
+            let cache = info.gpu_cache.get(i).filter(|_| gpu);
+            rows.push((
+                engine,
+                device,
+                gpu.then(|| info.gpu_memory_used.get(i).copied().unwrap_or(0) as i64),
+                w.requests as i64,
+                w.in_flight as i64,
+                w.chunks as i64,
+                w.bytes_in as i64,
+                w.errors as i64,
+                cache.map(|c| c.bytes as i64),
+                cache.map(|c| c.hits as i64),
+                cache.map(|c| c.misses as i64),
+                cache.map(|c| c.bytes_read as i64),
+            ));
+        }
+        TableIterator::new(rows)
+    }
+
     /// The GPU service: its process id, when it started, its open
     /// connections, requests served and join sessions held, each GPU it
     /// owns (or why it could not open it), requests being served, bytes
@@ -100,18 +157,7 @@ mod pgstrom {
             name!(arrow_cache_read_bytes, Vec<i64>),
         ),
     > {
-        if !crate::guc::GPU_SERVICE.get() {
-            crate::errors::raise_plain(
-                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                "the GPU service is off".into(),
-                None,
-                Some("Set pg_strom.gpu_service = on and restart the server."),
-            );
-        }
-        let info = match engine::service_cpu().info() {
-            Ok(i) => i,
-            Err(e) => crate::errors::raise("cannot reach the GPU service", &e),
-        };
+        let info = service_info();
         let started = pgrx::datum::TimestampWithTimeZone::try_from(
             // Unix seconds to PostgreSQL microseconds since 2000-01-01
             (info.started as i64 - 946_684_800) * 1_000_000,
@@ -260,13 +306,32 @@ mod pgstrom {
     }
 }
 
+/// What the GPU service says about itself; an ERROR when it is off or
+/// cannot be reached.
+fn service_info() -> pgstrom_runtime::service::ServiceInfo {
+    if !crate::guc::GPU_SERVICE.get() {
+        crate::errors::raise_plain(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "the GPU service is off".into(),
+            None,
+            Some("Set pg_strom.gpu_service = on and restart the server."),
+        );
+    }
+    match crate::engine::service_cpu().info() {
+        Ok(i) => i,
+        Err(e) => crate::errors::raise("cannot reach the GPU service", &e),
+    }
+}
+
 extension_sql!(
     r#"
 CREATE VIEW pgstrom.gpu_device_info AS SELECT * FROM pgstrom.gpu_device_info();
+CREATE VIEW pgstrom.gpu_service_engines AS SELECT * FROM pgstrom.gpu_service_engines_info();
+COMMENT ON VIEW pgstrom.gpu_service_engines IS 'The GPU service per engine (each GPU, then its CPU engine): memory, queue depth, chunks, bytes, errors, Arrow column cache';
 CREATE VIEW pgstrom.gpu_service_status AS SELECT * FROM pgstrom.gpu_service_info();
 COMMENT ON VIEW pgstrom.gpu_service_status IS 'The GPU service process: connections, requests, queue depth, bytes in, errors, memory';
 COMMENT ON VIEW pgstrom.gpu_device_info IS 'GPU properties found by pg_strom at start-up, one row per property';
 "#,
     name = "gpu_device_info_view",
-    requires = [pgstrom::gpu_device_info, pgstrom::gpu_service_info]
+    requires = [pgstrom::gpu_device_info, pgstrom::gpu_service_info, pgstrom::gpu_service_engines_info]
 );

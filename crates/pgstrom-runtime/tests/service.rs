@@ -221,10 +221,14 @@ fn file_columns_join_as_in_memory_columns() {
                 assert_eq!(sorted(&got), sorted(&expect), "engine {index}, round {round}, rows {first}+{n}");
             }
         }
+        let info = svc.info().unwrap();
         if index != CPU_ENGINE {
-            let c = svc.info().unwrap().gpu_cache[0];
+            let c = info.gpu_cache[0];
             assert!(c.hits >= 5 && c.misses >= 1 && c.bytes > 0, "{c:?}");
         }
+        // the engine's own counters (GPUs first, the CPU engine last)
+        let w = if index == CPU_ENGINE { *info.work.last().unwrap() } else { info.work[index as usize] };
+        assert!(w.requests >= 8 && w.chunks >= 6 && w.bytes_in > 0, "{w:?}");
         // bad slices: errors, and the session still works
         for (bad, why) in [
             (slice(h, 3), "64-row boundary"),
@@ -243,6 +247,11 @@ fn file_columns_join_as_in_memory_columns() {
         }
         let err = s.probe(&[slice(h, 128)], 100, None).unwrap_err();
         assert!(err.to_string().contains("need more"), "engine {index}: {err}");
+        let after = svc.info().unwrap();
+        let w = if index == CPU_ENGINE { *after.work.last().unwrap() } else { after.work[index as usize] };
+        // misaligned and too-short slices are refused by the client; the
+        // unknown file and the range past the end by the service
+        assert!(w.errors >= 2, "the service's refusals are counted: {w:?}");
         let (v, b) = in_memory(0, rows);
         let mem = [ColumnData { type_id: type_id("INT8"), values: &v, validity: Some(&b), ..Default::default() }];
         assert_eq!(

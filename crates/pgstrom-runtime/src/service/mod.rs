@@ -90,6 +90,23 @@ pub struct ServiceInfo {
     pub gpu_memory_used: Vec<u64>,
     /// Per GPU: its column cache (default counters for a GPU not opened).
     pub gpu_cache: Vec<crate::colcache::CacheStats>,
+    /// Per engine: each GPU's work, then the CPU engine's (last).
+    pub work: Vec<EngineWork>,
+}
+
+/// The work one engine of the service did (requests naming it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineWork {
+    /// Requests served.
+    pub requests: u64,
+    /// Requests being served now (its queue depth).
+    pub in_flight: u64,
+    /// Chunks evaluated or joined.
+    pub chunks: u64,
+    /// Payload bytes received.
+    pub bytes_in: u64,
+    /// Requests answered with an error.
+    pub errors: u64,
 }
 
 impl ServiceInfo {
@@ -118,6 +135,12 @@ impl ServiceInfo {
         w.u64(self.rss);
         w.u64(self.gpu_memory_used.len() as u64);
         self.gpu_memory_used.iter().for_each(|m| w.u64(*m));
+        w.u64(self.work.len() as u64);
+        for e in &self.work {
+            for v in [e.requests, e.in_flight, e.chunks, e.bytes_in, e.errors] {
+                w.u64(v);
+            }
+        }
         w.u64(self.gpu_cache.len() as u64);
         for c in &self.gpu_cache {
             for v in [c.budget, c.bytes, c.buffers, c.hits, c.misses, c.bytes_read, c.evictions] {
@@ -140,6 +163,17 @@ impl ServiceInfo {
         let errors = r.u64()?;
         let rss = r.u64()?;
         let gpu_memory_used = (0..r.count()?).map(|_| r.u64()).collect::<Result<_, _>>()?;
+        let work = (0..r.count()?)
+            .map(|_| {
+                Ok(EngineWork {
+                    requests: r.u64()?,
+                    in_flight: r.u64()?,
+                    chunks: r.u64()?,
+                    bytes_in: r.u64()?,
+                    errors: r.u64()?,
+                })
+            })
+            .collect::<Result<_, crate::DeviceError>>()?;
         let gpu_cache = (0..r.count()?)
             .map(|_| {
                 Ok(crate::colcache::CacheStats {
@@ -166,6 +200,7 @@ impl ServiceInfo {
             rss,
             gpu_memory_used,
             gpu_cache,
+            work,
         })
     }
 }

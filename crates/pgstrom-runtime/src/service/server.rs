@@ -54,6 +54,35 @@ static SESSIONS: AtomicU64 = AtomicU64::new(0);
 static STARTED: AtomicU64 = AtomicU64::new(0);
 static IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
 static BYTES_IN: AtomicU64 = AtomicU64::new(0);
+/// Per-engine counters: GPUs 0..MAX_GPUS, then the CPU engine.
+const MAX_GPUS: usize = 16;
+static WORK: [[AtomicU64; 5]; MAX_GPUS + 1] = [const { [const { AtomicU64::new(0) }; 5] }; MAX_GPUS + 1];
+const W_REQUESTS: usize = 0;
+const W_IN_FLIGHT: usize = 1;
+const W_CHUNKS: usize = 2;
+const W_BYTES_IN: usize = 3;
+const W_ERRORS: usize = 4;
+
+/// The counters of the engine a request names (None: no engine's work).
+fn work_of(h: &Header) -> Option<&'static [AtomicU64; 5]> {
+    if matches!(h.op, op::HELLO | op::STATUS) {
+        return None;
+    }
+    let i = if h.engine == CPU_ENGINE { MAX_GPUS } else { h.engine as usize };
+    WORK.get(i)
+}
+
+fn work_counters(i: usize) -> super::EngineWork {
+    let w = &WORK[i];
+    let get = |k: usize| w[k].load(Ordering::Relaxed);
+    super::EngineWork {
+        requests: get(W_REQUESTS),
+        in_flight: get(W_IN_FLIGHT),
+        chunks: get(W_CHUNKS),
+        bytes_in: get(W_BYTES_IN),
+        errors: get(W_ERRORS),
+    }
+}
 static ERRORS: AtomicU64 = AtomicU64::new(0);
 
 fn open_engines(config: &ServiceConfig) -> Engines {
@@ -145,6 +174,7 @@ fn info(engines: &Engines) -> ServiceInfo {
             .map(|g| g.as_ref().ok().and_then(|g| g.memory_used().ok()).unwrap_or(0))
             .collect(),
         gpu_cache: engines.gpus.iter().map(|g| g.as_ref().map(|g| g.columns.stats()).unwrap_or_default()).collect(),
+        work: (0..engines.gpus.len().min(MAX_GPUS)).chain([MAX_GPUS]).map(work_counters).collect(),
     }
 }
 
@@ -220,6 +250,15 @@ impl Connection {
             if !status_request {
                 IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
             }
+            let work = work_of(&h);
+            if let Some(w) = work {
+                w[W_REQUESTS].fetch_add(1, Ordering::Relaxed);
+                w[W_IN_FLIGHT].fetch_add(1, Ordering::Relaxed);
+                w[W_BYTES_IN].fetch_add(h.len, Ordering::Relaxed);
+                if matches!(h.op, op::EVAL | op::FILTER | op::JOIN_PROBE | op::JOIN_PROBE_AGG) {
+                    w[W_CHUNKS].fetch_add(1, Ordering::Relaxed);
+                }
+            }
             // FILE_OPEN carries a file; any other request, a new region
             let (fd, file) = if h.op == op::FILE_OPEN { (None, fd) } else { (fd, None) };
             let answer = match fd.map(|fd| Region::map(fd, h.region as usize)).transpose() {
@@ -243,6 +282,12 @@ impl Connection {
             }
             if answer.is_err() {
                 ERRORS.fetch_add(1, Ordering::Relaxed);
+            }
+            if let Some(w) = work {
+                w[W_IN_FLIGHT].fetch_sub(1, Ordering::Relaxed);
+                if answer.is_err() {
+                    w[W_ERRORS].fetch_add(1, Ordering::Relaxed);
+                }
             }
             if self.reply(answer).is_err() {
                 return;
