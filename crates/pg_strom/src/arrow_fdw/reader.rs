@@ -362,6 +362,8 @@ impl ArrowReader {
     /// Let `session`'s engine read fixed-width columns from the files
     /// itself (the GPU service, which keeps them in device memory).
     pub fn open_files_in(&mut self, session: &mut dyn JoinSession) -> Result<(), DeviceError> {
+        // until every file has its handle, columns go in memory
+        self.handles.clear();
         let mut handles = Vec::with_capacity(self.files.len());
         for fs in &self.files {
             match session.open_file(fs.file.file())? {
