@@ -62,6 +62,18 @@ pub fn read_exact(file: &File, buf: &mut [u8], offset: u64) -> Result<(), Device
     })
 }
 
+/// `len` bytes at `offset` lie within the file `id`, or an error saying
+/// they do not.
+pub fn check_range(id: &FileId, offset: u64, len: u64) -> Result<(), DeviceError> {
+    if offset.checked_add(len).is_none_or(|end| end > id.size) {
+        return Err(DeviceError::InvalidRequest(format!(
+            "{len} bytes at offset {offset} lie beyond the end of the arrow file ({} bytes)",
+            id.size
+        )));
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Key {
     file: FileId,
@@ -92,6 +104,21 @@ struct Inner {
     map: HashMap<Key, Entry>,
     bytes: u64,
     tick: u64,
+}
+
+impl Inner {
+    /// Drop least recently used buffers until at most `limit` bytes are
+    /// held; the number dropped.
+    fn evict_to(&mut self, limit: u64) -> u64 {
+        let mut evicted = 0;
+        while self.bytes > limit {
+            let Some((&k, _)) = self.map.iter().min_by_key(|(_, e)| e.used) else { break };
+            let e = self.map.remove(&k).expect("just found");
+            self.bytes -= e.len;
+            evicted += 1;
+        }
+        evicted
+    }
 }
 
 /// What the cache has done, for the service's status.
@@ -197,12 +224,7 @@ impl ColumnCache {
         offset: u64,
         len: u64,
     ) -> Result<Arc<Cached>, DeviceError> {
-        if offset.checked_add(len).is_none_or(|end| end > id.size) {
-            return Err(DeviceError::InvalidRequest(format!(
-                "{len} bytes at offset {offset} lie beyond the end of the arrow file ({} bytes)",
-                id.size
-            )));
-        }
+        check_range(id, offset, len)?;
         let key = Key { file: *id, offset, len };
         {
             let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
@@ -242,13 +264,7 @@ impl ColumnCache {
             // another thread read it meanwhile
             return Ok(e.buf.clone());
         }
-        let mut evicted = 0;
-        while inner.bytes + len > budget {
-            let Some((&k, _)) = inner.map.iter().min_by_key(|(_, e)| e.used) else { break };
-            let e = inner.map.remove(&k).expect("just found");
-            inner.bytes -= e.len;
-            evicted += 1;
-        }
+        let evicted = inner.evict_to(budget - len);
         inner.tick += 1;
         let used = inner.tick;
         inner.map.insert(key, Entry { buf: cached.clone(), len, used });
@@ -261,15 +277,7 @@ impl ColumnCache {
     /// Keep at most `budget` bytes from now on (0: keep nothing).
     pub fn set_budget(&self, budget: u64) {
         self.stats_mut().budget = budget;
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let mut evicted = 0;
-        while inner.bytes > budget {
-            let Some((&k, _)) = inner.map.iter().min_by_key(|(_, e)| e.used) else { break };
-            let e = inner.map.remove(&k).expect("just found");
-            inner.bytes -= e.len;
-            evicted += 1;
-        }
-        drop(inner);
+        let evicted = self.inner.lock().unwrap_or_else(|p| p.into_inner()).evict_to(budget);
         self.stats_mut().evictions += evicted;
     }
 

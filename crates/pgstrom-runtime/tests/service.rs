@@ -9,6 +9,7 @@ mod common;
 use pgstrom_runtime::cpu::CpuEngine;
 use pgstrom_runtime::engine::{ColumnData, ParamValue};
 use pgstrom_runtime::error::DeviceError;
+use pgstrom_runtime::join::{JoinDepthSpec, JoinKind, JoinSpec};
 use pgstrom_runtime::program::{Builder, type_id};
 use pgstrom_runtime::service::CPU_ENGINE;
 use pgstrom_runtime::{CompareOp, Engine, FilterColumn, selftest};
@@ -95,32 +96,31 @@ fn bad_requests_are_errors_and_the_service_stays_up() {
     assert!(info.requests > 0 && info.connections >= 1, "{info:?}");
 }
 
-#[test]
-fn closed_and_unknown_sessions() {
-    use pgstrom_runtime::join::{JoinDepthSpec, JoinKind, JoinSpec};
-    let svc = service_engine(CPU_ENGINE);
-    let inner = i8_col(&[1, 2, 3]);
-    let outer = i8_col(&[3, 4, 1, 1]);
-    let spec = JoinSpec {
+/// A join of one int8 column to `ninner` int8 inner values on equal keys,
+/// with `qual` as its join qual.
+fn int8_key_join(inner: &[u8], ninner: u32, qual: Option<pgstrom_runtime::program::Program>) -> JoinSpec<'_> {
+    JoinSpec {
         scan_qual: None,
         outer_types: vec![type_id("INT8")],
         depths: vec![JoinDepthSpec {
             kind: JoinKind::Inner,
             outer_keys: vec![var(0, "INT8")],
             inner_keys: vec![var(1, "INT8")],
-            qual: Some(common::cmp(0, 1, "INT8EQ")),
-            inner: vec![ColumnData {
-                type_id: type_id("INT8"),
-                values: &inner,
-                validity: None,
-                offsets: None,
-                ..Default::default()
-            }],
-            ninner: 3,
+            qual,
+            inner: vec![ColumnData { type_id: type_id("INT8"), values: inner, ..Default::default() }],
+            ninner,
         }],
         params: vec![],
         agg: None,
-    };
+    }
+}
+
+#[test]
+fn closed_and_unknown_sessions() {
+    let svc = service_engine(CPU_ENGINE);
+    let inner = i8_col(&[1, 2, 3]);
+    let outer = i8_col(&[3, 4, 1, 1]);
+    let spec = int8_key_join(&inner, 3, Some(common::cmp(0, 1, "INT8EQ")));
     let before = svc.info().unwrap().sessions;
     {
         let mut s = svc.join_open(&spec).unwrap();
@@ -149,7 +149,6 @@ fn closed_and_unknown_sessions() {
 #[test]
 fn file_columns_join_as_in_memory_columns() {
     use pgstrom_runtime::engine::FileSlice;
-    use pgstrom_runtime::join::{JoinDepthSpec, JoinKind, JoinSpec};
     use std::io::Write;
 
     // 200 int8 values at offset 128, a validity bitmap at 2048 (every
@@ -167,20 +166,7 @@ fn file_columns_join_as_in_memory_columns() {
     let file = std::fs::File::open(&path).unwrap();
 
     let inner = i8_col(&[1, 2, 3]);
-    let spec = JoinSpec {
-        scan_qual: None,
-        outer_types: vec![type_id("INT8")],
-        depths: vec![JoinDepthSpec {
-            kind: JoinKind::Inner,
-            outer_keys: vec![var(0, "INT8")],
-            inner_keys: vec![var(1, "INT8")],
-            qual: None,
-            inner: vec![ColumnData { type_id: type_id("INT8"), values: &inner, ..Default::default() }],
-            ninner: 3,
-        }],
-        params: vec![],
-        agg: None,
-    };
+    let spec = int8_key_join(&inner, 3, None);
     let slice = |file: u32, first_row: u64| ColumnData {
         type_id: type_id("INT8"),
         file: Some(FileSlice {

@@ -10,7 +10,7 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 use crate::catalog::type_info;
-use crate::colcache::{Cached, FileId, read_exact};
+use crate::colcache::{Cached, FileId, check_range, read_exact};
 use crate::engine::ColumnData;
 use crate::error::DeviceError;
 use crate::gpu::GpuEngine;
@@ -89,12 +89,7 @@ impl SessionFiles {
                 let (values, validity) = f.chunk_ranges(width_of(c)?, nrows)?;
                 let (file, id) = self.file(f.file)?;
                 let read = |(off, len): (u64, u64)| -> Result<Vec<u8>, DeviceError> {
-                    if off.checked_add(len).is_none_or(|end| end > id.size) {
-                        return Err(DeviceError::InvalidRequest(format!(
-                            "{len} bytes at offset {off} lie beyond the end of the arrow file ({} bytes)",
-                            id.size
-                        )));
-                    }
+                    check_range(id, off, len)?;
                     let mut buf = vec![0u8; len as usize];
                     read_exact(file, &mut buf, off)?;
                     Ok(buf)
