@@ -311,8 +311,8 @@ impl ArrowReader {
                 return;
             }
             for &(attno, range) in ranges {
-                let Some(&(field, _)) = self.columns.iter().find(|&&(_, a)| a as i16 == attno - 1) else { continue };
-                let coltype = self.targets[self.columns.iter().position(|&(f, _)| f == field).expect("found")].typid;
+                let Some(k) = self.columns.iter().position(|&(_, a)| a as i16 == attno - 1) else { continue };
+                let (field, coltype) = (self.columns[k].0, self.targets[k].typid);
                 let datum = |v: i64| match coltype {
                     pg_sys::INT2OID => Some(pg_sys::Datum::from(v as i16)),
                     pg_sys::INT4OID | pg_sys::DATEOID => Some(pg_sys::Datum::from(v as i32)),
