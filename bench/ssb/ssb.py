@@ -304,6 +304,11 @@ def pg_settings(mode, cores):
     s.append(("pg_strom.enabled", "off" if mode == "pg" else "on"))
     if mode == "arrow":
         s.append(("search_path", f"{ARROW_SCHEMA}, public"))
+    if mode != "pg":
+        # extra settings of the pg_strom modes, "name=value name=value"
+        for kv in os.environ.get("SSB_STROM_SET", "").split():
+            name, _, value = kv.partition("=")
+            s.append((name, value))
     return s
 
 

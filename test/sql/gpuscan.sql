@@ -192,6 +192,67 @@ SELECT count(*) FILTER (WHERE pg_column_compression(big) IS NOT NULL) > 0 AS has
 \set q 'SELECT id FROM gs_wide WHERE octet_length(big) > 10000 OR small = $$u$$'
 :check
 
+-- Heap pages read directly (pg_strom.heap_page_reads, the default) and
+-- through the table AM: varlena values with 1- and 4-byte headers, a TOAST
+-- pointer and a compressed value before the referenced columns, NULLs, an
+-- added column missing from old rows, all-visible pages (VACUUM) beside
+-- pages with new, updated and deleted rows, this transaction's own
+-- changes, and a SERIALIZABLE transaction (the table AM's path).
+CREATE TABLE gs_pages (pad1 text, i2 int2, pad2 text, i4 int4, i8 int8, f8 float8, t text, d date)
+  WITH (autovacuum_enabled = off);
+INSERT INTO gs_pages SELECT
+    CASE x % 4 WHEN 0 THEN NULL WHEN 1 THEN 'p' WHEN 2 THEN repeat('q', 300) ELSE repeat(md5(x::text), 400) END,
+    (x % 300)::int2,
+    CASE WHEN x % 97 = 0 THEN (SELECT string_agg(md5((x * 100 + y)::text), '') FROM generate_series(1, 300) y) ELSE repeat('r', x % 130) END,
+    CASE WHEN x % 11 = 0 THEN NULL ELSE x END,
+    x * 1000000007::int8, x / 7.0, md5(x::text), DATE '2000-01-01' + x % 4000
+  FROM generate_series(1, 20000) x;
+VACUUM (FREEZE) gs_pages;
+ALTER TABLE gs_pages ADD COLUMN late int DEFAULT 7;
+INSERT INTO gs_pages SELECT 'n', 1, 'n', x, x, x, 'new' || x, DATE '2030-01-01', x FROM generate_series(1, 500) x;
+UPDATE gs_pages SET i8 = -i8, late = 8 WHERE i4 % 53 = 0;
+DELETE FROM gs_pages WHERE i4 % 59 = 0;
+\set q 'SELECT i2, i4, i8, f8, t, d, late FROM gs_pages WHERE i4 % 3 = 0 OR i8 < 0 OR d > $$2030-01-01$$'
+:check
+\set q 'SELECT i4, t FROM gs_pages WHERE t LIKE $$%ab%$$ AND late = 7'
+:check
+\set q 'SELECT pad1, pad2, i4 FROM gs_pages WHERE i2 = 97 OR length(pad2) > 5000'
+:check
+SET pg_strom.heap_page_reads = off;
+\set q 'SELECT i2, i4, i8, f8, t, d, late FROM gs_pages WHERE i4 % 3 = 0 OR i8 < 0 OR d > $$2030-01-01$$'
+:check
+RESET pg_strom.heap_page_reads;
+BEGIN;
+UPDATE gs_pages SET i4 = -i4 WHERE i2 = 5;
+INSERT INTO gs_pages (i2, i4, t) VALUES (5, 123456789, 'mine');
+\set q 'SELECT i2, i4, t FROM gs_pages WHERE i2 = 5 OR i4 < 0'
+:check
+ROLLBACK;
+:check
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+\set q 'SELECT i2, i4, i8, t FROM gs_pages WHERE i4 % 5 = 0'
+:check
+COMMIT;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+\set q 'SELECT i2, i4, i8, f8, t, d, late FROM gs_pages WHERE i4 % 3 = 0 OR i8 < 0'
+:check
+-- a table larger than a quarter of shared_buffers: read through a
+-- bulk-read ring, as PostgreSQL's own scans do
+CREATE TABLE gs_big WITH (autovacuum_enabled = off) AS
+  SELECT x AS a, x % 1000 AS b, repeat('z', 60) AS pad FROM generate_series(1, 450000) x;
+SELECT pg_relation_size('gs_big') / 8192 > setting::int / 4 AS bulk_read FROM pg_settings WHERE name = 'shared_buffers';
+\set q 'SELECT a, b FROM gs_big WHERE b = 7 OR a < 3'
+:check
+:check
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+:check
+
 -- Partitions: a GpuScan per partition under Append.
 CREATE TABLE gs_part (a int, b text) PARTITION BY RANGE (a);
 CREATE TABLE gs_part1 PARTITION OF gs_part FOR VALUES FROM (0) TO (5000);
@@ -243,5 +304,5 @@ SELECT * FROM gs_explain($$SELECT * FROM t_64g WHERE memo LIKE '%abcd%'$$);
 \set q 'SELECT * FROM t_64g WHERE memo LIKE $$%ab%$$'
 :check
 
-DROP TABLE gs_t, gs_empty, gs_nulls, gs_drop, gs_wide, gs_part, t_64g;
+DROP TABLE gs_t, gs_empty, gs_nulls, gs_drop, gs_wide, gs_pages, gs_big, gs_part, t_64g;
 DROP FUNCTION gs_explain(text, text), gs_plan(text);

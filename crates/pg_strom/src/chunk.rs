@@ -55,20 +55,23 @@ impl ColumnBuf {
                     }
                 }
             }
-            let end = u32::try_from(self.values.len()).unwrap_or_else(|_| {
-                errors::raise_plain(
-                    PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                    "a chunk holds at most 4 GB of one variable-length column".into(),
-                    None,
-                    Some("Lower pg_strom.chunk_rows."),
-                )
-            });
+            let end = u32::try_from(self.values.len()).unwrap_or_else(|_| too_much_text());
             self.offsets.push(end);
         } else {
             let raw = datum.map_or(0u64, |d| d.value() as u64);
             self.values.extend_from_slice(&raw.to_le_bytes()[..self.width]);
         }
     }
+}
+
+/// A chunk's variable-length column passed 4 GB.
+fn too_much_text() -> ! {
+    errors::raise_plain(
+        PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+        "a chunk holds at most 4 GB of one variable-length column".into(),
+        None,
+        Some("Lower pg_strom.chunk_rows."),
+    )
 }
 
 /// Rows of the referenced columns, in device layout.
@@ -182,6 +185,46 @@ impl ColumnChunk {
             }
             // SAFETY: caller's promise.
             unsafe { c.push_value((!isnull).then_some(datum)) };
+        }
+        self.nrows += 1;
+    }
+
+    /// Append one row from a tuple's bytes: `values[attnum - 1]` is where
+    /// each attribute's value lies in `tup` ((offset, length), None for
+    /// NULL), in the device's layout already (a fixed-width column's
+    /// bytes, a text column's characters).
+    pub fn append_raw(&mut self, tup: &[u8], values: &[Option<(u32, u32)>]) {
+        let row = self.nrows as usize;
+        for c in &mut self.cols {
+            let v = values[c.attnum as usize - 1];
+            if row.is_multiple_of(8) {
+                c.validity.push(0);
+            }
+            match v {
+                None => {
+                    c.has_nulls = true;
+                    if c.width == 0 {
+                        c.offsets.push(c.values.len() as u32);
+                    } else {
+                        c.values.resize(c.values.len() + c.width, 0);
+                    }
+                }
+                Some((off, len)) => {
+                    c.validity[row / 8] |= 1 << (row % 8);
+                    let v = &tup[off as usize..(off + len) as usize];
+                    match c.width {
+                        // the common widths as fixed-size copies
+                        4 => c.values.extend_from_slice(&<[u8; 4]>::try_from(v).unwrap_or_default()),
+                        8 => c.values.extend_from_slice(&<[u8; 8]>::try_from(v).unwrap_or_default()),
+                        0 => {
+                            c.values.extend_from_slice(v);
+                            let end = u32::try_from(c.values.len()).unwrap_or_else(|_| too_much_text());
+                            c.offsets.push(end);
+                        }
+                        _ => c.values.extend_from_slice(v),
+                    }
+                }
+            }
         }
         self.nrows += 1;
     }

@@ -55,6 +55,9 @@ pub static CHUNK_ROWS: GucSetting<i32> = GucSetting::<i32>::new(65536);
 /// relations of one GpuJoin may take on the device.
 pub static GPU_JOIN_MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(4 * 1024 * 1024);
 
+/// `pg_strom.heap_page_reads`: device nodes read heap pages directly.
+pub static HEAP_PAGE_READS: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 /// `pg_strom.arrow_cache_size`, in MB: Arrow file columns each GPU keeps
 /// in device memory between queries (-1: a quarter of the GPU's memory).
 pub static ARROW_CACHE_SIZE: GucSetting<i32> = GucSetting::<i32>::new(-1);
@@ -93,6 +96,14 @@ pub fn init() {
         c"Enables the planner's use of GpuPreAgg.",
         c"",
         &ENABLE_GPUPREAGG,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.heap_page_reads",
+        c"Lets GpuScan, GpuJoin and GpuPreAgg read a heap table's pages directly.",
+        c"off reads the rows through the table access method, as a SeqScan does (slower; the same rows).",
+        &HEAP_PAGE_READS,
         GucContext::Userset,
         GucFlags::default(),
     );

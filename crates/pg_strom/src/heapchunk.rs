@@ -1,16 +1,21 @@
 //! Reading a heap table in chunks for the device, shared by GpuScan and
-//! GpuJoin: the table AM scan with the query's snapshot (MVCC exactly as a
-//! SeqScan sees it, serial or with blocks handed out by a parallel scan
-//! descriptor in the DSM), the chunk's tuple copies and its device
-//! columns; plus the parallel-scan DSM layout and the hoisted parameters
-//! both nodes evaluate once per scan.
+//! GpuJoin: page by page where it can ([`PageReader`]: whole pages copied,
+//! columns taken out of the tuples directly), otherwise through the table
+//! AM with the query's snapshot; either way MVCC exactly as a SeqScan sees
+//! it, serial or with blocks handed out by a parallel scan descriptor in
+//! the DSM.  Owns the chunk's tuple copies and its device columns; plus the
+//! parallel-scan DSM layout and the hoisted parameters both nodes evaluate
+//! once per scan.
 
 use pgrx::pg_sys;
 
 use pgstrom_runtime::engine::ParamValue;
 
+use pgstrom_runtime::catalog;
+
 use crate::chunk::ColumnChunk;
-use crate::codegen;
+use crate::heappage::PageReader;
+use crate::{codegen, guc};
 
 /// Copies of a chunk's heap tuples.  A returned row is presented to a
 /// slot through one reusable HeapTupleData pointing into the buffer,
@@ -57,6 +62,35 @@ impl TupleArena {
         }
     }
 
+    /// Copy a whole page; the word offset of its first byte.
+    ///
+    /// # Safety
+    /// `page` points to a readable page.
+    unsafe fn push_page(&mut self, page: *const u8) -> usize {
+        let at = self.words.len();
+        // SAFETY: a page is BLCKSZ bytes, aligned far beyond 8 (caller).
+        let words = unsafe { std::slice::from_raw_parts(page.cast::<u64>(), pg_sys::BLCKSZ as usize / 8) };
+        self.words.extend_from_slice(words);
+        at
+    }
+
+    /// A row whose tuple lies at byte `off` (a multiple of 8) of the page
+    /// copied at word `page`; its bytes.
+    fn push_in_page(
+        &mut self,
+        page: usize,
+        off: usize,
+        len: usize,
+        tid: pg_sys::ItemPointerData,
+        oid: pg_sys::Oid,
+    ) -> &[u8] {
+        let at = page + off / 8;
+        self.rows.push((at, len as u32, tid, oid));
+        // SAFETY: off + len lies within the page copy (the page reader
+        // checked its line pointers).
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().add(at).cast::<u8>(), len) }
+    }
+
     /// Row `i` as a HeapTuple, valid until the next call or the next chunk.
     pub fn get(&mut self, i: usize) -> pg_sys::HeapTuple {
         let (at, len, tid, oid) = self.rows[i];
@@ -84,6 +118,14 @@ pub struct HeapChunks {
     pub tuples: TupleArena,
     /// True once the scan returned its last row.
     pub eof: bool,
+    /// Pages read directly, while the scan's snapshot allows it (decided
+    /// at the first chunk; None: the table AM reads the rows).
+    pages: Option<Box<PageReader>>,
+    pages_checked: bool,
+    /// A heap-tuple slot for the page path's tuples PostgreSQL deforms.
+    page_slot: *mut pg_sys::TupleTableSlot,
+    /// The parallel scan descriptor (null: a serial scan).
+    pscan: pg_sys::ParallelTableScanDesc,
 }
 
 impl HeapChunks {
@@ -99,7 +141,18 @@ impl HeapChunks {
     ) -> HeapChunks {
         // SAFETY: caller's contract.
         unsafe {
+            let widths: Vec<(i16, usize)> =
+                columns.iter().map(|&(attnum, t)| (attnum, catalog::type_info(t).map_or(0, |t| t.width))).collect();
+            let pages = if guc::HEAP_PAGE_READS.get() { PageReader::new(rel, &widths).map(Box::new) } else { None };
             HeapChunks {
+                pages_checked: false,
+                page_slot: if pages.is_some() {
+                    pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &pg_sys::TTSOpsHeapTuple)
+                } else {
+                    std::ptr::null_mut()
+                },
+                pscan: std::ptr::null_mut(),
+                pages,
                 rel,
                 scan: std::ptr::null_mut(),
                 read_slot: pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, pg_sys::table_slot_callbacks(rel)),
@@ -136,8 +189,23 @@ impl HeapChunks {
         }
         // SAFETY: a live relation and slot of the node (caller).
         unsafe {
+            if !self.pages_checked {
+                self.pages_checked = true;
+                if !PageReader::applies(snapshot)
+                    && let Some(mut p) = self.pages.take()
+                {
+                    p.end();
+                }
+            }
+            if self.pages.is_some() {
+                return self.read_pages(snapshot, limit);
+            }
             if self.scan.is_null() {
-                self.scan = pg_sys::table_beginscan(self.rel, snapshot, 0, std::ptr::null_mut());
+                self.scan = if self.pscan.is_null() {
+                    pg_sys::table_beginscan(self.rel, snapshot, 0, std::ptr::null_mut())
+                } else {
+                    pg_sys::table_beginscan_parallel(self.rel, self.pscan)
+                };
             }
             let max_attnum = self.chunk.max_attnum() as i32;
             let old = pg_sys::MemoryContextSwitchTo(self.cxt);
@@ -174,10 +242,60 @@ impl HeapChunks {
         }
     }
 
+    /// Read the next chunk page by page (see [`Self::read`]).
+    ///
+    /// # Safety
+    /// As [`Self::read`]; the page reader is set.
+    unsafe fn read_pages(&mut self, snapshot: pg_sys::Snapshot, limit: usize) -> u32 {
+        let Some(pages) = self.pages.as_mut() else { return 0 };
+        // SAFETY: the relation and slot are live (caller); the tuples
+        // handed to the slot are the arena's copies.
+        unsafe {
+            let oid = (*self.rel).rd_id;
+            let max_attnum = self.chunk.max_attnum() as i32;
+            let old = pg_sys::MemoryContextSwitchTo(self.cxt);
+            // the word offset of the current page's copy in this chunk
+            let mut page_at = None;
+            while self.tuples.len() < limit {
+                let Some(t) = pages.next_tuple(snapshot) else {
+                    self.eof = true;
+                    break;
+                };
+                let at = match page_at {
+                    Some(at) if !t.new_page => at,
+                    _ => {
+                        let at = self.tuples.push_page(t.page);
+                        page_at = Some(at);
+                        at
+                    }
+                };
+                let bytes = self.tuples.push_in_page(at, t.off, t.len, t.tid(), oid);
+                if pages.deform(bytes) {
+                    self.chunk.append_raw(bytes, &pages.values);
+                } else {
+                    // PostgreSQL's own deforming and detoasting
+                    let row = self.tuples.len() - 1;
+                    pg_sys::ExecStoreHeapTuple(self.tuples.get(row), self.page_slot, false);
+                    pg_sys::slot_getsomeattrs(self.page_slot, max_attnum);
+                    self.chunk.append_slot(self.page_slot);
+                    pg_sys::ExecClearTuple(self.page_slot);
+                }
+                if self.tuples.len().is_multiple_of(256) && self.chunk.varlena_bytes() > 1 << 30 {
+                    break;
+                }
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+            self.chunk.nrows()
+        }
+    }
+
     /// Start over (ReScan).
     pub fn rescan(&mut self) {
         self.clear();
         self.eof = false;
+        if let Some(p) = self.pages.as_mut() {
+            p.rescan();
+        }
         if !self.scan.is_null() {
             // SAFETY: a scan this reader began.
             unsafe { pg_sys::table_rescan(self.scan, std::ptr::null_mut()) };
@@ -189,21 +307,30 @@ impl HeapChunks {
     /// # Safety
     /// `pscan` was initialised for this relation (see [`pscan_initialize`]).
     pub unsafe fn begin_parallel(&mut self, pscan: pg_sys::ParallelTableScanDesc) {
-        // SAFETY: caller's contract.
-        self.scan = unsafe { pg_sys::table_beginscan_parallel(self.rel, pscan) };
+        // the scan itself starts with the first chunk (page by page or
+        // through the table AM)
+        self.pscan = pscan;
+        if let Some(p) = self.pages.as_mut() {
+            p.set_parallel(pscan);
+        }
     }
 
     /// End the scan and release the slot (EndCustomScan).
     pub fn end(&mut self) {
+        if let Some(p) = self.pages.as_mut() {
+            p.end();
+        }
         // SAFETY: resources this reader made, released once.
         unsafe {
             if !self.scan.is_null() {
                 pg_sys::table_endscan(self.scan);
                 self.scan = std::ptr::null_mut();
             }
-            if !self.read_slot.is_null() {
-                pg_sys::ExecDropSingleTupleTableSlot(self.read_slot);
-                self.read_slot = std::ptr::null_mut();
+            for slot in [&mut self.read_slot, &mut self.page_slot] {
+                if !slot.is_null() {
+                    pg_sys::ExecDropSingleTupleTableSlot(*slot);
+                    *slot = std::ptr::null_mut();
+                }
             }
         }
     }

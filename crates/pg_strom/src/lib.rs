@@ -38,6 +38,7 @@ pub mod gpupreagg;
 pub mod gpuscan;
 pub mod guc;
 pub mod heapchunk;
+pub mod heappage;
 pub mod random;
 pub mod scansource;
 pub mod service_worker;

@@ -1,0 +1,526 @@
+//! Reading a heap table page by page for the device (the page path):
+//! blocks read through the buffer manager, serially or as a parallel
+//! scan descriptor hands them out; a page's visible tuples decided once
+//! per page (all of them on an all-visible page, else
+//! `HeapTupleSatisfiesVisibility` with the scan's snapshot, as the heap AM
+//! does in page mode); the page copied whole into the chunk's tuple arena;
+//! and the referenced columns taken out of each tuple by a deformer that
+//! reads only the attributes up to the last referenced one.
+//!
+//! A tuple it cannot take apart itself (fewer attributes than the
+//! columns need, a compressed or TOASTed value of a referenced column)
+//! goes through PostgreSQL's own deforming and detoasting (the caller's
+//! slot path), so every chunk row is what a SeqScan would return.  Only
+//! plain MVCC snapshots outside SERIALIZABLE transactions read pages this
+//! way (a SERIALIZABLE scan takes predicate locks in the heap AM).
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use crate::errors;
+
+/// Bytes of a page.
+const BLCKSZ: usize = pg_sys::BLCKSZ as usize;
+/// Size of a page header up to its line pointer array.
+const PAGE_HEADER: usize = 24;
+/// pd_flags bit: every tuple on the page is visible to everyone.
+const PD_ALL_VISIBLE: u16 = 0x0004;
+/// Line pointer state of a tuple in use.
+const LP_NORMAL: u32 = 1;
+/// t_infomask bit: the tuple has a null bitmap.
+const HEAP_HASNULL: u16 = 0x0001;
+/// t_infomask2 bits holding the number of attributes.
+const HEAP_NATTS_MASK: u16 = 0x07ff;
+/// Offset of t_bits in a tuple header.
+const T_BITS: usize = 23;
+/// The on-disk TOAST pointer's vartag.
+const VARTAG_ONDISK: u8 = 18;
+
+/// How one attribute lies in a tuple.
+#[derive(Clone, Copy)]
+struct Layout {
+    /// attlen: > 0 fixed, -1 varlena, -2 cstring.
+    len: i16,
+    /// Alignment in bytes.
+    align: usize,
+    /// A column of the chunk reads it.
+    wanted: bool,
+}
+
+/// Where one attribute's value lies in the tuple: (byte offset, length)
+/// of its data (a varlena's without its header), or None for NULL.
+pub type Value = Option<(u32, u32)>;
+
+/// Blocks of one relation, read page by page.
+pub struct PageReader {
+    rel: pg_sys::Relation,
+    layout: Vec<Layout>,
+    /// The bulk-read ring, allocated in `cxt` (the query's context: the
+    /// pages are read while a chunk's short-lived context is current).
+    strategy: pg_sys::BufferAccessStrategy,
+    cxt: pg_sys::MemoryContext,
+    /// Serial scan: the next block and the number of blocks (read at the
+    /// first page).
+    next: pg_sys::BlockNumber,
+    nblocks: Option<pg_sys::BlockNumber>,
+    /// Parallel scan: the shared descriptor and this process's share.
+    pscan: pg_sys::ParallelBlockTableScanDesc,
+    worker: pg_sys::ParallelBlockTableScanWorkerData,
+    worker_started: bool,
+    /// The pinned buffer of the current page (InvalidBuffer: none).
+    buffer: pg_sys::Buffer,
+    blkno: pg_sys::BlockNumber,
+    /// Visible tuples of the current page not yet read: (line pointer
+    /// number, offset, length).
+    items: Vec<(u16, u16, u16)>,
+    pos: usize,
+    /// Values of the last deformed tuple, per attribute.
+    pub values: Vec<Value>,
+    /// The leading fixed-width attributes: how many, the offset after
+    /// them, and the referenced ones among them ((index, offset, length)).
+    prefix: usize,
+    prefix_end: usize,
+    prefix_wanted: Vec<(usize, u32, u32)>,
+}
+
+impl PageReader {
+    /// A page reader for `rel`, whose chunk reads the attributes `attnums`
+    /// as device columns of `widths` bytes (0: variable-length); None
+    /// when the page path does not apply (not a heap table, a column
+    /// whose storage is not the device's).
+    ///
+    /// # Safety
+    /// `rel` is an open relation; the current memory context lives as
+    /// long as the scan.
+    pub unsafe fn new(rel: pg_sys::Relation, columns: &[(i16, usize)]) -> Option<PageReader> {
+        // SAFETY: an open relation (caller); attributes within natts.
+        unsafe {
+            if (*rel).rd_tableam != pg_sys::GetHeapamTableAmRoutine() {
+                return None;
+            }
+            let desc = (*rel).rd_att;
+            let natts = (*desc).natts as usize;
+            let max = columns.iter().map(|&(a, _)| a).max().unwrap_or(0);
+            if max <= 0 || max as usize > natts {
+                return None;
+            }
+            let mut layout = Vec::with_capacity(max as usize);
+            for i in 0..max as usize {
+                let att = pgrx::pg_sys::TupleDescAttr(desc, i as i32);
+                let align = match (*att).attalign as u8 {
+                    b'c' => 1,
+                    b's' => 2,
+                    b'i' => 4,
+                    _ => 8,
+                };
+                layout.push(Layout { len: (*att).attlen, align, wanted: false });
+            }
+            for &(attnum, width) in columns {
+                if attnum <= 0 {
+                    return None;
+                }
+                let l = &mut layout[attnum as usize - 1];
+                let stored_as_device = if width == 0 { l.len == -1 } else { l.len as usize == width };
+                if !stored_as_device {
+                    return None;
+                }
+                l.wanted = true;
+            }
+            let (mut prefix, mut prefix_end, mut prefix_wanted) = (0, 0usize, Vec::new());
+            for (k, l) in layout.iter().enumerate() {
+                if l.len <= 0 {
+                    break;
+                }
+                let at = prefix_end.next_multiple_of(l.align);
+                if l.wanted {
+                    prefix_wanted.push((k, at as u32, l.len as u32));
+                }
+                prefix_end = at + l.len as usize;
+                prefix = k + 1;
+            }
+            Some(PageReader {
+                prefix,
+                prefix_end,
+                prefix_wanted,
+                rel,
+                values: vec![None; layout.len()],
+                layout,
+                strategy: std::ptr::null_mut(),
+                cxt: pg_sys::CurrentMemoryContext,
+                next: 0,
+                nblocks: None,
+                pscan: std::ptr::null_mut(),
+                worker: pg_sys::ParallelBlockTableScanWorkerData::default(),
+                worker_started: false,
+                buffer: pg_sys::InvalidBuffer as pg_sys::Buffer,
+                blkno: 0,
+                items: Vec::new(),
+                pos: 0,
+            })
+        }
+    }
+
+    /// True when `snapshot` lets pages be read this way: a plain MVCC
+    /// snapshot, and not a SERIALIZABLE transaction.
+    ///
+    /// # Safety
+    /// A valid snapshot.
+    pub unsafe fn applies(snapshot: pg_sys::Snapshot) -> bool {
+        // SAFETY: caller's promise; XactIsoLevel is the backend's.
+        unsafe {
+            (*snapshot).snapshot_type == pg_sys::SnapshotType::SNAPSHOT_MVCC
+                && pg_sys::XactIsoLevel != pg_sys::XACT_SERIALIZABLE as i32
+        }
+    }
+
+    /// Read the blocks `pscan` (a heap table's parallel scan descriptor)
+    /// hands out instead of all blocks.
+    pub fn set_parallel(&mut self, pscan: pg_sys::ParallelTableScanDesc) {
+        self.pscan = pscan.cast();
+        self.worker_started = false;
+    }
+
+    /// Start over (ReScan; a parallel descriptor is reset by the leader).
+    pub fn rescan(&mut self) {
+        self.release();
+        self.next = 0;
+        self.nblocks = None;
+        self.worker_started = false;
+        self.items.clear();
+        self.pos = 0;
+    }
+
+    /// Drop the pin of the current page.
+    fn release(&mut self) {
+        if self.buffer != pg_sys::InvalidBuffer as pg_sys::Buffer {
+            // SAFETY: a buffer this reader pinned.
+            unsafe { pg_sys::ReleaseBuffer(self.buffer) };
+            self.buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
+        }
+    }
+
+    /// End the scan (EndCustomScan).
+    pub fn end(&mut self) {
+        self.release();
+        if !self.strategy.is_null() {
+            // SAFETY: a strategy this reader made.
+            unsafe { pg_sys::FreeAccessStrategy(self.strategy) };
+            self.strategy = std::ptr::null_mut();
+        }
+    }
+
+    /// The next block to read, None at the end.
+    ///
+    /// # Safety
+    /// Backend, during the scan.
+    unsafe fn next_block(&mut self) -> Option<pg_sys::BlockNumber> {
+        // SAFETY: the relation is open; pscan (when set) its descriptor.
+        unsafe {
+            if !self.pscan.is_null() {
+                if !self.worker_started {
+                    self.worker = pg_sys::ParallelBlockTableScanWorkerData::default();
+                    pg_sys::table_block_parallelscan_startblock_init(self.rel, &mut self.worker, self.pscan);
+                    self.worker_started = true;
+                    self.use_strategy((*self.pscan).phs_nblocks);
+                }
+                let b = pg_sys::table_block_parallelscan_nextpage(self.rel, &mut self.worker, self.pscan);
+                return (b != pg_sys::InvalidBlockNumber).then_some(b);
+            }
+            let nblocks = match self.nblocks {
+                Some(n) => n,
+                None => {
+                    let n = pg_sys::RelationGetNumberOfBlocksInFork(self.rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+                    self.use_strategy(n);
+                    self.nblocks = Some(n);
+                    n
+                }
+            };
+            if self.next >= nblocks {
+                return None;
+            }
+            self.next += 1;
+            Some(self.next - 1)
+        }
+    }
+
+    /// A bulk-read ring for a table larger than a quarter of shared
+    /// buffers, as the heap AM's own scans use.
+    fn use_strategy(&mut self, nblocks: pg_sys::BlockNumber) {
+        // SAFETY: backend globals.
+        unsafe {
+            if self.strategy.is_null() && nblocks as i64 > (pg_sys::NBuffers / 4) as i64 {
+                let old = pg_sys::MemoryContextSwitchTo(self.cxt);
+                self.strategy = pg_sys::GetAccessStrategy(pg_sys::BufferAccessStrategyType::BAS_BULKREAD);
+                pg_sys::MemoryContextSwitchTo(old);
+            }
+        }
+    }
+
+    /// Read the next page that has visible tuples and keep it pinned;
+    /// false at the end of the scan.
+    ///
+    /// # Safety
+    /// Backend, during the scan; `snapshot` the scan's.
+    unsafe fn next_page(&mut self, snapshot: pg_sys::Snapshot) -> bool {
+        self.release();
+        self.items.clear();
+        self.pos = 0;
+        // SAFETY: buffers read, locked and released here; the page's
+        // line pointers and tuples are read under the share lock.
+        unsafe {
+            let table_oid = (*self.rel).rd_id;
+            while let Some(blkno) = self.next_block() {
+                pgrx::check_for_interrupts!();
+                let buffer = pg_sys::ReadBufferExtended(
+                    self.rel,
+                    pg_sys::ForkNumber::MAIN_FORKNUM,
+                    blkno,
+                    pg_sys::ReadBufferMode::RBM_NORMAL,
+                    self.strategy,
+                );
+                pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_SHARE as i32);
+                let page = page_of(buffer);
+                let all_visible = read_u16(page, 10) & PD_ALL_VISIBLE != 0 && !(*snapshot).takenDuringRecovery;
+                let lower = read_u16(page, 12) as usize;
+                let nitems = lower.saturating_sub(PAGE_HEADER) / 4;
+                for i in 0..nitems.min((BLCKSZ - PAGE_HEADER) / 4) {
+                    let lp = u32::from_le_bytes(*(page.add(PAGE_HEADER + 4 * i) as *const [u8; 4]));
+                    if (lp >> 15) & 3 != LP_NORMAL {
+                        continue;
+                    }
+                    let off = (lp & 0x7fff) as usize;
+                    let len = (lp >> 17) as usize;
+                    if !off.is_multiple_of(8) || off < PAGE_HEADER || off + len > BLCKSZ || len < T_BITS {
+                        let blk = blkno;
+                        pg_sys::UnlockReleaseBuffer(buffer);
+                        errors::raise_plain(
+                            PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+                            format!(
+                                "invalid line pointer {} in block {blk} of relation \"{}\"",
+                                i + 1,
+                                rel_name(self.rel)
+                            ),
+                            Some(format!("offset {off}, length {len}")),
+                            None,
+                        );
+                    }
+                    let lineoff = (i + 1) as u16;
+                    if !all_visible {
+                        let mut tup = pg_sys::HeapTupleData {
+                            t_len: len as u32,
+                            t_self: item_pointer(blkno, lineoff),
+                            t_tableOid: table_oid,
+                            t_data: page.add(off).cast_mut().cast(),
+                        };
+                        if !pg_sys::HeapTupleSatisfiesVisibility(&mut tup, snapshot, buffer) {
+                            continue;
+                        }
+                    }
+                    self.items.push((lineoff, off as u16, len as u16));
+                }
+                // the visible tuples stay as they are while the page is
+                // pinned (pruning needs a cleanup lock): read them unlocked
+                pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_UNLOCK as i32);
+                if self.items.is_empty() {
+                    pg_sys::ReleaseBuffer(buffer);
+                    continue;
+                }
+                self.buffer = buffer;
+                self.blkno = blkno;
+                return true;
+            }
+            false
+        }
+    }
+
+    /// The next visible tuple: (block, line pointer, offset, length), its
+    /// page's bytes (pinned until the page is done) and whether the page
+    /// changed since the last tuple; None at the end of the scan.
+    ///
+    /// # Safety
+    /// Backend, during the scan; `snapshot` the scan's.
+    pub unsafe fn next_tuple(&mut self, snapshot: pg_sys::Snapshot) -> Option<Tuple> {
+        let mut new_page = false;
+        if self.pos >= self.items.len() {
+            // SAFETY: caller's promise.
+            if !unsafe { self.next_page(snapshot) } {
+                return None;
+            }
+            new_page = true;
+        }
+        let (lineoff, off, len) = self.items[self.pos];
+        self.pos += 1;
+        Some(Tuple {
+            blkno: self.blkno,
+            lineoff,
+            off: off as usize,
+            len: len as usize,
+            // SAFETY: the pinned buffer's page.
+            page: unsafe { page_of(self.buffer) },
+            new_page,
+        })
+    }
+
+    /// Take the attributes up to the last referenced one out of `tup`
+    /// (its bytes) into [`Self::values`] (only the referenced ones are
+    /// set); false when PostgreSQL must deform it (missing attributes, a
+    /// referenced value compressed or stored out of line, a length past
+    /// the tuple's end).
+    pub fn deform(&mut self, tup: &[u8]) -> bool {
+        if tup.len() < T_BITS {
+            return false;
+        }
+        let infomask2 = u16::from_le_bytes([tup[18], tup[19]]);
+        let infomask = u16::from_le_bytes([tup[20], tup[21]]);
+        let hoff = tup[22] as usize;
+        let natts = (infomask2 & HEAP_NATTS_MASK) as usize;
+        let n = self.layout.len();
+        if natts < n || hoff > tup.len() {
+            return false;
+        }
+        let data = &tup[hoff..];
+        let base = hoff as u32;
+        let hasnull = infomask & HEAP_HASNULL != 0;
+        let (mut first, mut off) = (0, 0);
+        if hasnull {
+            if T_BITS + n.div_ceil(8) > hoff {
+                return false;
+            }
+        } else {
+            // without NULLs the leading fixed-width attributes lie at
+            // fixed offsets
+            if self.prefix_end > data.len() {
+                return false;
+            }
+            for &(k, at, len) in &self.prefix_wanted {
+                self.values[k] = Some((base + at, len));
+            }
+            first = self.prefix;
+            off = self.prefix_end;
+        }
+        for k in first..n {
+            let l = self.layout[k];
+            if hasnull && tup[T_BITS + k / 8] & (1 << (k % 8)) == 0 {
+                if l.wanted {
+                    self.values[k] = None;
+                }
+                continue;
+            }
+            if l.len > 0 {
+                off = (off + l.align - 1) & !(l.align - 1);
+                let end = off + l.len as usize;
+                if end > data.len() {
+                    return false;
+                }
+                if l.wanted {
+                    self.values[k] = Some((base + off as u32, l.len as u32));
+                }
+                off = end;
+            } else if l.len == -1 {
+                // a pad byte is 0; a varlena header never is
+                let Some(&b) = data.get(off) else { return false };
+                if b == 0 {
+                    off = (off + l.align - 1) & !(l.align - 1);
+                }
+                let Some(&b0) = data.get(off) else { return false };
+                let (head, size) = if b0 & 0x01 == 0x01 {
+                    if b0 == 0x01 {
+                        // an out-of-line TOAST pointer
+                        if l.wanted || data.get(off + 1) != Some(&VARTAG_ONDISK) {
+                            return false;
+                        }
+                        (2, 2 + 16)
+                    } else {
+                        (1, (b0 >> 1) as usize)
+                    }
+                } else {
+                    let Some(w) = data.get(off..off + 4) else { return false };
+                    // compressed in line
+                    if b0 & 0x03 == 0x02 && l.wanted {
+                        return false;
+                    }
+                    (4, (u32::from_le_bytes([w[0], w[1], w[2], w[3]]) >> 2) as usize)
+                };
+                if size < head || off + size > data.len() {
+                    return false;
+                }
+                if l.wanted {
+                    self.values[k] = Some((base + (off + head) as u32, (size - head) as u32));
+                }
+                off += size;
+            } else {
+                // a cstring: up to and including its NUL
+                let Some(len) = data.get(off..).and_then(|d| d.iter().position(|&b| b == 0)) else {
+                    return false;
+                };
+                off += len + 1;
+            }
+        }
+        true
+    }
+}
+
+impl Drop for PageReader {
+    fn drop(&mut self) {
+        // a pin left by an error is the resource owner's; ending normally
+        // releases it in end()
+        self.buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
+    }
+}
+
+/// One visible tuple of a pinned page.
+pub struct Tuple {
+    pub blkno: pg_sys::BlockNumber,
+    pub lineoff: u16,
+    pub off: usize,
+    pub len: usize,
+    pub page: *const u8,
+    pub new_page: bool,
+}
+
+impl Tuple {
+    /// Its block and line pointer as a TID.
+    pub fn tid(&self) -> pg_sys::ItemPointerData {
+        item_pointer(self.blkno, self.lineoff)
+    }
+}
+
+/// The page of a pinned buffer (BufferGetPage).
+///
+/// # Safety
+/// `buffer` is pinned.
+unsafe fn page_of(buffer: pg_sys::Buffer) -> *const u8 {
+    // SAFETY: shared buffers are numbered from 1, local ones from -1.
+    unsafe {
+        if buffer < 0 {
+            *pg_sys::LocalBufferBlockPointers.add((-buffer - 1) as usize) as *const u8
+        } else {
+            pg_sys::BufferBlocks.add((buffer as usize - 1) * BLCKSZ) as *const u8
+        }
+    }
+}
+
+/// A little-endian u16 of a page.
+///
+/// # Safety
+/// `at + 2 <= BLCKSZ`.
+unsafe fn read_u16(page: *const u8, at: usize) -> u16 {
+    // SAFETY: caller's promise.
+    unsafe { u16::from_le_bytes(*(page.add(at) as *const [u8; 2])) }
+}
+
+fn item_pointer(blkno: pg_sys::BlockNumber, lineoff: u16) -> pg_sys::ItemPointerData {
+    pg_sys::ItemPointerData {
+        ip_blkid: pg_sys::BlockIdData { bi_hi: (blkno >> 16) as u16, bi_lo: (blkno & 0xffff) as u16 },
+        ip_posid: lineoff,
+    }
+}
+
+/// The relation's name, for messages.
+///
+/// # Safety
+/// An open relation.
+unsafe fn rel_name(rel: pg_sys::Relation) -> String {
+    // SAFETY: caller's promise.
+    unsafe { std::ffi::CStr::from_ptr((*(*rel).rd_rel).relname.data.as_ptr()).to_string_lossy().into_owned() }
+}
