@@ -17,6 +17,9 @@ use crate::chunk::ColumnChunk;
 use crate::heappage::PageReader;
 use crate::{codegen, guc};
 
+/// The word offset of a row the arena holds only as a TID.
+const NOT_COPIED: usize = usize::MAX;
+
 /// Copies of a chunk's heap tuples.  A returned row is presented to a
 /// slot through one reusable HeapTupleData pointing into the buffer,
 /// valid until the next row is stored (the slot protocol).
@@ -91,6 +94,12 @@ impl TupleArena {
         unsafe { std::slice::from_raw_parts(self.words.as_ptr().add(at).cast::<u8>(), len) }
     }
 
+    /// A row kept only as its TID (the page path without copies): read
+    /// again from its page when asked for ([`HeapChunks::tuple`]).
+    fn push_tid(&mut self, tid: pg_sys::ItemPointerData, oid: pg_sys::Oid) {
+        self.rows.push((NOT_COPIED, 0, tid, oid));
+    }
+
     /// Row `i` as a HeapTuple, valid until the next call or the next chunk.
     pub fn get(&mut self, i: usize) -> pg_sys::HeapTuple {
         let (at, len, tid, oid) = self.rows[i];
@@ -124,6 +133,14 @@ pub struct HeapChunks {
     pages_checked: bool,
     /// A heap-tuple slot for the page path's tuples PostgreSQL deforms.
     page_slot: *mut pg_sys::TupleTableSlot,
+    /// The page path copies the chunk's pages (rows are returned);
+    /// false keeps TIDs only and reads a row again when it is asked for
+    /// (a GpuPreAgg returns groups, rarely rows).
+    copy_pages: bool,
+    /// The pinned page a row was last read again from, and its copy.
+    refetch: (pg_sys::Buffer, pg_sys::BlockNumber),
+    refetch_words: Vec<u64>,
+    refetch_tuple: pg_sys::HeapTupleData,
     /// The parallel scan descriptor (null: a serial scan).
     pscan: pg_sys::ParallelTableScanDesc,
 }
@@ -152,6 +169,10 @@ impl HeapChunks {
                     std::ptr::null_mut()
                 },
                 pscan: std::ptr::null_mut(),
+                copy_pages: true,
+                refetch: (pg_sys::InvalidBuffer as pg_sys::Buffer, 0),
+                refetch_words: Vec::new(),
+                refetch_tuple: pg_sys::HeapTupleData::default(),
                 pages,
                 rel,
                 scan: std::ptr::null_mut(),
@@ -172,6 +193,7 @@ impl HeapChunks {
 
     /// Drop the chunk's rows (no slot may point into them any more).
     pub fn clear(&mut self) {
+        self.release_refetch();
         self.tuples.clear();
         self.chunk.clear();
         // SAFETY: the context holds only this chunk's copies.
@@ -261,21 +283,32 @@ impl HeapChunks {
                     self.eof = true;
                     break;
                 };
-                let at = match page_at {
-                    Some(at) if !t.new_page => at,
-                    _ => {
-                        let at = self.tuples.push_page(t.page);
-                        page_at = Some(at);
-                        at
-                    }
+                let bytes = if self.copy_pages {
+                    let at = match page_at {
+                        Some(at) if !t.new_page => at,
+                        _ => {
+                            let at = self.tuples.push_page(t.page);
+                            page_at = Some(at);
+                            at
+                        }
+                    };
+                    self.tuples.push_in_page(at, t.off, t.len, t.tid(), oid)
+                } else {
+                    // the pinned page's own bytes, valid while it is read
+                    self.tuples.push_tid(t.tid(), oid);
+                    std::slice::from_raw_parts(t.page.add(t.off), t.len)
                 };
-                let bytes = self.tuples.push_in_page(at, t.off, t.len, t.tid(), oid);
                 if pages.deform(bytes) {
                     self.chunk.append_raw(bytes, &pages.values);
                 } else {
                     // PostgreSQL's own deforming and detoasting
-                    let row = self.tuples.len() - 1;
-                    pg_sys::ExecStoreHeapTuple(self.tuples.get(row), self.page_slot, false);
+                    let mut tup = pg_sys::HeapTupleData {
+                        t_len: t.len as u32,
+                        t_self: t.tid(),
+                        t_tableOid: oid,
+                        t_data: bytes.as_ptr().cast_mut().cast(),
+                    };
+                    pg_sys::ExecStoreHeapTuple(&mut tup, self.page_slot, false);
                     pg_sys::slot_getsomeattrs(self.page_slot, max_attnum);
                     self.chunk.append_slot(self.page_slot);
                     pg_sys::ExecClearTuple(self.page_slot);
@@ -286,6 +319,68 @@ impl HeapChunks {
             }
             pg_sys::MemoryContextSwitchTo(old);
             self.chunk.nrows()
+        }
+    }
+
+    /// Keep only TIDs of the chunk's rows on the page path (see
+    /// `copy_pages`): for a node that seldom returns its source rows.
+    pub fn set_copy_pages(&mut self, copy: bool) {
+        self.copy_pages = copy;
+    }
+
+    /// Row `i` of the chunk as a HeapTuple, valid until the next call or
+    /// the next chunk.
+    ///
+    /// # Safety
+    /// Backend, during the scan; `i` is a row of the current chunk.
+    pub unsafe fn tuple(&mut self, i: usize) -> pg_sys::HeapTuple {
+        let (at, _, tid, oid) = self.tuples.rows[i];
+        if at != NOT_COPIED {
+            return self.tuples.get(i);
+        }
+        // SAFETY: the row's page is read through the buffer manager; a
+        // tuple visible to the scan's snapshot stays at its TID while
+        // the snapshot lives, and is read under the page's share lock.
+        unsafe {
+            let blkno = ((tid.ip_blkid.bi_hi as u32) << 16) | tid.ip_blkid.bi_lo as u32;
+            if self.refetch.0 == pg_sys::InvalidBuffer as pg_sys::Buffer || self.refetch.1 != blkno {
+                self.release_refetch();
+                let buf = pg_sys::ReadBufferExtended(
+                    self.rel,
+                    pg_sys::ForkNumber::MAIN_FORKNUM,
+                    blkno,
+                    pg_sys::ReadBufferMode::RBM_NORMAL,
+                    std::ptr::null_mut(),
+                );
+                self.refetch = (buf, blkno);
+            }
+            let buf = self.refetch.0;
+            pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
+            let (off, len) = crate::heappage::item(buf, tid.ip_posid);
+            self.refetch_words.clear();
+            self.refetch_words.resize(len.div_ceil(8), 0);
+            std::ptr::copy_nonoverlapping(
+                crate::heappage::page_of(buf).add(off),
+                self.refetch_words.as_mut_ptr().cast::<u8>(),
+                len,
+            );
+            pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
+            self.refetch_tuple = pg_sys::HeapTupleData {
+                t_len: len as u32,
+                t_self: tid,
+                t_tableOid: oid,
+                t_data: self.refetch_words.as_mut_ptr().cast(),
+            };
+            &mut self.refetch_tuple
+        }
+    }
+
+    /// Unpin the page rows were last read again from.
+    fn release_refetch(&mut self) {
+        if self.refetch.0 != pg_sys::InvalidBuffer as pg_sys::Buffer {
+            // SAFETY: a buffer this reader pinned.
+            unsafe { pg_sys::ReleaseBuffer(self.refetch.0) };
+            self.refetch.0 = pg_sys::InvalidBuffer as pg_sys::Buffer;
         }
     }
 
@@ -317,6 +412,7 @@ impl HeapChunks {
 
     /// End the scan and release the slot (EndCustomScan).
     pub fn end(&mut self) {
+        self.release_refetch();
         if let Some(p) = self.pages.as_mut() {
             p.end();
         }

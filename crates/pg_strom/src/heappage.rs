@@ -485,11 +485,40 @@ impl Tuple {
     }
 }
 
+/// (offset, length) of line pointer `lineoff` of a pinned, locked page,
+/// checked to lie within the page; an ERROR when the line pointer is not
+/// a tuple's.
+///
+/// # Safety
+/// `buffer` is pinned and locked.
+pub unsafe fn item(buffer: pg_sys::Buffer, lineoff: u16) -> (usize, usize) {
+    // SAFETY: the line pointer array lies within the page (checked).
+    unsafe {
+        let page = page_of(buffer);
+        let nitems = (read_u16(page, 12) as usize).saturating_sub(PAGE_HEADER) / 4;
+        let i = lineoff as usize;
+        if i >= 1 && i <= nitems.min((BLCKSZ - PAGE_HEADER) / 4) {
+            let lp = u32::from_le_bytes(*(page.add(PAGE_HEADER + 4 * (i - 1)) as *const [u8; 4]));
+            let (off, len) = ((lp & 0x7fff) as usize, (lp >> 17) as usize);
+            if (lp >> 15) & 3 == LP_NORMAL && off >= PAGE_HEADER && off + len <= BLCKSZ && len >= T_BITS {
+                return (off, len);
+            }
+        }
+        pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_UNLOCK as i32);
+        errors::raise_plain(
+            PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+            format!("tuple ({}, {lineoff}) is gone from its page", pg_sys::BufferGetBlockNumber(buffer)),
+            None,
+            None,
+        )
+    }
+}
+
 /// The page of a pinned buffer (BufferGetPage).
 ///
 /// # Safety
 /// `buffer` is pinned.
-unsafe fn page_of(buffer: pg_sys::Buffer) -> *const u8 {
+pub unsafe fn page_of(buffer: pg_sys::Buffer) -> *const u8 {
     // SAFETY: shared buffers are numbered from 1, local ones from -1.
     unsafe {
         if buffer < 0 {

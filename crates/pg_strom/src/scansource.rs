@@ -69,6 +69,15 @@ impl Source {
         }
     }
 
+    /// The node returns partial groups, seldom its source rows (only on
+    /// the CPU path): a heap table's pages are not copied, rows are read
+    /// again by TID when asked for.
+    pub fn set_rows_seldom_read(&mut self) {
+        if let Source::Heap(h) = self {
+            h.set_copy_pages(false);
+        }
+    }
+
     /// Rows of the current chunk.
     pub fn len(&self) -> usize {
         match self {
@@ -195,7 +204,7 @@ impl Source {
         unsafe {
             match self {
                 Source::Heap(h) => {
-                    pg_sys::ExecStoreHeapTuple(h.tuples.get(i), slot, false);
+                    pg_sys::ExecStoreHeapTuple(h.tuple(i), slot, false);
                 }
                 Source::Arrow { reader, start, .. } => {
                     pg_sys::MemoryContextReset(cxt);

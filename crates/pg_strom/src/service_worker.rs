@@ -50,6 +50,54 @@ extern "C" fn on_sigterm(_sig: libc::c_int) {
 }
 
 /// Sleep, waking early at SIGTERM.
+/// A fixed buffer to format a message in without allocating (a signal
+/// handler may have interrupted malloc).
+struct StackText {
+    buf: [u8; 1024],
+    len: usize,
+}
+
+impl std::fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let n = s.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
+}
+
+/// A fault in the keeper or the service it forked: say where (module,
+/// symbol, offset) on stderr, which goes to the server log, then die of
+/// it as before.
+extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    use std::fmt::Write;
+    let mut t = StackText { buf: [0; 1024], len: 0 };
+    // SAFETY: the kernel's siginfo and ucontext for this signal; dladdr
+    // and write are the only calls.
+    unsafe {
+        let addr = (*info).si_addr() as usize;
+        let ip = (*(ctx as *mut libc::ucontext_t)).uc_mcontext.gregs[libc::REG_RIP as usize] as usize;
+        let _ = write!(
+            t,
+            "pg_strom: GPU service process {} got signal {sig} at address {addr:#x}, ip {ip:#x}",
+            libc::getpid()
+        );
+        let mut dl: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(ip as *const libc::c_void, &mut dl) != 0 && !dl.dli_fname.is_null() {
+            let file = std::ffi::CStr::from_ptr(dl.dli_fname).to_bytes();
+            let _ = write!(t, " in {} +{:#x}", String::from_utf8_lossy(file), ip - dl.dli_fbase as usize);
+            if !dl.dli_sname.is_null() {
+                let sym = std::ffi::CStr::from_ptr(dl.dli_sname).to_bytes();
+                let _ = write!(t, " ({} +{:#x})", String::from_utf8_lossy(sym), ip.wrapping_sub(dl.dli_saddr as usize));
+            }
+        }
+        let _ = t.write_str("\n");
+        libc::write(2, t.buf.as_ptr().cast(), t.len);
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
 fn nap(d: Duration) {
     let until = Instant::now() + d;
     while !STOP.load(Ordering::SeqCst) && Instant::now() < until {
@@ -83,6 +131,11 @@ pub extern "C-unwind" fn pgstrom_service_main(_arg: pg_sys::Datum) {
     // SAFETY: installing a handler that only touches atomics and kill().
     unsafe {
         libc::signal(libc::SIGTERM, on_sigterm as *const () as libc::sighandler_t);
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_fault as *const () as libc::sighandler_t;
+        sa.sa_flags = libc::SA_SIGINFO;
+        libc::sigaction(libc::SIGSEGV, &sa, std::ptr::null_mut());
+        libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
         pg_sys::BackgroundWorkerUnblockSignals();
     }
     let me = std::process::id() as libc::pid_t;

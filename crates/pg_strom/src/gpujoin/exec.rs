@@ -297,8 +297,11 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             at += d.outer_keys.len();
             key_columns.push(keys);
         }
-        let source =
+        let mut source =
             Source::open(node, rel, &info.outer_columns, Some(&outer_attnums), hints, eflags, c"GpuJoin chunk");
+        if info.agg.is_some() {
+            source.set_rows_seldom_read();
+        }
         let state = Box::new(GpuJoinExec {
             info,
             scan_quals,
