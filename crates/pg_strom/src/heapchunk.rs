@@ -212,6 +212,8 @@ impl HeapChunks {
         // SAFETY: a live relation and slot of the node (caller).
         unsafe {
             if !self.pages_checked {
+                // (also for a scan that never had a page reader: EXPLAIN
+                // tells the table AM read it)
                 self.pages_checked = true;
                 if !PageReader::applies(snapshot)
                     && let Some(mut p) = self.pages.take()
@@ -319,6 +321,18 @@ impl HeapChunks {
             }
             pg_sys::MemoryContextSwitchTo(old);
             self.chunk.nrows()
+        }
+    }
+
+    /// How the scan reads the table, once it has begun (EXPLAIN ANALYZE):
+    /// `pages` (page by page; `rows by TID` where pages are not copied) or
+    /// `table access method`.
+    pub fn read_mode(&self) -> Option<&'static str> {
+        match (&self.pages, self.pages_checked) {
+            (_, false) => None,
+            (Some(_), true) if self.copy_pages => Some("pages"),
+            (Some(_), true) => Some("pages, rows by TID"),
+            (None, true) => Some("table access method"),
         }
     }
 

@@ -78,6 +78,15 @@ impl Source {
         }
     }
 
+    /// How a heap table is read, once the scan has begun (None for an
+    /// Arrow table or before the first chunk).
+    pub fn heap_read_mode(&self) -> Option<&'static str> {
+        match self {
+            Source::Heap(h) => h.read_mode(),
+            Source::Arrow { .. } => None,
+        }
+    }
+
     /// Rows of the current chunk.
     pub fn len(&self) -> usize {
         match self {

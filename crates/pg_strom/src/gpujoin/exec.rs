@@ -132,7 +132,7 @@ pub struct GpuJoinExec {
     /// join ran on the CPU engine.
     pub(crate) over_limit: bool,
     /// The scanned table, read chunk by chunk.
-    source: Source,
+    pub(crate) source: Source,
     /// The values of an Arrow outer row in `tup_slot`.
     row_cxt: pg_sys::MemoryContext,
     /// A heap-tuple slot that deforms the chunk's copies.

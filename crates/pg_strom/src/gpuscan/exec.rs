@@ -81,7 +81,7 @@ pub struct GpuScanExec {
     params: Option<Vec<ParamValue>>,
     pub(crate) engine: Option<&'static dyn Engine>,
     /// The table, read chunk by chunk.
-    source: Source,
+    pub(crate) source: Source,
     /// Per row of the chunk: 1 when the device filter passed it.
     pass: Vec<u8>,
     /// This chunk goes through the CPU path.

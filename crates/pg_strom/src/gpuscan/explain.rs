@@ -104,6 +104,9 @@ pub unsafe extern "C-unwind" fn explain(
             prop_int(c"GPU Input Rows", None, c.rows_in as i64, es);
             prop_int(c"GPU Input Bytes", None, c.bytes as i64, es);
             prop_int(c"CPU Path Rows", None, c.rows_cpu_path as i64, es);
+            if let Some(mode) = st.source.heap_read_mode() {
+                prop_text(c"Heap Read", mode, es);
+            }
             if (*es).timing {
                 pg_sys::ExplainPropertyFloat(c"GPU Time".as_ptr(), c"ms".as_ptr(), c.engine_ns as f64 / 1e6, 3, es);
             }
