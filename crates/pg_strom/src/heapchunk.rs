@@ -417,8 +417,10 @@ impl HeapChunks {
     /// `pscan` was initialised for this relation (see [`pscan_initialize`]).
     pub unsafe fn begin_parallel(&mut self, pscan: pg_sys::ParallelTableScanDesc) {
         // the scan itself starts with the first chunk (page by page or
-        // through the table AM)
+        // through the table AM); a scan begun on an earlier area (a
+        // rescan of the Gather made a new one) is not used again
         self.pscan = pscan;
+        self.scan = std::ptr::null_mut();
         if let Some(p) = self.pages.as_mut() {
             p.set_parallel(pscan);
         }
