@@ -233,6 +233,18 @@ BEGIN ISOLATION LEVEL SERIALIZABLE;
 \set q 'SELECT i2, i4, i8, t FROM gs_pages WHERE i4 % 5 = 0'
 :check
 COMMIT;
+-- the table's statistics count the scan and the rows read, as a SeqScan's
+SELECT pg_stat_force_next_flush();
+SELECT seq_scan AS s0, seq_tup_read AS t0 FROM pg_stat_user_tables WHERE relname = 'gs_pages' \gset
+SELECT gs_plan('SELECT i4 FROM gs_pages WHERE i4 % 3 = 0') AS plan, count(*) FROM gs_pages WHERE i4 % 3 = 0;
+SELECT pg_stat_force_next_flush();
+SELECT seq_scan AS s1, seq_tup_read AS t1 FROM pg_stat_user_tables WHERE relname = 'gs_pages' \gset
+SET pg_strom.enabled = off;
+SELECT count(*) FROM gs_pages WHERE i4 % 3 = 0;
+SELECT pg_stat_force_next_flush();
+SET pg_strom.enabled = on;
+SELECT seq_scan - :s1 = :s1 - :s0 AS same_scans, seq_tup_read - :t1 = :t1 - :t0 AS same_rows, :s1 - :s0 AS scans
+  FROM pg_stat_user_tables WHERE relname = 'gs_pages';
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;

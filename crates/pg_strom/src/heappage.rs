@@ -218,6 +218,7 @@ impl PageReader {
         unsafe {
             if !self.pscan.is_null() {
                 if !self.worker_started {
+                    count_stats(self.rel, 1, 0);
                     self.worker = pg_sys::ParallelBlockTableScanWorkerData::default();
                     pg_sys::table_block_parallelscan_startblock_init(self.rel, &mut self.worker, self.pscan);
                     self.worker_started = true;
@@ -229,6 +230,7 @@ impl PageReader {
             let nblocks = match self.nblocks {
                 Some(n) => n,
                 None => {
+                    count_stats(self.rel, 1, 0);
                     let n = pg_sys::RelationGetNumberOfBlocksInFork(self.rel, pg_sys::ForkNumber::MAIN_FORKNUM);
                     self.use_strategy(n);
                     self.nblocks = Some(n);
@@ -325,6 +327,7 @@ impl PageReader {
                     pg_sys::ReleaseBuffer(buffer);
                     continue;
                 }
+                count_stats(self.rel, 0, self.items.len() as i64);
                 self.buffer = buffer;
                 self.blkno = blkno;
                 return true;
@@ -511,6 +514,25 @@ pub unsafe fn item(buffer: pg_sys::Buffer, lineoff: u16) -> (usize, usize) {
             None,
             None,
         )
+    }
+}
+
+/// Count a sequential scan begun and tuples returned in the table's
+/// statistics (`pg_stat_user_tables.seq_scan` / `seq_tup_read`), as the
+/// heap AM does (pgstat_count_heap_scan / _getnext).
+///
+/// # Safety
+/// An open relation, in a backend.
+unsafe fn count_stats(rel: pg_sys::Relation, scans: i64, tuples: i64) {
+    // SAFETY: the relation's statistics entry, set up as pgstat does.
+    unsafe {
+        if (*rel).pgstat_info.is_null() && (*rel).pgstat_enabled {
+            pg_sys::pgstat_assoc_relation(rel);
+        }
+        if let Some(info) = (*rel).pgstat_info.as_mut() {
+            info.counts.numscans += scans;
+            info.counts.tuples_returned += tuples;
+        }
     }
 }
 
