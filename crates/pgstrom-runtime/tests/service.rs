@@ -115,8 +115,14 @@ fn int8_key_join(inner: &[u8], ninner: u32, qual: Option<pgstrom_runtime::progra
     }
 }
 
+/// Held by the tests that open join sessions: one of them counts the
+/// service's sessions, which the others' would change when the tests run
+/// in parallel threads.
+static SESSIONS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn closed_and_unknown_sessions() {
+    let _one = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
     let svc = service_engine(CPU_ENGINE);
     let inner = i8_col(&[1, 2, 3]);
     let outer = i8_col(&[3, 4, 1, 1]);
@@ -150,6 +156,7 @@ fn closed_and_unknown_sessions() {
 fn file_columns_join_as_in_memory_columns() {
     use pgstrom_runtime::engine::FileSlice;
     use std::io::Write;
+    let _one = SESSIONS.lock().unwrap_or_else(|e| e.into_inner());
 
     // 200 int8 values at offset 128, a validity bitmap at 2048 (every
     // seventh row NULL), junk around them
