@@ -34,32 +34,68 @@ struct ColumnBuf {
 }
 
 impl ColumnBuf {
+    /// Row `row`'s validity bit (a bitmap byte every 8 rows).
+    fn set_valid(&mut self, row: usize, valid: bool) {
+        if row.is_multiple_of(8) {
+            self.validity.push(0);
+        }
+        if valid {
+            self.validity[row / 8] |= 1 << (row % 8);
+        } else {
+            self.has_nulls = true;
+        }
+    }
+
+    /// Append a value's bytes as the device holds them: `width` bytes of
+    /// a fixed-width column, a text column's characters and its end
+    /// offset.
+    fn push_bytes(&mut self, v: &[u8]) {
+        match (self.width, v.len()) {
+            // the common widths as fixed-size copies
+            (4, 4) => self.values.extend_from_slice(&[v[0], v[1], v[2], v[3]]),
+            (8, 8) => self.values.extend_from_slice(&[v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]]),
+            (0, _) => {
+                self.values.extend_from_slice(v);
+                let end = u32::try_from(self.values.len()).unwrap_or_else(|_| too_much_text());
+                self.offsets.push(end);
+            }
+            _ => self.values.extend_from_slice(v),
+        }
+    }
+
+    /// Append a NULL's place (its validity bit is the caller's).
+    fn push_null(&mut self) {
+        if self.width == 0 {
+            self.offsets.push(self.values.len() as u32);
+        } else {
+            self.values.resize(self.values.len() + self.width, 0);
+        }
+    }
+
     /// Append one value's bytes (None: NULL; its validity bit is the
     /// caller's).
     ///
     /// # Safety
     /// A valid datum of the column's type.
     unsafe fn push_value(&mut self, datum: Option<pg_sys::Datum>) {
-        if self.width == 0 {
-            if let Some(datum) = datum {
-                // SAFETY: a varlena datum of a text-like column;
-                // detoasting gives a readable, uncompressed value.
-                unsafe {
-                    let p = datum.cast_mut_ptr::<pg_sys::varlena>();
-                    let v = pg_sys::pg_detoast_datum_packed(p);
-                    let len = pgrx::varlena::varsize_any_exhdr(v);
-                    let data = pgrx::varlena::vardata_any(v) as *const u8;
-                    self.values.extend_from_slice(std::slice::from_raw_parts(data, len));
-                    if v != p {
-                        pg_sys::pfree(v.cast());
-                    }
+        match datum {
+            None => self.push_null(),
+            // SAFETY: a varlena datum of a text-like column; detoasting
+            // gives a readable, uncompressed value.
+            Some(datum) if self.width == 0 => unsafe {
+                let p = datum.cast_mut_ptr::<pg_sys::varlena>();
+                let v = pg_sys::pg_detoast_datum_packed(p);
+                let len = pgrx::varlena::varsize_any_exhdr(v);
+                let data = pgrx::varlena::vardata_any(v) as *const u8;
+                self.push_bytes(std::slice::from_raw_parts(data, len));
+                if v != p {
+                    pg_sys::pfree(v.cast());
                 }
+            },
+            Some(datum) => {
+                let raw = datum.value() as u64;
+                self.push_bytes(&raw.to_le_bytes()[..self.width]);
             }
-            let end = u32::try_from(self.values.len()).unwrap_or_else(|_| too_much_text());
-            self.offsets.push(end);
-        } else {
-            let raw = datum.map_or(0u64, |d| d.value() as u64);
-            self.values.extend_from_slice(&raw.to_le_bytes()[..self.width]);
         }
     }
 }
@@ -175,14 +211,7 @@ impl ColumnChunk {
         let row = self.nrows as usize;
         for c in &mut self.cols {
             let (isnull, datum) = datum(c.attnum);
-            if row.is_multiple_of(8) {
-                c.validity.push(0);
-            }
-            if isnull {
-                c.has_nulls = true;
-            } else {
-                c.validity[row / 8] |= 1 << (row % 8);
-            }
+            c.set_valid(row, !isnull);
             // SAFETY: caller's promise.
             unsafe { c.push_value((!isnull).then_some(datum)) };
         }
@@ -196,33 +225,14 @@ impl ColumnChunk {
     pub fn append_raw(&mut self, tup: &[u8], values: &[Option<(u32, u32)>]) {
         let row = self.nrows as usize;
         for c in &mut self.cols {
-            let v = values[c.attnum as usize - 1];
-            if row.is_multiple_of(8) {
-                c.validity.push(0);
-            }
-            match v {
+            match values[c.attnum as usize - 1] {
                 None => {
-                    c.has_nulls = true;
-                    if c.width == 0 {
-                        c.offsets.push(c.values.len() as u32);
-                    } else {
-                        c.values.resize(c.values.len() + c.width, 0);
-                    }
+                    c.set_valid(row, false);
+                    c.push_null();
                 }
                 Some((off, len)) => {
-                    c.validity[row / 8] |= 1 << (row % 8);
-                    let v = &tup[off as usize..(off + len) as usize];
-                    match c.width {
-                        // the common widths as fixed-size copies
-                        4 => c.values.extend_from_slice(&<[u8; 4]>::try_from(v).unwrap_or_default()),
-                        8 => c.values.extend_from_slice(&<[u8; 8]>::try_from(v).unwrap_or_default()),
-                        0 => {
-                            c.values.extend_from_slice(v);
-                            let end = u32::try_from(c.values.len()).unwrap_or_else(|_| too_much_text());
-                            c.offsets.push(end);
-                        }
-                        _ => c.values.extend_from_slice(v),
-                    }
+                    c.set_valid(row, true);
+                    c.push_bytes(&tup[off as usize..(off + len) as usize]);
                 }
             }
         }
@@ -289,8 +299,15 @@ impl ColumnChunk {
         unsafe { self.cols[k].push_value(datum) }
     }
 
+    /// The chunk's variable-length data passed 1 GB (checked every 256
+    /// rows): a reader ends the chunk there, well below the 4 GB a column
+    /// may hold.
+    pub fn text_full(&self) -> bool {
+        self.nrows.is_multiple_of(256) && self.varlena_bytes() > 1 << 30
+    }
+
     /// Bytes of variable-length values gathered so far (the largest column).
-    pub fn varlena_bytes(&self) -> usize {
+    fn varlena_bytes(&self) -> usize {
         self.cols.iter().filter(|c| c.width == 0).map(|c| c.values.len()).max().unwrap_or(0)
     }
 

@@ -256,8 +256,7 @@ impl HeapChunks {
                 if should_free {
                     pg_sys::heap_freetuple(tup);
                 }
-                // keep variable-length data per chunk well below 4 GB
-                if self.tuples.len().is_multiple_of(256) && self.chunk.varlena_bytes() > 1 << 30 {
+                if self.chunk.text_full() {
                     break;
                 }
             }
@@ -315,7 +314,7 @@ impl HeapChunks {
                     self.chunk.append_slot(self.page_slot);
                     pg_sys::ExecClearTuple(self.page_slot);
                 }
-                if self.tuples.len().is_multiple_of(256) && self.chunk.varlena_bytes() > 1 << 30 {
+                if self.chunk.text_full() {
                     break;
                 }
             }

@@ -283,16 +283,12 @@ impl PageReader {
                 pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_SHARE as i32);
                 let page = page_of(buffer);
                 let all_visible = read_u16(page, 10) & PD_ALL_VISIBLE != 0 && !(*snapshot).takenDuringRecovery;
-                let lower = read_u16(page, 12) as usize;
-                let nitems = lower.saturating_sub(PAGE_HEADER) / 4;
-                for i in 0..nitems.min((BLCKSZ - PAGE_HEADER) / 4) {
-                    let lp = u32::from_le_bytes(*(page.add(PAGE_HEADER + 4 * i) as *const [u8; 4]));
-                    if (lp >> 15) & 3 != LP_NORMAL {
+                for i in 0..line_pointers(page) {
+                    let (normal, off, len) = line_pointer(page, i);
+                    if !normal {
                         continue;
                     }
-                    let off = (lp & 0x7fff) as usize;
-                    let len = (lp >> 17) as usize;
-                    if !off.is_multiple_of(8) || off < PAGE_HEADER || off + len > BLCKSZ || len < T_BITS {
+                    if !tuple_fits(off, len) {
                         let blk = blkno;
                         pg_sys::UnlockReleaseBuffer(buffer);
                         errors::raise_plain(
@@ -463,14 +459,6 @@ impl PageReader {
     }
 }
 
-impl Drop for PageReader {
-    fn drop(&mut self) {
-        // a pin left by an error is the resource owner's; ending normally
-        // releases it in end()
-        self.buffer = pg_sys::InvalidBuffer as pg_sys::Buffer;
-    }
-}
-
 /// One visible tuple of a pinned page.
 pub struct Tuple {
     pub blkno: pg_sys::BlockNumber,
@@ -488,6 +476,33 @@ impl Tuple {
     }
 }
 
+/// Line pointers on a page (at most as many as fit).
+///
+/// # Safety
+/// `page` points to a page.
+unsafe fn line_pointers(page: *const u8) -> usize {
+    // SAFETY: caller's promise.
+    let lower = unsafe { read_u16(page, 12) } as usize;
+    (lower.saturating_sub(PAGE_HEADER) / 4).min((BLCKSZ - PAGE_HEADER) / 4)
+}
+
+/// Line pointer `i` (from 0) of a page: (it holds a tuple: LP_NORMAL,
+/// the tuple's offset, its length).
+///
+/// # Safety
+/// `i < line_pointers(page)`.
+unsafe fn line_pointer(page: *const u8, i: usize) -> (bool, usize, usize) {
+    // SAFETY: the entry lies within the page's line pointer array (caller).
+    let lp = unsafe { u32::from_le_bytes(*(page.add(PAGE_HEADER + 4 * i) as *const [u8; 4])) };
+    ((lp >> 15) & 3 == LP_NORMAL, (lp & 0x7fff) as usize, (lp >> 17) as usize)
+}
+
+/// A tuple at `off` of `len` bytes lies within the page, after its
+/// header, at a MAXALIGN offset, with a whole tuple header.
+fn tuple_fits(off: usize, len: usize) -> bool {
+    off.is_multiple_of(8) && off >= PAGE_HEADER && off + len <= BLCKSZ && len >= T_BITS
+}
+
 /// (offset, length) of line pointer `lineoff` of a pinned, locked page,
 /// checked to lie within the page; an ERROR when the line pointer is not
 /// a tuple's.
@@ -498,12 +513,10 @@ pub unsafe fn item(buffer: pg_sys::Buffer, lineoff: u16) -> (usize, usize) {
     // SAFETY: the line pointer array lies within the page (checked).
     unsafe {
         let page = page_of(buffer);
-        let nitems = (read_u16(page, 12) as usize).saturating_sub(PAGE_HEADER) / 4;
         let i = lineoff as usize;
-        if i >= 1 && i <= nitems.min((BLCKSZ - PAGE_HEADER) / 4) {
-            let lp = u32::from_le_bytes(*(page.add(PAGE_HEADER + 4 * (i - 1)) as *const [u8; 4]));
-            let (off, len) = ((lp & 0x7fff) as usize, (lp >> 17) as usize);
-            if (lp >> 15) & 3 == LP_NORMAL && off >= PAGE_HEADER && off + len <= BLCKSZ && len >= T_BITS {
+        if i >= 1 && i <= line_pointers(page) {
+            let (normal, off, len) = line_pointer(page, i - 1);
+            if normal && tuple_fits(off, len) {
                 return (off, len);
             }
         }
