@@ -90,6 +90,9 @@ fi
 if ! "$PGSTROM_ROOT/test/service/interrupts.sh"; then
   failures+=("service interrupts")
 fi
+if ! "$PGSTROM_ROOT/test/service/device_fault.sh"; then
+  failures+=("device fault")
+fi
 # --- 1b''. pg2arrow end to end ------------------------------------------------
 if ! TEST_PYTHONPATH="$TEST_PYTHONPATH" "$PGSTROM_ROOT/test/pg2arrow/run.sh"; then
   failures+=("pg2arrow")

@@ -73,6 +73,13 @@ pub fn interrupt_pending() -> bool {
     }
 }
 
+/// GPU `index` of the GPU service, on a connection of its own (for
+/// requests aimed at one GPU, such as an injected fault): GPU0 is the
+/// engine queries use; the CPU engine's index gives that one.
+pub fn service_engine(index: u32) -> ServiceEngine {
+    ServiceEngine::new(PathBuf::from(SERVICE_SOCKET), index, SERVICE_WAIT)
+}
+
 /// The GPU service's CPU engine (its connection is also used for status).
 pub fn service_cpu() -> &'static ServiceEngine {
     &SERVICE_CPU

@@ -20,6 +20,7 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
         | DeviceError::Nvrtc { .. }
         | DeviceError::Service(_)
         | DeviceError::ServiceLost(_)
+        | DeviceError::DeviceLost { .. }
         | DeviceError::Remote { .. } => PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
         DeviceError::Interrupted => PgSqlErrorCode::ERRCODE_QUERY_CANCELED,
         DeviceError::Compile { .. } | DeviceError::Kernel { .. } => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,

@@ -254,6 +254,36 @@ mod pgstrom {
         TableIterator::new(rows)
     }
 
+    /// Make GPU `gpu` of the GPU service fault after `after_launches` more
+    /// kernel launches (a store to an illegal address: the CUDA context
+    /// dies as with a bug in device code or an Xid error), to test how a
+    /// faulting GPU is handled.  Superusers only.
+    #[pg_extern(volatile, parallel_unsafe)]
+    fn inject_device_fault(after_launches: default!(i32, 0), gpu: default!(i32, 0)) {
+        // SAFETY: a backend's own role check.
+        if !unsafe { pg_sys::superuser() } {
+            errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                "permission denied to inject a device fault".into(),
+                Some("Only superusers may make a GPU fault.".into()),
+                None,
+            );
+        }
+        if after_launches < 0 || gpu < 0 {
+            errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                format!("after_launches ({after_launches}) and gpu ({gpu}) must not be negative"),
+                None,
+                None,
+            );
+        }
+        service_info(); // an ERROR when the service is off or unreachable
+        let target = engine::service_engine(gpu as u32);
+        if let Err(e) = target.inject_fault(after_launches as u32) {
+            errors::raise(&format!("cannot inject a fault into GPU{gpu}"), &e);
+        }
+    }
+
     /// Run the filter kernels on an engine ('gpu', 'cpu', or NULL for the
     /// active one) over `nrows` generated rows and check each result.
     // pgrx needs the row type spelled out inline (name! cannot be aliased).
@@ -331,7 +361,13 @@ COMMENT ON VIEW pgstrom.gpu_service_engines IS 'The GPU service per engine (each
 CREATE VIEW pgstrom.gpu_service_status AS SELECT * FROM pgstrom.gpu_service_info();
 COMMENT ON VIEW pgstrom.gpu_service_status IS 'The GPU service process: connections, requests, queue depth, bytes in, errors, memory';
 COMMENT ON VIEW pgstrom.gpu_device_info IS 'GPU properties found by pg_strom at start-up, one row per property';
+REVOKE EXECUTE ON FUNCTION pgstrom.inject_device_fault(integer, integer) FROM PUBLIC;
 "#,
     name = "gpu_device_info_view",
-    requires = [pgstrom::gpu_device_info, pgstrom::gpu_service_info, pgstrom::gpu_service_engines_info]
+    requires = [
+        pgstrom::gpu_device_info,
+        pgstrom::gpu_service_info,
+        pgstrom::gpu_service_engines_info,
+        pgstrom::inject_device_fault
+    ]
 );

@@ -28,6 +28,7 @@ pub const KERNELS: &[&str] = &[
     "kern_agg_keys",
     "kern_agg_rows",
     "kern_agg_collect",
+    "kern_fault_illegal_address",
 ];
 
 /// One translation unit that includes every kernel file.

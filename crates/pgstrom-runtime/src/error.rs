@@ -86,6 +86,15 @@ pub enum DeviceError {
     /// The GPU service went away (it crashed, was killed, or restarted)
     /// while this process was using it.
     ServiceLost(String),
+    /// A GPU faulted (an illegal address, a trap, an Xid error): its CUDA
+    /// context can do no more work, so the GPU service that owned it
+    /// answered this and restarted with a new one.
+    DeviceLost {
+        /// The GPU, as EXPLAIN names it (`GPU0 (NVIDIA H100 ...)`).
+        device: String,
+        /// The driver's report.
+        cause: String,
+    },
     /// The caller asked to stop waiting for the GPU service (a query
     /// cancel or a timeout in the backend); the connection was dropped.
     Interrupted,
@@ -105,7 +114,35 @@ pub enum DeviceError {
     },
 }
 
+/// CUresult codes after which a CUDA context can do no more work (the
+/// driver's "sticky" errors: every later call in the context fails).
+const STICKY_CUDA_ERRORS: &[i32] = &[
+    214, // CUDA_ERROR_ECC_UNCORRECTABLE
+    700, // CUDA_ERROR_ILLEGAL_ADDRESS
+    710, // CUDA_ERROR_ASSERT
+    714, // CUDA_ERROR_HARDWARE_STACK_ERROR
+    715, // CUDA_ERROR_ILLEGAL_INSTRUCTION
+    716, // CUDA_ERROR_MISALIGNED_ADDRESS
+    717, // CUDA_ERROR_INVALID_ADDRESS_SPACE
+    718, // CUDA_ERROR_INVALID_PC
+    719, // CUDA_ERROR_LAUNCH_FAILED
+    999, // CUDA_ERROR_UNKNOWN
+];
+
 impl DeviceError {
+    /// True for a driver error that leaves the CUDA context unusable.
+    pub fn is_sticky(&self) -> bool {
+        matches!(self, DeviceError::Cuda { code, .. } if STICKY_CUDA_ERRORS.contains(code))
+    }
+
+    /// True when the engine that ran the request is gone (the GPU service
+    /// died, or its GPU faulted and it restarted): nothing of the request
+    /// is left there, so a node that keeps no state in it may go on on
+    /// another engine.
+    pub fn engine_lost(&self) -> bool {
+        matches!(self, DeviceError::ServiceLost(_) | DeviceError::DeviceLost { .. })
+    }
+
     /// A hint for the user, where one helps.
     pub fn hint(&self) -> Option<&str> {
         match self {
@@ -128,6 +165,9 @@ impl DeviceError {
             DeviceError::ServiceLost(_) => {
                 Some("The GPU service restarts by itself; run the query again. Its exit is logged in the server log.")
             }
+            DeviceError::DeviceLost { .. } => Some(
+                "The GPU service restarts by itself with a new CUDA context; run the query again. The fault is logged in the server log.",
+            ),
             _ => None,
         }
     }
@@ -166,6 +206,7 @@ impl fmt::Display for DeviceError {
             DeviceError::Sql { message, .. } => write!(f, "{message}"),
             DeviceError::Service(why) => write!(f, "GPU service: {why}"),
             DeviceError::ServiceLost(why) => write!(f, "the GPU service terminated ({why})"),
+            DeviceError::DeviceLost { device, cause } => write!(f, "{device} faulted: {cause}"),
             DeviceError::Remote { message, .. } => write!(f, "{message}"),
             DeviceError::Interrupted => write!(f, "interrupted while waiting for the GPU service"),
             DeviceError::NeedsCpu { row } => {
@@ -189,5 +230,10 @@ mod tests {
         let e = DeviceError::Compile { arch: "sm_90".into(), log: "x.cu(1): error".into() };
         assert!(e.to_string().starts_with("device code failed to compile for sm_90:"));
         assert!(DeviceError::Unavailable("why".into()).to_string().contains("why"));
+        let e = DeviceError::Cuda { call: "cuStreamSynchronize", code: 700, message: "x".into() };
+        assert!(e.is_sticky() && !e.engine_lost());
+        assert!(!DeviceError::Cuda { call: "cuMemAlloc", code: 2, message: "x".into() }.is_sticky());
+        let e = DeviceError::DeviceLost { device: "GPU0 (X)".into(), cause: "y".into() };
+        assert!(e.engine_lost() && e.to_string() == "GPU0 (X) faulted: y" && e.hint().is_some());
     }
 }

@@ -9,6 +9,7 @@
 use std::ffi::{CString, c_void};
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::cache::{self, DeviceModule};
 use crate::colcache::ColumnCache;
@@ -43,6 +44,9 @@ pub struct GpuEngine {
     /// Buffers of Arrow files read into device memory (the GPU service's
     /// sessions), kept between queries.
     pub columns: ColumnCache,
+    /// Kernel launches left before an injected fault ([`Self::arm_fault`]);
+    /// negative when none is armed.
+    fault_after: AtomicI64,
 }
 
 /// Grow-only memory for [`Engine::eval_program`]: one device arena and one
@@ -177,6 +181,7 @@ impl GpuEngine {
             module_info,
             scratch: Mutex::new(Vec::new()),
             columns: ColumnCache::new(0),
+            fault_after: AtomicI64::new(-1),
         })
     }
 
@@ -186,6 +191,26 @@ impl GpuEngine {
             .find(|(n, _)| *n == name)
             .map(|(_, f)| *f)
             .ok_or_else(|| DeviceError::InvalidRequest(format!("kernel {name} is not in the device module")))
+    }
+
+    /// Make the kernel launch after the next `after_launches` ones fault
+    /// instead (a store to an address no allocation has: the driver reports
+    /// CUDA_ERROR_ILLEGAL_ADDRESS and the context can do no more work), to
+    /// test how a faulting GPU is handled.  Once armed, it fires once.
+    pub fn arm_fault(&self, after_launches: u32) {
+        self.fault_after.store(after_launches as i64, Ordering::SeqCst);
+    }
+
+    /// True when this launch is the armed fault's (disarming it).
+    fn fault_fires(&self) -> bool {
+        let mut cur = self.fault_after.load(Ordering::SeqCst);
+        while cur >= 0 {
+            match self.fault_after.compare_exchange(cur, cur - 1, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => return cur == 0,
+                Err(now) => cur = now,
+            }
+        }
+        false
     }
 
     /// Launch `kernel` over `grid` blocks of BLOCK_SIZE threads and wait.
@@ -201,6 +226,38 @@ impl GpuEngine {
     ) -> Result<(), DeviceError> {
         let f = self.function(kernel)?;
         let drv = self.drv;
+        if self.fault_fires() {
+            eprintln!("pg_strom service: GPU{}: injected device fault instead of {kernel}", self.device.ordinal);
+            // an address below the first page: never device memory
+            let mut address: u64 = 16;
+            let mut fault_params = [(&raw mut address).cast::<c_void>()];
+            let fault = self.function("kern_fault_illegal_address")?;
+            // SAFETY: the kernel takes one u64 by value.
+            unsafe {
+                drv.check(
+                    "cuLaunchKernel",
+                    (drv.cuLaunchKernel)(
+                        fault,
+                        1,
+                        1,
+                        1,
+                        32,
+                        1,
+                        1,
+                        0,
+                        std::ptr::null_mut(),
+                        fault_params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    ),
+                )
+                .and_then(|()| drv.check("cuStreamSynchronize", (drv.cuStreamSynchronize)(std::ptr::null_mut())))?;
+            }
+            // never the requested kernel's results: it did not run
+            return Err(DeviceError::Kernel {
+                status: kernel_status::INTERNAL,
+                message: "the injected device fault did not fault".into(),
+            });
+        }
         // SAFETY: caller's contract.
         unsafe {
             drv.check(

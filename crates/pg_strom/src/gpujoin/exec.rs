@@ -495,8 +495,8 @@ impl GpuJoinExec {
         self.info.depths.iter().any(|d| JoinKind::from_pg(d.kind).is_some_and(JoinKind::keeps_inner))
     }
 
-    /// The GPU service went away: WARNING, and the rest of the scan on
-    /// this backend's CPU engine.
+    /// The GPU service went away, or its GPU faulted: WARNING, and the
+    /// rest of the scan on this backend's CPU engine.
     fn fall_back_to_cpu(&mut self, e: &DeviceError) {
         pgrx::pg_sys::panic::ErrorReport::new(
             PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
@@ -549,6 +549,11 @@ impl GpuJoinExec {
                 // service shows again at the first chunk, which falls back)
                 let _ = self.source.offer_files(s.as_mut());
                 self.session = Some(s);
+            }
+            // as at a chunk: nothing is left on the lost engine
+            Err(e) if e.engine_lost() && !self.keeps_inner() => {
+                self.fall_back_to_cpu(&e);
+                self.inner_bytes = self.session.as_ref().map_or(0, |s| s.inner_bytes());
             }
             Err(e) => errors::raise(
                 &format!("{} on {} failed to load its inner relations", self.name(), errors::engine_phrase(eng)),
@@ -743,10 +748,12 @@ impl GpuJoinExec {
             };
             let (cols, _) = self.source.column_data();
             let mut first = probe(self.session.as_mut().expect("prepared"), &cols, None);
-            if let Err(e @ DeviceError::ServiceLost(_)) = &first
+            if let Err(e) = &first
+                && e.engine_lost()
                 && !self.keeps_inner()
             {
-                // No inner row's "matched" flag is lost with the service:
+                // No inner row's "matched" flag is lost with the service
+                // (or with its faulted GPU):
                 // the inner relations are loaded again into this backend's
                 // CPU engine, which finishes the scan.
                 let e = e.clone();

@@ -250,9 +250,12 @@ impl GpuScanExec {
             let started = Instant::now();
             let params = self.params.as_deref().unwrap_or(&[]);
             let mut result = eng.eval_program(&self.info.program, &cols, params, nrows);
-            if let Err(e @ DeviceError::ServiceLost(_)) = &result {
-                // A scan keeps no state in the service: this chunk and the
-                // rest of the scan run on this backend's CPU engine.
+            if let Err(e) = &result
+                && e.engine_lost()
+            {
+                // A scan keeps no state in the service (nor on its faulted
+                // GPU): this chunk and the rest of the scan run on this
+                // backend's CPU engine.
                 pgrx::pg_sys::panic::ErrorReport::new(
                     PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
                     format!("pg_strom: {e}; GpuScan finishes on the CPU engine"),

@@ -177,7 +177,13 @@ impl ServiceEngine {
             *guard = Some(Client::connect(&self.path, self.wait)?);
         }
         let result = f(guard.as_mut().expect("connected above"));
-        if let Err(DeviceError::Service(_) | DeviceError::ServiceLost(_) | DeviceError::Interrupted) = &result {
+        if let Err(
+            DeviceError::Service(_)
+            | DeviceError::ServiceLost(_)
+            | DeviceError::DeviceLost { .. }
+            | DeviceError::Interrupted,
+        ) = &result
+        {
             // the connection is unusable: the next request opens a new one
             *guard = None;
             self.generation.fetch_add(1, Ordering::Relaxed);
@@ -188,6 +194,23 @@ impl ServiceEngine {
     /// What the service says about itself (connecting if needed).
     pub fn info(&self) -> Result<ServiceInfo, DeviceError> {
         self.with(|c| c.call(op::STATUS, 0, 0, |_| Ok(()), ServiceInfo::get))
+    }
+
+    /// Make this engine's GPU fault after `after_launches` more kernel
+    /// launches (see `GpuEngine::arm_fault`); an error for the CPU engine.
+    pub fn inject_fault(&self, after_launches: u32) -> Result<(), DeviceError> {
+        self.with(|c| {
+            c.call(
+                op::INJECT_FAULT,
+                self.engine,
+                0,
+                |w| {
+                    w.u32(after_launches);
+                    Ok(())
+                },
+                |_| Ok(()),
+            )
+        })
     }
 
     /// Make sure a connection is open and the engine usable: the GPU was

@@ -22,7 +22,7 @@ pub mod shm;
 pub mod wire;
 
 /// Protocol version (HELLO).
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 /// The engine number of the CPU engine (GPUs are 0..n).
 pub const CPU_ENGINE: u32 = u32::MAX;
 
@@ -53,6 +53,9 @@ pub mod op {
     /// Hand a join session an open file (its descriptor comes with the
     /// header); the file's number out.
     pub const FILE_OPEN: u32 = 12;
+    /// Make a GPU fault after the given number of kernel launches (tests
+    /// of fault handling; superusers only on the SQL side).
+    pub const INJECT_FAULT: u32 = 13;
 }
 
 /// Reply status words.

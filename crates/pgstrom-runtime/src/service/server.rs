@@ -280,6 +280,21 @@ impl Connection {
             if !status_request {
                 IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
             }
+            // a GPU whose context faulted can do no more work: the client
+            // hears which GPU and why, then the service exits and its
+            // keeper starts a new one (a new context); other connections
+            // see the service go, as after a crash
+            let (answer, faulted) = match answer {
+                Err(e) if e.is_sticky() && h.engine != CPU_ENGINE => {
+                    let device = match self.engines.gpus.get(h.engine as usize) {
+                        Some(Ok(g)) => g.describe(),
+                        _ => format!("GPU{}", h.engine),
+                    };
+                    let lost = DeviceError::DeviceLost { device, cause: e.to_string() };
+                    (Err(lost.clone()), Some(lost))
+                }
+                other => (other, None),
+            };
             if answer.is_err() {
                 ERRORS.fetch_add(1, Ordering::Relaxed);
             }
@@ -289,7 +304,14 @@ impl Connection {
                     w[W_ERRORS].fetch_add(1, Ordering::Relaxed);
                 }
             }
-            if self.reply(answer).is_err() {
+            let replied = self.reply(answer);
+            if let Some(lost) = faulted {
+                eprintln!("pg_strom service: {lost}; the service exits and restarts with a new CUDA context");
+                // SAFETY: leaving at once: the context is unusable, and
+                // other threads' work on it can only fail.
+                unsafe { libc::_exit(3) };
+            }
+            if replied.is_err() {
                 return;
             }
         }
@@ -413,6 +435,24 @@ impl Connection {
             op::JOIN_RESET => {
                 self.session(h.session)?.join.reset_matched()?;
                 Ok(Answer::Empty)
+            }
+            op::INJECT_FAULT => {
+                let after = r.u32()?;
+                match self.engines.gpus.get(h.engine as usize) {
+                    Some(Ok(g)) if h.engine != CPU_ENGINE => {
+                        g.arm_fault(after);
+                        eprintln!(
+                            "pg_strom service: GPU{}: device fault armed after {after} kernel launches",
+                            h.engine
+                        );
+                        Ok(Answer::Empty)
+                    }
+                    _ => Err(DeviceError::InvalidRequest(if h.engine == CPU_ENGINE {
+                        "the CPU engine has no device to fault".into()
+                    } else {
+                        format!("the GPU service has no usable GPU{}", h.engine)
+                    })),
+                }
             }
             op::JOIN_CLOSE => {
                 if self.sessions.remove(&h.session).is_some() {

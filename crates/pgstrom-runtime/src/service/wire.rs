@@ -452,6 +452,11 @@ pub fn put_error(w: &mut Writer<'_>, e: &DeviceError) {
             w.u32(*status as u32);
             w.str(message);
         }
+        DeviceError::DeviceLost { device, cause } => {
+            w.u32(6);
+            w.str(device);
+            w.str(cause);
+        }
         other => {
             w.u32(0);
             w.str(&other.to_string());
@@ -475,6 +480,7 @@ pub fn get_error(r: &mut Reader<'_>) -> Result<DeviceError, DeviceError> {
         3 => DeviceError::InvalidProgram(r.string()?),
         4 => DeviceError::InvalidRequest(r.string()?),
         5 => DeviceError::Kernel { status: r.u32()? as i32, message: r.string()? },
+        6 => DeviceError::DeviceLost { device: r.string()?, cause: r.string()? },
         _ => {
             let m = r.string()?;
             let hint = r.opt(|r| r.string())?;
