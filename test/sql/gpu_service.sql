@@ -32,6 +32,36 @@ SELECT engine, device, memory_used IS NULL AS no_memory, requests > 0 AS served,
        in_flight, bytes_in > 0 AS bytes_counted, errors > 0 AS error_counted, arrow_cache_bytes IS NULL AS no_cache
   FROM pgstrom.gpu_service_engines WHERE engine = 'CPU';
 SELECT pgstrom.active_engine();
+-- reading ahead: while the service works on a chunk, the backend reads
+-- the next one into its spare buffers (serial, 15 chunks of 7000 rows:
+-- 14 read ahead); every result as PostgreSQL's, also on the CPU path
+-- (a GpuPreAgg reads those rows again by TID) and with read-ahead off
+SET pg_strom.chunk_rows = 7000;
+SET max_parallel_workers_per_gather = 0;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
+  SELECT count(*), sum(id), sum(x) FROM (SELECT id, x FROM svc WHERE a < 50 OFFSET 0) s;
+SELECT count(*), sum(id), sum(x) FROM (SELECT id, x FROM svc WHERE a < 50 OFFSET 0) s;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
+  SELECT count(*), sum(id), min(g) FROM (SELECT svc.id, g FROM svc JOIN svc_dim USING (a) WHERE x > 3 OFFSET 0) s;
+SELECT count(*), sum(id), min(g) FROM (SELECT svc.id, g FROM svc JOIN svc_dim USING (a) WHERE x > 3 OFFSET 0) s;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
+  SELECT k, count(*), sum(id), min(x) FROM svc
+   WHERE nullif(a % 10, 5) > -10 AND 100 / (a % 10 - 5) > 0 GROUP BY k ORDER BY k;
+SELECT k, count(*), sum(id), min(x) FROM svc
+ WHERE nullif(a % 10, 5) > -10 AND 100 / (a % 10 - 5) > 0 GROUP BY k ORDER BY k;
+SET pg_strom.chunk_read_ahead = off;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
+  SELECT count(*), sum(id), sum(x) FROM (SELECT id, x FROM svc WHERE a < 50 OFFSET 0) s;
+SELECT count(*), sum(id), min(g) FROM (SELECT svc.id, g FROM svc JOIN svc_dim USING (a) WHERE x > 3 OFFSET 0) s;
+RESET pg_strom.chunk_read_ahead;
+SET pg_strom.enabled = off;
+SELECT count(*), sum(id), sum(x) FROM (SELECT id, x FROM svc WHERE a < 50 OFFSET 0) s;
+SELECT count(*), sum(id), min(g) FROM (SELECT svc.id, g FROM svc JOIN svc_dim USING (a) WHERE x > 3 OFFSET 0) s;
+SELECT k, count(*), sum(id), min(x) FROM svc
+ WHERE nullif(a % 10, 5) > -10 AND 100 / (a % 10 - 5) > 0 GROUP BY k ORDER BY k;
+RESET pg_strom.enabled;
+RESET pg_strom.chunk_rows;
+RESET max_parallel_workers_per_gather;
 DROP TABLE svc, svc_dim;
 -- Arrow_Fdw columns the service reads from the file itself (a GPU keeps
 -- them in device memory for later queries): PostgreSQL's answers, and

@@ -58,6 +58,10 @@ pub static GPU_JOIN_MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(4 * 1
 /// `pg_strom.heap_page_reads`: device nodes read heap pages directly.
 pub static HEAP_PAGE_READS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pg_strom.chunk_read_ahead`: a heap scan reads its next chunk while
+/// the GPU service works on the current one.
+pub static CHUNK_READ_AHEAD: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 /// `pg_strom.arrow_cache_size`, in MB: Arrow file columns each GPU keeps
 /// in device memory between queries (-1: a quarter of the GPU's memory).
 pub static ARROW_CACHE_SIZE: GucSetting<i32> = GucSetting::<i32>::new(-1);
@@ -104,6 +108,14 @@ pub fn init() {
         c"Lets GpuScan, GpuJoin and GpuPreAgg read a heap table's pages directly.",
         c"off reads the rows through the table access method, as a SeqScan does (slower; the same rows).",
         &HEAP_PAGE_READS,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.chunk_read_ahead",
+        c"Lets GpuScan, GpuJoin and GpuPreAgg read a heap table's next chunk while the GPU service works on the current one.",
+        c"off reads a chunk only when the previous one is done (no overlap of reading and device work).",
+        &CHUNK_READ_AHEAD,
         GucContext::Userset,
         GucFlags::default(),
     );

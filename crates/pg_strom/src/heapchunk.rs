@@ -143,6 +143,18 @@ pub struct HeapChunks {
     refetch_tuple: pg_sys::HeapTupleData,
     /// The parallel scan descriptor (null: a serial scan).
     pscan: pg_sys::ParallelTableScanDesc,
+    /// The second chunk buffer: a chunk read ahead while the engine works
+    /// on the current one ([`Self::read_ahead`]).
+    spare: Box<Spare>,
+}
+
+/// A chunk's buffers, as [`HeapChunks`] holds the current chunk's.
+struct Spare {
+    chunk: ColumnChunk,
+    tuples: TupleArena,
+    cxt: pg_sys::MemoryContext,
+    /// Rows of the chunk read ahead into it (0: none).
+    rows: u32,
 }
 
 impl HeapChunks {
@@ -187,6 +199,18 @@ impl HeapChunks {
                 chunk: ColumnChunk::new(columns),
                 tuples: TupleArena::default(),
                 eof: false,
+                spare: Box::new(Spare {
+                    chunk: ColumnChunk::new(columns),
+                    tuples: TupleArena::default(),
+                    cxt: pg_sys::AllocSetContextCreateInternal(
+                        parent,
+                        name.as_ptr(),
+                        pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+                        pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+                        pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+                    ),
+                    rows: 0,
+                }),
             }
         }
     }
@@ -198,6 +222,50 @@ impl HeapChunks {
         self.chunk.clear();
         // SAFETY: the context holds only this chunk's copies.
         unsafe { pg_sys::MemoryContextReset(self.cxt) };
+    }
+
+    /// Make the spare buffers the current ones and the other way round
+    /// (no slot may point into either chunk's rows).
+    fn swap_buffers(&mut self) {
+        self.release_refetch();
+        std::mem::swap(&mut self.chunk, &mut self.spare.chunk);
+        std::mem::swap(&mut self.tuples, &mut self.spare.tuples);
+        std::mem::swap(&mut self.cxt, &mut self.spare.cxt);
+    }
+
+    /// The next chunk: the one read ahead, if any, else one read now (see
+    /// [`Self::read`]); its row count, 0 at the end of the scan.
+    ///
+    /// # Safety
+    /// As [`Self::read`].
+    pub unsafe fn next_chunk(&mut self, snapshot: pg_sys::Snapshot, limit: usize) -> u32 {
+        self.clear();
+        if self.spare.rows > 0 {
+            self.spare.rows = 0;
+            self.swap_buffers();
+            return self.chunk.nrows();
+        }
+        // SAFETY: caller's promise.
+        unsafe { self.read(snapshot, limit) }
+    }
+
+    /// Read the chunk after the current one into the spare buffers (the
+    /// current chunk's rows stay as they are), for [`Self::next_chunk`];
+    /// its row count (0 at the end of the scan).
+    ///
+    /// # Safety
+    /// As [`Self::read`]; no chunk is held ahead already.
+    pub unsafe fn read_ahead(&mut self, snapshot: pg_sys::Snapshot, limit: usize) -> u32 {
+        if self.eof || self.spare.rows > 0 {
+            return 0;
+        }
+        self.swap_buffers();
+        self.clear();
+        // SAFETY: caller's promise.
+        let n = unsafe { self.read(snapshot, limit) };
+        self.swap_buffers();
+        self.spare.rows = n;
+        n
     }
 
     /// Read the next chunk of up to `limit` rows with `snapshot`; returns
@@ -399,6 +467,11 @@ impl HeapChunks {
 
     /// Start over (ReScan).
     pub fn rescan(&mut self) {
+        // the chunk read ahead too
+        self.swap_buffers();
+        self.clear();
+        self.swap_buffers();
+        self.spare.rows = 0;
         self.clear();
         self.eof = false;
         if let Some(p) = self.pages.as_mut() {

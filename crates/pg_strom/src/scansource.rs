@@ -22,10 +22,16 @@ use crate::heapchunk::{self, HeapChunks};
 /// the files itself (a record batch, unless larger): a multiple of 64.
 const FILE_CHUNK_ROWS: usize = 1 << 24;
 
+/// EXPLAIN ANALYZE's `Heap Read`: how the heap was read, and how many
+/// chunks were read ahead while the engine worked (when any were).
+pub fn read_mode_text(mode: &str, ahead: u64) -> String {
+    if ahead == 0 { mode.to_string() } else { format!("{mode}, {ahead} chunks read ahead") }
+}
+
 /// A node's source of rows.
 pub enum Source {
     /// A heap table, read through the table AM in chunks.
-    Heap(HeapChunks),
+    Heap(Box<HeapChunks>),
     /// An Arrow_Fdw table: the current chunk is rows [start, start + len)
     /// of the reader's current record batch.
     Arrow { reader: Box<ArrowReader>, start: usize, len: usize },
@@ -54,7 +60,7 @@ impl Source {
         unsafe {
             if (*(*rel).rd_rel).relkind as u8 != pg_sys::RELKIND_FOREIGN_TABLE {
                 let estate = (*node).ss.ps.state;
-                return Source::Heap(HeapChunks::new(rel, columns, (*estate).es_query_cxt, name));
+                return Source::Heap(Box::new(HeapChunks::new(rel, columns, (*estate).es_query_cxt, name)));
             }
             let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
             let scanrelid = (*cscan).scan.scanrelid;
@@ -141,6 +147,38 @@ impl Source {
                     n as u32
                 }
             }
+        }
+    }
+
+    /// Drop the current chunk and take the next: the one read ahead
+    /// ([`Self::read_ahead`]), if any, else one read now (see
+    /// [`Self::read`]).
+    ///
+    /// # Safety
+    /// As [`Self::read`] (without the clear: this drops the chunk).
+    pub unsafe fn next_chunk(&mut self, snapshot: pg_sys::Snapshot, limit: usize) -> u32 {
+        // SAFETY: caller's promise.
+        unsafe {
+            match self {
+                Source::Heap(h) => h.next_chunk(snapshot, limit),
+                Source::Arrow { .. } => self.read(snapshot, limit),
+            }
+        }
+    }
+
+    /// Read the chunk after the current one while an engine works on the
+    /// current one (its rows stay): a heap table only, with
+    /// `pg_strom.chunk_read_ahead` on; an Arrow table's next chunk is a
+    /// slice of a record batch read in a moment, or columns the GPU
+    /// service reads itself.  The rows read (0 also when none were).
+    ///
+    /// # Safety
+    /// As [`Self::read`].
+    pub unsafe fn read_ahead(&mut self, snapshot: pg_sys::Snapshot, limit: usize) -> u32 {
+        match self {
+            // SAFETY: caller's promise.
+            Source::Heap(h) if crate::guc::CHUNK_READ_AHEAD.get() => unsafe { h.read_ahead(snapshot, limit) },
+            _ => 0,
         }
     }
 

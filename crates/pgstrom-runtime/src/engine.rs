@@ -170,12 +170,53 @@ pub trait Engine {
         nrows: u32,
     ) -> Result<EvalOutput, DeviceError>;
 
+    /// Begin [`Self::eval_program`]: the request goes to the engine and
+    /// the caller's buffers are free again when this returns; the answer
+    /// comes from [`Self::eval_end`], so the host can read the next chunk
+    /// while the engine works on this one.  An engine in this process
+    /// evaluates at once.
+    fn eval_begin(
+        &self,
+        program: &Program,
+        columns: &[ColumnData<'_>],
+        params: &[ParamValue],
+        nrows: u32,
+    ) -> Pending<EvalOutput> {
+        Pending::Done(self.eval_program(program, columns, params, nrows))
+    }
+
+    /// The answer to [`Self::eval_begin`].
+    fn eval_end(&self, pending: Pending<EvalOutput>) -> Result<EvalOutput, DeviceError> {
+        match pending {
+            Pending::Done(r) => r,
+            Pending::Sent(_) => Err(DeviceError::InvalidRequest("this engine has no requests under way".into())),
+        }
+    }
+
     /// Load a join's inner relations (hash tables built here) and its
     /// programs; the session then joins chunks of scanned rows.
     fn join_open<'e>(
         &'e self,
         spec: &crate::join::JoinSpec<'_>,
     ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError>;
+}
+
+/// A request sent to an engine whose answer is read later
+/// ([`Engine::eval_begin`], [`JoinSession::probe_begin`]): the host works
+/// on while the engine does.
+#[derive(Debug)]
+pub enum Pending<T> {
+    /// The engine answered at once (it runs in this process).
+    Done(Result<T, DeviceError>),
+    /// Sent to the GPU service: the request's ticket.
+    Sent(u64),
+}
+
+impl<T> Pending<T> {
+    /// True when the answer is here already (nothing to overlap with).
+    pub fn is_done(&self) -> bool {
+        matches!(self, Pending::Done(_))
+    }
 }
 
 /// One input column for [`Engine::eval_program`]: `nrows` values of the

@@ -16,7 +16,7 @@
 
 use crate::agg::{AggGroups, AggSpec, DevAggOpRepr};
 use crate::catalog::type_info;
-use crate::engine::{ColumnData, DevDatumRepr, ParamValue, check_program, eval_error, validate_columns};
+use crate::engine::{ColumnData, DevDatumRepr, ParamValue, Pending, check_program, eval_error, validate_columns};
 use crate::error::DeviceError;
 use crate::program::{DEVERR_INVALID_PROGRAM, Program};
 
@@ -169,6 +169,33 @@ pub trait JoinSession {
     /// As [`Self::unmatched`], aggregated.
     fn unmatched_agg(&mut self) -> Result<AggGroups, DeviceError>;
 
+    /// Begin [`Self::probe`] (`agg` false) or [`Self::probe_agg`]: the
+    /// request goes to the engine and `outer`'s buffers are free again
+    /// when this returns; the answer comes from [`Self::probe_end`], so
+    /// the host can read the next chunk meanwhile.  A session in this
+    /// process joins at once.
+    fn probe_begin(
+        &mut self,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        selection: Option<&[u32]>,
+        agg: bool,
+    ) -> Pending<Probed> {
+        Pending::Done(if agg {
+            self.probe_agg(outer, nrows, selection).map(Probed::Groups)
+        } else {
+            self.probe(outer, nrows, selection).map(Probed::Combos)
+        })
+    }
+
+    /// The answer to [`Self::probe_begin`].
+    fn probe_end(&mut self, pending: Pending<Probed>) -> Result<Probed, DeviceError> {
+        match pending {
+            Pending::Done(r) => r,
+            Pending::Sent(_) => Err(DeviceError::InvalidRequest("this session has no requests under way".into())),
+        }
+    }
+
     /// Let the engine read outer columns from `file` itself: a handle for
     /// [`crate::engine::FileSlice::file`], valid for this session, or None
     /// when the engine takes only columns in memory (the default).  The
@@ -177,6 +204,15 @@ pub trait JoinSession {
         let _ = file;
         Ok(None)
     }
+}
+
+/// What a probe returns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Probed {
+    /// The combinations (a join).
+    Combos(Combos),
+    /// The combinations grouped and aggregated (a join with an aggregation).
+    Groups(AggGroups),
 }
 
 /// The C layout of DevProgramRef (join.cu).

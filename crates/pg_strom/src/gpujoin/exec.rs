@@ -28,7 +28,7 @@ use pgrx::prelude::*;
 
 use pgstrom_runtime::agg::{AggGroups, AggKind, AggOp, AggSpec};
 use pgstrom_runtime::engine::ParamValue;
-use pgstrom_runtime::join::{Combos, JoinDepthSpec, JoinKind, JoinSession, JoinSpec, MAX_SOURCES, NULL_ROW};
+use pgstrom_runtime::join::{Combos, JoinDepthSpec, JoinKind, JoinSession, JoinSpec, MAX_SOURCES, NULL_ROW, Probed};
 use pgstrom_runtime::{DeviceError, Engine, EngineKind};
 
 use crate::arrow_fdw::stats;
@@ -52,8 +52,11 @@ pub struct Counters {
     pub rows_cpu_path: u64,
     /// Bytes of chunks handed to the engine.
     pub bytes: u64,
-    /// Nanoseconds in the engine.
+    /// Nanoseconds spent handing chunks to the engine and waiting for its
+    /// answers (reading ahead overlaps the rest).
     pub engine_ns: u64,
+    /// Chunks read while the engine worked on the one before.
+    pub ahead: u64,
     /// Combinations after the scan quals (0) and after each depth (d).
     pub stage: [u64; MAX_SOURCES],
     /// Unmatched inner rows returned by RIGHT / FULL depths.
@@ -71,6 +74,7 @@ struct SharedState {
     rows_cpu_path: AtomicU64,
     bytes: AtomicU64,
     engine_ns: AtomicU64,
+    ahead: AtomicU64,
     stage: [AtomicU64; MAX_SOURCES],
     groups: AtomicU64,
     file_bytes: AtomicU64,
@@ -87,12 +91,6 @@ struct InnerRows {
     nrows: usize,
     /// The columns the programs read.
     chunk: ColumnChunk,
-}
-
-/// What the engine returned for a chunk.
-enum Chunk {
-    Combos(Combos),
-    Groups(AggGroups),
 }
 
 /// The runtime's operation for a plan's number; a damaged plan is an ERROR.
@@ -732,7 +730,8 @@ impl GpuJoinExec {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
             self.reset_chunk();
             let snapshot = (*(*node).ss.ps.state).es_snapshot;
-            let nrows = self.source.read(snapshot, guc::CHUNK_ROWS.get().max(1) as usize);
+            let limit = guc::CHUNK_ROWS.get().max(1) as usize;
+            let nrows = self.source.next_chunk(snapshot, limit);
             if nrows == 0 {
                 return false;
             }
@@ -741,23 +740,33 @@ impl GpuJoinExec {
             let agg = self.agg_spec.is_some();
             let probe = |s: &mut Box<dyn JoinSession>, cols: &[pgstrom_runtime::engine::ColumnData<'_>], sel| {
                 if agg {
-                    s.probe_agg(cols, nrows, sel).map(Chunk::Groups)
+                    s.probe_agg(cols, nrows, sel).map(Probed::Groups)
                 } else {
-                    s.probe(cols, nrows, sel).map(Chunk::Combos)
+                    s.probe(cols, nrows, sel).map(Probed::Combos)
                 }
             };
+            // the chunk goes to the engine; while it joins (the GPU
+            // service, in another process) the next chunk is read ahead
             let (cols, _) = self.source.column_data();
-            let mut first = probe(self.session.as_mut().expect("prepared"), &cols, None);
+            let pending = self.session.as_mut().expect("prepared").probe_begin(&cols, nrows, None, agg);
+            drop(cols);
+            let mut engine_ns = started.elapsed().as_nanos() as u64;
+            let mut ahead = 0;
+            if !pending.is_done() && self.source.read_ahead(snapshot, limit) > 0 {
+                ahead = 1;
+            }
+            let waited = Instant::now();
+            let mut first = self.session.as_mut().expect("prepared").probe_end(pending);
+            engine_ns += waited.elapsed().as_nanos() as u64;
             if let Err(e) = &first
                 && e.engine_lost()
                 && !self.keeps_inner()
             {
                 // No inner row's "matched" flag is lost with the service
-                // (or with its faulted GPU):
-                // the inner relations are loaded again into this backend's
-                // CPU engine, which finishes the scan.
+                // (or with its faulted GPU): the inner relations are loaded
+                // again into this backend's CPU engine, which finishes the
+                // scan.
                 let e = e.clone();
-                drop(cols);
                 self.fall_back_to_cpu(&e);
                 let (cols, _) = self.source.column_data();
                 first = probe(self.session.as_mut().expect("reopened"), &cols, None);
@@ -796,8 +805,8 @@ impl GpuJoinExec {
                 }
             };
             let stage_counts = match &out {
-                Chunk::Combos(c) => c.stage_counts.clone(),
-                Chunk::Groups(g) => g.stage_counts.clone(),
+                Probed::Combos(c) => c.stage_counts.clone(),
+                Probed::Groups(g) => g.stage_counts.clone(),
             };
             let mut c = Counters {
                 chunks: 1,
@@ -805,15 +814,16 @@ impl GpuJoinExec {
                 rows_cpu_path: cpu_rows,
                 bytes: bytes as u64,
                 file_bytes: self.source.file_bytes() as u64,
-                engine_ns: started.elapsed().as_nanos() as u64,
+                engine_ns,
+                ahead,
                 ..Counters::default()
             };
             for (i, n) in stage_counts.iter().enumerate().take(MAX_SOURCES) {
                 c.stage[i] = *n;
             }
             match out {
-                Chunk::Combos(combos) => self.combos = combos,
-                Chunk::Groups(groups) => {
+                Probed::Combos(combos) => self.combos = combos,
+                Probed::Groups(groups) => {
                     c.groups = groups.count as u64;
                     self.groups = groups;
                 }
@@ -830,6 +840,7 @@ impl GpuJoinExec {
         t.rows_cpu_path += c.rows_cpu_path;
         t.bytes += c.bytes;
         t.engine_ns += c.engine_ns;
+        t.ahead += c.ahead;
         t.groups += c.groups;
         t.file_bytes += c.file_bytes;
         for i in 0..MAX_SOURCES {
@@ -842,6 +853,7 @@ impl GpuJoinExec {
             s.rows_cpu_path.fetch_add(c.rows_cpu_path, Ordering::Relaxed);
             s.bytes.fetch_add(c.bytes, Ordering::Relaxed);
             s.engine_ns.fetch_add(c.engine_ns, Ordering::Relaxed);
+            s.ahead.fetch_add(c.ahead, Ordering::Relaxed);
             s.groups.fetch_add(c.groups, Ordering::Relaxed);
             s.file_bytes.fetch_add(c.file_bytes, Ordering::Relaxed);
             for i in 0..MAX_SOURCES {
@@ -881,18 +893,18 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                 st.unmatched_done = true;
                 let session = st.session.as_mut().expect("prepared");
                 let res = if agg {
-                    session.unmatched_agg().map(Chunk::Groups)
+                    session.unmatched_agg().map(Probed::Groups)
                 } else {
-                    session.unmatched().map(Chunk::Combos)
+                    session.unmatched().map(Probed::Combos)
                 };
                 match res {
-                    Ok(Chunk::Combos(c)) => {
+                    Ok(Probed::Combos(c)) => {
                         st.counters.unmatched += c.count as u64;
                         st.reset_chunk();
                         st.combos = c;
                         continue;
                     }
-                    Ok(Chunk::Groups(g)) => {
+                    Ok(Probed::Groups(g)) => {
                         st.counters.unmatched += g.stage_counts.first().copied().unwrap_or(0);
                         st.counters.groups += g.count as u64;
                         st.reset_chunk();
@@ -1045,6 +1057,7 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
             st.counters.rows_cpu_path = s.rows_cpu_path.load(Ordering::Relaxed);
             st.counters.bytes = s.bytes.load(Ordering::Relaxed);
             st.counters.engine_ns = s.engine_ns.load(Ordering::Relaxed);
+            st.counters.ahead = s.ahead.load(Ordering::Relaxed);
             st.counters.groups = s.groups.load(Ordering::Relaxed);
             st.counters.file_bytes = s.file_bytes.load(Ordering::Relaxed);
             for i in 0..MAX_SOURCES {

@@ -53,8 +53,11 @@ pub struct Counters {
     pub rows_cpu_path: u64,
     /// Bytes handed to the engine.
     pub bytes: u64,
-    /// Nanoseconds spent in the engine.
+    /// Nanoseconds spent handing chunks to the engine and waiting for its
+    /// answers (reading ahead overlaps the rest).
     pub engine_ns: u64,
+    /// Chunks read while the engine worked on the one before.
+    pub ahead: u64,
 }
 
 /// The head of the parallel coordination area; the parallel table scan
@@ -66,6 +69,7 @@ struct SharedState {
     rows_cpu_path: AtomicU64,
     bytes: AtomicU64,
     engine_ns: AtomicU64,
+    ahead: AtomicU64,
 }
 
 const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
@@ -228,13 +232,18 @@ impl GpuScanExec {
     }
 
     /// Read the next chunk and filter it.  False at the end of the scan.
+    /// While the engine filters it (the GPU service, in another process),
+    /// the chunk after it is read ahead into the source's spare buffers.
     unsafe fn fill_chunk(&mut self, node: *mut pg_sys::CustomScanState) -> bool {
         // SAFETY: executor state of a live node.
         unsafe {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
-            self.reset_chunk();
+            self.pass.clear();
+            self.cursor = 0;
+            self.cpu_path = false;
             let limit = guc::CHUNK_ROWS.get().max(1) as usize;
-            let nrows = self.source.read((*(*node).ss.ps.state).es_snapshot, limit);
+            let snapshot = (*(*node).ss.ps.state).es_snapshot;
+            let nrows = self.source.next_chunk(snapshot, limit);
             if nrows == 0 {
                 return false;
             }
@@ -246,10 +255,19 @@ impl GpuScanExec {
                 ));
             }
             let mut eng = engine_of(self);
-            let (cols, bytes) = self.source.column_data();
             let started = Instant::now();
             let params = self.params.as_deref().unwrap_or(&[]);
-            let mut result = eng.eval_program(&self.info.program, &cols, params, nrows);
+            let (cols, bytes) = self.source.column_data();
+            let pending = eng.eval_begin(&self.info.program, &cols, params, nrows);
+            drop(cols);
+            let mut engine_ns = started.elapsed().as_nanos() as u64;
+            let mut ahead = 0;
+            if !pending.is_done() && self.source.read_ahead(snapshot, limit) > 0 {
+                ahead = 1;
+            }
+            let waited = Instant::now();
+            let mut result = eng.eval_end(pending);
+            engine_ns += waited.elapsed().as_nanos() as u64;
             if let Err(e) = &result
                 && e.engine_lost()
             {
@@ -264,13 +282,16 @@ impl GpuScanExec {
                 .report(PgLogLevel::WARNING);
                 eng = engine::local_cpu();
                 self.engine = Some(eng);
+                let (cols, _) = self.source.column_data();
+                let params = self.params.as_deref().unwrap_or(&[]);
                 result = eng.eval_program(&self.info.program, &cols, params, nrows);
             }
             let mut c = Counters {
                 chunks: 1,
                 rows_in: nrows as u64,
                 bytes: bytes as u64,
-                engine_ns: started.elapsed().as_nanos() as u64,
+                engine_ns,
+                ahead,
                 ..Counters::default()
             };
             match result {
@@ -303,6 +324,7 @@ impl GpuScanExec {
         t.rows_cpu_path += c.rows_cpu_path;
         t.bytes += c.bytes;
         t.engine_ns += c.engine_ns;
+        t.ahead += c.ahead;
         // SAFETY: shared is NULL or the DSM area, alive during the scan.
         if let Some(s) = unsafe { self.shared.as_ref() } {
             s.chunks.fetch_add(c.chunks, Ordering::Relaxed);
@@ -310,6 +332,7 @@ impl GpuScanExec {
             s.rows_cpu_path.fetch_add(c.rows_cpu_path, Ordering::Relaxed);
             s.bytes.fetch_add(c.bytes, Ordering::Relaxed);
             s.engine_ns.fetch_add(c.engine_ns, Ordering::Relaxed);
+            s.ahead.fetch_add(c.ahead, Ordering::Relaxed);
         }
     }
 }
@@ -472,6 +495,7 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
                 rows_cpu_path: s.rows_cpu_path.load(Ordering::Relaxed),
                 bytes: s.bytes.load(Ordering::Relaxed),
                 engine_ns: s.engine_ns.load(Ordering::Relaxed),
+                ahead: s.ahead.load(Ordering::Relaxed),
             };
         }
         st.shared = std::ptr::null_mut();

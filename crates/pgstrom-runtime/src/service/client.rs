@@ -17,10 +17,11 @@ use super::wire::{self, Reader, Writer};
 use super::{CPU_ENGINE, PROTOCOL_VERSION, ServiceInfo, op, status};
 use crate::agg::AggGroups;
 use crate::engine::{
-    ColumnData, CompareOp, Engine, EngineKind, EvalOutput, FilterColumn, FilterResult, ParamValue, validate_eval,
+    ColumnData, CompareOp, Engine, EngineKind, EvalOutput, FilterColumn, FilterResult, ParamValue, Pending,
+    validate_eval,
 };
 use crate::error::DeviceError;
-use crate::join::{Combos, JoinSession, JoinSpec};
+use crate::join::{Combos, JoinSession, JoinSpec, Probed};
 use crate::program::Program;
 
 /// The first shared region of a connection (grown on demand).
@@ -49,7 +50,22 @@ struct Client {
     /// A file descriptor to go with the next request (FILE_OPEN).
     file: Option<RawFd>,
     info: ServiceInfo,
+    /// The ticket of the request whose answer has not been read yet (one
+    /// at most: the answer is written into the region the next request
+    /// would overwrite).
+    outstanding: Option<u64>,
+    /// Answers read before their requester asked for them (a request was
+    /// sent meanwhile): (ticket, status, payload).
+    early: Vec<(u64, u32, Vec<u8>)>,
 }
+
+/// Tickets of requests under way, unique in the process (a ticket of a
+/// dropped connection never matches one of a later connection).
+static NEXT_TICKET: AtomicU64 = AtomicU64::new(1);
+
+/// Answers read early that are kept for their requester; older ones are
+/// dropped (their requester ended with an ERROR and will not ask).
+const EARLY_KEPT: usize = 8;
 
 impl Client {
     /// Connect and say hello, retrying until `wait` has passed while the
@@ -81,7 +97,15 @@ impl Client {
         let sock = Socket::connect(path)
             .map_err(|e| DeviceError::Service(format!("cannot connect to the GPU service: {e}")))?;
         let region = Region::create(INITIAL_REGION)?;
-        let mut c = Client { sock, region, send_region: true, file: None, info: ServiceInfo::default() };
+        let mut c = Client {
+            sock,
+            region,
+            send_region: true,
+            file: None,
+            info: ServiceInfo::default(),
+            outstanding: None,
+            early: Vec::new(),
+        };
         c.info = c.call(
             op::HELLO,
             0,
@@ -106,6 +130,28 @@ impl Client {
         encode: impl Fn(&mut Writer<'_>) -> Result<(), DeviceError>,
         decode: impl FnOnce(&mut Reader<'_>) -> Result<T, DeviceError>,
     ) -> Result<T, DeviceError> {
+        let ticket = self.send(opcode, engine, session, encode)?;
+        self.receive(ticket, decode)
+    }
+
+    /// Send a request; its ticket for [`Self::receive`].  The payload is
+    /// copied into the region, so the caller's buffers are free again
+    /// when this returns.  An answer still unread is read first and kept.
+    fn send(
+        &mut self,
+        opcode: u32,
+        engine: u32,
+        session: u32,
+        encode: impl Fn(&mut Writer<'_>) -> Result<(), DeviceError>,
+    ) -> Result<u64, DeviceError> {
+        if let Some(t) = self.outstanding.take() {
+            let (status, len) = self.read_answer()?;
+            let payload = self.region.bytes()[..len].to_vec();
+            if self.early.len() >= EARLY_KEPT {
+                self.early.remove(0);
+            }
+            self.early.push((t, status, payload));
+        }
         let file = self.file.take();
         let mut w = Writer::new(self.region.bytes_mut());
         encode(&mut w)?;
@@ -131,6 +177,33 @@ impl Client {
         }
         self.sock.send(&h, if self.send_region { Some(self.region.fd()) } else { file })?;
         self.send_region = false;
+        let ticket = NEXT_TICKET.fetch_add(1, Ordering::Relaxed);
+        self.outstanding = Some(ticket);
+        Ok(ticket)
+    }
+
+    /// The answer to the request of `ticket`, decoded.
+    fn receive<T>(
+        &mut self,
+        ticket: u64,
+        decode: impl FnOnce(&mut Reader<'_>) -> Result<T, DeviceError>,
+    ) -> Result<T, DeviceError> {
+        if let Some(i) = self.early.iter().position(|e| e.0 == ticket) {
+            let (_, status, payload) = self.early.remove(i);
+            return Self::decode_answer(status, &payload, decode);
+        }
+        if self.outstanding != Some(ticket) {
+            return Err(DeviceError::ServiceLost("the connection a request was sent on was lost".into()));
+        }
+        let (status, len) = self.read_answer()?;
+        self.outstanding = None;
+        Self::decode_answer(status, &self.region.bytes()[..len], decode)
+    }
+
+    /// Wait for the answer to the request sent last (polling the
+    /// interrupt check) and take over a new region if it brings one: its
+    /// status and length.
+    fn read_answer(&mut self) -> Result<(u32, usize), DeviceError> {
         if let Some(check) = INTERRUPT_CHECK.get() {
             while !self.sock.wait_readable(POLL_MS)? {
                 if check() {
@@ -144,8 +217,16 @@ impl Client {
         }
         let len = usize::try_from(rh.len).ok().filter(|&l| l <= self.region.size());
         let len = len.ok_or_else(|| DeviceError::Service("answer longer than the shared region".into()))?;
-        let mut r = Reader::new(&self.region.bytes()[..len]);
-        match rh.op {
+        Ok((rh.op, len))
+    }
+
+    fn decode_answer<T>(
+        status: u32,
+        payload: &[u8],
+        decode: impl FnOnce(&mut Reader<'_>) -> Result<T, DeviceError>,
+    ) -> Result<T, DeviceError> {
+        let mut r = Reader::new(payload);
+        match status {
             status::OK => decode(&mut r),
             status::ERROR => Err(wire::get_error(&mut r)?),
             other => Err(DeviceError::Service(format!("unknown reply status {other}"))),
@@ -314,6 +395,38 @@ impl Engine for ServiceEngine {
         })
     }
 
+    fn eval_begin(
+        &self,
+        program: &Program,
+        columns: &[ColumnData<'_>],
+        params: &[ParamValue],
+        nrows: u32,
+    ) -> Pending<EvalOutput> {
+        if let Err(e) = validate_eval(program, columns, params, nrows) {
+            return Pending::Done(Err(e));
+        }
+        let sent = self.with(|c| {
+            c.send(op::EVAL, self.engine, 0, |w| {
+                wire::put_program(w, program)?;
+                wire::put_params(w, params);
+                w.u32(nrows);
+                wire::put_columns(w, columns, nrows);
+                Ok(())
+            })
+        });
+        match sent {
+            Ok(ticket) => Pending::Sent(ticket),
+            Err(e) => Pending::Done(Err(e)),
+        }
+    }
+
+    fn eval_end(&self, pending: Pending<EvalOutput>) -> Result<EvalOutput, DeviceError> {
+        match pending {
+            Pending::Done(r) => r,
+            Pending::Sent(ticket) => self.with(|c| c.receive(ticket, wire::get_eval_output)),
+        }
+    }
+
     fn join_open<'e>(&'e self, spec: &JoinSpec<'_>) -> Result<Box<dyn JoinSession + 'e>, DeviceError> {
         let (id, bytes) = self.with(|c| {
             c.call(op::JOIN_OPEN, self.engine, 0, |w| wire::put_join_spec(w, spec), |r| Ok((r.u32()?, r.u64()?)))
@@ -323,6 +436,7 @@ impl Engine for ServiceEngine {
             id,
             generation: self.generation.load(Ordering::Relaxed),
             inner_bytes: bytes as usize,
+            agg_pending: false,
         }))
     }
 }
@@ -333,6 +447,8 @@ struct RemoteJoin<'e> {
     id: u32,
     generation: u64,
     inner_bytes: usize,
+    /// The probe under way aggregates (its answer is groups).
+    agg_pending: bool,
 }
 
 impl RemoteJoin<'_> {
@@ -406,6 +522,47 @@ impl JoinSession for RemoteJoin<'_> {
 
     fn unmatched_agg(&mut self) -> Result<AggGroups, DeviceError> {
         self.call(op::JOIN_UNMATCHED_AGG, |_| Ok(()), wire::get_groups)
+    }
+
+    fn probe_begin(
+        &mut self,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        selection: Option<&[u32]>,
+        agg: bool,
+    ) -> Pending<Probed> {
+        if let Err(e) = crate::engine::validate_columns_in(outer, nrows, crate::engine::Holds::File) {
+            return Pending::Done(Err(e));
+        }
+        if self.eng.generation.load(Ordering::Relaxed) != self.generation {
+            return Pending::Done(Err(DeviceError::ServiceLost(
+                "the connection that loaded the join's inner relations was lost".into(),
+            )));
+        }
+        let opcode = if agg { op::JOIN_PROBE_AGG } else { op::JOIN_PROBE };
+        let sent = self.eng.with(|c| {
+            c.send(opcode, self.eng.engine, self.id, |w| {
+                Self::put_probe(w, outer, nrows, selection);
+                Ok(())
+            })
+        });
+        match sent {
+            Ok(ticket) => {
+                self.agg_pending = agg;
+                Pending::Sent(ticket)
+            }
+            Err(e) => Pending::Done(Err(e)),
+        }
+    }
+
+    fn probe_end(&mut self, pending: Pending<Probed>) -> Result<Probed, DeviceError> {
+        match pending {
+            Pending::Done(r) => r,
+            Pending::Sent(ticket) if self.agg_pending => {
+                self.eng.with(|c| c.receive(ticket, wire::get_groups)).map(Probed::Groups)
+            }
+            Pending::Sent(ticket) => self.eng.with(|c| c.receive(ticket, wire::get_combos)).map(Probed::Combos),
+        }
     }
 
     fn open_file(&mut self, file: &std::fs::File) -> Result<Option<u32>, DeviceError> {
