@@ -49,6 +49,23 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
    WHERE nullif(a % 10, 5) > -10 AND 100 / (a % 10 - 5) > 0 GROUP BY k ORDER BY k;
 SELECT k, count(*), sum(id), min(x) FROM svc
  WHERE nullif(a % 10, 5) > -10 AND 100 / (a % 10 - 5) > 0 GROUP BY k ORDER BY k;
+-- few rows returned: later chunks keep TIDs and read the returned rows
+-- again (here the first 9 chunks return 5% of their rows, the last ones
+-- every row: TIDs in between, pages copied again at the end); rows, ctids
+-- and values as PostgreSQL's, also through a GpuJoin
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
+  SELECT count(*), sum(id), string_agg(k, '' ORDER BY id), max(ctid) FROM
+    (SELECT id, k, ctid FROM svc WHERE a < 5 OR id > 60000 OFFSET 0) s;
+SELECT count(*), sum(id), md5(string_agg(k || ctid::text, '' ORDER BY id)), max(ctid) FROM
+  (SELECT id, k, ctid FROM svc WHERE a < 5 OR id > 60000 OFFSET 0) s;
+SELECT count(*), sum(svc.id), md5(string_agg(g || svc.ctid::text, '' ORDER BY svc.id)) FROM
+  (SELECT svc.id, svc.ctid, g FROM svc JOIN svc_dim USING (a) WHERE x < 1 OFFSET 0) svc;
+SET pg_strom.enabled = off;
+SELECT count(*), sum(id), md5(string_agg(k || ctid::text, '' ORDER BY id)), max(ctid) FROM
+  (SELECT id, k, ctid FROM svc WHERE a < 5 OR id > 60000 OFFSET 0) s;
+SELECT count(*), sum(svc.id), md5(string_agg(g || svc.ctid::text, '' ORDER BY svc.id)) FROM
+  (SELECT svc.id, svc.ctid, g FROM svc JOIN svc_dim USING (a) WHERE x < 1 OFFSET 0) svc;
+RESET pg_strom.enabled;
 SET pg_strom.chunk_read_ahead = off;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
   SELECT count(*), sum(id), sum(x) FROM (SELECT id, x FROM svc WHERE a < 50 OFFSET 0) s;

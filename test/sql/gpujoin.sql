@@ -46,6 +46,25 @@ SELECT * FROM gj_explain('SELECT t0.id, t1.cat FROM gj_t0 t0 RIGHT JOIN gj_t1 t1
 -- a join qual without a device function keeps the join on the CPU
 SELECT * FROM gj_explain('SELECT t0.id FROM gj_t0 t0 JOIN gj_t1 t1 ON md5(t0.aid::text) = md5(t1.aid::text)');
 
+-- system columns and the whole row of the scanned relation (they used to
+-- crash the backend), with rows kept as TIDs (few returned per chunk) and
+-- with pages copied: the same rows as PostgreSQL's
+SET pg_strom.chunk_rows = 5000;
+SELECT * FROM gj_explain('SELECT t0.ctid, t0.tableoid::regclass, t0, t1.cat FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid WHERE t0.ax < 2');
+CREATE TEMP TABLE gj_sys AS
+  SELECT t0.ctid AS tid, t0.tableoid::regclass AS rel, t0 AS r, t1.cat FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid WHERE t0.ax < 2
+  UNION ALL
+  SELECT t0.ctid, t0.tableoid::regclass, t0, t1.cat FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid WHERE t0.ax > 2;
+SET pg_strom.enabled = off;
+SELECT count(*) AS rows, (SELECT count(*) FROM (SELECT * FROM gj_sys EXCEPT ALL
+  SELECT t0.ctid, t0.tableoid::regclass, t0, t1.cat FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid WHERE t0.ax <> 2) d) AS missing_in_pg,
+  (SELECT count(*) FROM (SELECT t0.ctid, t0.tableoid::regclass, t0, t1.cat FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid WHERE t0.ax <> 2
+   EXCEPT ALL SELECT * FROM gj_sys) d) AS missing_in_strom
+  FROM gj_sys;
+RESET pg_strom.enabled;
+RESET pg_strom.chunk_rows;
+DROP TABLE gj_sys;
+
 -- enable_gpujoin = off
 SET pg_strom.enable_gpujoin = off;
 SELECT * FROM gj_explain('SELECT t0.id FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid');

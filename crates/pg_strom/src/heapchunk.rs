@@ -133,10 +133,18 @@ pub struct HeapChunks {
     pages_checked: bool,
     /// A heap-tuple slot for the page path's tuples PostgreSQL deforms.
     page_slot: *mut pg_sys::TupleTableSlot,
-    /// The page path copies the chunk's pages (rows are returned);
+    /// The page path copies the next chunk's pages (rows are returned);
     /// false keeps TIDs only and reads a row again when it is asked for
-    /// (a GpuPreAgg returns groups, rarely rows).
+    /// (a GpuPreAgg returns groups, rarely rows; a selective GpuScan
+    /// returns few of the rows it reads).
     copy_pages: bool,
+    /// `copy_pages` follows the share of rows the node returned from
+    /// recent chunks ([`Self::note_returned`]); false: fixed.
+    adaptive: bool,
+    /// Rows read and rows returned by recent chunks (halved per chunk).
+    recent: (f64, f64),
+    /// The current chunk's rows are held as TIDs only.
+    by_tid: bool,
     /// The pinned page a row was last read again from, and its copy.
     refetch: (pg_sys::Buffer, pg_sys::BlockNumber),
     refetch_words: Vec<u64>,
@@ -148,11 +156,18 @@ pub struct HeapChunks {
     spare: Box<Spare>,
 }
 
+/// Copy a chunk's pages when the node returned more than one row in
+/// this many of the recent chunks' rows; keep TIDs below that.  A page
+/// copy costs about 17 ns per row read (8 kB per 60 rows), a row read
+/// again by TID about 100-200 ns (buffer lookup, share lock, tuple copy).
+const COPY_RATIO: f64 = 10.0;
+
 /// A chunk's buffers, as [`HeapChunks`] holds the current chunk's.
 struct Spare {
     chunk: ColumnChunk,
     tuples: TupleArena,
     cxt: pg_sys::MemoryContext,
+    by_tid: bool,
     /// Rows of the chunk read ahead into it (0: none).
     rows: u32,
 }
@@ -182,6 +197,9 @@ impl HeapChunks {
                 },
                 pscan: std::ptr::null_mut(),
                 copy_pages: true,
+                adaptive: true,
+                recent: (0.0, 0.0),
+                by_tid: false,
                 refetch: (pg_sys::InvalidBuffer as pg_sys::Buffer, 0),
                 refetch_words: Vec::new(),
                 refetch_tuple: pg_sys::HeapTupleData::default(),
@@ -202,6 +220,7 @@ impl HeapChunks {
                 spare: Box::new(Spare {
                     chunk: ColumnChunk::new(columns),
                     tuples: TupleArena::default(),
+                    by_tid: false,
                     cxt: pg_sys::AllocSetContextCreateInternal(
                         parent,
                         name.as_ptr(),
@@ -231,6 +250,24 @@ impl HeapChunks {
         std::mem::swap(&mut self.chunk, &mut self.spare.chunk);
         std::mem::swap(&mut self.tuples, &mut self.spare.tuples);
         std::mem::swap(&mut self.cxt, &mut self.spare.cxt);
+        std::mem::swap(&mut self.by_tid, &mut self.spare.by_tid);
+    }
+
+    /// The node returned `rows_out` of the current chunk's `rows_in` rows:
+    /// later chunks copy their pages when recent chunks returned more than
+    /// one row in [`COPY_RATIO`], and keep TIDs otherwise.
+    pub fn note_returned(&mut self, rows_in: u64, rows_out: u64) {
+        if !self.adaptive {
+            return;
+        }
+        self.recent = (self.recent.0 * 0.5 + rows_in as f64, self.recent.1 * 0.5 + rows_out as f64);
+        self.copy_pages = self.recent.1 * COPY_RATIO > self.recent.0;
+    }
+
+    /// True when the current chunk's rows were kept as TIDs by the
+    /// adaptive choice (not by a node that always keeps TIDs).
+    pub fn chunk_by_tid(&self) -> bool {
+        self.adaptive && self.by_tid
     }
 
     /// The next chunk: the one read ahead, if any, else one read now (see
@@ -345,6 +382,7 @@ impl HeapChunks {
             let oid = (*self.rel).rd_id;
             let max_attnum = self.chunk.max_attnum() as i32;
             let old = pg_sys::MemoryContextSwitchTo(self.cxt);
+            self.by_tid = !self.copy_pages;
             // the word offset of the current page's copy in this chunk
             let mut page_at = None;
             while self.tuples.len() < limit {
@@ -397,7 +435,7 @@ impl HeapChunks {
     pub fn read_mode(&self) -> Option<&'static str> {
         match (&self.pages, self.pages_checked) {
             (_, false) => None,
-            (Some(_), true) if self.copy_pages => Some("pages"),
+            (Some(_), true) if self.adaptive || self.copy_pages => Some("pages"),
             (Some(_), true) => Some("pages, rows by TID"),
             (None, true) => Some("table access method"),
         }
@@ -407,6 +445,7 @@ impl HeapChunks {
     /// `copy_pages`): for a node that seldom returns its source rows.
     pub fn set_copy_pages(&mut self, copy: bool) {
         self.copy_pages = copy;
+        self.adaptive = false;
     }
 
     /// Row `i` of the chunk as a HeapTuple, valid until the next call or

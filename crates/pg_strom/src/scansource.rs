@@ -22,10 +22,20 @@ use crate::heapchunk::{self, HeapChunks};
 /// the files itself (a record batch, unless larger): a multiple of 64.
 const FILE_CHUNK_ROWS: usize = 1 << 24;
 
-/// EXPLAIN ANALYZE's `Heap Read`: how the heap was read, and how many
-/// chunks were read ahead while the engine worked (when any were).
-pub fn read_mode_text(mode: &str, ahead: u64) -> String {
-    if ahead == 0 { mode.to_string() } else { format!("{mode}, {ahead} chunks read ahead") }
+/// EXPLAIN ANALYZE's `Heap Read`: how the heap was read, in how many of
+/// the `chunks` the rows were kept as TIDs by the adaptive choice, and how
+/// many chunks were read ahead while the engine worked (when any were).
+pub fn read_mode_text(mode: &str, chunks: u64, tid_chunks: u64, ahead: u64) -> String {
+    let mut text = mode.to_string();
+    if tid_chunks > 0 && tid_chunks >= chunks {
+        text.push_str(", rows by TID");
+    } else if tid_chunks > 0 {
+        text.push_str(&format!(", rows by TID in {tid_chunks} of {chunks} chunks"));
+    }
+    if ahead > 0 {
+        text.push_str(&format!(", {ahead} chunks read ahead"));
+    }
+    text
 }
 
 /// A node's source of rows.
@@ -82,6 +92,21 @@ impl Source {
         if let Source::Heap(h) = self {
             h.set_copy_pages(false);
         }
+    }
+
+    /// The node returned `rows_out` of the current chunk's `rows_in` rows
+    /// (a heap table's later chunks keep TIDs only when few rows are
+    /// returned: see `HeapChunks::note_returned`).
+    pub fn note_returned(&mut self, rows_in: u64, rows_out: u64) {
+        if let Source::Heap(h) = self {
+            h.note_returned(rows_in, rows_out);
+        }
+    }
+
+    /// True when the current chunk's heap rows are held as TIDs only,
+    /// chosen because few rows were returned (EXPLAIN ANALYZE counts them).
+    pub fn chunk_by_tid(&self) -> bool {
+        matches!(self, Source::Heap(h) if h.chunk_by_tid())
     }
 
     /// How a heap table is read, once the scan has begun (None for an

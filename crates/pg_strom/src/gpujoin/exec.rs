@@ -57,6 +57,8 @@ pub struct Counters {
     pub engine_ns: u64,
     /// Chunks read while the engine worked on the one before.
     pub ahead: u64,
+    /// Chunks whose rows were kept as TIDs (few of them were returned).
+    pub tid_chunks: u64,
     /// Combinations after the scan quals (0) and after each depth (d).
     pub stage: [u64; MAX_SOURCES],
     /// Unmatched inner rows returned by RIGHT / FULL depths.
@@ -75,6 +77,7 @@ struct SharedState {
     bytes: AtomicU64,
     engine_ns: AtomicU64,
     ahead: AtomicU64,
+    tid_chunks: AtomicU64,
     stage: [AtomicU64; MAX_SOURCES],
     groups: AtomicU64,
     file_bytes: AtomicU64,
@@ -576,6 +579,9 @@ impl GpuJoinExec {
         if self.read_row != row {
             // SAFETY: row is a row of the current chunk.
             unsafe {
+                // (what the previous row made there goes: its whole-row
+                // value; an Arrow row's values)
+                pg_sys::MemoryContextReset(self.row_cxt);
                 self.source.store(row as usize, self.tup_slot, self.row_cxt);
                 if self.max_outer_attnum > 0 {
                     pg_sys::slot_getsomeattrs(self.tup_slot, self.max_outer_attnum);
@@ -622,8 +628,23 @@ impl GpuJoinExec {
                 (true, pg_sys::Datum::from(0))
             } else if s == 0 {
                 self.deform_outer(row);
-                let a = (key - 1) as usize;
-                (*(*self.tup_slot).tts_isnull.add(a), *(*self.tup_slot).tts_values.add(a))
+                if key > 0 {
+                    let a = (key - 1) as usize;
+                    (*(*self.tup_slot).tts_isnull.add(a), *(*self.tup_slot).tts_values.add(a))
+                } else if key < 0 {
+                    // a system column (ctid, tableoid, xmin, ...) of the row
+                    let mut isnull = false;
+                    let get = (*(*self.tup_slot).tts_ops).getsysattr.expect("slots read system columns");
+                    let d = get(self.tup_slot, key as i32, &mut isnull);
+                    (isnull, d)
+                } else {
+                    // the whole row, made in the row's context (reset for
+                    // the next outer row)
+                    let old = pg_sys::MemoryContextSwitchTo(self.row_cxt);
+                    let d = pg_sys::ExecFetchSlotHeapTupleDatum(self.tup_slot);
+                    pg_sys::MemoryContextSwitchTo(old);
+                    (false, d)
+                }
             } else {
                 let inner = &self.inners[s as usize - 1];
                 let at = row as usize * inner.ncols + (key - 1) as usize;
@@ -771,11 +792,10 @@ impl GpuJoinExec {
                 let (cols, _) = self.source.column_data();
                 first = probe(self.session.as_mut().expect("reopened"), &cols, None);
             }
-            let (cols, bytes) = self.source.column_data();
+            let bytes = self.source.column_data().1;
             let result = match first {
                 Ok(c) => Ok(c),
                 Err(DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) => {
-                    drop(cols);
                     let on_gpu = engine_of(self).kind() == EngineKind::Gpu;
                     let sel = self.cpu_scan_quals(node);
                     cpu_rows = nrows as u64;
@@ -816,11 +836,18 @@ impl GpuJoinExec {
                 file_bytes: self.source.file_bytes() as u64,
                 engine_ns,
                 ahead,
+                tid_chunks: self.source.chunk_by_tid() as u64,
                 ..Counters::default()
             };
             for (i, n) in stage_counts.iter().enumerate().take(MAX_SOURCES) {
                 c.stage[i] = *n;
             }
+            // the outer rows the combinations read (at most every one)
+            let returned = match &out {
+                Probed::Combos(c) => (c.count as u64).min(nrows as u64),
+                Probed::Groups(_) => 0,
+            };
+            self.source.note_returned(nrows as u64, if cpu_rows > 0 { nrows as u64 } else { returned });
             match out {
                 Probed::Combos(combos) => self.combos = combos,
                 Probed::Groups(groups) => {
@@ -841,6 +868,7 @@ impl GpuJoinExec {
         t.bytes += c.bytes;
         t.engine_ns += c.engine_ns;
         t.ahead += c.ahead;
+        t.tid_chunks += c.tid_chunks;
         t.groups += c.groups;
         t.file_bytes += c.file_bytes;
         for i in 0..MAX_SOURCES {
@@ -854,6 +882,7 @@ impl GpuJoinExec {
             s.bytes.fetch_add(c.bytes, Ordering::Relaxed);
             s.engine_ns.fetch_add(c.engine_ns, Ordering::Relaxed);
             s.ahead.fetch_add(c.ahead, Ordering::Relaxed);
+            s.tid_chunks.fetch_add(c.tid_chunks, Ordering::Relaxed);
             s.groups.fetch_add(c.groups, Ordering::Relaxed);
             s.file_bytes.fetch_add(c.file_bytes, Ordering::Relaxed);
             for i in 0..MAX_SOURCES {
@@ -1058,6 +1087,7 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
             st.counters.bytes = s.bytes.load(Ordering::Relaxed);
             st.counters.engine_ns = s.engine_ns.load(Ordering::Relaxed);
             st.counters.ahead = s.ahead.load(Ordering::Relaxed);
+            st.counters.tid_chunks = s.tid_chunks.load(Ordering::Relaxed);
             st.counters.groups = s.groups.load(Ordering::Relaxed);
             st.counters.file_bytes = s.file_bytes.load(Ordering::Relaxed);
             for i in 0..MAX_SOURCES {

@@ -164,7 +164,7 @@ pub unsafe extern "C-unwind" fn explain(
             pg_sys::ExplainPropertyInteger(c"GPU Input Rows".as_ptr(), std::ptr::null(), c.rows_in as i64, es);
             pg_sys::ExplainPropertyInteger(c"CPU Path Rows".as_ptr(), std::ptr::null(), c.rows_cpu_path as i64, es);
             if let Some(mode) = st.source.heap_read_mode() {
-                prop_text(c"Heap Read", &crate::scansource::read_mode_text(mode, c.ahead), es);
+                prop_text(c"Heap Read", &crate::scansource::read_mode_text(mode, c.chunks, c.tid_chunks, c.ahead), es);
             }
             if c.file_bytes > 0 {
                 // Arrow columns the engine read from the files itself (the

@@ -58,6 +58,8 @@ pub struct Counters {
     pub engine_ns: u64,
     /// Chunks read while the engine worked on the one before.
     pub ahead: u64,
+    /// Chunks whose rows were kept as TIDs (few of them were returned).
+    pub tid_chunks: u64,
 }
 
 /// The head of the parallel coordination area; the parallel table scan
@@ -70,6 +72,7 @@ struct SharedState {
     bytes: AtomicU64,
     engine_ns: AtomicU64,
     ahead: AtomicU64,
+    tid_chunks: AtomicU64,
 }
 
 const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
@@ -292,11 +295,14 @@ impl GpuScanExec {
                 bytes: bytes as u64,
                 engine_ns,
                 ahead,
+                tid_chunks: self.source.chunk_by_tid() as u64,
                 ..Counters::default()
             };
             match result {
                 Ok(out) => {
                     self.pass = out.values.iter().zip(&out.nulls).map(|(&v, &n)| (n == 0 && v != 0) as u8).collect();
+                    let passed = self.pass.iter().filter(|&&p| p != 0).count() as u64;
+                    self.source.note_returned(nrows as u64, passed);
                     // PostgreSQL sums nfiltered2 over the workers for EXPLAIN
                     if let Some(instr) = (*node).ss.ps.instrument.as_mut() {
                         instr.nfiltered2 += self.pass.iter().filter(|&&p| p == 0).count() as f64;
@@ -309,6 +315,7 @@ impl GpuScanExec {
                 Err(DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) => {
                     self.cpu_path = true;
                     c.rows_cpu_path = nrows as u64;
+                    self.source.note_returned(nrows as u64, nrows as u64);
                 }
                 Err(e) => errors::raise(&format!("GpuScan on {} failed", errors::engine_phrase(eng)), &e),
             }
@@ -325,6 +332,7 @@ impl GpuScanExec {
         t.bytes += c.bytes;
         t.engine_ns += c.engine_ns;
         t.ahead += c.ahead;
+        t.tid_chunks += c.tid_chunks;
         // SAFETY: shared is NULL or the DSM area, alive during the scan.
         if let Some(s) = unsafe { self.shared.as_ref() } {
             s.chunks.fetch_add(c.chunks, Ordering::Relaxed);
@@ -333,6 +341,7 @@ impl GpuScanExec {
             s.bytes.fetch_add(c.bytes, Ordering::Relaxed);
             s.engine_ns.fetch_add(c.engine_ns, Ordering::Relaxed);
             s.ahead.fetch_add(c.ahead, Ordering::Relaxed);
+            s.tid_chunks.fetch_add(c.tid_chunks, Ordering::Relaxed);
         }
     }
 }
@@ -496,6 +505,7 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
                 bytes: s.bytes.load(Ordering::Relaxed),
                 engine_ns: s.engine_ns.load(Ordering::Relaxed),
                 ahead: s.ahead.load(Ordering::Relaxed),
+                tid_chunks: s.tid_chunks.load(Ordering::Relaxed),
             };
         }
         st.shared = std::ptr::null_mut();

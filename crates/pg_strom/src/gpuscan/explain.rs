@@ -105,7 +105,7 @@ pub unsafe extern "C-unwind" fn explain(
             prop_int(c"GPU Input Bytes", None, c.bytes as i64, es);
             prop_int(c"CPU Path Rows", None, c.rows_cpu_path as i64, es);
             if let Some(mode) = st.source.heap_read_mode() {
-                prop_text(c"Heap Read", &crate::scansource::read_mode_text(mode, c.ahead), es);
+                prop_text(c"Heap Read", &crate::scansource::read_mode_text(mode, c.chunks, c.tid_chunks, c.ahead), es);
             }
             if (*es).timing {
                 pg_sys::ExplainPropertyFloat(c"GPU Time".as_ptr(), c"ms".as_ptr(), c.engine_ns as f64 / 1e6, 3, es);
