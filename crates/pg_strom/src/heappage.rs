@@ -247,6 +247,13 @@ impl PageReader {
 
     /// A bulk-read ring for a table larger than a quarter of shared
     /// buffers, as the heap AM's own scans use.
+    /// True when blocks go through a bulk-read ring (a table larger than
+    /// a quarter of shared_buffers): a page is gone from shared buffers
+    /// soon after it was read, so reading a row again costs a read.
+    pub fn uses_ring(&self) -> bool {
+        !self.strategy.is_null()
+    }
+
     fn use_strategy(&mut self, nblocks: pg_sys::BlockNumber) {
         // SAFETY: backend globals.
         unsafe {
