@@ -13,7 +13,8 @@ A query file is one SQL query after header comments:
     -- expect: GpuScan          custom nodes the plan must contain ("none":
                                 the plan must contain no pg_strom node;
                                 "GpuPreAgg|GpuJoin": either of them, for
-                                plans whose costs tie within a few rows)
+                                plans whose costs tie within a few rows;
+                                "GPU Projection": that EXPLAIN field)
     -- set: name = value        a setting for both runs (repeatable)
     -- error: TEXT              both runs must fail with this message part
     -- query-file: PATH         the query is this file's (relative to the
@@ -38,6 +39,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import pgcompare as pc  # noqa: E402
 
 CUSTOM_NODES = ("GpuScan", "GpuJoin", "GpuPreAgg")
+# EXPLAIN fields an `expect:` line may name besides the nodes
+PLAN_FIELDS = ("GPU Projection",)
 ARROW_DIR = "/tmp/pgstrom_arrow_test"
 
 
@@ -71,6 +74,7 @@ def check_plan(sql, settings, expect):
     """None when the plan with pg_strom on uses the expected nodes."""
     plan = pc.plan_nodes(sql, settings + [("pg_strom.enabled", "on")])
     used = {n for n in CUSTOM_NODES for line in plan if f"Custom Scan ({n})" in line}
+    used |= {f for f in PLAN_FIELDS for line in plan if line.lstrip().startswith(f + ":")}
     if expect == ["none"]:
         return None if not used else f"expected no pg_strom node, plan uses {', '.join(sorted(used))}"
     missing = [n for n in expect if not any(alt in used for alt in n.split("|"))]

@@ -318,5 +318,39 @@ SELECT * FROM gs_explain($$SELECT * FROM t_64g WHERE memo LIKE '%abcd%'$$);
 \set q 'SELECT * FROM t_64g WHERE memo LIKE $$%ab%$$'
 :check
 
+-- GPU Projection: output expressions computed on the device (the seed's
+-- distance as a column; every fixed-width type, NULLs, NaN, -0), the
+-- others (text, a function the device lacks) on the CPU; only for rows the
+-- device filter passes (the division by zero of removed rows is never
+-- raised); an error of a passing row is PostgreSQL's; turned off by
+-- pg_strom.enable_gpu_projection
+SELECT * FROM gs_explain('SELECT id, sqrt((x-200)*(x-200) + (y-300)*(y-300) + (z-400)*(z-400)) AS dist, memo
+  FROM t_64g WHERE x < 300 AND y < 400', 'VERBOSE, COSTS OFF');
+\set q 'SELECT id, sqrt((x-200)*(x-200) + (y-300)*(y-300) + (z-400)*(z-400)) AS dist, x + y AS xy, memo FROM t_64g WHERE x < 300 AND y < 400'
+:check
+\set q 'SELECT id, i2 * 2 AS i2x2, i4 - 1 AS i4m, i8 / 3 AS i8d, f4 * 2 AS f4x2, f8 + i4 AS f8i4, NOT b AS nb, d - 1 AS dm, greatest(ts, $$2020-01-01$$::timestamp) AS g, coalesce(i4, i2) AS c, md5(tx) AS h, tx FROM gs_t WHERE i2 > -30000 AND d < $$2030-01-01$$'
+:check
+SELECT * FROM gs_explain('SELECT id, 1000 / (i2 - 7) AS q FROM gs_t WHERE i2 <> 7',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+\set q 'SELECT id, 1000 / (i2 - 7) AS q FROM gs_t WHERE i2 <> 7'
+:check
+SELECT id, i4 * 100000 AS big FROM gs_t WHERE i2 > 0;
+SET pg_strom.enable_gpu_projection = off;
+SELECT * FROM gs_explain('SELECT id, x + y AS xy FROM t_64g WHERE x < 300');
+RESET pg_strom.enable_gpu_projection;
+-- an UPDATE computes the new values on the device too (EvalPlanQual
+-- re-checks project on the CPU: test/isolation/specs/gpuscan_epq.spec)
+SELECT * FROM gs_explain('UPDATE t_64g SET x = x * 2 + y WHERE x < 10');
+BEGIN;
+WITH u AS (UPDATE t_64g SET x = x * 2 + y WHERE x < 10 RETURNING id, x)
+SELECT count(*) AS updated, md5(string_agg(id || $$:$$ || x, $$,$$ ORDER BY id)) AS on_md5 FROM u \gset
+ROLLBACK;
+SET pg_strom.enabled = off;
+BEGIN;
+WITH u AS (UPDATE t_64g SET x = x * 2 + y WHERE x < 10 RETURNING id, x)
+SELECT count(*) = :updated AS same_count, md5(string_agg(id || $$:$$ || x, $$,$$ ORDER BY id)) = :'on_md5' AS same_rows FROM u;
+ROLLBACK;
+RESET pg_strom.enabled;
+
 DROP TABLE gs_t, gs_empty, gs_nulls, gs_drop, gs_wide, gs_pages, gs_big, gs_part, t_64g;
 DROP FUNCTION gs_explain(text, text), gs_plan(text);

@@ -62,6 +62,10 @@ pub static HEAP_PAGE_READS: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// the GPU service works on the current one.
 pub static CHUNK_READ_AHEAD: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pg_strom.enable_gpu_projection`: GpuScan computes target-list
+/// expressions on the device.
+pub static GPU_PROJECTION: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 /// `pg_strom.arrow_cache_size`, in MB: Arrow file columns each GPU keeps
 /// in device memory between queries (-1: a quarter of the GPU's memory).
 pub static ARROW_CACHE_SIZE: GucSetting<i32> = GucSetting::<i32>::new(-1);
@@ -116,6 +120,14 @@ pub fn init() {
         c"Lets GpuScan, GpuJoin and GpuPreAgg read a heap table's next chunk while the GPU service works on the current one.",
         c"off reads a chunk only when the previous one is done (no overlap of reading and device work).",
         &CHUNK_READ_AHEAD,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.enable_gpu_projection",
+        c"Lets GpuScan compute target-list expressions on the device (GPU Projection).",
+        c"off computes every output expression on the CPU.",
+        &GPU_PROJECTION,
         GucContext::Userset,
         GucFlags::default(),
     );

@@ -29,7 +29,8 @@ use std::time::Instant;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-use pgstrom_runtime::engine::ParamValue;
+use pgstrom_runtime::engine::{EvalOutput, ParamValue};
+use pgstrom_runtime::program::Program;
 use pgstrom_runtime::{DeviceError, Engine};
 
 use crate::arrow_fdw::reader::ArrowReader;
@@ -39,7 +40,7 @@ use crate::gpuscan::path::from_list;
 use crate::gpuscan::plan::GpuScanInfo;
 use crate::heapchunk;
 use crate::scansource::Source;
-use crate::{engine, errors, guc};
+use crate::{codegen, engine, errors, guc};
 
 /// Counters shown by EXPLAIN ANALYZE.  In a parallel scan every process
 /// adds its own to [`SharedState`]; the leader copies the sums at shutdown.
@@ -77,6 +78,115 @@ struct SharedState {
 
 const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
 
+/// A target-list entry the device computes (`GPU Projection`).
+pub(crate) struct Projection {
+    /// The entry's position in the plan's target list (1-based).
+    pub resno: i16,
+    /// Its PostgreSQL type (a fixed-width device type).
+    pub type_oid: pg_sys::Oid,
+    /// The program, over the same columns and parameters as the filter.
+    pub program: Program,
+}
+
+/// The target-list entries of `tlist` the device can compute: expressions
+/// over the scanned columns (not a bare column or constant), of a
+/// fixed-width device type, without volatile functions, compiled over the
+/// filter's columns and parameters (`info.columns`, `info.param_types`
+/// and `params` grow by what they read besides).  Decided when the scan
+/// begins: the planner hands a scan its final target list only after
+/// PlanCustomPath.
+///
+/// # Safety
+/// Executor start; `tlist` is the plan's (after setrefs), `varno` the
+/// scanned relation's range-table index.
+unsafe fn projections(
+    info: &mut GpuScanInfo,
+    params: &mut Vec<*mut pg_sys::Node>,
+    device_quals: &[*mut pg_sys::Node],
+    tlist: *mut pg_sys::List,
+    varno: i32,
+) -> Vec<Projection> {
+    let resolve = |v: *mut pg_sys::Var| {
+        // SAFETY: the walker hands valid Vars.
+        unsafe { ((*v).varno == varno).then_some((0u8, (*v).varattno)) }
+    };
+    let mut inputs = codegen::Inputs {
+        columns: info.columns.iter().map(|&(a, t)| (0u8, a, t)).collect(),
+        params: params.iter().copied().zip(info.param_types.iter().copied()).collect(),
+    };
+    let mut out = Vec::new();
+    // SAFETY: a valid target list (caller).
+    unsafe {
+        for n in from_list(tlist) {
+            let tle = n as *mut pg_sys::TargetEntry;
+            let mut e = (*tle).expr as *mut pg_sys::Node;
+            while !e.is_null() && (*e).type_ == pg_sys::NodeTag::T_RelabelType {
+                e = (*(e as *mut pg_sys::RelabelType)).arg.cast();
+            }
+            if e.is_null()
+                || matches!((*e).type_, pg_sys::NodeTag::T_Var | pg_sys::NodeTag::T_Const | pg_sys::NodeTag::T_Param)
+                || !pg_sys::contain_var_clause(e)
+                || pg_sys::contain_volatile_functions(e)
+            {
+                continue;
+            }
+            let e = (*tle).expr as *mut pg_sys::Node;
+            let type_oid = pg_sys::exprType(e);
+            let fixed = codegen::device_type_of(type_oid)
+                .and_then(pgstrom_runtime::catalog::type_info)
+                .is_some_and(|t| t.width > 0);
+            if !fixed {
+                continue;
+            }
+            // CASE WHEN <device quals> THEN e END: the device computes e
+            // only for the rows the filter passes (PostgreSQL never
+            // evaluates it for the others, nor raises their errors)
+            let guarded = if device_quals.is_empty() { e } else { case_when(device_quals, e, type_oid) };
+            let mut trial = inputs.clone();
+            if let Ok((program, _)) = codegen::compile_shared(guarded, &resolve, &mut trial, false) {
+                inputs = trial;
+                out.push(Projection { resno: (*tle).resno, type_oid, program });
+            }
+        }
+    }
+    info.columns = inputs.columns.iter().map(|&(_, a, t)| (a, t)).collect();
+    info.param_types = inputs.params.iter().map(|&(_, t)| t).collect();
+    *params = inputs.params.iter().map(|&(e, _)| e).collect();
+    out
+}
+
+/// `CASE WHEN <quals> THEN e END` (NULL otherwise), of type `t`.
+///
+/// # Safety
+/// Valid expression nodes; a memory context that outlives their use.
+unsafe fn case_when(quals: &[*mut pg_sys::Node], e: *mut pg_sys::Node, t: pg_sys::Oid) -> *mut pg_sys::Node {
+    // SAFETY: nodes made like makeNode() does, fields as parse analysis sets them.
+    unsafe {
+        let collid = pg_sys::exprCollation(e);
+        let when = pg_sys::palloc0(std::mem::size_of::<pg_sys::CaseWhen>()) as *mut pg_sys::CaseWhen;
+        (*when).xpr.type_ = pg_sys::NodeTag::T_CaseWhen;
+        (*when).expr = pg_sys::make_ands_explicit(crate::gpuscan::path::to_list(quals)).cast();
+        (*when).result = e.cast();
+        (*when).location = -1;
+        let case = pg_sys::palloc0(std::mem::size_of::<pg_sys::CaseExpr>()) as *mut pg_sys::CaseExpr;
+        (*case).xpr.type_ = pg_sys::NodeTag::T_CaseExpr;
+        (*case).casetype = t;
+        (*case).casecollid = collid;
+        (*case).args = pg_sys::lappend(std::ptr::null_mut(), when.cast());
+        (*case).defresult = pg_sys::makeNullConst(t, pg_sys::exprTypmod(e), collid).cast();
+        (*case).location = -1;
+        case.cast()
+    }
+}
+
+/// How a GpuScan with GPU Projection forms an output column.
+pub(crate) enum Output {
+    /// From projection `k`'s values, of the given type.
+    Device(usize, pg_sys::Oid),
+    /// The target-list entry's expression, evaluated on the CPU.
+    Cpu(*mut pg_sys::ExprState),
+}
+
 /// The Rust side of a GpuScan node.
 pub struct GpuScanExec {
     pub(crate) info: GpuScanInfo,
@@ -91,6 +201,13 @@ pub struct GpuScanExec {
     pub(crate) source: Source,
     /// Per row of the chunk: 1 when the device filter passed it.
     pass: Vec<u8>,
+    /// The target-list entries the device computes (GPU Projection).
+    pub(crate) projections: Vec<Projection>,
+    /// Per GPU Projection: its values for every row of the chunk.
+    proj_out: Vec<EvalOutput>,
+    /// Per target-list entry, with GPU Projection: the index of its
+    /// projection, or its ExprState (evaluated on the CPU).
+    outputs: Vec<Output>,
     /// This chunk goes through the CPU path.
     cpu_path: bool,
     cursor: usize,
@@ -178,7 +295,38 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         // ExecScan must not evaluate the CPU quals a second time: we do.
         let host_quals = (*node).ss.ps.qual;
         (*node).ss.ps.qual = std::ptr::null_mut();
-        let param_exprs = exprs[nquals..].iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
+        // GPU Projection: the target-list entries the device computes (over
+        // the filter's columns and parameters, and more), and the others
+        let mut info = info;
+        let mut params: Vec<*mut pg_sys::Node> = exprs[nquals..].to_vec();
+        let projections = if guc::GPU_PROJECTION.get() {
+            let device_quals: Vec<*mut pg_sys::Node> =
+                exprs[..nquals].iter().zip(&info.on_device).filter(|(_, d)| **d).map(|(q, _)| *q).collect();
+            projections(
+                &mut info,
+                &mut params,
+                &device_quals,
+                (*cscan).scan.plan.targetlist,
+                (*cscan).scan.scanrelid as i32,
+            )
+        } else {
+            Vec::new()
+        };
+        let param_exprs = params.iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
+        let outputs = if projections.is_empty() {
+            Vec::new()
+        } else {
+            from_list((*cscan).scan.plan.targetlist)
+                .iter()
+                .map(|&n| {
+                    let tle = n as *mut pg_sys::TargetEntry;
+                    match projections.iter().position(|p| p.resno == (*tle).resno) {
+                        Some(k) => Output::Device(k, projections[k].type_oid),
+                        None => Output::Cpu(pg_sys::ExecInitExpr((*tle).expr.cast(), ps)),
+                    }
+                })
+                .collect()
+        };
         let rel = (*node).ss.ss_currentRelation;
         let source = Source::open(
             node,
@@ -198,6 +346,9 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             engine: None,
             source,
             pass: Vec::new(),
+            projections,
+            proj_out: Vec::new(),
+            outputs,
             cpu_path: false,
             cursor: 0,
             shared: std::ptr::null_mut(),
@@ -230,6 +381,7 @@ impl GpuScanExec {
     fn reset_chunk(&mut self) {
         self.source.clear();
         self.pass.clear();
+        self.proj_out.clear();
         self.cursor = 0;
         self.cpu_path = false;
     }
@@ -242,6 +394,7 @@ impl GpuScanExec {
         unsafe {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
             self.pass.clear();
+            self.proj_out.clear();
             self.cursor = 0;
             self.cpu_path = false;
             let limit = guc::CHUNK_ROWS.get().max(1) as usize;
@@ -260,20 +413,23 @@ impl GpuScanExec {
             let mut eng = engine_of(self);
             let started = Instant::now();
             let params = self.params.as_deref().unwrap_or(&[]);
+            // the filter, then each GPU Projection: all sent before the
+            // next chunk is read ahead (a connection keeps the answers of
+            // the earlier requests until they are asked for)
+            let programs: Vec<&Program> =
+                std::iter::once(&self.info.program).chain(self.projections.iter().map(|p| &p.program)).collect();
             let (cols, bytes) = self.source.column_data();
-            let pending = eng.eval_begin(&self.info.program, &cols, params, nrows);
+            let pending: Vec<_> = programs.iter().map(|p| eng.eval_begin(p, &cols, params, nrows)).collect();
             drop(cols);
             let mut engine_ns = started.elapsed().as_nanos() as u64;
             let mut ahead = 0;
-            if !pending.is_done() && self.source.read_ahead(snapshot, limit) > 0 {
+            if pending.iter().any(|p| !p.is_done()) && self.source.read_ahead(snapshot, limit) > 0 {
                 ahead = 1;
             }
             let waited = Instant::now();
-            let mut result = eng.eval_end(pending);
+            let mut results: Vec<_> = pending.into_iter().map(|p| eng.eval_end(p)).collect();
             engine_ns += waited.elapsed().as_nanos() as u64;
-            if let Err(e) = &result
-                && e.engine_lost()
-            {
+            if let Some(e) = results.iter().find_map(|r| r.as_ref().err().filter(|e| e.engine_lost())) {
                 // A scan keeps no state in the service (nor on its faulted
                 // GPU): this chunk and the rest of the scan run on this
                 // backend's CPU engine.
@@ -287,7 +443,7 @@ impl GpuScanExec {
                 self.engine = Some(eng);
                 let (cols, _) = self.source.column_data();
                 let params = self.params.as_deref().unwrap_or(&[]);
-                result = eng.eval_program(&self.info.program, &cols, params, nrows);
+                results = programs.iter().map(|p| eng.eval_program(p, &cols, params, nrows)).collect();
             }
             let mut c = Counters {
                 chunks: 1,
@@ -298,26 +454,34 @@ impl GpuScanExec {
                 tid_chunks: self.source.chunk_by_tid() as u64,
                 ..Counters::default()
             };
-            match result {
-                Ok(out) => {
-                    self.pass = out.values.iter().zip(&out.nulls).map(|(&v, &n)| (n == 0 && v != 0) as u8).collect();
-                    let passed = self.pass.iter().filter(|&&p| p != 0).count() as u64;
-                    self.source.note_returned(nrows as u64, passed);
-                    // PostgreSQL sums nfiltered2 over the workers for EXPLAIN
-                    if let Some(instr) = (*node).ss.ps.instrument.as_mut() {
-                        instr.nfiltered2 += self.pass.iter().filter(|&&p| p == 0).count() as f64;
-                    }
+            // the first error decides (filter first): one PostgreSQL may or
+            // may not raise (it depends on which quals run first, and on
+            // rows the filter removes), or a value the engine cannot
+            // compute exactly, takes the CPU path for the whole chunk
+            let mut outs = Vec::with_capacity(results.len());
+            let mut cpu_path = false;
+            for r in results {
+                match r {
+                    Ok(out) => outs.push(out),
+                    Err(DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) => cpu_path = true,
+                    Err(e) => errors::raise(&format!("GpuScan on {} failed", errors::engine_phrase(eng)), &e),
                 }
-                // The device stopped at an error PostgreSQL may or may not
-                // raise (it depends on which quals run first), or at a value
-                // it cannot compute exactly: the CPU path decides, with
-                // PostgreSQL's own evaluation.
-                Err(DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) => {
-                    self.cpu_path = true;
-                    c.rows_cpu_path = nrows as u64;
-                    self.source.note_returned(nrows as u64, nrows as u64);
+            }
+            if cpu_path {
+                self.cpu_path = true;
+                c.rows_cpu_path = nrows as u64;
+                self.source.note_returned(nrows as u64, nrows as u64);
+            } else {
+                let mut outs = outs.into_iter();
+                let out = outs.next().expect("the filter's answer");
+                self.proj_out = outs.collect();
+                self.pass = out.values.iter().zip(&out.nulls).map(|(&v, &n)| (n == 0 && v != 0) as u8).collect();
+                let passed = self.pass.iter().filter(|&&p| p != 0).count() as u64;
+                self.source.note_returned(nrows as u64, passed);
+                // PostgreSQL sums nfiltered2 over the workers for EXPLAIN
+                if let Some(instr) = (*node).ss.ps.instrument.as_mut() {
+                    instr.nfiltered2 += self.pass.iter().filter(|&&p| p == 0).count() as f64;
                 }
-                Err(e) => errors::raise(&format!("GpuScan on {} failed", errors::engine_phrase(eng)), &e),
             }
             self.add_counters(c);
             true
@@ -400,7 +564,60 @@ unsafe extern "C-unwind" fn recheck(ss: *mut pg_sys::ScanState, slot: *mut pg_sy
 #[pg_guard]
 unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
     // SAFETY: executor callback.
-    unsafe { pg_sys::ExecScan(&raw mut (*node).ss, Some(next_tuple), Some(recheck)) }
+    unsafe {
+        let projecting = state_of(node).is_some_and(|st| !st.outputs.is_empty());
+        if !projecting || !(*(*node).ss.ps.state).es_epq_active.is_null() {
+            // (an EvalPlanQual recheck projects on the CPU, through ExecScan)
+            return pg_sys::ExecScan(&raw mut (*node).ss, Some(next_tuple), Some(recheck));
+        }
+        project_next(node)
+    }
+}
+
+/// ExecScan with GPU Projection: the next row that passed every qual,
+/// its device-computed columns taken from the chunk's projection values
+/// and the others evaluated here; a chunk on the CPU path is projected by
+/// PostgreSQL.
+///
+/// # Safety
+/// Executor callback of a node with GPU Projection.
+unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    // SAFETY: a live node whose target list the outputs follow.
+    unsafe {
+        let result = (*node).ss.ps.ps_ResultTupleSlot;
+        let slot = next_tuple(&raw mut (*node).ss);
+        if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+            return pg_sys::ExecClearTuple(result);
+        }
+        let Some(st) = state_of(node) else { return pg_sys::ExecClearTuple(result) };
+        let econtext = (*node).ss.ps.ps_ExprContext;
+        (*econtext).ecxt_scantuple = slot;
+        if st.cpu_path {
+            return pg_sys::ExecProject((*node).ss.ps.ps_ProjInfo);
+        }
+        let row = st.cursor - 1;
+        pg_sys::ExecClearTuple(result);
+        for (j, o) in st.outputs.iter().enumerate() {
+            let (value, isnull) = match *o {
+                Output::Device(k, t) => {
+                    let out = &st.proj_out[k];
+                    if out.nulls[row] != 0 {
+                        (pg_sys::Datum::from(0), true)
+                    } else {
+                        (crate::gpupreagg::state::key_datum(t, out.values[row]), false)
+                    }
+                }
+                Output::Cpu(state) => {
+                    let mut isnull = false;
+                    let d = pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull);
+                    (d, isnull)
+                }
+            };
+            *(*result).tts_values.add(j) = value;
+            *(*result).tts_isnull.add(j) = isnull;
+        }
+        pg_sys::ExecStoreVirtualTuple(result)
+    }
 }
 
 #[pg_guard]

@@ -1,7 +1,8 @@
 //! GpuScan's EXPLAIN fields (ExplainCustomScan).
 //!
 //! Always: `GPU Filter` (the quals the device evaluates, deparsed as
-//! PostgreSQL prints quals), `GPU Preference` (the engine: `GPU0 (name)`,
+//! PostgreSQL prints quals), `GPU Projection` (the output expressions the
+//! device computes, when any), `GPU Preference` (the engine: `GPU0 (name)`,
 //! or `none (CPU engine)`), `referenced` (the columns the device reads).
 //! With VERBOSE: `GPU Program`, the device program listing.  With ANALYZE:
 //! `Rows Removed by GPU Filter` (per loop, as PostgreSQL counts
@@ -59,6 +60,22 @@ pub unsafe extern "C-unwind" fn explain(
         let text =
             pg_sys::deparse_expression(pg_sys::make_ands_explicit(to_list(&device)).cast(), context, useprefix, false);
         prop_text(c"GPU Filter", &CStr::from_ptr(text).to_string_lossy(), es);
+        if !st.projections.is_empty() {
+            // the target-list entries the device computes
+            let tlist = from_list((*plan).targetlist);
+            let shown: Vec<String> = st
+                .projections
+                .iter()
+                .filter_map(|p| tlist.get(p.resno as usize - 1))
+                .map(|&n| {
+                    let e = (*(n as *mut pg_sys::TargetEntry)).expr;
+                    CStr::from_ptr(pg_sys::deparse_expression(e.cast(), context, useprefix, false))
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            prop_text(c"GPU Projection", &shown.join(", "), es);
+        }
         if (*es).analyze {
             let nloops = (*node).ss.ps.instrument.as_ref().map_or(1.0, |i| i.nloops.max(1.0));
             let removed = (*node).ss.ps.instrument.as_ref().map_or(0.0, |i| i.nfiltered2);

@@ -1,0 +1,7 @@
+-- GPU Projection: an overflow in an output expression of a row that passes
+-- the filter raises PostgreSQL's error
+-- expect: GpuScan, GPU Projection
+-- set: pg_strom.gpu_setup_cost = 0
+-- set: pg_strom.gpu_context_cost = 0
+-- error: integer out of range
+SELECT id, a4 * 1000 AS big FROM diff_types WHERE a2 > 500;
