@@ -36,7 +36,8 @@ BEGIN
   t0 := clock_timestamp();
   EXECUTE 'SELECT count(*) FROM (' || q || ') s' INTO n;
   ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
-  EXECUTE 'SELECT md5(coalesce(string_agg(id::text, '','' ORDER BY id), '''')) FROM (' || q || ') s' INTO h;
+  -- every output column (GPU Projection's too), rows in id order
+  EXECUTE 'SELECT md5(coalesce(string_agg(s::text, '','' ORDER BY id), '''')) FROM (' || q || ') s' INTO h;
   h := n || ':' || h;
 END $$;
 
@@ -49,7 +50,8 @@ SELECT q, pg.ms AS pg_ms, gpu.ms AS gpu_ms, cpu.ms AS cpu_ms,
     ($$SELECT id FROM t_64g WHERE sqrt((x-200)^2 + (y-300)^2 + (z-400)^2) < 10$$),
     ($$SELECT id FROM t_64g WHERE sqrt((x-200)*(x-200) + (y-300)*(y-300) + (z-400)*(z-400)) < 50$$),
     ($$SELECT id FROM t_64g WHERE x BETWEEN 100 AND 110 AND y > 500$$),
-    ($$SELECT id FROM t_64g WHERE memo LIKE 'memo_a%' OR x < 0.5$$)
+    ($$SELECT id FROM t_64g WHERE memo LIKE 'memo_a%' OR x < 0.5$$),
+    ($$SELECT id, sqrt((x-200)*(x-200) + (y-300)*(y-300)) AS dist, x * 2 + y AS v FROM t_64g WHERE z < 100$$)
   ) v(q), gsc_run(q, 'pg') pg, gsc_run(q, 'gpu') gpu, gsc_run(q, 'cpu') cpu;
 SELECT left(q, 70) AS query, nrows, round(pg_ms::numeric, 1) AS pg_ms, round(gpu_ms::numeric, 1) AS gpu_ms,
        round(cpu_ms::numeric, 1) AS cpu_engine_ms, same, offloaded FROM gsc;
