@@ -170,23 +170,25 @@ pub trait Engine {
         nrows: u32,
     ) -> Result<EvalOutput, DeviceError>;
 
-    /// Begin [`Self::eval_program`]: the request goes to the engine and
-    /// the caller's buffers are free again when this returns; the answer
-    /// comes from [`Self::eval_end`], so the host can read the next chunk
-    /// while the engine works on this one.  An engine in this process
-    /// evaluates at once.
+    /// Begin [`Self::eval_program`] for several programs over the same
+    /// chunk (a scan's filter and its GPU Projection): one request goes
+    /// to the engine and the caller's buffers are free again when this
+    /// returns; the answers come from [`Self::eval_end`], in program
+    /// order (or the first program's error), so the host can read the
+    /// next chunk while the engine works on this one.  An engine in this
+    /// process evaluates at once.
     fn eval_begin(
         &self,
-        program: &Program,
+        programs: &[&Program],
         columns: &[ColumnData<'_>],
         params: &[ParamValue],
         nrows: u32,
-    ) -> Pending<EvalOutput> {
-        Pending::Done(self.eval_program(program, columns, params, nrows))
+    ) -> Pending<Vec<EvalOutput>> {
+        Pending::Done(programs.iter().map(|p| self.eval_program(p, columns, params, nrows)).collect())
     }
 
-    /// The answer to [`Self::eval_begin`].
-    fn eval_end(&self, pending: Pending<EvalOutput>) -> Result<EvalOutput, DeviceError> {
+    /// The answers to [`Self::eval_begin`].
+    fn eval_end(&self, pending: Pending<Vec<EvalOutput>>) -> Result<Vec<EvalOutput>, DeviceError> {
         match pending {
             Pending::Done(r) => r,
             Pending::Sent(_) => Err(DeviceError::InvalidRequest("this engine has no requests under way".into())),

@@ -419,17 +419,19 @@ impl GpuScanExec {
             let programs: Vec<&Program> =
                 std::iter::once(&self.info.program).chain(self.projections.iter().map(|p| &p.program)).collect();
             let (cols, bytes) = self.source.column_data();
-            let pending: Vec<_> = programs.iter().map(|p| eng.eval_begin(p, &cols, params, nrows)).collect();
+            let pending = eng.eval_begin(&programs, &cols, params, nrows);
             drop(cols);
             let mut engine_ns = started.elapsed().as_nanos() as u64;
             let mut ahead = 0;
-            if pending.iter().any(|p| !p.is_done()) && self.source.read_ahead(snapshot, limit) > 0 {
+            if !pending.is_done() && self.source.read_ahead(snapshot, limit) > 0 {
                 ahead = 1;
             }
             let waited = Instant::now();
-            let mut results: Vec<_> = pending.into_iter().map(|p| eng.eval_end(p)).collect();
+            let mut results = eng.eval_end(pending);
             engine_ns += waited.elapsed().as_nanos() as u64;
-            if let Some(e) = results.iter().find_map(|r| r.as_ref().err().filter(|e| e.engine_lost())) {
+            if let Err(e) = &results
+                && e.engine_lost()
+            {
                 // A scan keeps no state in the service (nor on its faulted
                 // GPU): this chunk and the rest of the scan run on this
                 // backend's CPU engine.
@@ -454,19 +456,14 @@ impl GpuScanExec {
                 tid_chunks: self.source.chunk_by_tid() as u64,
                 ..Counters::default()
             };
-            // the first error decides (filter first): one PostgreSQL may or
-            // may not raise (it depends on which quals run first, and on
-            // rows the filter removes), or a value the engine cannot
-            // compute exactly, takes the CPU path for the whole chunk
-            let mut outs = Vec::with_capacity(results.len());
-            let mut cpu_path = false;
-            for r in results {
-                match r {
-                    Ok(out) => outs.push(out),
-                    Err(DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) => cpu_path = true,
-                    Err(e) => errors::raise(&format!("GpuScan on {} failed", errors::engine_phrase(eng)), &e),
-                }
-            }
+            // an error PostgreSQL may or may not raise (it depends on which
+            // quals run first), or a value the engine cannot compute
+            // exactly, takes the CPU path for the whole chunk
+            let (outs, cpu_path) = match results {
+                Ok(outs) => (outs, false),
+                Err(DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) => (Vec::new(), true),
+                Err(e) => errors::raise(&format!("GpuScan on {} failed", errors::engine_phrase(eng)), &e),
+            };
             if cpu_path {
                 self.cpu_path = true;
                 c.rows_cpu_path = nrows as u64;

@@ -397,17 +397,22 @@ impl Engine for ServiceEngine {
 
     fn eval_begin(
         &self,
-        program: &Program,
+        programs: &[&Program],
         columns: &[ColumnData<'_>],
         params: &[ParamValue],
         nrows: u32,
-    ) -> Pending<EvalOutput> {
-        if let Err(e) = validate_eval(program, columns, params, nrows) {
-            return Pending::Done(Err(e));
+    ) -> Pending<Vec<EvalOutput>> {
+        for p in programs {
+            if let Err(e) = validate_eval(p, columns, params, nrows) {
+                return Pending::Done(Err(e));
+            }
         }
         let sent = self.with(|c| {
-            c.send(op::EVAL, self.engine, 0, |w| {
-                wire::put_program(w, program)?;
+            c.send(op::EVAL_MULTI, self.engine, 0, |w| {
+                w.u32(programs.len() as u32);
+                for p in programs {
+                    wire::put_program(w, p)?;
+                }
                 wire::put_params(w, params);
                 w.u32(nrows);
                 wire::put_columns(w, columns, nrows);
@@ -420,10 +425,15 @@ impl Engine for ServiceEngine {
         }
     }
 
-    fn eval_end(&self, pending: Pending<EvalOutput>) -> Result<EvalOutput, DeviceError> {
+    fn eval_end(&self, pending: Pending<Vec<EvalOutput>>) -> Result<Vec<EvalOutput>, DeviceError> {
         match pending {
             Pending::Done(r) => r,
-            Pending::Sent(ticket) => self.with(|c| c.receive(ticket, wire::get_eval_output)),
+            Pending::Sent(ticket) => self.with(|c| {
+                c.receive(ticket, |r| {
+                    let n = r.u32()? as usize;
+                    (0..n).map(|_| wire::get_eval_output(r)).collect()
+                })
+            }),
         }
     }
 

@@ -56,6 +56,9 @@ pub mod op {
     /// Make a GPU fault after the given number of kernel launches (tests
     /// of fault handling; superusers only on the SQL side).
     pub const INJECT_FAULT: u32 = 13;
+    /// Evaluate several programs over one chunk (a scan's filter and its
+    /// GPU Projection).
+    pub const EVAL_MULTI: u32 = 14;
 }
 
 /// Reply status words.

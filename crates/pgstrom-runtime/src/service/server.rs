@@ -192,6 +192,7 @@ enum Answer {
     Empty,
     Info(ServiceInfo),
     Eval(EvalOutput),
+    Evals(Vec<EvalOutput>),
     Filter(FilterResult),
     Session(u32, u64),
     Combos(Combos),
@@ -204,6 +205,12 @@ impl Answer {
             Answer::Empty => {}
             Answer::Info(i) => i.put(w),
             Answer::Eval(o) => wire::put_eval_output(w, o),
+            Answer::Evals(os) => {
+                w.u32(os.len() as u32);
+                for o in os {
+                    wire::put_eval_output(w, o);
+                }
+            }
             Answer::Filter(f) => wire::put_filter_result(w, f),
             Answer::Session(id, bytes) => {
                 w.u32(*id);
@@ -255,7 +262,7 @@ impl Connection {
                 w[W_REQUESTS].fetch_add(1, Ordering::Relaxed);
                 w[W_IN_FLIGHT].fetch_add(1, Ordering::Relaxed);
                 w[W_BYTES_IN].fetch_add(h.len, Ordering::Relaxed);
-                if matches!(h.op, op::EVAL | op::FILTER | op::JOIN_PROBE | op::JOIN_PROBE_AGG) {
+                if matches!(h.op, op::EVAL | op::EVAL_MULTI | op::FILTER | op::JOIN_PROBE | op::JOIN_PROBE_AGG) {
                     w[W_CHUNKS].fetch_add(1, Ordering::Relaxed);
                 }
             }
@@ -361,6 +368,19 @@ impl Connection {
                 let nrows = r.u32()?;
                 let cols = wire::get_columns(&mut r)?;
                 Ok(Answer::Eval(eng.eval_program(&program, &cols, &params, nrows)?))
+            }
+            op::EVAL_MULTI => {
+                let eng = self.engine(h.engine)?;
+                let n = r.u32()? as usize;
+                let programs = (0..n).map(|_| wire::get_program(&mut r)).collect::<Result<Vec<_>, _>>()?;
+                let params = wire::get_params(&mut r)?;
+                let nrows = r.u32()?;
+                let cols = wire::get_columns(&mut r)?;
+                let outs = programs
+                    .iter()
+                    .map(|p| eng.eval_program(p, &cols, &params, nrows))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Answer::Evals(outs))
             }
             op::FILTER => {
                 let eng = self.engine(h.engine)?;
