@@ -113,6 +113,20 @@ impl TupleArena {
     }
 }
 
+/// A memory context (AllocSet, default sizes) under `parent`.
+pub(crate) fn new_context(parent: pg_sys::MemoryContext, name: &'static std::ffi::CStr) -> pg_sys::MemoryContext {
+    // SAFETY: a child of a live context.
+    unsafe {
+        pg_sys::AllocSetContextCreateInternal(
+            parent,
+            name.as_ptr(),
+            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+        )
+    }
+}
+
 /// A heap table read chunk by chunk.
 pub struct HeapChunks {
     rel: pg_sys::Relation,
@@ -207,13 +221,7 @@ impl HeapChunks {
                 rel,
                 scan: std::ptr::null_mut(),
                 read_slot: pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, pg_sys::table_slot_callbacks(rel)),
-                cxt: pg_sys::AllocSetContextCreateInternal(
-                    parent,
-                    name.as_ptr(),
-                    pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
-                    pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
-                    pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
-                ),
+                cxt: new_context(parent, name),
                 chunk: ColumnChunk::new(columns),
                 tuples: TupleArena::default(),
                 eof: false,
@@ -221,13 +229,7 @@ impl HeapChunks {
                     chunk: ColumnChunk::new(columns),
                     tuples: TupleArena::default(),
                     by_tid: false,
-                    cxt: pg_sys::AllocSetContextCreateInternal(
-                        parent,
-                        name.as_ptr(),
-                        pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
-                        pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
-                        pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
-                    ),
+                    cxt: new_context(parent, name),
                     rows: 0,
                 }),
             }

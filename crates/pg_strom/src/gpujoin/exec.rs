@@ -37,7 +37,7 @@ use crate::gpujoin::NAME;
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo, NO_SOURCE};
 use crate::gpupreagg::state::{self, Encoding};
 use crate::gpuscan::path::{from_list, to_list};
-use crate::heapchunk;
+use crate::heapchunk::{self, new_context};
 use crate::scansource::Source;
 use crate::{engine, errors, guc};
 
@@ -207,19 +207,6 @@ unsafe extern "C-unwind" fn free_state(arg: *mut std::ffi::c_void) {
             drop(Box::from_raw((*node).exec));
             (*node).exec = std::ptr::null_mut();
         }
-    }
-}
-
-fn new_context(parent: pg_sys::MemoryContext, name: &'static std::ffi::CStr) -> pg_sys::MemoryContext {
-    // SAFETY: a child of a live context.
-    unsafe {
-        pg_sys::AllocSetContextCreateInternal(
-            parent,
-            name.as_ptr(),
-            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
-            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
-            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
-        )
     }
 }
 
