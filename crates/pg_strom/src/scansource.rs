@@ -207,6 +207,17 @@ impl Source {
         }
     }
 
+    /// [`Self::read_ahead`] when the current chunk's request went to an
+    /// engine that works meanwhile (`sent`: not answered at once); the
+    /// chunks read ahead (0 or 1), for EXPLAIN ANALYZE.
+    ///
+    /// # Safety
+    /// As [`Self::read`].
+    pub unsafe fn read_ahead_while(&mut self, sent: bool, snapshot: pg_sys::Snapshot, limit: usize) -> u64 {
+        // SAFETY: caller's promise.
+        (sent && unsafe { self.read_ahead(snapshot, limit) } > 0) as u64
+    }
+
     /// The chunk's device columns and their bytes.
     pub fn column_data(&self) -> (Vec<ColumnData<'_>>, usize) {
         match self {

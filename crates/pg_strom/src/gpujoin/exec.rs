@@ -759,10 +759,7 @@ impl GpuJoinExec {
             let pending = self.session.as_mut().expect("prepared").probe_begin(&cols, nrows, None, agg);
             drop(cols);
             let mut engine_ns = started.elapsed().as_nanos() as u64;
-            let mut ahead = 0;
-            if !pending.is_done() && self.source.read_ahead(snapshot, limit) > 0 {
-                ahead = 1;
-            }
+            let ahead = self.source.read_ahead_while(!pending.is_done(), snapshot, limit);
             let waited = Instant::now();
             let mut first = self.session.as_mut().expect("prepared").probe_end(pending);
             engine_ns += waited.elapsed().as_nanos() as u64;

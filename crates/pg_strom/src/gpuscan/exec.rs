@@ -422,10 +422,7 @@ impl GpuScanExec {
             let pending = eng.eval_begin(&programs, &cols, params, nrows);
             drop(cols);
             let mut engine_ns = started.elapsed().as_nanos() as u64;
-            let mut ahead = 0;
-            if !pending.is_done() && self.source.read_ahead(snapshot, limit) > 0 {
-                ahead = 1;
-            }
+            let ahead = self.source.read_ahead_while(!pending.is_done(), snapshot, limit);
             let waited = Instant::now();
             let mut results = eng.eval_end(pending);
             engine_ns += waited.elapsed().as_nanos() as u64;
