@@ -192,30 +192,23 @@ impl Source {
     }
 
     /// Read the chunk after the current one while an engine works on the
-    /// current one (its rows stay): a heap table only, with
-    /// `pg_strom.chunk_read_ahead` on; an Arrow table's next chunk is a
-    /// slice of a record batch read in a moment, or columns the GPU
-    /// service reads itself.  The rows read (0 also when none were).
+    /// current one (its rows stay), when the current chunk's request went
+    /// to an engine that works meanwhile (`sent`: not answered at once):
+    /// a heap table only, with `pg_strom.chunk_read_ahead` on; an Arrow
+    /// table's next chunk is a slice of a record batch read in a moment,
+    /// or columns the GPU service reads itself.  The chunks read ahead (0
+    /// or 1), for EXPLAIN ANALYZE.
     ///
     /// # Safety
     /// As [`Self::read`].
-    pub unsafe fn read_ahead(&mut self, snapshot: pg_sys::Snapshot, limit: usize) -> u32 {
+    pub unsafe fn read_ahead(&mut self, sent: bool, snapshot: pg_sys::Snapshot, limit: usize) -> u64 {
         match self {
             // SAFETY: caller's promise.
-            Source::Heap(h) if crate::guc::CHUNK_READ_AHEAD.get() => unsafe { h.read_ahead(snapshot, limit) },
+            Source::Heap(h) if sent && crate::guc::CHUNK_READ_AHEAD.get() => {
+                (unsafe { h.read_ahead(snapshot, limit) } > 0) as u64
+            }
             _ => 0,
         }
-    }
-
-    /// [`Self::read_ahead`] when the current chunk's request went to an
-    /// engine that works meanwhile (`sent`: not answered at once); the
-    /// chunks read ahead (0 or 1), for EXPLAIN ANALYZE.
-    ///
-    /// # Safety
-    /// As [`Self::read`].
-    pub unsafe fn read_ahead_while(&mut self, sent: bool, snapshot: pg_sys::Snapshot, limit: usize) -> u64 {
-        // SAFETY: caller's promise.
-        (sent && unsafe { self.read_ahead(snapshot, limit) } > 0) as u64
     }
 
     /// The chunk's device columns and their bytes.

@@ -224,40 +224,22 @@ impl GpuEngine {
         grid: u32,
         params: &mut [*mut c_void],
     ) -> Result<(), DeviceError> {
-        let f = self.function(kernel)?;
-        let drv = self.drv;
         if self.fault_fires() {
             eprintln!("pg_strom service: GPU{}: injected device fault instead of {kernel}", self.device.ordinal);
             // an address below the first page: never device memory
             let mut address: u64 = 16;
             let mut fault_params = [(&raw mut address).cast::<c_void>()];
-            let fault = self.function("kern_fault_illegal_address")?;
-            // SAFETY: the kernel takes one u64 by value.
-            unsafe {
-                drv.check(
-                    "cuLaunchKernel",
-                    (drv.cuLaunchKernel)(
-                        fault,
-                        1,
-                        1,
-                        1,
-                        32,
-                        1,
-                        1,
-                        0,
-                        std::ptr::null_mut(),
-                        fault_params.as_mut_ptr(),
-                        std::ptr::null_mut(),
-                    ),
-                )
-                .and_then(|()| drv.check("cuStreamSynchronize", (drv.cuStreamSynchronize)(std::ptr::null_mut())))?;
-            }
+            // SAFETY: the kernel takes one u64 by value (the fault fired
+            // once: this launch is the fault kernel's own).
+            unsafe { self.launch_and_wait("kern_fault_illegal_address", 1, &mut fault_params)? };
             // never the requested kernel's results: it did not run
             return Err(DeviceError::Kernel {
                 status: kernel_status::INTERNAL,
                 message: "the injected device fault did not fault".into(),
             });
         }
+        let f = self.function(kernel)?;
+        let drv = self.drv;
         // SAFETY: caller's contract.
         unsafe {
             drv.check(

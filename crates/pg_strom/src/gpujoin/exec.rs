@@ -747,11 +747,8 @@ impl GpuJoinExec {
             let mut cpu_rows = 0u64;
             let agg = self.agg_spec.is_some();
             let probe = |s: &mut Box<dyn JoinSession>, cols: &[pgstrom_runtime::engine::ColumnData<'_>], sel| {
-                if agg {
-                    s.probe_agg(cols, nrows, sel).map(Probed::Groups)
-                } else {
-                    s.probe(cols, nrows, sel).map(Probed::Combos)
-                }
+                let pending = s.probe_begin(cols, nrows, sel, agg);
+                s.probe_end(pending)
             };
             // the chunk goes to the engine; while it joins (the GPU
             // service, in another process) the next chunk is read ahead
@@ -759,7 +756,7 @@ impl GpuJoinExec {
             let pending = self.session.as_mut().expect("prepared").probe_begin(&cols, nrows, None, agg);
             drop(cols);
             let mut engine_ns = started.elapsed().as_nanos() as u64;
-            let ahead = self.source.read_ahead_while(!pending.is_done(), snapshot, limit);
+            let ahead = self.source.read_ahead(!pending.is_done(), snapshot, limit);
             let waited = Instant::now();
             let mut first = self.session.as_mut().expect("prepared").probe_end(pending);
             engine_ns += waited.elapsed().as_nanos() as u64;

@@ -181,8 +181,8 @@ unsafe fn case_when(quals: &[*mut pg_sys::Node], e: *mut pg_sys::Node, t: pg_sys
 
 /// How a GpuScan with GPU Projection forms an output column.
 pub(crate) enum Output {
-    /// From projection `k`'s values, of the given type.
-    Device(usize, pg_sys::Oid),
+    /// From projection `k`'s values.
+    Device(usize),
     /// The target-list entry's expression, evaluated on the CPU.
     Cpu(*mut pg_sys::ExprState),
 }
@@ -321,7 +321,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
                 .map(|&n| {
                     let tle = n as *mut pg_sys::TargetEntry;
                     match projections.iter().position(|p| p.resno == (*tle).resno) {
-                        Some(k) => Output::Device(k, projections[k].type_oid),
+                        Some(k) => Output::Device(k),
                         None => Output::Cpu(pg_sys::ExecInitExpr((*tle).expr.cast(), ps)),
                     }
                 })
@@ -380,6 +380,11 @@ impl GpuScanExec {
     /// Drop the chunk's rows (the slot must not point into them).
     fn reset_chunk(&mut self) {
         self.source.clear();
+        self.forget_results();
+    }
+
+    /// Drop what the engine answered for the chunk.
+    fn forget_results(&mut self) {
         self.pass.clear();
         self.proj_out.clear();
         self.cursor = 0;
@@ -393,10 +398,8 @@ impl GpuScanExec {
         // SAFETY: executor state of a live node.
         unsafe {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
-            self.pass.clear();
-            self.proj_out.clear();
-            self.cursor = 0;
-            self.cpu_path = false;
+            // (next_chunk drops the chunk's rows)
+            self.forget_results();
             let limit = guc::CHUNK_ROWS.get().max(1) as usize;
             let snapshot = (*(*node).ss.ps.state).es_snapshot;
             let nrows = self.source.next_chunk(snapshot, limit);
@@ -422,7 +425,7 @@ impl GpuScanExec {
             let pending = eng.eval_begin(&programs, &cols, params, nrows);
             drop(cols);
             let mut engine_ns = started.elapsed().as_nanos() as u64;
-            let ahead = self.source.read_ahead_while(!pending.is_done(), snapshot, limit);
+            let ahead = self.source.read_ahead(!pending.is_done(), snapshot, limit);
             let waited = Instant::now();
             let mut results = eng.eval_end(pending);
             engine_ns += waited.elapsed().as_nanos() as u64;
@@ -593,12 +596,12 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
         pg_sys::ExecClearTuple(result);
         for (j, o) in st.outputs.iter().enumerate() {
             let (value, isnull) = match *o {
-                Output::Device(k, t) => {
+                Output::Device(k) => {
                     let out = &st.proj_out[k];
                     if out.nulls[row] != 0 {
                         (pg_sys::Datum::from(0), true)
                     } else {
-                        (crate::gpupreagg::state::key_datum(t, out.values[row]), false)
+                        (crate::gpupreagg::state::key_datum(st.projections[k].type_oid, out.values[row]), false)
                     }
                 }
                 Output::Cpu(state) => {

@@ -376,23 +376,12 @@ impl Engine for ServiceEngine {
         params: &[ParamValue],
         nrows: u32,
     ) -> Result<EvalOutput, DeviceError> {
-        // the service checks again; checking here keeps bad requests local
-        validate_eval(program, columns, params, nrows)?;
-        self.with(|c| {
-            c.call(
-                op::EVAL,
-                self.engine,
-                0,
-                |w| {
-                    wire::put_program(w, program)?;
-                    wire::put_params(w, params);
-                    w.u32(nrows);
-                    wire::put_columns(w, columns, nrows);
-                    Ok(())
-                },
-                wire::get_eval_output,
-            )
-        })
+        // one program: the multi-program request with one
+        let mut outs = self.eval_end(self.eval_begin(&[program], columns, params, nrows))?;
+        match (outs.pop(), outs.is_empty()) {
+            (Some(out), true) => Ok(out),
+            _ => Err(DeviceError::Service("the service answered one evaluation with another count".into())),
+        }
     }
 
     fn eval_begin(
@@ -402,6 +391,7 @@ impl Engine for ServiceEngine {
         params: &[ParamValue],
         nrows: u32,
     ) -> Pending<Vec<EvalOutput>> {
+        // the service checks again; checking here keeps bad requests local
         for p in programs {
             if let Err(e) = validate_eval(p, columns, params, nrows) {
                 return Pending::Done(Err(e));
@@ -462,17 +452,24 @@ struct RemoteJoin<'e> {
 }
 
 impl RemoteJoin<'_> {
+    /// An error when the connection that loaded the session is gone (the
+    /// service restarted: it never saw this session).
+    fn connected(&self) -> Result<(), DeviceError> {
+        if self.eng.generation.load(Ordering::Relaxed) != self.generation {
+            return Err(DeviceError::ServiceLost(
+                "the connection that loaded the join's inner relations was lost".into(),
+            ));
+        }
+        Ok(())
+    }
+
     fn call<T>(
         &self,
         opcode: u32,
         encode: impl Fn(&mut Writer<'_>) -> Result<(), DeviceError>,
         decode: impl FnOnce(&mut Reader<'_>) -> Result<T, DeviceError>,
     ) -> Result<T, DeviceError> {
-        if self.eng.generation.load(Ordering::Relaxed) != self.generation {
-            return Err(DeviceError::ServiceLost(
-                "the connection that loaded the join's inner relations was lost".into(),
-            ));
-        }
+        self.connected()?;
         self.eng.with(|c| c.call(opcode, self.eng.engine, self.id, encode, decode))
     }
 
@@ -544,10 +541,8 @@ impl JoinSession for RemoteJoin<'_> {
         if let Err(e) = crate::engine::validate_columns_in(outer, nrows, crate::engine::Holds::File) {
             return Pending::Done(Err(e));
         }
-        if self.eng.generation.load(Ordering::Relaxed) != self.generation {
-            return Pending::Done(Err(DeviceError::ServiceLost(
-                "the connection that loaded the join's inner relations was lost".into(),
-            )));
+        if let Err(e) = self.connected() {
+            return Pending::Done(Err(e));
         }
         let opcode = if agg { op::JOIN_PROBE_AGG } else { op::JOIN_PROBE };
         let sent = self.eng.with(|c| {
@@ -576,11 +571,7 @@ impl JoinSession for RemoteJoin<'_> {
     }
 
     fn open_file(&mut self, file: &std::fs::File) -> Result<Option<u32>, DeviceError> {
-        if self.eng.generation.load(Ordering::Relaxed) != self.generation {
-            return Err(DeviceError::ServiceLost(
-                "the connection that loaded the join's inner relations was lost".into(),
-            ));
-        }
+        self.connected()?;
         let fd = file.as_raw_fd();
         self.eng
             .with(|c| {

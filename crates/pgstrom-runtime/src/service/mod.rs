@@ -30,8 +30,7 @@ pub const CPU_ENGINE: u32 = u32::MAX;
 pub mod op {
     /// Version in, engines out.
     pub const HELLO: u32 = 1;
-    /// Evaluate a device program over a chunk.
-    pub const EVAL: u32 = 2;
+    // 2: the single-program evaluation of protocol 2 (now EVAL_MULTI)
     /// The filter kernels (self-test).
     pub const FILTER: u32 = 3;
     /// Load a join's inner relations; a session number out.
@@ -56,8 +55,8 @@ pub mod op {
     /// Make a GPU fault after the given number of kernel launches (tests
     /// of fault handling; superusers only on the SQL side).
     pub const INJECT_FAULT: u32 = 13;
-    /// Evaluate several programs over one chunk (a scan's filter and its
-    /// GPU Projection).
+    /// Evaluate device programs over one chunk (one, or a scan's filter
+    /// and its GPU Projection).
     pub const EVAL_MULTI: u32 = 14;
 }
 

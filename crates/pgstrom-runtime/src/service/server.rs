@@ -191,7 +191,6 @@ fn resident_bytes() -> u64 {
 enum Answer {
     Empty,
     Info(ServiceInfo),
-    Eval(EvalOutput),
     Evals(Vec<EvalOutput>),
     Filter(FilterResult),
     Session(u32, u64),
@@ -204,7 +203,6 @@ impl Answer {
         match self {
             Answer::Empty => {}
             Answer::Info(i) => i.put(w),
-            Answer::Eval(o) => wire::put_eval_output(w, o),
             Answer::Evals(os) => {
                 w.u32(os.len() as u32);
                 for o in os {
@@ -262,7 +260,7 @@ impl Connection {
                 w[W_REQUESTS].fetch_add(1, Ordering::Relaxed);
                 w[W_IN_FLIGHT].fetch_add(1, Ordering::Relaxed);
                 w[W_BYTES_IN].fetch_add(h.len, Ordering::Relaxed);
-                if matches!(h.op, op::EVAL | op::EVAL_MULTI | op::FILTER | op::JOIN_PROBE | op::JOIN_PROBE_AGG) {
+                if matches!(h.op, op::EVAL_MULTI | op::FILTER | op::JOIN_PROBE | op::JOIN_PROBE_AGG) {
                     w[W_CHUNKS].fetch_add(1, Ordering::Relaxed);
                 }
             }
@@ -361,14 +359,6 @@ impl Connection {
                 Ok(Answer::Info(info(self.engines)))
             }
             op::STATUS => Ok(Answer::Info(info(self.engines))),
-            op::EVAL => {
-                let eng = self.engine(h.engine)?;
-                let program = wire::get_program(&mut r)?;
-                let params = wire::get_params(&mut r)?;
-                let nrows = r.u32()?;
-                let cols = wire::get_columns(&mut r)?;
-                Ok(Answer::Eval(eng.eval_program(&program, &cols, &params, nrows)?))
-            }
             op::EVAL_MULTI => {
                 let eng = self.engine(h.engine)?;
                 let n = r.u32()? as usize;
