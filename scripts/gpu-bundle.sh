@@ -41,6 +41,9 @@ for line in sys.stdin:
         kind = "unit" if m["target"]["kind"] == ["lib"] else m["target"]["name"]
         shutil.copy(m["executable"], sys.argv[1] + "/runtime-" + kind)
 ' "$carry/bin"
+# the GPUDirect SQL microbenchmark (bench/gpudirect.sh)
+cargo build -p pgstrom-runtime --release --bin pgstrom-iobench --quiet
+cp target/release/pgstrom-iobench "$carry/bin/"
 strip "$carry"/bin/* "$carry"/ext/pg2arrow "$carry"/ext/pg_strom.so 2>/dev/null || true
 # the device tool carries at most 64 MiB with the checkout: the built files
 # travel xz-compressed (scripts/carry-install.sh unpacks them)

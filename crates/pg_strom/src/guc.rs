@@ -19,6 +19,28 @@ pub enum EngineSetting {
     Cpu,
 }
 
+/// `pg_strom.gpudirect`: when the GPU service reads Arrow columns with
+/// cuFile (GPUDirect Storage).
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum GpuDirectSetting {
+    /// cuFile when it moves bytes peer to peer (nvidia-fs loaded); pinned
+    /// host buffers otherwise.
+    #[name = c"auto"]
+    Auto,
+    /// cuFile whenever it opens, compatibility mode included.
+    #[name = c"on"]
+    On,
+    /// Pinned host buffers only.
+    #[name = c"off"]
+    Off,
+}
+
+/// `pg_strom.gpudirect`.
+pub static GPUDIRECT: GucSetting<GpuDirectSetting> = GucSetting::<GpuDirectSetting>::new(GpuDirectSetting::Auto);
+/// `pg_strom.gpudirect_threshold`, in kB: smaller column buffers go
+/// through pinned buffers even when cuFile reads the file.
+pub static GPUDIRECT_THRESHOLD: GucSetting<i32> = GucSetting::<i32>::new(1024);
+
 /// `pg_strom.enabled`: master switch for every GPU plan.
 pub static ENABLED: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// `pg_strom.enable_gpuscan`.
@@ -122,6 +144,24 @@ pub fn init() {
         &CHUNK_READ_AHEAD,
         GucContext::Userset,
         GucFlags::default(),
+    );
+    GucRegistry::define_enum_guc(
+        c"pg_strom.gpudirect",
+        c"Sets when the GPU service reads Arrow columns into GPU memory with cuFile (GPUDirect SQL).",
+        c"auto uses cuFile when it moves data peer to peer (the nvidia-fs module is loaded), on also in cuFile's compatibility mode, off never; other reads go through pinned host buffers.",
+        &GPUDIRECT,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"pg_strom.gpudirect_threshold",
+        c"Sets the smallest Arrow column buffer the GPU service reads with cuFile.",
+        c"Smaller buffers go through pinned host buffers.",
+        &GPUDIRECT_THRESHOLD,
+        0,
+        i32::MAX,
+        GucContext::Userset,
+        GucFlags::UNIT_KB,
     );
     GucRegistry::define_bool_guc(
         c"pg_strom.enable_gpu_projection",
@@ -277,4 +317,15 @@ pub fn arrow_cache_bytes() -> Option<u64> {
 /// `pg_strom.nvrtc_library` as a Rust string (None when empty).
 pub fn nvrtc_library() -> Option<String> {
     NVRTC_LIBRARY.get().map(|c| c.to_string_lossy().into_owned()).filter(|s| !s.is_empty())
+}
+
+/// The storage policy these settings give the GPU service's file reads.
+pub fn read_policy() -> pgstrom_runtime::fileread::Policy {
+    use pgstrom_runtime::fileread::{Direct, Policy};
+    let direct = match GPUDIRECT.get() {
+        GpuDirectSetting::Auto => Direct::Auto,
+        GpuDirectSetting::On => Direct::On,
+        GpuDirectSetting::Off => Direct::Off,
+    };
+    Policy { direct, threshold: GPUDIRECT_THRESHOLD.get().max(0) as u64 * 1024 }
 }

@@ -219,6 +219,12 @@ impl Source {
         }
     }
 
+    /// True when the engine reads an Arrow table's columns from the files
+    /// itself.
+    pub fn reads_files(&self) -> bool {
+        matches!(self, Source::Arrow { reader, .. } if reader.reads_files())
+    }
+
     /// Let `session`'s engine read an Arrow table's fixed-width columns
     /// from the files itself, where it can (the GPU service: it keeps
     /// them in device memory between queries); a heap table is unchanged.

@@ -95,6 +95,7 @@ mod pgstrom {
             name!(arrow_cache_hits, Option<i64>),
             name!(arrow_cache_misses, Option<i64>),
             name!(arrow_cache_read_bytes, Option<i64>),
+            name!(arrow_cache_cufile_bytes, Option<i64>),
         ),
     > {
         let info = service_info();
@@ -125,6 +126,7 @@ mod pgstrom {
                 cache.map(|c| c.hits as i64),
                 cache.map(|c| c.misses as i64),
                 cache.map(|c| c.bytes_read as i64),
+                cache.map(|c| c.cufile_bytes as i64),
             ));
         }
         TableIterator::new(rows)
@@ -134,7 +136,8 @@ mod pgstrom {
     /// connections, requests served and join sessions held, each GPU it
     /// owns (or why it could not open it), requests being served, bytes
     /// received, error replies, its resident memory and each GPU's device
-    /// memory in use.
+    /// memory in use, and GPUDirect SQL's state (cuFile's version and
+    /// mode, or why it cannot be used; NULL without a GPU).
     #[pg_extern(volatile, parallel_safe)]
     #[allow(clippy::type_complexity)]
     fn gpu_service_info() -> TableIterator<
@@ -155,6 +158,8 @@ mod pgstrom {
             name!(arrow_cache_hits, Vec<i64>),
             name!(arrow_cache_misses, Vec<i64>),
             name!(arrow_cache_read_bytes, Vec<i64>),
+            name!(arrow_cache_cufile_bytes, Vec<i64>),
+            name!(gpudirect, Option<String>),
         ),
     > {
         let info = service_info();
@@ -187,6 +192,11 @@ mod pgstrom {
             info.gpu_cache.iter().map(|c| c.hits as i64).collect(),
             info.gpu_cache.iter().map(|c| c.misses as i64).collect(),
             info.gpu_cache.iter().map(|c| c.bytes_read as i64).collect(),
+            info.gpu_cache.iter().map(|c| c.cufile_bytes as i64).collect(),
+            info.gpudirect.as_ref().map(|g| match g {
+                Ok(mode) => format!("{}: {}", info.cufile, mode.describe()),
+                Err(why) => format!("unavailable: {why}"),
+            }),
         ))
     }
 

@@ -4,25 +4,22 @@
 //!
 //! Owns: the identity of a file as a session opened it ([`FileId`]), the
 //! cached buffers keyed by that identity and the buffer's place in the
-//! file, the reads that fill them (through a pinned staging buffer of the
-//! reading thread), and the counters the service reports.  A rewritten,
+//! file, the reads that fill them (by the storage path the session's
+//! policy picks: fileread.rs), and the counters the service reports.  A rewritten,
 //! truncated or appended file has another identity (size or times
 //! differ), so it never serves old bytes; a file replaced by a rename is
 //! another inode.  A buffer in use by a request stays alive (it is shared)
 //! until the request ends, even when evicted meanwhile.
 
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::sync::{Arc, Mutex};
 
 use crate::cuda::{CuDevicePtr, Driver};
 use crate::error::DeviceError;
+use crate::fileread::{self, Policy, ReadStats, SourceFile};
 use crate::gpu::DeviceBuffer;
-
-/// Bytes of the pinned staging buffer a reading thread keeps.
-const STAGE_BYTES: usize = 16 << 20;
 
 /// A file as fstat saw it when a session opened it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -138,56 +135,14 @@ pub struct CacheStats {
     pub bytes_read: u64,
     /// Buffers dropped to make room.
     pub evictions: u64,
+    /// Of `bytes_read`, those cuFile read (GPUDirect SQL).
+    pub cufile_bytes: u64,
 }
 
 /// The cache of one GPU.
 pub struct ColumnCache {
     inner: Mutex<Inner>,
     stats: Mutex<CacheStats>,
-    stages: Mutex<StagePool>,
-}
-
-/// Pinned staging buffers of STAGE_BYTES, one per read in progress, kept
-/// for the next reads (the engine lives as long as the process).
-struct StagePool(Vec<usize>);
-
-/// Copy `len` bytes at `offset` of `file` to device address `dst`,
-/// through pinned staging memory (pageable copies run at a fraction of
-/// PCIe's speed).
-fn upload_from_file(
-    drv: &'static Driver,
-    pool: &Mutex<StagePool>,
-    file: &File,
-    offset: u64,
-    len: u64,
-    dst: CuDevicePtr,
-) -> Result<(), DeviceError> {
-    let taken = pool.lock().unwrap_or_else(|p| p.into_inner()).0.pop();
-    let host = match taken {
-        Some(h) => h as *mut u8,
-        None => {
-            let mut host: *mut c_void = std::ptr::null_mut();
-            // SAFETY: valid out-pointer; kept in the pool for good.
-            drv.check("cuMemHostAlloc", unsafe { (drv.cuMemHostAlloc)(&mut host, STAGE_BYTES, 0) })?;
-            host.cast()
-        }
-    };
-    let copy = || {
-        let mut done = 0u64;
-        while done < len {
-            let n = (len - done).min(STAGE_BYTES as u64) as usize;
-            // SAFETY: the staging buffer holds STAGE_BYTES >= n bytes.
-            let buf = unsafe { std::slice::from_raw_parts_mut(host, n) };
-            read_exact(file, buf, offset + done)?;
-            // SAFETY: `dst` holds `len` bytes; the copy is synchronous.
-            drv.check("cuMemcpyHtoD", unsafe { (drv.cuMemcpyHtoD)(dst + done, host as *const c_void, n) })?;
-            done += n as u64;
-        }
-        Ok(())
-    };
-    let result = copy();
-    pool.lock().unwrap_or_else(|p| p.into_inner()).0.push(host as usize);
-    result
 }
 
 impl ColumnCache {
@@ -196,7 +151,6 @@ impl ColumnCache {
         ColumnCache {
             inner: Mutex::new(Inner::default()),
             stats: Mutex::new(CacheStats { budget, ..CacheStats::default() }),
-            stages: Mutex::new(StagePool(Vec::new())),
         }
     }
 
@@ -213,16 +167,20 @@ impl ColumnCache {
         s
     }
 
-    /// Bytes `[offset, offset + len)` of `file` (identity `id`) in device
-    /// memory: the cached copy, or read now (and kept when the budget
-    /// allows).  The caller's context is current on this thread.
+    /// Bytes `[offset, offset + len)` of `src` (identity `id`) in device
+    /// memory: the cached copy, or read now by the path `policy` picks
+    /// (and kept when the budget allows); `read` counts the bytes by path.
+    /// The caller's context is current on this thread.
+    #[allow(clippy::too_many_arguments)]
     pub fn get(
         &self,
         drv: &'static Driver,
-        file: &File,
+        src: &SourceFile,
+        policy: &Policy,
         id: &FileId,
         offset: u64,
         len: u64,
+        read: &mut ReadStats,
     ) -> Result<Arc<Cached>, DeviceError> {
         check_range(id, offset, len)?;
         let key = Key { file: *id, offset, len };
@@ -235,6 +193,7 @@ impl ColumnCache {
                 let buf = e.buf.clone();
                 drop(inner);
                 self.stats_mut().hits += 1;
+                read.cached_bytes += len;
                 return Ok(buf);
             }
         }
@@ -248,12 +207,14 @@ impl ColumnCache {
                 DeviceBuffer::alloc(drv, len as usize)?
             }
         };
-        upload_from_file(drv, &self.stages, file, offset, len, buf.ptr)?;
+        let before = read.cufile_bytes;
+        fileread::read_to_device(drv, src, policy, buf.ptr, offset, len, read)?;
         let cached = Arc::new(Cached { buf });
         {
             let mut s = self.stats_mut();
             s.misses += 1;
             s.bytes_read += len;
+            s.cufile_bytes += read.cufile_bytes - before;
         }
         let budget = self.stats_mut().budget;
         if len > budget {

@@ -27,6 +27,8 @@ pub type CuModule = *mut c_void;
 pub type CuFunction = *mut c_void;
 /// CUstream.
 pub type CuStream = *mut c_void;
+/// CUevent.
+pub type CuEvent = *mut c_void;
 /// CUdeviceptr.
 pub type CuDevicePtr = u64;
 
@@ -147,6 +149,12 @@ driver_api! {
     cuMemGetInfo: "cuMemGetInfo_v2" => fn(*mut usize, *mut usize);
     cuMemHostAlloc: "cuMemHostAlloc" => fn(*mut *mut c_void, usize, c_uint);
     cuMemFreeHost: "cuMemFreeHost" => fn(*mut c_void);
+    cuMemcpyHtoDAsync: "cuMemcpyHtoDAsync_v2_ptsz" => fn(CuDevicePtr, *const c_void, usize, CuStream);
+    cuEventCreate: "cuEventCreate" => fn(*mut CuEvent, c_uint);
+    cuEventRecord: "cuEventRecord_ptsz" => fn(CuEvent, CuStream);
+    cuEventSynchronize: "cuEventSynchronize" => fn(CuEvent);
+    cuEventDestroy: "cuEventDestroy_v2" => fn(CuEvent);
+    cuCtxGetCurrent: "cuCtxGetCurrent" => fn(*mut CuContext);
     cuLaunchKernel: "cuLaunchKernel_ptsz" => fn(CuFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CuStream, *mut *mut c_void, *mut *mut c_void);
 }
 

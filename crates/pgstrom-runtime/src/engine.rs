@@ -149,6 +149,12 @@ pub trait Engine {
     /// or `none (CPU engine)`.
     fn describe(&self) -> String;
 
+    /// The mode cuFile runs in where this engine reads files into device
+    /// memory itself (a GPU of the GPU service), None elsewhere.
+    fn gpudirect(&self) -> Option<crate::cufile::Mode> {
+        None
+    }
+
     /// Evaluate `column <op> constant` for each row, with WHERE semantics
     /// (NULL is not a match).  `validity` is an Arrow validity bitmap
     /// (bit set = not NULL) or None when the chunk has no NULLs.

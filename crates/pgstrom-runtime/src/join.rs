@@ -196,12 +196,24 @@ pub trait JoinSession {
         }
     }
 
-    /// Let the engine read outer columns from `file` itself: a handle for
-    /// [`crate::engine::FileSlice::file`], valid for this session, or None
-    /// when the engine takes only columns in memory (the default).  The
-    /// GPU service keeps what it reads in device memory for later queries.
-    fn open_file(&mut self, file: &std::fs::File) -> Result<Option<u32>, DeviceError> {
-        let _ = file;
+    /// Let the engine read outer columns from `file` itself, by the
+    /// storage path `policy` picks: a handle for
+    /// [`crate::engine::FileSlice::file`], valid for this session, and how
+    /// the file will be read; or None when the engine takes only columns
+    /// in memory (the default).  The GPU service keeps what it reads in
+    /// device memory for later queries.
+    fn open_file(
+        &mut self,
+        file: &std::fs::File,
+        policy: &crate::fileread::Policy,
+    ) -> Result<Option<(u32, crate::fileread::FileAccess)>, DeviceError> {
+        let _ = (file, policy);
+        Ok(None)
+    }
+
+    /// The bytes the engine read from this session's files, by storage
+    /// path (None: it reads none).
+    fn file_stats(&mut self) -> Result<Option<crate::fileread::ReadStats>, DeviceError> {
         Ok(None)
     }
 }

@@ -9,6 +9,7 @@ mod common;
 use pgstrom_runtime::cpu::CpuEngine;
 use pgstrom_runtime::engine::{ColumnData, ParamValue};
 use pgstrom_runtime::error::DeviceError;
+use pgstrom_runtime::fileread::{Direct, FileAccess, Policy, ReadStats};
 use pgstrom_runtime::join::{JoinDepthSpec, JoinKind, JoinSpec};
 use pgstrom_runtime::program::{Builder, type_id};
 use pgstrom_runtime::service::CPU_ENGINE;
@@ -191,7 +192,8 @@ fn file_columns_join_as_in_memory_columns() {
         (i8_col(&values[first..first + n]), b)
     };
     let mut want = CpuEngine.join_open(&spec).unwrap();
-    assert_eq!(want.open_file(&file).unwrap(), None, "in-process engines read no files");
+    assert_eq!(want.open_file(&file, &Policy::default()).unwrap(), None, "in-process engines read no files");
+    assert_eq!(want.file_stats().unwrap(), None);
     let err = want.probe(&[slice(0, 0)], 10, None).unwrap_err();
     assert!(err.to_string().contains("lies in a file"), "{err}");
 
@@ -199,10 +201,20 @@ fn file_columns_join_as_in_memory_columns() {
     if common::expect_gpu() {
         indexes.push(0);
     }
-    for index in indexes {
+    // each engine with each storage policy: pinned buffers only, and cuFile
+    // whenever it opens (a GPU whose cuFile refuses the file reads it
+    // through pinned buffers all the same)
+    let policies = [Policy { direct: Direct::Off, threshold: 0 }, Policy { direct: Direct::On, threshold: 0 }];
+    for (index, policy) in indexes.iter().flat_map(|&i| policies.iter().map(move |p| (i, *p))) {
         let svc = service_engine(index);
         let mut s = svc.join_open(&spec).unwrap();
-        let h = s.open_file(&file).unwrap().expect("the service reads files");
+        let (h, access) = s.open_file(&file, &policy).unwrap().expect("the service reads files");
+        match (&access, index, policy.direct) {
+            (FileAccess::Pinned, _, Direct::Off) | (FileAccess::Pinned, CPU_ENGINE, _) => {}
+            (FileAccess::CuFile(_), i, Direct::On) if i != CPU_ENGINE => {}
+            (FileAccess::Refused(why), i, Direct::On) if i != CPU_ENGINE => assert!(!why.is_empty()),
+            other => panic!("engine {index}, {policy:?}: {other:?}"),
+        }
         for round in 0..2 {
             for (first, n) in [(0usize, rows), (64, 100), (128, 72)] {
                 let (v, b) = in_memory(first, n);
@@ -215,9 +227,21 @@ fn file_columns_join_as_in_memory_columns() {
             }
         }
         let info = svc.info().unwrap();
+        let read = s.file_stats().unwrap().expect("the service counts what it read");
         if index != CPU_ENGINE {
             let c = info.gpu_cache[0];
             assert!(c.hits >= 5 && c.misses >= 1 && c.bytes > 0, "{c:?}");
+            // every probe took the values and the bitmap: read by one of
+            // the paths, or found in the cache
+            let asked = 6 * (rows * 8 + bitmap.len()) as u64;
+            assert_eq!(read.cufile_bytes + read.pinned_bytes + read.cached_bytes, asked, "{read:?}");
+            assert!(read.cached_bytes >= asked / 2, "the second round hit the cache: {read:?}");
+            if !matches!(access, FileAccess::CuFile(_)) {
+                assert_eq!(read.cufile_bytes, 0, "{access:?}: {read:?}");
+            }
+            assert!(info.gpudirect.is_some(), "a service with a GPU says whether cuFile opened");
+        } else {
+            assert_eq!(read, ReadStats::default(), "the CPU engine reads into host memory");
         }
         // the engine's own counters (GPUs first, the CPU engine last)
         let w = if index == CPU_ENGINE { *info.work.last().unwrap() } else { info.work[index as usize] };

@@ -18,6 +18,7 @@
 //! `pgstrom.arrow_fdw_metadata_info(regclass)`.
 
 pub mod analyze;
+pub mod gpudirect;
 pub mod import;
 pub mod modify;
 pub mod options;
@@ -27,6 +28,7 @@ pub mod stats;
 pub mod types;
 pub mod write_stats;
 
+pub use gpudirect::{gpudirect_used, storage_read_text};
 pub use pgstrom_arrow::{append, file};
 
 use pgrx::pg_sys;

@@ -20,6 +20,7 @@ use pgrx::pg_sys;
 
 use pgstrom_runtime::DeviceError;
 use pgstrom_runtime::engine::{ColumnData, FileSlice};
+use pgstrom_runtime::fileread::FileAccess;
 use pgstrom_runtime::join::JoinSession;
 
 use super::file::ArrowFile;
@@ -79,6 +80,9 @@ pub struct ArrowReader {
     /// Per file: its number in the engine's session, when the engine
     /// reads fixed-width columns from the files itself (empty: it does not).
     handles: Vec<Option<u32>>,
+    /// Per file, with `handles`: how the engine reads it (cuFile or pinned
+    /// buffers).
+    access: Vec<FileAccess>,
     pos: Position,
     pub loaded: u64,
     pub skipped: u64,
@@ -128,7 +132,7 @@ pub unsafe fn fields_of(tupdesc: pg_sys::TupleDesc, attnums: &[i16]) -> Vec<(usi
     out
 }
 
-fn size_text(n: u64) -> String {
+pub(crate) fn size_text(n: u64) -> String {
     let f = n as f64;
     match n {
         n if n >= 1 << 30 => format!("{:.2}GB", f / (1u64 << 30) as f64),
@@ -212,6 +216,7 @@ impl ArrowReader {
                 current: None,
                 batch: None,
                 handles: Vec::new(),
+                access: Vec::new(),
                 pos: Position::default(),
                 loaded: 0,
                 skipped: 0,
@@ -360,27 +365,44 @@ impl ArrowReader {
     }
 
     /// Let `session`'s engine read fixed-width columns from the files
-    /// itself (the GPU service, which keeps them in device memory).
+    /// itself (the GPU service, which keeps them in device memory), by
+    /// the storage path the settings pick (`pg_strom.gpudirect`).
     pub fn open_files_in(&mut self, session: &mut dyn JoinSession) -> Result<(), DeviceError> {
         // until every file has its handle, columns go in memory
         self.handles.clear();
+        self.access.clear();
+        let policy = crate::guc::read_policy();
         let mut handles = Vec::with_capacity(self.files.len());
+        let mut access = Vec::with_capacity(self.files.len());
         for fs in &self.files {
-            match session.open_file(fs.file.file())? {
-                Some(h) => handles.push(Some(h)),
-                None => {
-                    self.handles.clear();
-                    return Ok(());
+            match session.open_file(fs.file.file(), &policy)? {
+                Some((h, a)) => {
+                    handles.push(Some(h));
+                    access.push(a);
                 }
+                None => return Ok(()),
             }
         }
         self.handles = handles;
+        self.access = access;
         Ok(())
+    }
+
+    /// Files the engine reads with cuFile, and why cuFile refused one
+    /// (the first refusal), when the engine reads the files itself.
+    pub fn gpudirect_files(&self) -> (usize, Option<&str>) {
+        let direct = self.access.iter().filter(|a| matches!(a, FileAccess::CuFile(_))).count();
+        let refused = self.access.iter().find_map(|a| match a {
+            FileAccess::Refused(why) => Some(why.as_str()),
+            _ => None,
+        });
+        (direct, refused)
     }
 
     /// From now on, hand every column over in memory (the engine changed).
     pub fn forget_files(&mut self) {
         self.handles.clear();
+        self.access.clear();
         self.ensure_batch();
     }
 

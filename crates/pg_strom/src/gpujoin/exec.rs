@@ -67,6 +67,11 @@ pub struct Counters {
     pub groups: u64,
     /// Bytes of chunk columns the engine read from Arrow files itself.
     pub file_bytes: u64,
+    /// Of the column buffers behind them: bytes cuFile read, bytes read
+    /// through pinned buffers, bytes found in the GPU's column cache.
+    pub cufile_bytes: u64,
+    pub pinned_bytes: u64,
+    pub cached_bytes: u64,
 }
 
 #[repr(C)]
@@ -81,6 +86,9 @@ struct SharedState {
     stage: [AtomicU64; MAX_SOURCES],
     groups: AtomicU64,
     file_bytes: AtomicU64,
+    cufile_bytes: AtomicU64,
+    pinned_bytes: AtomicU64,
+    cached_bytes: AtomicU64,
 }
 
 const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
@@ -149,6 +157,8 @@ pub struct GpuJoinExec {
     agg_words_at: Vec<u32>,
     groups: AggGroups,
     unmatched_done: bool,
+    /// The session's file reads when last counted.
+    file_reads: pgstrom_runtime::fileread::ReadStats,
     shared: *mut SharedState,
     pub(crate) counters: Counters,
 }
@@ -316,6 +326,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             agg_words_at,
             groups: AggGroups::default(),
             unmatched_done: false,
+            file_reads: Default::default(),
             shared: std::ptr::null_mut(),
             counters: Counters::default(),
         });
@@ -841,6 +852,22 @@ impl GpuJoinExec {
         }
     }
 
+    /// After the last chunk: add what the engine read from the Arrow files
+    /// since the last time, by storage path (EXPLAIN ANALYZE).
+    fn count_file_reads(&mut self) {
+        if !self.source.reads_files() {
+            return;
+        }
+        let Some(Ok(Some(now))) = self.session.as_mut().map(|s| s.file_stats()) else { return };
+        let before = std::mem::replace(&mut self.file_reads, now);
+        self.add_counters(Counters {
+            cufile_bytes: now.cufile_bytes.saturating_sub(before.cufile_bytes),
+            pinned_bytes: now.pinned_bytes.saturating_sub(before.pinned_bytes),
+            cached_bytes: now.cached_bytes.saturating_sub(before.cached_bytes),
+            ..Counters::default()
+        });
+    }
+
     fn add_counters(&mut self, c: Counters) {
         let t = &mut self.counters;
         t.chunks += c.chunks;
@@ -852,6 +879,9 @@ impl GpuJoinExec {
         t.tid_chunks += c.tid_chunks;
         t.groups += c.groups;
         t.file_bytes += c.file_bytes;
+        t.cufile_bytes += c.cufile_bytes;
+        t.pinned_bytes += c.pinned_bytes;
+        t.cached_bytes += c.cached_bytes;
         for i in 0..MAX_SOURCES {
             t.stage[i] += c.stage[i];
         }
@@ -866,6 +896,9 @@ impl GpuJoinExec {
             s.tid_chunks.fetch_add(c.tid_chunks, Ordering::Relaxed);
             s.groups.fetch_add(c.groups, Ordering::Relaxed);
             s.file_bytes.fetch_add(c.file_bytes, Ordering::Relaxed);
+            s.cufile_bytes.fetch_add(c.cufile_bytes, Ordering::Relaxed);
+            s.pinned_bytes.fetch_add(c.pinned_bytes, Ordering::Relaxed);
+            s.cached_bytes.fetch_add(c.cached_bytes, Ordering::Relaxed);
             for i in 0..MAX_SOURCES {
                 s.stage[i].fetch_add(c.stage[i], Ordering::Relaxed);
             }
@@ -901,6 +934,7 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
             }
             if !st.unmatched_done {
                 st.unmatched_done = true;
+                st.count_file_reads();
                 let session = st.session.as_mut().expect("prepared");
                 let res = if agg {
                     session.unmatched_agg().map(Probed::Groups)
@@ -1071,6 +1105,9 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
             st.counters.tid_chunks = s.tid_chunks.load(Ordering::Relaxed);
             st.counters.groups = s.groups.load(Ordering::Relaxed);
             st.counters.file_bytes = s.file_bytes.load(Ordering::Relaxed);
+            st.counters.cufile_bytes = s.cufile_bytes.load(Ordering::Relaxed);
+            st.counters.pinned_bytes = s.pinned_bytes.load(Ordering::Relaxed);
+            st.counters.cached_bytes = s.cached_bytes.load(Ordering::Relaxed);
             for i in 0..MAX_SOURCES {
                 st.counters.stage[i] = s.stage[i].load(Ordering::Relaxed);
             }

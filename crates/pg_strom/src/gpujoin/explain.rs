@@ -155,6 +155,11 @@ pub unsafe extern "C-unwind" fn explain(
         if st.over_limit {
             pref.push_str(", inner relations over pg_strom.gpu_join_memory_limit");
         }
+        if let Some(r) = st.arrow_reader()
+            && crate::arrow_fdw::gpudirect_used(r, eng)
+        {
+            pref.push_str(" with GPUDirect SQL");
+        }
         prop_text(c"GPU Preference", &pref, es);
         if let Some(r) = st.arrow_reader() {
             r.explain((*node).ss.ps.plan, es);
@@ -170,6 +175,10 @@ pub unsafe extern "C-unwind" fn explain(
                 // Arrow columns the engine read from the files itself (the
                 // GPU service: from its device-memory cache, or the file)
                 prop_text(c"Columns From Files", &size_text(c.file_bytes as f64), es);
+                if let Some(r) = st.arrow_reader() {
+                    let text = crate::arrow_fdw::storage_read_text(r, c.cufile_bytes, c.pinned_bytes, c.cached_bytes);
+                    prop_text(c"Storage Read", &text, es);
+                }
             }
             if c.unmatched > 0 {
                 pg_sys::ExplainPropertyInteger(

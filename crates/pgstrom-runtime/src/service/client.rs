@@ -331,6 +331,13 @@ impl Engine for ServiceEngine {
         }
     }
 
+    fn gpudirect(&self) -> Option<crate::cufile::Mode> {
+        if self.engine == CPU_ENGINE {
+            return None;
+        }
+        self.with(|c| Ok(c.info.gpudirect.clone())).ok().flatten().and_then(|r| r.ok())
+    }
+
     fn filter_compare(
         &self,
         column: &FilterColumn<'_>,
@@ -570,15 +577,43 @@ impl JoinSession for RemoteJoin<'_> {
         }
     }
 
-    fn open_file(&mut self, file: &std::fs::File) -> Result<Option<u32>, DeviceError> {
+    fn open_file(
+        &mut self,
+        file: &std::fs::File,
+        policy: &crate::fileread::Policy,
+    ) -> Result<Option<(u32, crate::fileread::FileAccess)>, DeviceError> {
         self.connected()?;
         let fd = file.as_raw_fd();
         self.eng
             .with(|c| {
                 c.file = Some(fd);
-                c.call(op::FILE_OPEN, self.eng.engine, self.id, |_| Ok(()), |r| r.u32())
+                c.call(
+                    op::FILE_OPEN,
+                    self.eng.engine,
+                    self.id,
+                    |w| {
+                        wire::put_policy(w, policy);
+                        Ok(())
+                    },
+                    |r| Ok((r.u32()?, wire::get_file_access(r)?)),
+                )
             })
             .map(Some)
+    }
+
+    fn file_stats(&mut self) -> Result<Option<crate::fileread::ReadStats>, DeviceError> {
+        self.connected()?;
+        self.call(
+            op::FILE_STATS,
+            |_| Ok(()),
+            |r| {
+                Ok(Some(crate::fileread::ReadStats {
+                    cufile_bytes: r.u64()?,
+                    pinned_bytes: r.u64()?,
+                    cached_bytes: r.u64()?,
+                }))
+            },
+        )
     }
 }
 

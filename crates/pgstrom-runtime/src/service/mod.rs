@@ -22,7 +22,7 @@ pub mod shm;
 pub mod wire;
 
 /// Protocol version (HELLO).
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 /// The engine number of the CPU engine (GPUs are 0..n).
 pub const CPU_ENGINE: u32 = u32::MAX;
 
@@ -50,7 +50,8 @@ pub mod op {
     /// The service's counters.
     pub const STATUS: u32 = 11;
     /// Hand a join session an open file (its descriptor comes with the
-    /// header); the file's number out.
+    /// header) and the storage policy to read it by; the file's number
+    /// and whether cuFile reads it out.
     pub const FILE_OPEN: u32 = 12;
     /// Make a GPU fault after the given number of kernel launches (tests
     /// of fault handling; superusers only on the SQL side).
@@ -58,6 +59,8 @@ pub mod op {
     /// Evaluate device programs over one chunk (one, or a scan's filter
     /// and its GPU Projection).
     pub const EVAL_MULTI: u32 = 14;
+    /// The bytes a join session's files moved, by storage path.
+    pub const FILE_STATS: u32 = 15;
 }
 
 /// Reply status words.
@@ -97,6 +100,11 @@ pub struct ServiceInfo {
     pub gpu_cache: Vec<crate::colcache::CacheStats>,
     /// Per engine: each GPU's work, then the CPU engine's (last).
     pub work: Vec<EngineWork>,
+    /// GPUDirect SQL: cuFile's mode, or why it cannot be used (None when
+    /// the service has no GPU).
+    pub gpudirect: Option<Result<crate::cufile::Mode, String>>,
+    /// cuFile's version and library, when it opened.
+    pub cufile: String,
 }
 
 /// The work one engine of the service did (requests naming it).
@@ -148,10 +156,20 @@ impl ServiceInfo {
         }
         w.u64(self.gpu_cache.len() as u64);
         for c in &self.gpu_cache {
-            for v in [c.budget, c.bytes, c.buffers, c.hits, c.misses, c.bytes_read, c.evictions] {
+            for v in [c.budget, c.bytes, c.buffers, c.hits, c.misses, c.bytes_read, c.evictions, c.cufile_bytes] {
                 w.u64(v);
             }
         }
+        match &self.gpudirect {
+            None => w.u8(0),
+            Some(Ok(crate::cufile::Mode::Compat)) => w.u8(1),
+            Some(Ok(crate::cufile::Mode::PeerToPeer)) => w.u8(2),
+            Some(Err(e)) => {
+                w.u8(3);
+                w.str(e)
+            }
+        }
+        w.str(&self.cufile);
     }
 
     fn get(r: &mut wire::Reader<'_>) -> Result<ServiceInfo, crate::DeviceError> {
@@ -189,9 +207,17 @@ impl ServiceInfo {
                     misses: r.u64()?,
                     bytes_read: r.u64()?,
                     evictions: r.u64()?,
+                    cufile_bytes: r.u64()?,
                 })
             })
             .collect::<Result<_, crate::DeviceError>>()?;
+        let gpudirect = match r.u8()? {
+            0 => None,
+            1 => Some(Ok(crate::cufile::Mode::Compat)),
+            2 => Some(Ok(crate::cufile::Mode::PeerToPeer)),
+            _ => Some(Err(r.string()?)),
+        };
+        let cufile = r.string()?;
         Ok(ServiceInfo {
             pid,
             started,
@@ -206,6 +232,8 @@ impl ServiceInfo {
             gpu_memory_used,
             gpu_cache,
             work,
+            gpudirect,
+            cufile,
         })
     }
 }

@@ -22,6 +22,7 @@ use crate::agg::AggGroups;
 use crate::cpu::CpuEngine;
 use crate::engine::{CompareOp, Engine, EvalOutput, FilterColumn, FilterResult};
 use crate::error::DeviceError;
+use crate::fileread::{Direct, FileAccess, Policy, ReadStats};
 use crate::gpu::GpuEngine;
 use crate::join::{Combos, JoinSession};
 
@@ -115,7 +116,21 @@ fn open_engines(config: &ServiceConfig) -> Engines {
             }
             g.map(|g| &*Box::leak(Box::new(g)))
         })
-        .collect();
+        .collect::<Vec<_>>();
+    if gpus.iter().any(|g| g.is_ok()) {
+        // GPUDirect SQL: cuFile opens now, so the log says which path
+        // Arrow columns will take; its own log goes beside the device code
+        crate::cufile::set_log_file(config.cache_dir.join("cufile.log"));
+        match crate::cufile::cufile() {
+            Ok(c) => eprintln!(
+                "pg_strom service: GPUDirect SQL: cuFile {} ({}), {}",
+                c.version_text(),
+                c.library.display(),
+                c.mode.describe()
+            ),
+            Err(e) => eprintln!("pg_strom service: GPUDirect SQL unavailable ({e}): reads go through pinned buffers"),
+        }
+    }
     Engines { gpus }
 }
 
@@ -175,6 +190,16 @@ fn info(engines: &Engines) -> ServiceInfo {
             .collect(),
         gpu_cache: engines.gpus.iter().map(|g| g.as_ref().map(|g| g.columns.stats()).unwrap_or_default()).collect(),
         work: (0..engines.gpus.len().min(MAX_GPUS)).chain([MAX_GPUS]).map(work_counters).collect(),
+        gpudirect: engines
+            .gpus
+            .iter()
+            .any(|g| g.is_ok())
+            .then(|| crate::cufile::cufile().map(|c| c.mode).map_err(|e| e.to_string())),
+        cufile: crate::cufile::cufile()
+            .ok()
+            .filter(|_| engines.gpus.iter().any(|g| g.is_ok()))
+            .map(|c| format!("cuFile {} ({})", c.version_text(), c.library.display()))
+            .unwrap_or_default(),
     }
 }
 
@@ -194,6 +219,8 @@ enum Answer {
     Evals(Vec<EvalOutput>),
     Filter(FilterResult),
     Session(u32, u64),
+    FileOpened(u32, FileAccess),
+    ReadStats(ReadStats),
     Combos(Combos),
     Groups(AggGroups),
 }
@@ -213,6 +240,15 @@ impl Answer {
             Answer::Session(id, bytes) => {
                 w.u32(*id);
                 w.u64(*bytes);
+            }
+            Answer::FileOpened(n, access) => {
+                w.u32(*n);
+                wire::put_file_access(w, access);
+            }
+            Answer::ReadStats(st) => {
+                for v in [st.cufile_bytes, st.pinned_bytes, st.cached_bytes] {
+                    w.u64(v);
+                }
             }
             Answer::Combos(c) => wire::put_combos(w, c),
             Answer::Groups(g) => wire::put_groups(w, g),
@@ -438,8 +474,14 @@ impl Connection {
             op::FILE_OPEN => {
                 let file =
                     file.ok_or_else(|| DeviceError::InvalidRequest("no file descriptor came with FILE_OPEN".into()))?;
-                Ok(Answer::Session(self.session(h.session)?.files.open(file)?, 0))
+                let policy = wire::get_policy(&mut r)?;
+                let s = self.session(h.session)?;
+                // only a GPU reads into device memory
+                let policy = if s.engine == CPU_ENGINE { Policy { direct: Direct::Off, ..policy } } else { policy };
+                let (n, access) = s.files.open(file, &policy)?;
+                Ok(Answer::FileOpened(n, access))
             }
+            op::FILE_STATS => Ok(Answer::ReadStats(self.session(h.session)?.files.read_stats())),
             op::JOIN_UNMATCHED => Ok(Answer::Combos(self.session(h.session)?.join.unmatched()?)),
             op::JOIN_UNMATCHED_AGG => Ok(Answer::Groups(self.session(h.session)?.join.unmatched_agg()?)),
             op::JOIN_RESET => {

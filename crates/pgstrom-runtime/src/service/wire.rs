@@ -5,8 +5,10 @@
 //! crash of the service.
 
 use crate::agg::{AggGroups, AggKind, AggOp, AggSpec};
+use crate::cufile::Mode;
 use crate::engine::{ColumnData, EvalOutput, FileSlice, FilterResult, ParamValue};
 use crate::error::DeviceError;
+use crate::fileread::{Direct, FileAccess, Policy};
 use crate::join::{Combos, JoinDepthSpec, JoinKind, JoinSpec};
 use crate::program::{Program, sql_error_by_state};
 
@@ -423,6 +425,41 @@ pub fn get_groups(r: &mut Reader<'_>) -> Result<AggGroups, DeviceError> {
     }
     let keys = kv.iter().zip(kn).map(|(&v, &n)| (v as i64, n != 0)).collect();
     Ok(AggGroups { nsources, count, rows, nkeys, keys, nwords, words, stage_counts })
+}
+
+/// A storage policy (FILE_OPEN).
+pub fn put_policy(w: &mut Writer<'_>, p: &Policy) {
+    w.u8(p.direct.code());
+    w.u64(p.threshold);
+}
+
+/// As [`put_policy`] wrote it.
+pub fn get_policy(r: &mut Reader<'_>) -> Result<Policy, DeviceError> {
+    let direct = Direct::from_code(r.u8()?).ok_or_else(|| DeviceError::InvalidRequest("storage policy".into()))?;
+    Ok(Policy { direct, threshold: r.u64()? })
+}
+
+/// How a file is read (the FILE_OPEN answer).
+pub fn put_file_access(w: &mut Writer<'_>, a: &FileAccess) {
+    match a {
+        FileAccess::Pinned => w.u8(0),
+        FileAccess::CuFile(Mode::Compat) => w.u8(1),
+        FileAccess::CuFile(Mode::PeerToPeer) => w.u8(2),
+        FileAccess::Refused(why) => {
+            w.u8(3);
+            w.str(why)
+        }
+    }
+}
+
+/// As [`put_file_access`] wrote it.
+pub fn get_file_access(r: &mut Reader<'_>) -> Result<FileAccess, DeviceError> {
+    Ok(match r.u8()? {
+        0 => FileAccess::Pinned,
+        1 => FileAccess::CuFile(Mode::Compat),
+        2 => FileAccess::CuFile(Mode::PeerToPeer),
+        _ => FileAccess::Refused(r.string()?),
+    })
 }
 
 /// An error, keeping what executors act on (SQL errors with their row,
