@@ -51,6 +51,14 @@ else
 fi
 dc=$(grep -o 'diff-check: [0-9]* queries.*' "$sql_log" | tail -n 1)
 if [ -n "$dc" ] && ! grep -q 'diff-check: FAILED' "$sql_log"; then step PASS "${dc}"; else step FAIL "differential harness (diff-check)"; fi
+for mode in on off; do
+  gd=$(grep -o "diff-check (gpudirect=$mode): [0-9]* queries.*" "$sql_log" | tail -n 1)
+  if [ -n "$gd" ] && ! grep -q "diff-check (gpudirect=$mode): FAILED" "$sql_log"; then step PASS "$gd"
+  else step FAIL "Arrow queries with pg_strom.gpudirect = $mode"; fi
+done
+gs_direct=$(grep -o 'gpudirect: [0-9]* GpuPreAgg runs.*' "$sql_log" | tail -n 1)
+[ -n "$gs_direct" ] && ! grep -q 'gpudirect: FAIL' "$sql_log" && step PASS "${gs_direct}" \
+  || step FAIL "GPUDirect SQL storage paths (test/service/gpudirect.sh)"
 sk=$(grep -o 'soak: [0-9]* sqlsmith.*' "$sql_log" | tail -n 1)
 if [ -n "$sk" ] && ! grep -q 'soak: DIFFERENCE\|soak: CRASH' "$sql_log"; then step PASS "$sk"; else step FAIL "sqlsmith soak: ${sk:-did not run}"; fi
 ssb_tiny=$(grep -o 'ssb: all results equal across .*' "$sql_log" | tail -n 1)

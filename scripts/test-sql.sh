@@ -93,6 +93,9 @@ fi
 if ! "$PGSTROM_ROOT/test/service/device_fault.sh"; then
   failures+=("device fault")
 fi
+if ! "$PGSTROM_ROOT/test/service/gpudirect.sh"; then
+  failures+=("gpudirect")
+fi
 # --- 1b''. pg2arrow end to end ------------------------------------------------
 if ! TEST_PYTHONPATH="$TEST_PYTHONPATH" "$PGSTROM_ROOT/test/pg2arrow/run.sh"; then
   failures+=("pg2arrow")
@@ -102,6 +105,17 @@ fi
 export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
 if ! python3 "$PGSTROM_ROOT/scripts/diff-check.py" --sf 0.01; then
   failures+=("diff-check")
+fi
+# the Arrow queries again with GPUDirect SQL forced on and off (on a GPU:
+# cuFile, or pinned buffers; docs/gpu_service.md, "GPUDirect SQL")
+if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then
+  for mode in on off; do
+    out=$(PGOPTIONS="${PGOPTIONS:-} -c pg_strom.gpudirect=$mode" \
+          python3 "$PGSTROM_ROOT/scripts/diff-check.py" --no-setup --only arrow_ 2>&1)
+    rc=$?
+    echo "$out" | sed "s/^diff-check: /diff-check (gpudirect=$mode): /"
+    [ $rc = 0 ] || failures+=("diff-check gpudirect=$mode")
+  done
 fi
 neg=$(PGDATABASE=pgstrom_diff python3 "$PGSTROM_ROOT/scripts/diff-check.py" --dir "$PGSTROM_ROOT/test/diff-fail" --no-setup 2>&1)
 nfiles=$(ls "$PGSTROM_ROOT"/test/diff-fail/queries/*.sql | wc -l)

@@ -175,7 +175,9 @@ pub unsafe extern "C-unwind" fn explain(
                 // Arrow columns the engine read from the files itself (the
                 // GPU service: from its device-memory cache, or the file)
                 prop_text(c"Columns From Files", &size_text(c.file_bytes as f64), es);
-                if let Some(r) = st.arrow_reader() {
+                if let Some(r) = st.arrow_reader()
+                    && eng.kind() == pgstrom_runtime::EngineKind::Gpu
+                {
                     let text = crate::arrow_fdw::storage_read_text(r, c.cufile_bytes, c.pinned_bytes, c.cached_bytes);
                     prop_text(c"Storage Read", &text, es);
                 }
