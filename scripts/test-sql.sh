@@ -140,7 +140,7 @@ live=$(psql -XAtq -F'|' -c "SELECT name, coalesce(boot_val, '') FROM pg_settings
                               WHERE name LIKE 'pg_strom.%' OR name LIKE 'arrow_fdw.%'
                               ORDER BY name COLLATE \"C\"")
 documented=$(grep -E '^\| `(pg_strom|arrow_fdw)\.' "$docs" \
-  | awk -F'|' '{gsub(/[ `]/, "", $2); d=$4; gsub(/^ +| +$/, "", d); gsub(/`/, "", d); if (d == "(empty)") d=""; print $2 "|" d}' | LC_ALL=C sort)
+  | awk -F'|' '{gsub(/[ `]/, "", $2); d=$4; gsub(/^ +| +$/, "", d); gsub(/`/, "", d); if (d == "(empty)") d=""; print $2 "|" d}' | LC_ALL=C sort -t'|' -k1,1)
 if [ "$live" != "$documented" ]; then
   echo "test-sql: docs/settings.md does not match pg_settings:"
   diff <(echo "$live") <(echo "$documented")

@@ -262,26 +262,25 @@ impl Drop for Events<'_> {
     }
 }
 
-/// Read the pieces `first, first + step, ...` of `[offset, offset + len)`
-/// (pieces of STAGE_BYTES) into `dst`: pread into one staging buffer while
-/// the other's copy runs.
+/// Read the pieces `[first, last)` of `[offset, offset + len)` (pieces
+/// of STAGE_BYTES) into `dst`, in order: pread into one staging buffer
+/// while the other's copy runs.  Each thread reads a contiguous run of
+/// pieces, so the kernel's read-ahead sees sequential streams (pieces
+/// dealt round-robin to threads read a cold file 25% slower).
 fn read_pieces(
     drv: &Driver,
     file: &File,
     dst: CuDevicePtr,
-    offset: u64,
-    len: u64,
+    (offset, len): (u64, u64),
     first: u64,
-    step: u64,
+    last: u64,
 ) -> Result<(), DeviceError> {
     let stages = StagePair::take(drv)?;
     // events after stages: dropped first, so copies finish before the
     // buffers return to the pool
     let mut events = Events::new(drv)?;
-    let npieces = len.div_ceil(STAGE_BYTES as u64);
     let mut j = 0;
-    let mut piece = first;
-    while piece < npieces {
+    for piece in first..last {
         let at = piece * STAGE_BYTES as u64;
         let n = (len - at).min(STAGE_BYTES as u64) as usize;
         events.wait(j)?;
@@ -296,7 +295,6 @@ fn read_pieces(
         })?;
         events.record(j)?;
         j ^= 1;
-        piece += step;
     }
     events.wait(0)?;
     events.wait(1)
@@ -315,8 +313,9 @@ pub fn read_pinned(
     let npieces = len.div_ceil(STAGE_BYTES as u64);
     let threads = (threads as u64).min(npieces / 2).max(1);
     if threads == 1 {
-        return read_pieces(drv, file, dst, offset, len, 0, 1);
+        return read_pieces(drv, file, dst, (offset, len), 0, npieces);
     }
+    let run = |t: u64| (npieces * t / threads, npieces * (t + 1) / threads);
     let mut ctx: CuContext = std::ptr::null_mut();
     // SAFETY: valid out-pointer.
     drv.check("cuCtxGetCurrent", unsafe { (drv.cuCtxGetCurrent)(&mut ctx) })?;
@@ -327,11 +326,13 @@ pub fn read_pinned(
                 s.spawn(move || {
                     // SAFETY: the caller's context, alive for the call.
                     drv.check("cuCtxSetCurrent", unsafe { (drv.cuCtxSetCurrent)(ctx as CuContext) })?;
-                    read_pieces(drv, file, dst, offset, len, t, threads)
+                    let (first, last) = run(t);
+                    read_pieces(drv, file, dst, (offset, len), first, last)
                 })
             })
             .collect();
-        let mine = read_pieces(drv, file, dst, offset, len, 0, threads);
+        let (first, last) = run(0);
+        let mine = read_pieces(drv, file, dst, (offset, len), first, last);
         let mut result = mine;
         for w in workers {
             let r = w.join().unwrap_or_else(|_| Err(DeviceError::InvalidRequest("a read thread panicked".into())));
