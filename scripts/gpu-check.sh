@@ -22,6 +22,12 @@ summary=()
 # each result is also printed as it comes (a run cut short keeps them)
 step() { summary+=("$(printf '%-4s %s' "$1" "$2")"); echo "gpu-check step: ${summary[-1]}"; }
 
+# cuFile 1.15 cannot identify the H100 machine's virtio disk (its image has
+# no udev database) and refuses to register files there; this lets it, so
+# the check runs the cuFile path (compatibility mode) with
+# pg_strom.gpudirect = on (docs/gpu_service.md, "GPUDirect SQL").
+export CUFILE_EXPERIMENTAL_FS=${CUFILE_EXPERIMENTAL_FS:-1}
+
 echo "== install PostgreSQL 18 and pg_strom under $PGSTROM_VAR"
 . scripts/carry-install.sh
 

@@ -110,10 +110,21 @@ fi
 # cuFile, or pinned buffers; docs/gpu_service.md, "GPUDirect SQL")
 if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then
   for mode in on off; do
+    # a new GPU service, whose column cache is empty: the files are read
+    # again, by the path the setting picks
+    svc=$(psql -XAtq -d pgstrom_diff -c "SELECT pid FROM pgstrom.gpu_service_info()")
+    [ -n "$svc" ] && kill -9 "$svc"
+    for _ in $(seq 60); do
+      now=$(psql -XAtq -d pgstrom_diff -c "SELECT pid FROM pgstrom.gpu_service_info()" 2>/dev/null)
+      [ -n "$now" ] && [ "$now" != "$svc" ] && break
+      sleep 0.5
+    done
     out=$(PGOPTIONS="${PGOPTIONS:-} -c pg_strom.gpudirect=$mode" \
           python3 "$PGSTROM_ROOT/scripts/diff-check.py" --no-setup --only arrow_ 2>&1)
     rc=$?
-    echo "$out" | sed "s/^diff-check: /diff-check (gpudirect=$mode): /"
+    read -r cuf pinned < <(psql -XAt -F' ' -d pgstrom_diff -c \
+      "SELECT arrow_cache_cufile_bytes[1], arrow_cache_read_bytes[1] - arrow_cache_cufile_bytes[1] FROM pgstrom.gpu_service_info()")
+    echo "$out" | sed "s/^diff-check: \([0-9]* queries.*\)/diff-check (gpudirect=$mode): \1; the new service read ${cuf:-?} bytes by cuFile, ${pinned:-?} through pinned buffers/; s/^diff-check: FAILED/diff-check (gpudirect=$mode): FAILED/"
     [ $rc = 0 ] || failures+=("diff-check gpudirect=$mode")
   done
 fi

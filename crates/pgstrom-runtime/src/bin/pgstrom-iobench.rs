@@ -211,25 +211,25 @@ fn main() {
             methods.push((label, true, Box::new(move || cufile_threads(drv, src, dst, len, t))));
         }
     }
+    // (label, cold, file, threads) of the pinned-buffer runs
+    let pinned_run = |label: String, cold: bool, file: &'static File, t: usize| -> Method<'static> {
+        (
+            Box::leak(label.into_boxed_str()),
+            cold,
+            Box::new(move || fileread::read_pinned(drv, file, dst, 0, len, t).map_err(|e| e.to_string())),
+        )
+    };
+    let f: &'static File = Box::leak(Box::new(f));
     for t in [1usize, 2, 4, 8] {
-        let f = &f;
-        let label: &str = Box::leak(format!("pinned pread + async copy ({t} thr)").into_boxed_str());
-        methods.push((
-            label,
-            true,
-            Box::new(move || fileread::read_pinned(drv, f, dst, 0, len, t).map_err(|e| e.to_string())),
-        ));
+        methods.push(pinned_run(format!("pinned pread + async copy ({t} thr)"), true, f, t));
     }
-    for t in [1usize, 4].into_iter().filter(|_| fdirect.is_some()) {
-        let fd = fdirect.as_ref().expect("filtered");
-        let label: &str = Box::leak(format!("pinned O_DIRECT pread + async copy ({t} thr)").into_boxed_str());
-        methods.push((
-            label,
-            true,
-            Box::new(move || fileread::read_pinned(drv, fd, dst, 0, len, t).map_err(|e| e.to_string())),
-        ));
+    if let Some(fd) = fdirect {
+        let fd: &'static File = Box::leak(Box::new(fd));
+        for t in [1usize, 4] {
+            methods.push(pinned_run(format!("pinned O_DIRECT pread + async copy ({t} thr)"), true, fd, t));
+        }
     }
-    methods.push(("pageable read + copy", true, Box::new(|| pageable(drv, &f, dst, len))));
+    methods.push(("pageable read + copy", true, Box::new(|| pageable(drv, f, dst, len))));
     if src.handle().is_some() {
         let src = &src;
         methods.push((
@@ -239,24 +239,18 @@ fn main() {
         ));
     }
     for t in [1usize, 4, 8] {
-        let f = &f;
-        let label: &str = Box::leak(format!("pinned pread + async copy ({t} thr), warm").into_boxed_str());
-        methods.push((
-            label,
-            false,
-            Box::new(move || fileread::read_pinned(drv, f, dst, 0, len, t).map_err(|e| e.to_string())),
-        ));
+        methods.push(pinned_run(format!("pinned pread + async copy ({t} thr), warm"), false, f, t));
     }
-    methods.push(("pageable read + copy, warm page cache", false, Box::new(|| pageable(drv, &f, dst, len))));
+    methods.push(("pageable read + copy, warm page cache", false, Box::new(|| pageable(drv, f, dst, len))));
 
     let mut best_cold: Option<(&str, f64)> = None;
     for (label, cold, run) in &methods {
         let mut best = f64::MAX;
         for _ in 0..repeat {
             if *cold {
-                drop_cache(&f);
+                drop_cache(f);
             } else {
-                warm_up(&f, len);
+                warm_up(f, len);
             }
             // SAFETY: dst holds len bytes.
             unsafe { (drv.cuMemsetD8)(dst, 0, len as usize) };
@@ -270,7 +264,7 @@ fn main() {
             // SAFETY: plain synchronisation.
             unsafe { (drv.cuCtxSynchronize)() };
             best = best.min(t.elapsed().as_secs_f64());
-            verify(drv, &f, dst, len, label);
+            verify(drv, f, dst, len, label);
         }
         if best == f64::MAX {
             continue;
