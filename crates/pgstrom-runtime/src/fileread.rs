@@ -343,3 +343,21 @@ pub fn read_pinned(
         result
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_choose_the_path_by_cufile_mode() {
+        for d in [Direct::Auto, Direct::On, Direct::Off] {
+            assert_eq!(Direct::from_code(d.code()), Some(d));
+        }
+        assert_eq!(Direct::from_code(9), None);
+        assert!(Direct::Auto.allows(Mode::PeerToPeer) && !Direct::Auto.allows(Mode::Compat));
+        assert!(Direct::On.allows(Mode::PeerToPeer) && Direct::On.allows(Mode::Compat));
+        assert!(!Direct::Off.allows(Mode::PeerToPeer) && !Direct::Off.allows(Mode::Compat));
+        // never cuFile when the policy says off, whatever the machine has
+        assert!(!Policy { direct: Direct::Off, threshold: 0 }.wants_cufile());
+    }
+}
