@@ -92,6 +92,10 @@ pub static GPU_PROJECTION: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// in device memory between queries (-1: a quarter of the GPU's memory).
 pub static ARROW_CACHE_SIZE: GucSetting<i32> = GucSetting::<i32>::new(-1);
 
+/// `pg_strom.gpu_memory_budget`, in MB: device memory each GPU's work may
+/// take at once in the GPU service (-1: 90% of the GPU's memory).
+pub static GPU_MEMORY_BUDGET: GucSetting<i32> = GucSetting::<i32>::new(-1);
+
 /// `arrow_fdw.stats_hint_enabled`: skip record batches by min/max.
 pub static ARROW_STATS_HINT: GucSetting<bool> = GucSetting::<bool>::new(true);
 
@@ -293,6 +297,16 @@ pub fn init() {
         GucContext::Postmaster,
         GucFlags::UNIT_MB,
     );
+    GucRegistry::define_int_guc(
+        c"pg_strom.gpu_memory_budget",
+        c"Sets the device memory each GPU's work may take at once in the GPU service.",
+        c"Requests that would exceed it first make the Arrow column cache give memory back, then wait for other requests to finish (up to 30 s); -1 is 90% of the GPU's memory.",
+        &GPU_MEMORY_BUDGET,
+        -1,
+        i32::MAX,
+        GucContext::Postmaster,
+        GucFlags::UNIT_MB,
+    );
     GucRegistry::define_bool_guc(
         c"arrow_fdw.stats_hint_enabled",
         c"Enables Arrow_Fdw's skipping of record batches by their min/max statistics.",
@@ -311,6 +325,12 @@ pub fn init() {
 /// `pg_strom.arrow_cache_size` in bytes (None: the default).
 pub fn arrow_cache_bytes() -> Option<u64> {
     let mb = ARROW_CACHE_SIZE.get();
+    (mb >= 0).then(|| mb as u64 * 1024 * 1024)
+}
+
+/// `pg_strom.gpu_memory_budget` in bytes (None: the default).
+pub fn gpu_memory_budget_bytes() -> Option<u64> {
+    let mb = GPU_MEMORY_BUDGET.get();
     (mb >= 0).then(|| mb as u64 * 1024 * 1024)
 }
 

@@ -124,6 +124,7 @@ pub extern "C-unwind" fn pgstrom_service_main(_arg: pg_sys::Datum) {
         nvrtc_library: guc::nvrtc_library(),
         open_gpus: true,
         column_cache: guc::arrow_cache_bytes(),
+        memory_budget: guc::gpu_memory_budget_bytes(),
     };
     if let Some(dir) = config.socket.parent() {
         let _ = std::fs::create_dir_all(dir);

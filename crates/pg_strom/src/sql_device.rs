@@ -76,8 +76,10 @@ mod pgstrom {
     /// The GPU service's engines, one row each (every GPU, then the CPU
     /// engine run there): what it is, its device memory in use, requests
     /// served and being served (the queue depth), chunks evaluated or
-    /// joined, bytes received, error replies, and a GPU's Arrow column
-    /// cache (bytes held, hits, misses, bytes read from files).
+    /// joined, bytes received, error replies, a GPU's Arrow column cache
+    /// (bytes held, hits, misses, bytes read from files, of those by
+    /// cuFile) and its device memory pool (budget, bytes reserved now,
+    /// requests that waited for memory, requests that failed for it).
     #[pg_extern(volatile, parallel_safe)]
     #[allow(clippy::type_complexity)]
     fn gpu_service_engines_info() -> TableIterator<
@@ -96,6 +98,10 @@ mod pgstrom {
             name!(arrow_cache_misses, Option<i64>),
             name!(arrow_cache_read_bytes, Option<i64>),
             name!(arrow_cache_cufile_bytes, Option<i64>),
+            name!(memory_budget, Option<i64>),
+            name!(memory_reserved, Option<i64>),
+            name!(memory_waits, Option<i64>),
+            name!(memory_failures, Option<i64>),
         ),
     > {
         let info = service_info();
@@ -113,6 +119,7 @@ mod pgstrom {
                 ("CPU".to_string(), "CPU engine in the GPU service".to_string())
             };
             let cache = info.gpu_cache.get(i).filter(|_| gpu);
+            let pool = info.gpu_pool.get(i).filter(|_| gpu);
             rows.push((
                 engine,
                 device,
@@ -127,6 +134,10 @@ mod pgstrom {
                 cache.map(|c| c.misses as i64),
                 cache.map(|c| c.bytes_read as i64),
                 cache.map(|c| c.cufile_bytes as i64),
+                pool.map(|p| p.budget as i64),
+                pool.map(|p| p.reserved as i64),
+                pool.map(|p| p.waits as i64),
+                pool.map(|p| p.failures as i64),
             ));
         }
         TableIterator::new(rows)

@@ -155,6 +155,7 @@ driver_api! {
     cuEventSynchronize: "cuEventSynchronize" => fn(CuEvent);
     cuEventDestroy: "cuEventDestroy_v2" => fn(CuEvent);
     cuCtxGetCurrent: "cuCtxGetCurrent" => fn(*mut CuContext);
+    cuCtxGetDevice: "cuCtxGetDevice" => fn(*mut CuDevice);
     cuLaunchKernel: "cuLaunchKernel_ptsz" => fn(CuFunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CuStream, *mut *mut c_void, *mut *mut c_void);
 }
 

@@ -21,6 +21,7 @@ use crate::engine::{
     ParamValue, eval_error, validate_eval, validate_filter,
 };
 use crate::error::{DeviceError, kernel_status};
+use crate::mempool::{self, Reservation};
 use crate::nvrtc::Nvrtc;
 use crate::program::Program;
 
@@ -59,6 +60,8 @@ struct Scratch {
     dev: CuDevicePtr,
     host: *mut u8,
     size: usize,
+    /// `size` bytes of the GPU's memory pool, held with `dev`.
+    _res: Reservation,
 }
 
 // SAFETY: a Scratch is used by one evaluation at a time (taken from the
@@ -66,7 +69,7 @@ struct Scratch {
 unsafe impl Send for Scratch {}
 
 impl Scratch {
-    const EMPTY: Scratch = Scratch { dev: 0, host: std::ptr::null_mut(), size: 0 };
+    const EMPTY: Scratch = Scratch { dev: 0, host: std::ptr::null_mut(), size: 0, _res: Reservation::NONE };
 }
 
 /// A Scratch taken from the pool, given back when the evaluation ends.
@@ -93,18 +96,62 @@ unsafe impl Send for GpuEngine {}
 // SAFETY: as above; the driver API is thread-safe.
 unsafe impl Sync for GpuEngine {}
 
-/// Device memory freed on drop.
+/// Device memory freed on drop, reserved in its GPU's memory pool
+/// (mempool.rs) while it lives.
 pub(crate) struct DeviceBuffer<'a> {
     drv: &'a Driver,
     pub(crate) ptr: CuDevicePtr,
+    // dropped after the memory is freed (Drop below)
+    _res: Reservation,
+}
+
+/// CUDA_ERROR_OUT_OF_MEMORY.
+const CUDA_ERROR_OUT_OF_MEMORY: i32 = 2;
+
+/// Reserve `bytes` in the pool of the GPU whose context is current
+/// (waiting for memory when the budget is spent), or nothing for a GPU
+/// without a pool.
+fn reserve_current(drv: &Driver, bytes: usize) -> Result<Reservation, DeviceError> {
+    let mut dev = 0;
+    // SAFETY: valid out-pointer.
+    drv.check("cuCtxGetDevice", unsafe { (drv.cuCtxGetDevice)(&mut dev) })?;
+    match mempool::pool(dev as usize) {
+        Some(p) => p.reserve(bytes as u64, mempool::MEMORY_WAIT),
+        None => Ok(Reservation::NONE),
+    }
+}
+
+/// cuMemAlloc of `bytes` (at least 1) after reserving them; when the
+/// device refuses memory the budget allowed (other processes use it), the
+/// pool's waiters are given a chance to free some first.
+fn device_alloc(drv: &Driver, bytes: usize) -> Result<(CuDevicePtr, Reservation), DeviceError> {
+    let res = reserve_current(drv, bytes)?;
+    let deadline = std::time::Instant::now() + mempool::MEMORY_WAIT;
+    loop {
+        let mut ptr = 0;
+        // SAFETY: valid out-pointer; size at least 1 byte.
+        let rc = unsafe { (drv.cuMemAlloc)(&mut ptr, bytes.max(1)) };
+        if rc == CUDA_ERROR_OUT_OF_MEMORY {
+            let mut dev = 0;
+            // SAFETY: valid out-pointer.
+            unsafe { (drv.cuCtxGetDevice)(&mut dev) };
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if let Some(p) = mempool::pool(dev as usize)
+                && !left.is_zero()
+                && p.wait_for_free(left)
+            {
+                continue;
+            }
+        }
+        drv.check("cuMemAlloc", rc)?;
+        return Ok((ptr, res));
+    }
 }
 
 impl<'a> DeviceBuffer<'a> {
     pub(crate) fn alloc(drv: &'a Driver, bytes: usize) -> Result<Self, DeviceError> {
-        let mut ptr = 0;
-        // SAFETY: valid out-pointer; size at least 1 byte.
-        drv.check("cuMemAlloc", unsafe { (drv.cuMemAlloc)(&mut ptr, bytes.max(1)) })?;
-        Ok(DeviceBuffer { drv, ptr })
+        let (ptr, res) = device_alloc(drv, bytes)?;
+        Ok(DeviceBuffer { drv, ptr, _res: res })
     }
 
     pub(crate) fn upload<T: Copy>(drv: &'a Driver, data: &[T]) -> Result<Self, DeviceError> {
@@ -525,17 +572,16 @@ impl GpuEngine {
         let size = bytes.next_power_of_two();
         self.free_scratch(scratch);
         let drv = self.drv;
-        let mut dev = 0;
+        let (dev, res) = device_alloc(drv, size)?;
         let mut host: *mut c_void = std::ptr::null_mut();
         // SAFETY: valid out-pointers; freed by free_scratch.
         unsafe {
-            drv.check("cuMemAlloc", (drv.cuMemAlloc)(&mut dev, size))?;
             if let Err(e) = drv.check("cuMemHostAlloc", (drv.cuMemHostAlloc)(&mut host, size, 0)) {
                 (drv.cuMemFree)(dev);
                 return Err(e);
             }
         }
-        *scratch = Scratch { dev, host: host.cast(), size };
+        *scratch = Scratch { dev, host: host.cast(), size, _res: res };
         Ok(())
     }
 
@@ -550,5 +596,50 @@ impl GpuEngine {
             }
         }
         *scratch = Scratch::EMPTY;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Device allocations reserve their bytes in the GPU's pool: one that
+    /// does not fit waits until another buffer is freed, one larger than
+    /// the budget fails at once, and freeing gives the bytes back.  Needs
+    /// a GPU (PGSTROM_EXPECT_GPU=1); this test process's only pool.
+    #[test]
+    fn device_memory_waits_for_the_budget() {
+        if std::env::var("PGSTROM_EXPECT_GPU").as_deref() != Ok("1") {
+            return;
+        }
+        let drv = cuda::driver().unwrap();
+        let (mut dev, mut ctx) = (0, std::ptr::null_mut());
+        // SAFETY: valid out-pointers.
+        unsafe {
+            drv.check("cuDeviceGet", (drv.cuDeviceGet)(&mut dev, 0)).unwrap();
+            drv.check("cuDevicePrimaryCtxRetain", (drv.cuDevicePrimaryCtxRetain)(&mut ctx, dev)).unwrap();
+            drv.check("cuCtxSetCurrent", (drv.cuCtxSetCurrent)(ctx)).unwrap();
+        }
+        let pool = mempool::configure(0, 64 << 20).unwrap();
+        let a = DeviceBuffer::alloc(drv, 48 << 20).unwrap();
+        assert_eq!(pool.stats().reserved, 48 << 20);
+        let ctx_addr = ctx as usize;
+        let waiter = std::thread::spawn(move || {
+            // SAFETY: the test's context.
+            unsafe { (drv.cuCtxSetCurrent)(ctx_addr as CuContext) };
+            let t = std::time::Instant::now();
+            let b = DeviceBuffer::alloc(drv, 32 << 20).map(|b| b.ptr);
+            (b, t.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        drop(a);
+        let (b, waited) = waiter.join().unwrap();
+        assert!(b.is_ok() && waited >= Duration::from_millis(250), "{b:?} after {waited:?}");
+        let err = DeviceBuffer::alloc(drv, 65 << 20).err().unwrap().to_string();
+        assert!(err.contains("more than the GPU's budget of 64 MB"), "{err}");
+        let s = pool.stats();
+        assert_eq!((s.reserved, s.waits, s.failures), (0, 1, 1), "{s:?}");
+        assert_eq!(s.peak, 48 << 20);
     }
 }

@@ -29,6 +29,7 @@ pub mod gpu;
 pub mod join;
 mod join_cpu;
 mod join_gpu;
+pub mod mempool;
 pub mod nvrtc;
 pub mod program;
 pub mod selftest;

@@ -98,6 +98,8 @@ pub struct ServiceInfo {
     pub gpu_memory_used: Vec<u64>,
     /// Per GPU: its column cache (default counters for a GPU not opened).
     pub gpu_cache: Vec<crate::colcache::CacheStats>,
+    /// Per GPU: its device memory pool (budget, reserved, waits).
+    pub gpu_pool: Vec<crate::mempool::PoolStats>,
     /// Per engine: each GPU's work, then the CPU engine's (last).
     pub work: Vec<EngineWork>,
     /// GPUDirect SQL: cuFile's mode, or why it cannot be used (None when
@@ -160,6 +162,12 @@ impl ServiceInfo {
                 w.u64(v);
             }
         }
+        w.u64(self.gpu_pool.len() as u64);
+        for p in &self.gpu_pool {
+            for v in [p.budget, p.reserved, p.peak, p.waits, p.failures] {
+                w.u64(v);
+            }
+        }
         match &self.gpudirect {
             None => w.u8(0),
             Some(Ok(crate::cufile::Mode::Compat)) => w.u8(1),
@@ -211,6 +219,17 @@ impl ServiceInfo {
                 })
             })
             .collect::<Result<_, crate::DeviceError>>()?;
+        let gpu_pool = (0..r.count()?)
+            .map(|_| {
+                Ok(crate::mempool::PoolStats {
+                    budget: r.u64()?,
+                    reserved: r.u64()?,
+                    peak: r.u64()?,
+                    waits: r.u64()?,
+                    failures: r.u64()?,
+                })
+            })
+            .collect::<Result<_, crate::DeviceError>>()?;
         let gpudirect = match r.u8()? {
             0 => None,
             1 => Some(Ok(crate::cufile::Mode::Compat)),
@@ -231,6 +250,7 @@ impl ServiceInfo {
             rss,
             gpu_memory_used,
             gpu_cache,
+            gpu_pool,
             work,
             gpudirect,
             cufile,

@@ -42,6 +42,10 @@ pub struct ServiceConfig {
     /// queries: None for the default (a quarter of the device's memory),
     /// Some(0) to keep nothing.
     pub column_cache: Option<u64>,
+    /// Bytes of device memory each GPU's work may take at once (the memory
+    /// pool's budget, mempool.rs): None for the default, 90% of the
+    /// device's memory.
+    pub memory_budget: Option<u64>,
 }
 
 struct Engines {
@@ -101,6 +105,8 @@ fn open_engines(config: &ServiceConfig) -> Engines {
         .iter()
         .map(|dev| {
             let t = std::time::Instant::now();
+            let budget = config.memory_budget.unwrap_or(dev.total_memory / 10 * 9).min(dev.total_memory);
+            let pool = crate::mempool::configure(dev.ordinal as usize, budget);
             let g = GpuEngine::open(dev, &config.cache_dir, config.nvrtc_library.as_deref());
             match &g {
                 Ok(_) => eprintln!(
@@ -114,7 +120,14 @@ fn open_engines(config: &ServiceConfig) -> Engines {
             if let Ok(g) = &g {
                 g.columns.set_budget(config.column_cache.unwrap_or(dev.total_memory / 4));
             }
-            g.map(|g| &*Box::leak(Box::new(g)))
+            g.map(|g| {
+                let g: &'static GpuEngine = Box::leak(Box::new(g));
+                // memory short: the column cache gives back what it holds
+                if let Some(p) = pool {
+                    p.set_relief(Box::new(move || g.columns.clear()));
+                }
+                g
+            })
         })
         .collect::<Vec<_>>();
     if gpus.iter().any(|g| g.is_ok()) {
@@ -189,6 +202,9 @@ fn info(engines: &Engines) -> ServiceInfo {
             .map(|g| g.as_ref().ok().and_then(|g| g.memory_used().ok()).unwrap_or(0))
             .collect(),
         gpu_cache: engines.gpus.iter().map(|g| g.as_ref().map(|g| g.columns.stats()).unwrap_or_default()).collect(),
+        gpu_pool: (0..engines.gpus.len())
+            .map(|i| crate::mempool::pool(i).map(|p| p.stats()).unwrap_or_default())
+            .collect(),
         work: (0..engines.gpus.len().min(MAX_GPUS)).chain([MAX_GPUS]).map(work_counters).collect(),
         gpudirect: engines
             .gpus

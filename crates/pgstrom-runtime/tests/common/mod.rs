@@ -37,6 +37,7 @@ pub fn service_socket() -> PathBuf {
                 nvrtc_library: std::env::var("PGSTROM_NVRTC_LIBRARY").ok(),
                 open_gpus: expect_gpu(),
                 column_cache: None,
+                memory_budget: None,
             };
             let socket = config.socket.clone();
             std::thread::spawn(move || serve(&config).unwrap());

@@ -1,0 +1,220 @@
+//! The device memory pool of each GPU: a byte budget over everything the
+//! process allocates on the device (requests' buffers, join sessions'
+//! inner relations and hash tables, scratch arenas, the Arrow column
+//! cache), and waiting instead of failing when the budget is spent.
+//!
+//! Owns: the per-GPU budget and the bytes reserved against it, the wait
+//! for memory (a reservation that does not fit first asks the GPU's column
+//! cache to give back what it holds, then waits until other requests free
+//! enough, up to [`MEMORY_WAIT`]), and the counters the service reports.
+//! A reservation larger than the whole budget fails at once: waiting could
+//! never satisfy it.  GPUs without a configured pool (engines opened in a
+//! backend, tests) reserve without limit.
+//!
+//! Device allocations (gpu.rs) take a [`Reservation`] first and keep it
+//! as long as the memory: dropping it gives the bytes back and wakes the
+//! waiters.
+
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::error::DeviceError;
+
+/// The longest a request waits for device memory before it fails.
+pub const MEMORY_WAIT: Duration = Duration::from_secs(30);
+
+/// GPUs a process may have pools for.
+pub const MAX_POOLS: usize = 16;
+
+/// What a pool has done.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// The budget in bytes.
+    pub budget: u64,
+    /// Bytes reserved now.
+    pub reserved: u64,
+    /// The most ever reserved at once.
+    pub peak: u64,
+    /// Reservations that had to wait for memory.
+    pub waits: u64,
+    /// Reservations that failed (larger than the budget, or waited
+    /// [`MEMORY_WAIT`] in vain).
+    pub failures: u64,
+}
+
+/// One GPU's pool.
+pub struct MemoryPool {
+    state: Mutex<PoolStats>,
+    freed: Condvar,
+    /// Asked to give memory back when a reservation does not fit (the
+    /// GPU's column cache).
+    relief: OnceLock<Box<dyn Fn() + Send + Sync>>,
+}
+
+/// Bytes reserved in a pool, given back when dropped.
+pub struct Reservation {
+    pool: Option<&'static MemoryPool>,
+    bytes: u64,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if let Some(p) = self.pool {
+            let mut s = p.lock();
+            s.reserved = s.reserved.saturating_sub(self.bytes);
+            drop(s);
+            p.freed.notify_all();
+        }
+    }
+}
+
+impl Reservation {
+    /// A reservation against no pool (a GPU without a budget).
+    pub const NONE: Reservation = Reservation { pool: None, bytes: 0 };
+}
+
+fn size_mb(b: u64) -> String {
+    format!("{} MB", b.div_ceil(1 << 20))
+}
+
+impl MemoryPool {
+    /// A pool of `budget` bytes.
+    pub fn new(budget: u64) -> MemoryPool {
+        MemoryPool {
+            state: Mutex::new(PoolStats { budget, ..PoolStats::default() }),
+            freed: Condvar::new(),
+            relief: OnceLock::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PoolStats> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Set what gives memory back when a reservation does not fit (once).
+    pub fn set_relief(&self, f: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.relief.set(f);
+    }
+
+    /// The counters now.
+    pub fn stats(&self) -> PoolStats {
+        *self.lock()
+    }
+
+    /// Reserve `bytes`, waiting up to `wait` for other requests to free
+    /// memory (after asking the relief to give back what it holds).
+    pub fn reserve(&'static self, bytes: u64, wait: Duration) -> Result<Reservation, DeviceError> {
+        let mut s = self.lock();
+        if bytes > s.budget {
+            s.failures += 1;
+            return Err(DeviceError::InvalidRequest(format!(
+                "a request needs {} of GPU memory, more than the GPU's budget of {} (pg_strom.gpu_memory_budget)",
+                size_mb(bytes),
+                size_mb(s.budget)
+            )));
+        }
+        if s.reserved + bytes > s.budget {
+            s.waits += 1;
+            if let Some(relieve) = self.relief.get() {
+                drop(s);
+                relieve();
+                s = self.lock();
+            }
+            let deadline = Instant::now() + wait;
+            while s.reserved + bytes > s.budget {
+                let now = Instant::now();
+                if now >= deadline {
+                    s.failures += 1;
+                    return Err(DeviceError::InvalidRequest(format!(
+                        "waited {} s for {} of GPU memory: {} of the budget of {} stayed in use by other requests (pg_strom.gpu_memory_budget)",
+                        wait.as_secs(),
+                        size_mb(bytes),
+                        size_mb(s.reserved),
+                        size_mb(s.budget)
+                    )));
+                }
+                s = self.freed.wait_timeout(s, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
+            }
+        }
+        s.reserved += bytes;
+        s.peak = s.peak.max(s.reserved);
+        Ok(Reservation { pool: Some(self), bytes })
+    }
+
+    /// Give back a reservation's bytes when the device refused memory the
+    /// budget allowed (other processes use the GPU): ask the relief, then
+    /// wait for a free, at most `wait`.  True when something was freed.
+    pub fn wait_for_free(&'static self, wait: Duration) -> bool {
+        if let Some(relieve) = self.relief.get() {
+            relieve();
+        }
+        let s = self.lock();
+        let before = s.reserved;
+        let (s, timeout) =
+            self.freed.wait_timeout_while(s, wait, |s| s.reserved >= before).unwrap_or_else(|p| p.into_inner());
+        drop(s);
+        !timeout.timed_out()
+    }
+}
+
+static POOLS: [OnceLock<MemoryPool>; MAX_POOLS] = [const { OnceLock::new() }; MAX_POOLS];
+
+/// Give GPU `ordinal` a pool of `budget` bytes (once; later calls keep the
+/// first budget).
+pub fn configure(ordinal: usize, budget: u64) -> Option<&'static MemoryPool> {
+    let slot = POOLS.get(ordinal)?;
+    Some(slot.get_or_init(|| MemoryPool::new(budget)))
+}
+
+/// GPU `ordinal`'s pool, when it has one.
+pub fn pool(ordinal: usize) -> Option<&'static MemoryPool> {
+    POOLS.get(ordinal).and_then(|p| p.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn leak(budget: u64) -> &'static MemoryPool {
+        Box::leak(Box::new(MemoryPool::new(budget)))
+    }
+
+    #[test]
+    fn reservations_wait_for_memory_and_fail_clearly() {
+        let p = leak(100);
+        let a = p.reserve(60, Duration::ZERO).unwrap();
+        assert_eq!(p.stats().reserved, 60);
+        // too much for the whole budget: at once
+        let e = p.reserve(101, MEMORY_WAIT).err().unwrap().to_string();
+        assert!(e.contains("more than the GPU's budget"), "{e}");
+        // does not fit now, nothing frees: fails after the wait
+        let t = Instant::now();
+        let e = p.reserve(50, Duration::from_millis(50)).err().unwrap().to_string();
+        assert!(e.contains("waited 0 s for 1 MB") && t.elapsed() >= Duration::from_millis(50), "{e}");
+        // freed by another thread meanwhile: succeeds
+        let waiter = std::thread::spawn(move || p.reserve(50, Duration::from_secs(10)).map(|r| r.bytes));
+        std::thread::sleep(Duration::from_millis(50));
+        drop(a);
+        assert_eq!(waiter.join().unwrap().unwrap(), 50);
+        let s = p.stats();
+        assert_eq!((s.reserved, s.peak, s.waits, s.failures), (0, 60, 2, 2), "{s:?}");
+        assert!(Reservation::NONE.pool.is_none());
+    }
+
+    #[test]
+    fn a_reservation_that_does_not_fit_asks_the_relief_first() {
+        static RELIEVED: AtomicU32 = AtomicU32::new(0);
+        let p = leak(100);
+        let cached = std::sync::Mutex::new(Some(p.reserve(90, Duration::ZERO).unwrap()));
+        let cached: &'static _ = Box::leak(Box::new(cached));
+        p.set_relief(Box::new(|| {
+            RELIEVED.fetch_add(1, Ordering::Relaxed);
+            cached.lock().unwrap().take();
+        }));
+        let r = p.reserve(50, Duration::ZERO).unwrap();
+        assert_eq!(RELIEVED.load(Ordering::Relaxed), 1);
+        assert_eq!(p.stats().reserved, 50);
+        drop(r);
+    }
+}
