@@ -31,7 +31,7 @@ done
 loop() { # iterations
   printf '%s\nDO $$ BEGIN FOR i IN 1..%s LOOP\n' "$settings" "$1"
   for q in "${queries[@]}"; do printf '  EXECUTE %s;\n' "'$q'"; done
-  printf 'END LOOP; END $$;\nSELECT rss_bytes, gpu_memory_used, join_sessions, pid FROM pgstrom.gpu_service_info();\n'
+  printf 'END LOOP; END $$;\nSELECT rss_bytes, gpu_memory_used, join_sessions, pid, (SELECT coalesce(sum(memory_reserved - arrow_cache_bytes), 0) FROM pgstrom.gpu_service_engines) FROM pgstrom.gpu_service_info();\n'
 }
 fds() { ls "/proc/$(tail -n 1 <<<"$1" | cut -d' ' -f4)/fd" 2>/dev/null | wc -l; }
 before=$(loop 20 | psql -XAtq -F' ' 2>&1) || { echo "service-leak: FAIL: $before"; exit 1; }
@@ -43,9 +43,9 @@ rm -f "$arrow" "$arrow.pgstrom-undo"
 python3 - "$before" "$after" "$fd0" "$fd1" <<'PY'
 import sys
 def parse(s):
-    rss, mem, sessions, _ = s.strip().splitlines()[-1].split(" ")
-    return int(rss), [int(x) for x in mem.strip("{}").split(",") if x], int(sessions)
-(r0, m0, _), (r1, m1, s1) = parse(sys.argv[1]), parse(sys.argv[2])
+    rss, mem, sessions, _, pool = s.strip().splitlines()[-1].split(" ")
+    return int(rss), [int(x) for x in mem.strip("{}").split(",") if x], int(sessions), int(pool)
+(r0, m0, _, p0), (r1, m1, s1, p1) = parse(sys.argv[1]), parse(sys.argv[2])
 fd0, fd1 = int(sys.argv[3]), int(sys.argv[4])
 bad = []
 if fd1 - fd0 >= 20: bad.append(f"the service's open files grew from {fd0} to {fd1}")
@@ -53,8 +53,10 @@ if s1 != 0: bad.append(f"{s1} join sessions left open")
 if r1 - r0 >= 32 << 20: bad.append(f"resident memory grew by {(r1 - r0) >> 20} MB")
 for i, (a, b) in enumerate(zip(m0, m1)):
     if b - a >= 64 << 20: bad.append(f"GPU{i} memory in use grew by {(b - a) >> 20} MB")
+# the GPU memory pool: what requests reserved (the column cache aside)
+if p1 - p0 >= 64 << 20: bad.append(f"GPU memory reserved in the pool grew by {(p1 - p0) >> 20} MB")
 if bad:
     print("service-leak: FAIL: " + "; ".join(bad)); sys.exit(1)
 gpus = ", ".join(f"GPU{i} {a >> 20} -> {b >> 20} MB" for i, (a, b) in enumerate(zip(m0, m1))) or "no GPU"
-print(f"service-leak: 1336 queries after a warm-up of 80: no join session left, service RSS {r0 >> 20} -> {r1 >> 20} MB, open files {fd0} -> {fd1}, {gpus}")
+print(f"service-leak: 1336 queries after a warm-up of 80: no join session left, service RSS {r0 >> 20} -> {r1 >> 20} MB, open files {fd0} -> {fd1}, {gpus}, reserved in the pools (column cache aside) {p0 >> 20} -> {p1 >> 20} MB")
 PY
