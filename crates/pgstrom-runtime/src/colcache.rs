@@ -197,16 +197,11 @@ impl ColumnCache {
                 return Ok(buf);
             }
         }
-        // read outside the lock: other threads keep using the cache
-        let buf = match DeviceBuffer::alloc(drv, len as usize) {
-            Ok(b) => b,
-            Err(_) => {
-                // device memory is short: give back what the cache holds
-                // (buffers in use stay alive until their requests end)
-                self.clear();
-                DeviceBuffer::alloc(drv, len as usize)?
-            }
-        };
+        // read outside the lock: other threads keep using the cache.  When
+        // device memory is short the GPU's pool empties this cache (its
+        // relief; buffers in use stay alive until their requests end) and
+        // waits for memory (mempool.rs)
+        let buf = DeviceBuffer::alloc(drv, len as usize)?;
         let before = read.cufile_bytes;
         fileread::read_to_device(drv, src, policy, buf.ptr, offset, len, read)?;
         let cached = Arc::new(Cached { buf });
