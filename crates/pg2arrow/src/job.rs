@@ -239,7 +239,7 @@ impl Batcher {
         let rows = self.rows;
         let block = {
             let mut cur = CURRENT.lock().unwrap_or_else(|e| e.into_inner());
-            let out = cur.as_mut().ok_or("interrupted")?;
+            let Some(out) = cur.as_mut() else { crate::output::taken_by_signal() };
             out.write(&batch, minmax)?
         };
         if p.on {
@@ -423,7 +423,7 @@ pub async fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf,
         b.flush(&mut p)?;
     }
     tx.commit().await.map_err(db)?;
-    let out = CURRENT.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or("interrupted")?;
+    let Some(out) = CURRENT.lock().unwrap_or_else(|e| e.into_inner()).take() else { crate::output::taken_by_signal() };
     let nbatches = out.nbatches();
     out.finish()?;
     if o.progress {

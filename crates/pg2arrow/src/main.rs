@@ -46,6 +46,7 @@ fn handle_signals() {
             if libc::sigwait(&set, &mut sig) != 0 {
                 return;
             }
+            output::SIGNALLED.store(true, std::sync::atomic::Ordering::SeqCst);
             let out = output::CURRENT.lock().unwrap_or_else(|e| e.into_inner()).take();
             let what = out.map(output::Output::abort).unwrap_or_default();
             let name = std::ffi::CStr::from_ptr(libc::strsignal(sig)).to_string_lossy().into_owned();
@@ -123,6 +124,10 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             let out = output::CURRENT.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if out.is_none() && output::SIGNALLED.load(std::sync::atomic::Ordering::SeqCst) {
+                // the signal's thread puts the file back and exits
+                output::taken_by_signal();
+            }
             let what = out.map(output::Output::abort).unwrap_or_default();
             eprintln!("pg2arrow: {e}");
             if !what.is_empty() {

@@ -45,6 +45,19 @@ fn s(p: &Path) -> String {
 /// The output of the running job, for the signal handler's thread.
 pub static CURRENT: Mutex<Option<Output>> = Mutex::new(None);
 
+/// Set by the signal handler's thread before it takes the output.
+pub static SIGNALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The job's output is gone from [`CURRENT`]: the signal handler's thread
+/// took it, puts the file back and ends the process.  Wait for that
+/// instead of returning: a process that exits first kills the thread
+/// halfway (a SIGINT once left the undo file behind).
+pub fn taken_by_signal() -> ! {
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(3600));
+    }
+}
+
 impl Output {
     /// A new file `path` for `schema`.
     pub fn create(path: &Path, schema: &Schema, stat_fields: &[usize]) -> Result<Output, String> {
