@@ -7,7 +7,8 @@
 # lock_timeout ERROR); the writing backend is killed with SIGKILL (the
 # server goes through crash recovery): the table still counts 1,000, the
 # next INSERT repairs the file, and pyarrow reads exactly the committed
-# rows.  Needs pyarrow (TEST_PYTHONPATH) and /tmp/pgstrom_arrow_test/w.
+# rows; a committed truncation shrinks the file, which pyarrow reads, with
+# the row inserted after it.  Needs pyarrow (TEST_PYTHONPATH) and /tmp/pgstrom_arrow_test/w.
 set -uo pipefail
 db=pgstrom_arrow_write
 file=/tmp/pgstrom_arrow_test/w/crash.arrow
@@ -50,6 +51,18 @@ ids = t.column('id').to_pylist()
 print(t.num_rows, min(ids), max(ids), sum(1 for x in t.column('t').to_pylist() if x == 'uncommitted'))" 2>&1)
 [ "$got" = "1001 1 2000 0" ] && echo "arrow-write: pyarrow reads 1001 rows (ids 1..1000 and 2000), no uncommitted row" \
   || bad "pyarrow read: $got"
+# a committed truncation shrinks the file; pyarrow reads it, then the
+# rows inserted after it
+size0=$(stat -c %s "$file")
+psql -XAtq -c "SELECT pgstrom.arrow_fdw_truncate('w')" >/dev/null || bad "truncate failed"
+size1=$(stat -c %s "$file")
+psql -XAtq -c "INSERT INTO w VALUES (7, 'after the truncation')" >/dev/null || bad "INSERT after the truncation failed"
+got=$(PYTHONPATH="${TEST_PYTHONPATH:-}" python3 -c "
+import pyarrow as pa
+print(pa.ipc.open_file('$file').read_all().to_pylist())" 2>&1)
+[ "$size1" -lt $((size0 / 4)) ] && [ "$got" = "[{'id': 7, 't': 'after the truncation'}]" ] \
+  && echo "arrow-write: a committed truncation shrank the file from $size0 to $size1 bytes; pyarrow reads the row inserted after it" \
+  || bad "after the truncation: $size0 -> $size1 bytes, pyarrow read $got"
 psql -XAtq -d postgres -c "DROP DATABASE $db" >/dev/null
 rm -f "$file" /tmp/arrow_write_a.out
 [ $fail = 0 ] && echo "arrow-write: visibility, writer lock, crash repair and pyarrow checks passed"

@@ -38,6 +38,8 @@ before=$(loop 20 | psql -XAtq -F' ' 2>&1) || { echo "service-leak: FAIL: $before
 fd0=$(fds "$before")
 after=$(loop 334 | psql -XAtq -F' ' 2>&1) || { echo "service-leak: FAIL: $after"; exit 1; }
 fd1=$(fds "$after")
+pools=$(psql -XAtq -F' ' -c "SELECT engine || ': budget ' || memory_budget / 1048576 || ' MB, reserved ' || memory_reserved / 1048576 || ' MB (column cache ' || arrow_cache_bytes / 1048576 || ' MB), waits ' || memory_waits || ', failures ' || memory_failures FROM pgstrom.gpu_service_engines WHERE memory_budget IS NOT NULL")
+[ -n "$pools" ] && echo "service-leak: GPU memory pools after the queries: $pools"
 psql -XAtq -d postgres -c "DROP DATABASE $db" >/dev/null
 rm -f "$arrow" "$arrow.pgstrom-undo"
 python3 - "$before" "$after" "$fd0" "$fd1" <<'PY'

@@ -86,14 +86,19 @@ INSERT INTO w_types2 (id, nu) VALUES (5, 1.00000000001);
 INSERT INTO w_types2 (id, ai) VALUES (5, '{{1,2},{3,4}}');
 SELECT count(*) FROM w_types2;
 
--- truncate is transactional
+-- truncate is transactional; once committed the file shrinks to its
+-- schema and footer
+SELECT (pg_stat_file('/tmp/pgstrom_arrow_test/w/w_types.arrow')).size AS size0 \gset
 BEGIN;
 SELECT pgstrom.arrow_fdw_truncate('w_types');
 SELECT count(*) FROM w_types;
 ROLLBACK;
 SELECT count(*) FROM w_types;
+SELECT (pg_stat_file('/tmp/pgstrom_arrow_test/w/w_types.arrow')).size = :size0 AS same_size_after_rollback;
 SELECT pgstrom.arrow_fdw_truncate('w_types');
 SELECT count(*) FROM w_types;
+SELECT (pg_stat_file('/tmp/pgstrom_arrow_test/w/w_types.arrow')).size AS size1 \gset
+SELECT :size1 < :size0 AS shrunk, :size1 < 4096 AS schema_and_footer_only;
 INSERT INTO w_types (i4) VALUES (42);
 SELECT i4 FROM w_types;
 

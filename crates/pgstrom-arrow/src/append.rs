@@ -165,6 +165,9 @@ pub struct Appender {
     dictionaries: Vec<Block>,
     blocks: Vec<Block>,
     metadata: Metadata,
+    /// Where the file's first record batch (or its footer) began: the
+    /// schema message ends there.
+    head_end: u64,
 }
 
 impl Appender {
@@ -196,6 +199,7 @@ impl Appender {
             dictionaries: Vec::new(),
             blocks: Vec::new(),
             metadata: Metadata::new(),
+            head_end: head.len() as u64,
         })
     }
 
@@ -218,6 +222,13 @@ impl Appender {
             })
             .collect();
         let schema = Schema::new_with_metadata(fields, f.schema.metadata().clone());
+        let head_end = blocks
+            .iter()
+            .chain(&dictionaries)
+            .map(|b| b.offset() as u64)
+            .chain([f.footer_at])
+            .min()
+            .unwrap_or(f.footer_at);
         Ok(Appender {
             path: f.path.clone(),
             file,
@@ -227,6 +238,7 @@ impl Appender {
             dictionaries,
             blocks: if keep_batches { blocks } else { Vec::new() },
             metadata,
+            head_end,
         })
     }
 
@@ -277,6 +289,40 @@ impl Appender {
             .write_all_at(&footer, self.at)
             .and_then(|_| self.file.set_len(self.at + footer.len() as u64))
             .map_err(|e| err(&self.path, "write the footer of", e))
+    }
+
+    /// True when the file lists no record batch (nor dictionary) but keeps
+    /// the bytes of old ones: a committed truncation that [`Self::shrink`]
+    /// can cut.
+    pub fn can_shrink(&self) -> bool {
+        self.blocks.is_empty() && self.dictionaries.is_empty() && self.head_end.next_multiple_of(8) < self.at
+    }
+
+    /// Cut the unlisted batches' bytes off a file that lists none (after
+    /// its truncation committed): the footer is written again right after
+    /// the schema message, made durable, then the file is cut after it.
+    /// At every step the file is a valid Arrow file listing no batch (its
+    /// last footer, old or new, says so), so a crash in between loses
+    /// nothing but the space.
+    pub fn shrink(&mut self) -> Result<u64, ArrowError> {
+        if !self.can_shrink() {
+            return Ok(0);
+        }
+        let footer = footer_bytes(self.version, &self.schema, &self.dictionaries, &self.blocks, &self.metadata);
+        let at = self.head_end.next_multiple_of(8);
+        let end = at + footer.len() as u64;
+        let old = self.file.metadata().map_err(|e| err(&self.path, "examine", e))?.len();
+        if end >= old {
+            return Ok(0);
+        }
+        self.file
+            .write_all_at(&footer, at)
+            .and_then(|_| self.file.sync_data())
+            .and_then(|_| self.file.set_len(end))
+            .and_then(|_| self.file.sync_all())
+            .map_err(|e| err(&self.path, "shrink", e))?;
+        self.at = at;
+        Ok(old - end)
     }
 
     /// Make the file durable.

@@ -46,6 +46,8 @@ const BATCH_ROWS: usize = 1 << 20;
 thread_local! {
     /// The files this transaction writes, by path.
     static WRITERS: RefCell<BTreeMap<String, Appender>> = const { RefCell::new(BTreeMap::new()) };
+    /// Files this transaction truncated, to cut once it committed.
+    static TO_SHRINK: RefCell<Vec<(String, Appender)>> = const { RefCell::new(Vec::new()) };
 }
 static mut CALLBACK_REGISTERED: bool = false;
 
@@ -324,6 +326,19 @@ unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: 
             for (path, app) in writers {
                 app.sync().unwrap_or_else(|e| raise(e));
                 Undo::forget(&path).unwrap_or_else(|e| raise(e));
+                if app.can_shrink() {
+                    TO_SHRINK.with_borrow_mut(|v| v.push((path, app)));
+                }
+            }
+        }
+        pg_sys::XactEvent::XACT_EVENT_COMMIT => {
+            // a committed truncation: cut the unlisted batches' bytes (the
+            // relation's lock is still held); never ERROR after commit, the
+            // file stays valid, only larger, when this fails
+            for (path, mut app) in TO_SHRINK.with_borrow_mut(std::mem::take) {
+                if let Err(e) = app.shrink() {
+                    pgrx::warning!("could not shrink arrow file \"{path}\" after its truncation: {}", e.message);
+                }
             }
         }
         pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE if WRITERS.with_borrow(|w| !w.is_empty()) => {
@@ -335,6 +350,7 @@ unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: 
             );
         }
         pg_sys::XactEvent::XACT_EVENT_ABORT => {
+            TO_SHRINK.with_borrow_mut(Vec::clear);
             let writers = WRITERS.with_borrow_mut(std::mem::take);
             for (path, app) in writers {
                 drop(app);
