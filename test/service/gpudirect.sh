@@ -97,5 +97,8 @@ for run in off on auto on-threshold; do
     summary+=("$run: cuFile $cufile, pinned buffers $pinned")
   fi
 done
+# cuFile's own log goes beside the device code, not into the data directory
+datadir=$(q -c "SHOW data_directory")
+[ -e "$datadir/cufile.log" ] && bad "cuFile wrote its log into the data directory"
 [ $fail = 0 ] && echo "gpudirect: 4 GpuPreAgg runs over an Arrow table equal to PostgreSQL's; $(IFS=';'; echo "${summary[*]}" | sed 's/;/; /g')"
 finish

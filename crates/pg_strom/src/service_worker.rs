@@ -129,6 +129,15 @@ pub extern "C-unwind" fn pgstrom_service_main(_arg: pg_sys::Datum) {
     if let Some(dir) = config.socket.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
+    // cuFile (GPUDirect SQL) writes its log where this says, read when
+    // libcufile loads; else into the working directory, the data
+    // directory.  Set while this process is single-threaded, before any
+    // fork: the service inherits it.
+    if std::env::var_os("CUFILE_LOGFILE_PATH").is_none() {
+        let _ = std::fs::create_dir_all(&config.cache_dir);
+        // SAFETY: no other thread exists in the keeper yet.
+        unsafe { std::env::set_var("CUFILE_LOGFILE_PATH", config.cache_dir.join("cufile.log")) };
+    }
     // SAFETY: installing a handler that only touches atomics and kill().
     unsafe {
         libc::signal(libc::SIGTERM, on_sigterm as *const () as libc::sighandler_t);

@@ -55,18 +55,6 @@ const OP_CUDA_DRIVER_ERROR: c_int = OP_BASE_ERR + 11;
 
 /// CUFILE_PARAM_FORCE_COMPAT_MODE (CUFileBoolConfigParameter_t).
 const PARAM_FORCE_COMPAT_MODE: c_int = 2;
-/// CUFILE_PARAM_ENV_LOGFILE_PATH (CUFileStringConfigParameter_t).
-const PARAM_ENV_LOGFILE_PATH: c_int = 1;
-
-/// Where cuFile writes its log, when set before it opens.
-static LOG_FILE: OnceLock<PathBuf> = OnceLock::new();
-
-/// Have cuFile write its log to `path` (call before the first
-/// [`cufile()`]; later calls change nothing).
-pub fn set_log_file(path: PathBuf) {
-    let _ = LOG_FILE.set(path);
-}
-
 /// The bytes one cuFileRead call moves at most: large enough to keep the
 /// storage busy, small enough for an interrupt check between calls.
 pub const READ_PIECE: usize = 64 << 20;
@@ -236,21 +224,13 @@ impl CuFile {
             // force compatibility mode, so that registering a file does not
             // first probe its volume for peer-to-peer support (which fails
             // on block devices cuFile does not know, virtio disks among
-            // them).  cuFile's log goes where the process asked, not into
-            // its working directory (the data directory).
+            // them).  (cuFile's log goes where CUFILE_LOGFILE_PATH says,
+            // read when the library loads.)
             if !nvidia_fs_loaded()
                 && let Ok(set_bool) =
                     lib.get::<unsafe extern "C" fn(c_int, bool) -> CuFileError>(b"cuFileSetParameterBool\0")
             {
                 set_bool(PARAM_FORCE_COMPAT_MODE, true);
-            }
-            if let Some(log) = LOG_FILE.get()
-                && let Ok(set_str) = lib.get::<unsafe extern "C" fn(c_int, *const std::ffi::c_char) -> CuFileError>(
-                    b"cuFileSetParameterString\0",
-                )
-                && let Ok(c) = std::ffi::CString::new(log.as_os_str().as_encoded_bytes())
-            {
-                set_str(PARAM_ENV_LOGFILE_PATH, c.as_ptr());
             }
             let mut version = 0;
             if let Ok(get_version) = lib.get::<unsafe extern "C" fn(*mut c_int) -> CuFileError>(b"cuFileGetVersion\0")

@@ -140,6 +140,10 @@ fn cufile_threads(
 }
 
 fn main() {
+    if std::env::var_os("CUFILE_LOGFILE_PATH").is_none() {
+        // SAFETY: no other thread exists yet.
+        unsafe { std::env::set_var("CUFILE_LOGFILE_PATH", "/tmp/pgstrom-iobench-cufile.log") };
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut pos = Vec::new();
     let mut repeat = 1;
@@ -189,7 +193,6 @@ fn main() {
     drv.check("cuMemAlloc", unsafe { (drv.cuMemAlloc)(&mut dst, len as usize) })
         .unwrap_or_else(|e| fail(e.to_string()));
 
-    cufile::set_log_file(std::path::PathBuf::from(format!("{path}.cufile.log")));
     let cf = cufile::cufile();
     match &cf {
         Ok(c) => println!("cuFile {} from {}: {}", c.version_text(), c.library.display(), c.mode.describe()),

@@ -132,8 +132,8 @@ fn open_engines(config: &ServiceConfig) -> Engines {
         .collect::<Vec<_>>();
     if gpus.iter().any(|g| g.is_ok()) {
         // GPUDirect SQL: cuFile opens now, so the log says which path
-        // Arrow columns will take; its own log goes beside the device code
-        crate::cufile::set_log_file(config.cache_dir.join("cufile.log"));
+        // Arrow columns will take (its own log: CUFILE_LOGFILE_PATH, set
+        // by the keeper to the device-code folder's cufile.log)
         match crate::cufile::cufile() {
             Ok(c) => eprintln!(
                 "pg_strom service: GPUDirect SQL: cuFile {} ({}), {}",
