@@ -119,7 +119,8 @@ if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then
       [ -n "$now" ] && [ "$now" != "$svc" ] && break
       sleep 0.5
     done
-    out=$(PGOPTIONS="${PGOPTIONS:-} -c pg_strom.gpudirect=$mode" \
+    # (threshold 0: the test files' buffers are small, all go by cuFile)
+    out=$(PGOPTIONS="${PGOPTIONS:-} -c pg_strom.gpudirect=$mode -c pg_strom.gpudirect_threshold=0" \
           python3 "$PGSTROM_ROOT/scripts/diff-check.py" --no-setup --only arrow_ 2>&1)
     rc=$?
     read -r cuf pinned < <(psql -XAt -F' ' -d pgstrom_diff -c \

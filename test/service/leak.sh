@@ -38,7 +38,7 @@ before=$(loop 20 | psql -XAtq -F' ' 2>&1) || { echo "service-leak: FAIL: $before
 fd0=$(fds "$before")
 after=$(loop 334 | psql -XAtq -F' ' 2>&1) || { echo "service-leak: FAIL: $after"; exit 1; }
 fd1=$(fds "$after")
-pools=$(psql -XAtq -F' ' -c "SELECT engine || ': budget ' || memory_budget / 1048576 || ' MB, reserved ' || memory_reserved / 1048576 || ' MB (column cache ' || arrow_cache_bytes / 1048576 || ' MB), waits ' || memory_waits || ', failures ' || memory_failures FROM pgstrom.gpu_service_engines WHERE memory_budget IS NOT NULL")
+pools=$(psql -XAtq -F' ' -c "SELECT engine || ': budget ' || memory_budget / 1048576 || ' MB, reserved ' || memory_reserved / 1024 || ' kB (column cache ' || arrow_cache_bytes / 1024 || ' kB), waits ' || memory_waits || ', failures ' || memory_failures FROM pgstrom.gpu_service_engines WHERE memory_budget IS NOT NULL")
 [ -n "$pools" ] && echo "service-leak: GPU memory pools after the queries: $pools"
 psql -XAtq -d postgres -c "DROP DATABASE $db" >/dev/null
 rm -f "$arrow" "$arrow.pgstrom-undo"
@@ -60,5 +60,5 @@ if p1 - p0 >= 64 << 20: bad.append(f"GPU memory reserved in the pool grew by {(p
 if bad:
     print("service-leak: FAIL: " + "; ".join(bad)); sys.exit(1)
 gpus = ", ".join(f"GPU{i} {a >> 20} -> {b >> 20} MB" for i, (a, b) in enumerate(zip(m0, m1))) or "no GPU"
-print(f"service-leak: 1336 queries after a warm-up of 80: no join session left, service RSS {r0 >> 20} -> {r1 >> 20} MB, open files {fd0} -> {fd1}, {gpus}, reserved in the pools (column cache aside) {p0 >> 20} -> {p1 >> 20} MB")
+print(f"service-leak: 1336 queries after a warm-up of 80: no join session left, service RSS {r0 >> 20} -> {r1 >> 20} MB, open files {fd0} -> {fd1}, {gpus}, reserved in the pools (column cache aside) {p0 >> 10} -> {p1 >> 10} kB")
 PY
