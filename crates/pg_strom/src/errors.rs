@@ -25,6 +25,7 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
         DeviceError::Interrupted => PgSqlErrorCode::ERRCODE_QUERY_CANCELED,
         DeviceError::Compile { .. } | DeviceError::Kernel { .. } => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
         DeviceError::InvalidRequest(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+        DeviceError::OutOfMemory(_) => PgSqlErrorCode::ERRCODE_OUT_OF_MEMORY,
         DeviceError::InvalidProgram(_) | DeviceError::NeedsCpu { .. } => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
         DeviceError::Sql { sqlstate, .. } => match *sqlstate {
             "22003" => PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,

@@ -69,6 +69,9 @@ pub enum DeviceError {
     },
     /// The caller asked for something this runtime cannot do.
     InvalidRequest(String),
+    /// The GPU's memory budget cannot hold a request (it is larger than
+    /// the budget, or others kept the memory for the whole wait).
+    OutOfMemory(String),
     /// A device program is malformed or of another format version.
     InvalidProgram(String),
     /// Device code raised one of PostgreSQL's own errors at a row.
@@ -168,6 +171,9 @@ impl DeviceError {
             DeviceError::DeviceLost { .. } => Some(
                 "The GPU service restarts by itself with a new CUDA context; run the query again. The fault is logged in the server log.",
             ),
+            DeviceError::OutOfMemory(_) => Some(
+                "Raise pg_strom.gpu_memory_budget, lower pg_strom.chunk_rows or pg_strom.gpu_join_memory_limit, or run fewer GPU queries at once.",
+            ),
             _ => None,
         }
     }
@@ -202,6 +208,7 @@ impl fmt::Display for DeviceError {
                 write!(f, "device kernel failed (status {status}): {message}")
             }
             DeviceError::InvalidRequest(why) => write!(f, "{why}"),
+            DeviceError::OutOfMemory(why) => write!(f, "{why}"),
             DeviceError::InvalidProgram(why) => write!(f, "invalid device program: {why}"),
             DeviceError::Sql { message, .. } => write!(f, "{message}"),
             DeviceError::Service(why) => write!(f, "GPU service: {why}"),

@@ -107,7 +107,7 @@ impl MemoryPool {
         let mut s = self.lock();
         if bytes > s.budget {
             s.failures += 1;
-            return Err(DeviceError::InvalidRequest(format!(
+            return Err(DeviceError::OutOfMemory(format!(
                 "a request needs {} of GPU memory, more than the GPU's budget of {} (pg_strom.gpu_memory_budget)",
                 size_mb(bytes),
                 size_mb(s.budget)
@@ -125,7 +125,7 @@ impl MemoryPool {
                 let now = Instant::now();
                 if now >= deadline {
                     s.failures += 1;
-                    return Err(DeviceError::InvalidRequest(format!(
+                    return Err(DeviceError::OutOfMemory(format!(
                         "waited {} s for {} of GPU memory: {} of the budget of {} stayed in use by other requests (pg_strom.gpu_memory_budget)",
                         wait.as_secs(),
                         size_mb(bytes),
@@ -186,7 +186,9 @@ mod tests {
         let a = p.reserve(60, Duration::ZERO).unwrap();
         assert_eq!(p.stats().reserved, 60);
         // too much for the whole budget: at once
-        let e = p.reserve(101, MEMORY_WAIT).err().unwrap().to_string();
+        let e = p.reserve(101, MEMORY_WAIT).err().unwrap();
+        assert!(matches!(e, DeviceError::OutOfMemory(_)) && e.hint().is_some(), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("more than the GPU's budget"), "{e}");
         // does not fit now, nothing frees: fails after the wait
         let t = Instant::now();

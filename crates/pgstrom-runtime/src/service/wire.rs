@@ -494,6 +494,10 @@ pub fn put_error(w: &mut Writer<'_>, e: &DeviceError) {
             w.str(device);
             w.str(cause);
         }
+        DeviceError::OutOfMemory(m) => {
+            w.u32(7);
+            w.str(m);
+        }
         other => {
             w.u32(0);
             w.str(&other.to_string());
@@ -518,10 +522,52 @@ pub fn get_error(r: &mut Reader<'_>) -> Result<DeviceError, DeviceError> {
         4 => DeviceError::InvalidRequest(r.string()?),
         5 => DeviceError::Kernel { status: r.u32()? as i32, message: r.string()? },
         6 => DeviceError::DeviceLost { device: r.string()?, cause: r.string()? },
+        7 => DeviceError::OutOfMemory(r.string()?),
         _ => {
             let m = r.string()?;
             let hint = r.opt(|r| r.string())?;
             DeviceError::Remote { message: m, hint }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Errors an executor acts on keep their kind across the socket; so do
+    /// storage policies and file accesses.
+    #[test]
+    fn errors_policies_and_accesses_round_trip() {
+        let mut buf = vec![0u8; 4096];
+        let errors = [
+            DeviceError::OutOfMemory("a request needs 81 MB of GPU memory".into()),
+            DeviceError::DeviceLost { device: "GPU0 (x)".into(), cause: "CUresult 700".into() },
+            DeviceError::NeedsCpu { row: 7 },
+            DeviceError::InvalidRequest("no file 3 in this session".into()),
+        ];
+        for e in errors {
+            let mut w = Writer::new(&mut buf);
+            put_error(&mut w, &e);
+            let n = w.len();
+            assert_eq!(get_error(&mut Reader::new(&buf[..n])).unwrap(), e);
+        }
+        for p in [Policy { direct: Direct::On, threshold: 1 << 20 }, Policy { direct: Direct::Off, threshold: 0 }] {
+            let mut w = Writer::new(&mut buf);
+            put_policy(&mut w, &p);
+            let n = w.len();
+            assert_eq!(get_policy(&mut Reader::new(&buf[..n])).unwrap(), p);
+        }
+        for a in [
+            FileAccess::Pinned,
+            FileAccess::CuFile(Mode::Compat),
+            FileAccess::CuFile(Mode::PeerToPeer),
+            FileAccess::Refused("cuFileHandleRegister failed".into()),
+        ] {
+            let mut w = Writer::new(&mut buf);
+            put_file_access(&mut w, &a);
+            let n = w.len();
+            assert_eq!(get_file_access(&mut Reader::new(&buf[..n])).unwrap(), a);
+        }
+    }
 }
