@@ -51,6 +51,17 @@ impl FileId {
     }
 }
 
+/// A file a session handed over: how it is read, what it was when opened,
+/// and the storage policy its reads follow.
+pub struct OpenFile {
+    /// The descriptor (and its cuFile registration).
+    pub src: SourceFile,
+    /// Its identity when the session opened it.
+    pub id: FileId,
+    /// Which path its reads take.
+    pub policy: Policy,
+}
+
 /// Read `buf.len()` bytes at `offset` of `file`, an error naming what was
 /// read when the file is shorter.
 pub fn read_exact(file: &File, buf: &mut [u8], offset: u64) -> Result<(), DeviceError> {
@@ -167,23 +178,19 @@ impl ColumnCache {
         s
     }
 
-    /// Bytes `[offset, offset + len)` of `src` (identity `id`) in device
-    /// memory: the cached copy, or read now by the path `policy` picks
-    /// (and kept when the budget allows); `read` counts the bytes by path.
-    /// The caller's context is current on this thread.
-    #[allow(clippy::too_many_arguments)]
+    /// Bytes `[offset, offset + len)` of `file` in device memory: the
+    /// cached copy, or read now by the path its policy picks (and kept
+    /// when the budget allows); `read` counts the bytes by path.  The
+    /// caller's context is current on this thread.
     pub fn get(
         &self,
         drv: &'static Driver,
-        src: &SourceFile,
-        policy: &Policy,
-        id: &FileId,
-        offset: u64,
-        len: u64,
+        file: &OpenFile,
+        (offset, len): (u64, u64),
         read: &mut ReadStats,
     ) -> Result<Arc<Cached>, DeviceError> {
-        check_range(id, offset, len)?;
-        let key = Key { file: *id, offset, len };
+        check_range(&file.id, offset, len)?;
+        let key = Key { file: file.id, offset, len };
         {
             let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             inner.tick += 1;
@@ -203,7 +210,7 @@ impl ColumnCache {
         // waits for memory (mempool.rs)
         let buf = DeviceBuffer::alloc(drv, len as usize)?;
         let before = read.cufile_bytes;
-        fileread::read_to_device(drv, src, policy, buf.ptr, offset, len, read)?;
+        fileread::read_to_device(drv, &file.src, &file.policy, buf.ptr, offset, len, read)?;
         let cached = Arc::new(Cached { buf });
         {
             let mut s = self.stats_mut();

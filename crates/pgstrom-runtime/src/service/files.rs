@@ -12,7 +12,7 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 use crate::catalog::type_info;
-use crate::colcache::{Cached, FileId, check_range, read_exact};
+use crate::colcache::{Cached, FileId, OpenFile, check_range, read_exact};
 use crate::engine::ColumnData;
 use crate::error::DeviceError;
 use crate::fileread::{FileAccess, Policy, ReadStats, SourceFile};
@@ -24,7 +24,7 @@ const MAX_FILES: usize = 4096;
 /// The files of a session, numbered in the order they were opened.
 #[derive(Default)]
 pub struct SessionFiles {
-    files: Vec<(SourceFile, FileId, Policy)>,
+    files: Vec<OpenFile>,
     read: ReadStats,
 }
 
@@ -53,7 +53,7 @@ impl SessionFiles {
         if let FileAccess::Refused(why) = &access {
             eprintln!("pg_strom service: cuFile refused a file ({why}): it is read through pinned buffers");
         }
-        self.files.push((src, id, *policy));
+        self.files.push(OpenFile { src, id, policy: *policy });
         Ok(((self.files.len() - 1) as u32, access))
     }
 
@@ -62,7 +62,7 @@ impl SessionFiles {
         self.read
     }
 
-    fn file(&self, n: u32) -> Result<&(SourceFile, FileId, Policy), DeviceError> {
+    fn file(&self, n: u32) -> Result<&OpenFile, DeviceError> {
         self.files.get(n as usize).ok_or_else(|| no_file(n))
     }
 
@@ -80,13 +80,13 @@ impl SessionFiles {
             let Some(f) = c.file else { continue };
             let width = width_of(c)?;
             f.chunk_ranges(width, nrows)?;
-            let (src, id, policy) = self.files.get(f.file as usize).ok_or_else(|| no_file(f.file))?;
-            let values = gpu.columns.get(gpu.drv, src, policy, id, f.values.0, f.values.1, &mut self.read)?;
+            let file = self.files.get(f.file as usize).ok_or_else(|| no_file(f.file))?;
+            let values = gpu.columns.get(gpu.drv, file, f.values, &mut self.read)?;
             let vptr = values.ptr() + f.first_row * width as u64;
             keep.push(values);
             let mut bptr = 0;
             if let Some((off, len)) = f.validity {
-                let bits = gpu.columns.get(gpu.drv, src, policy, id, off, len, &mut self.read)?;
+                let bits = gpu.columns.get(gpu.drv, file, (off, len), &mut self.read)?;
                 bptr = bits.ptr() + f.first_row / 8;
                 keep.push(bits);
             }
@@ -102,7 +102,7 @@ impl SessionFiles {
             .map(|c| {
                 let Some(f) = c.file else { return Ok(None) };
                 let (values, validity) = f.chunk_ranges(width_of(c)?, nrows)?;
-                let (src, id, _) = self.file(f.file)?;
+                let OpenFile { src, id, .. } = self.file(f.file)?;
                 let read = |(off, len): (u64, u64)| -> Result<Vec<u8>, DeviceError> {
                     check_range(id, off, len)?;
                     let mut buf = vec![0u8; len as usize];
