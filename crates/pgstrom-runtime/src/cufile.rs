@@ -247,9 +247,10 @@ impl CuFile {
         }
     }
 
-    /// cuFile's version as `major.minor`.
-    pub fn version_text(&self) -> String {
-        format!("{}.{}", self.version / 1000, self.version % 1000 / 10)
+    /// `cuFile 1.15 (/usr/local/cuda/lib64/libcufile.so.0)`: the version
+    /// and the library, as the service's log and status say it.
+    pub fn name(&self) -> String {
+        format!("cuFile {}.{} ({})", self.version / 1000, self.version % 1000 / 10, self.library.display())
     }
 
     /// Register `file` (by a descriptor of its own, reopened through

@@ -141,9 +141,9 @@ impl MemoryPool {
         Ok(Reservation { pool: Some(self), bytes })
     }
 
-    /// Give back a reservation's bytes when the device refused memory the
-    /// budget allowed (other processes use the GPU): ask the relief, then
-    /// wait for a free, at most `wait`.  True when something was freed.
+    /// When the device refused memory the budget allowed (other processes
+    /// use the GPU): ask the relief, then wait for some reservation to be
+    /// given back, at most `wait`.  True when one was.
     pub fn wait_for_free(&'static self, wait: Duration) -> bool {
         if let Some(relieve) = self.relief.get() {
             relieve();

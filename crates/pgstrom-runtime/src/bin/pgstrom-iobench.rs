@@ -195,7 +195,7 @@ fn main() {
 
     let cf = cufile::cufile();
     match &cf {
-        Ok(c) => println!("cuFile {} from {}: {}", c.version_text(), c.library.display(), c.mode.describe()),
+        Ok(c) => println!("{}: {}", c.name(), c.mode.describe()),
         Err(e) => println!("cuFile unavailable: {e}"),
     }
     let src = SourceFile::new(f.try_clone().expect("dup"), &Policy { direct: Direct::On, threshold: 0 });

@@ -135,12 +135,7 @@ fn open_engines(config: &ServiceConfig) -> Engines {
         // Arrow columns will take (its own log: CUFILE_LOGFILE_PATH, set
         // by the keeper to the device-code folder's cufile.log)
         match crate::cufile::cufile() {
-            Ok(c) => eprintln!(
-                "pg_strom service: GPUDirect SQL: cuFile {} ({}), {}",
-                c.version_text(),
-                c.library.display(),
-                c.mode.describe()
-            ),
+            Ok(c) => eprintln!("pg_strom service: GPUDirect SQL: {}, {}", c.name(), c.mode.describe()),
             Err(e) => eprintln!("pg_strom service: GPUDirect SQL unavailable ({e}): reads go through pinned buffers"),
         }
     }
@@ -178,6 +173,8 @@ pub fn serve(config: &ServiceConfig) -> Result<(), DeviceError> {
 
 /// The service's counters now.
 fn info(engines: &Engines) -> ServiceInfo {
+    // GPUDirect SQL's state, for a service with a GPU
+    let cufile = engines.gpus.iter().any(|g| g.is_ok()).then(crate::cufile::cufile);
     ServiceInfo {
         pid: std::process::id(),
         started: STARTED.load(Ordering::Relaxed),
@@ -206,16 +203,8 @@ fn info(engines: &Engines) -> ServiceInfo {
             .map(|i| crate::mempool::pool(i).map(|p| p.stats()).unwrap_or_default())
             .collect(),
         work: (0..engines.gpus.len().min(MAX_GPUS)).chain([MAX_GPUS]).map(work_counters).collect(),
-        gpudirect: engines
-            .gpus
-            .iter()
-            .any(|g| g.is_ok())
-            .then(|| crate::cufile::cufile().map(|c| c.mode).map_err(|e| e.to_string())),
-        cufile: crate::cufile::cufile()
-            .ok()
-            .filter(|_| engines.gpus.iter().any(|g| g.is_ok()))
-            .map(|c| format!("cuFile {} ({})", c.version_text(), c.library.display()))
-            .unwrap_or_default(),
+        gpudirect: cufile.as_ref().map(|r| r.map(|c| c.mode).map_err(|e| e.to_string())),
+        cufile: cufile.and_then(|r| r.ok()).map(|c| c.name()).unwrap_or_default(),
     }
 }
 
