@@ -53,3 +53,14 @@ EXPLAIN (COSTS OFF) SELECT * FROM gpu_ctx WHERE x % 3 = 0;
 SET pg_strom.gpu_context_cost = 0;
 EXPLAIN (COSTS OFF) SELECT * FROM gpu_ctx WHERE x % 3 = 0;
 DROP TABLE gpu_ctx;
+-- GPU preference: discovery's GPU is found in the PCIe tree (sysfs), and
+-- with one GPU it takes every scan without asking the service to place
+-- it, whatever pg_strom.manual_optimal_gpus prefers.
+SELECT gpu, gpu_pcie LIKE 'pci%' AS in_pcie_tree, preferred
+  FROM pgstrom.gpu_storage_distance(current_setting('data_directory'));
+SET pg_strom.manual_optimal_gpus = '/=gpu7';
+CREATE TABLE gpu_pref AS SELECT x FROM generate_series(1, 1000) x;
+SELECT count(*) FROM gpu_pref WHERE x % 3 = 0;
+SELECT scans_placed FROM pgstrom.gpu_service_engines WHERE engine = 'GPU0';
+RESET pg_strom.manual_optimal_gpus;
+DROP TABLE gpu_pref;

@@ -29,7 +29,8 @@ SELECT count(*) FROM svc WHERE a * 30000000 > 5;
 SELECT errors > 0 AS error_counted, in_flight, bytes_in > 0 AS bytes_counted FROM pgstrom.gpu_service_status;
 -- per engine: the CPU engine's row counts its own requests, chunks and errors
 SELECT engine, device, memory_used IS NULL AS no_memory, requests > 0 AS served, chunks > 0 AS chunked,
-       in_flight, bytes_in > 0 AS bytes_counted, errors > 0 AS error_counted, arrow_cache_bytes IS NULL AS no_cache
+       in_flight, bytes_in > 0 AS bytes_counted, errors > 0 AS error_counted, arrow_cache_bytes IS NULL AS no_cache,
+       join_sessions, scans_placed
   FROM pgstrom.gpu_service_engines WHERE engine = 'CPU';
 SELECT pgstrom.active_engine();
 -- reading ahead: while the service works on a chunk, the backend reads

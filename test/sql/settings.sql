@@ -16,9 +16,31 @@ RESET pg_strom.enabled;
 SET pg_strom.enable_gpu_scan = off;
 -- Only superusers may choose which libnvrtc a backend loads.
 CREATE ROLE pgstrom_regress_user;
+GRANT USAGE ON SCHEMA pgstrom TO pgstrom_regress_user;
 SET ROLE pgstrom_regress_user;
 SET pg_strom.nvrtc_library = '/tmp/libnvrtc.so';
+SET pg_strom.manual_optimal_gpus = 'nvme0=gpu0';   -- superusers only too
 SET pg_strom.engine = 'cpu';
 SHOW pg_strom.engine;
+SELECT count(*) FROM pgstrom.gpu_storage_distance('/tmp');   -- ERROR: looks at files
 RESET ROLE;
+REVOKE USAGE ON SCHEMA pgstrom FROM pgstrom_regress_user;
 DROP ROLE pgstrom_regress_user;
+-- Which GPUs scans of a directory, tablespace or block device run on:
+-- malformed entries are refused with the reason.
+SET pg_strom.manual_optimal_gpus = ' nvme0=gpu1 , /data/arrow/=gpu0:GPU2, pg_default=gpu3';
+SHOW pg_strom.manual_optimal_gpus;
+SET pg_strom.manual_optimal_gpus = 'nvme0';
+SET pg_strom.manual_optimal_gpus = 'nvme0=gpu16';
+SET pg_strom.manual_optimal_gpus = 'nvme0=gpu0:cpu1';
+SET pg_strom.manual_optimal_gpus = 'data/arrow=gpu0';
+SET pg_strom.manual_optimal_gpus = '=gpu0';
+SHOW pg_strom.manual_optimal_gpus;
+RESET pg_strom.manual_optimal_gpus;
+-- Each GPU's PCIe distance to a path's storage: a row per GPU found (none
+-- here without one), each preferred when it is the only one.
+SELECT count(*) = (SELECT count(DISTINCT id) FROM pgstrom.gpu_device_info) AS a_row_per_gpu,
+       coalesce(bool_and(preferred), true) AS preferred
+  FROM pgstrom.gpu_storage_distance('/tmp');
+SELECT * FROM pgstrom.gpu_storage_distance('tmp');
+SELECT * FROM pgstrom.gpu_storage_distance('/no/such/path');

@@ -12,10 +12,17 @@
 //! `$PGDATA/pg_strom/device_code`, built by NVRTC the first time).  The
 //! CPU engine runs in the backend, or in the service with
 //! `pg_strom.cpu_engine_in_service`.  Executors see one `Engine` trait.
+//!
+//! On a machine with several GPUs each scan (each process of a parallel
+//! scan) is placed on first use ([`active_for`]): the candidates are the
+//! GPUs its storage prefers (gpu_preference.rs), and the service picks the
+//! least-loaded of them.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, OnceLock};
+
+use pgstrom_runtime::placement::{Preference, StorageRefs};
 use std::time::Duration;
 
 use pgrx::prelude::*;
@@ -28,12 +35,16 @@ use pgstrom_runtime::{DeviceError, Engine};
 
 use crate::discovery_worker::{self, STATE_FOUND};
 use crate::errors;
+use crate::gpu_preference;
 use crate::guc::{self, EngineSetting};
 
 /// How long a backend waits for start-up discovery to finish.
 pub const DISCOVERY_WAIT_MS: u64 = 30_000;
 
-static GPU_ENGINE: OnceLock<Result<GpuEngine, DeviceError>> = OnceLock::new();
+/// GPUs an engine of this process may use (the service's numbering).
+const MAX_GPUS: usize = pgstrom_runtime::placement::MAX_GPUS as usize;
+/// Without the GPU service: this backend's own GPU engines, by number.
+static GPU_ENGINES: [OnceLock<Result<GpuEngine, DeviceError>>; MAX_GPUS] = [const { OnceLock::new() }; MAX_GPUS];
 static WARNED_FALLBACK: AtomicBool = AtomicBool::new(false);
 static CPU_ENGINE: CpuEngine = CpuEngine;
 
@@ -44,8 +55,8 @@ pub const SERVICE_SOCKET: &str = "pg_strom/service.sock";
 /// or restarting after a crash).
 const SERVICE_WAIT: Duration = Duration::from_secs(30);
 
-static SERVICE_GPU: LazyLock<ServiceEngine> =
-    LazyLock::new(|| ServiceEngine::new(PathBuf::from(SERVICE_SOCKET), 0, SERVICE_WAIT));
+/// The GPU service's GPUs, by number: a connection each, opened on use.
+static SERVICE_GPUS: [OnceLock<ServiceEngine>; MAX_GPUS] = [const { OnceLock::new() }; MAX_GPUS];
 static SERVICE_CPU: LazyLock<ServiceEngine> =
     LazyLock::new(|| ServiceEngine::new(PathBuf::from(SERVICE_SOCKET), SERVICE_CPU_INDEX, SERVICE_WAIT));
 
@@ -74,8 +85,8 @@ pub fn interrupt_pending() -> bool {
 }
 
 /// GPU `index` of the GPU service, on a connection of its own (for
-/// requests aimed at one GPU, such as an injected fault): GPU0 is the
-/// engine queries use; the CPU engine's index gives that one.
+/// requests aimed at one GPU, such as an injected fault); the CPU
+/// engine's index gives that one.
 pub fn service_engine(index: u32) -> ServiceEngine {
     ServiceEngine::new(PathBuf::from(SERVICE_SOCKET), index, SERVICE_WAIT)
 }
@@ -85,20 +96,66 @@ pub fn service_cpu() -> &'static ServiceEngine {
     &SERVICE_CPU
 }
 
-/// The GPU engine: the service's GPU0, or with `pg_strom.gpu_service` off
-/// this backend's own.
-fn gpu() -> Result<&'static dyn Engine, DeviceError> {
-    if guc::GPU_SERVICE.get() {
-        // start-up discovery says why there is none, as without the service
-        let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
-        if snap.devices.is_empty() {
-            return Err(DeviceError::Unavailable(snap.message));
-        }
-        SERVICE_GPU.check()?;
-        Ok(&*SERVICE_GPU)
-    } else {
-        Ok(gpu_engine()?)
+/// The GPU service's GPU `index`, on this process's connection for it.
+fn service_gpu(index: usize) -> &'static ServiceEngine {
+    SERVICE_GPUS[index.min(MAX_GPUS - 1)]
+        .get_or_init(|| ServiceEngine::new(PathBuf::from(SERVICE_SOCKET), index as u32, SERVICE_WAIT))
+}
+
+/// The GPU engine a scan of `storage` runs on, with the candidates it was
+/// chosen among when there were several GPUs.  With the GPU service: the
+/// least-loaded of the GPUs the storage prefers (the service counts the
+/// work of every backend).  Without it: this backend's own engine on one
+/// of them (spread over them by process id).  With one GPU: that one.
+fn gpu_placed(storage: Option<&StorageRefs>) -> Result<(&'static dyn Engine, Option<Preference>), DeviceError> {
+    // start-up discovery says why there is none, as without the service
+    let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
+    if snap.devices.is_empty() {
+        return Err(DeviceError::Unavailable(snap.message));
     }
+    let prefer = || storage.map(|s| gpu_preference::prefer(s, &snap.devices)).unwrap_or_default();
+    if guc::GPU_SERVICE.get() {
+        let first = service_gpu(0);
+        let info = first.hello_info()?;
+        let usable: Vec<usize> = (0..info.gpus.len().min(MAX_GPUS)).filter(|&g| info.gpus[g].is_ok()).collect();
+        let (index, pref) = match usable.as_slice() {
+            [] => {
+                first.check()?; // says why GPU0 could not be opened
+                return Err(DeviceError::Unavailable("the GPU service has no usable GPU".into()));
+            }
+            [only] => (*only, None),
+            _ => {
+                let mut pref = prefer();
+                let index = first.place(&pref.gpus)? as usize;
+                if pref.gpus.is_empty() {
+                    pref.gpus = usable.iter().map(|&g| g as u32).collect();
+                }
+                (index, Some(pref))
+            }
+        };
+        let engine = service_gpu(index);
+        engine.check()?;
+        Ok((engine, pref))
+    } else {
+        let n = snap.devices.len().min(MAX_GPUS);
+        if n == 1 {
+            return Ok((gpu_engine(0)?, None));
+        }
+        let mut pref = prefer();
+        if pref.gpus.is_empty() {
+            pref.gpus = (0..n as u32).collect();
+        }
+        let candidates: Vec<usize> = pref.gpus.iter().map(|&g| g as usize).filter(|&g| g < n).collect();
+        // SAFETY: MyProcPid is set for the life of every backend.
+        let pid = unsafe { pg_sys::MyProcPid } as usize;
+        let pick = candidates.get(pid % candidates.len().max(1)).copied().unwrap_or(0);
+        Ok((gpu_engine(pick)?, Some(pref)))
+    }
+}
+
+/// The GPU engine, wherever the storage.
+fn gpu() -> Result<&'static dyn Engine, DeviceError> {
+    gpu_placed(None).map(|(e, _)| e)
 }
 
 /// Where compiled device code is cached.
@@ -108,12 +165,13 @@ pub fn device_code_dir() -> PathBuf {
     PathBuf::from(data_dir).join("pg_strom").join("device_code")
 }
 
-/// The GPU engine of this backend (device 0 for now), opened on first use.
-pub fn gpu_engine() -> Result<&'static GpuEngine, DeviceError> {
-    GPU_ENGINE
+/// GPU `index` of this backend (without the GPU service), opened on
+/// first use.
+fn gpu_engine(index: usize) -> Result<&'static GpuEngine, DeviceError> {
+    GPU_ENGINES[index.min(MAX_GPUS - 1)]
         .get_or_init(|| {
             let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
-            let Some(dev) = snap.devices.first() else {
+            let Some(dev) = snap.devices.get(index) else {
                 return Err(DeviceError::Unavailable(snap.message));
             };
             GpuEngine::open(dev, &device_code_dir(), guc::nvrtc_library().as_deref())
@@ -135,14 +193,21 @@ pub fn gpu_open_pending(in_new_processes: bool) -> bool {
     if discovery_worker::state() != STATE_FOUND {
         return false;
     }
-    in_new_processes || GPU_ENGINE.get().is_none()
+    in_new_processes || GPU_ENGINES.iter().all(|g| g.get().is_none())
 }
 
 /// The engine device code runs on now.  Raises an ERROR when the setting
 /// demands a GPU that cannot be used.
 pub fn active() -> &'static dyn Engine {
+    active_for(None).0
+}
+
+/// The engine a scan of `storage` runs on (see [`gpu_placed`]), with the
+/// candidate GPUs when there were several.  Raises an ERROR when the
+/// setting demands a GPU that cannot be used.
+pub fn active_for(storage: Option<&StorageRefs>) -> (&'static dyn Engine, Option<Preference>) {
     match guc::ENGINE.get() {
-        EngineSetting::Cpu => cpu(),
+        EngineSetting::Cpu => (cpu(), None),
         EngineSetting::Gpu => {
             let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
             if snap.state != STATE_FOUND {
@@ -153,7 +218,7 @@ pub fn active() -> &'static dyn Engine {
                     Some("Set pg_strom.engine to 'auto' or 'cpu' to run device code on the CPU engine."),
                 );
             }
-            match gpu() {
+            match gpu_placed(storage) {
                 Ok(g) => g,
                 Err(e) => errors::raise("cannot use the GPU", &e),
             }
@@ -161,9 +226,9 @@ pub fn active() -> &'static dyn Engine {
         EngineSetting::Auto => {
             let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
             if snap.state != STATE_FOUND {
-                return cpu();
+                return (cpu(), None);
             }
-            match gpu() {
+            match gpu_placed(storage) {
                 Ok(g) => g,
                 Err(e) => {
                     if !WARNED_FALLBACK.swap(true, Ordering::Relaxed) {
@@ -175,11 +240,21 @@ pub fn active() -> &'static dyn Engine {
                         .set_hint("Set pg_strom.engine = 'gpu' to make this an error, or 'cpu' to silence it.")
                         .report(PgLogLevel::WARNING);
                     }
-                    cpu()
+                    (cpu(), None)
                 }
             }
         }
     }
+}
+
+/// The bit of `engine`'s GPU in a mask of GPUs used (0 for a CPU engine).
+pub fn gpu_bit(engine: &dyn Engine) -> u64 {
+    engine.device_index().filter(|&g| g < 64).map_or(0, |g| 1u64 << g)
+}
+
+/// `GPU0, GPU1` for a mask of [`gpu_bit`]s.
+pub fn gpus_text(mask: u64) -> String {
+    (0..64).filter(|g| mask & (1u64 << g) != 0).map(|g| format!("GPU{g}")).collect::<Vec<_>>().join(", ")
 }
 
 /// The CPU engine (in the backend, or in the GPU service with

@@ -33,6 +33,7 @@ pub mod device_eval;
 pub mod discovery_worker;
 pub mod engine;
 pub mod errors;
+pub mod gpu_preference;
 pub mod gpujoin;
 pub mod gpupreagg;
 pub mod gpuscan;
@@ -63,6 +64,7 @@ pub extern "C-unwind" fn _PG_init() {
         return;
     }
     guc::init();
+    gpu_preference::init_guc();
     // waits for the GPU service stop for query cancels and timeouts
     pgstrom_runtime::service::client::set_interrupt_check(engine::interrupt_pending);
     discovery_worker::init();

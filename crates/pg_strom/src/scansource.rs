@@ -85,6 +85,21 @@ impl Source {
         }
     }
 
+    /// Where the rows lie (the GPU a scan prefers): a heap table's
+    /// tablespace directory, an Arrow table's files.
+    ///
+    /// # Safety
+    /// `rel` the scan's open relation; a backend's main thread.
+    pub unsafe fn storage_refs(&self, rel: pg_sys::Relation) -> pgstrom_runtime::placement::StorageRefs {
+        match self {
+            // SAFETY: caller's promise.
+            Source::Heap(_) => unsafe { crate::gpu_preference::of_relation(rel) },
+            Source::Arrow { reader, .. } => {
+                pgstrom_runtime::placement::StorageRefs { paths: reader.file_paths(), tablespace: None }
+            }
+        }
+    }
+
     /// The node returns partial groups, seldom its source rows (only on
     /// the CPU path): a heap table's pages are not copied, rows are read
     /// again by TID when asked for.

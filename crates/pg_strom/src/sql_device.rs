@@ -102,6 +102,8 @@ mod pgstrom {
             name!(memory_reserved, Option<i64>),
             name!(memory_waits, Option<i64>),
             name!(memory_failures, Option<i64>),
+            name!(join_sessions, i64),
+            name!(scans_placed, Option<i64>),
         ),
     > {
         let info = service_info();
@@ -138,6 +140,8 @@ mod pgstrom {
                 pool.map(|p| p.reserved as i64),
                 pool.map(|p| p.waits as i64),
                 pool.map(|p| p.failures as i64),
+                w.sessions as i64,
+                gpu.then_some(w.placed as i64),
             ));
         }
         TableIterator::new(rows)

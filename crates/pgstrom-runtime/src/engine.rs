@@ -149,6 +149,11 @@ pub trait Engine {
     /// or `none (CPU engine)`.
     fn describe(&self) -> String;
 
+    /// The number of the GPU this engine runs on (None for a CPU engine).
+    fn device_index(&self) -> Option<u32> {
+        None
+    }
+
     /// The mode cuFile runs in where this engine reads files into device
     /// memory itself (a GPU of the GPU service), None elsewhere.
     fn gpudirect(&self) -> Option<crate::cufile::Mode> {

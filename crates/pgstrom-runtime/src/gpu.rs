@@ -407,6 +407,10 @@ impl Engine for GpuEngine {
         format!("GPU{} ({})", self.device.ordinal, self.device.name)
     }
 
+    fn device_index(&self) -> Option<u32> {
+        u32::try_from(self.device.ordinal).ok()
+    }
+
     fn filter_compare(
         &self,
         column: &FilterColumn<'_>,

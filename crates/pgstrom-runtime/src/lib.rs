@@ -31,9 +31,11 @@ mod join_cpu;
 mod join_gpu;
 pub mod mempool;
 pub mod nvrtc;
+pub mod placement;
 pub mod program;
 pub mod selftest;
 pub mod service;
+pub mod topology;
 
 pub use engine::{CompareOp, Engine, EngineKind, FilterColumn, FilterResult};
 pub use error::DeviceError;

@@ -8,20 +8,45 @@
 //! cache to give back what it holds, then waits until other requests free
 //! enough, up to [`MEMORY_WAIT`]), and the counters the service reports.
 //! A reservation larger than the whole budget fails at once: waiting could
-//! never satisfy it.  GPUs without a configured pool (engines opened in a
+//! never satisfy it.  A wait also ends, with an error, as soon as the
+//! thread's give-up check says the request is no longer wanted (the GPU
+//! service's connection thread: its client went away, after a cancel).  GPUs without a configured pool (engines opened in a
 //! backend, tests) reserve without limit.
 //!
 //! Device allocations (gpu.rs) take a [`Reservation`] first and keep it
 //! as long as the memory: dropping it gives the bytes back and wakes the
 //! waiters.
 
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::cell::RefCell;
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::error::DeviceError;
 
 /// The longest a request waits for device memory before it fails.
 pub const MEMORY_WAIT: Duration = Duration::from_secs(30);
+
+/// How often a waiting reservation asks the give-up check.
+const GIVE_UP_POLL: Duration = Duration::from_millis(100);
+
+thread_local! {
+    /// Asked while this thread waits for memory: true ends the wait.
+    static GIVE_UP: RefCell<Option<Box<dyn Fn() -> bool>>> = const { RefCell::new(None) };
+}
+
+/// Set (or clear) what this thread's waits for memory ask, every 100 ms,
+/// whether the request is still wanted.
+pub fn set_give_up(check: Option<Box<dyn Fn() -> bool>>) {
+    GIVE_UP.with(|g| *g.borrow_mut() = check);
+}
+
+fn given_up() -> bool {
+    GIVE_UP.with(|g| g.borrow().as_ref().is_some_and(|f| f()))
+}
+
+fn abandoned() -> DeviceError {
+    DeviceError::Service("the request was abandoned by its client while it waited for GPU memory".into())
+}
 
 /// GPUs a process may have pools for.
 pub const MAX_POOLS: usize = 16;
@@ -87,8 +112,20 @@ impl MemoryPool {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, PoolStats> {
+    fn lock(&self) -> MutexGuard<'_, PoolStats> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Wait for a reservation to be given back, at most until `deadline`
+    /// and [`GIVE_UP_POLL`]; Err when the thread's request was abandoned.
+    fn wait_a_while<'a>(
+        &'a self,
+        s: MutexGuard<'a, PoolStats>,
+        deadline: Instant,
+    ) -> Result<MutexGuard<'a, PoolStats>, MutexGuard<'a, PoolStats>> {
+        let slice = deadline.saturating_duration_since(Instant::now()).min(GIVE_UP_POLL);
+        let s = self.freed.wait_timeout(s, slice).unwrap_or_else(|p| p.into_inner()).0;
+        if given_up() { Err(s) } else { Ok(s) }
     }
 
     /// Set what gives memory back when a reservation does not fit (once).
@@ -133,7 +170,13 @@ impl MemoryPool {
                         size_mb(s.budget)
                     )));
                 }
-                s = self.freed.wait_timeout(s, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
+                s = match self.wait_a_while(s, deadline) {
+                    Ok(s) => s,
+                    Err(mut s) => {
+                        s.failures += 1;
+                        return Err(abandoned());
+                    }
+                };
             }
         }
         s.reserved += bytes;
@@ -143,17 +186,25 @@ impl MemoryPool {
 
     /// When the device refused memory the budget allowed (other processes
     /// use the GPU): ask the relief, then wait for some reservation to be
-    /// given back, at most `wait`.  True when one was.
+    /// given back, at most `wait` (less when the request is abandoned).
+    /// True when one was.
     pub fn wait_for_free(&'static self, wait: Duration) -> bool {
         if let Some(relieve) = self.relief.get() {
             relieve();
         }
-        let s = self.lock();
+        let deadline = Instant::now() + wait;
+        let mut s = self.lock();
         let before = s.reserved;
-        let (s, timeout) =
-            self.freed.wait_timeout_while(s, wait, |s| s.reserved >= before).unwrap_or_else(|p| p.into_inner());
-        drop(s);
-        !timeout.timed_out()
+        while s.reserved >= before {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            s = match self.wait_a_while(s, deadline) {
+                Ok(s) => s,
+                Err(_) => return false,
+            };
+        }
+        true
     }
 }
 
@@ -202,6 +253,29 @@ mod tests {
         let s = p.stats();
         assert_eq!((s.reserved, s.peak, s.waits, s.failures), (0, 60, 2, 2), "{s:?}");
         assert!(Reservation::NONE.pool.is_none());
+    }
+
+    #[test]
+    fn an_abandoned_request_stops_waiting() {
+        static GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        let p = leak(100);
+        let _held = p.reserve(80, Duration::ZERO).unwrap();
+        let waiter = std::thread::spawn(move || {
+            set_give_up(Some(Box::new(|| GONE.load(Ordering::Relaxed))));
+            let t = Instant::now();
+            let e = p.reserve(50, MEMORY_WAIT).err().unwrap();
+            let freed = p.wait_for_free(MEMORY_WAIT);
+            (e, freed, t.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(150));
+        GONE.store(true, Ordering::Relaxed);
+        let (e, freed, took) = waiter.join().unwrap();
+        assert!(e.to_string().contains("abandoned"), "{e}");
+        assert!(!freed);
+        assert!(took < Duration::from_secs(2), "{took:?}");
+        assert_eq!(p.stats().failures, 1);
+        // other threads have no check: unaffected
+        assert!(p.reserve(20, Duration::ZERO).is_ok());
     }
 
     #[test]

@@ -129,9 +129,13 @@ fn closed_and_unknown_sessions() {
     let outer = i8_col(&[3, 4, 1, 1]);
     let spec = int8_key_join(&inner, 3, Some(common::cmp(0, 1, "INT8EQ")));
     let before = svc.info().unwrap().sessions;
+    let cpu_sessions = || svc.info().unwrap().work.last().unwrap().sessions;
+    let cpu_before = cpu_sessions();
     {
         let mut s = svc.join_open(&spec).unwrap();
         assert_eq!(svc.info().unwrap().sessions, before + 1);
+        // counted on the engine it runs on
+        assert_eq!(cpu_sessions(), cpu_before + 1);
         let cols = [ColumnData {
             type_id: type_id("INT8"),
             values: &outer,
@@ -146,6 +150,30 @@ fn closed_and_unknown_sessions() {
     }
     // dropped: the service closed it
     assert_eq!(svc.info().unwrap().sessions, before);
+    assert_eq!(cpu_sessions(), cpu_before);
+}
+
+/// Scans are placed on a usable GPU of the service: one named, else any;
+/// each placement is counted on its GPU.  A service without a GPU says so.
+#[test]
+fn scans_are_placed_on_usable_gpus() {
+    let svc = service_engine(CPU_ENGINE);
+    let info = svc.info().unwrap();
+    let usable: Vec<u32> = (0..info.gpus.len() as u32).filter(|&g| info.gpus[g as usize].is_ok()).collect();
+    if usable.is_empty() {
+        let e = svc.place(&[0]).unwrap_err();
+        assert!(e.to_string().contains("the GPU service has no usable GPU"), "{e:?}");
+        return;
+    }
+    let placed = |g: u32| svc.info().unwrap().work[g as usize].placed;
+    let g = usable[0];
+    let before = placed(g);
+    assert_eq!(svc.place(&[g]).unwrap(), g);
+    // GPUs the service lacks are ignored: any usable GPU
+    let any = svc.place(&[99, 15]).unwrap();
+    assert!(usable.contains(&any), "{any}");
+    assert!(usable.contains(&svc.place(&[]).unwrap()));
+    assert!(placed(g) > before);
 }
 
 /// Columns a session reads from a file itself (Arrow_Fdw's fixed-width

@@ -228,6 +228,12 @@ impl ArrowReader {
         }
     }
 
+    /// The table's files (where its rows lie, for the GPU the scan
+    /// prefers).
+    pub fn file_paths(&self) -> Vec<std::path::PathBuf> {
+        self.files.iter().map(|f| std::path::PathBuf::from(&f.file.path)).collect()
+    }
+
     /// Push the error context (file, batch, column, row) for PostgreSQL
     /// errors raised while converting; pair with [`Self::pop_context`].
     pub fn push_context(&mut self) {

@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use pgstrom_runtime::placement::{Preference, StorageRefs};
 
 use pgstrom_runtime::agg::{AggGroups, AggKind, AggOp, AggSpec};
 use pgstrom_runtime::engine::ParamValue;
@@ -72,6 +73,8 @@ pub struct Counters {
     pub cufile_bytes: u64,
     pub pinned_bytes: u64,
     pub cached_bytes: u64,
+    /// The GPUs the join's processes ran on (engine::gpu_bit).
+    pub gpus: u64,
 }
 
 #[repr(C)]
@@ -89,6 +92,7 @@ struct SharedState {
     cufile_bytes: AtomicU64,
     pinned_bytes: AtomicU64,
     cached_bytes: AtomicU64,
+    gpus: AtomicU64,
 }
 
 const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
@@ -124,6 +128,10 @@ pub struct GpuJoinExec {
     param_exprs: Vec<*mut pg_sys::ExprState>,
     params: Option<Vec<ParamValue>>,
     pub(crate) engine: Option<&'static dyn Engine>,
+    /// Where the outer table's rows lie (for the GPU it prefers).
+    storage: StorageRefs,
+    /// The GPUs the engine was chosen among, with several GPUs.
+    pub(crate) candidates: Option<Preference>,
     session: Option<Box<dyn JoinSession>>,
     /// The CPU engine's session, for chunks the GPU cannot finish.
     cpu_session: Option<Box<dyn JoinSession>>,
@@ -300,12 +308,15 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         if info.agg.is_some() {
             source.set_rows_seldom_read();
         }
+        let storage = source.storage_refs(rel);
         let state = Box::new(GpuJoinExec {
             info,
             scan_quals,
             param_exprs,
             params: None,
             engine: None,
+            storage,
+            candidates: None,
             session: None,
             cpu_session: None,
             inners: Vec::new(),
@@ -342,9 +353,22 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
     }
 }
 
-/// The engine of this join, chosen on first use.
+/// The engine of this join, chosen on first use (among the GPUs the
+/// outer table's storage prefers, when there are several).
 pub(crate) fn engine_of(st: &mut GpuJoinExec) -> &'static dyn Engine {
-    *st.engine.get_or_insert_with(engine::active)
+    if let Some(e) = st.engine {
+        return e;
+    }
+    let (e, candidates) = engine::active_for(Some(&st.storage));
+    st.engine = Some(e);
+    st.candidates = candidates;
+    let bit = engine::gpu_bit(e);
+    st.counters.gpus |= bit;
+    // SAFETY: shared is NULL or the DSM area, alive during the scan.
+    if let Some(s) = unsafe { st.shared.as_ref() } {
+        s.gpus.fetch_or(bit, Ordering::Relaxed);
+    }
+    e
 }
 
 impl GpuJoinExec {
@@ -1108,6 +1132,7 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
             st.counters.cufile_bytes = s.cufile_bytes.load(Ordering::Relaxed);
             st.counters.pinned_bytes = s.pinned_bytes.load(Ordering::Relaxed);
             st.counters.cached_bytes = s.cached_bytes.load(Ordering::Relaxed);
+            st.counters.gpus |= s.gpus.load(Ordering::Relaxed);
             for i in 0..MAX_SOURCES {
                 st.counters.stage[i] = s.stage[i].load(Ordering::Relaxed);
             }

@@ -161,6 +161,7 @@ pub unsafe extern "C-unwind" fn explain(
             pref.push_str(" with GPUDirect SQL");
         }
         prop_text(c"GPU Preference", &pref, es);
+        crate::gpuscan::explain::explain_placement(st.candidates.as_ref(), st.counters.gpus, es);
         if let Some(r) = st.arrow_reader() {
             r.explain((*node).ss.ps.plan, es);
         }

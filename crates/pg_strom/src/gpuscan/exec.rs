@@ -28,6 +28,7 @@ use std::time::Instant;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use pgstrom_runtime::placement::{Preference, StorageRefs};
 
 use pgstrom_runtime::engine::{EvalOutput, ParamValue};
 use pgstrom_runtime::program::Program;
@@ -61,6 +62,8 @@ pub struct Counters {
     pub ahead: u64,
     /// Chunks whose rows were kept as TIDs (few of them were returned).
     pub tid_chunks: u64,
+    /// The GPUs the scan's processes ran on (engine::gpu_bit).
+    pub gpus: u64,
 }
 
 /// The head of the parallel coordination area; the parallel table scan
@@ -74,6 +77,7 @@ struct SharedState {
     engine_ns: AtomicU64,
     ahead: AtomicU64,
     tid_chunks: AtomicU64,
+    gpus: AtomicU64,
 }
 
 const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
@@ -197,6 +201,10 @@ pub struct GpuScanExec {
     param_exprs: Vec<*mut pg_sys::ExprState>,
     params: Option<Vec<ParamValue>>,
     pub(crate) engine: Option<&'static dyn Engine>,
+    /// Where the table's rows lie (for the GPU it prefers).
+    storage: StorageRefs,
+    /// The GPUs the engine was chosen among, with several GPUs.
+    pub(crate) candidates: Option<Preference>,
     /// The table, read chunk by chunk.
     pub(crate) source: Source,
     /// Per row of the chunk: 1 when the device filter passed it.
@@ -337,6 +345,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             eflags,
             c"GpuScan chunk",
         );
+        let storage = source.storage_refs(rel);
         let state = Box::new(GpuScanExec {
             info,
             all_quals,
@@ -344,6 +353,8 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             param_exprs,
             params: None,
             engine: None,
+            storage,
+            candidates: None,
             source,
             pass: Vec::new(),
             projections,
@@ -366,9 +377,22 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
     }
 }
 
-/// The engine of this scan, chosen on first use.
+/// The engine of this scan, chosen on first use (among the GPUs its
+/// storage prefers, when there are several).
 pub(crate) fn engine_of(st: &mut GpuScanExec) -> &'static dyn Engine {
-    *st.engine.get_or_insert_with(engine::active)
+    if let Some(e) = st.engine {
+        return e;
+    }
+    let (e, candidates) = engine::active_for(Some(&st.storage));
+    st.engine = Some(e);
+    st.candidates = candidates;
+    let bit = engine::gpu_bit(e);
+    st.counters.gpus |= bit;
+    // SAFETY: shared is NULL or the DSM area, alive during the scan.
+    if let Some(s) = unsafe { st.shared.as_ref() } {
+        s.gpus.fetch_or(bit, Ordering::Relaxed);
+    }
+    e
 }
 
 impl GpuScanExec {
@@ -720,6 +744,7 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
                 engine_ns: s.engine_ns.load(Ordering::Relaxed),
                 ahead: s.ahead.load(Ordering::Relaxed),
                 tid_chunks: s.tid_chunks.load(Ordering::Relaxed),
+                gpus: s.gpus.load(Ordering::Relaxed) | st.counters.gpus,
             };
         }
         st.shared = std::ptr::null_mut();

@@ -3,13 +3,16 @@
 //! Always: `GPU Filter` (the quals the device evaluates, deparsed as
 //! PostgreSQL prints quals), `GPU Projection` (the output expressions the
 //! device computes, when any), `GPU Preference` (the engine: `GPU0 (name)`,
-//! or `none (CPU engine)`), `referenced` (the columns the device reads).
+//! or `none (CPU engine)`), `GPU Candidates` (with several GPUs: those the
+//! scan was placed among, and why), `referenced` (the columns the device
+//! reads).
 //! With VERBOSE: `GPU Program`, the device program listing.  With ANALYZE:
 //! `Rows Removed by GPU Filter` (per loop, as PostgreSQL counts
 //! `Rows Removed by Filter`, workers included), `GPU Chunks`, `GPU Input`
 //! (rows and bytes handed to the engine), `CPU Path Rows` (rows of chunks
 //! the engine could not finish, re-evaluated by PostgreSQL), and with
-//! TIMING `GPU Time`.  PostgreSQL itself prints `Filter` and
+//! TIMING `GPU Time`; `GPUs Used` when the scan's processes ran on more
+//! than one GPU.  PostgreSQL itself prints `Filter` and
 //! `Rows Removed by Filter` for the quals left on the CPU.
 
 use std::ffi::{CStr, CString};
@@ -25,6 +28,23 @@ pub(crate) fn prop_text(label: &CStr, value: &str, es: *mut pg_sys::ExplainState
     let v = CString::new(value.replace('\0', "")).expect("NULs removed");
     // SAFETY: valid ExplainState; PostgreSQL copies the strings.
     unsafe { pg_sys::ExplainPropertyText(label.as_ptr(), v.as_ptr(), es) };
+}
+
+/// `GPU Candidates` (with several GPUs: the GPUs a scan was placed among,
+/// and why) and, after a run whose processes used more than one GPU,
+/// `GPUs Used` (GpuJoin's EXPLAIN uses it too).
+pub(crate) fn explain_placement(
+    candidates: Option<&pgstrom_runtime::placement::Preference>,
+    used: u64,
+    es: *mut pg_sys::ExplainState,
+) {
+    if let Some(p) = candidates {
+        prop_text(c"GPU Candidates", &pgstrom_runtime::placement::candidates_text(p), es);
+    }
+    // SAFETY: valid ExplainState.
+    if unsafe { (*es).analyze } && used.count_ones() > 1 {
+        prop_text(c"GPUs Used", &crate::engine::gpus_text(used), es);
+    }
 }
 
 fn prop_int(label: &CStr, unit: Option<&CStr>, value: i64, es: *mut pg_sys::ExplainState) {
@@ -90,6 +110,7 @@ pub unsafe extern "C-unwind" fn explain(
         }
         let eng = engine_of(st);
         prop_text(c"GPU Preference", &eng.describe(), es);
+        explain_placement(st.candidates.as_ref(), st.counters.gpus, es);
         let relid = (*(*node).ss.ss_currentRelation).rd_id;
         let names: Vec<String> = st.info.columns.iter().map(|(a, _)| column_name(relid, *a)).collect();
         match st.arrow_reader() {

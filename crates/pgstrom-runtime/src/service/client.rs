@@ -277,6 +277,31 @@ impl ServiceEngine {
         self.with(|c| c.call(op::STATUS, 0, 0, |_| Ok(()), ServiceInfo::get))
     }
 
+    /// The GPU a scan should run on: the least-loaded usable GPU among
+    /// `wanted` (every usable GPU when `wanted` has none); an error when
+    /// the service has no usable GPU.
+    pub fn place(&self, wanted: &[u32]) -> Result<u32, DeviceError> {
+        self.with(|c| {
+            c.call(
+                op::PLACE,
+                0,
+                0,
+                |w| {
+                    w.u64(wanted.len() as u64);
+                    wanted.iter().for_each(|g| w.u32(*g));
+                    Ok(())
+                },
+                |r| r.u32(),
+            )
+        })
+    }
+
+    /// What the service said about itself when this engine connected
+    /// (connecting if needed): its GPUs do not change while it runs.
+    pub fn hello_info(&self) -> Result<ServiceInfo, DeviceError> {
+        self.with(|c| Ok(c.info.clone()))
+    }
+
     /// Make this engine's GPU fault after `after_launches` more kernel
     /// launches (see `GpuEngine::arm_fault`); an error for the CPU engine.
     pub fn inject_fault(&self, after_launches: u32) -> Result<(), DeviceError> {
@@ -329,6 +354,10 @@ impl Engine for ServiceEngine {
             Ok(None) => format!("GPU{} (not in the GPU service)", self.engine),
             Err(e) => format!("GPU{} ({e})", self.engine),
         }
+    }
+
+    fn device_index(&self) -> Option<u32> {
+        (self.engine != CPU_ENGINE).then_some(self.engine)
     }
 
     fn gpudirect(&self) -> Option<crate::cufile::Mode> {

@@ -22,7 +22,7 @@ pub mod shm;
 pub mod wire;
 
 /// Protocol version (HELLO).
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 /// The engine number of the CPU engine (GPUs are 0..n).
 pub const CPU_ENGINE: u32 = u32::MAX;
 
@@ -61,6 +61,9 @@ pub mod op {
     pub const EVAL_MULTI: u32 = 14;
     /// The bytes a join session's files moved, by storage path.
     pub const FILE_STATS: u32 = 15;
+    /// Choose the GPU a scan runs on: the least-loaded of the candidates
+    /// given (see `server::choose_gpu`); its number out.
+    pub const PLACE: u32 = 16;
 }
 
 /// Reply status words.
@@ -122,6 +125,10 @@ pub struct EngineWork {
     pub bytes_in: u64,
     /// Requests answered with an error.
     pub errors: u64,
+    /// Join sessions open on it now.
+    pub sessions: u64,
+    /// Scans placed on it ([`op::PLACE`]) since the service started.
+    pub placed: u64,
 }
 
 impl ServiceInfo {
@@ -152,7 +159,7 @@ impl ServiceInfo {
         self.gpu_memory_used.iter().for_each(|m| w.u64(*m));
         w.u64(self.work.len() as u64);
         for e in &self.work {
-            for v in [e.requests, e.in_flight, e.chunks, e.bytes_in, e.errors] {
+            for v in [e.requests, e.in_flight, e.chunks, e.bytes_in, e.errors, e.sessions, e.placed] {
                 w.u64(v);
             }
         }
@@ -202,6 +209,8 @@ impl ServiceInfo {
                     chunks: r.u64()?,
                     bytes_in: r.u64()?,
                     errors: r.u64()?,
+                    sessions: r.u64()?,
+                    placed: r.u64()?,
                 })
             })
             .collect::<Result<_, crate::DeviceError>>()?;

@@ -61,20 +61,62 @@ static IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
 static BYTES_IN: AtomicU64 = AtomicU64::new(0);
 /// Per-engine counters: GPUs 0..MAX_GPUS, then the CPU engine.
 const MAX_GPUS: usize = 16;
-static WORK: [[AtomicU64; 5]; MAX_GPUS + 1] = [const { [const { AtomicU64::new(0) }; 5] }; MAX_GPUS + 1];
+static WORK: [[AtomicU64; W_COUNTERS]; MAX_GPUS + 1] =
+    [const { [const { AtomicU64::new(0) }; W_COUNTERS] }; MAX_GPUS + 1];
 const W_REQUESTS: usize = 0;
 const W_IN_FLIGHT: usize = 1;
 const W_CHUNKS: usize = 2;
 const W_BYTES_IN: usize = 3;
 const W_ERRORS: usize = 4;
+const W_SESSIONS: usize = 5;
+const W_PLACED: usize = 6;
+const W_COUNTERS: usize = 7;
+
+/// The counters of engine `engine` (a GPU's number or [`CPU_ENGINE`]).
+fn work_counters_of(engine: u32) -> Option<&'static [AtomicU64; W_COUNTERS]> {
+    WORK.get(if engine == CPU_ENGINE { MAX_GPUS } else { engine as usize })
+}
 
 /// The counters of the engine a request names (None: no engine's work).
-fn work_of(h: &Header) -> Option<&'static [AtomicU64; 5]> {
-    if matches!(h.op, op::HELLO | op::STATUS) {
+fn work_of(h: &Header) -> Option<&'static [AtomicU64; W_COUNTERS]> {
+    if matches!(h.op, op::HELLO | op::STATUS | op::PLACE) {
         return None;
     }
-    let i = if h.engine == CPU_ENGINE { MAX_GPUS } else { h.engine as usize };
-    WORK.get(i)
+    work_counters_of(h.engine)
+}
+
+/// Count a join session opened (+1) or dropped (-1) on `engine`.
+fn count_session(engine: u32, opened: bool) {
+    if opened {
+        SESSIONS.fetch_add(1, Ordering::Relaxed);
+    } else {
+        SESSIONS.fetch_sub(1, Ordering::Relaxed);
+    }
+    if let Some(w) = work_counters_of(engine) {
+        if opened {
+            w[W_SESSIONS].fetch_add(1, Ordering::Relaxed);
+        } else {
+            w[W_SESSIONS].fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A GPU a scan may run on, with its load now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    /// The GPU's number.
+    pub gpu: u32,
+    /// Requests being served on it plus join sessions open on it.
+    pub load: u64,
+    /// Scans placed on it so far.
+    pub placed: u64,
+}
+
+/// The least-loaded candidate; among equally loaded ones, the one given
+/// the fewest scans so far (scans starting together spread round-robin),
+/// then the lowest number.
+pub fn choose_gpu(candidates: &[Candidate]) -> Option<u32> {
+    candidates.iter().min_by_key(|c| (c.load, c.placed, c.gpu)).map(|c| c.gpu)
 }
 
 fn work_counters(i: usize) -> super::EngineWork {
@@ -86,6 +128,8 @@ fn work_counters(i: usize) -> super::EngineWork {
         chunks: get(W_CHUNKS),
         bytes_in: get(W_BYTES_IN),
         errors: get(W_ERRORS),
+        sessions: get(W_SESSIONS),
+        placed: get(W_PLACED),
     }
 }
 static ERRORS: AtomicU64 = AtomicU64::new(0);
@@ -224,6 +268,7 @@ enum Answer {
     Evals(Vec<EvalOutput>),
     Filter(FilterResult),
     Session(u32, u64),
+    Placed(u32),
     FileOpened(u32, FileAccess),
     ReadStats(ReadStats),
     Combos(Combos),
@@ -246,6 +291,7 @@ impl Answer {
                 w.u32(*id);
                 w.u64(*bytes);
             }
+            Answer::Placed(gpu) => w.u32(*gpu),
             Answer::FileOpened(n, access) => {
                 w.u32(*n);
                 wire::put_file_access(w, access);
@@ -279,12 +325,26 @@ struct Session {
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        SESSIONS.fetch_sub(self.sessions.len() as u64, Ordering::Relaxed);
+        for s in self.sessions.values() {
+            count_session(s.engine, false);
+        }
     }
+}
+
+/// Whether the peer of socket `fd` hung up (a client that went away, as
+/// a cancelled backend's does while its request is still served).
+fn peer_gone(fd: std::os::fd::RawFd) -> bool {
+    let mut p = libc::pollfd { fd, events: libc::POLLRDHUP, revents: 0 };
+    // SAFETY: one valid pollfd; zero timeout.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & (libc::POLLHUP | libc::POLLRDHUP | libc::POLLERR) != 0
 }
 
 impl Connection {
     fn run(&mut self) {
+        // a request waiting for device memory gives up when its client goes
+        let fd = self.sock.raw_fd();
+        crate::mempool::set_give_up(Some(Box::new(move || peer_gone(fd))));
         loop {
             let (h, fd) = match self.sock.recv() {
                 Ok(m) => m,
@@ -374,6 +434,28 @@ impl Connection {
         }
     }
 
+    /// The GPU a scan runs on: the least-loaded usable GPU of `wanted`
+    /// (of every usable GPU when none of `wanted` is usable).
+    fn place(&self, wanted: &[u32]) -> Result<u32, DeviceError> {
+        let usable = |g: u32| matches!(self.engines.gpus.get(g as usize), Some(Ok(_))) && (g as usize) < MAX_GPUS;
+        let mut gpus: Vec<u32> = wanted.iter().copied().filter(|&g| usable(g)).collect();
+        if gpus.is_empty() {
+            gpus = (0..self.engines.gpus.len() as u32).filter(|&g| usable(g)).collect();
+        }
+        let candidates: Vec<Candidate> = gpus
+            .iter()
+            .map(|&gpu| {
+                let w = &WORK[gpu as usize];
+                let get = |k: usize| w[k].load(Ordering::Relaxed);
+                Candidate { gpu, load: get(W_IN_FLIGHT) + get(W_SESSIONS), placed: get(W_PLACED) }
+            })
+            .collect();
+        let gpu = choose_gpu(&candidates)
+            .ok_or_else(|| DeviceError::Unavailable("the GPU service has no usable GPU".into()))?;
+        WORK[gpu as usize][W_PLACED].fetch_add(1, Ordering::Relaxed);
+        Ok(gpu)
+    }
+
     fn session(&mut self, id: u32) -> Result<&mut Session, DeviceError> {
         self.sessions.get_mut(&id).ok_or_else(|| DeviceError::InvalidRequest(format!("no join session {id}")))
     }
@@ -445,7 +527,7 @@ impl Connection {
                 self.next_session = self.next_session.wrapping_add(1).max(1);
                 let bytes = s.inner_bytes() as u64;
                 self.sessions.insert(id, Session { join: s, engine: h.engine, files: SessionFiles::default() });
-                SESSIONS.fetch_add(1, Ordering::Relaxed);
+                count_session(h.engine, true);
                 Ok(Answer::Session(id, bytes))
             }
             op::JOIN_PROBE | op::JOIN_PROBE_AGG => {
@@ -486,6 +568,10 @@ impl Connection {
                 let (n, access) = s.files.open(file, &policy)?;
                 Ok(Answer::FileOpened(n, access))
             }
+            op::PLACE => {
+                let wanted = (0..r.count()?).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
+                Ok(Answer::Placed(self.place(&wanted)?))
+            }
             op::FILE_STATS => Ok(Answer::ReadStats(self.session(h.session)?.files.read_stats())),
             op::JOIN_UNMATCHED => Ok(Answer::Combos(self.session(h.session)?.join.unmatched()?)),
             op::JOIN_UNMATCHED_AGG => Ok(Answer::Groups(self.session(h.session)?.join.unmatched_agg()?)),
@@ -512,8 +598,8 @@ impl Connection {
                 }
             }
             op::JOIN_CLOSE => {
-                if self.sessions.remove(&h.session).is_some() {
-                    SESSIONS.fetch_sub(1, Ordering::Relaxed);
+                if let Some(s) = self.sessions.remove(&h.session) {
+                    count_session(s.engine, false);
                 }
                 Ok(Answer::Empty)
             }
@@ -551,5 +637,31 @@ impl Connection {
             return Ok(());
         }
         self.sock.send(&h, None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scans_go_to_the_least_loaded_gpu_then_round_robin() {
+        let c = |gpu, load, placed| Candidate { gpu, load, placed };
+        assert_eq!(choose_gpu(&[]), None);
+        assert_eq!(choose_gpu(&[c(3, 9, 9)]), Some(3));
+        // the least loaded wins whatever it was given before
+        assert_eq!(choose_gpu(&[c(0, 2, 0), c(1, 1, 50)]), Some(1));
+        // equal load: the one given fewer scans
+        assert_eq!(choose_gpu(&[c(0, 0, 4), c(1, 0, 3), c(2, 0, 3)]), Some(1));
+        // scans starting together on idle GPUs spread over all of them
+        let mut placed = [0u64; 4];
+        let mut order = Vec::new();
+        for _ in 0..8 {
+            let cands: Vec<_> = (0..4).map(|g| c(g, 0, placed[g as usize])).collect();
+            let g = choose_gpu(&cands).unwrap();
+            placed[g as usize] += 1;
+            order.push(g);
+        }
+        assert_eq!(order, [0, 1, 2, 3, 0, 1, 2, 3]);
     }
 }

@@ -132,6 +132,11 @@ impl Drop for Region {
 pub struct Socket(OwnedFd);
 
 impl Socket {
+    /// Its descriptor (for poll).
+    pub fn raw_fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+
     fn open_fd() -> Result<OwnedFd, DeviceError> {
         // SAFETY: plain system call.
         let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0) };
