@@ -106,6 +106,14 @@ agree=$(psql -XAtq -c "SELECT count(*) FROM pgstrom.engine_selftest(5000000, 'gp
                         WHERE g.nmatched = c.nmatched AND g.matches_reference AND c.matches_reference")
 [ "$agree" = 84 ] && step PASS "engine self-test: 84/84 cases, GPU = CPU = reference on 5M rows" \
                   || step FAIL "engine self-test: only '$agree'/84 cases agree"
+echo "== GPU preference: each GPU's place in the PCIe tree, distance to the data directory's storage"
+psql -X -P pager=off -c "SELECT * FROM pgstrom.gpu_storage_distance(current_setting('data_directory'))"
+pref=$(psql -XAtq -F' ' -c "SELECT count(*), count(gpu_pcie), string_agg(DISTINCT coalesce(storage, 'no PCIe storage') || ' ' || coalesce(closeness, ''), ', ')
+                             FROM pgstrom.gpu_storage_distance(current_setting('data_directory'))")
+read -r ngpu nplaced where <<<"$pref"
+[ -n "$ngpu" ] && [ "$ngpu" -gt 0 ] && [ "$ngpu" = "$nplaced" ] \
+  && step PASS "GPU preference: $nplaced of $ngpu GPUs found in the PCIe tree; data directory on $where" \
+  || step FAIL "GPU preference: '$pref' (GPUs not found in sysfs)"
 echo "== GpuScan on a generated table (GPU engine, CPU engine, PostgreSQL)"
 gs=$(psql -X -v rows="${PGSTROM_GPUSCAN_ROWS:-5000000}" -f scripts/gpuscan-check.sql 2>&1)
 echo "$gs"
