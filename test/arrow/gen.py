@@ -172,7 +172,7 @@ def lit(name, v):
 
 PGTYPES = {
     "id": "int4", "i8": "int2", "i16": "int2", "i32": "int4", "i64": "int8", "u8": "int2", "u16": "int4",
-    "u32": "int8", "u64": "numeric", "f16": "float4", "f32": "float4", "f64": "float8", "b": "bool", "s": "text",
+    "u32": "int8", "u64": "numeric", "f16": "float2", "f32": "float4", "f64": "float8", "b": "bool", "s": "text",
     "ls": "text", "bin": "bytea", "lbin": "bytea", "fsb": "bytea", "bp": "bpchar(5)", "dec": "numeric(12,3)",
     "d32": "date", "d64": "date", "t32s": "time", "t32ms": "time", "t64us": "time", "t64ns": "time",
     "ts_s": "timestamp", "ts_ms": "timestamp", "ts_us": "timestamp", "ts_ns": "timestamp", "tstz": "timestamptz",

@@ -63,7 +63,24 @@ print(pa.ipc.open_file('$file').read_all().to_pylist())" 2>&1)
 [ "$size1" -lt $((size0 / 4)) ] && [ "$got" = "[{'id': 7, 't': 'after the truncation'}]" ] \
   && echo "arrow-write: a committed truncation shrank the file from $size0 to $size1 bytes; pyarrow reads the row inserted after it" \
   || bad "after the truncation: $size0 -> $size1 bytes, pyarrow read $got"
+# float2 columns are written as Float16: pyarrow reads the same values
+f2file=/tmp/pgstrom_arrow_test/w/f2.arrow
+rm -f "$f2file"
+psql -XAtq <<SQL >/dev/null || bad "float2 INSERT failed"
+CREATE FOREIGN TABLE wf2 (id int, h float2) SERVER arrow_fdw OPTIONS (file '$f2file', writable 'true');
+INSERT INTO wf2 VALUES (1, 1.5), (2, NULL), (3, '-0'), (4, 'NaN'), (5, '-Infinity'), (6, 65504), (7, 6e-8), (8, 0.1);
+SQL
+got=$(PYTHONPATH="${TEST_PYTHONPATH:-}" python3 -c "
+import pyarrow as pa
+t = pa.ipc.open_file('$f2file').read_all()
+print(t.schema.field('h').type, [repr(x) for x in t.column('h').to_pylist()])" 2>&1)
+want="halffloat ['1.5', 'None', '-0.0', 'nan', '-inf', '65504.0', '5.960464477539063e-08', '0.0999755859375']"
+[ "$got" = "$want" ] && echo "arrow-write: a float2 column is written as Float16; pyarrow reads $got" \
+  || bad "float2 column: pyarrow read '$got', expected '$want'"
+back=$(psql -XAtq -c "SELECT string_agg(coalesce(h::text, 'NULL'), ' ' ORDER BY id) FROM wf2")
+[ "$back" = "1.5 NULL -0 NaN -Infinity 65500 6e-08 0.1" ] && echo "arrow-write: the float2 column reads back: $back" \
+  || bad "float2 read back: $back"
 psql -XAtq -d postgres -c "DROP DATABASE $db" >/dev/null
-rm -f "$file" /tmp/arrow_write_a.out
+rm -f "$file" "$f2file" /tmp/arrow_write_a.out
 [ $fail = 0 ] && echo "arrow-write: visibility, writer lock, crash repair and pyarrow checks passed"
 exit $fail

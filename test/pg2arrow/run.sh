@@ -39,6 +39,7 @@ SELECT i AS id,
   CASE WHEN i % 7 = 3 THEN NULL ELSE i::int8 * 4294967311 END AS i8,
   CASE WHEN i % 7 = 4 THEN NULL WHEN i % 101 = 0 THEN 'NaN'::float4 ELSE (i / 3.0)::float4 END AS f4,
   CASE WHEN i % 7 = 5 THEN NULL WHEN i % 103 = 0 THEN '-Infinity'::float8 ELSE i / 7.0 END AS f8,
+  CASE WHEN i % 11 = 0 THEN NULL WHEN i % 97 = 0 THEN 'NaN'::float2 ELSE ((i % 4000 - 2000) / 8.0)::float2 END AS f2,
   (CASE WHEN i % 7 = 6 THEN NULL ELSE (i - 10000) * 1.001 END)::numeric(12,3) AS n,
   CASE WHEN i % 5 = 0 THEN NULL ELSE (i / 8.0)::numeric END AS nu,
   CASE WHEN i % 6 = 0 THEN NULL ELSE 'テキスト ' || i || repeat('é', i % 5) END AS t,
@@ -65,10 +66,10 @@ CREATE TABLE t_b AS SELECT x AS id, x % 97 AS b1, x % 89 AS b2 FROM generate_ser
 SQL
 
 # --- 1. round trip ----------------------------------------------------------
-cols="id, b, i2, i4, i8, f4, f8, n, nu, t, vc, c, by, d, tm, ts, tz, iv, u, a, ta, cp"
+cols="id, b, i2, i4, i8, f4, f8, f2, n, nu, t, vc, c, by, d, tm, ts, tz, iv, u, a, ta, cp"
 if "$P" -d $db -t ty -o "$dir/ty.arrow" -s 256kB 2>"$dir/err"; then
   q <<SQL
-CREATE FOREIGN TABLE fty (id int4, b bool, i2 int2, i4 int4, i8 int8, f4 float4, f8 float8,
+CREATE FOREIGN TABLE fty (id int4, b bool, i2 int2, i4 int4, i8 int8, f4 float4, f8 float8, f2 float2,
   n numeric(12,3), nu numeric, t text, vc varchar(12), c char(5), by bytea, d date, tm time,
   ts timestamp, tz timestamptz, iv interval, u uuid, a int4[], ta text[], cp comp, j text)
   SERVER arrow_fdw OPTIONS (file '$dir/ty.arrow');
@@ -77,7 +78,7 @@ SQL
   diff2=$(q -c "SET pg_strom.enabled = off; SELECT count(*) FROM (SELECT $cols, j FROM fty EXCEPT ALL SELECT $cols, j::text FROM ty) x")
   nb=$("$P" --dump "$dir/ty.arrow" | grep -c '^\[Record Batch')
   [ "$diff1/$diff2" = 0/0 ] && [ "$nb" -ge 3 ] \
-    && ok "round trip of 20001 rows x 23 columns in $nb record batches: EXCEPT ALL both ways empty" \
+    && ok "round trip of 20001 rows x 24 columns in $nb record batches: EXCEPT ALL both ways empty" \
     || bad "round trip: $diff1 / $diff2 rows differ, $nb batches"
   grep -q "columns written as text (no Arrow type): j (jsonb)" "$dir/err" || bad "no notice for the jsonb column: $(cat "$dir/err")"
   # IMPORT FOREIGN SCHEMA gives each type back (a Struct needs CREATE FOREIGN TABLE)
@@ -88,13 +89,13 @@ SQL
   q -c "IMPORT FOREIGN SCHEMA ity FROM SERVER arrow_fdw INTO public OPTIONS (file '$dir/ity.arrow')"
   types=$(q -c "SELECT string_agg(format_type(atttypid, atttypmod), ',' ORDER BY attnum) FROM pg_attribute
                 WHERE attrelid = 'ity'::regclass AND attnum > 0")
-  want="integer,boolean,smallint,integer,bigint,real,double precision,numeric(12,3),numeric(38,10),text,text,character(5),bytea,date,time without time zone,timestamp without time zone,timestamp with time zone,interval,uuid,integer[],text[],text,bigint"
+  want="integer,boolean,smallint,integer,bigint,real,double precision,float2,numeric(12,3),numeric(38,10),text,text,character(5),bytea,date,time without time zone,timestamp without time zone,timestamp with time zone,interval,uuid,integer[],text[],text,bigint"
   [ "$types" = "$want" ] && ok "IMPORT FOREIGN SCHEMA types: $types" || bad "IMPORT FOREIGN SCHEMA types: $types"
   py=$(PYTHONPATH="${TEST_PYTHONPATH:-}" python3 -c "
 import pyarrow as pa, sys
 t = pa.ipc.open_file('$dir/ty.arrow').read_all()
-print(t.num_rows, t.column('i8').to_pylist()[1], t.column('t').to_pylist()[1], t.schema.metadata[b'sql_command'].decode())" 2>&1)
-  want_py="20001 $(q -c "SELECT i8 || ' ' || t FROM ty WHERE id = 2") SELECT * FROM ty"
+print(t.num_rows, t.column('i8').to_pylist()[1], t.column('t').to_pylist()[1], t.schema.field('f2').type, t.column('f2').to_pylist()[5], t.schema.metadata[b'sql_command'].decode())" 2>&1)
+  want_py="20001 $(q -c "SELECT (SELECT i8 || ' ' || t FROM ty WHERE id = 2) || ' halffloat ' || (SELECT f2::float8 FROM ty WHERE id = 6)") SELECT * FROM ty"
   [ "$py" = "$want_py" ] && ok "pyarrow reads the file: $py" || bad "pyarrow: '$py', expected '$want_py'"
 else
   bad "pg2arrow -t ty failed: $(cat "$dir/err")"

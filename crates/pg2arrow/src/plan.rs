@@ -26,6 +26,10 @@ pub fn plan_of(ty: &Type, typmod: i32, attrs: &mut dyn FnMut(&Type) -> Vec<i32>)
         Kind::Simple => {}
         _ => return None,
     }
+    // pg_strom's half-precision type: an extension type, known by name
+    if ty.name() == "float2" && ty.schema() == "pg_catalog" {
+        return Some(Plan::F16);
+    }
     Some(match *ty {
         Type::BOOL => Plan::Bool,
         Type::INT2 => Plan::I16,

@@ -33,6 +33,7 @@ pub mod device_eval;
 pub mod discovery_worker;
 pub mod engine;
 pub mod errors;
+pub mod float2;
 pub mod gpu_preference;
 pub mod gpujoin;
 pub mod gpupreagg;

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, FixedSizeBinaryBuilder, Float32Builder,
-    Float64Builder, Int16Builder, Int32Builder, Int64Builder, IntervalMonthDayNanoBuilder, StringBuilder,
-    Time64MicrosecondBuilder, TimestampMicrosecondBuilder, UInt32Builder,
+    BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, FixedSizeBinaryBuilder, Float16Builder,
+    Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, IntervalMonthDayNanoBuilder,
+    StringBuilder, Time64MicrosecondBuilder, TimestampMicrosecondBuilder, UInt32Builder,
 };
 use arrow_array::types::IntervalMonthDayNano;
 use arrow_array::{ArrayRef, ListArray, StructArray};
@@ -29,6 +29,7 @@ pub enum Column {
     I32(Int32Builder),
     I64(Int64Builder),
     U32(UInt32Builder),
+    F16(Float16Builder),
     F32(Float32Builder),
     F64(Float64Builder),
     /// precision, scale, exact (digits beyond the scale are an error, not rounded)
@@ -101,6 +102,7 @@ impl Column {
             Plan::I32 => Column::I32(Int32Builder::new()),
             Plan::I64 => Column::I64(Int64Builder::new()),
             Plan::U32 => Column::U32(UInt32Builder::new()),
+            Plan::F16 => Column::F16(Float16Builder::new()),
             Plan::F32 => Column::F32(Float32Builder::new()),
             Plan::F64 => Column::F64(Float64Builder::new()),
             Plan::Decimal(p, s) => Column::Decimal(Decimal128Builder::new(), *p, *s, exact),
@@ -154,6 +156,10 @@ impl Column {
             Column::U32(b) => {
                 b.append_value(u32::from_be_bytes(be(v, "oid")?));
                 4
+            }
+            Column::F16(b) => {
+                b.append_value(half::f16::from_bits(u16::from_be_bytes(be(v, "float2")?)));
+                2
             }
             Column::F32(b) => {
                 b.append_value(f32::from_be_bytes(be(v, "real")?));
@@ -273,6 +279,7 @@ impl Column {
             Column::I32(b) => b.append_null(),
             Column::I64(b) => b.append_null(),
             Column::U32(b) => b.append_null(),
+            Column::F16(b) => b.append_null(),
             Column::F32(b) => b.append_null(),
             Column::F64(b) => b.append_null(),
             Column::Decimal(b, ..) => b.append_null(),
@@ -303,6 +310,7 @@ impl Column {
             Column::I32(b) => Arc::new(b.finish()),
             Column::I64(b) => Arc::new(b.finish()),
             Column::U32(b) => Arc::new(b.finish()),
+            Column::F16(b) => Arc::new(b.finish()),
             Column::F32(b) => Arc::new(b.finish()),
             Column::F64(b) => Arc::new(b.finish()),
             Column::Decimal(b, p, s, _) => {

@@ -5,6 +5,7 @@
 //!   file, per-batch statistics) and decoding only referenced columns.
 //! - [`append`]: record batches appended in place of the footer, the undo
 //!   record that puts the old end back, and the write lock.
+//! - [`float2`]: the `float2` type's text and order.
 //! - [`pgtype`], [`column`]: PostgreSQL types as Arrow fields, and values
 //!   in PostgreSQL's binary send format appended to Arrow arrays (pg2arrow
 //!   and Arrow_Fdw's INSERT).
@@ -12,4 +13,5 @@
 pub mod append;
 pub mod column;
 pub mod file;
+pub mod float2;
 pub mod pgtype;

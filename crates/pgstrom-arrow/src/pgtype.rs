@@ -16,6 +16,8 @@ pub enum Plan {
     I64,
     /// oid, xid, cid: unsigned 32-bit.
     U32,
+    /// float2 (pg_strom's half-precision type).
+    F16,
     F32,
     F64,
     /// numeric(p, s); unconstrained numeric is numeric(38, 10).
@@ -67,6 +69,7 @@ pub fn field(name: &str, plan: &Plan) -> Field {
         Plan::I32 => DataType::Int32,
         Plan::I64 => DataType::Int64,
         Plan::U32 => DataType::UInt32,
+        Plan::F16 => DataType::Float16,
         Plan::F32 => DataType::Float32,
         Plan::F64 => DataType::Float64,
         Plan::Decimal(p, s) => DataType::Decimal128(*p, *s),

@@ -117,6 +117,7 @@ unsafe fn plan_of(typid: pg_sys::Oid, typmod: i32) -> Result<Plan, String> {
             pg_sys::TIMESTAMPOID => Plan::Timestamp,
             pg_sys::TIMESTAMPTZOID => Plan::TimestampTz,
             pg_sys::INTERVALOID => Plan::Interval,
+            other if crate::float2::is_float2(other) => Plan::F16,
             other => return Err(format!("type {} cannot be written to an arrow file", types::type_name(other))),
         })
     }
@@ -178,6 +179,7 @@ unsafe fn send_bytes<'a>(
             Plan::I64 | Plan::Time | Plan::Timestamp | Plan::TimestampTz => {
                 fixed(scratch, &(d.value() as i64).to_be_bytes())
             }
+            Plan::F16 => fixed(scratch, &(d.value() as u16).to_be_bytes()),
             Plan::F32 => fixed(scratch, &(d.value() as u32).to_be_bytes()),
             Plan::F64 => fixed(scratch, &(d.value() as u64).to_be_bytes()),
             Plan::Interval => {

@@ -4,7 +4,8 @@
 //! which PostgreSQL type a field becomes in IMPORT FOREIGN SCHEMA, which
 //! column types CREATE FOREIGN TABLE may declare for it, and the
 //! conversion of one value.  Unsigned integers widen to the next signed
-//! type (uint64 to numeric), Float16 reads as real, dictionary-encoded
+//! type (uint64 to numeric), Float16 reads as float2 (or real, when a
+//! table declares it so), dictionary-encoded
 //! columns as their value type, List / LargeList as one-dimensional arrays
 //! of a scalar element type (or of a composite type, for a list of
 //! structs), Struct as a composite type with matching attributes.  Map, Union and the rest are an ERROR naming the column.
@@ -78,7 +79,11 @@ pub fn pg_type(field: &Field) -> Result<(Oid, i32), String> {
             Int32 | UInt16 => (pg_sys::INT4OID, -1),
             Int64 | UInt32 => (pg_sys::INT8OID, -1),
             UInt64 => (pg_sys::NUMERICOID, -1),
-            Float16 | Float32 => (pg_sys::FLOAT4OID, -1),
+            Float16 => match crate::float2::type_oid() {
+                t if t == pg_sys::InvalidOid => (pg_sys::FLOAT4OID, -1),
+                t => (t, -1),
+            },
+            Float32 => (pg_sys::FLOAT4OID, -1),
             Float64 => (pg_sys::FLOAT8OID, -1),
             Utf8 | LargeUtf8 => (pg_sys::TEXTOID, -1),
             Binary | LargeBinary => (pg_sys::BYTEAOID, -1),
@@ -174,7 +179,8 @@ pub fn check_column(field: &Field, typid: Oid) -> Result<(), String> {
         let ok = want == typid
             || (want == pg_sys::TEXTOID && matches!(typid, pg_sys::VARCHAROID | pg_sys::BPCHAROID))
             || (matches!(dt, DataType::FixedSizeBinary(_)) && typid == pg_sys::BPCHAROID)
-            || (matches!(dt, DataType::FixedSizeBinary(16)) && typid == pg_sys::UUIDOID);
+            || (matches!(dt, DataType::FixedSizeBinary(16)) && typid == pg_sys::UUIDOID)
+            || (matches!(dt, DataType::Float16) && typid == pg_sys::FLOAT4OID);
         if ok {
             Ok(())
         } else {
@@ -343,7 +349,10 @@ pub fn datum(array: &ArrayRef, row: usize, t: &Target) -> Option<Datum> {
         UInt16 => Datum::from(array.as_primitive::<UInt16Type>().value(i) as i32),
         UInt32 => Datum::from(array.as_primitive::<UInt32Type>().value(i) as i64),
         UInt64 => t.input(&array.as_primitive::<UInt64Type>().value(i).to_string()),
-        Float16 => Datum::from(array.as_primitive::<Float16Type>().value(i).to_f32().to_bits()),
+        Float16 if t.typid == pg_sys::FLOAT4OID => {
+            Datum::from(array.as_primitive::<Float16Type>().value(i).to_f32().to_bits())
+        }
+        Float16 => Datum::from(array.as_primitive::<Float16Type>().value(i).to_bits() as i16),
         Float32 => Datum::from(array.as_primitive::<Float32Type>().value(i).to_bits()),
         Float64 => Datum::from(array.as_primitive::<Float64Type>().value(i).to_bits()),
         Utf8 => text_for(array.as_string::<i32>().value(i).as_bytes(), t),
