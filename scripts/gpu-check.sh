@@ -43,7 +43,11 @@ for b in .carry/bin/runtime-*; do
   echo "-- $b"
   PGSTROM_EXPECT_GPU=1 PGSTROM_REQUIRE_NVRTC=1 PGSTROM_NVRTC_LIBRARY="$nvrtc" "$b" --test-threads=1 2>&1 \
     | grep -E '^test |test result|panicked|Error|error' || true
-  PGSTROM_EXPECT_GPU=1 PGSTROM_REQUIRE_NVRTC=1 PGSTROM_NVRTC_LIBRARY="$nvrtc" "$b" -q >/dev/null 2>&1 || rt_ok=0
+  # then in parallel, as cargo test runs them; a failure shows its tests
+  if ! PGSTROM_EXPECT_GPU=1 PGSTROM_REQUIRE_NVRTC=1 PGSTROM_NVRTC_LIBRARY="$nvrtc" "$b" -q >"$out/rt-parallel.txt" 2>&1; then
+    rt_ok=0
+    echo "-- $b FAILED in parallel:"; grep -E -A20 'panicked|^failures:' "$out/rt-parallel.txt" | head -n 60
+  fi
 done
 [ $rt_ok = 1 ] && step PASS "runtime tests (GPU engine = CPU engine = reference; NVRTC build; cache)" \
                || step FAIL "runtime tests"
