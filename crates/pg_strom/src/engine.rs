@@ -247,6 +247,30 @@ pub fn active_for(storage: Option<&StorageRefs>) -> (&'static dyn Engine, Option
     }
 }
 
+/// The engine of a scan node, chosen on first use: `slot` keeps it,
+/// `candidates` the GPUs it was chosen among; its GPU's bit goes into
+/// `gpus` and, in a parallel scan, into the shared mask `shared_gpus`.
+pub fn engine_of_scan(
+    slot: &mut Option<&'static dyn Engine>,
+    storage: &StorageRefs,
+    candidates: &mut Option<Preference>,
+    gpus: &mut u64,
+    shared_gpus: Option<&std::sync::atomic::AtomicU64>,
+) -> &'static dyn Engine {
+    if let Some(e) = *slot {
+        return e;
+    }
+    let (e, c) = active_for(Some(storage));
+    *slot = Some(e);
+    *candidates = c;
+    let bit = gpu_bit(e);
+    *gpus |= bit;
+    if let Some(s) = shared_gpus {
+        s.fetch_or(bit, Ordering::Relaxed);
+    }
+    e
+}
+
 /// The bit of `engine`'s GPU in a mask of GPUs used (0 for a CPU engine).
 pub fn gpu_bit(engine: &dyn Engine) -> u64 {
     engine.device_index().filter(|&g| g < 64).map_or(0, |g| 1u64 << g)

@@ -256,41 +256,20 @@ fn order(fcinfo: pg_sys::FunctionCallInfo) -> std::cmp::Ordering {
     text::cmp(f2_arg(fcinfo, 0), f2_arg(fcinfo, 1))
 }
 
-#[pg_guard]
-#[unsafe(no_mangle)]
-pub extern "C-unwind" fn float2eq(fcinfo: pg_sys::FunctionCallInfo) -> Datum {
-    Datum::from(order(fcinfo).is_eq())
+/// The comparison operators' functions: `$name(float2, float2) -> bool`.
+macro_rules! comparisons {
+    ($($name:ident => $test:ident),* $(,)?) => {
+        $(
+            #[pg_guard]
+            #[unsafe(no_mangle)]
+            pub extern "C-unwind" fn $name(fcinfo: pg_sys::FunctionCallInfo) -> Datum {
+                Datum::from(order(fcinfo).$test())
+            }
+        )*
+    };
 }
 
-#[pg_guard]
-#[unsafe(no_mangle)]
-pub extern "C-unwind" fn float2ne(fcinfo: pg_sys::FunctionCallInfo) -> Datum {
-    Datum::from(order(fcinfo).is_ne())
-}
-
-#[pg_guard]
-#[unsafe(no_mangle)]
-pub extern "C-unwind" fn float2lt(fcinfo: pg_sys::FunctionCallInfo) -> Datum {
-    Datum::from(order(fcinfo).is_lt())
-}
-
-#[pg_guard]
-#[unsafe(no_mangle)]
-pub extern "C-unwind" fn float2le(fcinfo: pg_sys::FunctionCallInfo) -> Datum {
-    Datum::from(order(fcinfo).is_le())
-}
-
-#[pg_guard]
-#[unsafe(no_mangle)]
-pub extern "C-unwind" fn float2gt(fcinfo: pg_sys::FunctionCallInfo) -> Datum {
-    Datum::from(order(fcinfo).is_gt())
-}
-
-#[pg_guard]
-#[unsafe(no_mangle)]
-pub extern "C-unwind" fn float2ge(fcinfo: pg_sys::FunctionCallInfo) -> Datum {
-    Datum::from(order(fcinfo).is_ge())
-}
+comparisons!(float2eq => is_eq, float2ne => is_ne, float2lt => is_lt, float2le => is_le, float2gt => is_gt, float2ge => is_ge);
 
 /// btree support: -1, 0, 1.
 #[pg_guard]

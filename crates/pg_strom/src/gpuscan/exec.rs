@@ -380,19 +380,9 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
 /// The engine of this scan, chosen on first use (among the GPUs its
 /// storage prefers, when there are several).
 pub(crate) fn engine_of(st: &mut GpuScanExec) -> &'static dyn Engine {
-    if let Some(e) = st.engine {
-        return e;
-    }
-    let (e, candidates) = engine::active_for(Some(&st.storage));
-    st.engine = Some(e);
-    st.candidates = candidates;
-    let bit = engine::gpu_bit(e);
-    st.counters.gpus |= bit;
     // SAFETY: shared is NULL or the DSM area, alive during the scan.
-    if let Some(s) = unsafe { st.shared.as_ref() } {
-        s.gpus.fetch_or(bit, Ordering::Relaxed);
-    }
-    e
+    let shared = unsafe { st.shared.as_ref() }.map(|s| &s.gpus);
+    engine::engine_of_scan(&mut st.engine, &st.storage, &mut st.candidates, &mut st.counters.gpus, shared)
 }
 
 impl GpuScanExec {
