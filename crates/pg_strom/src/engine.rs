@@ -21,11 +21,11 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, OnceLock};
-
-use pgstrom_runtime::placement::{Preference, StorageRefs};
 use std::time::Duration;
 
 use pgrx::prelude::*;
+
+use pgstrom_runtime::placement::{Preference, StorageRefs};
 
 use pgstrom_runtime::cpu::CpuEngine;
 use pgstrom_runtime::gpu::GpuEngine;
@@ -102,18 +102,21 @@ fn service_gpu(index: usize) -> &'static ServiceEngine {
         .get_or_init(|| ServiceEngine::new(PathBuf::from(SERVICE_SOCKET), index as u32, SERVICE_WAIT))
 }
 
-/// The GPU engine a scan of `storage` runs on, with the candidates it was
-/// chosen among when there were several GPUs.  With the GPU service: the
+/// The GPU engine a scan of `storage` (where its rows lie, asked only
+/// with several GPUs) runs on, with the candidates it was chosen among
+/// when there were several GPUs.  With the GPU service: the
 /// least-loaded of the GPUs the storage prefers (the service counts the
 /// work of every backend).  Without it: this backend's own engine on one
 /// of them (spread over them by process id).  With one GPU: that one.
-fn gpu_placed(storage: Option<&StorageRefs>) -> Result<(&'static dyn Engine, Option<Preference>), DeviceError> {
+fn gpu_placed(
+    storage: Option<&dyn Fn() -> StorageRefs>,
+) -> Result<(&'static dyn Engine, Option<Preference>), DeviceError> {
     // start-up discovery says why there is none, as without the service
     let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
     if snap.devices.is_empty() {
         return Err(DeviceError::Unavailable(snap.message));
     }
-    let prefer = || storage.map(|s| gpu_preference::prefer(s, &snap.devices)).unwrap_or_default();
+    let prefer = || storage.map(|s| gpu_preference::prefer(&s(), &snap.devices)).unwrap_or_default();
     if guc::GPU_SERVICE.get() {
         let first = service_gpu(0);
         let info = first.hello_info()?;
@@ -205,7 +208,7 @@ pub fn active() -> &'static dyn Engine {
 /// The engine a scan of `storage` runs on (see [`gpu_placed`]), with the
 /// candidate GPUs when there were several.  Raises an ERROR when the
 /// setting demands a GPU that cannot be used.
-pub fn active_for(storage: Option<&StorageRefs>) -> (&'static dyn Engine, Option<Preference>) {
+pub fn active_for(storage: Option<&dyn Fn() -> StorageRefs>) -> (&'static dyn Engine, Option<Preference>) {
     match guc::ENGINE.get() {
         EngineSetting::Cpu => (cpu(), None),
         EngineSetting::Gpu => {
@@ -247,12 +250,13 @@ pub fn active_for(storage: Option<&StorageRefs>) -> (&'static dyn Engine, Option
     }
 }
 
-/// The engine of a scan node, chosen on first use: `slot` keeps it,
-/// `candidates` the GPUs it was chosen among; its GPU's bit goes into
+/// The engine of a scan node, chosen on first use (`storage` says where
+/// its rows lie): `slot` keeps it, `candidates` the GPUs it was chosen
+/// among; its GPU's bit goes into
 /// `gpus` and, in a parallel scan, into the shared mask `shared_gpus`.
 pub fn engine_of_scan(
     slot: &mut Option<&'static dyn Engine>,
-    storage: &StorageRefs,
+    storage: &dyn Fn() -> StorageRefs,
     candidates: &mut Option<Preference>,
     gpus: &mut u64,
     shared_gpus: Option<&std::sync::atomic::AtomicU64>,

@@ -75,14 +75,7 @@ fn out_of_range(detail: &str) -> ! {
 /// `v` as float2, rounded to nearest even; an ERROR when a finite value
 /// overflows or a non-zero one underflows to zero (as float8 to real).
 fn narrow(v: f64) -> f16 {
-    let h = f16::from_f64(v);
-    if h.is_infinite() && v.is_finite() {
-        out_of_range("overflow");
-    }
-    if h.to_f64() == 0.0 && v != 0.0 {
-        out_of_range("underflow");
-    }
-    h
+    text::narrow(v).unwrap_or_else(|why| out_of_range(why))
 }
 
 /// The `pg_finfo_` records PostgreSQL asks V1 C functions for.

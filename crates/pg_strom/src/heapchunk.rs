@@ -187,6 +187,11 @@ struct Spare {
 }
 
 impl HeapChunks {
+    /// The table (open for the life of the scan).
+    pub fn relation(&self) -> pg_sys::Relation {
+        self.rel
+    }
+
     /// Prepare to read `rel`, gathering `columns` ((attnum, device type)).
     ///
     /// # Safety

@@ -86,14 +86,13 @@ impl Source {
     }
 
     /// Where the rows lie (the GPU a scan prefers): a heap table's
-    /// tablespace directory, an Arrow table's files.
-    ///
-    /// # Safety
-    /// `rel` the scan's open relation; a backend's main thread.
-    pub unsafe fn storage_refs(&self, rel: pg_sys::Relation) -> pgstrom_runtime::placement::StorageRefs {
+    /// tablespace directory, an Arrow table's files.  Asked only on a
+    /// machine with several GPUs, when the scan picks its engine.
+    pub fn storage_refs(&self) -> pgstrom_runtime::placement::StorageRefs {
         match self {
-            // SAFETY: caller's promise.
-            Source::Heap(_) => unsafe { crate::gpu_preference::of_relation(rel) },
+            // SAFETY: the scan's relation, open while the source lives; a
+            // backend's main thread.
+            Source::Heap(h) => unsafe { crate::gpu_preference::of_relation(h.relation()) },
             Source::Arrow { reader, .. } => {
                 pgstrom_runtime::placement::StorageRefs { paths: reader.file_paths(), tablespace: None }
             }

@@ -27,11 +27,21 @@ pub fn parse(text: &str) -> Result<f16, ParseError> {
         return Err(syntax());
     }
     let v: f64 = t.parse().map_err(|_| syntax())?;
+    narrow(v).map_err(|_| ParseError::OutOfRange(format!("\"{text}\" is out of range for type float2")))
+}
+
+/// `v` rounded to the nearest float2 (ties to even), or `"overflow"` /
+/// `"underflow"` when a finite value overflows or a non-zero one rounds
+/// to zero (what double precision to real refuses).
+pub fn narrow(v: f64) -> Result<f16, &'static str> {
     let h = f16::from_f64(v);
-    if (h.is_infinite() && v.is_finite()) || (h.to_f64() == 0.0 && v != 0.0) {
-        return Err(ParseError::OutOfRange(format!("\"{text}\" is out of range for type float2")));
+    if h.is_infinite() && v.is_finite() {
+        Err("overflow")
+    } else if h.to_f64() == 0.0 && v != 0.0 {
+        Err("underflow")
+    } else {
+        Ok(h)
     }
-    Ok(h)
 }
 
 /// The shortest text that reads back as `v`, in float4out's style:

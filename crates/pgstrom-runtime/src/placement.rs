@@ -48,7 +48,7 @@ pub fn parse_manual(s: &str) -> Result<Vec<Entry>, String> {
             return Err(format!("entry \"{item}\" names no directory, tablespace or device"));
         }
         let key = if key.starts_with('/') {
-            Key::Dir(PathBuf::from(key.trim_end_matches('/').to_string() + "/"))
+            Key::Dir(PathBuf::from(key))
         } else if key.contains('/') {
             return Err(format!("\"{key}\" is not an absolute directory"));
         } else {
@@ -102,9 +102,9 @@ pub fn prefer_with(
 ) -> Preference {
     let n = gpus.len() as u32;
     let mut manual_sets: Vec<(BTreeSet<u32>, String)> = Vec::new();
-    // per device number: (storage, distance of each GPU)
-    let mut placed: Vec<(String, Vec<Option<u32>>)> = Vec::new();
-    let mut devs_seen = BTreeSet::new();
+    // the storage on PCIe that no entry names, as one volume over all of
+    // its devices (a GPU's distance is to the farthest of them)
+    let mut placed = Storage { name: String::new(), names: Vec::new(), pci: Vec::new() };
     for path in &refs.paths {
         let real = path.canonicalize().unwrap_or_else(|_| path.clone());
         let dev = std::fs::metadata(&real).map(|m| m.dev()).ok();
@@ -137,10 +137,11 @@ pub fn prefer_with(
             continue;
         }
         let Some(st) = st else { continue };
-        if st.pci.is_empty() || !devs_seen.insert(st.name.clone()) {
+        if st.pci.is_empty() || placed.names.contains(&st.name) {
             continue;
         }
-        placed.push((st.name.clone(), topology::distances(&st, gpus)));
+        placed.names.push(st.name);
+        placed.pci.extend(st.pci.into_iter().filter(|p| !placed.pci.contains(p)).collect::<Vec<_>>());
     }
     let mut candidates: Option<BTreeSet<u32>> = None;
     let mut why = Vec::new();
@@ -157,25 +158,16 @@ pub fn prefer_with(
         why.push(format!("pg_strom.manual_optimal_gpus: {}", keys.join(", ")));
         candidates = Some(set);
     }
-    if !placed.is_empty() {
-        // each GPU's distance to the farthest of the storage devices
-        let worst: Vec<Option<u32>> = (0..gpus.len())
-            .map(|g| placed.iter().map(|(_, d)| d[g]).collect::<Option<Vec<u32>>>().and_then(|v| v.into_iter().max()))
-            .collect();
-        if let Some(&best) = worst.iter().flatten().min() {
-            let closest: BTreeSet<u32> =
-                worst.iter().enumerate().filter(|(_, d)| **d == Some(best)).map(|(g, _)| g as u32).collect();
-            let names: Vec<&str> = placed.iter().map(|(n, _)| n.as_str()).collect();
-            let set = match candidates.take() {
-                None => closest,
-                Some(m) => {
-                    let both: BTreeSet<u32> = m.intersection(&closest).copied().collect();
-                    if both.is_empty() { m } else { both }
-                }
-            };
-            why.push(format!("closest to {} ({})", names.join(", "), topology::distance_text(best)));
-            candidates = Some(set);
-        }
+    if let Some((best, closest)) = topology::closest(&placed, gpus) {
+        let set = match candidates.take() {
+            None => closest,
+            Some(m) => {
+                let both: BTreeSet<u32> = m.intersection(&closest).copied().collect();
+                if both.is_empty() { m } else { both }
+            }
+        };
+        why.push(format!("closest to {} ({})", placed.names.join(", "), topology::distance_text(best)));
+        candidates = Some(set);
     }
     match candidates {
         Some(set) if !set.is_empty() => Preference { gpus: set.into_iter().collect(), why: why.join("; ") },

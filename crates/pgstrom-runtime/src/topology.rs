@@ -200,14 +200,13 @@ pub fn distances(storage: &Storage, gpus: &[Option<PciPath>]) -> Vec<Option<u32>
         .collect()
 }
 
-/// The indexes of the GPUs closest to `storage` (every GPU when none has
-/// a distance).
-pub fn closest(storage: &Storage, gpus: &[Option<PciPath>]) -> BTreeSet<usize> {
+/// The smallest distance to `storage` and the numbers of the GPUs at it;
+/// None when no GPU has a distance (the storage, or every GPU, is not
+/// placed in the PCIe tree).
+pub fn closest(storage: &Storage, gpus: &[Option<PciPath>]) -> Option<(u32, BTreeSet<u32>)> {
     let d = distances(storage, gpus);
-    match d.iter().flatten().min() {
-        None => (0..gpus.len()).collect(),
-        Some(&best) => d.iter().enumerate().filter(|(_, x)| **x == Some(best)).map(|(i, _)| i).collect(),
-    }
+    let best = *d.iter().flatten().min()?;
+    Some((best, d.iter().enumerate().filter(|(_, x)| **x == Some(best)).map(|(i, _)| i as u32).collect()))
 }
 
 /// How a distance rank reads.
@@ -295,12 +294,12 @@ mod tests {
         assert_eq!(p.pci.len(), 1);
         assert_eq!(p.pci[0].address(), "0000:04:00.0");
         assert_eq!(distances(&p, &gpus), [Some(1), Some(2), Some(4)]);
-        assert_eq!(closest(&p, &gpus), BTreeSet::from([0]));
+        assert_eq!(closest(&p, &gpus), Some((1, BTreeSet::from([0]))));
 
         // nvme1 on the second root complex: GPU2 only
         let n1 = storage_of_dev(&root, dev(259, 5)).unwrap();
         assert_eq!(distances(&n1, &gpus), [Some(4), Some(4), Some(2)]);
-        assert_eq!(closest(&n1, &gpus), BTreeSet::from([2]));
+        assert_eq!(closest(&n1, &gpus), Some((2, BTreeSet::from([2]))));
 
         // a volume over both: the farthest member counts
         let dm = storage_of_dev(&root, dev(253, 0)).unwrap();
@@ -308,20 +307,20 @@ mod tests {
         assert_eq!(dm.pci.len(), 2);
         assert!(dm.names.contains(&"nvme0n1".to_string()) && dm.names.contains(&"nvme1n1".to_string()));
         assert_eq!(distances(&dm, &gpus), [Some(4), Some(4), Some(4)]);
-        assert_eq!(closest(&dm, &gpus), BTreeSet::from([0, 1, 2]));
+        assert_eq!(closest(&dm, &gpus), Some((4, BTreeSet::from([0, 1, 2]))));
 
         // a virtio disk on the first root complex, NUMA unknown
         let vda = storage_of_dev(&root, dev(254, 0)).unwrap();
         assert_eq!(distances(&vda, &gpus), [Some(2), Some(2), Some(3)]);
-        assert_eq!(closest(&vda, &gpus), BTreeSet::from([0, 1]));
+        assert_eq!(closest(&vda, &gpus), Some((2, BTreeSet::from([0, 1]))));
 
         // not a block device: no position, every GPU
         assert!(storage_of_dev(&root, dev(0, 45)).is_none());
         assert!(storage_of_dev(&root, dev(8, 0)).is_none());
         let none = Storage { name: "x".into(), names: vec![], pci: vec![] };
-        assert_eq!(closest(&none, &gpus), BTreeSet::from([0, 1, 2]));
+        assert_eq!(closest(&none, &gpus), None);
         // a GPU sysfs does not place is never preferred over placed ones
-        assert_eq!(closest(&p, &[None, gpus[1].clone()]), BTreeSet::from([1]));
+        assert_eq!(closest(&p, &[None, gpus[1].clone()]), Some((2, BTreeSet::from([1]))));
         let _ = std::fs::remove_dir_all(&root);
     }
 

@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use pgstrom_runtime::placement::{Preference, StorageRefs};
+use pgstrom_runtime::placement::Preference;
 
 use pgstrom_runtime::agg::{AggGroups, AggKind, AggOp, AggSpec};
 use pgstrom_runtime::engine::ParamValue;
@@ -128,8 +128,6 @@ pub struct GpuJoinExec {
     param_exprs: Vec<*mut pg_sys::ExprState>,
     params: Option<Vec<ParamValue>>,
     pub(crate) engine: Option<&'static dyn Engine>,
-    /// Where the outer table's rows lie (for the GPU it prefers).
-    storage: StorageRefs,
     /// The GPUs the engine was chosen among, with several GPUs.
     pub(crate) candidates: Option<Preference>,
     session: Option<Box<dyn JoinSession>>,
@@ -308,14 +306,12 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         if info.agg.is_some() {
             source.set_rows_seldom_read();
         }
-        let storage = source.storage_refs(rel);
         let state = Box::new(GpuJoinExec {
             info,
             scan_quals,
             param_exprs,
             params: None,
             engine: None,
-            storage,
             candidates: None,
             session: None,
             cpu_session: None,
@@ -358,7 +354,8 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
 pub(crate) fn engine_of(st: &mut GpuJoinExec) -> &'static dyn Engine {
     // SAFETY: shared is NULL or the DSM area, alive during the scan.
     let shared = unsafe { st.shared.as_ref() }.map(|s| &s.gpus);
-    engine::engine_of_scan(&mut st.engine, &st.storage, &mut st.candidates, &mut st.counters.gpus, shared)
+    let source = &st.source;
+    engine::engine_of_scan(&mut st.engine, &|| source.storage_refs(), &mut st.candidates, &mut st.counters.gpus, shared)
 }
 
 impl GpuJoinExec {

@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use pgstrom_runtime::placement::{Preference, StorageRefs};
+use pgstrom_runtime::placement::Preference;
 
 use pgstrom_runtime::engine::{EvalOutput, ParamValue};
 use pgstrom_runtime::program::Program;
@@ -201,8 +201,6 @@ pub struct GpuScanExec {
     param_exprs: Vec<*mut pg_sys::ExprState>,
     params: Option<Vec<ParamValue>>,
     pub(crate) engine: Option<&'static dyn Engine>,
-    /// Where the table's rows lie (for the GPU it prefers).
-    storage: StorageRefs,
     /// The GPUs the engine was chosen among, with several GPUs.
     pub(crate) candidates: Option<Preference>,
     /// The table, read chunk by chunk.
@@ -345,7 +343,6 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             eflags,
             c"GpuScan chunk",
         );
-        let storage = source.storage_refs(rel);
         let state = Box::new(GpuScanExec {
             info,
             all_quals,
@@ -353,7 +350,6 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             param_exprs,
             params: None,
             engine: None,
-            storage,
             candidates: None,
             source,
             pass: Vec::new(),
@@ -382,7 +378,8 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
 pub(crate) fn engine_of(st: &mut GpuScanExec) -> &'static dyn Engine {
     // SAFETY: shared is NULL or the DSM area, alive during the scan.
     let shared = unsafe { st.shared.as_ref() }.map(|s| &s.gpus);
-    engine::engine_of_scan(&mut st.engine, &st.storage, &mut st.candidates, &mut st.counters.gpus, shared)
+    let source = &st.source;
+    engine::engine_of_scan(&mut st.engine, &|| source.storage_refs(), &mut st.candidates, &mut st.counters.gpus, shared)
 }
 
 impl GpuScanExec {

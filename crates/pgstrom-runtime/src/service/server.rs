@@ -445,9 +445,8 @@ impl Connection {
         let candidates: Vec<Candidate> = gpus
             .iter()
             .map(|&gpu| {
-                let w = &WORK[gpu as usize];
-                let get = |k: usize| w[k].load(Ordering::Relaxed);
-                Candidate { gpu, load: get(W_IN_FLIGHT) + get(W_SESSIONS), placed: get(W_PLACED) }
+                let w = work_counters(gpu as usize);
+                Candidate { gpu, load: w.in_flight + w.sessions, placed: w.placed }
             })
             .collect();
         let gpu = choose_gpu(&candidates)
