@@ -7,8 +7,9 @@
  *
  *   DevProgramHeader | DevInstr[ninstrs] | data[data_len]
  *
- * `data` holds the bytes of variable-length constants (text, bpchar); an
- * OP_CONST of such a type points into it (imm = offset, arg = length).
+ * `data` holds the bytes of variable-length constants (text, bpchar) and
+ * of numeric constants (24 bytes each, see device_types.def); an OP_CONST
+ * of such a type points into it (imm = offset, arg = length).
  *
  * The host (pgstrom-runtime, program.rs) validates a program before it is
  * run: magic, version, jump targets, operand indexes and the stack depth
@@ -22,7 +23,7 @@
 #include "pgstrom_device.h"
 
 #define PGSTROM_PROGRAM_MAGIC    0x47505350U    /* "PSPG" little-endian */
-#define PGSTROM_PROGRAM_VERSION  2
+#define PGSTROM_PROGRAM_VERSION  3
 #define PGSTROM_MAX_STACK        32
 #define PGSTROM_MAX_LOCALS       16
 
@@ -72,7 +73,8 @@ enum DevOp
 {
     OP_VAR = 1,                 /* [+1] push column `arg` of this row */
     OP_CONST = 2,               /* [+1] push `imm` as a value of `type`; for
-                                 * text/bpchar: data + imm, `arg` bytes */
+                                 * text/bpchar/numeric: data + imm, `arg`
+                                 * bytes */
     OP_NULL = 3,                /* [+1] push NULL */
     OP_PARAM = 4,               /* [+1] push parameter `arg` */
     OP_FUNC = 5,                /* [-nargs+1] call function `arg` */
@@ -124,6 +126,12 @@ enum DevOp
                                          * PostgreSQL does: the row takes the CPU path */
 #define DEVERR_POWER_ZERO_NEG    26     /* 2201F zero raised to a negative power is undefined */
 #define DEVERR_POWER_COMPLEX     27     /* 2201F a negative number raised to a non-integer power ... */
+#define DEVERR_NUMERIC_NAN_INT2  28     /* 0A000 cannot convert NaN to smallint */
+#define DEVERR_NUMERIC_NAN_INT4  29     /* 0A000 cannot convert NaN to integer */
+#define DEVERR_NUMERIC_NAN_INT8  30     /* 0A000 cannot convert NaN to bigint */
+#define DEVERR_NUMERIC_INF_INT2  31     /* 0A000 cannot convert infinity to smallint */
+#define DEVERR_NUMERIC_INF_INT4  32     /* 0A000 cannot convert infinity to integer */
+#define DEVERR_NUMERIC_INF_INT8  33     /* 0A000 cannot convert infinity to bigint */
 
 /*
  * A program is evaluated at one row of each source (see DevColumn.source):
@@ -144,7 +152,9 @@ typedef struct
         float   f4;
     } v;
     int32_t     isnull;
-    int32_t     len;            /* bytes, for text and bpchar */
+    int32_t     len;            /* bytes, for text and bpchar; the scale
+                                 * or kind of a numeric */
+    int64_t     hi;             /* high 64 bits of a numeric's mantissa */
 } DevDatum;
 
 /* One input column of a chunk. */

@@ -2,7 +2,8 @@
  * eval.cu - evaluate a device program over a chunk of columns.
  *
  * Each row's result goes to out_values (raw 8-byte datum bits) and
- * out_nulls.  The first error in row order wins, as in PostgreSQL, which
+ * out_nulls; a numeric result's high mantissa word and scale also go to
+ * out_wide (two words per row), when the caller passes it.  The first error in row order wins, as in PostgreSQL, which
  * would have raised it at that row: the GPU records min(row << 8 | code)
  * with an atomic; the CPU stops at the first failing row.
  */
@@ -15,7 +16,7 @@ kern_eval_program(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
                   const DevColumn *cols, uint32_t ncols,
                   const DevDatum *params, uint32_t nparams,
                   uint32_t nrows, int64_t *out_values, uint8_t *out_nulls,
-                  unsigned long long *error)
+                  int64_t *out_wide, unsigned long long *error)
 {
     uint32_t stride = gridDim.x * blockDim.x;
 
@@ -30,10 +31,17 @@ kern_eval_program(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
             atomicMin(error, ((unsigned long long) row << 8) | (unsigned long long) rc);
             out_nulls[row] = 1;
             out_values[row] = 0;
+            if (out_wide)
+                out_wide[2 * (uint64_t) row] = out_wide[2 * (uint64_t) row + 1] = 0;
             continue;
         }
         out_values[row] = r.isnull ? 0 : r.v.i;
         out_nulls[row] = r.isnull ? 1 : 0;
+        if (out_wide)
+        {
+            out_wide[2 * (uint64_t) row] = r.isnull ? 0 : r.hi;
+            out_wide[2 * (uint64_t) row + 1] = r.isnull ? 0 : r.len;
+        }
     }
 }
 
@@ -48,7 +56,7 @@ pgstrom_cpu_eval_program(const DevInstr *code, uint32_t ninstrs, const uint8_t *
                          const DevColumn *cols, uint32_t ncols,
                          const DevDatum *params, uint32_t nparams,
                          uint32_t nrows, int64_t *out_values, uint8_t *out_nulls,
-                         uint32_t *error_row)
+                         int64_t *out_wide, uint32_t *error_row)
 {
     for (uint32_t row = 0; row < nrows; row++)
     {
@@ -63,6 +71,11 @@ pgstrom_cpu_eval_program(const DevInstr *code, uint32_t ninstrs, const uint8_t *
         }
         out_values[row] = r.isnull ? 0 : r.v.i;
         out_nulls[row] = r.isnull ? 1 : 0;
+        if (out_wide)
+        {
+            out_wide[2 * (uint64_t) row] = r.isnull ? 0 : r.hi;
+            out_wide[2 * (uint64_t) row + 1] = r.isnull ? 0 : r.len;
+        }
     }
     return DEVERR_OK;
 }

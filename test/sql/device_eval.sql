@@ -6,7 +6,8 @@
 -- row; errors must be the same SQLSTATE and message.
 SET extra_float_digits = 3;
 -- Edge values (extremes, NULLs, NaN, infinities, -0, denormals, leap days,
--- infinite dates and timestamps), combined row by row.
+-- infinite dates and timestamps, numerics of 38 digits and beyond),
+-- combined row by row.
 CREATE TABLE dv_edge AS
 SELECT k,
   (ARRAY[0,1,-1,2,-2,32767,-32768,181,-182,7,NULL]::int2[])[1 + k % 11] AS i2a,
@@ -32,8 +33,18 @@ SELECT k,
   (ARRAY['','a','abc','ABC','abc ','abd','ü','日本語','日本','a%b',' ',NULL]::text[])[1 + k % 12] AS txa,
   (ARRAY['','a','abc','ABC','abc ','abd','ü','日本語','日本','a%b',' ',NULL]::text[])[1 + (k * 7 + 2) % 12] AS txb,
   (ARRAY['','a','abc','ABC','abc ','abd','ü','日本語','日本','a%b',' ',NULL]::bpchar(5)[])[1 + k % 12] AS bca,
-  (ARRAY['','a','abc','ABC','abc ','abd','ü','日本語','日本','a%b',' ',NULL]::bpchar(5)[])[1 + (k * 5 + 1) % 12] AS bcb
-FROM generate_series(0, 499) k;
+  (ARRAY['','a','abc','ABC','abc ','abd','ü','日本語','日本','a%b',' ',NULL]::bpchar(5)[])[1 + (k * 5 + 1) % 12] AS bcb,
+  (ARRAY['0','1','-1','0.5','-0.5','1.5','-2.5','0.000','123.456','-0.00000000000000000001',
+         '99999999999999999999999999999999999999','-99999999999999999999999999999999999999',
+         '0.99999999999999999999999999999999999999','1e40','123456789012345678901234567890.12345678901',
+         'NaN','Infinity','-Infinity','32767.5','2147483647.5','-9223372036854775808.5',
+         '9223372036854775807.49','7.0000',NULL]::numeric[])[1 + k % 24] AS na,
+  (ARRAY['0','1','-1','0.5','-0.5','1.5','-2.5','0.000','123.456','-0.00000000000000000001',
+         '99999999999999999999999999999999999999','-99999999999999999999999999999999999999',
+         '0.99999999999999999999999999999999999999','1e40','123456789012345678901234567890.12345678901',
+         'NaN','Infinity','-Infinity','32767.5','2147483647.5','-9223372036854775808.5',
+         '9223372036854775807.49','7.0000',NULL]::numeric[])[1 + (k * 5 + 3) % 24] AS nb
+FROM generate_series(0, 599) k;
 -- Moderate values: no overflow, no zero divisor, so every value is compared.
 CREATE TABLE dv_safe AS
 SELECT k,
@@ -57,7 +68,12 @@ SELECT k,
   CASE WHEN k % 13 = 0 THEN NULL ELSE repeat(chr(97 + k % 26), k % 5) || (k % 7)::text END AS txa,
   CASE WHEN k % 11 = 0 THEN NULL ELSE repeat(chr(97 + k % 3), k % 4) || (k % 3)::text END AS txb,
   (chr(65 + k % 5) || repeat('é', k % 3))::bpchar(4) AS bca,
-  (chr(65 + k % 4) || repeat('é', k % 2))::bpchar(4) AS bcb
+  (chr(65 + k % 4) || repeat('é', k % 2))::bpchar(4) AS bcb,
+  CASE WHEN k % 23 = 0 THEN NULL WHEN k % 41 = 0 THEN 'NaN'::numeric
+       WHEN k % 3 = 0 THEN ((k * 7919 % 100000) - 50000) / 100.0
+       WHEN k % 3 = 1 THEN ((k * 104729 % 1000000) - 500000)::numeric(14,4) / 1000
+       ELSE (k - 250) / 7.0 END AS na,
+  ((k % 97 + 1) * 0.25 * (CASE WHEN k % 3 = 0 THEN -1 ELSE 1 END))::numeric(8,3) AS nb
 FROM generate_series(0, 499) k;
 
 -- PostgreSQL's result against the device's, for one expression over a table.
@@ -106,7 +122,7 @@ CREATE FUNCTION arg_column(t oid, side text) RETURNS text LANGUAGE sql AS $$
                 WHEN 'float4'::regtype THEN 'f4' WHEN 'float8'::regtype THEN 'f8' WHEN 'bool'::regtype THEN 'b'
                 WHEN 'date'::regtype THEN 'd' WHEN 'time'::regtype THEN 't' WHEN 'timestamp'::regtype THEN 'ts'
                 WHEN 'timestamptz'::regtype THEN 'tz' WHEN 'text'::regtype THEN 'tx'
-                WHEN 'bpchar'::regtype THEN 'bc' END || side $$;
+                WHEN 'bpchar'::regtype THEN 'bc' WHEN 'numeric'::regtype THEN 'n' END || side $$;
 CREATE TEMP TABLE catalog_calls AS
 SELECT f.func_id, f.name,
        format('%I(%s)', p.proname,
@@ -183,12 +199,21 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('bca LIKE ''abc%'''), ('bca LIKE ''a'''), ('txa LIKE ''%%_%%'''), ('txa LIKE '''''), ('txa LIKE ''%a%b%c%'''),
   ('strpos(txa, ''b'') + position(''本'' IN txa)'), ('strpos(txa, txb)'), ('starts_with(txa, txb)'),
   ('starts_with(txa, ''日'') OR strpos(txa, '''') = 1'),
-  ('da < tsa'), ('tsb >= db'), ('da = tsb OR tsa <> db'), ('GREATEST(da, db) > tsa')
+  ('da < tsa'), ('tsb >= db'), ('da = tsb OR tsa <> db'), ('GREATEST(da, db) > tsa'),
+  ('na + nb * 2'), ('na / nb > 1.5'), ('(na - nb) / 3'), ('i4a::numeric / 3'), ('i8a * 1.5 > na'),
+  ('na::int4 + i4b'), ('na::int8'), ('na::int2'), ('round(na, 2) = na'), ('round(na) + trunc(nb)'),
+  ('round(na, -2)'), ('trunc(na, 3)'), ('ceil(na) - floor(nb)'), ('sign(na) * abs(nb)'), ('-na'),
+  ('na % nb'), ('mod(na, 7)'), ('mod(i4a, i4b)'), ('mod(i8a, 3)'),
+  ('na IN (1, 2.50, NULL)'), ('na = ANY (ARRAY[0.5, -1, ''NaN''])'), ('GREATEST(na, nb, 0)'), ('LEAST(na, nb)'),
+  ('COALESCE(na, nb, 0)'), ('NULLIF(na, 0)'), ('na IS DISTINCT FROM nb'),
+  ('na::float8 < f8a'), ('na::float4'), ('na::float8 * 2'),
+  ('CASE WHEN nb = 0 THEN NULL ELSE na / nb END'), ('na * na * na'), ('na / 0'), ('na % 0'),
+  ('na > 12345678901234567890123456789012345678901234567890')
 ) v(e);
 
 -- Not everything runs on the device: it says why.
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::text');
-SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::numeric');
+SELECT * FROM pgstrom.device_eval('dv_safe', 'na::text');
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a IN (SELECT 1)');
 SELECT * FROM pgstrom.device_eval('dv_safe',
   'i4a = ANY (''{' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 300) g) || '}''::int4[])');
@@ -205,3 +230,7 @@ SELECT pgstrom.device_program('dv_safe', 'CASE i2a WHEN 1 THEN COALESCE(i4a, 0) 
 SELECT pgstrom.device_program('dv_safe', 'i4a IN (1, 2, NULL) AND NULLIF(i4b, 0) IS NOT NULL');
 -- Stable sub-expressions are evaluated once on the CPU and passed in.
 SELECT pgstrom.device_program('dv_safe', 'tza > now() - interval ''1 day'' AND da <= current_date');
+-- numeric constants are exact (38 digits); a longer one keeps the
+-- expression on the CPU
+SELECT pgstrom.device_program('dv_safe', 'na * 1.0500 > -0.00000000000000000001');
+SELECT pgstrom.device_program('dv_safe', 'na > 1234567890123456789012345678901234567890');

@@ -10,8 +10,9 @@
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-use pgstrom_runtime::catalog;
 use pgstrom_runtime::engine::{ColumnData, FileSlice};
+use pgstrom_runtime::numeric::DevNumeric;
+use pgstrom_runtime::{catalog, program};
 
 use crate::errors;
 
@@ -23,6 +24,9 @@ struct ColumnBuf {
     type_id: u16,
     /// Fixed width in bytes; 0 for variable-length types.
     width: usize,
+    /// A numeric column: PostgreSQL's varlena numerics converted to the
+    /// device's 24-byte form on the way in.
+    numeric: bool,
     values: Vec<u8>,
     validity: Vec<u8>,
     /// nrows+1 offsets into `values` (variable-length types only).
@@ -80,6 +84,10 @@ impl ColumnBuf {
     unsafe fn push_value(&mut self, datum: Option<pg_sys::Datum>) {
         match datum {
             None => self.push_null(),
+            // SAFETY: a numeric datum of a numeric column.
+            Some(datum) if self.numeric => unsafe {
+                self.values.extend_from_slice(&crate::codegen::numeric_of(datum).to_bytes());
+            },
             // SAFETY: a varlena datum of a text-like column; detoasting
             // gives a readable, uncompressed value.
             Some(datum) if self.width == 0 => unsafe {
@@ -127,6 +135,7 @@ impl ColumnChunk {
                     attnum,
                     type_id,
                     width,
+                    numeric: type_id == program::type_id("NUMERIC"),
                     values: Vec::new(),
                     validity: Vec::new(),
                     offsets: if width == 0 { vec![0] } else { Vec::new() },
@@ -221,7 +230,8 @@ impl ColumnChunk {
     /// Append one row from a tuple's bytes: `values[attnum - 1]` is where
     /// each attribute's value lies in `tup` ((offset, length), None for
     /// NULL), in the device's layout already (a fixed-width column's
-    /// bytes, a text column's characters).
+    /// bytes, a text column's characters) or, for a numeric, the bytes
+    /// after its varlena header.
     pub fn append_raw(&mut self, tup: &[u8], values: &[Option<(u32, u32)>]) {
         let row = self.nrows as usize;
         for c in &mut self.cols {
@@ -232,7 +242,12 @@ impl ColumnChunk {
                 }
                 Some((off, len)) => {
                     c.set_valid(row, true);
-                    c.push_bytes(&tup[off as usize..(off + len) as usize]);
+                    let v = &tup[off as usize..(off + len) as usize];
+                    if c.numeric {
+                        c.values.extend_from_slice(&DevNumeric::from_pg_payload(v).to_bytes());
+                    } else {
+                        c.push_bytes(v);
+                    }
                 }
             }
         }

@@ -14,12 +14,13 @@
 //! FROM), CASE (both forms), COALESCE, NULLIF, GREATEST/LEAST, IN / = ANY /
 //! <> ALL over constant lists (up to 256 elements, compared in turn) and
 //! ARRAY[...] of expressions, RelabelType between the same device type.
-//! Types: bool, int2/4/8, float4/8, date, time, timestamp(tz), and text /
-//! varchar / bpchar inside expressions (equality under deterministic
-//! collations, ordering only under "C"/"POSIX", lengths).
+//! Types: bool, int2/4/8, float4/8, date, time, timestamp(tz), and
+//! numeric (exact, 38 digits) and text / varchar / bpchar inside
+//! expressions (equality under deterministic collations, ordering only
+//! under "C"/"POSIX", lengths).
 //! Sub-expressions without Vars that are not volatile (now(), current_date,
 //! Params, ...) are hoisted: evaluated once on the CPU and passed to the
-//! program as parameters.  Hashed large IN lists, numeric, text and the
+//! program as parameters.  Hashed large IN lists, text results and the
 //! other types of the device-program issue come next.
 
 use std::collections::HashMap;
@@ -29,7 +30,9 @@ use pgrx::pg_guard;
 use pgrx::pg_sys;
 
 use pgstrom_runtime::catalog::{self, func_info};
-use pgstrom_runtime::program::{Builder, Op, Program, is_varlena, type_id};
+use pgstrom_runtime::engine::ParamValue;
+use pgstrom_runtime::numeric::DevNumeric;
+use pgstrom_runtime::program::{Builder, Op, Program, is_returned, is_varlena, type_id};
 
 include!(concat!(env!("OUT_DIR"), "/device_function_oids.rs"));
 
@@ -67,6 +70,7 @@ pub fn device_type_of(oid: pg_sys::Oid) -> Option<u16> {
         pg_sys::TIMESTAMPTZOID => "TIMESTAMPTZ",
         pg_sys::TEXTOID | pg_sys::VARCHAROID => "TEXT",
         pg_sys::BPCHAROID => "BPCHAR",
+        pg_sys::NUMERICOID => "NUMERIC",
         _ => return None,
     };
     Some(type_id(name))
@@ -122,12 +126,51 @@ unsafe fn list_nodes(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
     }
 }
 
+/// A numeric datum as the device holds it.
+///
+/// # Safety
+/// `value` is a valid numeric datum.
+pub unsafe fn numeric_of(value: pg_sys::Datum) -> DevNumeric {
+    // SAFETY: a numeric varlena; detoasting gives a readable value.
+    unsafe {
+        let p = value.cast_mut_ptr::<pg_sys::varlena>();
+        let v = pg_sys::pg_detoast_datum_packed(p);
+        let len = pgrx::varlena::varsize_any_exhdr(v);
+        let data = pgrx::varlena::vardata_any(v) as *const u8;
+        let n = DevNumeric::from_pg_payload(std::slice::from_raw_parts(data, len));
+        if v != p {
+            pg_sys::pfree(v.cast());
+        }
+        n
+    }
+}
+
+/// A non-NULL datum of device type `t` as a program parameter.
+///
+/// # Safety
+/// `value` is a valid datum of the PostgreSQL type behind `t`.
+pub unsafe fn param_value(t: u16, value: pg_sys::Datum) -> ParamValue {
+    if t == type_id("NUMERIC") {
+        // SAFETY: a numeric datum (caller).
+        ParamValue::numeric(unsafe { numeric_of(value) })
+    } else {
+        ParamValue::value(const_bits(t, value))
+    }
+}
+
 /// Push a non-NULL constant datum of device type `t`.
 ///
 /// # Safety
 /// `value` is a valid datum of the PostgreSQL type behind `t`.
-unsafe fn push_const(b: &mut Builder, t: u16, value: pg_sys::Datum) {
-    if is_varlena(t) {
+unsafe fn push_const(b: &mut Builder, t: u16, value: pg_sys::Datum) -> Result<(), NotSupported> {
+    if t == type_id("NUMERIC") {
+        // SAFETY: a numeric datum (caller).
+        let n = unsafe { numeric_of(value) };
+        if n.scale == pgstrom_runtime::numeric::NUM_BIG {
+            return unsupported("a numeric constant of more than 38 digits".into());
+        }
+        b.numeric_constant(n);
+    } else if is_varlena(t) {
         // SAFETY: a text/bpchar datum; detoasting gives a readable varlena.
         unsafe {
             let v = pg_sys::pg_detoast_datum_packed(value.cast_mut_ptr());
@@ -138,6 +181,7 @@ unsafe fn push_const(b: &mut Builder, t: u16, value: pg_sys::Datum) {
     } else {
         b.constant(t, const_bits(t, value));
     }
+    Ok(())
 }
 
 /// Raw datum bits of a by-value constant of device type `t`.
@@ -354,7 +398,7 @@ impl Ctx<'_> {
                     if (*c).constisnull {
                         self.b.null();
                     } else {
-                        push_const(&mut self.b, t, (*c).constvalue);
+                        push_const(&mut self.b, t, (*c).constvalue)?;
                     }
                 }
                 pg_sys::NodeTag::T_OpExpr => {
@@ -630,7 +674,7 @@ impl Ctx<'_> {
                             self.emit_array_test(s, fid, use_or, values.len(), |ctx, i| {
                                 match values[i] {
                                     // an element of the array constant
-                                    Some(v) => push_const(&mut ctx.b, elem_t, v),
+                                    Some(v) => push_const(&mut ctx.b, elem_t, v)?,
                                     None => ctx.b.null(),
                                 }
                                 Ok(())
@@ -706,13 +750,28 @@ unsafe fn contains_case_test(node: *mut pg_sys::Node) -> bool {
 /// # Safety
 /// `expr` must be a valid expression tree.
 pub unsafe fn compile(expr: *mut pg_sys::Node, varno: i32) -> Result<Compiled, NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe { compile_single(expr, varno, false) }
+}
+
+/// [`compile`], also for a numeric result (which only `device_eval`
+/// reads back so far).
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_any_result(expr: *mut pg_sys::Node, varno: i32) -> Result<Compiled, NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe { compile_single(expr, varno, true) }
+}
+
+unsafe fn compile_single(expr: *mut pg_sys::Node, varno: i32, numeric_result: bool) -> Result<Compiled, NotSupported> {
     let resolve = |v: *mut pg_sys::Var| {
         // SAFETY: the walker hands valid Vars.
         unsafe { ((*v).varno == varno).then_some((0u8, (*v).varattno)) }
     };
     let mut inputs = Inputs::default();
     // SAFETY: valid expression (caller).
-    let (program, result_type) = unsafe { compile_shared(expr, &resolve, &mut inputs, false)? };
+    let (program, result_type) = unsafe { compile_inner(expr, &resolve, &mut inputs, false, numeric_result)? };
     Ok(Compiled {
         program,
         columns: inputs.columns.iter().map(|&(_, a, t)| (a, t)).collect(),
@@ -745,6 +804,17 @@ pub unsafe fn compile_shared(
     inputs: &mut Inputs,
     text_result: bool,
 ) -> Result<(Program, pg_sys::Oid), NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe { compile_inner(expr, resolve, inputs, text_result, false) }
+}
+
+unsafe fn compile_inner(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+    text_result: bool,
+    numeric_result: bool,
+) -> Result<(Program, pg_sys::Oid), NotSupported> {
     let mut ctx = Ctx {
         b: Builder::new(),
         resolve,
@@ -754,7 +824,13 @@ pub unsafe fn compile_shared(
         params: inputs.params.clone(),
     };
     let rtype = ctx.expr_type(expr)?;
-    if is_varlena(rtype) && !text_result {
+    if rtype == type_id("NUMERIC") && !numeric_result {
+        return unsupported(
+            "numeric results are not returned by the device yet (numeric works inside expressions)".into(),
+        );
+    }
+    let kept_on_device = text_result || (numeric_result && rtype == type_id("NUMERIC"));
+    if !is_returned(rtype) && !kept_on_device {
         return unsupported("text results are not returned by the device yet (text works inside expressions)".into());
     }
     ctx.emit(expr)?;

@@ -15,7 +15,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use pgstrom_runtime::catalog::{self, FUNCTIONS};
-use pgstrom_runtime::engine::ParamValue;
+use pgstrom_runtime::engine::{ColumnData, EvalOutput, ParamValue};
 
 use crate::chunk::ColumnChunk;
 use crate::codegen::{self, Compiled};
@@ -89,7 +89,7 @@ fn compile_over(rel: pg_sys::Oid, expr: &str) -> Result<Compiled, codegen::NotSu
         let mut e = (*tle).expr as *mut pg_sys::Node;
         pg_sys::fix_opfuncids(e);
         e = pg_sys::eval_const_expressions(std::ptr::null_mut(), e);
-        codegen::compile(e, 1)
+        codegen::compile_any_result(e, 1)
     }
 }
 
@@ -167,11 +167,7 @@ fn evaluate_once(expr: *mut pg_sys::Node, t: u16) -> ParamValue {
             pg_sys::exprTypmod(expr),
             pg_sys::exprCollation(expr),
         ) as *mut pg_sys::Const;
-        if (*c).constisnull {
-            ParamValue { isnull: true, bits: 0 }
-        } else {
-            ParamValue { isnull: false, bits: codegen::const_bits(t, (*c).constvalue) }
-        }
+        if (*c).constisnull { ParamValue::null() } else { codegen::param_value(t, (*c).constvalue) }
     }
 }
 
@@ -190,6 +186,39 @@ fn output_text(type_oid: pg_sys::Oid, t: u16, bits: i64) -> String {
         let s = pg_sys::OidOutputFunctionCall(func, pg_sys::Datum::from(raw as usize));
         CStr::from_ptr(s).to_string_lossy().into_owned()
     }
+}
+
+/// Row `i` of `cols` as columns of one row (validity bits copied into
+/// their own bytes, since a bitmap cannot start mid-byte).
+fn row_of<'a>(cols: &[ColumnData<'a>], i: usize) -> Vec<ColumnData<'a>> {
+    const VALID: [u8; 1] = [1];
+    const NULL: [u8; 1] = [0];
+    cols.iter()
+        .map(|c| {
+            let width = catalog::type_info(c.type_id).map_or(0, |t| t.width);
+            let valid = c.validity.is_none_or(|b| b[i / 8] & (1 << (i % 8)) != 0);
+            ColumnData {
+                type_id: c.type_id,
+                values: if width == 0 { c.values } else { &c.values[i * width..(i + 1) * width] },
+                validity: Some(if valid { &VALID } else { &NULL }),
+                offsets: c.offsets.map(|o| &o[i..i + 2]),
+                file: None,
+                resident: None,
+            }
+        })
+        .collect()
+}
+
+/// PostgreSQL's own value of `expr` at the row `ctid` of `rel`, as text.
+fn postgres_value(rel: pg_sys::Oid, expr: &str, ctid: &str) -> Option<String> {
+    // the type's output function, as for the device's values
+    let sql = format!(
+        "SELECT CASE WHEN v IS NULL THEN NULL ELSE format('%s', v) END FROM (SELECT ({expr}) AS v FROM ONLY {} WHERE ctid = '{ctid}') s",
+        relation_name(rel)
+    );
+    Spi::get_one::<String>(&sql).unwrap_or_else(|e| {
+        errors::raise_plain(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("cannot evaluate: {e}"), None, None)
+    })
 }
 
 #[pg_schema]
@@ -213,7 +242,7 @@ mod pgstrom {
         // Hoisted sub-expressions: evaluated once, here on the CPU, and
         // only when there is a row to evaluate them for.
         let params: Vec<ParamValue> = if nrows == 0 {
-            compiled.params.iter().map(|_| ParamValue { isnull: true, bits: 0 }).collect()
+            compiled.params.iter().map(|_| ParamValue::null()).collect()
         } else {
             compiled.params.iter().map(|(e, t)| evaluate_once(*e, *t)).collect()
         };
@@ -223,21 +252,27 @@ mod pgstrom {
             // here on the CPU engine (the same libm as PostgreSQL)
             result = engine::cpu().eval_program(&compiled.program, &cols, &params, nrows);
         }
-        let out = match result {
-            Ok(o) => o,
+        let rtype = compiled.program.result_type;
+        let text = |out: &EvalOutput, i: usize| {
+            (out.nulls[i] == 0).then(|| match out.numeric(i) {
+                Some(n) => n.to_text(),
+                None => output_text(compiled.result_type, rtype, out.values[i]),
+            })
+        };
+        let values: Vec<Option<String>> = match result {
+            Ok(out) => (0..nrows as usize).map(|i| text(&out, i)).collect(),
+            // Rows no engine computes exactly (a numeric beyond 38 digits):
+            // row by row, those PostgreSQL evaluates, as the executors do.
+            Err(pgstrom_runtime::DeviceError::NeedsCpu { .. }) => (0..nrows as usize)
+                .map(|i| match engine::cpu().eval_program(&compiled.program, &row_of(&cols, i), &params, 1) {
+                    Ok(out) => text(&out, 0),
+                    Err(pgstrom_runtime::DeviceError::NeedsCpu { .. }) => postgres_value(rel, expr, &chunk.ctids[i]),
+                    Err(e) => errors::raise("device program failed", &e),
+                })
+                .collect(),
             Err(e) => errors::raise("device program failed", &e),
         };
-        let rtype = compiled.program.result_type;
-        let rows: Vec<(String, Option<String>)> = chunk
-            .ctids
-            .into_iter()
-            .enumerate()
-            .map(|(i, ctid)| {
-                let v = (out.nulls[i] == 0).then(|| output_text(compiled.result_type, rtype, out.values[i]));
-                (ctid, v)
-            })
-            .collect();
-        TableIterator::new(rows)
+        TableIterator::new(chunk.ctids.into_iter().zip(values).collect::<Vec<_>>())
     }
 
     /// The device program for `expr` over `rel`, one instruction per line

@@ -34,6 +34,7 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
             "22008" => PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
             "2201F" => PgSqlErrorCode::ERRCODE_INVALID_ARGUMENT_FOR_POWER_FUNCTION,
             "22025" => PgSqlErrorCode::ERRCODE_INVALID_ESCAPE_SEQUENCE,
+            "0A000" => PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
             _ => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
         },
     }

@@ -204,8 +204,15 @@ impl HeapChunks {
     ) -> HeapChunks {
         // SAFETY: caller's contract.
         unsafe {
-            let widths: Vec<(i16, usize)> =
-                columns.iter().map(|&(attnum, t)| (attnum, catalog::type_info(t).map_or(0, |t| t.width))).collect();
+            // how each column is stored in the tuple: a numeric is a varlena
+            // there (the chunk converts it)
+            let numeric = pgstrom_runtime::program::type_id("NUMERIC");
+            let widths: Vec<(i16, usize)> = columns
+                .iter()
+                .map(|&(attnum, t)| {
+                    (attnum, if t == numeric { 0 } else { catalog::type_info(t).map_or(0, |t| t.width) })
+                })
+                .collect();
             let pages = if guc::HEAP_PAGE_READS.get() { PageReader::new(rel, &widths).map(Box::new) } else { None };
             HeapChunks {
                 pages_checked: false,
@@ -636,9 +643,10 @@ pub unsafe fn eval_params(
             // SAFETY: caller's contract.
             let d = unsafe { pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull) };
             if isnull {
-                ParamValue { isnull: true, bits: 0 }
+                ParamValue::null()
             } else {
-                ParamValue { isnull: false, bits: codegen::const_bits(t, d) }
+                // SAFETY: the expression's value, of the type behind `t`.
+                unsafe { codegen::param_value(t, d) }
             }
         })
         .collect()

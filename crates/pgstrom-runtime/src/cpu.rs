@@ -7,7 +7,7 @@ use std::ffi::c_char;
 
 use crate::engine::{
     ColumnData, CompareOp, DevColumnRepr, DevDatumRepr, Engine, EngineKind, EvalOutput, FilterColumn, FilterResult,
-    ParamValue, eval_error, validate_eval, validate_filter,
+    ParamValue, eval_error, validate_eval, validate_filter, wide_result,
 };
 use crate::error::{DeviceError, kernel_status};
 use crate::program::{Instr, Program};
@@ -24,6 +24,7 @@ unsafe extern "C" {
         nrows: u32,
         out_values: *mut i64,
         out_nulls: *mut u8,
+        out_wide: *mut i64,
         error_row: *mut u32,
     ) -> i32;
     fn pgstrom_cpu_filter_cmp_int32(
@@ -164,7 +165,7 @@ impl Engine for CpuEngine {
             })
             .collect();
         let pars = DevDatumRepr::from_params(params);
-        let mut out = EvalOutput { values: vec![0; nrows as usize], nulls: vec![0; nrows as usize] };
+        let mut out = EvalOutput::with_rows(nrows as usize, wide_result(program));
         let mut error_row = 0u32;
         // SAFETY: the request was validated against the program (operand
         // ranges, buffer lengths); pointers stay alive for the call.
@@ -180,6 +181,7 @@ impl Engine for CpuEngine {
                 nrows,
                 out.values.as_mut_ptr(),
                 out.nulls.as_mut_ptr(),
+                if out.wide.is_empty() { std::ptr::null_mut() } else { out.wide.as_mut_ptr() },
                 &mut error_row,
             )
         };

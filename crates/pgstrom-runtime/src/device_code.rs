@@ -9,8 +9,9 @@ use crate::nvrtc::Nvrtc;
 
 include!(concat!(env!("OUT_DIR"), "/device_sources.rs"));
 
-/// Options every NVRTC build uses (part of the cache key).
-pub const NVRTC_OPTIONS: &[&str] = &["-default-device", "--device-as-default-execution-space"];
+/// Options every NVRTC build uses (part of the cache key); numeric needs
+/// `__int128` in device code.
+pub const NVRTC_OPTIONS: &[&str] = &["-default-device", "--device-as-default-execution-space", "--device-int128"];
 
 /// Name of the generated translation unit.
 pub const BUNDLE_NAME: &str = "pg_strom_device.cu";

@@ -308,12 +308,35 @@ impl FileSlice {
 }
 
 /// A parameter value: raw datum bits as the device holds them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ParamValue {
     /// True for NULL.
     pub isnull: bool,
-    /// Value bits (integers sign-extended, float8 bits, float4 bits).
+    /// Value bits (integers sign-extended, float8 bits, float4 bits; a
+    /// numeric's low 64 mantissa bits).
     pub bits: i64,
+    /// A numeric's high 64 mantissa bits (0 otherwise).
+    pub hi: i64,
+    /// A numeric's scale or kind (0 otherwise).
+    pub len: i32,
+}
+
+impl ParamValue {
+    /// A non-NULL fixed-width value.
+    pub fn value(bits: i64) -> ParamValue {
+        ParamValue { isnull: false, bits, hi: 0, len: 0 }
+    }
+
+    /// NULL.
+    pub fn null() -> ParamValue {
+        ParamValue { isnull: true, ..Default::default() }
+    }
+
+    /// A numeric.
+    pub fn numeric(n: crate::numeric::DevNumeric) -> ParamValue {
+        let (bits, hi) = n.words();
+        ParamValue { isnull: false, bits, hi, len: n.scale }
+    }
 }
 
 /// What [`Engine::eval_program`] returns: per row, raw datum bits and a
@@ -324,6 +347,29 @@ pub struct EvalOutput {
     pub values: Vec<i64>,
     /// 1 where the result is NULL.
     pub nulls: Vec<u8>,
+    /// A numeric result's high mantissa word and scale, two per row
+    /// (empty for other result types).
+    pub wide: Vec<i64>,
+}
+
+impl EvalOutput {
+    /// `n` rows, with room for numeric results when `wide`.
+    pub fn with_rows(n: usize, wide: bool) -> EvalOutput {
+        EvalOutput { values: vec![0; n], nulls: vec![0; n], wide: if wide { vec![0; 2 * n] } else { Vec::new() } }
+    }
+
+    /// Row `row`'s numeric result (of a program returning numeric).
+    pub fn numeric(&self, row: usize) -> Option<crate::numeric::DevNumeric> {
+        let hi = *self.wide.get(2 * row)?;
+        let scale = *self.wide.get(2 * row + 1)? as i32;
+        let lo = *self.values.get(row)?;
+        Some(crate::numeric::DevNumeric { mant: ((hi as i128) << 64) | (lo as u64 as i128), scale })
+    }
+}
+
+/// Whether a program's results need the wide output (numeric).
+pub(crate) fn wide_result(program: &Program) -> bool {
+    program.result_type == crate::program::type_id("NUMERIC")
 }
 
 /// The C layout of DevColumn (device_program.h).
@@ -345,12 +391,13 @@ pub(crate) struct DevDatumRepr {
     pub bits: i64,
     pub isnull: i32,
     pub len: i32,
+    pub hi: i64,
 }
 
 impl DevDatumRepr {
     /// Parameters in the device's layout.
     pub(crate) fn from_params(params: &[ParamValue]) -> Vec<DevDatumRepr> {
-        params.iter().map(|p| DevDatumRepr { bits: p.bits, isnull: p.isnull as i32, len: 0 }).collect()
+        params.iter().map(|p| DevDatumRepr { bits: p.bits, isnull: p.isnull as i32, len: p.len, hi: p.hi }).collect()
     }
 }
 

@@ -18,7 +18,7 @@ use crate::device_code::KERNELS;
 use crate::discovery::DeviceInfo;
 use crate::engine::{
     ColumnData, CompareOp, DevColumnRepr, DevDatumRepr, Engine, EngineKind, EvalOutput, FilterColumn, FilterResult,
-    ParamValue, eval_error, validate_eval, validate_filter,
+    ParamValue, eval_error, validate_eval, validate_filter, wide_result,
 };
 use crate::error::{DeviceError, kernel_status};
 use crate::mempool::{self, Reservation};
@@ -429,7 +429,7 @@ impl Engine for GpuEngine {
     ) -> Result<EvalOutput, DeviceError> {
         validate_eval(program, columns, params, nrows)?;
         if nrows == 0 {
-            return Ok(EvalOutput { values: Vec::new(), nulls: Vec::new() });
+            return Ok(EvalOutput::with_rows(0, false));
         }
         self.make_current()?;
         let n = nrows as usize;
@@ -477,7 +477,9 @@ impl Engine for GpuEngine {
         let input_end = at;
         let values_off = at;
         let nulls_off = values_off + n * 8;
-        let error_off = align_up(nulls_off + n);
+        let wide = wide_result(program);
+        let wide_off = align_up(nulls_off + n);
+        let error_off = align_up(wide_off + if wide { n * 16 } else { 0 });
         let total = error_off + 8;
 
         let mut scratch = ScratchGuard {
@@ -520,8 +522,9 @@ impl Engine for GpuEngine {
         let mut p_nrows = nrows;
         let mut p_values = dev + values_off as u64;
         let mut p_nulls = dev + nulls_off as u64;
+        let mut p_wide = if wide { dev + wide_off as u64 } else { 0 };
         let mut p_error = dev + error_off as u64;
-        let mut kparams: [*mut c_void; 11] = [
+        let mut kparams: [*mut c_void; 12] = [
             &mut p_code as *mut _ as *mut c_void,
             &mut p_ninstrs as *mut _ as *mut c_void,
             &mut p_data as *mut _ as *mut c_void,
@@ -532,12 +535,13 @@ impl Engine for GpuEngine {
             &mut p_nrows as *mut _ as *mut c_void,
             &mut p_values as *mut _ as *mut c_void,
             &mut p_nulls as *mut _ as *mut c_void,
+            &mut p_wide as *mut _ as *mut c_void,
             &mut p_error as *mut _ as *mut c_void,
         ];
         // SAFETY: kparams point at locals of the kernel's parameter types, in
         // order; the arena outlives the call (we hold its lock).
         unsafe { self.launch_and_wait("kern_eval_program", self.grid_for(nrows), &mut kparams)? };
-        let mut out = EvalOutput { values: vec![0; n], nulls: vec![0; n] };
+        let mut out = EvalOutput::with_rows(n, wide);
         // SAFETY: outputs and the error word lie within the arena and the
         // pinned buffer, at the same offsets.
         unsafe {
@@ -555,6 +559,9 @@ impl Engine for GpuEngine {
             }
             std::ptr::copy_nonoverlapping(host.add(values_off) as *const i64, out.values.as_mut_ptr(), n);
             std::ptr::copy_nonoverlapping(host.add(nulls_off), out.nulls.as_mut_ptr(), n);
+            if wide {
+                std::ptr::copy_nonoverlapping(host.add(wide_off) as *const i64, out.wide.as_mut_ptr(), 2 * n);
+            }
         }
         Ok(out)
     }

@@ -30,6 +30,7 @@ pub mod join;
 mod join_cpu;
 mod join_gpu;
 pub mod mempool;
+pub mod numeric;
 pub mod nvrtc;
 pub mod placement;
 pub mod program;

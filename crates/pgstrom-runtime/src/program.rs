@@ -7,7 +7,8 @@
 //! `magic u32, version u16, flags u16, ninstrs u32, max_stack u32,
 //! nparams u32, result_type u32, data_len u32, reserved u32`, then
 //! `ninstrs` 16-byte instructions `op u16, type u16, arg i32, imm i64`,
-//! then `data_len` bytes of constant data (text and bpchar constants).  [`Program::from_bytes`] rejects
+//! then `data_len` bytes of constant data (text, bpchar and numeric
+//! constants).  [`Program::from_bytes`] rejects
 //! anything malformed or of another version with a clear error, and
 //! [`Program::validate`] proves every path's stack depth before a program
 //! may run.
@@ -16,12 +17,14 @@ use std::fmt::Write as _;
 
 use crate::catalog::{self, func_info, type_info};
 use crate::error::DeviceError;
+use crate::numeric;
 
 /// "PSPG" as a little-endian u32.
 pub const MAGIC: u32 = 0x4750_5350;
 /// Format version; bump on any incompatible change.
 /// 2: constant data section (text and bpchar constants).
-pub const VERSION: u16 = 2;
+/// 3: numeric constants (24 bytes in the data section).
+pub const VERSION: u16 = 3;
 /// Deepest stack the interpreter has.
 pub const MAX_STACK: u32 = 32;
 /// Local slots per row.
@@ -166,6 +169,18 @@ const HEADER_LEN: usize = 32;
 pub fn is_varlena(type_id: u16) -> bool {
     type_info(type_id).is_some_and(|t| t.width == 0)
 }
+
+/// Whether a constant of this type lies in the data section (text,
+/// bpchar, numeric).
+fn in_data(type_id: u16) -> bool {
+    is_varlena(type_id) || type_id == self::type_id("NUMERIC")
+}
+
+/// Whether the device returns values of this type to the backend as a
+/// program's result (numeric and text results stay on the device).
+pub fn is_returned(type_id: u16) -> bool {
+    !in_data(type_id)
+}
 const INSTR_LEN: usize = 16;
 
 fn invalid(why: String) -> DeviceError {
@@ -226,10 +241,13 @@ impl Program {
                     if type_info(ins.type_id).is_none() {
                         return Err(invalid(format!("unknown constant type {} at {pc}", ins.type_id)));
                     }
-                    if is_varlena(ins.type_id)
+                    if in_data(ins.type_id)
                         && (ins.imm < 0 || ins.arg < 0 || ins.imm as u64 + ins.arg as u64 > self.data.len() as u64)
                     {
                         return Err(invalid(format!("constant at {pc} lies outside the data section")));
+                    }
+                    if ins.type_id == type_id("NUMERIC") && ins.arg as usize != numeric::WIDTH {
+                        return Err(invalid(format!("numeric constant at {pc} is not {} bytes", numeric::WIDTH)));
                     }
                     (0, 1)
                 }
@@ -393,6 +411,13 @@ impl Program {
                 Op::Var => {
                     let _ = write!(s, " {}", column_name(i.arg));
                 }
+                Op::Const if i.type_id == type_id("NUMERIC") => {
+                    let n = usize::try_from(i.imm)
+                        .ok()
+                        .and_then(|o| self.data.get(o..o + numeric::WIDTH))
+                        .and_then(numeric::DevNumeric::from_bytes);
+                    let _ = write!(s, " {}::numeric", n.map_or("?".into(), |n| n.to_text()));
+                }
                 Op::Const if is_varlena(i.type_id) => {
                     let bytes = usize::try_from(i.imm)
                         .ok()
@@ -477,6 +502,12 @@ impl Builder {
         let offset = self.data.len() as i64;
         self.data.extend_from_slice(bytes);
         self.push(Op::Const, type_id, bytes.len() as i32, offset);
+    }
+
+    /// Push a numeric constant (in the data section, 8-byte aligned).
+    pub fn numeric_constant(&mut self, n: numeric::DevNumeric) {
+        self.data.resize(self.data.len().next_multiple_of(8), 0);
+        self.bytes_constant(type_id("NUMERIC"), &n.to_bytes());
     }
 
     /// Push NULL.
@@ -581,6 +612,12 @@ pub fn sql_error(code: i32) -> Option<(&'static str, &'static str)> {
         25 => ("22025", "LIKE pattern must not end with escape character"),
         26 => ("2201F", "zero raised to a negative power is undefined"),
         27 => ("2201F", "a negative number raised to a non-integer power yields a complex result"),
+        28 => ("0A000", "cannot convert NaN to smallint"),
+        29 => ("0A000", "cannot convert NaN to integer"),
+        30 => ("0A000", "cannot convert NaN to bigint"),
+        31 => ("0A000", "cannot convert infinity to smallint"),
+        32 => ("0A000", "cannot convert infinity to integer"),
+        33 => ("0A000", "cannot convert infinity to bigint"),
         _ => return None,
     })
 }

@@ -172,11 +172,11 @@ fn params_nulls_and_casts() {
     p.func(f("FLOAT8_INT8"));
     let prog = p.finish(type_id("FLOAT8")).unwrap();
     for e in engines() {
-        let out = e.eval_program(&prog, &cols, &[ParamValue { isnull: false, bits: 3 }], 3).unwrap();
+        let out = e.eval_program(&prog, &cols, &[ParamValue::value(3)], 3).unwrap();
         assert_eq!(out.nulls, vec![0, 1, 0]);
         assert_eq!(f64::from_bits(out.values[0] as u64), 3.0);
         assert_eq!(f64::from_bits(out.values[2] as u64), 6442450941.0);
-        let out = e.eval_program(&prog, &cols, &[ParamValue { isnull: true, bits: 0 }], 3).unwrap();
+        let out = e.eval_program(&prog, &cols, &[ParamValue::null()], 3).unwrap();
         assert_eq!(out.nulls, vec![1, 1, 1]);
         // too few parameters is a request error, not a crash
         assert!(matches!(e.eval_program(&prog, &cols, &[], 3), Err(DeviceError::InvalidRequest(_))));
@@ -270,5 +270,69 @@ fn text_columns_and_constants() {
             e.eval_program(&p.finish(type_id("INT4")).unwrap(), &cols, &[], 5),
             Err(DeviceError::InvalidRequest(_))
         ));
+    }
+}
+
+#[test]
+fn numeric_columns_constants_and_params() {
+    use pgstrom_runtime::numeric::{DevNumeric, NUM_BIG, NUM_NAN};
+    let n = |mant: i128, scale: i32| DevNumeric { mant, scale };
+    // 12.50, -0.003, NaN, a value beyond the device, 99999999999999999999999999999999999999
+    let vals = [n(1250, 2), n(-3, 3), n(0, NUM_NAN), n(0, NUM_BIG), n(10i128.pow(38) - 1, 0)];
+    let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_bytes()).collect();
+    let col = |rows: usize| ColumnData {
+        type_id: type_id("NUMERIC"),
+        values: &bytes[..rows * 24],
+        validity: None,
+        offsets: None,
+        ..Default::default()
+    };
+    // x * 1.05 / $1, with the numeric result read back
+    let mut p = Builder::new();
+    p.var(0);
+    p.numeric_constant(n(105, 2));
+    p.func(f("NUMERIC_MUL"));
+    p.param(0);
+    p.func(f("NUMERIC_DIV"));
+    let prog = p.finish(type_id("NUMERIC")).unwrap();
+    let three = ParamValue::numeric(n(3, 0));
+    for e in engines() {
+        let out = e.eval_program(&prog, &[col(3)], &[three], 3).unwrap();
+        // numeric.c: 12.50 * 1.05 = 13.1250; / 3 = 4.3750000000000000 (scale 16)
+        assert_eq!(out.numeric(0).unwrap().to_text(), "4.3750000000000000");
+        // -0.003 * 1.05 = -0.00315; / 3 = -0.00105000000000000000 (scale 20)
+        assert_eq!(out.numeric(1).unwrap().to_text(), "-0.00105000000000000000");
+        assert_eq!(out.numeric(2).unwrap().to_text(), "NaN");
+        // a value beyond the device, or a result beyond 38 digits: the
+        // rows go to PostgreSQL
+        assert!(matches!(e.eval_program(&prog, &[col(4)], &[three], 4), Err(DeviceError::NeedsCpu { row: 3 })));
+        let big = [vals[4]];
+        let bb: Vec<u8> = big.iter().flat_map(|v| v.to_bytes()).collect();
+        let c = ColumnData { type_id: type_id("NUMERIC"), values: &bb, ..Default::default() };
+        assert!(matches!(e.eval_program(&prog, &[c], &[three], 1), Err(DeviceError::NeedsCpu { row: 0 })));
+    }
+    // comparisons across scales, casts to int with rounding and errors
+    let mut q = Builder::new();
+    q.var(0);
+    q.numeric_constant(n(125, 1));
+    q.func(f("NUMERIC_EQ"));
+    let eq = q.finish(type_id("BOOL")).unwrap();
+    let mut r = Builder::new();
+    r.var(0);
+    r.func(f("INT4_NUMERIC"));
+    let to_int = r.finish(type_id("INT4")).unwrap();
+    for e in engines() {
+        assert_eq!(
+            decode_bool(&e.eval_program(&eq, &[col(3)], &[], 3).unwrap()),
+            vec![Some(true), Some(false), Some(false)]
+        );
+        let out = e.eval_program(&to_int, &[col(2)], &[], 2).unwrap();
+        assert_eq!(out.values, vec![13, 0]);
+        match e.eval_program(&to_int, &[col(3)], &[], 3) {
+            Err(DeviceError::Sql { sqlstate, message, row }) => {
+                assert_eq!((sqlstate, message, row), ("0A000", "cannot convert NaN to integer", 2));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

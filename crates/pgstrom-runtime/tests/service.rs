@@ -47,7 +47,7 @@ fn large_chunks_match_the_cpu_engine() {
         offsets: None,
         ..Default::default()
     }];
-    let params = [ParamValue { isnull: false, bits: 11 }];
+    let params = [ParamValue::value(11)];
     let p = times3_plus_param();
     let want = CpuEngine.eval_program(&p, &cols, &params, n as u32).unwrap();
     let got = svc.eval_program(&p, &cols, &params, n as u32).unwrap();
@@ -64,7 +64,7 @@ fn sql_errors_keep_sqlstate_and_row() {
     let bytes = i8_col(&vals);
     let cols =
         [ColumnData { type_id: type_id("INT8"), values: &bytes, validity: None, offsets: None, ..Default::default() }];
-    let params = [ParamValue { isnull: false, bits: 0 }];
+    let params = [ParamValue::value(0)];
     let e = svc.eval_program(&times3_plus_param(), &cols, &params, 4).unwrap_err();
     assert_eq!(e, DeviceError::Sql { sqlstate: "22003", message: "bigint out of range", row: 2 });
     // the connection is still usable

@@ -216,11 +216,15 @@ pub fn put_params(w: &mut Writer<'_>, ps: &[ParamValue]) {
     for p in ps {
         w.u8(p.isnull as u8);
         w.i64(p.bits);
+        w.i64(p.hi);
+        w.u32(p.len as u32);
     }
 }
 /// Parameters.
 pub fn get_params(r: &mut Reader<'_>) -> Result<Vec<ParamValue>, DeviceError> {
-    (0..r.count()?).map(|_| Ok(ParamValue { isnull: r.u8()? != 0, bits: r.i64()? })).collect()
+    (0..r.count()?)
+        .map(|_| Ok(ParamValue { isnull: r.u8()? != 0, bits: r.i64()?, hi: r.i64()?, len: r.u32()? as i32 }))
+        .collect()
 }
 
 /// Columns of `nrows` rows (offsets: nrows + 1 of them): each in the
@@ -359,10 +363,11 @@ fn get_u32s(r: &mut Reader<'_>) -> Result<Vec<u32>, DeviceError> {
 pub fn put_eval_output(w: &mut Writer<'_>, o: &EvalOutput) {
     w.slice(&o.values);
     w.blob(&o.nulls);
+    w.slice(&o.wide);
 }
 /// An evaluation's output.
 pub fn get_eval_output(r: &mut Reader<'_>) -> Result<EvalOutput, DeviceError> {
-    Ok(EvalOutput { values: r.slice::<i64>()?.to_vec(), nulls: r.blob()?.to_vec() })
+    Ok(EvalOutput { values: r.slice::<i64>()?.to_vec(), nulls: r.blob()?.to_vec(), wide: r.slice::<i64>()?.to_vec() })
 }
 
 /// A filter's result.
