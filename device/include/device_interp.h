@@ -228,7 +228,7 @@ dev_date_cmp_timestamp(int64_t d, int64_t ts)
     return pgstrom_cmp3(t, ts);
 }
 
-DEVICE_FUNC int32_t impl_num_compare(int op, const DevDatum *a, const DevDatum *b, DevDatum *r);
+DEVICE_NOINLINE int32_t impl_num_compare(int op, const DevDatum *a, const DevDatum *b, DevDatum *r);
 
 DEVICE_FUNC int32_t
 impl_compare(int op, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDatum *r)
@@ -516,7 +516,9 @@ impl_date(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
  * numeric.c's value and display scale; a result that would need more than
  * 38 digits, or an argument the device could not hold (NUM_BIG), reports
  * DEVERR_NEEDS_CPU and PostgreSQL evaluates the row.  128-bit division is
- * done here (dev_udivmod128), not by the compiler's runtime.
+ * done here (dev_udivmod128), not by the compiler's runtime.  The
+ * functions are not inlined into dev_call: inlined, their 128-bit code
+ * tripled the NVRTC build time.
  */
 typedef __int128            dev_i128;
 typedef unsigned __int128   dev_u128;
@@ -620,7 +622,7 @@ dev_scale_up(dev_u128 mag, int k, dev_u128 *r)
 }
 
 /* n / d and n % d (d != 0), by 64-bit division when both fit */
-DEVICE_FUNC void
+DEVICE_NOINLINE void
 dev_udivmod128(dev_u128 n, dev_u128 d, dev_u128 *q, dev_u128 *rem)
 {
     if ((n >> 64) == 0 && (d >> 64) == 0)
@@ -706,7 +708,7 @@ dev_num_cmp(const DevDatum *a, const DevDatum *b)
     }
 }
 
-DEVICE_FUNC int32_t
+DEVICE_NOINLINE int32_t
 impl_num_compare(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
 {
     int c;
@@ -727,7 +729,7 @@ impl_num_compare(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
 }
 
 /* numeric_add / numeric_sub: the larger display scale, exact */
-DEVICE_FUNC int32_t
+DEVICE_NOINLINE int32_t
 impl_num_addsub(bool sub, const DevDatum *a, const DevDatum *b, DevDatum *r)
 {
     int32_t ka = a->len, kb = b->len;
@@ -775,7 +777,7 @@ dev_num_sign(const DevDatum *a)
 }
 
 /* numeric_mul: the exact product, display scale s1 + s2 */
-DEVICE_FUNC int32_t
+DEVICE_NOINLINE int32_t
 impl_num_mul(const DevDatum *a, const DevDatum *b, DevDatum *r)
 {
     int32_t ka = a->len, kb = b->len;
@@ -799,7 +801,7 @@ impl_num_mul(const DevDatum *a, const DevDatum *b, DevDatum *r)
 
 /* The weight (in base-10000 digits) and first base-10000 digit of a
  * finite value, as numeric.c's NumericVar has them (0, 0 for zero). */
-DEVICE_FUNC void
+DEVICE_NOINLINE void
 dev_num_weight(dev_u128 mag, int32_t scale, int *weight, int *first)
 {
     int n = 0, e10, w, shift;
@@ -823,7 +825,7 @@ dev_num_weight(dev_u128 mag, int32_t scale, int *weight, int *first)
 
 /* numeric_div: select_div_scale's result scale, rounded half away from
  * zero at it */
-DEVICE_FUNC int32_t
+DEVICE_NOINLINE int32_t
 impl_num_div(const DevDatum *a, const DevDatum *b, DevDatum *r)
 {
     int32_t ka = a->len, kb = b->len;
@@ -877,7 +879,7 @@ impl_num_div(const DevDatum *a, const DevDatum *b, DevDatum *r)
 }
 
 /* numeric_mod: x - trunc(x / y) * y, display scale max(s1, s2) */
-DEVICE_FUNC int32_t
+DEVICE_NOINLINE int32_t
 impl_num_mod(const DevDatum *a, const DevDatum *b, DevDatum *r)
 {
     int32_t ka = a->len, kb = b->len;
@@ -908,7 +910,7 @@ impl_num_mod(const DevDatum *a, const DevDatum *b, DevDatum *r)
 }
 
 /* numeric_uminus (op 0), numeric_uplus (1), numeric_abs (2) */
-DEVICE_FUNC int32_t
+DEVICE_NOINLINE int32_t
 impl_num_unary(int op, const DevDatum *a, DevDatum *r)
 {
     int32_t k = a->len;
@@ -935,7 +937,7 @@ impl_num_unary(int op, const DevDatum *a, DevDatum *r)
 
 /* round(numeric, int) (op 0) and trunc(numeric, int) (op 1): the display
  * scale becomes max(scale, 0); ceil (2), floor (3): scale 0; sign (4) */
-DEVICE_FUNC int32_t
+DEVICE_NOINLINE int32_t
 impl_num_round(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
 {
     int32_t k = a->len, t;
@@ -990,7 +992,7 @@ impl_num_round(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
 
 /* numeric -> int2/int4/int8: rounded half away from zero, then the
  * type's range */
-DEVICE_FUNC int32_t
+DEVICE_NOINLINE int32_t
 impl_num_to_int(int res, const DevDatum *a, DevDatum *r)
 {
     int32_t k = a->len;
@@ -1026,7 +1028,7 @@ impl_int_to_num(const DevDatum *a, DevDatum *r)
  * power of ten are both exact in the float type, one IEEE division is that
  * correctly rounded value; anything else goes to PostgreSQL.
  */
-DEVICE_FUNC int32_t
+DEVICE_NOINLINE int32_t
 impl_num_to_float(int res, const DevDatum *a, DevDatum *r)
 {
     int32_t k = a->len;
@@ -1087,6 +1089,459 @@ impl_num_to_float(int res, const DevDatum *a, DevDatum *r)
 #define IMPL_NUM_TO_INT(res, ta, tb)    impl_num_to_int(res, &args[0], r)
 #define IMPL_INT_TO_NUM(res, ta, tb)    impl_int_to_num(&args[0], r)
 #define IMPL_NUM_TO_FLOAT(res, ta, tb)  impl_num_to_float(res, &args[0], r)
+
+/* ---- extract / date_part / date_trunc (timestamp.c, date.c) ------------- */
+
+#define DEV_POSTGRES_EPOCH_JDATE    2451545
+#define DEV_UNIX_EPOCH_JDATE        2440588
+#define DEV_USECS_PER_DAY           86400000000LL
+#define DEV_TS_NOT_FINITE(t)        ((t) == DEV_INT64_MIN || (t) == DEV_INT64_MAX)
+
+/* date2j / j2date / j2day of datetime.c (the proleptic Gregorian calendar,
+ * astronomical years: 0 is 1 BC) */
+DEVICE_FUNC int
+dev_date2j(int year, int month, int day)
+{
+    int julian, century;
+
+    if (month > 2)
+    {
+        month += 1;
+        year += 4800;
+    }
+    else
+    {
+        month += 13;
+        year += 4799;
+    }
+    century = year / 100;
+    julian = year * 365 - 32167;
+    julian += year / 4 - century + century / 4;
+    julian += 7834 * month / 256 + day;
+    return julian;
+}
+
+DEVICE_FUNC void
+dev_j2date(int jd, int *year, int *month, int *day)
+{
+    unsigned int julian = (unsigned int) jd, quad, extra;
+    int y;
+
+    julian += 32044;
+    quad = julian / 146097;
+    extra = (julian - quad * 146097) * 4 + 3;
+    julian += 60 + quad * 3 + extra / 146097;
+    quad = julian / 1461;
+    julian -= quad * 1461;
+    y = julian * 4 / 1461;
+    julian = ((y != 0) ? ((julian + 305) % 365) : ((julian + 306) % 366)) + 123;
+    y += quad * 4;
+    *year = y - 4800;
+    quad = julian * 2141 / 65536;
+    *day = julian - 7834 * quad / 256;
+    *month = (quad + 10) % 12 + 1;
+}
+
+DEVICE_FUNC int
+dev_j2day(int date)
+{
+    date += 1;
+    date %= 7;
+    if (date < 0)
+        date += 7;
+    return date;
+}
+
+/* date2isoweek (op 0) and date2isoyear (op 1) */
+DEVICE_FUNC int
+dev_iso(int op, int year, int mon, int mday)
+{
+    int dayn = dev_date2j(year, mon, mday);
+    int day4 = dev_date2j(year, 1, 4);
+    int day0 = dev_j2day(day4 - 1);
+    int week;
+
+    if (dayn < day4 - day0)
+    {
+        day4 = dev_date2j(year - 1, 1, 4);
+        day0 = dev_j2day(day4 - 1);
+        year--;
+    }
+    week = (dayn - (day4 - day0)) / 7 + 1;
+    if (week >= 52)
+    {
+        day4 = dev_date2j(year + 1, 1, 4);
+        day0 = dev_j2day(day4 - 1);
+        if (dayn >= day4 - day0)
+        {
+            week = (dayn - (day4 - day0)) / 7 + 1;
+            year++;
+        }
+    }
+    return op == 0 ? week : year;
+}
+
+/* The units the device knows, by their canonical lower-case names; any
+ * other spelling (plurals, abbreviations, upper case) goes to PostgreSQL,
+ * whose DecodeUnits accepts many more. */
+enum
+{
+    DU_NONE = 0, DU_MICROSEC, DU_MILLISEC, DU_SECOND, DU_MINUTE, DU_HOUR, DU_DAY,
+    DU_WEEK, DU_MONTH, DU_QUARTER, DU_YEAR, DU_DECADE, DU_CENTURY, DU_MILLENNIUM,
+    DU_ISOYEAR, DU_DOW, DU_ISODOW, DU_DOY, DU_EPOCH
+};
+
+DEVICE_FUNC bool
+dev_text_is(const DevDatum *t, const char *s)
+{
+    const uint8_t *p = (const uint8_t *) t->v.i;
+    int32_t i = 0;
+
+    for (; s[i] != 0; i++)
+    {
+        if (i >= t->len || p[i] != (uint8_t) s[i])
+            return false;
+    }
+    return i == t->len;
+}
+
+DEVICE_FUNC int
+dev_datetime_unit(const DevDatum *t)
+{
+    if (dev_text_is(t, "year")) return DU_YEAR;
+    if (dev_text_is(t, "month")) return DU_MONTH;
+    if (dev_text_is(t, "day")) return DU_DAY;
+    if (dev_text_is(t, "hour")) return DU_HOUR;
+    if (dev_text_is(t, "minute")) return DU_MINUTE;
+    if (dev_text_is(t, "second")) return DU_SECOND;
+    if (dev_text_is(t, "quarter")) return DU_QUARTER;
+    if (dev_text_is(t, "week")) return DU_WEEK;
+    if (dev_text_is(t, "dow")) return DU_DOW;
+    if (dev_text_is(t, "isodow")) return DU_ISODOW;
+    if (dev_text_is(t, "doy")) return DU_DOY;
+    if (dev_text_is(t, "epoch")) return DU_EPOCH;
+    if (dev_text_is(t, "decade")) return DU_DECADE;
+    if (dev_text_is(t, "century")) return DU_CENTURY;
+    if (dev_text_is(t, "millennium")) return DU_MILLENNIUM;
+    if (dev_text_is(t, "isoyear")) return DU_ISOYEAR;
+    if (dev_text_is(t, "milliseconds")) return DU_MILLISEC;
+    if (dev_text_is(t, "microseconds")) return DU_MICROSEC;
+    return DU_NONE;
+}
+
+/* the year-based units of an astronomical year */
+DEVICE_FUNC int64_t
+dev_year_unit(int unit, int year)
+{
+    switch (unit)
+    {
+        case DU_YEAR: return year > 0 ? year : year - 1;
+        case DU_DECADE: return year >= 0 ? year / 10 : -((8 - (year - 1)) / 10);
+        case DU_CENTURY: return year > 0 ? (year + 99) / 100 : -((99 - (year - 1)) / 100);
+        default: return year > 0 ? (year + 999) / 1000 : -((999 - (year - 1)) / 1000);
+    }
+}
+
+/* the result of extract (numeric) or date_part (float8): v / 10^scale */
+DEVICE_FUNC int32_t
+dev_part_result(int res, int64_t v, int scale, DevDatum *r)
+{
+    if (res == DT_NUMERIC)
+    {
+        dev_num_set(r, (dev_i128) v, scale);
+        return DEVERR_OK;
+    }
+    r->v.f8 = scale == 0 ? (double) v : (double) v / (scale == 3 ? 1000.0 : 1000000.0);
+    return DEVERR_OK;
+}
+
+/*
+ * extract(unit FROM date | timestamp | time) (numeric) and date_part(unit,
+ * timestamp | time) (float8), as extract_date, timestamp_part_common and
+ * time_part_common compute them.  A unit the device does not know, or
+ * does not handle for the type (julian, time zones), goes to PostgreSQL.
+ */
+DEVICE_NOINLINE int32_t
+impl_extract(int res, int type, const DevDatum *unit, const DevDatum *a, DevDatum *r)
+{
+    int u = dev_datetime_unit(unit);
+    int year = 0, mon = 0, mday = 0, hour = 0, min = 0, sec = 0;
+    int64_t fsec = 0, jd = 0;
+
+    if (u == DU_NONE)
+        return DEVERR_NEEDS_CPU;
+    if (type == DT_TIME)
+    {
+        int64_t t = a->v.i;
+
+        if (u == DU_EPOCH)
+        {
+            if (res == DT_FLOAT8)
+            {
+                r->v.f8 = (double) t / 1000000.0;
+                return DEVERR_OK;
+            }
+            return dev_part_result(res, t, 6, r);
+        }
+        hour = (int) (t / 3600000000LL);
+        t -= hour * 3600000000LL;
+        min = (int) (t / 60000000LL);
+        t -= min * 60000000LL;
+        sec = (int) (t / 1000000LL);
+        fsec = t - sec * 1000000LL;
+        switch (u)
+        {
+            case DU_MICROSEC: return dev_part_result(res, sec * 1000000LL + fsec, 0, r);
+            case DU_MILLISEC:
+                if (res == DT_FLOAT8)
+                {
+                    r->v.f8 = sec * 1000.0 + fsec / 1000.0;
+                    return DEVERR_OK;
+                }
+                return dev_part_result(res, sec * 1000000LL + fsec, 3, r);
+            case DU_SECOND:
+                if (res == DT_FLOAT8)
+                {
+                    r->v.f8 = sec + fsec / 1000000.0;
+                    return DEVERR_OK;
+                }
+                return dev_part_result(res, sec * 1000000LL + fsec, 6, r);
+            case DU_MINUTE: return dev_part_result(res, min, 0, r);
+            case DU_HOUR: return dev_part_result(res, hour, 0, r);
+            default: return DEVERR_NEEDS_CPU;      /* an error there */
+        }
+    }
+    if (type == DT_DATE)
+    {
+        int64_t d = a->v.i;
+
+        if (u <= DU_HOUR)
+            return DEVERR_NEEDS_CPU;                /* an error there */
+        if (DEV_DATE_NOT_FINITE(d))
+        {
+            if (u == DU_YEAR || u == DU_DECADE || u == DU_CENTURY || u == DU_MILLENNIUM ||
+                u == DU_ISOYEAR || u == DU_EPOCH)
+                return dev_num_special(r, d > 0 ? NUM_PINF : NUM_NINF);
+            r->isnull = 1;
+            return DEVERR_OK;
+        }
+        jd = d + DEV_POSTGRES_EPOCH_JDATE;
+        if (u == DU_EPOCH)
+            return dev_part_result(res, (jd - DEV_UNIX_EPOCH_JDATE) * 86400LL, 0, r);
+        dev_j2date((int) jd, &year, &mon, &mday);
+    }
+    else
+    {
+        int64_t ts = a->v.i, t, date;
+
+        if (DEV_TS_NOT_FINITE(ts))
+        {
+            if (u == DU_YEAR || u == DU_DECADE || u == DU_CENTURY || u == DU_MILLENNIUM ||
+                u == DU_ISOYEAR || u == DU_EPOCH)
+            {
+                if (res == DT_FLOAT8)
+                {
+                    r->v.f8 = ts > 0 ? dev_inf() : -dev_inf();
+                    return DEVERR_OK;
+                }
+                return dev_num_special(r, ts > 0 ? NUM_PINF : NUM_NINF);
+            }
+            r->isnull = 1;
+            return DEVERR_OK;
+        }
+        if (u == DU_EPOCH)
+        {
+            const int64_t epoch = -946684800000000LL;   /* SetEpochTimestamp */
+
+            if (ts < DEV_INT64_MAX + epoch)
+                return res == DT_FLOAT8 ? (r->v.f8 = (double) (ts - epoch) / 1000000.0, DEVERR_OK)
+                                        : dev_part_result(res, ts - epoch, 6, r);
+            if (res == DT_FLOAT8)
+            {
+                r->v.f8 = ((double) ts - (double) epoch) / 1000000.0;
+                return DEVERR_OK;
+            }
+            dev_num_set(r, (dev_i128) ts - epoch, 6);
+            return DEVERR_OK;
+        }
+        date = ts / DEV_USECS_PER_DAY;
+        t = ts - date * DEV_USECS_PER_DAY;
+        if (t < 0)
+        {
+            t += DEV_USECS_PER_DAY;
+            date -= 1;
+        }
+        jd = date + DEV_POSTGRES_EPOCH_JDATE;
+        if (jd < 0 || jd > 2147483647LL)
+            return DEVERR_NEEDS_CPU;                /* an error there */
+        dev_j2date((int) jd, &year, &mon, &mday);
+        hour = (int) (t / 3600000000LL);
+        t -= hour * 3600000000LL;
+        min = (int) (t / 60000000LL);
+        t -= min * 60000000LL;
+        sec = (int) (t / 1000000LL);
+        fsec = t - sec * 1000000LL;
+    }
+    switch (u)
+    {
+        case DU_MICROSEC: return dev_part_result(res, sec * 1000000LL + fsec, 0, r);
+        case DU_MILLISEC:
+            if (res == DT_FLOAT8)
+            {
+                r->v.f8 = sec * 1000.0 + fsec / 1000.0;
+                return DEVERR_OK;
+            }
+            return dev_part_result(res, sec * 1000000LL + fsec, 3, r);
+        case DU_SECOND:
+            if (res == DT_FLOAT8)
+            {
+                r->v.f8 = sec + fsec / 1000000.0;
+                return DEVERR_OK;
+            }
+            return dev_part_result(res, sec * 1000000LL + fsec, 6, r);
+        case DU_MINUTE: return dev_part_result(res, min, 0, r);
+        case DU_HOUR: return dev_part_result(res, hour, 0, r);
+        case DU_DAY: return dev_part_result(res, mday, 0, r);
+        case DU_MONTH: return dev_part_result(res, mon, 0, r);
+        case DU_QUARTER: return dev_part_result(res, (mon - 1) / 3 + 1, 0, r);
+        case DU_WEEK: return dev_part_result(res, dev_iso(0, year, mon, mday), 0, r);
+        case DU_YEAR:
+        case DU_DECADE:
+        case DU_CENTURY:
+        case DU_MILLENNIUM: return dev_part_result(res, dev_year_unit(u, year), 0, r);
+        case DU_ISOYEAR:
+        {
+            int y = dev_iso(1, year, mon, mday);
+
+            return dev_part_result(res, y <= 0 ? y - 1 : y, 0, r);
+        }
+        case DU_DOW:
+        case DU_ISODOW:
+        {
+            int dow = dev_j2day(dev_date2j(year, mon, mday));
+
+            return dev_part_result(res, (u == DU_ISODOW && dow == 0) ? 7 : dow, 0, r);
+        }
+        case DU_DOY: return dev_part_result(res, dev_date2j(year, mon, mday) - dev_date2j(year, 1, 1) + 1, 0, r);
+        default: return DEVERR_NEEDS_CPU;
+    }
+}
+
+/* date_trunc(unit, timestamp), as timestamp_trunc */
+DEVICE_NOINLINE int32_t
+impl_date_trunc(const DevDatum *unit, const DevDatum *a, DevDatum *r)
+{
+    int u = dev_datetime_unit(unit);
+    int64_t ts = a->v.i, t, date, jd, fsec, days, result;
+    int year, mon, mday, hour, min, sec;
+
+    if (DEV_TS_NOT_FINITE(ts))
+    {
+        r->v.i = ts;
+        return DEVERR_OK;
+    }
+    if (u == DU_NONE || u > DU_MILLENNIUM)
+        return DEVERR_NEEDS_CPU;
+    date = ts / DEV_USECS_PER_DAY;
+    t = ts - date * DEV_USECS_PER_DAY;
+    if (t < 0)
+    {
+        t += DEV_USECS_PER_DAY;
+        date -= 1;
+    }
+    jd = date + DEV_POSTGRES_EPOCH_JDATE;
+    if (jd < 0 || jd > 2147483647LL)
+        return DEVERR_NEEDS_CPU;
+    dev_j2date((int) jd, &year, &mon, &mday);
+    hour = (int) (t / 3600000000LL);
+    t -= hour * 3600000000LL;
+    min = (int) (t / 60000000LL);
+    t -= min * 60000000LL;
+    sec = (int) (t / 1000000LL);
+    fsec = t - sec * 1000000LL;
+    switch (u)
+    {
+        case DU_WEEK:
+        {
+            int woy = dev_iso(0, year, mon, mday);
+            int day4, day0;
+
+            if (woy >= 52 && mon == 1)
+                --year;
+            if (woy <= 1 && mon == 12)
+                ++year;
+            day4 = dev_date2j(year, 1, 4);
+            day0 = dev_j2day(day4 - 1);
+            dev_j2date((woy - 1) * 7 + (day4 - day0), &year, &mon, &mday);
+            hour = min = sec = 0;
+            fsec = 0;
+            break;
+        }
+        case DU_MILLENNIUM:
+        case DU_CENTURY:
+        case DU_DECADE:
+        case DU_YEAR:
+        case DU_QUARTER:
+        case DU_MONTH:
+        case DU_DAY:
+        case DU_HOUR:
+        case DU_MINUTE:
+        case DU_SECOND:
+            if (u == DU_MILLENNIUM)
+                year = year > 0 ? ((year + 999) / 1000) * 1000 - 999 : -((999 - (year - 1)) / 1000) * 1000 + 1;
+            if (u == DU_MILLENNIUM || u == DU_CENTURY)
+                year = year > 0 ? ((year + 99) / 100) * 100 - 99 : -((99 - (year - 1)) / 100) * 100 + 1;
+            if (u == DU_DECADE)
+                year = year > 0 ? (year / 10) * 10 : -((8 - (year - 1)) / 10) * 10;
+            if (u >= DU_YEAR)
+                mon = 1;
+            if (u >= DU_QUARTER && u != DU_WEEK)
+                mon = (3 * ((mon - 1) / 3)) + 1;
+            if (u >= DU_MONTH)
+                mday = 1;
+            if (u >= DU_DAY)
+                hour = 0;
+            if (u >= DU_HOUR)
+                min = 0;
+            if (u >= DU_MINUTE)
+                sec = 0;
+            fsec = 0;
+            break;
+        case DU_MILLISEC:
+            fsec = (fsec / 1000) * 1000;
+            break;
+        default:
+            break;
+    }
+    /* tm2timestamp: the range checks go to PostgreSQL, which raises */
+    days = dev_date2j(year, mon, mday) - DEV_POSTGRES_EPOCH_JDATE;
+    result = days * DEV_USECS_PER_DAY + ((((int64_t) hour * 60 + min) * 60) + sec) * 1000000LL + fsec;
+    if (result < -211813488000000000LL || result >= 9223371331200000000LL)
+        return DEVERR_NEEDS_CPU;
+    r->v.i = result;
+    return DEVERR_OK;
+}
+
+/* date2timestamp */
+DEVICE_FUNC int32_t
+impl_date_to_ts(const DevDatum *a, DevDatum *r)
+{
+    int64_t d = a->v.i;
+
+    if (d == (-2147483647 - 1))
+        r->v.i = DEV_INT64_MIN;
+    else if (d == 2147483647)
+        r->v.i = DEV_INT64_MAX;
+    else if (d >= 106751983LL)              /* TIMESTAMP_END_JULIAN - epoch */
+        return DEVERR_NEEDS_CPU;
+    else
+        r->v.i = d * DEV_USECS_PER_DAY;
+    return DEVERR_OK;
+}
+
+#define IMPL_DATE_TO_TS(res, ta, tb)    impl_date_to_ts(&args[0], r)
+#define IMPL_EXTRACT(res, ta, tb)       impl_extract(res, tb, &args[0], &args[1], r)
+#define IMPL_DATE_TRUNC(res, ta, tb)    impl_date_trunc(&args[0], &args[1], r)
 
 /* ---- text and bpchar ---------------------------------------------------- */
 

@@ -211,6 +211,27 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('na > 12345678901234567890123456789012345678901234567890')
 ) v(e);
 
+-- extract / date_part / date_trunc: every unit over dates, times and
+-- timestamps (BC years, leap days, 24:00, infinities); units spelled
+-- otherwise (plurals, upper case) and julian go to PostgreSQL.
+CREATE TEMP TABLE datetime_calls AS
+SELECT format(f, u) AS e
+  FROM unnest(ARRAY['extract(%s FROM tsa)', 'date_part(''%s'', tsa)', 'extract(%s FROM da)', 'date_part(''%s'', da)',
+                    'date_trunc(''%s'', tsa)', 'extract(%s FROM ta)', 'date_part(''%s'', ta)']) f,
+       unnest(ARRAY['microseconds', 'milliseconds', 'second', 'minute', 'hour', 'day', 'week', 'month',
+                    'quarter', 'year', 'decade', 'century', 'millennium', 'isoyear', 'dow', 'isodow', 'doy',
+                    'epoch', 'julian', 'Years', 'timezone']) u;
+CREATE TEMP TABLE datetime_results AS
+SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS on_safe FROM datetime_calls;
+SELECT count(*) AS calls,
+       count(*) FILTER (WHERE on_edge = 'same' AND on_safe = 'same') AS same_values,
+       count(*) FILTER (WHERE on_edge LIKE 'same error%' OR on_safe LIKE 'same error%') AS same_errors,
+       count(*) FILTER (WHERE on_edge LIKE 'MISMATCH%' OR on_safe LIKE 'MISMATCH%') AS mismatches
+  FROM datetime_results;
+SELECT * FROM datetime_results WHERE on_edge LIKE 'MISMATCH%' OR on_safe LIKE 'MISMATCH%' OR on_edge = 'not offloaded';
+SELECT DISTINCT on_edge, on_safe FROM datetime_results WHERE on_edge LIKE 'same error%' OR on_safe LIKE 'same error%' ORDER BY 1, 2;
+SELECT pgstrom.device_program('dv_safe', 'extract(year FROM da) = 2021 AND date_trunc(''month'', tsa) < tsb');
+
 -- Not everything runs on the device: it says why.
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::text');
 SELECT * FROM pgstrom.device_eval('dv_safe', 'na::text');
