@@ -1451,7 +1451,7 @@ impl_date_trunc(const DevDatum *unit, const DevDatum *a, DevDatum *r)
     }
     jd = date + DEV_POSTGRES_EPOCH_JDATE;
     if (jd < 0 || jd > 2147483647LL)
-        return DEVERR_NEEDS_CPU;
+        return DEVERR_TIMESTAMP_RANGE;      /* timestamp2tm fails there */
     dev_j2date((int) jd, &year, &mon, &mday);
     hour = (int) (t / 3600000000LL);
     t -= hour * 3600000000LL;
@@ -1513,11 +1513,11 @@ impl_date_trunc(const DevDatum *unit, const DevDatum *a, DevDatum *r)
         default:
             break;
     }
-    /* tm2timestamp: the range checks go to PostgreSQL, which raises */
+    /* tm2timestamp's final range check (MIN_TIMESTAMP .. END_TIMESTAMP) */
     days = dev_date2j(year, mon, mday) - DEV_POSTGRES_EPOCH_JDATE;
     result = days * DEV_USECS_PER_DAY + ((((int64_t) hour * 60 + min) * 60) + sec) * 1000000LL + fsec;
     if (result < -211813488000000000LL || result >= 9223371331200000000LL)
-        return DEVERR_NEEDS_CPU;
+        return DEVERR_TIMESTAMP_RANGE;
     r->v.i = result;
     return DEVERR_OK;
 }
@@ -1533,7 +1533,7 @@ impl_date_to_ts(const DevDatum *a, DevDatum *r)
     else if (d == 2147483647)
         r->v.i = DEV_INT64_MAX;
     else if (d >= 106751983LL)              /* TIMESTAMP_END_JULIAN - epoch */
-        return DEVERR_NEEDS_CPU;
+        return DEVERR_DATE_TS_RANGE;
     else
         r->v.i = d * DEV_USECS_PER_DAY;
     return DEVERR_OK;

@@ -132,6 +132,8 @@ enum DevOp
 #define DEVERR_NUMERIC_INF_INT2  31     /* 0A000 cannot convert infinity to smallint */
 #define DEVERR_NUMERIC_INF_INT4  32     /* 0A000 cannot convert infinity to integer */
 #define DEVERR_NUMERIC_INF_INT8  33     /* 0A000 cannot convert infinity to bigint */
+#define DEVERR_DATE_TS_RANGE     34     /* 22008 date out of range for timestamp */
+#define DEVERR_TIMESTAMP_RANGE   35     /* 22008 timestamp out of range */
 
 /*
  * A program is evaluated at one row of each source (see DevColumn.source):

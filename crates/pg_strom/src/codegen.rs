@@ -97,6 +97,33 @@ struct Ctx<'r> {
     case_values: Vec<i32>,
     /// Hoisted sub-expressions (see [`Compiled::params`]).
     params: Vec<(*mut pg_sys::Node, u16)>,
+    /// Whether the caller evaluates rows with PostgreSQL when the device
+    /// reports it cannot compute them (DEVERR_NEEDS_CPU).  Without that
+    /// (join keys and quals, aggregates), nothing that can report it on
+    /// the CPU engine too is compiled: numerics (which may exceed 38
+    /// digits) and date/time units the device does not know.
+    pg_fallback: bool,
+}
+
+/// Units of extract / date_part / date_trunc the device computes for a
+/// time (`time_only`) or a timestamp.
+fn device_unit(unit: &str, time_only: bool) -> bool {
+    const TIME: [&str; 6] = ["microseconds", "milliseconds", "second", "minute", "hour", "epoch"];
+    const DATE: [&str; 12] = [
+        "day",
+        "week",
+        "month",
+        "quarter",
+        "year",
+        "decade",
+        "century",
+        "millennium",
+        "isoyear",
+        "dow",
+        "isodow",
+        "doy",
+    ];
+    TIME.contains(&unit) || (!time_only && DATE.contains(&unit))
 }
 
 /// The "POSIX" collation (pg_collation.dat; not among pgrx's constants).
@@ -309,6 +336,30 @@ impl Ctx<'_> {
         collid: pg_sys::Oid,
         what: &str,
     ) -> Result<(), NotSupported> {
+        if !self.pg_fallback
+            && let Some(fid) = device_function_of(funcid)
+            && let Some(f) = func_info(fid)
+            && matches!(f.family, "IMPL_EXTRACT" | "IMPL_DATE_TRUNC")
+        {
+            // SAFETY: the arguments of an OpExpr/FuncExpr.
+            let first = unsafe { list_nodes(args) }.first().copied().unwrap_or(std::ptr::null_mut());
+            // SAFETY: a valid node; a text Const's datum is a text.
+            let unit = unsafe {
+                (!first.is_null()
+                    && (*first).type_ == pg_sys::NodeTag::T_Const
+                    && !(*(first as *mut pg_sys::Const)).constisnull)
+                    .then(|| {
+                        pgrx::text_to_rust_str_unchecked((*(first as *mut pg_sys::Const)).constvalue.cast_mut_ptr())
+                            .to_string()
+                    })
+            };
+            if !unit.is_some_and(|u| device_unit(&u, f.args[1] == type_id("TIME"))) {
+                return unsupported(format!(
+                    "{} with a unit the device does not compute, here",
+                    f.name.to_ascii_lowercase()
+                ));
+            }
+        }
         let fid = self.push_args(funcid, args, what)?;
         self.check_collation(fid, collid)?;
         self.b.func(fid);
@@ -358,6 +409,9 @@ impl Ctx<'_> {
     fn emit(&mut self, node: *mut pg_sys::Node) -> Result<(), NotSupported> {
         if node.is_null() {
             return unsupported("empty expression".into());
+        }
+        if !self.pg_fallback && self.expr_type(node) == Ok(type_id("NUMERIC")) {
+            return unsupported("numeric in a join or an aggregate (values beyond 38 digits need PostgreSQL)".into());
         }
         // SAFETY: node is a valid expression node.
         if unsafe { self.hoistable(node) } && !self.expr_type(node).is_ok_and(is_varlena) {
@@ -771,7 +825,7 @@ unsafe fn compile_single(expr: *mut pg_sys::Node, varno: i32, numeric_result: bo
     };
     let mut inputs = Inputs::default();
     // SAFETY: valid expression (caller).
-    let (program, result_type) = unsafe { compile_inner(expr, &resolve, &mut inputs, false, numeric_result)? };
+    let (program, result_type) = unsafe { compile_inner(expr, &resolve, &mut inputs, false, numeric_result, true)? };
     Ok(Compiled {
         program,
         columns: inputs.columns.iter().map(|&(_, a, t)| (a, t)).collect(),
@@ -805,7 +859,22 @@ pub unsafe fn compile_shared(
     text_result: bool,
 ) -> Result<(Program, pg_sys::Oid), NotSupported> {
     // SAFETY: valid expression (caller).
-    unsafe { compile_inner(expr, resolve, inputs, text_result, false) }
+    unsafe { compile_inner(expr, resolve, inputs, text_result, false, false) }
+}
+
+/// [`compile_shared`] for a filter whose rows PostgreSQL evaluates when
+/// the device cannot (GpuScan, a GpuJoin's scan quals): numerics and every
+/// date/time unit are compiled.
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_shared_fallback(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+) -> Result<(Program, pg_sys::Oid), NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe { compile_inner(expr, resolve, inputs, false, false, true) }
 }
 
 unsafe fn compile_inner(
@@ -814,6 +883,7 @@ unsafe fn compile_inner(
     inputs: &mut Inputs,
     text_result: bool,
     numeric_result: bool,
+    pg_fallback: bool,
 ) -> Result<(Program, pg_sys::Oid), NotSupported> {
     let mut ctx = Ctx {
         b: Builder::new(),
@@ -822,6 +892,7 @@ unsafe fn compile_inner(
         locals: 0,
         case_values: Vec::new(),
         params: inputs.params.clone(),
+        pg_fallback,
     };
     let rtype = ctx.expr_type(expr)?;
     if rtype == type_id("NUMERIC") && !numeric_result {

@@ -618,6 +618,8 @@ pub fn sql_error(code: i32) -> Option<(&'static str, &'static str)> {
         31 => ("0A000", "cannot convert infinity to smallint"),
         32 => ("0A000", "cannot convert infinity to integer"),
         33 => ("0A000", "cannot convert infinity to bigint"),
+        34 => ("22008", "date out of range for timestamp"),
+        35 => ("22008", "timestamp out of range"),
         _ => return None,
     })
 }

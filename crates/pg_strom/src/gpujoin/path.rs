@@ -387,8 +387,12 @@ pub(crate) unsafe fn compiles(
         let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
         let scan = from_list(pg_sys::extract_actual_clauses((*outer).baserestrictinfo, false));
         if !scan.is_empty()
-            && codegen::compile_shared(pg_sys::make_ands_explicit(to_list(&scan)).cast(), &resolve, &mut inputs, false)
-                .is_err()
+            && codegen::compile_shared_fallback(
+                pg_sys::make_ands_explicit(to_list(&scan)).cast(),
+                &resolve,
+                &mut inputs,
+            )
+            .is_err()
         {
             return false;
         }

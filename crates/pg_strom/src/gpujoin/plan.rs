@@ -512,28 +512,42 @@ unsafe extern "C-unwind" fn plan_custom_path(
         }
         cols.sort_by_key(|c| (c.0, c.1));
         let mut inputs = Inputs { columns: cols.clone(), params: Vec::new() };
-        let compile =
-            |e: *mut pg_sys::Node, inputs: &mut Inputs, allowed: &dyn Fn(u8) -> bool, text: bool| -> Program {
-                let r = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| allowed(*s));
-                match codegen::compile_shared(e, &r, inputs, text) {
-                    Ok((p, _)) => p,
-                    Err(why) => errors::raise_plain(
-                        PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-                        "GpuJoin expressions no longer compile".into(),
-                        Some(why.0),
-                        None,
-                    ),
-                }
+        // `text`: a text result (a hash key); `fallback`: the scan quals,
+        // whose rows PostgreSQL evaluates when the device cannot
+        let compile = |e: *mut pg_sys::Node,
+                       inputs: &mut Inputs,
+                       allowed: &dyn Fn(u8) -> bool,
+                       text: bool,
+                       fallback: bool|
+         -> Program {
+            let r = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| allowed(*s));
+            let compiled = if fallback {
+                codegen::compile_shared_fallback(e, &r, inputs)
+            } else {
+                codegen::compile_shared(e, &r, inputs, text)
             };
-        let scan_qual = (!scan_quals.is_empty())
-            .then(|| compile(pg_sys::make_ands_explicit(to_list(&scan_quals)).cast(), &mut inputs, &|s| s == 0, false));
+            match compiled {
+                Ok((p, _)) => p,
+                Err(why) => errors::raise_plain(
+                    PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                    "GpuJoin expressions no longer compile".into(),
+                    Some(why.0),
+                    None,
+                ),
+            }
+        };
+        let scan_qual = (!scan_quals.is_empty()).then(|| {
+            compile(pg_sys::make_ands_explicit(to_list(&scan_quals)).cast(), &mut inputs, &|s| s == 0, false, true)
+        });
         let mut depths = Vec::new();
         for (d, dd) in desc.depths.iter().enumerate() {
             let src = (d + 1) as u8;
-            let outer_keys = dd.hash_keys.iter().map(|(o, _)| compile(*o, &mut inputs, &|s| s < src, true)).collect();
-            let inner_keys = dd.hash_keys.iter().map(|(_, i)| compile(*i, &mut inputs, &|s| s == src, true)).collect();
+            let outer_keys =
+                dd.hash_keys.iter().map(|(o, _)| compile(*o, &mut inputs, &|s| s < src, true, false)).collect();
+            let inner_keys =
+                dd.hash_keys.iter().map(|(_, i)| compile(*i, &mut inputs, &|s| s == src, true, false)).collect();
             let qual = (!dd.quals.is_empty()).then(|| {
-                compile(pg_sys::make_ands_explicit(to_list(&dd.quals)).cast(), &mut inputs, &|s| s <= src, false)
+                compile(pg_sys::make_ands_explicit(to_list(&dd.quals)).cast(), &mut inputs, &|s| s <= src, false, false)
             });
             depths.push(DepthInfo {
                 kind: dd.kind,
@@ -568,9 +582,9 @@ unsafe extern "C-unwind" fn plan_custom_path(
                     });
                     ops.push(AggOpInfo {
                         kind: kind as u32,
-                        args: args.iter().map(|&x| compile(x, &mut inputs, &all, count)).collect(),
+                        args: args.iter().map(|&x| compile(x, &mut inputs, &all, count, false)).collect(),
                         filter: (!(*a).aggfilter.is_null())
-                            .then(|| compile((*a).aggfilter.cast(), &mut inputs, &all, false)),
+                            .then(|| compile((*a).aggfilter.cast(), &mut inputs, &all, false, false)),
                     });
                 } else {
                     let t = pg_sys::exprType(e);
@@ -583,7 +597,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
                         KeySource::Unsupported => internal("a text grouping key is not a column"),
                     };
                     outputs.push(AggOutput::Key { index: keys.len() as u32, type_oid: t.to_u32(), column });
-                    keys.push(compile(e, &mut inputs, &all, true));
+                    keys.push(compile(e, &mut inputs, &all, true, false));
                 }
             }
             let a = desc.agg.as_ref().expect("matched above");

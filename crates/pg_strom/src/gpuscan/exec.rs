@@ -147,7 +147,7 @@ unsafe fn projections(
             // evaluates it for the others, nor raises their errors)
             let guarded = if device_quals.is_empty() { e } else { case_when(device_quals, e, type_oid) };
             let mut trial = inputs.clone();
-            if let Ok((program, _)) = codegen::compile_shared(guarded, &resolve, &mut trial, false) {
+            if let Ok((program, _)) = codegen::compile_shared_fallback(guarded, &resolve, &mut trial) {
                 inputs = trial;
                 out.push(Projection { resno: (*tle).resno, type_oid, program });
             }
