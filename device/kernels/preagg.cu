@@ -37,6 +37,10 @@
  *   MOMENTS2  [n, sum dx, sum dx*dx, sum dy, sum dy*dy, sum dx*dy, cx, cy]
  *   MIN_INT / MAX_INT  [n, value]
  *   MIN_FLT / MAX_FLT  [n, value as an ordered integer]
+ *   SUM_NUM   [n, max scale << 48 | rows at it, NaN, +Inf, -Inf, l0, l1, l2, l3]
+ *             finite numerics as 128-bit mantissas at the op's scale (no
+ *             value has a larger one: the planner proved it), summed in
+ *             32-bit limbs (l3 signed): exact for fewer than 2^32 rows
  */
 #include "device_hash.h"
 
@@ -49,6 +53,7 @@
 #define AGGOP_MAX_INT       7
 #define AGGOP_MIN_FLT       8
 #define AGGOP_MAX_FLT       9
+#define AGGOP_SUM_NUM       10
 
 #define PGSTROM_MAX_GROUP_KEYS  16
 #define PGSTROM_AGG_EMPTY       0xffffffffU
@@ -59,7 +64,7 @@ typedef struct
     uint32_t        kind;           /* AGGOP_* */
     uint32_t        nargs;          /* 0, 1 or 2 */
     uint32_t        word;           /* its first accumulator word */
-    uint32_t        reserved;
+    int32_t         scale;          /* SUM_NUM: the scale of its sum */
     DevProgramRef   args[2];        /* MOMENTS2: args[0] = y, args[1] = x */
     DevProgramRef   filter;         /* FILTER (WHERE ...), or none */
 } DevAggOp;
@@ -136,6 +141,11 @@ agg_load_u32(const uint32_t *p)
 {
     return *(volatile const uint32_t *) p;
 }
+DEVICE_FUNC uint64_t
+agg_cas_u64(uint64_t *p, uint64_t expected, uint64_t v)
+{
+    return atomicCAS((unsigned long long *) p, (unsigned long long) expected, (unsigned long long) v);
+}
 #else
 DEVICE_FUNC void
 agg_add_u64(uint64_t *p, uint64_t v)
@@ -194,7 +204,41 @@ agg_load_u32(const uint32_t *p)
 {
     return *p;
 }
+DEVICE_FUNC uint64_t
+agg_cas_u64(uint64_t *p, uint64_t expected, uint64_t v)
+{
+    uint64_t old = *p;
+
+    if (old == expected)
+        *p = v;
+    return old;
+}
 #endif
+
+/* numeric_avg_accum's maxScale / maxScaleCount, packed as scale << 48 |
+ * count: a larger scale restarts the count */
+DEVICE_FUNC void
+agg_max_scale(uint64_t *p, uint32_t scale)
+{
+    uint64_t old = *p;
+
+    for (;;)
+    {
+        uint64_t os = old >> 48, next;
+
+        if (scale > os)
+            next = ((uint64_t) scale << 48) | 1;
+        else if (scale == os)
+            next = old + 1;
+        else
+            return;
+        uint64_t seen = agg_cas_u64(p, old, next);
+
+        if (seen == old)
+            return;
+        old = seen;
+    }
+}
 
 /*
  * A float as an unsigned integer of the same order: PostgreSQL's order,
@@ -443,6 +487,32 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
                 agg_add_u64(&w[0], 1);
                 agg_max_u64(&w[1], agg_flt_order(dev_as_f8((int) op->args[0].result_type, &a[0])));
                 break;
+            case AGGOP_SUM_NUM:
+            {
+                int32_t k = a[0].len;
+                dev_u128 mag;
+                dev_i128 m;
+
+                if (k == NUM_BIG || op->scale < 0 || op->scale > 38)
+                    return DEVERR_NEEDS_CPU;
+                if (k < 0)
+                {
+                    agg_add_u64(&w[0], 1);
+                    agg_add_u64(&w[k == NUM_NAN ? 2 : (k == NUM_PINF ? 3 : 4)], 1);
+                    break;
+                }
+                m = dev_num_mant(&a[0]);
+                if (k > op->scale || !dev_scale_up(dev_u128_abs(m), op->scale - k, &mag) || mag > DEV_NUM_LIMIT)
+                    return DEVERR_NEEDS_CPU;
+                m = m < 0 ? -(dev_i128) mag : (dev_i128) mag;
+                agg_add_u64(&w[0], 1);
+                agg_max_scale(&w[1], (uint32_t) k);
+                agg_add_u64(&w[5], (uint64_t) m & 0xffffffffULL);
+                agg_add_u64(&w[6], (uint64_t) (m >> 32) & 0xffffffffULL);
+                agg_add_u64(&w[7], (uint64_t) (m >> 64) & 0xffffffffULL);
+                agg_add_u64(&w[8], (uint64_t) (int64_t) (m >> 96));
+                break;
+            }
             default:
                 return DEVERR_INVALID_PROGRAM;
         }

@@ -862,6 +862,125 @@ pub unsafe fn compile_shared(
     unsafe { compile_inner(expr, resolve, inputs, text_result, false, false) }
 }
 
+/// A bound on the values of numeric expression `e`: (precision, scale):
+/// every value has at most `scale` decimals and, at that scale, at most
+/// `precision` digits.  Known for typmod'd columns, constants, integers
+/// cast to numeric, + - * and the unary functions, round/trunc to a
+/// constant scale, ceil/floor/sign; None otherwise (division, ...).
+///
+/// # Safety
+/// `e` is a valid expression.
+pub unsafe fn numeric_bound(e: *mut pg_sys::Node) -> Option<(i32, i32)> {
+    // SAFETY: a valid expression (caller); each branch casts to the type
+    // its tag names.
+    unsafe {
+        let digits = |m: u128| m.checked_ilog10().map_or(1, |d| d as i32 + 1);
+        let int_digits = |t: pg_sys::Oid| match t {
+            pg_sys::INT2OID => Some(5),
+            pg_sys::INT4OID => Some(10),
+            pg_sys::INT8OID => Some(19),
+            _ => None,
+        };
+        match (*e).type_ {
+            pg_sys::NodeTag::T_RelabelType => numeric_bound((*(e as *mut pg_sys::RelabelType)).arg.cast()),
+            pg_sys::NodeTag::T_Var if (*(e as *mut pg_sys::Var)).vartype == pg_sys::NUMERICOID => {
+                let typmod = (*(e as *mut pg_sys::Var)).vartypmod;
+                if typmod < pg_sys::VARHDRSZ as i32 {
+                    return None;
+                }
+                let t = typmod - pg_sys::VARHDRSZ as i32;
+                let (p, s) = ((t >> 16) & 0xffff, (((t & 0x7ff) ^ 1024) - 1024));
+                (s >= 0 && p >= s).then_some((p, s))
+            }
+            pg_sys::NodeTag::T_Const => {
+                let c = e as *mut pg_sys::Const;
+                if (*c).constisnull {
+                    return Some((1, 0));
+                }
+                match (*c).consttype {
+                    pg_sys::NUMERICOID => {
+                        let n = numeric_of((*c).constvalue);
+                        match n.scale {
+                            pgstrom_runtime::numeric::NUM_BIG => None,
+                            s if s < 0 => Some((1, 0)),
+                            s => Some((digits(n.mant.unsigned_abs()).max(s), s)),
+                        }
+                    }
+                    t => int_digits(t).map(|p| (p, 0)),
+                }
+            }
+            pg_sys::NodeTag::T_OpExpr | pg_sys::NodeTag::T_FuncExpr => {
+                let (funcid, args) = if (*e).type_ == pg_sys::NodeTag::T_OpExpr {
+                    let o = e as *mut pg_sys::OpExpr;
+                    ((*o).opfuncid, (*o).args)
+                } else {
+                    let f = e as *mut pg_sys::FuncExpr;
+                    ((*f).funcid, (*f).args)
+                };
+                let f = func_info(device_function_of(funcid)?)?;
+                let args = list_nodes(args);
+                let arg = |i: usize| args.get(i).and_then(|&a| numeric_bound(a));
+                Some(match f.name {
+                    "NUMERIC_ADD" | "NUMERIC_SUB" => {
+                        let ((p1, s1), (p2, s2)) = (arg(0)?, arg(1)?);
+                        let s = s1.max(s2);
+                        ((p1 - s1).max(p2 - s2) + 1 + s, s)
+                    }
+                    "NUMERIC_MUL" => {
+                        let ((p1, s1), (p2, s2)) = (arg(0)?, arg(1)?);
+                        (p1 + p2, s1 + s2)
+                    }
+                    "NUMERIC_UMINUS" | "NUMERIC_UPLUS" | "NUMERIC_ABS" | "ABS_NUMERIC" => arg(0)?,
+                    "NUMERIC_INT2" | "NUMERIC_INT4" | "NUMERIC_INT8" => (int_digits(pg_sys::exprType(args[0]))?, 0),
+                    "ROUND_NUMERIC" | "TRUNC_NUMERIC" => {
+                        let (p, s) = arg(0)?;
+                        let c = args.get(1).copied()?;
+                        if (*c).type_ != pg_sys::NodeTag::T_Const || (*(c as *mut pg_sys::Const)).constisnull {
+                            return None;
+                        }
+                        let to = (*(c as *mut pg_sys::Const)).constvalue.value() as i32;
+                        if !(0..=38).contains(&to) {
+                            return None;
+                        }
+                        (p - s + 1 + to, to)
+                    }
+                    "CEIL_NUMERIC" | "CEILING_NUMERIC" | "FLOOR_NUMERIC" => {
+                        let (p, s) = arg(0)?;
+                        (p - s + 1, 0)
+                    }
+                    "SIGN_NUMERIC" => (1, 0),
+                    _ => return None,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Compile sum()'s or avg()'s numeric argument, when [`numeric_bound`]
+/// proves its values fit the device (38 digits): then the device never
+/// needs PostgreSQL for it.  Returns the program and the scale to sum at.
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_numeric_sum(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+) -> Result<(Program, i32), NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe {
+        match numeric_bound(expr) {
+            Some((p, s)) if p <= 38 => {
+                let (program, _) = compile_inner(expr, resolve, inputs, false, true, true)?;
+                Ok((program, s))
+            }
+            Some((p, _)) => unsupported(format!("a numeric sum of up to {p} digits (the device sums 38)")),
+            None => unsupported("a numeric sum whose digits the planner cannot bound (declare numeric(p,s))".into()),
+        }
+    }
+}
+
 /// [`compile_shared`] for a filter whose rows PostgreSQL evaluates when
 /// the device cannot (GpuScan, a GpuJoin's scan quals): numerics and every
 /// date/time unit are compiled.

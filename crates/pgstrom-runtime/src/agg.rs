@@ -42,13 +42,20 @@ pub enum AggKind {
     MinFlt = 8,
     /// Float maximum: `[n, ordered bits]`.
     MaxFlt = 9,
+    /// Exact numeric sum at the operation's scale:
+    /// `[n, max scale << 48 | rows at it, NaN, +Inf, -Inf, 4 limbs]`
+    /// (the finite values as 128-bit mantissas at that scale, summed in
+    /// four 32-bit limbs, the last one signed).
+    SumNum = 10,
 }
 
 impl AggKind {
     /// From its number (AGGOP_*).
     pub fn from_u32(v: u32) -> Option<AggKind> {
         use AggKind::*;
-        [Count, SumInt, SumFlt, Moments, Moments2, MinInt, MaxInt, MinFlt, MaxFlt].into_iter().find(|k| *k as u32 == v)
+        [Count, SumInt, SumFlt, Moments, Moments2, MinInt, MaxInt, MinFlt, MaxFlt, SumNum]
+            .into_iter()
+            .find(|k| *k as u32 == v)
     }
 
     /// Accumulator words the operation takes.
@@ -60,6 +67,7 @@ impl AggKind {
             AggKind::Moments => 4,
             AggKind::Moments2 => 8,
             AggKind::MinInt | AggKind::MaxInt | AggKind::MinFlt | AggKind::MaxFlt => 2,
+            AggKind::SumNum => 9,
         }
     }
 
@@ -93,6 +101,9 @@ pub struct AggOp {
     pub args: Vec<Program>,
     /// FILTER (WHERE ...), or None.
     pub filter: Option<Program>,
+    /// SumNum: the scale its sum is kept at (no argument value has a
+    /// larger one); 0 otherwise.
+    pub scale: i32,
 }
 
 /// The aggregation of a join request.
@@ -148,7 +159,10 @@ impl AggSpec {
                     AggKind::SumFlt | AggKind::Moments | AggKind::Moments2 | AggKind::MinFlt | AggKind::MaxFlt => {
                         float || is_integer(t)
                     }
-                    AggKind::SumInt | AggKind::MinInt | AggKind::MaxInt => !float && fixed_width(t),
+                    AggKind::SumInt | AggKind::MinInt | AggKind::MaxInt => {
+                        !float && fixed_width(t) && t != type_id("NUMERIC")
+                    }
+                    AggKind::SumNum => t == type_id("NUMERIC") && (0..=38).contains(&op.scale),
                 };
                 if !ok {
                     return bad(format!("{:?} over device type {t}", op.kind));
@@ -303,6 +317,98 @@ pub fn moments2(words: &[u64]) -> [f64; 6] {
     [n, sdx + n * cx, clamp(sdxx - sdx * sdx / n), sdy + n * cy, clamp(sdyy - sdy * sdy / n), sdxy - sdx * sdy / n]
 }
 
+/// PostgreSQL's numeric sum state from SumNum's words: what
+/// numeric_avg_serialize writes (N, sumX as a NumericVar, maxScale,
+/// maxScaleCount, NaNcount, pInfcount, nInfcount), big-endian.
+/// `scale` is the scale the device kept the sum at.
+pub fn num_avg_state(words: &[u64], scale: i32) -> Vec<u8> {
+    let n = words[0] as i64;
+    let max_scale = (words[1] >> 48) as i32;
+    let max_scale_count = (words[1] & ((1u64 << 48) - 1)) as i64;
+    // the sum: limbs 0..2 unsigned, 3 signed, each of 32-bit weight
+    // 2^(32 k), summed over < 2^32 rows: normalize with carries
+    let cols = [words[5] as i128, words[6] as i128, words[7] as i128, words[8] as i64 as i128];
+    let mut limbs: Vec<u32> = Vec::new();
+    let mut carry: i128 = 0;
+    for c in cols {
+        let v = c + carry;
+        limbs.push(v.rem_euclid(1 << 32) as u32);
+        carry = v.div_euclid(1 << 32);
+    }
+    while carry != 0 && carry != -1 {
+        limbs.push(carry.rem_euclid(1 << 32) as u32);
+        carry = carry.div_euclid(1 << 32);
+    }
+    let neg = carry == -1;
+    if neg {
+        // two's complement of the limbs (with the -1 above them)
+        let mut c = 1u64;
+        for l in limbs.iter_mut() {
+            let v = (!*l) as u64 + c;
+            *l = v as u32;
+            c = v >> 32;
+        }
+    }
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(&n.to_be_bytes());
+    numeric_var_bytes(&mut out, neg, limbs, scale, max_scale);
+    out.extend_from_slice(&max_scale.to_be_bytes());
+    out.extend_from_slice(&max_scale_count.to_be_bytes());
+    for w in &words[2..5] {
+        out.extend_from_slice(&(*w as i64).to_be_bytes());
+    }
+    out
+}
+
+/// numericvar_serialize's form (ndigits, weight, sign, dscale as int32,
+/// then base-10000 digits as int16) of the integer `mag` (little-endian
+/// 32-bit limbs) divided by 10^scale, with display scale `dscale`.
+pub fn numeric_var_bytes(out: &mut Vec<u8>, neg: bool, mut mag: Vec<u32>, scale: i32, dscale: i32) {
+    // decimal digits of the magnitude, least significant first
+    let mut dec: Vec<u8> = Vec::new();
+    while mag.iter().any(|&l| l != 0) {
+        let mut rem = 0u64;
+        for l in mag.iter_mut().rev() {
+            let cur = (rem << 32) | *l as u64;
+            *l = (cur / 10) as u32;
+            rem = cur % 10;
+        }
+        dec.push(rem as u8);
+    }
+    // digit i of `dec` stands for 10^(i - scale); group by 10000 aligned
+    // on the decimal point: group g covers 10^(4g) .. 10^(4g+3)
+    let lo = -(((scale + 3) / 4) * 4); // lowest exponent, a multiple of 4
+    let mut groups: Vec<(i32, i16)> = Vec::new(); // (weight, digit)
+    let mut e = lo;
+    let top = dec.len() as i32 - scale;
+    while e < top.max(0) {
+        let mut d = 0i16;
+        for k in (0..4).rev() {
+            let idx = e + k + scale;
+            let digit = if idx >= 0 && (idx as usize) < dec.len() { dec[idx as usize] as i16 } else { 0 };
+            d = d * 10 + digit;
+        }
+        groups.push((e / 4, d));
+        e += 4;
+    }
+    // most significant first, without leading or trailing zero groups
+    groups.reverse();
+    while groups.first().is_some_and(|g| g.1 == 0) {
+        groups.remove(0);
+    }
+    while groups.last().is_some_and(|g| g.1 == 0) {
+        groups.pop();
+    }
+    let weight = groups.first().map_or(0, |g| g.0);
+    out.extend_from_slice(&(groups.len() as i32).to_be_bytes());
+    out.extend_from_slice(&weight.to_be_bytes());
+    out.extend_from_slice(&(if neg && !groups.is_empty() { 0x4000i32 } else { 0 }).to_be_bytes());
+    out.extend_from_slice(&dscale.to_be_bytes());
+    for (_, d) in groups {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+}
+
 /// The C layout of DevAggOp (preagg.cu).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -310,7 +416,7 @@ pub(crate) struct DevAggOpRepr {
     pub kind: u32,
     pub nargs: u32,
     pub word: u32,
-    pub reserved: u32,
+    pub scale: i32,
     pub args: [DevProgramRefRepr; 2],
     pub filter: DevProgramRefRepr,
 }
@@ -367,6 +473,76 @@ mod tests {
             let back = flt_from_order(order(x));
             assert!(back.to_bits() == x.to_bits() || (x.is_nan() && back.is_nan()));
         }
+    }
+
+    fn var(bytes: &[u8]) -> (i32, i32, i32, i32, Vec<i16>) {
+        let i = |o: usize| i32::from_be_bytes(bytes[o..o + 4].try_into().unwrap());
+        let n = i(0) as usize;
+        let digits = (0..n).map(|k| i16::from_be_bytes([bytes[16 + 2 * k], bytes[17 + 2 * k]])).collect();
+        (i(0), i(4), i(8), i(12), digits)
+    }
+
+    #[test]
+    fn numeric_vars_are_numeric_c_s() {
+        let mut b = Vec::new();
+        // 1234567.8900 at scale 4 (mantissa 12345678900), dscale 2
+        numeric_var_bytes(
+            &mut b,
+            false,
+            vec![(12345678900u64 & 0xffff_ffff) as u32, (12345678900u64 >> 32) as u32],
+            4,
+            2,
+        );
+        assert_eq!(var(&b), (3, 1, 0, 2, vec![123, 4567, 8900]));
+        // -0.05 at scale 3 (mantissa 50): weight -1, digit 500
+        b.clear();
+        numeric_var_bytes(&mut b, true, vec![50], 3, 2);
+        assert_eq!(var(&b), (1, -1, 0x4000, 2, vec![500]));
+        // zero
+        b.clear();
+        numeric_var_bytes(&mut b, true, vec![0], 5, 5);
+        assert_eq!(var(&b), (0, 0, 0, 5, vec![]));
+        // 10^40 (past 128 bits' 38 digits): 1 followed by ten zero groups
+        b.clear();
+        let big = 10u128.pow(20) * 10u128.pow(18); // 10^38
+        let limbs = vec![big as u32, (big >> 32) as u32, (big >> 64) as u32, (big >> 96) as u32, 0];
+        numeric_var_bytes(&mut b, false, limbs, 0, 0);
+        assert_eq!(var(&b), (1, 9, 0, 0, vec![100]));
+    }
+
+    #[test]
+    fn numeric_sums_carry_and_sign() {
+        // what preagg.cu adds for mantissas m: 4 limbs, the last signed
+        let add = |w: &mut [u64; 9], m: i128| {
+            w[0] += 1;
+            for k in 0..3 {
+                w[5 + k] = w[5 + k].wrapping_add(((m >> (32 * k)) as u64) & 0xffff_ffff);
+            }
+            w[8] = w[8].wrapping_add((m >> 96) as i64 as u64);
+        };
+        let mut w = [0u64; 9];
+        let ms = [i128::MAX / 2, i128::MAX / 2, i128::MAX / 2, -5];
+        for m in ms {
+            add(&mut w, m);
+        }
+        w[1] = (2u64 << 48) | 4;
+        let st = num_avg_state(&w, 2);
+        // the exact sum, as decimal digits: 3 * (2^126 - 1) - 5 (scale 2)
+        let sum: u128 = 3 * (i128::MAX / 2) as u128 - 5;
+        let (_, weight, sign, dscale, digits) = var(&st[8..]);
+        assert_eq!((sign, dscale), (0, 2));
+        let text: String =
+            digits.iter().enumerate().map(|(i, d)| if i == 0 { d.to_string() } else { format!("{d:04}") }).collect();
+        let want = sum.to_string();
+        let (int, frac) = want.split_at(want.len() - 2);
+        let got_int_groups = weight + 1;
+        assert_eq!(text.trim_end_matches('0'), format!("{int}{frac}").trim_end_matches('0'), "weight {got_int_groups}");
+        // a negative sum
+        let mut w = [0u64; 9];
+        add(&mut w, -1234567);
+        add(&mut w, 2);
+        let st = num_avg_state(&w, 0);
+        assert_eq!(var(&st[8..]), (2, 1, 0x4000, 0, vec![123, 4565]));
     }
 
     #[test]

@@ -410,7 +410,7 @@ pub(crate) fn agg_reprs(
                 kind: o.kind as u32,
                 nargs: o.args.len() as u32,
                 word,
-                reserved: 0,
+                scale: o.scale,
                 args,
                 filter: o.filter.as_ref().map_or(DevProgramRefRepr::default(), pref),
             }

@@ -116,17 +116,17 @@ fn every_accumulator_over_a_scan() {
     b.func(f("FLOAT8LT"));
     let filter = b.finish(type_id("BOOL")).unwrap();
     let ops = vec![
-        AggOp { kind: AggKind::Count, args: vec![], filter: None },
-        AggOp { kind: AggKind::Count, args: vec![var(1, "INT8")], filter: None },
-        AggOp { kind: AggKind::SumInt, args: vec![var(1, "INT8")], filter: None },
-        AggOp { kind: AggKind::MinInt, args: vec![var(1, "INT8")], filter: None },
-        AggOp { kind: AggKind::MaxInt, args: vec![var(1, "INT8")], filter: None },
-        AggOp { kind: AggKind::SumFlt, args: vec![var(2, "FLOAT8")], filter: None },
-        AggOp { kind: AggKind::Moments, args: vec![var(2, "FLOAT8")], filter: None },
-        AggOp { kind: AggKind::MinFlt, args: vec![var(2, "FLOAT8")], filter: None },
-        AggOp { kind: AggKind::MaxFlt, args: vec![var(2, "FLOAT8")], filter: None },
-        AggOp { kind: AggKind::Moments2, args: vec![var(2, "FLOAT8"), var(1, "INT8")], filter: None },
-        AggOp { kind: AggKind::Count, args: vec![], filter: Some(filter) },
+        AggOp { kind: AggKind::Count, args: vec![], filter: None, scale: 0 },
+        AggOp { kind: AggKind::Count, args: vec![var(1, "INT8")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::SumInt, args: vec![var(1, "INT8")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::MinInt, args: vec![var(1, "INT8")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::MaxInt, args: vec![var(1, "INT8")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::SumFlt, args: vec![var(2, "FLOAT8")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::Moments, args: vec![var(2, "FLOAT8")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::MinFlt, args: vec![var(2, "FLOAT8")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::MaxFlt, args: vec![var(2, "FLOAT8")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::Moments2, args: vec![var(2, "FLOAT8"), var(1, "INT8")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::Count, args: vec![], filter: Some(filter), scale: 0 },
     ];
     let spec = AggSpec { keys: vec![var(0, "INT4")], ops };
     let (at, nwords) = spec.layout();
@@ -240,8 +240,8 @@ fn groups_after_a_join_and_one_group_per_row() {
         let spec = AggSpec {
             keys: vec![var(3, "INT4")],
             ops: vec![
-                AggOp { kind: AggKind::Count, args: vec![], filter: None },
-                AggOp { kind: AggKind::SumInt, args: vec![var(1, "INT4")], filter: None },
+                AggOp { kind: AggKind::Count, args: vec![], filter: None, scale: 0 },
+                AggOp { kind: AggKind::SumInt, args: vec![var(1, "INT4")], filter: None, scale: 0 },
             ],
         };
         let join = JoinSpec {
@@ -280,7 +280,8 @@ fn groups_after_a_join_and_one_group_per_row() {
         }
         // GROUP BY u (unique): one group per row; no keys: one group
         for (keys, expect) in [(vec![var(1, "INT4")], n), (vec![], 1)] {
-            let spec = AggSpec { keys, ops: vec![AggOp { kind: AggKind::Count, args: vec![], filter: None }] };
+            let spec =
+                AggSpec { keys, ops: vec![AggOp { kind: AggKind::Count, args: vec![], filter: None, scale: 0 }] };
             let join = JoinSpec {
                 scan_qual: None,
                 outer_types: vec![ck.type_id, cu.type_id],
@@ -303,7 +304,7 @@ fn bad_requests_are_refused() {
     let eng = CpuEngine;
     let spec = AggSpec {
         keys: vec![],
-        ops: vec![AggOp { kind: AggKind::Moments2, args: vec![var(0, "INT4")], filter: None }],
+        ops: vec![AggOp { kind: AggKind::Moments2, args: vec![var(0, "INT4")], filter: None, scale: 0 }],
     };
     let join = JoinSpec {
         scan_qual: None,
@@ -359,7 +360,8 @@ fn float_sums_overflowing_from_finite_values_raise_postgresql_error() {
                 let cf = Col::floats(&values.iter().map(|v| Some(*v)).collect::<Vec<_>>());
                 let ck = Col::ints("INT4", &vec![Some(1); n]);
                 let args = (0..nargs).map(|_| var(1, "FLOAT8")).collect();
-                let spec = AggSpec { keys: vec![var(0, "INT4")], ops: vec![AggOp { kind, args, filter: None }] };
+                let spec =
+                    AggSpec { keys: vec![var(0, "INT4")], ops: vec![AggOp { kind, args, filter: None, scale: 0 }] };
                 let join = JoinSpec {
                     scan_qual: None,
                     outer_types: vec![ck.type_id, cf.type_id],
@@ -381,6 +383,85 @@ fn float_sums_overflowing_from_finite_values_raise_postgresql_error() {
                 };
                 assert_eq!(raised, raises[k], "{what}");
             }
+        }
+    }
+}
+
+#[test]
+fn numeric_sums_are_exact_on_every_engine() {
+    use pgstrom_runtime::numeric::{DevNumeric, NUM_NAN};
+    // 100k rows: key i % 3; value (i * 7919 % 100000 - 50000) at scale 2 or
+    // 1 (rescaled to 2 on the device), a NaN at row 7, NULL every 11th,
+    // and magnitudes past 2^96 (10^35) every 1000th so the limbs carry
+    let n = 100_000usize;
+    let value = |i: usize| -> Option<DevNumeric> {
+        if i.is_multiple_of(11) {
+            return None;
+        }
+        if i == 7 {
+            return Some(DevNumeric { mant: 0, scale: NUM_NAN });
+        }
+        let m = (i as i128 * 7919 % 100000) - 50000;
+        Some(if i % 1000 == 1 {
+            DevNumeric { mant: m * 10i128.pow(31), scale: 2 }
+        } else if i.is_multiple_of(2) {
+            DevNumeric { mant: m, scale: 2 }
+        } else {
+            DevNumeric { mant: m, scale: 1 }
+        })
+    };
+    let keys: Vec<Option<i64>> = (0..n).map(|i| Some((i % 3) as i64)).collect();
+    let ck = Col::ints("INT4", &keys);
+    let cv = Col::build("NUMERIC", n, |i| value(i).map(|v| v.to_bytes().to_vec()), 24);
+    let spec = AggSpec {
+        keys: vec![var(0, "INT4")],
+        ops: vec![AggOp { kind: AggKind::SumNum, args: vec![var(1, "NUMERIC")], filter: None, scale: 2 }],
+    };
+    // the reference: the exact sum at scale 2, the counts
+    let mut want: HashMap<i64, (u64, i128, u64)> = HashMap::new();
+    for i in 0..n {
+        let Some(v) = value(i) else { continue };
+        let e = want.entry((i % 3) as i64).or_default();
+        e.0 += 1;
+        if v.scale == NUM_NAN {
+            e.2 += 1;
+        } else {
+            e.1 += v.mant * if v.scale == 1 { 10 } else { 1 };
+        }
+    }
+    for eng in engines("agg") {
+        let join = JoinSpec {
+            scan_qual: None,
+            outer_types: vec![ck.type_id, cv.type_id],
+            depths: vec![],
+            params: vec![],
+            agg: Some(spec.clone()),
+        };
+        let mut sess = eng.join_open(&join).unwrap();
+        let g = sess.probe_agg(&[ck.data(), cv.data()], n as u32, None).unwrap();
+        assert_eq!(g.count, 3, "{}", eng.describe());
+        for gi in 0..g.count {
+            let key = keys[g.row(0, gi) as usize].unwrap();
+            let w = g.group_words(gi);
+            let (cnt, sum, nans) = want[&key];
+            assert_eq!((w[0], w[2]), (cnt, nans), "{}", eng.describe());
+            // max scale 2; the state's N and sum as numeric_avg_serialize writes them
+            assert_eq!(w[1] >> 48, 2);
+            let st = agg::num_avg_state(w, 2);
+            assert_eq!(i64::from_be_bytes(st[..8].try_into().unwrap()), cnt as i64);
+            let ndigits = i32::from_be_bytes(st[8..12].try_into().unwrap()) as usize;
+            let weight = i32::from_be_bytes(st[12..16].try_into().unwrap());
+            let sign = i32::from_be_bytes(st[16..20].try_into().unwrap());
+            // rebuild the value at scale 2 from the base-10000 digits
+            let mut v: i128 = 0;
+            for k in 0..ndigits {
+                let d = i16::from_be_bytes([st[24 + 2 * k], st[25 + 2 * k]]) as i128;
+                v = v * 10000 + d;
+            }
+            // the digits end at weight - ndigits + 1 (base 10000); scale 2
+            let exp = 4 * (weight - ndigits as i32 + 1) + 2;
+            let v = if exp >= 0 { v * 10i128.pow(exp as u32) } else { v / 10i128.pow((-exp) as u32) };
+            assert_eq!(if sign == 0x4000 { -v } else { v }, sum, "{}", eng.describe());
         }
     }
 }

@@ -1,11 +1,11 @@
 -- test/diff/schema/15-numeric.sql - numeric columns for GpuScan: prices
--- and discounts of fixed scale, and an unconstrained column mixing scales,
+-- (with NULLs and NaN) and discounts of fixed scale, and an unconstrained column mixing scales,
 -- NULLs, NaN, infinities, zeros and values beyond the device's 38 digits
 -- (rows the device leaves to PostgreSQL).
 DROP TABLE IF EXISTS diff_numeric;
 CREATE TABLE diff_numeric AS
-SELECT i AS id,
-       CASE WHEN i % 13 = 1 THEN NULL ELSE (i * 7919 % 100000) / 100.0 END::numeric(12,2) AS price,
+SELECT i AS id, i % 10 AS g,
+       CASE WHEN i % 13 = 1 THEN NULL WHEN i % 50021 = 9 THEN 'NaN' ELSE (i * 7919 % 100000) / 100.0 END::numeric(12,2) AS price,
        CASE WHEN i % 17 = 2 THEN NULL ELSE (i % 11) / 100.0 END::numeric(5,4) AS disc,
        CASE WHEN i % 19 = 3 THEN NULL
             WHEN i % 1009 = 4 THEN 'NaN'::numeric

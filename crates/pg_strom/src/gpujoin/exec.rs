@@ -258,7 +258,12 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             ops: a
                 .ops
                 .iter()
-                .map(|o| AggOp { kind: agg_kind(o.kind), args: o.args.clone(), filter: o.filter.clone() })
+                .map(|o| AggOp {
+                    kind: agg_kind(o.kind),
+                    args: o.args.clone(),
+                    filter: o.filter.clone(),
+                    scale: o.scale,
+                })
                 .collect(),
         });
         let agg_words_at = agg_spec.as_ref().map(|a| a.layout().0).unwrap_or_default();
@@ -710,7 +715,8 @@ impl GpuJoinExec {
                                 Some("Re-plan the query."),
                             )
                         };
-                        let (d, n) = state::partial_datum(enc, kind, arg_type.into(), words);
+                        let scale = spec.ops[op as usize].scale;
+                        let (d, n) = state::partial_datum(enc, kind, arg_type.into(), scale, words);
                         (n, d)
                     }
                 };

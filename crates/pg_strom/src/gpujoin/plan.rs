@@ -66,6 +66,8 @@ pub struct AggOpInfo {
     pub args: Vec<Program>,
     /// Its FILTER, or None.
     pub filter: Option<Program>,
+    /// SumNum: the scale its sum is kept at.
+    pub scale: i32,
 }
 
 /// What a GpuPreAgg plan adds to its join.
@@ -220,6 +222,7 @@ impl GpuJoinInfo {
                 w.u32(a.ops.len() as u32);
                 for o in &a.ops {
                     w.u32(o.kind);
+                    w.u32(o.scale as u32);
                     w.u32(o.args.len() as u32);
                     for p in &o.args {
                         w.program(Some(p));
@@ -298,10 +301,11 @@ impl GpuJoinInfo {
                 let mut ops = Vec::new();
                 for _ in 0..nops {
                     let kind = r.u32()?;
+                    let scale = r.u32()? as i32;
                     let na = r.u32()?;
                     let args = (0..na).map(|_| r.program()?).collect::<Option<Vec<_>>>()?;
                     let filter = r.program()?;
-                    ops.push(AggOpInfo { kind, args, filter });
+                    ops.push(AggOpInfo { kind, args, filter, scale });
                 }
                 let no = r.u32()?;
                 let mut outputs = Vec::new();
@@ -580,9 +584,27 @@ unsafe extern "C-unwind" fn plan_custom_path(
                         encoding: enc as u32,
                         arg_type: types.first().map_or(0, |t| t.to_u32()),
                     });
+                    let mut scale = 0;
+                    let args = if kind == pgstrom_runtime::agg::AggKind::SumNum {
+                        args.iter()
+                            .map(|&x| {
+                                let r = |v: *mut pg_sys::Var| resolve(v);
+                                match codegen::compile_numeric_sum(x, &r, &mut inputs) {
+                                    Ok((p, s)) => {
+                                        scale = s;
+                                        p
+                                    }
+                                    Err(why) => internal(&format!("a numeric sum no longer compiles: {}", why.0)),
+                                }
+                            })
+                            .collect()
+                    } else {
+                        args.iter().map(|&x| compile(x, &mut inputs, &all, count, false)).collect()
+                    };
                     ops.push(AggOpInfo {
                         kind: kind as u32,
-                        args: args.iter().map(|&x| compile(x, &mut inputs, &all, count, false)).collect(),
+                        scale,
+                        args,
                         filter: (!(*a).aggfilter.is_null())
                             .then(|| compile((*a).aggfilter.cast(), &mut inputs, &all, false, false)),
                     });

@@ -159,6 +159,12 @@ unsafe fn supported(
                 };
                 let a = e as *mut pg_sys::Aggref;
                 for &x in &info.args {
+                    if info.kind == pgstrom_runtime::agg::AggKind::SumNum {
+                        if let Err(e) = codegen::compile_numeric_sum(x, &resolve, &mut inputs) {
+                            return why(&e.0);
+                        }
+                        continue;
+                    }
                     let count = info.kind == pgstrom_runtime::agg::AggKind::Count;
                     codegen::compile_shared(x, &resolve, &mut inputs, count).ok()?;
                 }

@@ -19,6 +19,7 @@
 //! | corr, covar_*, regr_* (float8, float8) | Moments2 | float8[] {N, Sx, Sxx, Sy, Syy, Sxy} |
 //! | min, max (integers, date, time, timestamp(tz)) | MinInt/MaxInt | the type |
 //! | min, max (float4, float8) | MinFlt/MaxFlt | the type |
+//! | sum(numeric), avg(numeric) | SumNum | numeric_avg_serialize's bytea |
 
 use pgrx::IntoDatum;
 use pgrx::pg_sys;
@@ -52,13 +53,16 @@ pub enum Encoding {
     MinMaxInt = 9,
     /// The argument's float type, NULL when no row.
     MinMaxFloat = 10,
+    /// numeric_avg_serialize's bytea {N, sum, maxScale, maxScaleCount,
+    /// NaN, +Infinity and -Infinity counts}.
+    NumAvg = 11,
 }
 
 impl Encoding {
     /// From its number in a plan.
     pub fn from_u32(v: u32) -> Option<Encoding> {
         use Encoding::*;
-        [Count, SumInt8, PolyNum, IntAvg, SumFloat4, SumFloat8, Moments, Regr, MinMaxInt, MinMaxFloat]
+        [Count, SumInt8, PolyNum, IntAvg, SumFloat4, SumFloat8, Moments, Regr, MinMaxInt, MinMaxFloat, NumAvg]
             .into_iter()
             .find(|e| *e as u32 == v)
     }
@@ -90,6 +94,7 @@ pub fn classify(name: &str, args: &[pg_sys::Oid], star: bool) -> Option<(AggKind
         "sum" if one == FLOAT8 => (AggKind::SumFlt, Encoding::SumFloat8),
         "avg" if one == INT2 || one == INT4 => (AggKind::SumInt, Encoding::IntAvg),
         "avg" if one == INT8 => (AggKind::SumInt, Encoding::PolyNum),
+        "sum" | "avg" if one == pg_sys::NUMERICOID.to_u32() => (AggKind::SumNum, Encoding::NumAvg),
         "avg" | "variance" | "var_pop" | "var_samp" | "stddev" | "stddev_pop" | "stddev_samp" if float(one) => {
             (AggKind::Moments, Encoding::Moments)
         }
@@ -199,7 +204,7 @@ pub unsafe fn key_source(e: *mut pg_sys::Node) -> KeySource {
 pub fn partial_type(enc: Encoding, arg: pg_sys::Oid) -> pg_sys::Oid {
     match enc {
         Encoding::Count | Encoding::SumInt8 => pg_sys::INT8OID,
-        Encoding::PolyNum => pg_sys::BYTEAOID,
+        Encoding::PolyNum | Encoding::NumAvg => pg_sys::BYTEAOID,
         Encoding::IntAvg => pg_sys::INT8ARRAYOID,
         Encoding::SumFloat4 => pg_sys::FLOAT4OID,
         Encoding::SumFloat8 => pg_sys::FLOAT8OID,
@@ -257,10 +262,25 @@ pub fn poly_num_bytes(n: i64, sum: i128) -> Vec<u8> {
 
 /// The partial state of one operation's words: (datum, is NULL).  Memory
 /// comes from the current context.
-pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, w: &[u64]) -> (pg_sys::Datum, bool) {
+/// A bytea datum of `b` (in the current memory context).
+fn bytea(b: &[u8]) -> pg_sys::Datum {
+    // SAFETY: a fresh bytea of the bytes' length.
+    unsafe {
+        let v = pg_sys::palloc(b.len() + pg_sys::VARHDRSZ) as *mut u8;
+        std::ptr::copy_nonoverlapping(b.as_ptr(), v.add(pg_sys::VARHDRSZ), b.len());
+        pgrx::set_varsize_4b(v.cast(), (b.len() + pg_sys::VARHDRSZ) as i32);
+        pg_sys::Datum::from(v)
+    }
+}
+
+/// The partial state of one operation's words: (datum, is NULL).  `scale`
+/// is the scale a SumNum kept its sum at.  Memory comes from the current
+/// context.
+pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, scale: i32, w: &[u64]) -> (pg_sys::Datum, bool) {
     let null = (pg_sys::Datum::from(0), true);
     let n = w[0];
     match enc {
+        Encoding::NumAvg => (bytea(&agg::num_avg_state(w, scale)), false),
         Encoding::Count => (i8d(n as i64).0, false),
         Encoding::SumInt8 => {
             if n == 0 {
@@ -271,16 +291,7 @@ pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, w: &[u64]) 
                 Err(_) => overflow("bigint out of range"),
             }
         }
-        Encoding::PolyNum => {
-            let b = poly_num_bytes(n as i64, agg::sum_int(w));
-            // SAFETY: a fresh bytea of the bytes' length.
-            unsafe {
-                let v = pg_sys::palloc(b.len() + pg_sys::VARHDRSZ) as *mut u8;
-                std::ptr::copy_nonoverlapping(b.as_ptr(), v.add(pg_sys::VARHDRSZ), b.len());
-                pgrx::set_varsize_4b(v.cast(), (b.len() + pg_sys::VARHDRSZ) as i32);
-                (pg_sys::Datum::from(v), false)
-            }
-        }
+        Encoding::PolyNum => (bytea(&poly_num_bytes(n as i64, agg::sum_int(w))), false),
         Encoding::IntAvg => {
             let s = agg::sum_int(w);
             // int4_avg_accum adds in int64 without a check; the device sum

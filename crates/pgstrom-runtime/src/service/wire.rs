@@ -306,6 +306,7 @@ pub fn put_join_spec(w: &mut Writer<'_>, s: &JoinSpec<'_>) -> Result<(), DeviceE
             w.u64(a.ops.len() as u64);
             for op in &a.ops {
                 w.u32(op.kind as u32);
+                w.u32(op.scale as u32);
                 put_programs(w, &op.args)?;
                 put_opt_program(w, op.filter.as_ref())?;
             }
@@ -335,7 +336,8 @@ pub fn get_join_spec<'a>(r: &mut Reader<'a>) -> Result<JoinSpec<'a>, DeviceError
         let ops = (0..r.count()?)
             .map(|_| {
                 let kind = AggKind::from_u32(r.u32()?).ok_or_else(|| bad("aggregate kind"))?;
-                Ok(AggOp { kind, args: get_programs(r)?, filter: r.opt(get_program)? })
+                let scale = r.u32()? as i32;
+                Ok(AggOp { kind, scale, args: get_programs(r)?, filter: r.opt(get_program)? })
             })
             .collect::<Result<_, DeviceError>>()?;
         Ok(AggSpec { keys, ops })

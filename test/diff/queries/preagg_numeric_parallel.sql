@@ -1,0 +1,11 @@
+-- GpuPreAgg in parallel over numeric: every worker's partial numeric
+-- states combined by PostgreSQL's numeric_avg_combine
+-- expect: GpuPreAgg
+-- set: pg_strom.gpu_setup_cost = 0
+-- set: pg_strom.gpu_context_cost = 0
+-- set: parallel_setup_cost = 0
+-- set: parallel_tuple_cost = 0
+-- set: min_parallel_table_scan_size = 0
+-- set: max_parallel_workers_per_gather = 4
+-- set: pg_strom.chunk_rows = 8000
+SELECT sum(price * disc), avg(price), sum(-price), count(*) FROM diff_numeric WHERE id % 7 <> 3;

@@ -1,0 +1,6 @@
+-- sum / avg of a numeric whose digits cannot be bounded (an unconstrained
+-- column, a division) stays on the CPU
+-- expect: none
+-- set: pg_strom.gpu_setup_cost = 0
+-- set: pg_strom.gpu_context_cost = 0
+SELECT g, sum(q), avg(price / 3) FROM diff_numeric GROUP BY g;
