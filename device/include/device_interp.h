@@ -2056,6 +2056,10 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
             case OP_PARAM:
                 if (sp >= PGSTROM_MAX_STACK || in->arg < 0 || (uint32_t) in->arg >= nparams)
                     return DEVERR_INVALID_PROGRAM;
+                /* its evaluation on the CPU raised an error: PostgreSQL
+                 * decides whether this row reaches it */
+                if (params[in->arg].isnull == 2)
+                    return DEVERR_NEEDS_CPU;
                 stack[sp++] = params[in->arg];
                 break;
             case OP_FUNC:

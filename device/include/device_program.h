@@ -153,7 +153,8 @@ typedef struct
         double  f8;
         float   f4;
     } v;
-    int32_t     isnull;
+    int32_t     isnull;         /* 1: NULL; in a parameter, 2: its
+                                 * evaluation failed (ParamValue::failed) */
     int32_t     len;            /* bytes, for text and bpchar; the scale
                                  * or kind of a numeric */
     int64_t     hi;             /* high 64 bits of a numeric's mantissa */

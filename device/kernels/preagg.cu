@@ -30,10 +30,11 @@
  *   SUM_INT   [n, sum of low 32 bits, sum of high 32 bits (signed)]
  *             exact for any count below 2^32 of int8 values
  *   SUM_FLT   [n, sum (double)]
- *   MOMENTS   [n, sum d, sum d*d, c]  d = x - c, c = one value of the group
- *                                     (the representative's, when it is a
- *                                     finite value; else 0): shifted sums
- *                                     keep the variance exact to rounding
+ *   MOMENTS   [n, sum d, sum d*d, c]  d = x - c, c = the first finite value
+ *                                     of the group to arrive (AGG_NO_SHIFT
+ *                                     while there is none: c = 0): shifted
+ *                                     sums keep the variance exact to
+ *                                     rounding, whatever the mean
  *   MOMENTS2  [n, sum dx, sum dx*dx, sum dy, sum dy*dy, sum dx*dy, cx, cy]
  *   MIN_INT / MAX_INT  [n, value]
  *   MIN_FLT / MAX_FLT  [n, value as an ordered integer]
@@ -261,6 +262,27 @@ agg_is_finite(double x)
     return x == x && x - x == 0.0;
 }
 
+/*
+ * The shift of a moments accumulator: the first finite value of the group
+ * claims the word; every row uses what the word holds (0 while no finite
+ * value came; a non-finite value makes the sums NaN or infinite whatever
+ * the shift).  One compare-and-swap per row, as the sums' atomics.
+ */
+#define AGG_NO_SHIFT    0x7ff8deadbeef0001ULL
+
+DEVICE_FUNC double
+agg_shift(uint64_t *p, double x)
+{
+    union { double f; uint64_t u; } v;
+    uint64_t mine, seen;
+
+    v.f = x;
+    mine = agg_is_finite(x) ? v.u : AGG_NO_SHIFT;
+    seen = agg_cas_u64(p, AGG_NO_SHIFT, mine);
+    v.u = (seen == AGG_NO_SHIFT) ? mine : seen;
+    return v.u == AGG_NO_SHIFT ? 0.0 : v.f;
+}
+
 /* Equality of two grouping key values of device type `type`. */
 DEVICE_FUNC bool
 agg_key_equal(uint32_t type, const DevDatum *a, const DevDatum *b)
@@ -355,7 +377,7 @@ dev_agg_keys_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
 DEVICE_FUNC int32_t
 dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
                    const DevDatum *params, uint32_t nparams,
-                   const uint32_t *rows, const uint32_t *rep_rows, uint64_t *acc)
+                   const uint32_t *rows, uint64_t *acc)
 {
     for (uint32_t o = 0; o < spec->nops; o++)
     {
@@ -408,24 +430,14 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
             case AGGOP_MOMENTS:
             case AGGOP_MOMENTS2:
             {
-                /* the shift: the representative's value, when finite */
+                /* the shift: the group's first finite value (see agg_shift) */
                 uint32_t na = op->kind == AGGOP_MOMENTS ? 1 : 2;
                 double   x[2], c[2];
 
                 for (uint32_t i = 0; i < na; i++)
                 {
-                    DevDatum r;
-
                     x[i] = dev_as_f8((int) op->args[i].result_type, &a[i]);
-                    c[i] = 0.0;
-                    if (agg_eval(&op->args[i], cols, ncols, params, nparams, rep_rows, &r) == DEVERR_OK &&
-                        !r.isnull)
-                    {
-                        double v = dev_as_f8((int) op->args[i].result_type, &r);
-
-                        if (agg_is_finite(v))
-                            c[i] = v;
-                    }
+                    c[i] = agg_shift(&w[na == 1 ? 3 : (i == 0 ? 7 : 6)], x[i]);
                 }
                 agg_add_u64(&w[0], 1);
                 /*
@@ -443,19 +455,12 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
                     if (agg_overflows(x[0], -c[0], d) || agg_add_f8(&w[1], d))
                         return DEVERR_FLOAT_OVERFLOW;
                     agg_add_f8(&w[2], d * d);
-                    {
-                        union { double f; uint64_t u; } cv;
-
-                        cv.f = c[0];
-                        agg_store_u64(&w[3], cv.u);
-                    }
                 }
                 else
                 {
                     /* args[0] = y, args[1] = x (PostgreSQL's order) */
                     double dy = x[0] - c[0];
                     double dx = x[1] - c[1];
-                    union { double f; uint64_t u; } cx, cy;
 
                     if (agg_overflows(x[0], -c[0], dy) || agg_overflows(x[1], -c[1], dx))
                         return DEVERR_FLOAT_OVERFLOW;
@@ -464,10 +469,6 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
                     agg_add_f8(&w[2], dx * dx);
                     agg_add_f8(&w[4], dy * dy);
                     agg_add_f8(&w[5], dx * dy);
-                    cx.f = c[1];
-                    cy.f = c[0];
-                    agg_store_u64(&w[6], cx.u);
-                    agg_store_u64(&w[7], cy.u);
                 }
                 break;
             }
@@ -529,10 +530,8 @@ dev_agg_rows_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
                  uint32_t *table, uint32_t mask, uint64_t *words)
 {
     uint32_t    rows[PGSTROM_MAX_SOURCES];
-    uint32_t    rep_rows[PGSTROM_MAX_SOURCES];
     uint32_t    h = hashes[k];
     uint32_t    slot = h & mask;
-    uint32_t    rep;
 
     for (uint32_t probes = 0;; probes++)
     {
@@ -544,10 +543,7 @@ dev_agg_rows_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
         {
             cur = agg_cas_u32(&table[slot], PGSTROM_AGG_EMPTY, k);
             if (cur == PGSTROM_AGG_EMPTY)
-            {
-                rep = k;
                 break;
-            }
         }
         if (hashes[cur] == h)
         {
@@ -558,16 +554,12 @@ dev_agg_rows_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
                                      &keybuf[(uint64_t) cur * spec->nkeys + g],
                                      &keybuf[(uint64_t) k * spec->nkeys + g]);
             if (same)
-            {
-                rep = cur;
                 break;
-            }
         }
         slot = (slot + 1) & mask;
     }
     agg_rows_of(in, in_stride, nsources, k, rows);
-    agg_rows_of(in, in_stride, nsources, rep, rep_rows);
-    return dev_agg_accumulate(spec, cols, ncols, params, nparams, rows, rep_rows,
+    return dev_agg_accumulate(spec, cols, ncols, params, nparams, rows,
                               words + (uint64_t) slot * spec->nwords);
 }
 

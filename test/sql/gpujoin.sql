@@ -66,6 +66,28 @@ RESET pg_strom.chunk_rows;
 DROP TABLE gj_sys;
 
 -- enable_gpujoin = off
+-- A parameter expression that raises an error is evaluated once on the
+-- CPU; PostgreSQL never reaches it when an OR is decided first, so neither
+-- do the device programs: no error.  Where a row needs it, the error is
+-- PostgreSQL's.
+SET plan_cache_mode = force_generic_plan;
+PREPARE hoist_scan(int) AS SELECT count(*) FROM gj_t0 WHERE id > 0 OR ax > 100 / $1;
+SELECT * FROM gj_explain('EXECUTE hoist_scan(0)');
+EXECUTE hoist_scan(0);
+PREPARE hoist_join(int) AS
+  SELECT count(*) FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid WHERE t0.id > 0 OR t1.aid > 100 / $1;
+SELECT * FROM gj_explain('EXECUTE hoist_join(0)');
+EXECUTE hoist_join(0);
+PREPARE hoist_join_err(int) AS
+  SELECT count(*) FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid WHERE t0.id > 10 OR t1.aid > 100 / $1;
+EXECUTE hoist_join_err(0);
+EXECUTE hoist_join_err(5);
+SET pg_strom.enabled = off;
+EXECUTE hoist_join_err(5);
+RESET pg_strom.enabled;
+DEALLOCATE ALL;
+RESET plan_cache_mode;
+
 SET pg_strom.enable_gpujoin = off;
 SELECT * FROM gj_explain('SELECT t0.id FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid');
 RESET pg_strom.enable_gpujoin;

@@ -403,6 +403,10 @@ impl Ctx<'_> {
                 && !pg_sys::contain_var_clause(node)
                 && !pg_sys::contain_volatile_functions(node)
                 && !contains_case_test(node)
+                // an InitPlan's output only as the bare Param: a function
+                // over it is evaluated where the device reaches it (its
+                // error caught on the CPU would abandon a subquery's run)
+                && ((*node).type_ == pg_sys::NodeTag::T_Param || !contains_exec_param(node))
         }
     }
 
@@ -791,6 +795,37 @@ unsafe fn contains_case_test(node: *mut pg_sys::Node) -> bool {
         unsafe {
             if (*node).type_ == pg_sys::NodeTag::T_CaseTestExpr {
                 return true;
+            }
+            pg_sys::expression_tree_walker_impl(node, Some(walker), std::ptr::null_mut())
+        }
+    }
+    // SAFETY: valid tree (caller).
+    unsafe { walker(node, std::ptr::null_mut()) }
+}
+
+/// Whether `node` holds a subquery or an executor Param (an InitPlan's
+/// output).
+///
+/// # Safety
+/// `node` is a valid expression.
+pub(crate) unsafe fn contains_exec_param(node: *mut pg_sys::Node) -> bool {
+    #[pg_guard]
+    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, _ctx: *mut std::ffi::c_void) -> bool {
+        if node.is_null() {
+            return false;
+        }
+        // SAFETY: expression_tree_walker hands us valid nodes.
+        unsafe {
+            match (*node).type_ {
+                pg_sys::NodeTag::T_SubPlan | pg_sys::NodeTag::T_AlternativeSubPlan | pg_sys::NodeTag::T_SubLink => {
+                    return true;
+                }
+                pg_sys::NodeTag::T_Param
+                    if (*(node as *mut pg_sys::Param)).paramkind == pg_sys::ParamKind::PARAM_EXEC =>
+                {
+                    return true;
+                }
+                _ => {}
             }
             pg_sys::expression_tree_walker_impl(node, Some(walker), std::ptr::null_mut())
         }

@@ -86,6 +86,8 @@ impl AggKind {
             AggKind::MinInt => w[1] = i64::MAX as u64,
             AggKind::MaxInt => w[1] = i64::MIN as u64,
             AggKind::MinFlt => w[1] = u64::MAX,
+            AggKind::Moments => w[3] = NO_SHIFT,
+            AggKind::Moments2 => (w[6], w[7]) = (NO_SHIFT, NO_SHIFT),
             _ => {}
         }
         w
@@ -266,6 +268,14 @@ pub fn word_f8(w: u64) -> f64 {
     f64::from_bits(w)
 }
 
+/// A moments shift word no finite value has claimed yet (AGG_NO_SHIFT in
+/// preagg.cu): the shift is 0.
+pub const NO_SHIFT: u64 = 0x7ff8_dead_beef_0001;
+
+fn shift(w: u64) -> f64 {
+    if w == NO_SHIFT { 0.0 } else { f64::from_bits(w) }
+}
+
 /// The float behind MinFlt/MaxFlt's ordered bits.
 pub fn flt_from_order(w: u64) -> f64 {
     if w & (1u64 << 63) != 0 { f64::from_bits(w & !(1u64 << 63)) } else { f64::from_bits(!w) }
@@ -277,7 +287,7 @@ pub fn moments(words: &[u64]) -> [f64; 3] {
     if words[0] == 0 {
         return [0.0, 0.0, 0.0];
     }
-    let (sd, sdd, c) = (word_f8(words[1]), word_f8(words[2]), word_f8(words[3]));
+    let (sd, sdd, c) = (word_f8(words[1]), word_f8(words[2]), shift(words[3]));
     let sxx = sdd - sd * sd / n;
     [n, sd + n * c, if sxx.is_nan() { sxx } else { sxx.max(0.0) }]
 }
@@ -312,7 +322,7 @@ pub fn moments2(words: &[u64]) -> [f64; 6] {
     }
     let n = words[0] as f64;
     let f = |i: usize| word_f8(words[i]);
-    let (sdx, sdxx, sdy, sdyy, sdxy, cx, cy) = (f(1), f(2), f(3), f(4), f(5), f(6), f(7));
+    let (sdx, sdxx, sdy, sdyy, sdxy, cx, cy) = (f(1), f(2), f(3), f(4), f(5), shift(words[6]), shift(words[7]));
     let clamp = |v: f64| if v.is_nan() { v } else { v.max(0.0) };
     [n, sdx + n * cx, clamp(sdxx - sdx * sdx / n), sdy + n * cy, clamp(sdyy - sdy * sdy / n), sdxy - sdx * sdy / n]
 }

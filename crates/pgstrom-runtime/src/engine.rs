@@ -307,6 +307,9 @@ impl FileSlice {
     }
 }
 
+/// `len` of a failed parameter.
+const PARAM_FAILED: i32 = i32::MIN;
+
 /// A parameter value: raw datum bits as the device holds them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ParamValue {
@@ -330,6 +333,18 @@ impl ParamValue {
     /// NULL.
     pub fn null() -> ParamValue {
         ParamValue { isnull: true, ..Default::default() }
+    }
+
+    /// A parameter whose evaluation raised an error: a program that reads
+    /// it reports that PostgreSQL must evaluate the row (PostgreSQL, which
+    /// may short-circuit past it, raises the error or not).
+    pub fn failed() -> ParamValue {
+        ParamValue { isnull: true, len: PARAM_FAILED, ..Default::default() }
+    }
+
+    /// Whether this is [`ParamValue::failed`].
+    pub fn is_failed(&self) -> bool {
+        self.isnull && self.len == PARAM_FAILED
     }
 
     /// A numeric.
@@ -397,7 +412,15 @@ pub(crate) struct DevDatumRepr {
 impl DevDatumRepr {
     /// Parameters in the device's layout.
     pub(crate) fn from_params(params: &[ParamValue]) -> Vec<DevDatumRepr> {
-        params.iter().map(|p| DevDatumRepr { bits: p.bits, isnull: p.isnull as i32, len: p.len, hi: p.hi }).collect()
+        params
+            .iter()
+            .map(|p| DevDatumRepr {
+                bits: p.bits,
+                isnull: if p.is_failed() { 2 } else { p.isnull as i32 },
+                len: p.len,
+                hi: p.hi,
+            })
+            .collect()
     }
 }
 

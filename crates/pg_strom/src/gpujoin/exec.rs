@@ -830,6 +830,14 @@ impl GpuJoinExec {
             let out = match result {
                 Ok(c) => c,
                 Err(e) => {
+                    if matches!(e, DeviceError::NeedsCpu { .. })
+                        && let Some(params) = &self.params
+                    {
+                        // a row needed a parameter whose evaluation failed:
+                        // PostgreSQL would have raised its error there (the
+                        // states and context the parameters came from)
+                        heapchunk::reraise_failed_param(&self.param_exprs, params, (*node).ss.ps.ps_ExprContext);
+                    }
                     errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(engine_of(self))), &e)
                 }
             };
