@@ -228,7 +228,7 @@ dev_date_cmp_timestamp(int64_t d, int64_t ts)
     return pgstrom_cmp3(t, ts);
 }
 
-DEVICE_NOINLINE int32_t impl_num_compare(int op, const DevDatum *a, const DevDatum *b, DevDatum *r);
+DEVICE_NOINLINE int32_t dev_num_compare(const DevDatum *a, const DevDatum *b, int *c);
 
 DEVICE_FUNC int32_t
 impl_compare(int op, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDatum *r)
@@ -236,8 +236,13 @@ impl_compare(int op, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDa
     int c;
 
     if (ta == DT_NUMERIC)
-        return impl_num_compare(op, a, b, r);
-    if (dev_is_float(ta) || dev_is_float(tb))
+    {
+        int32_t rc = dev_num_compare(a, b, &c);
+
+        if (rc != DEVERR_OK)
+            return rc;
+    }
+    else if (dev_is_float(ta) || dev_is_float(tb))
         c = pgstrom_cmp3(dev_as_f8(ta, a), dev_as_f8(tb, b));
     else if (ta == DT_DATE && tb == DT_TIMESTAMP)
         c = dev_date_cmp_timestamp(a->v.i, b->v.i);
@@ -708,23 +713,13 @@ dev_num_cmp(const DevDatum *a, const DevDatum *b)
     }
 }
 
+/* numeric comparison for impl_compare (numeric_cmp) */
 DEVICE_NOINLINE int32_t
-impl_num_compare(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
+dev_num_compare(const DevDatum *a, const DevDatum *b, int *c)
 {
-    int c;
-
     if (a->len == NUM_BIG || b->len == NUM_BIG)
         return DEVERR_NEEDS_CPU;
-    c = dev_num_cmp(a, b);
-    switch (op)
-    {
-        case 0: r->v.i = (c == 0); break;
-        case 1: r->v.i = (c != 0); break;
-        case 2: r->v.i = (c < 0); break;
-        case 3: r->v.i = (c <= 0); break;
-        case 4: r->v.i = (c > 0); break;
-        default: r->v.i = (c >= 0); break;
-    }
+    *c = dev_num_cmp(a, b);
     return DEVERR_OK;
 }
 
@@ -1255,194 +1250,31 @@ dev_part_result(int res, int64_t v, int scale, DevDatum *r)
     return DEVERR_OK;
 }
 
-/*
- * extract(unit FROM date | timestamp | time) (numeric) and date_part(unit,
- * timestamp | time) (float8), as extract_date, timestamp_part_common and
- * time_part_common compute them.  A unit the device does not know, or
- * does not handle for the type (julian, time zones), goes to PostgreSQL.
- */
-DEVICE_NOINLINE int32_t
-impl_extract(int res, int type, const DevDatum *unit, const DevDatum *a, DevDatum *r)
+/* A broken-down date and time (timestamp2tm / time2tm / j2date). */
+typedef struct
 {
-    int u = dev_datetime_unit(unit);
-    int year = 0, mon = 0, mday = 0, hour = 0, min = 0, sec = 0;
-    int64_t fsec = 0, jd = 0;
+    int         year, mon, mday, hour, min, sec;
+    int64_t     fsec;
+} DevTm;
 
-    if (u == DU_NONE)
-        return DEVERR_NEEDS_CPU;
-    if (type == DT_TIME)
-    {
-        int64_t t = a->v.i;
-
-        if (u == DU_EPOCH)
-        {
-            if (res == DT_FLOAT8)
-            {
-                r->v.f8 = (double) t / 1000000.0;
-                return DEVERR_OK;
-            }
-            return dev_part_result(res, t, 6, r);
-        }
-        hour = (int) (t / 3600000000LL);
-        t -= hour * 3600000000LL;
-        min = (int) (t / 60000000LL);
-        t -= min * 60000000LL;
-        sec = (int) (t / 1000000LL);
-        fsec = t - sec * 1000000LL;
-        switch (u)
-        {
-            case DU_MICROSEC: return dev_part_result(res, sec * 1000000LL + fsec, 0, r);
-            case DU_MILLISEC:
-                if (res == DT_FLOAT8)
-                {
-                    r->v.f8 = sec * 1000.0 + fsec / 1000.0;
-                    return DEVERR_OK;
-                }
-                return dev_part_result(res, sec * 1000000LL + fsec, 3, r);
-            case DU_SECOND:
-                if (res == DT_FLOAT8)
-                {
-                    r->v.f8 = sec + fsec / 1000000.0;
-                    return DEVERR_OK;
-                }
-                return dev_part_result(res, sec * 1000000LL + fsec, 6, r);
-            case DU_MINUTE: return dev_part_result(res, min, 0, r);
-            case DU_HOUR: return dev_part_result(res, hour, 0, r);
-            default: return DEVERR_NEEDS_CPU;      /* an error there */
-        }
-    }
-    if (type == DT_DATE)
-    {
-        int64_t d = a->v.i;
-
-        if (u <= DU_HOUR)
-            return DEVERR_NEEDS_CPU;                /* an error there */
-        if (DEV_DATE_NOT_FINITE(d))
-        {
-            if (u == DU_YEAR || u == DU_DECADE || u == DU_CENTURY || u == DU_MILLENNIUM ||
-                u == DU_ISOYEAR || u == DU_EPOCH)
-                return dev_num_special(r, d > 0 ? NUM_PINF : NUM_NINF);
-            r->isnull = 1;
-            return DEVERR_OK;
-        }
-        jd = d + DEV_POSTGRES_EPOCH_JDATE;
-        if (u == DU_EPOCH)
-            return dev_part_result(res, (jd - DEV_UNIX_EPOCH_JDATE) * 86400LL, 0, r);
-        dev_j2date((int) jd, &year, &mon, &mday);
-    }
-    else
-    {
-        int64_t ts = a->v.i, t, date;
-
-        if (DEV_TS_NOT_FINITE(ts))
-        {
-            if (u == DU_YEAR || u == DU_DECADE || u == DU_CENTURY || u == DU_MILLENNIUM ||
-                u == DU_ISOYEAR || u == DU_EPOCH)
-            {
-                if (res == DT_FLOAT8)
-                {
-                    r->v.f8 = ts > 0 ? dev_inf() : -dev_inf();
-                    return DEVERR_OK;
-                }
-                return dev_num_special(r, ts > 0 ? NUM_PINF : NUM_NINF);
-            }
-            r->isnull = 1;
-            return DEVERR_OK;
-        }
-        if (u == DU_EPOCH)
-        {
-            const int64_t epoch = -946684800000000LL;   /* SetEpochTimestamp */
-
-            if (ts < DEV_INT64_MAX + epoch)
-                return res == DT_FLOAT8 ? (r->v.f8 = (double) (ts - epoch) / 1000000.0, DEVERR_OK)
-                                        : dev_part_result(res, ts - epoch, 6, r);
-            if (res == DT_FLOAT8)
-            {
-                r->v.f8 = ((double) ts - (double) epoch) / 1000000.0;
-                return DEVERR_OK;
-            }
-            dev_num_set(r, (dev_i128) ts - epoch, 6);
-            return DEVERR_OK;
-        }
-        date = ts / DEV_USECS_PER_DAY;
-        t = ts - date * DEV_USECS_PER_DAY;
-        if (t < 0)
-        {
-            t += DEV_USECS_PER_DAY;
-            date -= 1;
-        }
-        jd = date + DEV_POSTGRES_EPOCH_JDATE;
-        if (jd < 0 || jd > 2147483647LL)
-            return DEVERR_NEEDS_CPU;                /* an error there */
-        dev_j2date((int) jd, &year, &mon, &mday);
-        hour = (int) (t / 3600000000LL);
-        t -= hour * 3600000000LL;
-        min = (int) (t / 60000000LL);
-        t -= min * 60000000LL;
-        sec = (int) (t / 1000000LL);
-        fsec = t - sec * 1000000LL;
-    }
-    switch (u)
-    {
-        case DU_MICROSEC: return dev_part_result(res, sec * 1000000LL + fsec, 0, r);
-        case DU_MILLISEC:
-            if (res == DT_FLOAT8)
-            {
-                r->v.f8 = sec * 1000.0 + fsec / 1000.0;
-                return DEVERR_OK;
-            }
-            return dev_part_result(res, sec * 1000000LL + fsec, 3, r);
-        case DU_SECOND:
-            if (res == DT_FLOAT8)
-            {
-                r->v.f8 = sec + fsec / 1000000.0;
-                return DEVERR_OK;
-            }
-            return dev_part_result(res, sec * 1000000LL + fsec, 6, r);
-        case DU_MINUTE: return dev_part_result(res, min, 0, r);
-        case DU_HOUR: return dev_part_result(res, hour, 0, r);
-        case DU_DAY: return dev_part_result(res, mday, 0, r);
-        case DU_MONTH: return dev_part_result(res, mon, 0, r);
-        case DU_QUARTER: return dev_part_result(res, (mon - 1) / 3 + 1, 0, r);
-        case DU_WEEK: return dev_part_result(res, dev_iso(0, year, mon, mday), 0, r);
-        case DU_YEAR:
-        case DU_DECADE:
-        case DU_CENTURY:
-        case DU_MILLENNIUM: return dev_part_result(res, dev_year_unit(u, year), 0, r);
-        case DU_ISOYEAR:
-        {
-            int y = dev_iso(1, year, mon, mday);
-
-            return dev_part_result(res, y <= 0 ? y - 1 : y, 0, r);
-        }
-        case DU_DOW:
-        case DU_ISODOW:
-        {
-            int dow = dev_j2day(dev_date2j(year, mon, mday));
-
-            return dev_part_result(res, (u == DU_ISODOW && dow == 0) ? 7 : dow, 0, r);
-        }
-        case DU_DOY: return dev_part_result(res, dev_date2j(year, mon, mday) - dev_date2j(year, 1, 1) + 1, 0, r);
-        default: return DEVERR_NEEDS_CPU;
-    }
+/* time2tm: a time of day in microseconds */
+DEVICE_FUNC void
+dev_time2tm(int64_t t, DevTm *tm)
+{
+    tm->hour = (int) (t / 3600000000LL);
+    t -= tm->hour * 3600000000LL;
+    tm->min = (int) (t / 60000000LL);
+    t -= tm->min * 60000000LL;
+    tm->sec = (int) (t / 1000000LL);
+    tm->fsec = t - tm->sec * 1000000LL;
 }
 
-/* date_trunc(unit, timestamp), as timestamp_trunc */
-DEVICE_NOINLINE int32_t
-impl_date_trunc(const DevDatum *unit, const DevDatum *a, DevDatum *r)
+/* timestamp2tm of a finite timestamp; false where PostgreSQL's fails */
+DEVICE_FUNC bool
+dev_timestamp2tm(int64_t ts, DevTm *tm)
 {
-    int u = dev_datetime_unit(unit);
-    int64_t ts = a->v.i, t, date, jd, fsec, days, result;
-    int year, mon, mday, hour, min, sec;
+    int64_t date = ts / DEV_USECS_PER_DAY, t, jd;
 
-    if (DEV_TS_NOT_FINITE(ts))
-    {
-        r->v.i = ts;
-        return DEVERR_OK;
-    }
-    if (u == DU_NONE || u > DU_MILLENNIUM)
-        return DEVERR_NEEDS_CPU;
-    date = ts / DEV_USECS_PER_DAY;
     t = ts - date * DEV_USECS_PER_DAY;
     if (t < 0)
     {
@@ -1451,14 +1283,146 @@ impl_date_trunc(const DevDatum *unit, const DevDatum *a, DevDatum *r)
     }
     jd = date + DEV_POSTGRES_EPOCH_JDATE;
     if (jd < 0 || jd > 2147483647LL)
-        return DEVERR_TIMESTAMP_RANGE;      /* timestamp2tm fails there */
-    dev_j2date((int) jd, &year, &mon, &mday);
-    hour = (int) (t / 3600000000LL);
-    t -= hour * 3600000000LL;
-    min = (int) (t / 60000000LL);
-    t -= min * 60000000LL;
-    sec = (int) (t / 1000000LL);
-    fsec = t - sec * 1000000LL;
+        return false;
+    dev_j2date((int) jd, &tm->year, &tm->mon, &tm->mday);
+    dev_time2tm(t, tm);
+    return true;
+}
+
+/* the monotonic units, ±Infinity at infinite inputs (others are NULL) */
+DEVICE_FUNC bool
+dev_unit_is_monotonic(int u)
+{
+    return u == DU_YEAR || u == DU_DECADE || u == DU_CENTURY || u == DU_MILLENNIUM ||
+           u == DU_ISOYEAR || u == DU_EPOCH;
+}
+
+/*
+ * extract(unit FROM date | timestamp | time) (numeric) and date_part(unit,
+ * timestamp | time) (float8), as extract_date, timestamp_part_common and
+ * time_part_common compute them.  A unit the device does not know, or one
+ * PostgreSQL rejects for the type (it raises), goes to PostgreSQL.
+ */
+DEVICE_NOINLINE int32_t
+impl_extract(int res, int type, const DevDatum *unit, const DevDatum *a, DevDatum *r)
+{
+    int u = dev_datetime_unit(unit);
+    int64_t v = a->v.i;
+    DevTm tm = {0, 0, 0, 0, 0, 0, 0};
+
+    if (u == DU_NONE || (type == DT_TIME && u > DU_HOUR && u != DU_EPOCH) || (type == DT_DATE && u <= DU_HOUR))
+        return DEVERR_NEEDS_CPU;
+    if ((type == DT_DATE && DEV_DATE_NOT_FINITE(v)) || (type == DT_TIMESTAMP && DEV_TS_NOT_FINITE(v)))
+    {
+        if (!dev_unit_is_monotonic(u))
+        {
+            r->isnull = 1;
+            return DEVERR_OK;
+        }
+        if (res == DT_FLOAT8)
+        {
+            r->v.f8 = v > 0 ? dev_inf() : -dev_inf();
+            return DEVERR_OK;
+        }
+        return dev_num_special(r, v > 0 ? NUM_PINF : NUM_NINF);
+    }
+    if (u == DU_EPOCH)
+    {
+        const int64_t epoch = -946684800000000LL;   /* SetEpochTimestamp */
+
+        if (type == DT_TIME)
+            return res == DT_FLOAT8 ? (r->v.f8 = (double) v / 1000000.0, DEVERR_OK) : dev_part_result(res, v, 6, r);
+        if (type == DT_DATE)
+            return dev_part_result(res, (v + DEV_POSTGRES_EPOCH_JDATE - DEV_UNIX_EPOCH_JDATE) * 86400LL, 0, r);
+        if (v < DEV_INT64_MAX + epoch)
+            return res == DT_FLOAT8 ? (r->v.f8 = (double) (v - epoch) / 1000000.0, DEVERR_OK)
+                                    : dev_part_result(res, v - epoch, 6, r);
+        if (res == DT_FLOAT8)
+        {
+            r->v.f8 = ((double) v - (double) epoch) / 1000000.0;
+            return DEVERR_OK;
+        }
+        dev_num_set(r, (dev_i128) v - epoch, 6);
+        return DEVERR_OK;
+    }
+    if (type == DT_TIME)
+        dev_time2tm(v, &tm);
+    else if (type == DT_DATE)
+        dev_j2date((int) (v + DEV_POSTGRES_EPOCH_JDATE), &tm.year, &tm.mon, &tm.mday);
+    else if (!dev_timestamp2tm(v, &tm))
+        return DEVERR_NEEDS_CPU;                    /* an error there */
+    switch (u)
+    {
+        case DU_MICROSEC: return dev_part_result(res, tm.sec * 1000000LL + tm.fsec, 0, r);
+        case DU_MILLISEC:
+            if (res == DT_FLOAT8)
+            {
+                r->v.f8 = tm.sec * 1000.0 + tm.fsec / 1000.0;
+                return DEVERR_OK;
+            }
+            return dev_part_result(res, tm.sec * 1000000LL + tm.fsec, 3, r);
+        case DU_SECOND:
+            if (res == DT_FLOAT8)
+            {
+                r->v.f8 = tm.sec + tm.fsec / 1000000.0;
+                return DEVERR_OK;
+            }
+            return dev_part_result(res, tm.sec * 1000000LL + tm.fsec, 6, r);
+        case DU_MINUTE: return dev_part_result(res, tm.min, 0, r);
+        case DU_HOUR: return dev_part_result(res, tm.hour, 0, r);
+        case DU_DAY: return dev_part_result(res, tm.mday, 0, r);
+        case DU_MONTH: return dev_part_result(res, tm.mon, 0, r);
+        case DU_QUARTER: return dev_part_result(res, (tm.mon - 1) / 3 + 1, 0, r);
+        case DU_WEEK: return dev_part_result(res, dev_iso(0, tm.year, tm.mon, tm.mday), 0, r);
+        case DU_YEAR:
+        case DU_DECADE:
+        case DU_CENTURY:
+        case DU_MILLENNIUM: return dev_part_result(res, dev_year_unit(u, tm.year), 0, r);
+        case DU_ISOYEAR:
+        {
+            int y = dev_iso(1, tm.year, tm.mon, tm.mday);
+
+            return dev_part_result(res, y <= 0 ? y - 1 : y, 0, r);
+        }
+        case DU_DOW:
+        case DU_ISODOW:
+        {
+            int dow = dev_j2day(dev_date2j(tm.year, tm.mon, tm.mday));
+
+            return dev_part_result(res, (u == DU_ISODOW && dow == 0) ? 7 : dow, 0, r);
+        }
+        case DU_DOY:
+            return dev_part_result(res, dev_date2j(tm.year, tm.mon, tm.mday) - dev_date2j(tm.year, 1, 1) + 1, 0, r);
+        default:
+            return DEVERR_NEEDS_CPU;
+    }
+}
+
+/* date_trunc(unit, timestamp), as timestamp_trunc */
+DEVICE_NOINLINE int32_t
+impl_date_trunc(const DevDatum *unit, const DevDatum *a, DevDatum *r)
+{
+    int u = dev_datetime_unit(unit);
+    int64_t ts = a->v.i, days, result, fsec;
+    int year, mon, mday, hour, min, sec;
+    DevTm tm;
+
+    if (DEV_TS_NOT_FINITE(ts))
+    {
+        r->v.i = ts;
+        return DEVERR_OK;
+    }
+    if (u == DU_NONE || u > DU_MILLENNIUM)
+        return DEVERR_NEEDS_CPU;
+    if (!dev_timestamp2tm(ts, &tm))
+        return DEVERR_TIMESTAMP_RANGE;          /* timestamp2tm fails there */
+    year = tm.year;
+    mon = tm.mon;
+    mday = tm.mday;
+    hour = tm.hour;
+    min = tm.min;
+    sec = tm.sec;
+    fsec = tm.fsec;
     switch (u)
     {
         case DU_WEEK:

@@ -105,25 +105,15 @@ struct Ctx<'r> {
     pg_fallback: bool,
 }
 
-/// Units of extract / date_part / date_trunc the device computes for a
-/// time (`time_only`) or a timestamp.
-fn device_unit(unit: &str, time_only: bool) -> bool {
-    const TIME: [&str; 6] = ["microseconds", "milliseconds", "second", "minute", "hour", "epoch"];
-    const DATE: [&str; 12] = [
-        "day",
-        "week",
-        "month",
-        "quarter",
-        "year",
-        "decade",
-        "century",
-        "millennium",
-        "isoyear",
-        "dow",
-        "isodow",
-        "doy",
-    ];
-    TIME.contains(&unit) || (!time_only && DATE.contains(&unit))
+/// Units the device computes without PostgreSQL: of date_part over a
+/// time (`time_only`) or a timestamp, or of date_trunc (`trunc`).
+fn device_unit(unit: &str, time_only: bool, trunc: bool) -> bool {
+    const TIME: [&str; 5] = ["microseconds", "milliseconds", "second", "minute", "hour"];
+    const DATE: [&str; 8] = ["day", "week", "month", "quarter", "year", "decade", "century", "millennium"];
+    const PART: [&str; 5] = ["epoch", "isoyear", "dow", "isodow", "doy"];
+    TIME.contains(&unit)
+        || (!time_only && DATE.contains(&unit))
+        || (!trunc && (unit == "epoch" || (!time_only && PART.contains(&unit))))
 }
 
 /// The "POSIX" collation (pg_collation.dat; not among pgrx's constants).
@@ -353,7 +343,8 @@ impl Ctx<'_> {
                             .to_string()
                     })
             };
-            if !unit.is_some_and(|u| device_unit(&u, f.args[1] == type_id("TIME"))) {
+            let trunc = f.family == "IMPL_DATE_TRUNC";
+            if !unit.is_some_and(|u| device_unit(&u, f.args[1] == type_id("TIME"), trunc)) {
                 return unsupported(format!(
                     "{} with a unit the device does not compute, here",
                     f.name.to_ascii_lowercase()
