@@ -333,15 +333,18 @@ impl Ctx<'_> {
         {
             // SAFETY: the arguments of an OpExpr/FuncExpr.
             let first = unsafe { list_nodes(args) }.first().copied().unwrap_or(std::ptr::null_mut());
-            // SAFETY: a valid node; a text Const's datum is a text.
+            // SAFETY: a valid node; a text Const's datum is a text
+            // (detoasted before reading; not UTF-8: no device unit).
             let unit = unsafe {
                 (!first.is_null()
                     && (*first).type_ == pg_sys::NodeTag::T_Const
                     && !(*(first as *mut pg_sys::Const)).constisnull)
                     .then(|| {
-                        pgrx::text_to_rust_str_unchecked((*(first as *mut pg_sys::Const)).constvalue.cast_mut_ptr())
-                            .to_string()
+                        let v =
+                            pg_sys::pg_detoast_datum_packed((*(first as *mut pg_sys::Const)).constvalue.cast_mut_ptr());
+                        pgrx::varlena::text_to_rust_str(v).map(str::to_string).ok()
                     })
+                    .flatten()
             };
             let trunc = f.family == "IMPL_DATE_TRUNC";
             if !unit.is_some_and(|u| device_unit(&u, f.args[1] == type_id("TIME"), trunc)) {
