@@ -799,18 +799,15 @@ impl_num_mul(const DevDatum *a, const DevDatum *b, DevDatum *r)
 DEVICE_NOINLINE void
 dev_num_weight(dev_u128 mag, int32_t scale, int *weight, int *first)
 {
-    int n = 0, e10, w, shift;
-    dev_u128 t = mag;
+    int n = 1, e10, w, shift;
 
     *weight = 0;
     *first = 0;
     if (mag == 0)
         return;
-    while (t != 0)
-    {
-        t /= 10;        /* only for counting digits: at most 38 steps */
+    /* decimal digits of mag (at most 38: it is within DEV_NUM_LIMIT) */
+    while (n < 38 && mag >= dev_pow10_128(n))
         n++;
-    }
     e10 = n - 1 - scale;
     w = (e10 >= 0) ? e10 / 4 : -((-e10 + 3) / 4);
     shift = scale + 4 * w;

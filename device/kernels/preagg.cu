@@ -127,11 +127,6 @@ agg_max_u64(uint64_t *p, uint64_t v)
 {
     atomicMax((unsigned long long *) p, (unsigned long long) v);
 }
-DEVICE_FUNC void
-agg_store_u64(uint64_t *p, uint64_t v)
-{
-    atomicExch((unsigned long long *) p, (unsigned long long) v);
-}
 DEVICE_FUNC uint32_t
 agg_cas_u32(uint32_t *p, uint32_t expected, uint32_t v)
 {
@@ -185,11 +180,6 @@ agg_max_u64(uint64_t *p, uint64_t v)
 {
     if (v > *p)
         *p = v;
-}
-DEVICE_FUNC void
-agg_store_u64(uint64_t *p, uint64_t v)
-{
-    *p = v;
 }
 DEVICE_FUNC uint32_t
 agg_cas_u32(uint32_t *p, uint32_t expected, uint32_t v)
