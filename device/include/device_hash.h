@@ -67,7 +67,18 @@ dev_hash_datum(uint32_t type, const DevDatum *d)
             return dev_hash_u64(x.u);
         }
         case DT_TEXT:
+        case DT_BYTEA:
             return dev_hash_bytes((const uint8_t *) d->v.i, d->len);
+        case DT_UUID:
+        case DT_TIMETZ:
+            return dev_hash_u64(((uint64_t) dev_hash_u64((uint64_t) d->v.i) << 32) ^ (uint64_t) d->hi);
+        case DT_INTERVAL:
+        {
+            /* equal spans are equal intervals ('1 mon' = '30 days') */
+            dev_i128 span = dev_interval_span(dev_interval_of(d));
+
+            return dev_hash_u64(((uint64_t) dev_hash_u64((uint64_t) span) << 32) ^ (uint64_t) (span >> 64));
+        }
         case DT_BPCHAR:
             return dev_hash_bytes((const uint8_t *) d->v.i, dev_bpchar_truelen(d));
         default:

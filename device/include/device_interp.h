@@ -229,6 +229,7 @@ dev_date_cmp_timestamp(int64_t d, int64_t ts)
 }
 
 DEVICE_NOINLINE int32_t dev_num_compare(const DevDatum *a, const DevDatum *b, int *c);
+DEVICE_NOINLINE int dev_wide_compare(int t, const DevDatum *a, const DevDatum *b);
 
 DEVICE_FUNC int32_t
 impl_compare(int op, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDatum *r)
@@ -242,6 +243,8 @@ impl_compare(int op, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDa
         if (rc != DEVERR_OK)
             return rc;
     }
+    else if (ta == DT_INTERVAL || ta == DT_UUID || ta == DT_TIMETZ || ta == DT_BYTEA)
+        c = dev_wide_compare(ta, a, b);
     else if (dev_is_float(ta) || dev_is_float(tb))
         c = pgstrom_cmp3(dev_as_f8(ta, a), dev_as_f8(tb, b));
     else if (ta == DT_DATE && tb == DT_TIMESTAMP)
@@ -1597,8 +1600,21 @@ dev_utf8_next(const uint8_t **p, int32_t *len)
     } while (*len > 0 && (**p & 0xC0) == 0x80);
 }
 
+DEVICE_FUNC void
+dev_like_next(const uint8_t **p, int32_t *len, bool bytes)
+{
+    if (bytes)
+    {
+        (*p)++;
+        (*len)--;
+    }
+    else
+        dev_utf8_next(p, len);
+}
+
+/* `bytes`: '_' takes one byte (bytea), not one UTF-8 character */
 DEVICE_NOINLINE int32_t
-dev_like(const uint8_t *t, int32_t tlen, const uint8_t *p, int32_t plen, int *result)
+dev_like(const uint8_t *t, int32_t tlen, const uint8_t *p, int32_t plen, bool bytes, int *result)
 {
     struct
     {
@@ -1652,7 +1668,7 @@ call:
                         res = LIKE_ABORT;
                         goto ret;
                     }
-                    dev_utf8_next(&t, &tlen);
+                    dev_like_next(&t, &tlen, bytes);
                     p++;
                     plen--;
                 }
@@ -1684,7 +1700,7 @@ call:
         }
         else if (*p == '_')
         {
-            dev_utf8_next(&t, &tlen);
+            dev_like_next(&t, &tlen, bytes);
             p++;
             plen--;
             continue;
@@ -1725,7 +1741,7 @@ scan:
             plen = frames[depth - 1].plen;
             goto call;
         }
-        dev_utf8_next(&frames[depth - 1].t, &frames[depth - 1].tlen);
+        dev_like_next(&frames[depth - 1].t, &frames[depth - 1].tlen, bytes);
     }
     depth--;
     res = LIKE_ABORT;
@@ -1742,7 +1758,7 @@ ret:
         depth--;
         goto ret;
     }
-    dev_utf8_next(&frames[depth - 1].t, &frames[depth - 1].tlen);
+    dev_like_next(&frames[depth - 1].t, &frames[depth - 1].tlen, bytes);
     goto scan;
 }
 
@@ -1750,7 +1766,7 @@ DEVICE_FUNC int32_t
 impl_like(bool negate, const DevDatum *a, const DevDatum *b, DevDatum *r)
 {
     int res = LIKE_FALSE;
-    int32_t rc = dev_like((const uint8_t *) a->v.i, a->len, (const uint8_t *) b->v.i, b->len, &res);
+    int32_t rc = dev_like((const uint8_t *) a->v.i, a->len, (const uint8_t *) b->v.i, b->len, false, &res);
 
     if (rc != DEVERR_OK)
         return rc;
@@ -1828,6 +1844,8 @@ impl_starts_with(const DevDatum *a, const DevDatum *b, DevDatum *r)
 #define IMPL_FLT_SUB(res, ta, tb)  impl_flt_arith(1, res, ta, tb, &args[0], &args[1], r)
 #define IMPL_FLT_MUL(res, ta, tb)  impl_flt_arith(2, res, ta, tb, &args[0], &args[1], r)
 #define IMPL_FLT_DIV(res, ta, tb)  impl_flt_arith(3, res, ta, tb, &args[0], &args[1], r)
+#include "device_wide.h"
+
 #define IMPL_CMP_EQ(res, ta, tb)   impl_compare(0, ta, tb, &args[0], &args[1], r)
 #define IMPL_CMP_NE(res, ta, tb)   impl_compare(1, ta, tb, &args[0], &args[1], r)
 #define IMPL_CMP_LT(res, ta, tb)   impl_compare(2, ta, tb, &args[0], &args[1], r)
@@ -1897,6 +1915,25 @@ dev_load_numeric(const uint8_t *p, DevDatum *d)
     d->len = (int32_t) dev_load_le(p + 16, 4);
 }
 
+/* A uuid, interval or timetz's bytes (device_types.def) into a datum. */
+DEVICE_FUNC void
+dev_load_wide(int type, const uint8_t *p, DevDatum *d)
+{
+    d->v.i = dev_load_le(p, 8);
+    d->hi = dev_load_le(p + 8, type == DT_TIMETZ ? 4 : 8);
+    if (type == DT_TIMETZ)
+        d->hi = (int32_t) d->hi;            /* the zone, sign-extended */
+    d->len = 0;
+}
+
+/* Bytes of a column value of a fixed-width type passed by reference
+ * (uuid, interval, timetz), 0 for the others. */
+DEVICE_FUNC int
+dev_wide_width(int type)
+{
+    return type == DT_UUID || type == DT_INTERVAL ? 16 : (type == DT_TIMETZ ? 12 : 0);
+}
+
 /* Load row `row` of a column into a datum. */
 DEVICE_FUNC void
 dev_load_column(const DevColumn *col, uint32_t row, DevDatum *d)
@@ -1914,6 +1951,7 @@ dev_load_column(const DevColumn *col, uint32_t row, DevDatum *d)
     {
         case DT_TEXT:
         case DT_BPCHAR:
+        case DT_BYTEA:
             d->v.i = (int64_t) ((const uint8_t *) col->values + col->offsets[row]);
             d->len = (int32_t) (col->offsets[row + 1] - col->offsets[row]);
             break;
@@ -1924,6 +1962,12 @@ dev_load_column(const DevColumn *col, uint32_t row, DevDatum *d)
         case DT_FLOAT4: d->v.i = 0; d->v.f4 = ((const float *) col->values)[row]; break;
         case DT_FLOAT8: d->v.f8 = ((const double *) col->values)[row]; break;
         case DT_NUMERIC: dev_load_numeric((const uint8_t *) col->values + (uint64_t) row * 24, d); break;
+        case DT_UUID:
+        case DT_INTERVAL:
+        case DT_TIMETZ:
+            dev_load_wide((int) col->type,
+                          (const uint8_t *) col->values + (uint64_t) row * dev_wide_width((int) col->type), d);
+            break;
         default: d->v.i = ((const int64_t *) col->values)[row]; break;
     }
 }
@@ -1986,7 +2030,7 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
                 if (sp >= PGSTROM_MAX_STACK)
                     return DEVERR_INVALID_PROGRAM;
                 stack[sp].hi = 0;
-                if (in->type == DT_TEXT || in->type == DT_BPCHAR)
+                if (in->type == DT_TEXT || in->type == DT_BPCHAR || in->type == DT_BYTEA)
                 {
                     /* the host checked imm + arg against data_len */
                     stack[sp].v.i = (int64_t) (data + in->imm);
@@ -1998,6 +2042,13 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
                     if (in->arg != 24)
                         return DEVERR_INVALID_PROGRAM;
                     dev_load_numeric(data + in->imm, &stack[sp]);
+                }
+                else if (dev_wide_width(in->type) != 0)
+                {
+                    /* the host checked the width and the bounds */
+                    if (in->arg != dev_wide_width(in->type))
+                        return DEVERR_INVALID_PROGRAM;
+                    dev_load_wide(in->type, data + in->imm, &stack[sp]);
                 }
                 else
                 {

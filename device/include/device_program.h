@@ -134,6 +134,9 @@ enum DevOp
 #define DEVERR_NUMERIC_INF_INT8  33     /* 0A000 cannot convert infinity to bigint */
 #define DEVERR_DATE_TS_RANGE     34     /* 22008 date out of range for timestamp */
 #define DEVERR_TIMESTAMP_RANGE   35     /* 22008 timestamp out of range */
+#define DEVERR_INTERVAL_RANGE    36     /* 22008 interval out of range */
+#define DEVERR_TIME_INFINITE_ADD 37     /* 22008 cannot add infinite interval to time */
+#define DEVERR_TIME_INFINITE_SUB 38     /* 22008 cannot subtract infinite interval from time */
 
 /*
  * A program is evaluated at one row of each source (see DevColumn.source):

@@ -292,7 +292,12 @@ agg_key_equal(uint32_t type, const DevDatum *a, const DevDatum *b)
             return x == y;
         }
         case DT_TEXT:
+        case DT_BYTEA:
             return dev_text_cmp(a, b) == 0;
+        case DT_UUID:
+        case DT_INTERVAL:
+        case DT_TIMETZ:
+            return dev_wide_compare((int) type, a, b) == 0;
         case DT_BPCHAR:
         {
             int32_t n = dev_bpchar_truelen(a);

@@ -43,7 +43,29 @@ SELECT k,
          '99999999999999999999999999999999999999','-99999999999999999999999999999999999999',
          '0.99999999999999999999999999999999999999','1e40','123456789012345678901234567890.12345678901',
          'NaN','Infinity','-Infinity','32767.5','2147483647.5','-9223372036854775808.5',
-         '9223372036854775807.49','7.0000',NULL]::numeric[])[1 + (k * 5 + 3) % 24] AS nb
+         '9223372036854775807.49','7.0000',NULL]::numeric[])[1 + (k * 5 + 3) % 24] AS nb,
+  (ARRAY['00000000-0000-0000-0000-000000000000','ffffffff-ffff-ffff-ffff-ffffffffffff',
+         'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11','a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12',
+         '80000000-0000-0000-0000-000000000000','7fffffff-ffff-ffff-ffff-ffffffffffff',
+         '00000000-0000-0000-0000-000000000001','01000000-0000-0000-0000-000000000000',NULL]::uuid[])[1 + k % 9] AS uua,
+  (ARRAY['00000000-0000-0000-0000-000000000000','ffffffff-ffff-ffff-ffff-ffffffffffff',
+         'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11','a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12',
+         '80000000-0000-0000-0000-000000000000','7fffffff-ffff-ffff-ffff-ffffffffffff',
+         '00000000-0000-0000-0000-000000000001','01000000-0000-0000-0000-000000000000',NULL]::uuid[])[1 + (k * 4 + 1) % 9] AS uub,
+  (ARRAY['0','1 mon','30 days','720:00:00','-1 mon 1 day','1 day -24:00','1 year 2 mons 3 days 04:05:06.789',
+         '2147483647 mons','-2147483647 mons','2147483647 days','2562047788:00:54.775807',
+         '-2562047788:00:54.775807','infinity','-infinity','-178956970 years -2147483647 days',NULL]::interval[])[1 + k % 16] AS iva,
+  (ARRAY['0','1 mon','30 days','720:00:00','-1 mon 1 day','1 day -24:00','1 year 2 mons 3 days 04:05:06.789',
+         '2147483647 mons','-2147483647 mons','2147483647 days','2562047788:00:54.775807',
+         '-2562047788:00:54.775807','infinity','-infinity','-178956970 years -2147483647 days',NULL]::interval[])[1 + (k * 7 + 5) % 16] AS ivb,
+  (ARRAY['00:00+00','00:00-01','01:00+00','23:59:59.999999-15:59','00:00+15:59','12:00:00+05:30','24:00:00+00',
+         '11:00-01','12:00+00',NULL]::timetz[])[1 + k % 10] AS tta,
+  (ARRAY['00:00+00','00:00-01','01:00+00','23:59:59.999999-15:59','00:00+15:59','12:00:00+05:30','24:00:00+00',
+         '11:00-01','12:00+00',NULL]::timetz[])[1 + (k * 3 + 2) % 10] AS ttb,
+  (ARRAY['\x','\x00','\x0001','\xff','\x00ff','\x61','\x6162','\x616263','\x6125','\x5f','\xc3bc','\x5c',
+         NULL]::bytea[])[1 + k % 13] AS bya,
+  (ARRAY['\x','\x00','\x0001','\xff','\x00ff','\x61','\x6162','\x616263','\x6125','\x5f','\xc3bc','\x5c',
+         NULL]::bytea[])[1 + (k * 5 + 4) % 13] AS byb
 FROM generate_series(0, 599) k;
 -- Moderate values: no overflow, no zero divisor, so every value is compared.
 CREATE TABLE dv_safe AS
@@ -73,7 +95,18 @@ SELECT k,
        WHEN k % 3 = 0 THEN ((k * 7919 % 100000) - 50000) / 100.0
        WHEN k % 3 = 1 THEN ((k * 104729 % 1000000) - 500000)::numeric(14,4) / 1000
        ELSE (k - 250) / 7.0 END AS na,
-  ((k % 97 + 1) * 0.25 * (CASE WHEN k % 3 = 0 THEN -1 ELSE 1 END))::numeric(8,3) AS nb
+  ((k % 97 + 1) * 0.25 * (CASE WHEN k % 3 = 0 THEN -1 ELSE 1 END))::numeric(8,3) AS nb,
+  CASE WHEN k % 19 = 0 THEN NULL ELSE md5(k::text)::uuid END AS uua,
+  md5((k % 37)::text)::uuid AS uub,
+  CASE WHEN k % 17 = 0 THEN NULL
+       ELSE (k % 50 - 25) * interval '1 day 3 hours' + (k % 13) * interval '1 mon' - (k % 7) * interval '1 year' END AS iva,
+  (k % 7) * interval '1 mon' - (k % 11) * interval '17 hours 13 min' + (k % 3) * interval '30 days' AS ivb,
+  CASE WHEN k % 23 = 0 THEN NULL
+       ELSE (('00:00'::time + (k * 997) * interval '1 second')::text ||
+             (ARRAY['+00', '-05', '+05:30', '-01', '+14'])[1 + k % 5])::timetz END AS tta,
+  (('00:00'::time + (k * 401) * interval '1 second')::text || (ARRAY['+00', '-01', '+01'])[1 + k % 3])::timetz AS ttb,
+  CASE WHEN k % 29 = 0 THEN NULL ELSE substring(decode(md5(k::text), 'hex') FROM 1 FOR k % 5) END AS bya,
+  substring(decode(md5((k % 41)::text), 'hex') FROM 1 FOR k % 3) AS byb
 FROM generate_series(0, 499) k;
 
 -- PostgreSQL's result against the device's, for one expression over a table.
@@ -122,7 +155,9 @@ CREATE FUNCTION arg_column(t oid, side text) RETURNS text LANGUAGE sql AS $$
                 WHEN 'float4'::regtype THEN 'f4' WHEN 'float8'::regtype THEN 'f8' WHEN 'bool'::regtype THEN 'b'
                 WHEN 'date'::regtype THEN 'd' WHEN 'time'::regtype THEN 't' WHEN 'timestamp'::regtype THEN 'ts'
                 WHEN 'timestamptz'::regtype THEN 'tz' WHEN 'text'::regtype THEN 'tx'
-                WHEN 'bpchar'::regtype THEN 'bc' WHEN 'numeric'::regtype THEN 'n' END || side $$;
+                WHEN 'bpchar'::regtype THEN 'bc' WHEN 'numeric'::regtype THEN 'n' WHEN 'uuid'::regtype THEN 'uu'
+                WHEN 'interval'::regtype THEN 'iv' WHEN 'timetz'::regtype THEN 'tt'
+                WHEN 'bytea'::regtype THEN 'by' END || side $$;
 CREATE TEMP TABLE catalog_calls AS
 SELECT f.func_id, f.name,
        format('%I(%s)', p.proname,
@@ -208,7 +243,19 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('COALESCE(na, nb, 0)'), ('NULLIF(na, 0)'), ('na IS DISTINCT FROM nb'),
   ('na::float8 < f8a'), ('na::float4'), ('na::float8 * 2'),
   ('CASE WHEN nb = 0 THEN NULL ELSE na / nb END'), ('na * na * na'), ('na / 0'), ('na % 0'),
-  ('na > 12345678901234567890123456789012345678901234567890')
+  ('na > 12345678901234567890123456789012345678901234567890'),
+  ('uua = uub'), ('uua < uub OR uua IS NULL'), ('uua IN (''a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'', md5(''1'')::uuid)'),
+  ('GREATEST(uua, uub)'), ('NULLIF(uua, uub)'), ('uua IS DISTINCT FROM ''00000000-0000-0000-0000-000000000000'''),
+  ('iva = ivb'), ('iva < ivb'), ('iva IN (''1 mon'', ''720:00:00'', NULL)'), ('GREATEST(iva, ivb, ''0'')'),
+  ('iva + ivb'), ('iva - ivb'), ('-iva'), ('iva + ivb > ''1 year'''), ('COALESCE(iva, ivb)'),
+  ('tsa + iva'), ('tsa - ivb'), ('tsa + interval ''1 mon'''), ('tsa - interval ''1 year 1 day 00:00:01'''),
+  ('da + iva'), ('da - ivb'), ('da + interval ''1 day'' > tsb'), ('tsa - tsb'), ('tsa - tsb > iva'),
+  ('ta - tb'), ('ta + iva'), ('ta - ivb'), ('ta + interval ''25 hours'''), ('ta - tb < ivb'),
+  ('tsa + interval ''1 mon'' - interval ''1 mon'' = tsa'),
+  ('tta = ttb'), ('tta < ttb'), ('LEAST(tta, ttb)'), ('tta IN (''12:00+00'', ''11:00-01'')'),
+  ('bya = byb'), ('bya < byb'), ('length(bya) + octet_length(byb)'), ('bya LIKE byb'), ('bya NOT LIKE ''a%'''),
+  ('bya LIKE ''_'''), ('bya LIKE ''%\\%'''), ('bya LIKE ''\x6125''::bytea'), ('bya IN (''\x00'', ''\xff'')'),
+  ('GREATEST(bya, byb) = byb'), ('bya IS DISTINCT FROM byb')
 ) v(e);
 
 -- extract / date_part / date_trunc: every unit over dates, times and
@@ -231,6 +278,25 @@ SELECT count(*) AS calls,
 SELECT * FROM datetime_results WHERE on_edge LIKE 'MISMATCH%' OR on_safe LIKE 'MISMATCH%' OR on_edge = 'not offloaded';
 SELECT DISTINCT on_edge, on_safe FROM datetime_results WHERE on_edge LIKE 'same error%' OR on_safe LIKE 'same error%' ORDER BY 1, 2;
 SELECT pgstrom.device_program('dv_safe', 'extract(year FROM da) = 2021 AND date_trunc(''month'', tsa) < tsb');
+
+-- Interval arithmetic where PostgreSQL raises no error: ends of months,
+-- leap days, BC dates, infinities on either side, negative parts.
+CREATE TABLE dv_interval AS
+SELECT row_number() OVER () AS k, ts AS tsa, ts2 AS tsb, ts::date AS da,
+       CASE WHEN isfinite(ts) THEN ts::time END AS ta, CASE WHEN isfinite(ts2) THEN ts2::time END AS tb,
+       iv AS iva, CASE WHEN isfinite(iv) THEN iv END AS ivb
+  FROM unnest(ARRAY['2024-01-31 12:00','2023-01-31','2024-02-29','2000-03-31 23:59:59.999999','1900-12-31',
+                    '0044-03-15 BC','infinity','-infinity']::timestamp[]) ts,
+       unnest(ARRAY['2024-03-01','1999-12-31 23:59:59','0001-01-01 BC']::timestamp[]) ts2,
+       unnest(ARRAY['1 mon','-1 mon','1 year','-13 mons 5 days','1 day -00:00:00.000001','infinity','-infinity','0',
+                    '12 mons -30 days 24:00','-1 day 00:00:00.000001','25:00','-49:30']::interval[]) iv
+ WHERE isfinite(ts) OR isfinite(iv);
+SELECT e, pg_vs_device('dv_interval', e) AS result FROM (VALUES
+  ('tsa + iva'), ('iva + tsa'), ('tsa - iva'), ('da + iva'), ('iva + da'), ('da - iva'),
+  ('tsa - tsb'), ('tsb - tsa'), ('ta - tb'), ('ta + ivb'), ('ivb + ta'), ('ta - ivb'),
+  ('iva + ivb'), ('iva - ivb'), ('-iva'), ('iva < ivb'), ('GREATEST(iva, tsa - tsb)'),
+  ('tsa + iva - iva = tsa'), ('(tsa - tsb) + ivb')
+) v(e);
 
 -- Not everything runs on the device: it says why.
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::text');

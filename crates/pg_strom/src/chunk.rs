@@ -88,6 +88,12 @@ impl ColumnBuf {
             Some(datum) if self.numeric => unsafe {
                 self.values.extend_from_slice(&crate::codegen::numeric_of(datum).to_bytes());
             },
+            // SAFETY: a by-reference datum of `width` bytes (uuid,
+            // interval, timetz).
+            Some(datum) if self.width > 8 => unsafe {
+                let p = datum.cast_mut_ptr::<u8>();
+                self.values.extend_from_slice(std::slice::from_raw_parts(p, self.width));
+            },
             // SAFETY: a varlena datum of a text-like column; detoasting
             // gives a readable, uncompressed value.
             Some(datum) if self.width == 0 => unsafe {

@@ -32,7 +32,7 @@ use pgrx::pg_sys;
 use pgstrom_runtime::catalog::{self, func_info};
 use pgstrom_runtime::engine::ParamValue;
 use pgstrom_runtime::numeric::DevNumeric;
-use pgstrom_runtime::program::{Builder, Op, Program, is_returned, is_varlena, type_id};
+use pgstrom_runtime::program::{Builder, Op, Program, is_returned, is_varlena, is_wide, type_id};
 
 include!(concat!(env!("OUT_DIR"), "/device_function_oids.rs"));
 
@@ -71,6 +71,10 @@ pub fn device_type_of(oid: pg_sys::Oid) -> Option<u16> {
         pg_sys::TEXTOID | pg_sys::VARCHAROID => "TEXT",
         pg_sys::BPCHAROID => "BPCHAR",
         pg_sys::NUMERICOID => "NUMERIC",
+        pg_sys::UUIDOID => "UUID",
+        pg_sys::INTERVALOID => "INTERVAL",
+        pg_sys::TIMETZOID => "TIMETZ",
+        pg_sys::BYTEAOID => "BYTEA",
         _ => return None,
     };
     Some(type_id(name))
@@ -162,6 +166,17 @@ pub unsafe fn numeric_of(value: pg_sys::Datum) -> DevNumeric {
     }
 }
 
+/// The bytes of a uuid, interval or timetz datum (device type `t`), as
+/// PostgreSQL stores them.
+///
+/// # Safety
+/// `value` points to a value of the PostgreSQL type behind `t`.
+pub unsafe fn wide_bytes(t: u16, value: pg_sys::Datum) -> Vec<u8> {
+    let width = catalog::type_info(t).map_or(0, |ti| ti.width);
+    // SAFETY: a by-reference datum of `width` bytes (caller).
+    unsafe { std::slice::from_raw_parts(value.cast_mut_ptr::<u8>(), width) }.to_vec()
+}
+
 /// A non-NULL datum of device type `t` as a program parameter.
 ///
 /// # Safety
@@ -170,6 +185,9 @@ pub unsafe fn param_value(t: u16, value: pg_sys::Datum) -> ParamValue {
     if t == type_id("NUMERIC") {
         // SAFETY: a numeric datum (caller).
         ParamValue::numeric(unsafe { numeric_of(value) })
+    } else if is_wide(t) {
+        // SAFETY: a by-reference datum of the type (caller).
+        ParamValue::wide(&unsafe { wide_bytes(t, value) })
     } else {
         ParamValue::value(const_bits(t, value))
     }
@@ -187,6 +205,9 @@ unsafe fn push_const(b: &mut Builder, t: u16, value: pg_sys::Datum) -> Result<()
             return unsupported("a numeric constant of more than 38 digits".into());
         }
         b.numeric_constant(n);
+    } else if is_wide(t) {
+        // SAFETY: a by-reference datum of the type (caller).
+        b.wide_constant(t, &unsafe { wide_bytes(t, value) });
     } else if is_varlena(t) {
         // SAFETY: a text/bpchar datum; detoasting gives a readable varlena.
         unsafe {
@@ -1030,7 +1051,7 @@ unsafe fn compile_inner(
     resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
     inputs: &mut Inputs,
     text_result: bool,
-    numeric_result: bool,
+    wide_result: bool,
     pg_fallback: bool,
 ) -> Result<(Program, pg_sys::Oid), NotSupported> {
     let mut ctx = Ctx {
@@ -1043,12 +1064,15 @@ unsafe fn compile_inner(
         pg_fallback,
     };
     let rtype = ctx.expr_type(expr)?;
-    if rtype == type_id("NUMERIC") && !numeric_result {
-        return unsupported(
-            "numeric results are not returned by the device yet (numeric works inside expressions)".into(),
-        );
+    // (a text_result, a join's hash key, is hashed and compared on the
+    // device, which works for the wide types too)
+    if is_wide(rtype) && !wide_result && !text_result {
+        let name = catalog::type_info(rtype).map_or("?", |t| t.name).to_ascii_lowercase();
+        return unsupported(format!(
+            "{name} results are not returned by the device yet ({name} works inside expressions)"
+        ));
     }
-    let kept_on_device = text_result || (numeric_result && rtype == type_id("NUMERIC"));
+    let kept_on_device = text_result || (wide_result && is_wide(rtype));
     if !is_returned(rtype) && !kept_on_device {
         return unsupported("text results are not returned by the device yet (text works inside expressions)".into());
     }

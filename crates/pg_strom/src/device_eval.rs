@@ -188,6 +188,23 @@ fn output_text(type_oid: pg_sys::Oid, t: u16, bits: i64) -> String {
     }
 }
 
+/// Datum text of a uuid, interval or timetz result (its stored bytes),
+/// via the type's output function.
+fn output_wide_text(type_oid: pg_sys::Oid, bytes: &[u8]) -> String {
+    let mut func = pg_sys::InvalidOid;
+    let mut varlena = false;
+    // the value as PostgreSQL holds it: 8-byte aligned bytes
+    let mut words = vec![0u64; bytes.len().div_ceil(8)];
+    // SAFETY: words has room for the bytes; output functions read the
+    // by-reference value and palloc a cstring.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), words.as_mut_ptr().cast::<u8>(), bytes.len());
+        pg_sys::getTypeOutputInfo(type_oid, &mut func, &mut varlena);
+        let s = pg_sys::OidOutputFunctionCall(func, pg_sys::Datum::from(words.as_ptr()));
+        CStr::from_ptr(s).to_string_lossy().into_owned()
+    }
+}
+
 /// Row `i` of `cols` as columns of one row (validity bits copied into
 /// their own bytes, since a bitmap cannot start mid-byte).
 fn row_of<'a>(cols: &[ColumnData<'a>], i: usize) -> Vec<ColumnData<'a>> {
@@ -253,10 +270,16 @@ mod pgstrom {
             result = engine::cpu().eval_program(&compiled.program, &cols, &params, nrows);
         }
         let rtype = compiled.program.result_type;
+        let width = catalog::type_info(rtype).map_or(0, |t| t.width);
         let text = |out: &EvalOutput, i: usize| {
-            (out.nulls[i] == 0).then(|| match out.numeric(i) {
-                Some(n) => n.to_text(),
-                None => output_text(compiled.result_type, rtype, out.values[i]),
+            (out.nulls[i] == 0).then(|| {
+                if rtype == pgstrom_runtime::program::type_id("NUMERIC") {
+                    out.numeric(i).map_or_else(String::new, |n| n.to_text())
+                } else if width > 8 {
+                    output_wide_text(compiled.result_type, &out.wide_bytes(i, width).unwrap_or_default())
+                } else {
+                    output_text(compiled.result_type, rtype, out.values[i])
+                }
             })
         };
         let values: Vec<Option<String>> = match result {

@@ -347,6 +347,21 @@ impl ParamValue {
         self.isnull && self.len == PARAM_FAILED
     }
 
+    /// A uuid, interval or timetz: its bytes as PostgreSQL stores them.
+    pub fn wide(bytes: &[u8]) -> ParamValue {
+        let word = |b: &[u8]| {
+            let mut w = [0u8; 8];
+            w[..b.len().min(8)].copy_from_slice(&b[..b.len().min(8)]);
+            i64::from_le_bytes(w)
+        };
+        let hi = match bytes.len() {
+            // timetz: the zone, an int32, sign-extended as the device does
+            12 => word(&bytes[8..12]) as i32 as i64,
+            n => word(&bytes[8.min(n)..]),
+        };
+        ParamValue { isnull: false, bits: word(bytes), hi, len: 0 }
+    }
+
     /// A numeric.
     pub fn numeric(n: crate::numeric::DevNumeric) -> ParamValue {
         let (bits, hi) = n.words();
@@ -373,6 +388,17 @@ impl EvalOutput {
         EvalOutput { values: vec![0; n], nulls: vec![0; n], wide: if wide { vec![0; 2 * n] } else { Vec::new() } }
     }
 
+    /// Row `row`'s result of a program returning uuid, interval or timetz:
+    /// the `width` bytes PostgreSQL stores.
+    pub fn wide_bytes(&self, row: usize, width: usize) -> Option<Vec<u8>> {
+        let lo = *self.values.get(row)?;
+        let hi = *self.wide.get(2 * row)?;
+        let mut b = lo.to_le_bytes().to_vec();
+        b.extend_from_slice(&hi.to_le_bytes());
+        b.truncate(width);
+        Some(b)
+    }
+
     /// Row `row`'s numeric result (of a program returning numeric).
     pub fn numeric(&self, row: usize) -> Option<crate::numeric::DevNumeric> {
         let hi = *self.wide.get(2 * row)?;
@@ -382,9 +408,10 @@ impl EvalOutput {
     }
 }
 
-/// Whether a program's results need the wide output (numeric).
+/// Whether a program's results need the wide output (numeric, uuid,
+/// interval, timetz).
 pub(crate) fn wide_result(program: &Program) -> bool {
-    program.result_type == crate::program::type_id("NUMERIC")
+    crate::program::is_wide(program.result_type)
 }
 
 /// The C layout of DevColumn (device_program.h).

@@ -170,14 +170,22 @@ pub fn is_varlena(type_id: u16) -> bool {
     type_info(type_id).is_some_and(|t| t.width == 0)
 }
 
+/// Whether a value of this type is wider than a DevDatum's 8-byte word
+/// (numeric, uuid, interval, timetz): its columns and constants hold
+/// more bytes, and a result needs the wide output.
+pub fn is_wide(type_id: u16) -> bool {
+    type_info(type_id).is_some_and(|t| t.width > 8)
+}
+
 /// Whether a constant of this type lies in the data section (text,
-/// bpchar, numeric).
+/// bpchar, bytea and the wide types).
 fn in_data(type_id: u16) -> bool {
-    is_varlena(type_id) || type_id == self::type_id("NUMERIC")
+    is_varlena(type_id) || is_wide(type_id)
 }
 
 /// Whether the device returns values of this type to the backend as a
-/// program's result (numeric and text results stay on the device).
+/// program's result (numeric, the other wide types and variable-length
+/// results stay on the device).
 pub fn is_returned(type_id: u16) -> bool {
     !in_data(type_id)
 }
@@ -246,8 +254,11 @@ impl Program {
                     {
                         return Err(invalid(format!("constant at {pc} lies outside the data section")));
                     }
-                    if ins.type_id == type_id("NUMERIC") && ins.arg as usize != numeric::WIDTH {
-                        return Err(invalid(format!("numeric constant at {pc} is not {} bytes", numeric::WIDTH)));
+                    if let Some(t) = type_info(ins.type_id).filter(|t| t.width > 8)
+                        && ins.arg as usize != t.width
+                    {
+                        let name = t.name.to_ascii_lowercase();
+                        return Err(invalid(format!("{name} constant at {pc} is not {} bytes", t.width)));
                     }
                     (0, 1)
                 }
@@ -418,6 +429,14 @@ impl Program {
                         .and_then(numeric::DevNumeric::from_bytes);
                     let _ = write!(s, " {}::numeric", n.map_or("?".into(), |n| n.to_text()));
                 }
+                Op::Const if is_wide(i.type_id) => {
+                    let bytes = usize::try_from(i.imm)
+                        .ok()
+                        .and_then(|o| self.data.get(o..o + i.arg.max(0) as usize))
+                        .unwrap_or(&[]);
+                    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                    let _ = write!(s, " '\\x{hex}'::{}", tname(i.type_id));
+                }
                 Op::Const if is_varlena(i.type_id) => {
                     let bytes = usize::try_from(i.imm)
                         .ok()
@@ -508,6 +527,13 @@ impl Builder {
     pub fn numeric_constant(&mut self, n: numeric::DevNumeric) {
         self.data.resize(self.data.len().next_multiple_of(8), 0);
         self.bytes_constant(type_id("NUMERIC"), &n.to_bytes());
+    }
+
+    /// Push a constant of a wide type other than numeric (uuid, interval,
+    /// timetz): its bytes as PostgreSQL stores them, 8-byte aligned.
+    pub fn wide_constant(&mut self, type_id: u16, bytes: &[u8]) {
+        self.data.resize(self.data.len().next_multiple_of(8), 0);
+        self.bytes_constant(type_id, bytes);
     }
 
     /// Push NULL.
@@ -620,6 +646,9 @@ pub fn sql_error(code: i32) -> Option<(&'static str, &'static str)> {
         33 => ("0A000", "cannot convert infinity to bigint"),
         34 => ("22008", "date out of range for timestamp"),
         35 => ("22008", "timestamp out of range"),
+        36 => ("22008", "interval out of range"),
+        37 => ("22008", "cannot add infinite interval to time"),
+        38 => ("22008", "cannot subtract infinite interval from time"),
         _ => return None,
     })
 }

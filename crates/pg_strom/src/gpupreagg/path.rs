@@ -178,7 +178,10 @@ unsafe fn supported(
             if sgref == 0 {
                 return why("the target has a column that is neither a grouping key nor an aggregate");
             }
-            codegen::device_type_of(pg_sys::exprType(e))?;
+            let key_type = codegen::device_type_of(pg_sys::exprType(e))?;
+            if pgstrom_runtime::program::is_wide(key_type) {
+                return why("a grouping key of a type wider than 8 bytes (numeric, uuid, interval, timetz)");
+            }
             match state::key_source(e) {
                 state::KeySource::Device => {}
                 state::KeySource::Column(v) if resolve(v).is_some() => {
