@@ -42,6 +42,9 @@
  *             finite numerics as 128-bit mantissas at the op's scale (no
  *             value has a larger one: the planner proved it), summed in
  *             32-bit limbs (l3 signed): exact for fewer than 2^32 rows
+ *   SUM_INTV  [n, +Inf, -Inf, months, days, time low 32 bits, time high 32
+ *             bits (signed)]  finite intervals' fields summed apart (n
+ *             counts them), infinite ones counted: exact below 2^32 rows
  */
 #include "device_hash.h"
 
@@ -55,6 +58,7 @@
 #define AGGOP_MIN_FLT       8
 #define AGGOP_MAX_FLT       9
 #define AGGOP_SUM_NUM       10
+#define AGGOP_SUM_INTV      11
 
 #define PGSTROM_MAX_GROUP_KEYS  16
 #define PGSTROM_AGG_EMPTY       0xffffffffU
@@ -507,6 +511,22 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
                 agg_add_u64(&w[6], (uint64_t) (m >> 32) & 0xffffffffULL);
                 agg_add_u64(&w[7], (uint64_t) (m >> 64) & 0xffffffffULL);
                 agg_add_u64(&w[8], (uint64_t) (int64_t) (m >> 96));
+                break;
+            }
+            case AGGOP_SUM_INTV:
+            {
+                DevInterval v = dev_interval_of(&a[0]);
+
+                if (dev_iv_noend(v) || dev_iv_nobegin(v))
+                {
+                    agg_add_u64(&w[dev_iv_noend(v) ? 1 : 2], 1);
+                    break;
+                }
+                agg_add_u64(&w[0], 1);
+                agg_add_u64(&w[3], (uint64_t) (int64_t) v.month);
+                agg_add_u64(&w[4], (uint64_t) (int64_t) v.day);
+                agg_add_u64(&w[5], (uint64_t) v.time & 0xffffffffULL);
+                agg_add_u64(&w[6], (uint64_t) (v.time >> 32));
                 break;
             }
             default:

@@ -47,13 +47,17 @@ pub enum AggKind {
     /// (the finite values as 128-bit mantissas at that scale, summed in
     /// four 32-bit limbs, the last one signed).
     SumNum = 10,
+    /// Exact interval sum: `[n, +Inf, -Inf, months, days, time low 32
+    /// bits, time high 32 bits]` (n counts the finite values, whose
+    /// fields are summed apart; infinite ones are counted).
+    SumIntv = 11,
 }
 
 impl AggKind {
     /// From its number (AGGOP_*).
     pub fn from_u32(v: u32) -> Option<AggKind> {
         use AggKind::*;
-        [Count, SumInt, SumFlt, Moments, Moments2, MinInt, MaxInt, MinFlt, MaxFlt, SumNum]
+        [Count, SumInt, SumFlt, Moments, Moments2, MinInt, MaxInt, MinFlt, MaxFlt, SumNum, SumIntv]
             .into_iter()
             .find(|k| *k as u32 == v)
     }
@@ -68,6 +72,7 @@ impl AggKind {
             AggKind::Moments2 => 8,
             AggKind::MinInt | AggKind::MaxInt | AggKind::MinFlt | AggKind::MaxFlt => 2,
             AggKind::SumNum => 9,
+            AggKind::SumIntv => 7,
         }
     }
 
@@ -165,6 +170,7 @@ impl AggSpec {
                         !float && fixed_width(t) && t != type_id("NUMERIC")
                     }
                     AggKind::SumNum => t == type_id("NUMERIC") && (0..=38).contains(&op.scale),
+                    AggKind::SumIntv => t == type_id("INTERVAL"),
                 };
                 if !ok {
                     return bad(format!("{:?} over device type {t}", op.kind));
@@ -325,6 +331,31 @@ pub fn moments2(words: &[u64]) -> [f64; 6] {
     let (sdx, sdxx, sdy, sdyy, sdxy, cx, cy) = (f(1), f(2), f(3), f(4), f(5), shift(words[6]), shift(words[7]));
     let clamp = |v: f64| if v.is_nan() { v } else { v.max(0.0) };
     [n, sdx + n * cx, clamp(sdxx - sdx * sdx / n), sdy + n * cy, clamp(sdyy - sdy * sdy / n), sdxy - sdx * sdy / n]
+}
+
+/// PostgreSQL's interval sum state from SumIntv's words: what
+/// interval_avg_serialize writes (N, sumX's time, day and month,
+/// pInfcount, nInfcount), big-endian; None when the sum leaves the
+/// interval range (PostgreSQL raises "interval out of range" then).
+pub fn interval_avg_state(words: &[u64]) -> Option<Vec<u8>> {
+    let months = i32::try_from(words[3] as i64).ok()?;
+    let days = i32::try_from(words[4] as i64).ok()?;
+    let time = i64::try_from(words[6] as i64 as i128 * (1i128 << 32) + words[5] as i128).ok()?;
+    // a finite sum equal to an infinity's fields is out of range too
+    let infinite = |m: i32, d: i32, t: i64| {
+        (m, d, t) == (i32::MAX, i32::MAX, i64::MAX) || (m, d, t) == (i32::MIN, i32::MIN, i64::MIN)
+    };
+    if infinite(months, days, time) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(40);
+    out.extend_from_slice(&(words[0] as i64).to_be_bytes());
+    out.extend_from_slice(&time.to_be_bytes());
+    out.extend_from_slice(&days.to_be_bytes());
+    out.extend_from_slice(&months.to_be_bytes());
+    out.extend_from_slice(&(words[1] as i64).to_be_bytes());
+    out.extend_from_slice(&(words[2] as i64).to_be_bytes());
+    Some(out)
 }
 
 /// PostgreSQL's numeric sum state from SumNum's words: what

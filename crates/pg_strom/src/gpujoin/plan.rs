@@ -578,7 +578,10 @@ unsafe extern "C-unwind" fn plan_custom_path(
                     else {
                         internal("an aggregate is no longer supported")
                     };
-                    let count = kind == pgstrom_runtime::agg::AggKind::Count;
+                    // count's argument (only tested for NULL) and an
+                    // interval sum's stay on the device
+                    let count =
+                        matches!(kind, pgstrom_runtime::agg::AggKind::Count | pgstrom_runtime::agg::AggKind::SumIntv);
                     outputs.push(AggOutput::Agg {
                         op: ops.len() as u32,
                         encoding: enc as u32,

@@ -165,8 +165,13 @@ unsafe fn supported(
                         }
                         continue;
                     }
-                    let count = info.kind == pgstrom_runtime::agg::AggKind::Count;
-                    codegen::compile_shared(x, &resolve, &mut inputs, count).ok()?;
+                    // count's argument (only tested for NULL) and an
+                    // interval sum's stay on the device
+                    let kept = matches!(
+                        info.kind,
+                        pgstrom_runtime::agg::AggKind::Count | pgstrom_runtime::agg::AggKind::SumIntv
+                    );
+                    codegen::compile_shared(x, &resolve, &mut inputs, kept).ok()?;
                 }
                 if !(*a).aggfilter.is_null() {
                     codegen::compile_shared((*a).aggfilter.cast(), &resolve, &mut inputs, false).ok()?;

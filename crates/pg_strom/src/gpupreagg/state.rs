@@ -20,6 +20,7 @@
 //! | min, max (integers, date, time, timestamp(tz)) | MinInt/MaxInt | the type |
 //! | min, max (float4, float8) | MinFlt/MaxFlt | the type |
 //! | sum(numeric), avg(numeric) | SumNum | numeric_avg_serialize's bytea |
+//! | sum(interval), avg(interval) | SumIntv | interval_avg_serialize's bytea |
 
 use pgrx::IntoDatum;
 use pgrx::pg_sys;
@@ -56,15 +57,31 @@ pub enum Encoding {
     /// numeric_avg_serialize's bytea {N, sum, maxScale, maxScaleCount,
     /// NaN, +Infinity and -Infinity counts}.
     NumAvg = 11,
+    /// interval_avg_serialize's bytea {N, sum, +Infinity and -Infinity
+    /// counts}.
+    IntervalAvg = 12,
 }
 
 impl Encoding {
     /// From its number in a plan.
     pub fn from_u32(v: u32) -> Option<Encoding> {
         use Encoding::*;
-        [Count, SumInt8, PolyNum, IntAvg, SumFloat4, SumFloat8, Moments, Regr, MinMaxInt, MinMaxFloat, NumAvg]
-            .into_iter()
-            .find(|e| *e as u32 == v)
+        [
+            Count,
+            SumInt8,
+            PolyNum,
+            IntAvg,
+            SumFloat4,
+            SumFloat8,
+            Moments,
+            Regr,
+            MinMaxInt,
+            MinMaxFloat,
+            NumAvg,
+            IntervalAvg,
+        ]
+        .into_iter()
+        .find(|e| *e as u32 == v)
     }
 }
 
@@ -95,6 +112,7 @@ pub fn classify(name: &str, args: &[pg_sys::Oid], star: bool) -> Option<(AggKind
         "avg" if one == INT2 || one == INT4 => (AggKind::SumInt, Encoding::IntAvg),
         "avg" if one == INT8 => (AggKind::SumInt, Encoding::PolyNum),
         "sum" | "avg" if one == pg_sys::NUMERICOID.to_u32() => (AggKind::SumNum, Encoding::NumAvg),
+        "sum" | "avg" if one == pg_sys::INTERVALOID.to_u32() => (AggKind::SumIntv, Encoding::IntervalAvg),
         "avg" | "variance" | "var_pop" | "var_samp" | "stddev" | "stddev_pop" | "stddev_samp" if float(one) => {
             (AggKind::Moments, Encoding::Moments)
         }
@@ -204,7 +222,7 @@ pub unsafe fn key_source(e: *mut pg_sys::Node) -> KeySource {
 pub fn partial_type(enc: Encoding, arg: pg_sys::Oid) -> pg_sys::Oid {
     match enc {
         Encoding::Count | Encoding::SumInt8 => pg_sys::INT8OID,
-        Encoding::PolyNum | Encoding::NumAvg => pg_sys::BYTEAOID,
+        Encoding::PolyNum | Encoding::NumAvg | Encoding::IntervalAvg => pg_sys::BYTEAOID,
         Encoding::IntAvg => pg_sys::INT8ARRAYOID,
         Encoding::SumFloat4 => pg_sys::FLOAT4OID,
         Encoding::SumFloat8 => pg_sys::FLOAT8OID,
@@ -281,6 +299,15 @@ pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, scale: i32,
     let n = w[0];
     match enc {
         Encoding::NumAvg => (bytea(&agg::num_avg_state(w, scale)), false),
+        Encoding::IntervalAvg => match agg::interval_avg_state(w) {
+            Some(b) => (bytea(&b), false),
+            None => errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW, // 22008
+                "interval out of range".into(),
+                None,
+                None,
+            ),
+        },
         Encoding::Count => (i8d(n as i64).0, false),
         Encoding::SumInt8 => {
             if n == 0 {

@@ -1,0 +1,6 @@
+-- +infinity and -infinity in one interval sum: PostgreSQL's error
+-- expect: GpuPreAgg
+-- error: interval out of range
+-- set: pg_strom.gpu_setup_cost = 0
+-- set: pg_strom.gpu_context_cost = 0
+SELECT g, sum(iv) FROM diff_wide GROUP BY g;
