@@ -310,14 +310,19 @@ unsafe fn make_depth(
         let restrict = (*extra).restrictlist;
         let mut joinquals: *mut pg_sys::List = std::ptr::null_mut();
         let mut otherquals: *mut pg_sys::List = std::ptr::null_mut();
+        // A pseudoconstant clause (no column of either side, e.g. a WHERE
+        // clause over InitPlans only) is the gating Result's one-time
+        // filter above a join PostgreSQL plans; a custom join would drop
+        // it (extract_actual_join_clauses skips it), as postgres_fdw's
+        // join pushdown refuses them too.
+        for r in from_list(restrict) {
+            if (*(r as *mut pg_sys::RestrictInfo)).pseudoconstant {
+                return None;
+            }
+        }
         // as createplan.c: every clause of an inner or semi join is a join
         // qual; an outer (or anti) join separates the pushed-down ones
         if jointype == pg_sys::JoinType::JOIN_INNER || jointype == pg_sys::JoinType::JOIN_SEMI {
-            for r in from_list(restrict) {
-                if (*(r as *mut pg_sys::RestrictInfo)).pseudoconstant {
-                    return None;
-                }
-            }
             joinquals = pg_sys::extract_actual_clauses(restrict, false);
         } else {
             pg_sys::extract_actual_join_clauses(restrict, (*joinrel).relids, &mut joinquals, &mut otherquals);
