@@ -1972,6 +1972,97 @@ dev_load_column(const DevColumn *col, uint32_t row, DevDatum *d)
     }
 }
 
+/* The order of a sorted constant set: integers and date/time types by
+ * value, floats as float8 with NaN last and -0 = 0, text by its bytes,
+ * bpchar without trailing blanks (as equality sees them). */
+DEVICE_FUNC int
+dev_set_cmp(int type, const DevDatum *a, const DevDatum *b)
+{
+    switch (type)
+    {
+        case DT_FLOAT4:
+        case DT_FLOAT8:
+            return pgstrom_cmp3(dev_as_f8(type, a), dev_as_f8(type, b));
+        case DT_TEXT:
+            return dev_text_cmp(a, b);
+        case DT_BPCHAR:
+        {
+            DevDatum x = *a, y = *b;
+
+            x.len = dev_bpchar_truelen(a);
+            y.len = dev_bpchar_truelen(b);
+            return dev_text_cmp(&x, &y);
+        }
+        default:
+            return pgstrom_cmp3(a->v.i, b->v.i);
+    }
+}
+
+/*
+ * OP_IN_SORTED on a non-NULL value x: TRUE / FALSE / NULL as PostgreSQL's
+ * ScalarArrayOpExpr gives for = ANY / <> ALL over the set's elements.
+ */
+DEVICE_NOINLINE int32_t
+dev_in_sorted(const DevInstr *in, const uint8_t *data, DevDatum *x)
+{
+    const uint8_t *set = data + in->imm;
+    uint32_t    n = (uint32_t) dev_load_le(set, 4);
+    uint32_t    flags = (uint32_t) dev_load_le(set + 4, 4);
+    bool        any = (flags & DEV_INSET_ANY) != 0;
+    bool        found = false;
+    int64_t     lo = 0, hi = (int64_t) n - 1;
+
+    while (lo <= hi)
+    {
+        int64_t     mid = (lo + hi) / 2;
+        const uint8_t *p = set + 8 + mid * 8;
+        DevDatum    e;
+        int         c;
+
+        e.isnull = 0;
+        e.hi = 0;
+        e.len = 0;
+        if (in->type == DT_TEXT || in->type == DT_BPCHAR)
+        {
+            e.v.i = (int64_t) (data + dev_load_le(p, 4));
+            e.len = (int32_t) dev_load_le(p + 4, 4);
+        }
+        else
+            e.v.i = dev_load_le(p, 8);
+        c = dev_set_cmp(in->type, x, &e);
+        if (c == 0)
+        {
+            DevDatum args[2], out;
+            int32_t rc;
+
+            args[0] = *x;
+            args[1] = e;
+            rc = dev_call(in->arg, args, &out);
+            if (rc != DEVERR_OK)
+                return rc;
+            /* = true (ANY) or <> false (ALL): the element matches */
+            found = (out.v.i != 0) == any;
+            break;
+        }
+        if (c < 0)
+            hi = mid - 1;
+        else
+            lo = mid + 1;
+    }
+    x->hi = 0;
+    x->len = 0;
+    if (found)
+        x->v.i = any;
+    else if (flags & DEV_INSET_HAS_NULL)
+    {
+        x->isnull = 1;
+        x->v.i = 0;
+    }
+    else
+        x->v.i = !any;
+    return DEVERR_OK;
+}
+
 DEVICE_FUNC bool
 dev_is_true(const DevDatum *d)
 {
@@ -2221,6 +2312,20 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
                 if (take_b)
                     *a = *b;
                 sp--;
+                break;
+            }
+            case OP_IN_SORTED:
+            {
+                int32_t rc;
+
+                if (sp < 1 || dev_func_nargs(in->arg) != 2)
+                    return DEVERR_INVALID_PROGRAM;
+                /* NULL = ANY (a non-empty array) is NULL */
+                if (stack[sp - 1].isnull)
+                    break;
+                rc = dev_in_sorted(in, data, &stack[sp - 1]);
+                if (rc != DEVERR_OK)
+                    return rc;
                 break;
             }
             case OP_POP:

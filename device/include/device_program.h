@@ -100,6 +100,11 @@ enum DevOp
     OP_LOAD_LOCAL = 25,         /* [+1] push local slot `arg` (NULL if never stored) */
     OP_MINMAX2 = 26,            /* [-1] GREATEST/LEAST step: of a, b keep b when
                                  * b is not NULL and (a is NULL or `arg`(b, a)) */
+    OP_IN_SORTED = 27,          /* [0] x = ANY / x <> ALL (a constant array):
+                                 * binary search of the sorted set at data +
+                                 * imm (DevInSet) for the top value, of
+                                 * element type `type`, confirmed by
+                                 * comparison `arg` (= for ANY, <> for ALL) */
     OP__COUNT
 };
 
@@ -146,6 +151,22 @@ enum DevOp
  */
 #define PGSTROM_MAX_SOURCES      9
 #define PGSTROM_NULL_ROW         0xffffffffU
+
+/*
+ * The sorted constant set of OP_IN_SORTED, 8-byte aligned in the data
+ * section: the header, then nelems elements of 8 bytes in ascending order
+ * (dev_set_cmp): a value's bits as OP_CONST's imm holds them, or for text
+ * and bpchar the offset of its bytes in the data section and their length
+ * (bpchar without trailing blanks), as two uint32.
+ */
+typedef struct
+{
+    uint32_t    nelems;
+    uint32_t    flags;          /* DEV_INSET_* */
+} DevInSet;
+
+#define DEV_INSET_HAS_NULL  1   /* the array holds a NULL element */
+#define DEV_INSET_ANY       2   /* = ANY (else <> ALL) */
 
 /* One value on the stack or in a parameter. */
 typedef struct

@@ -298,12 +298,34 @@ SELECT e, pg_vs_device('dv_interval', e) AS result FROM (VALUES
   ('tsa + iva - iva = tsa'), ('(tsa - tsb) + ivb')
 ) v(e);
 
+-- Longer = ANY / <> ALL lists: one binary search of the sorted constants
+-- (NULL elements, NaN and -0, cross-type integers, trailing blanks).
+SELECT k, left(e, 24) AS starts, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS on_safe FROM (VALUES
+  (1, 'i4a IN (' || (SELECT string_agg((g * 7 - 150)::text, ',') FROM generate_series(1, 40) g) || ', 46341, 2147483647, -2147483648)'),
+  (2, 'i4a IN (' || (SELECT string_agg((g * 7 - 150)::text, ',') FROM generate_series(1, 40) g) || ', NULL)'),
+  (3, 'i4a NOT IN (' || (SELECT string_agg((g * 3)::text, ',') FROM generate_series(-20, 20) g) || ')'),
+  (4, 'i8a <> ALL (''{' || (SELECT string_agg((g * 1000003 - 250000000)::text, ',') FROM generate_series(0, 99) g) || ',NULL}''::int8[])'),
+  (5, 'i2a = ANY (''{' || (SELECT string_agg((g * 5)::text, ',') FROM generate_series(-30, 30) g) || ',32767,-32768}''::int8[])'),
+  (6, 'f8a IN (' || (SELECT string_agg((g / 3.0)::float8::text, ',') FROM generate_series(-30, 30) g) || ', ''NaN'', ''-0'', ''-Infinity'')'),
+  (7, 'f4a = ANY (''{' || (SELECT string_agg((g / 7.0)::float4::text, ',') FROM generate_series(-30, 30) g) || ',NaN,-0,Infinity,16777217}''::float4[])'),
+  (8, 'da IN (' || (SELECT string_agg(quote_literal('2020-01-01'::date + g * 37), ',') FROM generate_series(0, 40) g) || ', ''infinity'', ''2024-02-29'')'),
+  (9, 'tsa <> ALL (''{' || (SELECT string_agg('"' || ('2020-01-01'::timestamp + g * interval '86413 seconds')::text || '"', ',') FROM generate_series(0, 30) g) || ',infinity,-infinity}''::timestamp[])'),
+  (10, 'ta IN (' || (SELECT string_agg(quote_literal('00:00'::time + g * interval '997 seconds'), ',') FROM generate_series(0, 30) g) || ', ''24:00'')'),
+  (11, 'tza IN (' || (SELECT string_agg(quote_literal('2024-03-09 12:00+00'::timestamptz + g * interval '3607 seconds'), ',') FROM generate_series(0, 30) g) || ')'),
+  (12, 'txa IN (' || (SELECT string_agg(quote_literal(repeat(chr(97 + g % 26), g % 5) || (g % 7)::text), ',') FROM generate_series(0, 40) g) || ', '''', ''日本'', ''abc '')'),
+  (13, 'txa NOT IN (' || (SELECT string_agg(quote_literal(repeat(chr(97 + g % 3), g % 4) || (g % 3)::text), ',') FROM generate_series(0, 30) g) || ', NULL)'),
+  (14, 'bca IN (' || (SELECT string_agg(quote_literal(chr(65 + g % 5) || repeat('é', g % 3) || repeat(' ', g % 2)), ',') FROM generate_series(0, 30) g) || ', ''abc  '', '' '')'),
+  (15, 'i4a IN (' || (SELECT string_agg((g * 7 - 150)::text, ',') FROM generate_series(1, 40) g) || ') OR i4b / i2b > 1000'),
+  (16, 'NULLIF(i4a, 0) IN (' || (SELECT string_agg(g::text, ',') FROM generate_series(-20, 20) g) || ') IS NULL')
+) v(k, e);
+SELECT pgstrom.device_program('dv_safe', 'i4a IN (' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 20) g) || ')');
+
 -- Not everything runs on the device: it says why.
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::text');
 SELECT * FROM pgstrom.device_eval('dv_safe', 'na::text');
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a IN (SELECT 1)');
 SELECT * FROM pgstrom.device_eval('dv_safe',
-  'i4a = ANY (''{' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 300) g) || '}''::int4[])');
+  'na = ANY (''{' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 300) g) || '}''::numeric[])');
 SELECT * FROM pgstrom.device_eval('dv_safe', 'ctid = ''(0,1)''');
 -- Bad input to the entry points.
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a; DROP TABLE dv_safe');

@@ -32,7 +32,9 @@ use pgrx::pg_sys;
 use pgstrom_runtime::catalog::{self, func_info};
 use pgstrom_runtime::engine::ParamValue;
 use pgstrom_runtime::numeric::DevNumeric;
-use pgstrom_runtime::program::{Builder, Op, Program, is_returned, is_varlena, is_wide, type_id};
+use pgstrom_runtime::program::{
+    Builder, Op, Program, SetElement, in_set_type, is_returned, is_varlena, is_wide, type_id,
+};
 
 include!(concat!(env!("OUT_DIR"), "/device_function_oids.rs"));
 
@@ -123,8 +125,26 @@ fn device_unit(unit: &str, time_only: bool, trunc: bool) -> bool {
 /// The "POSIX" collation (pg_collation.dat; not among pgrx's constants).
 const POSIX_COLLATION_OID: pg_sys::Oid = pg_sys::Oid::from_u32(951);
 
-/// Most elements of a constant IN / ANY list compiled inline.
+/// Most elements of a constant IN / ANY list compiled inline when it
+/// cannot be a sorted set (OP_IN_SORTED).
 const MAX_ARRAY_ELEMENTS: i32 = 256;
+
+/// Longest constant `= ANY` / `<> ALL` list compiled as a chain of tests;
+/// a longer one becomes one binary search of the sorted constants.
+const INLINE_ARRAY_ELEMENTS: i32 = 16;
+
+/// The bytes of a text / bpchar datum.
+///
+/// # Safety
+/// `value` is a valid varlena datum.
+unsafe fn varlena_bytes(value: pg_sys::Datum) -> Vec<u8> {
+    // SAFETY: a varlena; detoasting gives a readable, uncompressed value.
+    unsafe {
+        let v = pg_sys::pg_detoast_datum_packed(value.cast_mut_ptr());
+        let len = pgrx::varlena::varsize_any_exhdr(v);
+        std::slice::from_raw_parts(pgrx::varlena::vardata_any(v) as *const u8, len).to_vec()
+    }
+}
 
 fn type_name(oid: pg_sys::Oid) -> String {
     // SAFETY: format_type_be works for any OID (it prints ??? for unknown).
@@ -733,13 +753,43 @@ impl Ctx<'_> {
                             pg_sys::deconstruct_array(
                                 arr, elem_oid, len as i32, byval, align, &mut elems, &mut nulls, &mut n,
                             );
-                            if n > MAX_ARRAY_ELEMENTS {
-                                return unsupported(format!(
-                                    "IN / ANY lists longer than {MAX_ARRAY_ELEMENTS} elements"
-                                ));
-                            }
                             let values: Vec<Option<pg_sys::Datum>> =
                                 (0..n as usize).map(|i| (!*nulls.add(i)).then(|| *elems.add(i))).collect();
+                            // a longer list of equality tests: one binary
+                            // search of the sorted constants
+                            let scalar_t = self.expr_type(args[0])?;
+                            let int = |t: u16| t == type_id("INT2") || t == type_id("INT4") || t == type_id("INT8");
+                            let test = if use_or {
+                                matches!(f.family, "IMPL_CMP_EQ" | "IMPL_TEXT_EQ" | "IMPL_BPCHAR_EQ")
+                            } else {
+                                matches!(f.family, "IMPL_CMP_NE" | "IMPL_TEXT_NE" | "IMPL_BPCHAR_NE")
+                            };
+                            if n > INLINE_ARRAY_ELEMENTS
+                                && test
+                                && in_set_type(elem_t)
+                                && (scalar_t == elem_t || (int(scalar_t) && int(elem_t)))
+                            {
+                                self.check_collation(fid, (*sa).inputcollid)?;
+                                self.emit(args[0])?;
+                                let elements = values
+                                    .iter()
+                                    .flatten()
+                                    .map(|&v| {
+                                        if is_varlena(elem_t) {
+                                            SetElement::Bytes(varlena_bytes(v))
+                                        } else {
+                                            SetElement::Bits(const_bits(elem_t, v))
+                                        }
+                                    })
+                                    .collect();
+                                self.b.in_sorted(elem_t, fid, use_or, values.contains(&None), elements);
+                                return Ok(());
+                            }
+                            if n > MAX_ARRAY_ELEMENTS {
+                                return unsupported(format!(
+                                    "IN / ANY lists longer than {MAX_ARRAY_ELEMENTS} elements of this type or operator"
+                                ));
+                            }
                             self.check_collation(fid, (*sa).inputcollid)?;
                             self.emit(args[0])?;
                             let s = self.alloc_local()?;

@@ -61,6 +61,7 @@ pub enum Op {
     StoreLocal = 24,
     LoadLocal = 25,
     MinMax2 = 26,
+    InSorted = 27,
 }
 
 impl Op {
@@ -93,6 +94,7 @@ impl Op {
             24 => StoreLocal,
             25 => LoadLocal,
             26 => MinMax2,
+            27 => InSorted,
             _ => return None,
         })
     }
@@ -130,6 +132,7 @@ impl Op {
             StoreLocal => "store_local",
             LoadLocal => "load_local",
             MinMax2 => "minmax",
+            InSorted => "in_sorted",
         }
     }
 }
@@ -183,6 +186,37 @@ fn in_data(type_id: u16) -> bool {
     is_varlena(type_id) || is_wide(type_id)
 }
 
+/// Whether a sorted constant set (OP_IN_SORTED) may hold elements of this
+/// type: those dev_set_cmp orders consistently with their equality.
+pub fn in_set_type(type_id: u16) -> bool {
+    type_info(type_id).is_some_and(|t| {
+        matches!(
+            t.name,
+            "INT2"
+                | "INT4"
+                | "INT8"
+                | "FLOAT4"
+                | "FLOAT8"
+                | "DATE"
+                | "TIME"
+                | "TIMESTAMP"
+                | "TIMESTAMPTZ"
+                | "TEXT"
+                | "BPCHAR"
+        )
+    })
+}
+
+/// An element of a sorted constant set: a fixed-width value's bits (as
+/// [`Builder::constant`] takes them) or a text / bpchar value's bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetElement {
+    /// Bits of a fixed-width value.
+    Bits(i64),
+    /// Bytes of a text or bpchar value.
+    Bytes(Vec<u8>),
+}
+
 /// Whether the device returns values of this type to the backend as a
 /// program's result (numeric, the other wide types and variable-length
 /// results stay on the device).
@@ -209,6 +243,38 @@ impl Program {
     /// returns the deepest stack any path reaches.
     pub fn check(&self, ncols: Option<u32>) -> Result<u32, DeviceError> {
         self.check_code(ncols)
+    }
+
+    /// OP_IN_SORTED's operands: a comparison function, an element type a
+    /// sorted set holds, and the set inside the data section (with its
+    /// text elements).  The order itself is the builder's to keep: a set
+    /// out of order only makes the search miss, never read astray.
+    fn check_in_set(&self, pc: usize, ins: &Instr) -> Result<(), DeviceError> {
+        let f = u16::try_from(ins.arg)
+            .ok()
+            .and_then(func_info)
+            .ok_or_else(|| invalid(format!("unknown function id {} at {pc}", ins.arg)))?;
+        if f.nargs != 2 || f.result != type_id("BOOL") || !in_set_type(ins.type_id) {
+            return Err(invalid(format!("in_sorted at {pc}: {} over type {}", f.name, ins.type_id)));
+        }
+        let at = usize::try_from(ins.imm).ok().filter(|o| o % 8 == 0 && o + 8 <= self.data.len());
+        let Some(at) = at else {
+            return Err(invalid(format!("in_sorted set at {pc} lies outside the data section")));
+        };
+        let word = |o: usize| u32::from_le_bytes([self.data[o], self.data[o + 1], self.data[o + 2], self.data[o + 3]]);
+        let n = word(at) as usize;
+        if n.checked_mul(8).and_then(|b| b.checked_add(at + 8)).is_none_or(|end| end > self.data.len()) {
+            return Err(invalid(format!("in_sorted set at {pc} lies outside the data section")));
+        }
+        if is_varlena(ins.type_id) {
+            for k in 0..n {
+                let (off, len) = (word(at + 8 + 8 * k) as u64, word(at + 12 + 8 * k) as u64);
+                if off + len > self.data.len() as u64 {
+                    return Err(invalid(format!("in_sorted element {k} at {pc} lies outside the data section")));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The column the program reads when it is nothing but that column.
@@ -285,6 +351,10 @@ impl Program {
                         return Err(invalid(format!("{} is not a comparison, at {pc}", f.name)));
                     }
                     (2, 1)
+                }
+                Op::InSorted => {
+                    self.check_in_set(pc, &ins)?;
+                    (1, 1)
                 }
                 Op::StoreLocal | Op::LoadLocal => {
                     if !(0..MAX_LOCALS).contains(&ins.arg) {
@@ -454,6 +524,19 @@ impl Program {
                 Op::StoreLocal | Op::LoadLocal => {
                     let _ = write!(s, " #{}", i.arg);
                 }
+                Op::InSorted => {
+                    let f = u16::try_from(i.arg).ok().and_then(func_info);
+                    let n = usize::try_from(i.imm)
+                        .ok()
+                        .and_then(|o| self.data.get(o..o + 4))
+                        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                    let _ = write!(
+                        s,
+                        " {} of {n} {} constants (sorted)",
+                        f.map_or("?".to_string(), |f| format!("{} ({})", f.name.to_ascii_lowercase(), f.label)),
+                        tname(i.type_id)
+                    );
+                }
                 Op::Func | Op::Distinct | Op::MinMax2 => {
                     let f = u16::try_from(i.arg).ok().and_then(func_info);
                     let _ = write!(
@@ -536,6 +619,70 @@ impl Builder {
         self.bytes_constant(type_id, bytes);
     }
 
+    /// `x = ANY (elements)` (`any`, `cmp` an equality) or `x <> ALL
+    /// (elements)` (`cmp` an inequality) of the value on top of the stack,
+    /// by binary search over the elements sorted here; `has_null`: the
+    /// array also holds a NULL.  Elements are of device type `elem_type`
+    /// ([`in_set_type`]); bpchar values lose their trailing blanks.
+    pub fn in_sorted(&mut self, elem_type: u16, cmp: u16, any: bool, has_null: bool, elements: Vec<SetElement>) {
+        let name = type_info(elem_type).map_or("", |t| t.name);
+        let key = |e: &SetElement| -> (f64, i64, Vec<u8>) {
+            match e {
+                SetElement::Bits(b) if name == "FLOAT4" => (f32::from_bits(*b as u32) as f64, 0, Vec::new()),
+                SetElement::Bits(b) if name == "FLOAT8" => (f64::from_bits(*b as u64), 0, Vec::new()),
+                SetElement::Bits(b) => (0.0, *b, Vec::new()),
+                SetElement::Bytes(v) => (0.0, 0, v.clone()),
+            }
+        };
+        let mut elems: Vec<(f64, i64, Vec<u8>)> = elements
+            .iter()
+            .map(key)
+            .map(|(f, i, mut b)| {
+                if name == "BPCHAR" {
+                    while b.last() == Some(&b' ') {
+                        b.pop();
+                    }
+                }
+                (f, i, b)
+            })
+            .collect();
+        // dev_set_cmp's order: NaN above every float, -0 = 0
+        elems.sort_by(|a, b| {
+            let fa = if a.0.is_nan() { f64::INFINITY } else { a.0 };
+            let fb = if b.0.is_nan() { f64::INFINITY } else { b.0 };
+            let nan = a.0.is_nan().cmp(&b.0.is_nan());
+            fa.partial_cmp(&fb).unwrap_or(std::cmp::Ordering::Equal).then(nan).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+        });
+        let varlena = is_varlena(elem_type);
+        // text elements' bytes first, then the 8-byte aligned set
+        let mut at = Vec::with_capacity(elems.len());
+        for e in &elems {
+            at.push(self.data.len() as u32);
+            if varlena {
+                self.data.extend_from_slice(&e.2);
+            }
+        }
+        self.data.resize(self.data.len().next_multiple_of(8), 0);
+        let set = self.data.len();
+        let flags = u32::from(has_null) | if any { 2 } else { 0 };
+        self.data.extend_from_slice(&(elems.len() as u32).to_le_bytes());
+        self.data.extend_from_slice(&flags.to_le_bytes());
+        for (k, e) in elems.iter().enumerate() {
+            if varlena {
+                self.data.extend_from_slice(&at[k].to_le_bytes());
+                self.data.extend_from_slice(&(e.2.len() as u32).to_le_bytes());
+            } else {
+                let bits = match name {
+                    "FLOAT4" => (e.0 as f32).to_bits() as i64,
+                    "FLOAT8" => e.0.to_bits() as i64,
+                    _ => e.1,
+                };
+                self.data.extend_from_slice(&bits.to_le_bytes());
+            }
+        }
+        self.push(Op::InSorted, elem_type, cmp as i32, set as i64);
+    }
+
     /// Push NULL.
     pub fn null(&mut self) {
         self.push(Op::Null, 0, 0, 0);
@@ -586,6 +733,7 @@ impl Builder {
                         | Op::Func
                         | Op::Distinct
                         | Op::MinMax2
+                        | Op::InSorted
                         | Op::StoreLocal
                         | Op::LoadLocal
                 )
