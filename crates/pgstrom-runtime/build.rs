@@ -119,10 +119,10 @@ fn catalog_rs(include: &Path) -> String {
     }
     s.push_str("];\n/// Device functions, in id order (id = index + 1).\npub const FUNCTIONS: &[FuncInfo] = &[\n");
     for (i, f) in funcs.iter().enumerate() {
-        assert_eq!(f.len(), 8, "DEVFUNC needs 8 fields: {f:?}");
+        assert_eq!(f.len(), 9, "DEVFUNC needs 9 fields: {f:?}");
         writeln!(
             s,
-            "    FuncInfo {{ id: {}, name: {:?}, pg_function: {:?}, result: {}, nargs: {}, args: [{}, {}], family: {:?}, label: {:?} }},",
+            "    FuncInfo {{ id: {}, name: {:?}, pg_function: {:?}, result: {}, nargs: {}, args: [{}, {}, {}], family: {:?}, label: {:?} }},",
             i + 1,
             f[0],
             f[1],
@@ -130,8 +130,9 @@ fn catalog_rs(include: &Path) -> String {
             f[3],
             type_id(&f[4]),
             type_id(&f[5]),
-            f[6],
-            f[7]
+            type_id(&f[6]),
+            f[7],
+            f[8]
         )
         .unwrap();
     }

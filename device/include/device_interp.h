@@ -1503,6 +1503,33 @@ impl_date_to_ts(const DevDatum *a, DevDatum *r)
     return DEVERR_OK;
 }
 
+/*
+ * make_date(year, month, day): a negative year is BC.  Where PostgreSQL
+ * raises an error (its message shows the fields), the row is left to it.
+ */
+DEVICE_FUNC int32_t
+impl_make_date(const DevDatum *args, DevDatum *r)
+{
+    int64_t y = args[0].v.i, m = args[1].v.i, d = args[2].v.i, date;
+    int     dim;
+
+    if (y == 0 || y == -2147483647LL - 1 || m < 1 || m > 12 || d < 1 || d > 31)
+        return DEVERR_NEEDS_CPU;
+    if (y < 0)
+        y = y + 1;                          /* 1 BC is year 0 */
+    dim = (m == 2) ? ((y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)) ? 29 : 28)
+        : (m == 4 || m == 6 || m == 9 || m == 11) ? 30 : 31;
+    /* the day of the month, then IS_VALID_JULIAN and IS_VALID_DATE */
+    if (d > dim || !((y > -4713 || (y == -4713 && m >= 11)) && (y < 5874898 || (y == 5874898 && m < 6))))
+        return DEVERR_NEEDS_CPU;
+    date = (int64_t) dev_date2j((int) y, (int) m, (int) d) - DEV_POSTGRES_EPOCH_JDATE;
+    if (date < -DEV_POSTGRES_EPOCH_JDATE || date >= 2147483494LL - DEV_POSTGRES_EPOCH_JDATE)
+        return DEVERR_NEEDS_CPU;
+    r->v.i = date;
+    return DEVERR_OK;
+}
+
+#define IMPL_MAKE_DATE(res, ta, tb)     impl_make_date(args, r)
 #define IMPL_DATE_TO_TS(res, ta, tb)    impl_date_to_ts(&args[0], r)
 #define IMPL_EXTRACT(res, ta, tb)       impl_extract(res, tb, &args[0], &args[1], r)
 #define IMPL_DATE_TRUNC(res, ta, tb)    impl_date_trunc(&args[0], &args[1], r)
@@ -1845,6 +1872,7 @@ impl_starts_with(const DevDatum *a, const DevDatum *b, DevDatum *r)
 #define IMPL_FLT_MUL(res, ta, tb)  impl_flt_arith(2, res, ta, tb, &args[0], &args[1], r)
 #define IMPL_FLT_DIV(res, ta, tb)  impl_flt_arith(3, res, ta, tb, &args[0], &args[1], r)
 #include "device_wide.h"
+#include "device_strings.h"
 
 #define IMPL_CMP_EQ(res, ta, tb)   impl_compare(0, ta, tb, &args[0], &args[1], r)
 #define IMPL_CMP_NE(res, ta, tb)   impl_compare(1, ta, tb, &args[0], &args[1], r)
@@ -1865,7 +1893,7 @@ dev_func_nargs(int32_t fid)
 {
     switch (fid)
     {
-#define DEVFUNC(id, pgf, res, nargs, a1, a2, impl, label) case FUNC_##id: return nargs;
+#define DEVFUNC(id, pgf, res, nargs, a1, a2, a3, impl, label) case FUNC_##id: return nargs;
 #include "device_functions.def"
 #undef DEVFUNC
         default:
@@ -1886,7 +1914,7 @@ dev_call(int32_t fid, const DevDatum *args, DevDatum *r)
     r->hi = 0;
     switch (fid)
     {
-#define DEVFUNC(id, pgf, res, nargs, a1, a2, impl, label) \
+#define DEVFUNC(id, pgf, res, nargs, a1, a2, a3, impl, label) \
         case FUNC_##id: return impl(DT_##res, DT_##a1, DT_##a2);
 #include "device_functions.def"
 #undef DEVFUNC
@@ -2063,6 +2091,39 @@ dev_in_sorted(const DevInstr *in, const uint8_t *data, DevDatum *x)
     return DEVERR_OK;
 }
 
+/*
+ * Where a text / bpchar / bytea result's bytes lie, for a caller that
+ * reads them back (pgstrom.device_eval): *source 0 is the program's data
+ * section, k + 1 the variable-length column k (rows of source 0, nrows of
+ * them); *offset counts from its start.
+ */
+DEVICE_FUNC void
+dev_varlena_ref(const DevDatum *r, const uint8_t *data, const DevColumn *cols, uint32_t ncols,
+                uint32_t nrows, int64_t *source, int64_t *offset)
+{
+    const uint8_t *p = (const uint8_t *) r->v.i;
+
+    for (uint32_t k = 0; k < ncols; k++)
+    {
+        const uint8_t *base = (const uint8_t *) cols[k].values;
+
+        if (cols[k].offsets && cols[k].source == 0 && p >= base && p + r->len <= base + cols[k].offsets[nrows])
+        {
+            *source = k + 1;
+            *offset = p - base;
+            return;
+        }
+    }
+    *source = 0;
+    *offset = p - data;
+}
+
+DEVICE_FUNC bool
+dev_is_varlena_type(uint32_t t)
+{
+    return t == DT_TEXT || t == DT_BPCHAR || t == DT_BYTEA;
+}
+
 DEVICE_FUNC bool
 dev_is_true(const DevDatum *d)
 {
@@ -2182,11 +2243,11 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
                 }
                 else
                 {
-                    DevDatum args[2];
+                    DevDatum args[3];
                     DevDatum out;
                     int32_t rc;
 
-                    for (int i = 0; i < nargs && i < 2; i++)
+                    for (int i = 0; i < nargs && i < 3; i++)
                         args[i] = stack[sp + i];
                     rc = dev_call(in->arg, args, &out);
                     if (rc != DEVERR_OK)

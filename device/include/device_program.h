@@ -62,7 +62,7 @@ enum DevType
 enum DevFunc
 {
     FUNC_NONE = 0,
-#define DEVFUNC(id, pgf, res, nargs, a1, a2, impl, label) FUNC_##id,
+#define DEVFUNC(id, pgf, res, nargs, a1, a2, a3, impl, label) FUNC_##id,
 #include "device_functions.def"
 #undef DEVFUNC
     FUNC__COUNT
@@ -142,6 +142,8 @@ enum DevOp
 #define DEVERR_INTERVAL_RANGE    36     /* 22008 interval out of range */
 #define DEVERR_TIME_INFINITE_ADD 37     /* 22008 cannot add infinite interval to time */
 #define DEVERR_TIME_INFINITE_SUB 38     /* 22008 cannot subtract infinite interval from time */
+#define DEVERR_SUBSTRING_NEGATIVE 39    /* 22011 negative substring length not allowed */
+#define DEVERR_SPLIT_PART_ZERO   40     /* 22023 field position must not be zero */
 
 /*
  * A program is evaluated at one row of each source (see DevColumn.source):

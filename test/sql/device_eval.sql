@@ -162,7 +162,9 @@ CREATE TEMP TABLE catalog_calls AS
 SELECT f.func_id, f.name,
        format('%I(%s)', p.proname,
               CASE WHEN p.pronargs = 1 THEN arg_column(p.proargtypes[0], 'a')
-                   ELSE arg_column(p.proargtypes[0], 'a') || ', ' || arg_column(p.proargtypes[1], 'b') END) AS expr
+                   WHEN p.pronargs = 2 THEN arg_column(p.proargtypes[0], 'a') || ', ' || arg_column(p.proargtypes[1], 'b')
+                   ELSE arg_column(p.proargtypes[0], 'a') || ', ' || arg_column(p.proargtypes[1], 'b') || ', '
+                        || arg_column(p.proargtypes[2], 'b') END) AS expr
   FROM pgstrom.device_functions f JOIN pg_proc p ON p.oid = f.pg_function;
 SELECT count(*) AS functions, count(*) FILTER (WHERE expr IS NOT NULL) AS callable FROM catalog_calls;
 CREATE TEMP TABLE catalog_results AS
@@ -255,7 +257,17 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('tta = ttb'), ('tta < ttb'), ('LEAST(tta, ttb)'), ('tta IN (''12:00+00'', ''11:00-01'')'),
   ('bya = byb'), ('bya < byb'), ('length(bya) + octet_length(byb)'), ('bya LIKE byb'), ('bya NOT LIKE ''a%'''),
   ('bya LIKE ''_'''), ('bya LIKE ''%\\%'''), ('bya LIKE ''\x6125''::bytea'), ('bya IN (''\x00'', ''\xff'')'),
-  ('GREATEST(bya, byb) = byb'), ('bya IS DISTINCT FROM byb')
+  ('GREATEST(bya, byb) = byb'), ('bya IS DISTINCT FROM byb'),
+  ('substring(txa FROM 2 FOR 2)'), ('substr(txa, -1, 3)'), ('substr(txa, 2)'), ('substr(txa, i2a, i2b)'),
+  ('substring(txa, 0, 2147483647)'), ('substring(txa FROM i4a)'), ('left(txa, 2)'), ('left(txa, -1)'),
+  ('left(txa, i4a)'), ('right(txa, 2)'), ('right(txa, -1)'), ('right(txa, i4a)'), ('btrim(txa)'),
+  ('btrim(txa, ''a日'')'), ('ltrim(txa, txb)'), ('rtrim(txa, '' c'')'), ('rtrim(bca::text)'), ('ltrim(txa, '' a'')'),
+  ('split_part(txa, ''b'', 1)'), ('split_part(txa, ''b'', -1)'), ('split_part(txa, '''', -1)'),
+  ('split_part(txa, txb, i2a)'), ('split_part(txa, ''b'', i2b)'), ('split_part(txa, ''本'', 2)'),
+  ('substring(bya FROM 2 FOR 2)'), ('substr(bya, i2a)'), ('substr(bya, i2a, i2b)'),
+  ('substr(txa, 1, 2) = ''ab'' AND length(btrim(txa)) > 1'),
+  ('make_date(i4a, i2a, i2b)'), ('make_date(2000 + i2a % 100, 1 + abs(i2b % 12), 1 + abs(i2a % 28))'),
+  ('make_date(-44, 3, 15) < da'), ('make_date(i2a, 2, 29)')
 ) v(e);
 
 -- extract / date_part / date_trunc: every unit over dates, times and

@@ -273,7 +273,7 @@ impl Ctx<'_> {
     fn comparison(&self, family: &str, t: u16) -> Result<u16, NotSupported> {
         catalog::FUNCTIONS
             .iter()
-            .find(|f| f.family == family && f.args == [t, t])
+            .find(|f| f.family == family && f.nargs == 2 && f.args[..2] == [t, t])
             .map(|f| f.id)
             .ok_or_else(|| NotSupported(format!("no device comparison for device type {t}")))
     }
@@ -330,7 +330,21 @@ impl Ctx<'_> {
     /// assume UTF-8: in databases of other encodings they stay on the CPU.
     fn check_collation(&self, fid: u16, collid: pg_sys::Oid) -> Result<(), NotSupported> {
         let family = func_info(fid).map_or("", |f| f.family);
-        if matches!(family, "IMPL_LIKE" | "IMPL_NOT_LIKE" | "IMPL_TEXT_LENGTH" | "IMPL_BPCHAR_LENGTH" | "IMPL_STRPOS")
+        if matches!(
+            family,
+            "IMPL_LIKE"
+                | "IMPL_NOT_LIKE"
+                | "IMPL_TEXT_LENGTH"
+                | "IMPL_BPCHAR_LENGTH"
+                | "IMPL_STRPOS"
+                | "IMPL_SUBSTR"
+                | "IMPL_LEFT"
+                | "IMPL_RIGHT"
+                | "IMPL_BTRIM"
+                | "IMPL_LTRIM"
+                | "IMPL_RTRIM"
+                | "IMPL_SPLIT_PART"
+        )
             // SAFETY: reads the database encoding.
             && unsafe { pg_sys::GetDatabaseEncoding() } != pg_sys::pg_enc::PG_UTF8 as i32
         {
@@ -350,6 +364,7 @@ impl Ctx<'_> {
                 | "IMPL_NOT_LIKE"
                 | "IMPL_STRPOS"
                 | "IMPL_STARTS_WITH"
+                | "IMPL_SPLIT_PART"
         )
             && collid != pg_sys::InvalidOid
             // SAFETY: syscache lookup of a collation OID from the expression.
@@ -367,6 +382,12 @@ impl Ctx<'_> {
         collid: pg_sys::Oid,
         what: &str,
     ) -> Result<(), NotSupported> {
+        if !self.pg_fallback
+            && let Some(fid) = device_function_of(funcid)
+            && func_info(fid).is_some_and(|f| f.family == "IMPL_MAKE_DATE")
+        {
+            return unsupported("make_date in a join or an aggregate (fields PostgreSQL rejects need it)".into());
+        }
         if !self.pg_fallback
             && let Some(fid) = device_function_of(funcid)
             && let Some(f) = func_info(fid)
@@ -728,7 +749,8 @@ impl Ctx<'_> {
                     let elem_oid = pg_sys::get_element_type(pg_sys::exprType(args[1]));
                     let elem_t = device_type_of(elem_oid)
                         .ok_or_else(|| NotSupported(format!("arrays of {} on the device", type_name(elem_oid))))?;
-                    if f.nargs != 2 || f.result != type_id("BOOL") || f.args != [self.expr_type(args[0])?, elem_t] {
+                    if f.nargs != 2 || f.result != type_id("BOOL") || f.args[..2] != [self.expr_type(args[0])?, elem_t]
+                    {
                         return unsupported("IN / ANY with mismatched operand types".into());
                     }
                     let use_or = (*sa).useOr;
@@ -1122,7 +1144,8 @@ unsafe fn compile_inner(
             "{name} results are not returned by the device yet ({name} works inside expressions)"
         ));
     }
-    let kept_on_device = text_result || (wide_result && is_wide(rtype));
+    // (device_eval reads wide and variable-length results back)
+    let kept_on_device = text_result || (wide_result && (is_wide(rtype) || is_varlena(rtype)));
     if !is_returned(rtype) && !kept_on_device {
         return unsupported("text results are not returned by the device yet (text works inside expressions)".into());
     }

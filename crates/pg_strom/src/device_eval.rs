@@ -205,6 +205,23 @@ fn output_wide_text(type_oid: pg_sys::Oid, bytes: &[u8]) -> String {
     }
 }
 
+/// Datum text of a text, bpchar or bytea value's bytes, via the type's
+/// output function.
+fn output_varlena_text(type_oid: pg_sys::Oid, bytes: &[u8]) -> String {
+    let mut func = pg_sys::InvalidOid;
+    let mut varlena = false;
+    // SAFETY: a fresh varlena of the bytes; output functions palloc a
+    // cstring.
+    unsafe {
+        let v = pg_sys::palloc(bytes.len() + pg_sys::VARHDRSZ) as *mut u8;
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.add(pg_sys::VARHDRSZ), bytes.len());
+        pgrx::set_varsize_4b(v.cast(), (bytes.len() + pg_sys::VARHDRSZ) as i32);
+        pg_sys::getTypeOutputInfo(type_oid, &mut func, &mut varlena);
+        let s = pg_sys::OidOutputFunctionCall(func, pg_sys::Datum::from(v));
+        CStr::from_ptr(s).to_string_lossy().into_owned()
+    }
+}
+
 /// Row `i` of `cols` as columns of one row (validity bits copied into
 /// their own bytes, since a bitmap cannot start mid-byte).
 fn row_of<'a>(cols: &[ColumnData<'a>], i: usize) -> Vec<ColumnData<'a>> {
@@ -277,6 +294,16 @@ mod pgstrom {
                     out.numeric(i).map_or_else(String::new, |n| n.to_text())
                 } else if width > 8 {
                     output_wide_text(compiled.result_type, &out.wide_bytes(i, width).unwrap_or_default())
+                } else if width == 0 {
+                    let bytes = out.varlena_bytes(i, &compiled.program.data, &cols).unwrap_or_else(|| {
+                        errors::raise_plain(
+                            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                            "a variable-length device result lies outside its inputs".into(),
+                            None,
+                            None,
+                        )
+                    });
+                    output_varlena_text(compiled.result_type, bytes)
                 } else {
                     output_text(compiled.result_type, rtype, out.values[i])
                 }

@@ -35,6 +35,8 @@ pub fn sqlstate(e: &DeviceError) -> PgSqlErrorCode {
             "2201F" => PgSqlErrorCode::ERRCODE_INVALID_ARGUMENT_FOR_POWER_FUNCTION,
             "22025" => PgSqlErrorCode::ERRCODE_INVALID_ESCAPE_SEQUENCE,
             "0A000" => PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
+            "22011" => PgSqlErrorCode::ERRCODE_SUBSTRING_ERROR,
+            "22023" => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             _ => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
         },
     }

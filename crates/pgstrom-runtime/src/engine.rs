@@ -399,6 +399,17 @@ impl EvalOutput {
         Some(b)
     }
 
+    /// Row `row`'s result of a program returning text, bpchar or bytea:
+    /// its bytes, in the program's data section or in one of the
+    /// variable-length columns it was evaluated over.
+    pub fn varlena_bytes<'a>(&self, row: usize, data: &'a [u8], columns: &[ColumnData<'a>]) -> Option<&'a [u8]> {
+        let off = usize::try_from(*self.values.get(row)?).ok()?;
+        let source = *self.wide.get(2 * row)?;
+        let len = usize::try_from(*self.wide.get(2 * row + 1)?).ok()?;
+        let base = if source == 0 { data } else { columns.get(usize::try_from(source - 1).ok()?)?.values };
+        base.get(off..off.checked_add(len)?)
+    }
+
     /// Row `row`'s numeric result (of a program returning numeric).
     pub fn numeric(&self, row: usize) -> Option<crate::numeric::DevNumeric> {
         let hi = *self.wide.get(2 * row)?;
@@ -409,9 +420,9 @@ impl EvalOutput {
 }
 
 /// Whether a program's results need the wide output (numeric, uuid,
-/// interval, timetz).
+/// interval, timetz; text, bpchar and bytea as where their bytes lie).
 pub(crate) fn wide_result(program: &Program) -> bool {
-    crate::program::is_wide(program.result_type)
+    crate::program::is_wide(program.result_type) || crate::program::is_varlena(program.result_type)
 }
 
 /// The C layout of DevColumn (device_program.h).

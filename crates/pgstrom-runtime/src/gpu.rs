@@ -520,11 +520,12 @@ impl Engine for GpuEngine {
         let mut p_params = dev + pars_off as u64;
         let mut p_nparams = pars.len() as u32;
         let mut p_nrows = nrows;
+        let mut p_result_type = program.result_type as u32;
         let mut p_values = dev + values_off as u64;
         let mut p_nulls = dev + nulls_off as u64;
         let mut p_wide = if wide { dev + wide_off as u64 } else { 0 };
         let mut p_error = dev + error_off as u64;
-        let mut kparams: [*mut c_void; 12] = [
+        let mut kparams: [*mut c_void; 13] = [
             &mut p_code as *mut _ as *mut c_void,
             &mut p_ninstrs as *mut _ as *mut c_void,
             &mut p_data as *mut _ as *mut c_void,
@@ -533,6 +534,7 @@ impl Engine for GpuEngine {
             &mut p_params as *mut _ as *mut c_void,
             &mut p_nparams as *mut _ as *mut c_void,
             &mut p_nrows as *mut _ as *mut c_void,
+            &mut p_result_type as *mut _ as *mut c_void,
             &mut p_values as *mut _ as *mut c_void,
             &mut p_nulls as *mut _ as *mut c_void,
             &mut p_wide as *mut _ as *mut c_void,

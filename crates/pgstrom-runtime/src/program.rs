@@ -797,6 +797,8 @@ pub fn sql_error(code: i32) -> Option<(&'static str, &'static str)> {
         36 => ("22008", "interval out of range"),
         37 => ("22008", "cannot add infinite interval to time"),
         38 => ("22008", "cannot subtract infinite interval from time"),
+        39 => ("22011", "negative substring length not allowed"),
+        40 => ("22023", "field position must not be zero"),
         _ => return None,
     })
 }
