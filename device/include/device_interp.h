@@ -43,6 +43,35 @@
 #define dev_pow(x, y)   __builtin_pow(x, y)
 #endif
 
+/*
+ * Memory for the text results of one row's evaluation that are not a part
+ * of an argument (lower, upper, ||).  Such a value lives until the row's
+ * evaluation ends, which is as long as any text value is used (text is
+ * never a program's returned result, a grouping key read back or a stored
+ * join key).  A result that does not fit goes to PostgreSQL
+ * (DEVERR_NEEDS_CPU), so those functions are compiled only where rows can.
+ */
+#define PGSTROM_SCRATCH_BYTES   512
+
+typedef struct
+{
+    uint32_t    used;
+    uint8_t     buf[PGSTROM_SCRATCH_BYTES];
+} DevScratch;
+
+/* n bytes of the row's scratch memory, or NULL when they do not fit */
+DEVICE_FUNC uint8_t *
+dev_scratch_alloc(DevScratch *s, int64_t n)
+{
+    uint8_t *p;
+
+    if (s == 0 || n < 0 || (int64_t) s->used + n > PGSTROM_SCRATCH_BYTES)
+        return 0;
+    p = s->buf + s->used;
+    s->used += (uint32_t) n;
+    return p;
+}
+
 #define DEV_INT64_MIN   (-0x7fffffffffffffffLL - 1)
 #define DEV_INT64_MAX   0x7fffffffffffffffLL
 
@@ -1639,9 +1668,18 @@ dev_like_next(const uint8_t **p, int32_t *len, bool bytes)
         dev_utf8_next(p, len);
 }
 
-/* `bytes`: '_' takes one byte (bytea), not one UTF-8 character */
+/* a pattern or text byte as ILIKE compares it */
+DEVICE_FUNC uint8_t
+dev_like_fold(uint8_t c, bool fold)
+{
+    return (fold && c >= 'A' && c <= 'Z') ? (uint8_t) (c + 32) : c;
+}
+
+/* `bytes`: '_' takes one byte (bytea), not one UTF-8 character; `fold`:
+ * ASCII letters compare case-insensitively (ILIKE over ASCII text, as
+ * PostgreSQL's LIKE over both strings lowered) */
 DEVICE_NOINLINE int32_t
-dev_like(const uint8_t *t, int32_t tlen, const uint8_t *p, int32_t plen, bool bytes, int *result)
+dev_like(const uint8_t *t, int32_t tlen, const uint8_t *p, int32_t plen, bool bytes, bool fold, int *result)
 {
     struct
     {
@@ -1669,7 +1707,7 @@ call:
             plen--;
             if (plen <= 0)
                 return DEVERR_LIKE_ESCAPE;
-            if (*p != *t)
+            if (dev_like_fold(*p, fold) != dev_like_fold(*t, fold))
             {
                 res = LIKE_FALSE;
                 goto ret;
@@ -1711,10 +1749,10 @@ call:
             {
                 if (plen < 2)
                     return DEVERR_LIKE_ESCAPE;
-                firstpat = p[1];
+                firstpat = dev_like_fold(p[1], fold);
             }
             else
-                firstpat = *p;
+                firstpat = dev_like_fold(*p, fold);
             if (depth >= PGSTROM_LIKE_DEPTH)
                 return DEVERR_LIKE_TOO_COMPLEX;
             frames[depth].t = t;
@@ -1732,7 +1770,7 @@ call:
             plen--;
             continue;
         }
-        else if (*p != *t)
+        else if (dev_like_fold(*p, fold) != dev_like_fold(*t, fold))
         {
             res = LIKE_FALSE;
             goto ret;
@@ -1760,7 +1798,7 @@ scan:
      * matches the pattern's next literal */
     while (frames[depth - 1].tlen > 0)
     {
-        if (*frames[depth - 1].t == frames[depth - 1].firstpat)
+        if (dev_like_fold(*frames[depth - 1].t, fold) == frames[depth - 1].firstpat)
         {
             t = frames[depth - 1].t;
             tlen = frames[depth - 1].tlen;
@@ -1793,7 +1831,7 @@ DEVICE_FUNC int32_t
 impl_like(bool negate, const DevDatum *a, const DevDatum *b, DevDatum *r)
 {
     int res = LIKE_FALSE;
-    int32_t rc = dev_like((const uint8_t *) a->v.i, a->len, (const uint8_t *) b->v.i, b->len, false, &res);
+    int32_t rc = dev_like((const uint8_t *) a->v.i, a->len, (const uint8_t *) b->v.i, b->len, false, false, &res);
 
     if (rc != DEVERR_OK)
         return rc;
@@ -1904,9 +1942,11 @@ dev_func_nargs(int32_t fid)
 /*
  * Call a strict function on non-NULL arguments.  Every catalog function is
  * strict: the interpreter returns NULL for a NULL argument without calling.
+ * `scratch` is the row's memory for text results that are not a part of
+ * an argument (lower, upper, ||); NULL where none is needed.
  */
 DEVICE_NOINLINE int32_t
-dev_call(int32_t fid, const DevDatum *args, DevDatum *r)
+dev_call(int32_t fid, const DevDatum *args, DevDatum *r, DevScratch *scratch)
 {
     r->isnull = 0;
     r->len = 0;
@@ -2065,7 +2105,7 @@ dev_in_sorted(const DevInstr *in, const uint8_t *data, DevDatum *x)
 
             args[0] = *x;
             args[1] = e;
-            rc = dev_call(in->arg, args, &out);
+            rc = dev_call(in->arg, args, &out, 0);
             if (rc != DEVERR_OK)
                 return rc;
             /* = true (ANY) or <> false (ALL): the element matches */
@@ -2142,11 +2182,13 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
 {
     DevDatum    stack[PGSTROM_MAX_STACK];
     DevDatum    locals[PGSTROM_MAX_LOCALS];
+    DevScratch  scratch;            /* text results made during this row */
     int         sp = 0;             /* number of values on the stack */
     uint32_t    nlocals = 0;        /* slots below this have been cleared */
     uint32_t    pc = 0;
     uint32_t    steps = 0;
 
+    scratch.used = 0;
     while (pc < ninstrs)
     {
         const DevInstr *in = &code[pc++];
@@ -2249,7 +2291,7 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
 
                     for (int i = 0; i < nargs && i < 3; i++)
                         args[i] = stack[sp + i];
-                    rc = dev_call(in->arg, args, &out);
+                    rc = dev_call(in->arg, args, &out, &scratch);
                     if (rc != DEVERR_OK)
                         return rc;
                     stack[sp] = out;
@@ -2309,7 +2351,7 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
 
                     args[0] = *a;
                     args[1] = *b;
-                    rc = dev_call(in->arg, args, &out);
+                    rc = dev_call(in->arg, args, &out, 0);
                     if (rc != DEVERR_OK)
                         return rc;
                     distinct = (out.v.i == 0);
@@ -2365,7 +2407,7 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
 
                     args[0] = *b;
                     args[1] = *a;
-                    rc = dev_call(in->arg, args, &out);
+                    rc = dev_call(in->arg, args, &out, 0);
                     if (rc != DEVERR_OK)
                         return rc;
                     take_b = (out.v.i != 0);

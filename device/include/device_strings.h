@@ -211,6 +211,82 @@ impl_split_part(const DevDatum *args, DevDatum *r)
     }
 }
 
+/* Is any byte of the value outside ASCII? */
+DEVICE_FUNC bool
+dev_has_non_ascii(const DevDatum *a)
+{
+    const uint8_t *s = (const uint8_t *) a->v.i;
+
+    for (int32_t i = 0; i < a->len; i++)
+        if (s[i] & 0x80)
+            return true;
+    return false;
+}
+
+/*
+ * lower / upper: ASCII letters mapped as every locale codegen accepts maps
+ * them; a value with other characters (which map by the collation's
+ * rules) goes to PostgreSQL.
+ */
+DEVICE_FUNC int32_t
+impl_case(bool upper, const DevDatum *a, DevDatum *r, DevScratch *scratch)
+{
+    const uint8_t *s = (const uint8_t *) a->v.i;
+    uint8_t *out;
+
+    if (dev_has_non_ascii(a) || (out = dev_scratch_alloc(scratch, a->len)) == 0)
+        return DEVERR_NEEDS_CPU;
+    for (int32_t i = 0; i < a->len; i++)
+    {
+        uint8_t c = s[i];
+
+        out[i] = upper ? ((c >= 'a' && c <= 'z') ? (uint8_t) (c - 32) : c)
+                       : ((c >= 'A' && c <= 'Z') ? (uint8_t) (c + 32) : c);
+    }
+    r->v.i = (int64_t) out;
+    r->len = a->len;
+    return DEVERR_OK;
+}
+
+/* text || text */
+DEVICE_FUNC int32_t
+impl_textcat(const DevDatum *a, const DevDatum *b, DevDatum *r, DevScratch *scratch)
+{
+    uint8_t *out = dev_scratch_alloc(scratch, (int64_t) a->len + b->len);
+
+    if (out == 0)
+        return DEVERR_NEEDS_CPU;
+    for (int32_t i = 0; i < a->len; i++)
+        out[i] = ((const uint8_t *) a->v.i)[i];
+    for (int32_t i = 0; i < b->len; i++)
+        out[a->len + i] = ((const uint8_t *) b->v.i)[i];
+    r->v.i = (int64_t) out;
+    r->len = a->len + b->len;
+    return DEVERR_OK;
+}
+
+/* ILIKE / NOT ILIKE (UTF-8: LIKE over both values lowered): ASCII values
+ * on the device, others by PostgreSQL */
+DEVICE_FUNC int32_t
+impl_ilike(bool negate, const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    int res = LIKE_FALSE;
+    int32_t rc;
+
+    if (dev_has_non_ascii(a) || dev_has_non_ascii(b))
+        return DEVERR_NEEDS_CPU;
+    rc = dev_like((const uint8_t *) a->v.i, a->len, (const uint8_t *) b->v.i, b->len, false, true, &res);
+    if (rc != DEVERR_OK)
+        return rc;
+    r->v.i = negate ? (res != LIKE_TRUE) : (res == LIKE_TRUE);
+    return DEVERR_OK;
+}
+
+#define IMPL_LOWER(res, ta, tb)         impl_case(false, &args[0], r, scratch)
+#define IMPL_UPPER(res, ta, tb)         impl_case(true, &args[0], r, scratch)
+#define IMPL_TEXTCAT(res, ta, tb)       impl_textcat(&args[0], &args[1], r, scratch)
+#define IMPL_ILIKE(res, ta, tb)         impl_ilike(false, &args[0], &args[1], r)
+#define IMPL_NOT_ILIKE(res, ta, tb)     impl_ilike(true, &args[0], &args[1], r)
 #define IMPL_SUBSTR(res, ta, tb)        impl_substr(false, dev_func_nargs(fid), args, r)
 #define IMPL_BYTEA_SUBSTR(res, ta, tb)  impl_substr(true, dev_func_nargs(fid), args, r)
 #define IMPL_LEFT(res, ta, tb)          impl_left_right(false, &args[0], &args[1], r)

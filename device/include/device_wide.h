@@ -430,7 +430,7 @@ DEVICE_FUNC int32_t
 impl_bytea_like(bool negate, const DevDatum *a, const DevDatum *b, DevDatum *r)
 {
     int res = LIKE_FALSE;
-    int32_t rc = dev_like((const uint8_t *) a->v.i, a->len, (const uint8_t *) b->v.i, b->len, true, &res);
+    int32_t rc = dev_like((const uint8_t *) a->v.i, a->len, (const uint8_t *) b->v.i, b->len, true, false, &res);
 
     if (rc != DEVERR_OK)
         return rc;

@@ -267,8 +267,20 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('substring(bya FROM 2 FOR 2)'), ('substr(bya, i2a)'), ('substr(bya, i2a, i2b)'),
   ('substr(txa, 1, 2) = ''ab'' AND length(btrim(txa)) > 1'),
   ('make_date(i4a, i2a, i2b)'), ('make_date(2000 + i2a % 100, 1 + abs(i2b % 12), 1 + abs(i2a % 28))'),
-  ('make_date(-44, 3, 15) < da'), ('make_date(i2a, 2, 29)')
+  ('make_date(-44, 3, 15) < da'), ('make_date(i2a, 2, 29)'),
+  ('lower(txa) = lower(txb)'), ('upper(txa) IN (''ABC'', ''A'', ''ABD'', '''', ''ABC '')'), ('upper(txb) = ''ABC'''),
+  ('octet_length(txa || txb) + length(txa || ''-'' || txb)'), ('strpos(txa || txb, ''ca'')'),
+  ('starts_with(upper(txa), ''A'')'), ('txa || txb = ''abcabc'' OR txa || ''-'' || txb = ''a-a'''),
+  ('lower(txa)'),
+  ('lower(txa) || upper(txb) = ''abcABC'''), ('txa ILIKE ''A%'''), ('txa NOT ILIKE ''%B%'''), ('txa ILIKE txb'),
+  ('bca ILIKE ''abc%'''), ('bca NOT ILIKE ''_ %'''), ('bca::text'), ('lower(bca::text)'), ('txa ILIKE ''%\''')
 ) v(e);
+-- text made on the device beyond its 512 bytes of row memory: those rows
+-- are evaluated by PostgreSQL
+SELECT k, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS on_safe FROM (VALUES
+  ('60 x txa', (SELECT 'octet_length(' || string_agg('txa', ' || ') || ')' FROM generate_series(1, 60))),
+  ('upper(60 x txb)', (SELECT 'upper(' || string_agg('txb', ' || ') || ') = ''X''' FROM generate_series(1, 60)))
+) v(k, e);
 
 -- extract / date_part / date_trunc: every unit over dates, times and
 -- timestamps (BC years, leap days, 24:00, infinities); units spelled

@@ -122,6 +122,51 @@ fn device_unit(unit: &str, time_only: bool, trunc: bool) -> bool {
         || (!trunc && (unit == "epoch" || (!time_only && PART.contains(&unit))))
 }
 
+/// Whether lower / upper / ILIKE under collation `collid` map the ASCII
+/// letters A-Z and a-z to each other (the device maps only those and
+/// leaves values with other characters to PostgreSQL): C and POSIX, or
+/// the database default when its provider is libc or builtin and its
+/// LC_CTYPE is not Turkish or Azerbaijani (where I and i map to dotted
+/// and dotless forms).  ICU defaults and other collations stay on the CPU.
+fn ascii_case_standard(collid: pg_sys::Oid) -> bool {
+    if collid == pg_sys::C_COLLATION_OID || collid == POSIX_COLLATION_OID {
+        return true;
+    }
+    if collid != pg_sys::DEFAULT_COLLATION_OID {
+        return false;
+    }
+    // SAFETY: a syscache lookup of this database's row, released below;
+    // GetConfigOption returns the setting's string.
+    unsafe {
+        let tup = pg_sys::SearchSysCache1(
+            pg_sys::SysCacheIdentifier::DATABASEOID as i32,
+            pg_sys::Datum::from(pg_sys::MyDatabaseId),
+        );
+        if tup.is_null() {
+            return false;
+        }
+        let form = pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_database>(tup);
+        let provider = (*form).datlocprovider as u8;
+        pg_sys::ReleaseSysCache(tup);
+        // the backend's LC_CTYPE is the database's (set at connection)
+        let ctype = setlocale(LC_CTYPE, std::ptr::null());
+        let ctype = if ctype.is_null() {
+            String::new()
+        } else {
+            std::ffi::CStr::from_ptr(ctype).to_string_lossy().to_ascii_lowercase()
+        };
+        matches!(provider, b'c' | b'b') && !ctype.starts_with("tr") && !ctype.starts_with("az")
+    }
+}
+
+unsafe extern "C" {
+    /// libc's setlocale (a NULL locale reads the category's setting).
+    fn setlocale(category: std::ffi::c_int, locale: *const std::ffi::c_char) -> *mut std::ffi::c_char;
+}
+
+/// glibc's LC_CTYPE category.
+const LC_CTYPE: std::ffi::c_int = 0;
+
 /// The "POSIX" collation (pg_collation.dat; not among pgrx's constants).
 const POSIX_COLLATION_OID: pg_sys::Oid = pg_sys::Oid::from_u32(951);
 
@@ -344,11 +389,22 @@ impl Ctx<'_> {
                 | "IMPL_LTRIM"
                 | "IMPL_RTRIM"
                 | "IMPL_SPLIT_PART"
+                | "IMPL_LOWER"
+                | "IMPL_UPPER"
+                | "IMPL_ILIKE"
+                | "IMPL_NOT_ILIKE"
         )
             // SAFETY: reads the database encoding.
             && unsafe { pg_sys::GetDatabaseEncoding() } != pg_sys::pg_enc::PG_UTF8 as i32
         {
             return unsupported("character-based text functions in a database that is not UTF-8".into());
+        }
+        if matches!(family, "IMPL_LOWER" | "IMPL_UPPER" | "IMPL_ILIKE" | "IMPL_NOT_ILIKE")
+            && !ascii_case_standard(collid)
+        {
+            return unsupported(
+                "lower / upper / ILIKE under a collation whose case mapping of ASCII letters may differ".into(),
+            );
         }
         if matches!(family, "IMPL_TEXT_LT" | "IMPL_TEXT_LE" | "IMPL_TEXT_GT" | "IMPL_TEXT_GE") {
             if collid != pg_sys::C_COLLATION_OID && collid != POSIX_COLLATION_OID {
@@ -384,9 +440,17 @@ impl Ctx<'_> {
     ) -> Result<(), NotSupported> {
         if !self.pg_fallback
             && let Some(fid) = device_function_of(funcid)
-            && func_info(fid).is_some_and(|f| f.family == "IMPL_MAKE_DATE")
+            && func_info(fid).is_some_and(|f| {
+                matches!(
+                    f.family,
+                    "IMPL_MAKE_DATE" | "IMPL_LOWER" | "IMPL_UPPER" | "IMPL_TEXTCAT" | "IMPL_ILIKE" | "IMPL_NOT_ILIKE"
+                )
+            })
         {
-            return unsupported("make_date in a join or an aggregate (fields PostgreSQL rejects need it)".into());
+            return unsupported(
+                "make_date, lower, upper, || or ILIKE in a join or an aggregate (values the device leaves to PostgreSQL)"
+                    .into(),
+            );
         }
         if !self.pg_fallback
             && let Some(fid) = device_function_of(funcid)
