@@ -18,7 +18,8 @@ SELECT i AS id, i % 10 AS g,
             ELSE (('00:00'::time + (i * 7919 % 86400) * interval '1 second')::text ||
                   (ARRAY['+00', '-05', '+05:30', '-01', '+09'])[1 + i % 5])::timetz END AS tt,
        CASE WHEN i % 41 = 6 THEN NULL
-            ELSE substring(decode(md5((i % 3000)::text), 'hex') FROM 1 FOR i % 6) END AS b
+            ELSE substring(decode(md5((i % 3000)::text), 'hex') FROM 1 FOR i % 6) END AS b,
+       (ARRAY['12:00+00', '11:00-01', '12:00+01', '00:00+14', '23:59:59.999999-12', NULL]::timetz[])[1 + i % 6] AS tk
   FROM generate_series(1, 100000) i;
 ANALYZE diff_wide;
 DROP TABLE IF EXISTS diff_wide_dim;

@@ -619,7 +619,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
                         KeySource::Column(v) => {
                             Some(resolve(v).unwrap_or_else(|| internal("a grouping column has no source")))
                         }
-                        KeySource::Unsupported => internal("a text grouping key is not a column"),
+                        KeySource::Unsupported => internal("a grouping key read at its row is not a column"),
                     };
                     outputs.push(AggOutput::Key { index: keys.len() as u32, type_oid: t.to_u32(), column });
                     keys.push(compile(e, &mut inputs, &all, true, false));

@@ -184,8 +184,13 @@ unsafe fn supported(
                 return why("the target has a column that is neither a grouping key nor an aggregate");
             }
             let key_type = codegen::device_type_of(pg_sys::exprType(e))?;
-            if pgstrom_runtime::program::is_wide(key_type) {
-                return why("a grouping key of a type wider than 8 bytes (numeric, uuid, interval, timetz)");
+            // uuid and timetz keys are read at a representative row, like
+            // text; numeric and interval keys are not grouped on the device
+            // (equal values print differently: 1.0 and 1.00, 1 mon and 30
+            // days, and PostgreSQL shows the first one it met)
+            let name = pgstrom_runtime::catalog::type_info(key_type).map_or("", |t| t.name);
+            if matches!(name, "NUMERIC" | "INTERVAL") {
+                return why("a numeric or interval grouping key");
             }
             match state::key_source(e) {
                 state::KeySource::Device => {}
@@ -195,7 +200,7 @@ unsafe fn supported(
                         return why("a grouping key has a nondeterministic collation");
                     }
                 }
-                _ => return why("a text grouping key is not a column"),
+                _ => return why("a text, bytea, uuid or timetz grouping key is not a column"),
             }
             codegen::compile_shared(e, &resolve, &mut inputs, true).ok()?;
         }

@@ -189,10 +189,11 @@ pub unsafe fn classify_aggref(a: *mut pg_sys::Aggref) -> Result<AggrefInfo, Stri
 pub enum KeySource {
     /// A fixed-width key: the value the device computed.
     Device,
-    /// A variable-length key (text, bpchar) that is a column (the Var
-    /// under any RelabelType): read on the host at a representative row.
+    /// A variable-length key (text, bpchar, bytea) or one wider than 8
+    /// bytes (uuid, timetz) that is a column (the Var under any
+    /// RelabelType): read on the host at a representative row.
     Column(*mut pg_sys::Var),
-    /// A variable-length key that is not a column: not supported.
+    /// Such a key that is not a column: not supported.
     Unsupported,
 }
 
@@ -203,10 +204,10 @@ pub enum KeySource {
 pub unsafe fn key_source(e: *mut pg_sys::Node) -> KeySource {
     // SAFETY: a valid expression.
     unsafe {
-        let varlena = crate::codegen::device_type_of(pg_sys::exprType(e))
+        let by_row = crate::codegen::device_type_of(pg_sys::exprType(e))
             .and_then(pgstrom_runtime::catalog::type_info)
-            .is_some_and(|ti| ti.width == 0);
-        if !varlena {
+            .is_some_and(|ti| ti.width == 0 || ti.width > 8);
+        if !by_row {
             return KeySource::Device;
         }
         let mut v = e;
