@@ -1167,6 +1167,48 @@ pub unsafe fn compile_numeric_sum(
     }
 }
 
+/// A count() argument, of which only NULLs matter: a bare column of any
+/// device type compiles as `CASE WHEN col IS NOT NULL THEN true END`
+/// (numeric included: testing a value never needs PostgreSQL, and the
+/// program returns no numeric), anything else as [`compile_shared`] with
+/// its value kept on the device.
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_count_arg(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+) -> Result<(Program, pg_sys::Oid), NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe {
+        let mut v = expr;
+        while (*v).type_ == pg_sys::NodeTag::T_RelabelType {
+            v = (*(v as *mut pg_sys::RelabelType)).arg.cast();
+        }
+        if (*v).type_ != pg_sys::NodeTag::T_Var {
+            return compile_inner(expr, resolve, inputs, true, false, false);
+        }
+        let nt = pg_sys::palloc0(std::mem::size_of::<pg_sys::NullTest>()) as *mut pg_sys::NullTest;
+        (*nt).xpr.type_ = pg_sys::NodeTag::T_NullTest;
+        (*nt).arg = expr.cast();
+        (*nt).nulltesttype = pg_sys::NullTestType::IS_NOT_NULL;
+        (*nt).location = -1;
+        let cw = pg_sys::palloc0(std::mem::size_of::<pg_sys::CaseWhen>()) as *mut pg_sys::CaseWhen;
+        (*cw).xpr.type_ = pg_sys::NodeTag::T_CaseWhen;
+        (*cw).expr = nt.cast();
+        (*cw).result = pg_sys::makeBoolConst(true, false).cast();
+        (*cw).location = -1;
+        let ce = pg_sys::palloc0(std::mem::size_of::<pg_sys::CaseExpr>()) as *mut pg_sys::CaseExpr;
+        (*ce).xpr.type_ = pg_sys::NodeTag::T_CaseExpr;
+        (*ce).casetype = pg_sys::BOOLOID;
+        (*ce).args = pg_sys::lappend(std::ptr::null_mut(), cw.cast());
+        (*ce).defresult = pg_sys::makeBoolConst(false, true).cast();
+        (*ce).location = -1;
+        compile_inner(ce.cast(), resolve, inputs, false, false, true)
+    }
+}
+
 /// [`compile_shared`] for a filter whose rows PostgreSQL evaluates when
 /// the device cannot (GpuScan, a GpuJoin's scan quals): numerics and every
 /// date/time unit are compiled.

@@ -601,6 +601,14 @@ unsafe extern "C-unwind" fn plan_custom_path(
                                 }
                             })
                             .collect()
+                    } else if kind == pgstrom_runtime::agg::AggKind::Count {
+                        let r = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| all(*s));
+                        args.iter()
+                            .map(|&x| match codegen::compile_count_arg(x, &r, &mut inputs) {
+                                Ok((p, _)) => p,
+                                Err(why) => internal(&format!("a count argument no longer compiles: {}", why.0)),
+                            })
+                            .collect()
                     } else {
                         args.iter().map(|&x| compile(x, &mut inputs, &all, count, false)).collect()
                     };

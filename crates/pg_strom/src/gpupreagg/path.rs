@@ -165,12 +165,12 @@ unsafe fn supported(
                         }
                         continue;
                     }
-                    // count's argument (only tested for NULL) and an
-                    // interval sum's stay on the device
-                    let kept = matches!(
-                        info.kind,
-                        pgstrom_runtime::agg::AggKind::Count | pgstrom_runtime::agg::AggKind::SumIntv
-                    );
+                    if info.kind == pgstrom_runtime::agg::AggKind::Count {
+                        codegen::compile_count_arg(x, &resolve, &mut inputs).ok()?;
+                        continue;
+                    }
+                    // an interval sum's argument stays on the device
+                    let kept = info.kind == pgstrom_runtime::agg::AggKind::SumIntv;
                     codegen::compile_shared(x, &resolve, &mut inputs, kept).ok()?;
                 }
                 if !(*a).aggfilter.is_null() {
