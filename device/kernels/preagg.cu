@@ -45,6 +45,9 @@
  *   SUM_INTV  [n, +Inf, -Inf, months, days, time low 32 bits, time high 32
  *             bits (signed)]  finite intervals' fields summed apart (n
  *             counts them), infinite ones counted: exact below 2^32 rows
+ *   MIN_NUM / MAX_NUM  [n, value, NaN]  numerics of a numeric(p,s) column
+ *             (p <= 18: the planner checked) as integers at the op's
+ *             scale s; NaN (above every number) counted
  */
 #include "device_hash.h"
 
@@ -59,6 +62,8 @@
 #define AGGOP_MAX_FLT       9
 #define AGGOP_SUM_NUM       10
 #define AGGOP_SUM_INTV      11
+#define AGGOP_MIN_NUM       12
+#define AGGOP_MAX_NUM       13
 
 #define PGSTROM_MAX_GROUP_KEYS  16
 #define PGSTROM_AGG_EMPTY       0xffffffffU
@@ -511,6 +516,31 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
                 agg_add_u64(&w[6], (uint64_t) (m >> 32) & 0xffffffffULL);
                 agg_add_u64(&w[7], (uint64_t) (m >> 64) & 0xffffffffULL);
                 agg_add_u64(&w[8], (uint64_t) (int64_t) (m >> 96));
+                break;
+            }
+            case AGGOP_MIN_NUM:
+            case AGGOP_MAX_NUM:
+            {
+                int32_t k = a[0].len;
+                dev_u128 mag;
+                dev_i128 m;
+
+                agg_add_u64(&w[0], 1);
+                if (k == NUM_NAN)
+                {
+                    agg_add_u64(&w[2], 1);
+                    break;
+                }
+                m = dev_num_mant(&a[0]);
+                /* values of the column's type fit; anything else is a
+                 * broken plan */
+                if (k < 0 || k > op->scale || op->scale > 18 ||
+                    !dev_scale_up(dev_u128_abs(m), op->scale - k, &mag) || mag >= (dev_u128) 1000000000000000000ULL)
+                    return DEVERR_INVALID_PROGRAM;
+                if (op->kind == AGGOP_MIN_NUM)
+                    agg_min_i64(&w[1], m < 0 ? -(int64_t) mag : (int64_t) mag);
+                else
+                    agg_max_i64(&w[1], m < 0 ? -(int64_t) mag : (int64_t) mag);
                 break;
             }
             case AGGOP_SUM_INTV:

@@ -1167,6 +1167,49 @@ pub unsafe fn compile_numeric_sum(
     }
 }
 
+/// The scale s of `e` when it is a column of type numeric(p,s) with p <=
+/// 18 (under any RelabelType): its values, NaN aside, are integers below
+/// 10^18 at scale s, which min() and max() compare on the device.
+///
+/// # Safety
+/// `e` is a valid expression.
+pub unsafe fn numeric_column_scale(e: *mut pg_sys::Node) -> Option<i32> {
+    // SAFETY: a valid expression (caller).
+    unsafe {
+        let mut v = e;
+        while (*v).type_ == pg_sys::NodeTag::T_RelabelType {
+            v = (*(v as *mut pg_sys::RelabelType)).arg.cast();
+        }
+        if (*v).type_ != pg_sys::NodeTag::T_Var || pg_sys::exprType(v) != pg_sys::NUMERICOID {
+            return None;
+        }
+        let typmod = pg_sys::exprTypmod(v) - pg_sys::VARHDRSZ as i32;
+        let (p, s) = ((typmod >> 16) & 0xffff, ((typmod & 0x7ff) ^ 1024) - 1024);
+        (typmod >= 0 && (1..=18).contains(&p) && (0..=p).contains(&s)).then_some(s)
+    }
+}
+
+/// The argument of min() / max() over a numeric(p,s) column
+/// ([`numeric_column_scale`]): the column, its value kept on the device.
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_numeric_column(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+) -> Result<(Program, i32), NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe {
+        let Some(scale) = numeric_column_scale(expr) else {
+            return unsupported("min / max of numeric other than a numeric(p,s) column with p <= 18".into());
+        };
+        // a column of the type holds no value the device cannot
+        let (p, _) = compile_inner(expr, resolve, inputs, true, true, true)?;
+        Ok((p, scale))
+    }
+}
+
 /// A count() argument, of which only NULLs matter: a bare column of any
 /// device type compiles as `CASE WHEN col IS NOT NULL THEN true END`
 /// (numeric included: testing a value never needs PostgreSQL, and the

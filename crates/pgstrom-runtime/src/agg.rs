@@ -51,13 +51,18 @@ pub enum AggKind {
     /// bits, time high 32 bits]` (n counts the finite values, whose
     /// fields are summed apart; infinite ones are counted).
     SumIntv = 11,
+    /// Minimum of a numeric(p,s) column (p <= 18): `[n, value at scale s,
+    /// NaN count]`.
+    MinNum = 12,
+    /// Maximum of a numeric(p,s) column: `[n, value at scale s, NaN count]`.
+    MaxNum = 13,
 }
 
 impl AggKind {
     /// From its number (AGGOP_*).
     pub fn from_u32(v: u32) -> Option<AggKind> {
         use AggKind::*;
-        [Count, SumInt, SumFlt, Moments, Moments2, MinInt, MaxInt, MinFlt, MaxFlt, SumNum, SumIntv]
+        [Count, SumInt, SumFlt, Moments, Moments2, MinInt, MaxInt, MinFlt, MaxFlt, SumNum, SumIntv, MinNum, MaxNum]
             .into_iter()
             .find(|k| *k as u32 == v)
     }
@@ -73,6 +78,7 @@ impl AggKind {
             AggKind::MinInt | AggKind::MaxInt | AggKind::MinFlt | AggKind::MaxFlt => 2,
             AggKind::SumNum => 9,
             AggKind::SumIntv => 7,
+            AggKind::MinNum | AggKind::MaxNum => 3,
         }
     }
 
@@ -88,8 +94,8 @@ impl AggKind {
     fn init(self) -> Vec<u64> {
         let mut w = vec![0u64; self.nwords()];
         match self {
-            AggKind::MinInt => w[1] = i64::MAX as u64,
-            AggKind::MaxInt => w[1] = i64::MIN as u64,
+            AggKind::MinInt | AggKind::MinNum => w[1] = i64::MAX as u64,
+            AggKind::MaxInt | AggKind::MaxNum => w[1] = i64::MIN as u64,
             AggKind::MinFlt => w[1] = u64::MAX,
             AggKind::Moments => w[3] = NO_SHIFT,
             AggKind::Moments2 => (w[6], w[7]) = (NO_SHIFT, NO_SHIFT),
@@ -109,7 +115,7 @@ pub struct AggOp {
     /// FILTER (WHERE ...), or None.
     pub filter: Option<Program>,
     /// SumNum: the scale its sum is kept at (no argument value has a
-    /// larger one); 0 otherwise.
+    /// larger one); MinNum / MaxNum: the column's scale; 0 otherwise.
     pub scale: i32,
 }
 
@@ -171,6 +177,7 @@ impl AggSpec {
                     }
                     AggKind::SumNum => t == type_id("NUMERIC") && (0..=38).contains(&op.scale),
                     AggKind::SumIntv => t == type_id("INTERVAL"),
+                    AggKind::MinNum | AggKind::MaxNum => t == type_id("NUMERIC") && (0..=18).contains(&op.scale),
                 };
                 if !ok {
                     return bad(format!("{:?} over device type {t}", op.kind));
@@ -331,6 +338,17 @@ pub fn moments2(words: &[u64]) -> [f64; 6] {
     let (sdx, sdxx, sdy, sdyy, sdxy, cx, cy) = (f(1), f(2), f(3), f(4), f(5), shift(words[6]), shift(words[7]));
     let clamp = |v: f64| if v.is_nan() { v } else { v.max(0.0) };
     [n, sdx + n * cx, clamp(sdxx - sdx * sdx / n), sdy + n * cy, clamp(sdyy - sdy * sdy / n), sdxy - sdx * sdy / n]
+}
+
+/// The decimal text of `v / 10^scale` with exactly `scale` decimals
+/// (MinNum / MaxNum's value at its column's scale).
+pub fn scaled_decimal(v: i64, scale: i32) -> String {
+    let digits = v.unsigned_abs().to_string();
+    let s = scale.max(0) as usize;
+    let padded = format!("{digits:0>width$}", width = s + 1);
+    let (int, frac) = padded.split_at(padded.len() - s);
+    let sign = if v < 0 { "-" } else { "" };
+    if s == 0 { format!("{sign}{int}") } else { format!("{sign}{int}.{frac}") }
 }
 
 /// PostgreSQL's interval sum state from SumIntv's words: what
@@ -498,6 +516,32 @@ mod tests {
             w[2] = w[2].wrapping_add((v >> 32) as u64);
         }
         assert_eq!(sum_int(&w), vals.iter().map(|&v| v as i128).sum::<i128>());
+    }
+
+    #[test]
+    fn scaled_decimals_keep_the_scale() {
+        assert_eq!(scaled_decimal(12345, 2), "123.45");
+        assert_eq!(scaled_decimal(-5, 3), "-0.005");
+        assert_eq!(scaled_decimal(0, 4), "0.0000");
+        assert_eq!(scaled_decimal(-999_999_999_999_999_999, 0), "-999999999999999999");
+        assert_eq!(scaled_decimal(7, 18), "0.000000000000000007");
+    }
+
+    #[test]
+    fn interval_states_are_interval_avg_serialize() {
+        // 3 finite values summing to 1 mon 2 days -00:00:01, one +infinity
+        let t: i64 = -1_000_000;
+        let w = [3u64, 1, 0, 1, 2, t as u64 & 0xffff_ffff, (t >> 32) as u64];
+        let b = interval_avg_state(&w).expect("in range");
+        assert_eq!(b.len(), 40);
+        assert_eq!(i64::from_be_bytes(b[0..8].try_into().unwrap()), 3);
+        assert_eq!(i64::from_be_bytes(b[8..16].try_into().unwrap()), t);
+        assert_eq!(i32::from_be_bytes(b[16..20].try_into().unwrap()), 2);
+        assert_eq!(i32::from_be_bytes(b[20..24].try_into().unwrap()), 1);
+        assert_eq!(i64::from_be_bytes(b[24..32].try_into().unwrap()), 1);
+        // months past int32: out of range
+        let big = [2u64, 0, 0, i32::MAX as u64 + 1, 0, 0, 0];
+        assert!(interval_avg_state(&big).is_none());
     }
 
     #[test]

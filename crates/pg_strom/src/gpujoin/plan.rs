@@ -66,7 +66,8 @@ pub struct AggOpInfo {
     pub args: Vec<Program>,
     /// Its FILTER, or None.
     pub filter: Option<Program>,
-    /// SumNum: the scale its sum is kept at.
+    /// SumNum: the scale its sum is kept at; MinNum / MaxNum: the
+    /// column's scale.
     pub scale: i32,
 }
 
@@ -599,6 +600,20 @@ unsafe extern "C-unwind" fn plan_custom_path(
                                     }
                                     Err(why) => internal(&format!("a numeric sum no longer compiles: {}", why.0)),
                                 }
+                            })
+                            .collect()
+                    } else if matches!(
+                        kind,
+                        pgstrom_runtime::agg::AggKind::MinNum | pgstrom_runtime::agg::AggKind::MaxNum
+                    ) {
+                        let r = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| all(*s));
+                        args.iter()
+                            .map(|&x| match codegen::compile_numeric_column(x, &r, &mut inputs) {
+                                Ok((p, s)) => {
+                                    scale = s;
+                                    p
+                                }
+                                Err(why) => internal(&format!("a numeric min/max no longer compiles: {}", why.0)),
                             })
                             .collect()
                     } else if kind == pgstrom_runtime::agg::AggKind::Count {

@@ -165,6 +165,15 @@ unsafe fn supported(
                         }
                         continue;
                     }
+                    if matches!(
+                        info.kind,
+                        pgstrom_runtime::agg::AggKind::MinNum | pgstrom_runtime::agg::AggKind::MaxNum
+                    ) {
+                        if let Err(e) = codegen::compile_numeric_column(x, &resolve, &mut inputs) {
+                            return why(&e.0);
+                        }
+                        continue;
+                    }
                     if info.kind == pgstrom_runtime::agg::AggKind::Count {
                         codegen::compile_count_arg(x, &resolve, &mut inputs).ok()?;
                         continue;

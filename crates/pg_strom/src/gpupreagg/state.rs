@@ -21,6 +21,7 @@
 //! | min, max (float4, float8) | MinFlt/MaxFlt | the type |
 //! | sum(numeric), avg(numeric) | SumNum | numeric_avg_serialize's bytea |
 //! | sum(interval), avg(interval) | SumIntv | interval_avg_serialize's bytea |
+//! | min, max (numeric(p,s) columns, p <= 18) | MinNum/MaxNum | numeric |
 
 use pgrx::IntoDatum;
 use pgrx::pg_sys;
@@ -60,6 +61,8 @@ pub enum Encoding {
     /// interval_avg_serialize's bytea {N, sum, +Infinity and -Infinity
     /// counts}.
     IntervalAvg = 12,
+    /// numeric at the operation's scale, NULL when no row.
+    MinMaxNum = 13,
 }
 
 impl Encoding {
@@ -79,6 +82,7 @@ impl Encoding {
             MinMaxFloat,
             NumAvg,
             IntervalAvg,
+            MinMaxNum,
         ]
         .into_iter()
         .find(|e| *e as u32 == v)
@@ -113,6 +117,8 @@ pub fn classify(name: &str, args: &[pg_sys::Oid], star: bool) -> Option<(AggKind
         "avg" if one == INT8 => (AggKind::SumInt, Encoding::PolyNum),
         "sum" | "avg" if one == pg_sys::NUMERICOID.to_u32() => (AggKind::SumNum, Encoding::NumAvg),
         "sum" | "avg" if one == pg_sys::INTERVALOID.to_u32() => (AggKind::SumIntv, Encoding::IntervalAvg),
+        "min" if one == pg_sys::NUMERICOID.to_u32() => (AggKind::MinNum, Encoding::MinMaxNum),
+        "max" if one == pg_sys::NUMERICOID.to_u32() => (AggKind::MaxNum, Encoding::MinMaxNum),
         "avg" | "variance" | "var_pop" | "var_samp" | "stddev" | "stddev_pop" | "stddev_samp" if float(one) => {
             (AggKind::Moments, Encoding::Moments)
         }
@@ -228,7 +234,7 @@ pub fn partial_type(enc: Encoding, arg: pg_sys::Oid) -> pg_sys::Oid {
         Encoding::SumFloat4 => pg_sys::FLOAT4OID,
         Encoding::SumFloat8 => pg_sys::FLOAT8OID,
         Encoding::Moments | Encoding::Regr => pg_sys::FLOAT8ARRAYOID,
-        Encoding::MinMaxInt | Encoding::MinMaxFloat => arg,
+        Encoding::MinMaxInt | Encoding::MinMaxFloat | Encoding::MinMaxNum => arg,
     }
 }
 
@@ -353,6 +359,22 @@ pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, scale: i32,
             }
             let m = agg::moments2(w);
             (array(&m.iter().map(|v| f8d(*v)).collect::<Vec<_>>(), pg_sys::FLOAT8OID), false)
+        }
+        Encoding::MinMaxNum => {
+            // NaN is above every number: the max once any, the min when all
+            let nan = w[2];
+            if n == 0 {
+                return null;
+            }
+            let text = if (kind == AggKind::MaxNum && nan > 0) || nan == n {
+                "NaN".to_string()
+            } else {
+                agg::scaled_decimal(w[1] as i64, scale)
+            };
+            let numeric = pgrx::AnyNumeric::try_from(text.as_str()).unwrap_or_else(|e| {
+                errors::raise_plain(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("numeric min/max: {e}"), None, None)
+            });
+            (numeric.into_datum().expect("numeric datum"), false)
         }
         Encoding::MinMaxInt => {
             if n == 0 {
