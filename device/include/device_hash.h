@@ -54,6 +54,7 @@ dev_hash_datum(uint32_t type, const DevDatum *d)
 {
     switch (type)
     {
+        case DT_FLOAT2:
         case DT_FLOAT4:
         case DT_FLOAT8:
         {

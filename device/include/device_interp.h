@@ -126,18 +126,48 @@ dev_mul64_overflows(int64_t a, int64_t b, int64_t *r)
     return p / b != a;
 }
 
-/* A value as float8, for comparisons and mixed float arithmetic. */
+/* A value as float8, for comparisons and mixed float arithmetic (float2
+ * is held as a float4). */
 DEVICE_FUNC double
 dev_as_f8(int type, const DevDatum *d)
 {
-    return type == DT_FLOAT4 ? (double) d->v.f4
+    return (type == DT_FLOAT4 || type == DT_FLOAT2) ? (double) d->v.f4
          : type == DT_FLOAT8 ? d->v.f8 : (double) d->v.i;
 }
 
 DEVICE_FUNC bool
 dev_is_float(int type)
 {
-    return type == DT_FLOAT4 || type == DT_FLOAT8;
+    return type == DT_FLOAT4 || type == DT_FLOAT8 || type == DT_FLOAT2;
+}
+
+/* An IEEE half's bits as the float holding the same value. */
+DEVICE_FUNC float
+dev_half_to_float(uint32_t h)
+{
+    uint32_t sign = (h & 0x8000U) << 16, exp = (h >> 10) & 0x1fU, man = h & 0x3ffU, bits;
+    union { uint32_t u; float f; } c;
+
+    if (exp == 0x1f)
+        bits = sign | 0x7f800000U | (man << 13);       /* infinity, NaN */
+    else if (exp != 0)
+        bits = sign | ((exp + 112) << 23) | (man << 13);
+    else if (man == 0)
+        bits = sign;                                    /* +-0 */
+    else
+    {
+        /* a subnormal half is a normal float: shift its leading 1 up */
+        uint32_t k = 0;
+
+        while ((man & 0x400U) == 0)
+        {
+            man <<= 1;
+            k++;
+        }
+        bits = sign | ((113 - k) << 23) | ((man & 0x3ffU) << 13);
+    }
+    c.u = bits;
+    return c.f;
 }
 
 /* ---- function families (IMPL_* in device_functions.def) ---------------- */
@@ -1924,6 +1954,8 @@ impl_starts_with(const DevDatum *a, const DevDatum *b, DevDatum *r)
 #define IMPL_CAST_I2F(res, ta, tb) impl_cast_i2f(res, &args[0], r)
 #define IMPL_CAST_F2I(res, ta, tb) impl_cast_f2i(res, ta, &args[0], r)
 #define IMPL_CAST_F2F(res, ta, tb) impl_cast_f2f(res, &args[0], r)
+/* float2 -> float4: the float it is held as */
+#define IMPL_FLOAT2_TO_FLOAT4(res, ta, tb) (r->v.f4 = args[0].v.f4, DEVERR_OK)
 
 /* Number of arguments of each function, by id (index 0 unused). */
 DEVICE_FUNC int
@@ -2028,6 +2060,7 @@ dev_load_column(const DevColumn *col, uint32_t row, DevDatum *d)
         case DT_INT4:
         case DT_DATE: d->v.i = ((const int32_t *) col->values)[row]; break;
         case DT_FLOAT4: d->v.i = 0; d->v.f4 = ((const float *) col->values)[row]; break;
+        case DT_FLOAT2: d->v.i = 0; d->v.f4 = dev_half_to_float(((const uint16_t *) col->values)[row]); break;
         case DT_FLOAT8: d->v.f8 = ((const double *) col->values)[row]; break;
         case DT_NUMERIC: dev_load_numeric((const uint8_t *) col->values + (uint64_t) row * 24, d); break;
         case DT_UUID:

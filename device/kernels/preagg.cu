@@ -290,6 +290,7 @@ agg_key_equal(uint32_t type, const DevDatum *a, const DevDatum *b)
         return a->isnull && b->isnull;
     switch (type)
     {
+        case DT_FLOAT2:
         case DT_FLOAT4:
         case DT_FLOAT8:
         {

@@ -65,7 +65,9 @@ SELECT k,
   (ARRAY['\x','\x00','\x0001','\xff','\x00ff','\x61','\x6162','\x616263','\x6125','\x5f','\xc3bc','\x5c',
          NULL]::bytea[])[1 + k % 13] AS bya,
   (ARRAY['\x','\x00','\x0001','\xff','\x00ff','\x61','\x6162','\x616263','\x6125','\x5f','\xc3bc','\x5c',
-         NULL]::bytea[])[1 + (k * 5 + 4) % 13] AS byb
+         NULL]::bytea[])[1 + (k * 5 + 4) % 13] AS byb,
+  (ARRAY['0','-0','1','-1','0.5','NaN','Infinity','-Infinity','65504','-65504','6e-08','6.1e-05','2049','0.1',NULL]::float2[])[1 + k % 15] AS f2a,
+  (ARRAY['0','-0','1','-1','0.5','NaN','Infinity','-Infinity','65504','-65504','6e-08','6.1e-05','2049','0.1',NULL]::float2[])[1 + (k * 4 + 3) % 15] AS f2b
 FROM generate_series(0, 599) k;
 -- Moderate values: no overflow, no zero divisor, so every value is compared.
 CREATE TABLE dv_safe AS
@@ -106,7 +108,9 @@ SELECT k,
              (ARRAY['+00', '-05', '+05:30', '-01', '+14'])[1 + k % 5])::timetz END AS tta,
   (('00:00'::time + (k * 401) * interval '1 second')::text || (ARRAY['+00', '-01', '+01'])[1 + k % 3])::timetz AS ttb,
   CASE WHEN k % 29 = 0 THEN NULL ELSE substring(decode(md5(k::text), 'hex') FROM 1 FOR k % 5) END AS bya,
-  substring(decode(md5((k % 41)::text), 'hex') FROM 1 FOR k % 3) AS byb
+  substring(decode(md5((k % 41)::text), 'hex') FROM 1 FOR k % 3) AS byb,
+  CASE WHEN k % 13 = 0 THEN NULL ELSE ((k % 400) - 200) / 8.0 END::float2 AS f2a,
+  ((k % 31) / 4.0)::float2 AS f2b
 FROM generate_series(0, 499) k;
 
 -- PostgreSQL's result against the device's, for one expression over a table.
@@ -157,10 +161,10 @@ CREATE FUNCTION arg_column(t oid, side text) RETURNS text LANGUAGE sql AS $$
                 WHEN 'timestamptz'::regtype THEN 'tz' WHEN 'text'::regtype THEN 'tx'
                 WHEN 'bpchar'::regtype THEN 'bc' WHEN 'numeric'::regtype THEN 'n' WHEN 'uuid'::regtype THEN 'uu'
                 WHEN 'interval'::regtype THEN 'iv' WHEN 'timetz'::regtype THEN 'tt'
-                WHEN 'bytea'::regtype THEN 'by' END || side $$;
+                WHEN 'bytea'::regtype THEN 'by' WHEN 'float2'::regtype THEN 'f2' END || side $$;
 CREATE TEMP TABLE catalog_calls AS
 SELECT f.func_id, f.name,
-       format('%I(%s)', p.proname,
+       format('%s(%s)', p.oid::regproc,
               CASE WHEN p.pronargs = 1 THEN arg_column(p.proargtypes[0], 'a')
                    WHEN p.pronargs = 2 THEN arg_column(p.proargtypes[0], 'a') || ', ' || arg_column(p.proargtypes[1], 'b')
                    ELSE arg_column(p.proargtypes[0], 'a') || ', ' || arg_column(p.proargtypes[1], 'b') || ', '
@@ -273,7 +277,10 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('starts_with(upper(txa), ''A'')'), ('txa || txb = ''abcabc'' OR txa || ''-'' || txb = ''a-a'''),
   ('lower(txa)'),
   ('lower(txa) || upper(txb) = ''abcABC'''), ('txa ILIKE ''A%'''), ('txa NOT ILIKE ''%B%'''), ('txa ILIKE txb'),
-  ('bca ILIKE ''abc%'''), ('bca NOT ILIKE ''_ %'''), ('bca::text'), ('lower(bca::text)'), ('txa ILIKE ''%\''')
+  ('bca ILIKE ''abc%'''), ('bca NOT ILIKE ''_ %'''), ('bca::text'), ('lower(bca::text)'), ('txa ILIKE ''%\'''),
+  ('f2a > 0.5'), ('f2a = f2b'), ('f2a < f2b OR f2a IS NULL'), ('f2a::float4 + f4a'), ('f2a * 2'), ('f2a::float8 / 3'),
+  ('f2a IN (''0.5'', ''NaN'', ''-0'')'), ('GREATEST(f2a, f2b) = f2b'), ('f2a'), ('NULLIF(f2a, ''0'')'), ('f2a = 0.1'),
+  ('f2a::int4'), ('GREATEST(f2a, f2b)'), ('CASE WHEN f2a > 0 THEN f2a ELSE f2b END')
 ) v(e);
 -- text made on the device beyond its 512 bytes of row memory: those rows
 -- are evaluated by PostgreSQL

@@ -77,17 +77,68 @@ pub fn device_type_of(oid: pg_sys::Oid) -> Option<u16> {
         pg_sys::INTERVALOID => "INTERVAL",
         pg_sys::TIMETZOID => "TIMETZ",
         pg_sys::BYTEAOID => "BYTEA",
+        o if crate::float2::is_float2(o) => "FLOAT2",
         _ => return None,
     };
     Some(type_id(name))
 }
 
-/// Device function id of a PostgreSQL function OID.
+/// The extension's own functions in the device catalog (PGSTROM_*
+/// entries): (entry, schema-qualified name, number of float2 arguments).
+const EXTENSION_FUNCTIONS: &[(&str, &str, usize)] = &[
+    ("PGSTROM_FLOAT2_FLOAT4", "pgstrom.float4", 1),
+    ("PGSTROM_FLOAT2_FLOAT8", "pgstrom.float8", 1),
+    ("PGSTROM_FLOAT2EQ", "pgstrom.float2eq", 2),
+    ("PGSTROM_FLOAT2NE", "pgstrom.float2ne", 2),
+    ("PGSTROM_FLOAT2LT", "pgstrom.float2lt", 2),
+    ("PGSTROM_FLOAT2LE", "pgstrom.float2le", 2),
+    ("PGSTROM_FLOAT2GT", "pgstrom.float2gt", 2),
+    ("PGSTROM_FLOAT2GE", "pgstrom.float2ge", 2),
+];
+
+/// The OID of the extension's function behind catalog entry `entry`
+/// (a PGSTROM_* name), InvalidOid when it does not exist (yet).
+pub fn extension_function_oid(entry: &str) -> pg_sys::Oid {
+    let Some(&(_, name, nargs)) = EXTENSION_FUNCTIONS.iter().find(|f| f.0 == entry) else {
+        return pg_sys::InvalidOid;
+    };
+    let float2 = crate::float2::type_oid();
+    if float2 == pg_sys::InvalidOid {
+        return pg_sys::InvalidOid;
+    }
+    let cname = std::ffi::CString::new(name).expect("a function name");
+    let mut args = [float2; 2];
+    // SAFETY: a qualified name list of a constant name; LookupFuncName
+    // with missing_ok returns InvalidOid when there is no such function.
+    unsafe {
+        let names = pg_sys::stringToQualifiedNameList(cname.as_ptr(), std::ptr::null_mut());
+        pg_sys::LookupFuncName(names, nargs as i32, args.as_mut_ptr(), true)
+    }
+}
+
+/// Device function id of a PostgreSQL function OID: a built-in one by
+/// its fixed OID, one of the extension's (in schema pgstrom) by name and
+/// signature.
 pub fn device_function_of(funcid: pg_sys::Oid) -> Option<u16> {
     static MAP: OnceLock<HashMap<u32, u16>> = OnceLock::new();
-    MAP.get_or_init(|| DEVICE_FUNCTION_OIDS.iter().map(|(o, id)| (o.to_u32(), *id)).collect())
-        .get(&funcid.to_u32())
-        .copied()
+    if let Some(id) =
+        MAP.get_or_init(|| DEVICE_FUNCTION_OIDS.iter().map(|(o, id)| (o.to_u32(), *id)).collect()).get(&funcid.to_u32())
+    {
+        return Some(*id);
+    }
+    // SAFETY: a syscache lookup of the function's and the schema's names.
+    let in_pgstrom = unsafe {
+        let nsp = pg_sys::get_func_namespace(funcid);
+        nsp != pg_sys::InvalidOid && nsp == pg_sys::get_namespace_oid(c"pgstrom".as_ptr(), true)
+    };
+    if !in_pgstrom {
+        return None;
+    }
+    EXTENSION_FUNCTIONS
+        .iter()
+        .find(|f| extension_function_oid(f.0) == funcid)
+        .and_then(|f| catalog::FUNCTIONS.iter().find(|g| g.pg_function == f.0))
+        .map(|g| g.id)
 }
 
 struct Ctx<'r> {
@@ -295,6 +346,8 @@ pub fn const_bits(t: u16, value: pg_sys::Datum) -> i64 {
         Some("INT2") => raw as u16 as i16 as i64,
         Some("INT4") | Some("DATE") => raw as u32 as i32 as i64,
         Some("FLOAT4") => (raw as u32) as i64,
+        // float2 is held as the float4 of its value
+        Some("FLOAT2") => pgstrom_arrow::float2::f16::from_bits(raw as u16).to_f32().to_bits() as i64,
         _ => raw as i64,
     }
 }
@@ -1294,7 +1347,8 @@ unsafe fn compile_inner(
         ));
     }
     // (device_eval reads wide and variable-length results back)
-    let kept_on_device = text_result || (wide_result && (is_wide(rtype) || is_varlena(rtype)));
+    let kept_on_device =
+        text_result || (wide_result && (is_wide(rtype) || is_varlena(rtype) || rtype == type_id("FLOAT2")));
     if !is_returned(rtype) && !kept_on_device {
         return unsupported("text results are not returned by the device yet (text works inside expressions)".into());
     }

@@ -195,6 +195,8 @@ fn evaluate_once(expr: *mut pg_sys::Node, t: u16) -> ParamValue {
 fn output_text(type_oid: pg_sys::Oid, t: u16, bits: i64) -> String {
     let raw: u64 = match catalog::type_info(t).map(|ti| ti.name) {
         Some("FLOAT4") => bits as u64 & 0xffff_ffff,
+        // a float2 result is held as the float4 of its value (exact)
+        Some("FLOAT2") => pgstrom_arrow::float2::f16::from_f32(f32::from_bits(bits as u32)).to_bits() as u64,
         _ => bits as u64,
     };
     let mut func = pg_sys::InvalidOid;
@@ -377,7 +379,9 @@ mod pgstrom {
         ),
     > {
         let oid_of = |id: u16| {
-            codegen::DEVICE_FUNCTION_OIDS.iter().find(|(_, i)| *i == id).map(|(o, _)| *o).unwrap_or(pg_sys::InvalidOid)
+            codegen::DEVICE_FUNCTION_OIDS.iter().find(|(_, i)| *i == id).map(|(o, _)| *o).unwrap_or_else(|| {
+                catalog::func_info(id).map_or(pg_sys::InvalidOid, |f| codegen::extension_function_oid(f.pg_function))
+            })
         };
         TableIterator::new(FUNCTIONS.iter().map(move |f| {
             (

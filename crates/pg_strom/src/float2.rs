@@ -10,8 +10,9 @@
 //! results are exact widenings.  Values keep PostgreSQL's float semantics:
 //! NaN equals NaN and sorts above every number, -0 equals 0; a conversion
 //! that overflows or underflows to zero raises 22003 as float8 to float4
-//! does.  The device does not know the type: expressions over float2 stay
-//! on the CPU.
+//! does.  On the device a float2 is held as the float4 of its value: the
+//! widening casts and the comparisons run there (device_functions.def's
+//! PGSTROM_* entries, found by name and signature).
 
 use std::ffi::{CStr, CString, c_char};
 

@@ -218,10 +218,10 @@ pub enum SetElement {
 }
 
 /// Whether the device returns values of this type to the backend as a
-/// program's result (numeric, the other wide types and variable-length
-/// results stay on the device).
+/// program's result (numeric, the other wide types, variable-length
+/// results and float2, held as a float4, stay on the device).
 pub fn is_returned(type_id: u16) -> bool {
-    !in_data(type_id)
+    !in_data(type_id) && type_info(type_id).is_some_and(|t| t.name != "FLOAT2")
 }
 const INSTR_LEN: usize = 16;
 

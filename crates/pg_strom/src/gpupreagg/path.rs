@@ -198,8 +198,8 @@ unsafe fn supported(
             // (equal values print differently: 1.0 and 1.00, 1 mon and 30
             // days, and PostgreSQL shows the first one it met)
             let name = pgstrom_runtime::catalog::type_info(key_type).map_or("", |t| t.name);
-            if matches!(name, "NUMERIC" | "INTERVAL") {
-                return why("a numeric or interval grouping key");
+            if matches!(name, "NUMERIC" | "INTERVAL" | "FLOAT2") {
+                return why("a numeric, interval or float2 grouping key");
             }
             match state::key_source(e) {
                 state::KeySource::Device => {}
