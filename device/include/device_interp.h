@@ -1857,11 +1857,12 @@ ret:
     goto scan;
 }
 
+/* LIKE / NOT LIKE of text (UTF-8 characters) or, `bytes`, bytea */
 DEVICE_FUNC int32_t
-impl_like(bool negate, const DevDatum *a, const DevDatum *b, DevDatum *r)
+impl_like(bool negate, bool bytes, const DevDatum *a, const DevDatum *b, DevDatum *r)
 {
     int res = LIKE_FALSE;
-    int32_t rc = dev_like((const uint8_t *) a->v.i, a->len, (const uint8_t *) b->v.i, b->len, false, false, &res);
+    int32_t rc = dev_like((const uint8_t *) a->v.i, a->len, (const uint8_t *) b->v.i, b->len, bytes, false, &res);
 
     if (rc != DEVERR_OK)
         return rc;
@@ -1915,8 +1916,8 @@ impl_starts_with(const DevDatum *a, const DevDatum *b, DevDatum *r)
 
 #define IMPL_STRPOS(res, ta, tb)        impl_strpos(&args[0], &args[1], r)
 #define IMPL_STARTS_WITH(res, ta, tb)   impl_starts_with(&args[0], &args[1], r)
-#define IMPL_LIKE(res, ta, tb)          impl_like(false, &args[0], &args[1], r)
-#define IMPL_NOT_LIKE(res, ta, tb)      impl_like(true, &args[0], &args[1], r)
+#define IMPL_LIKE(res, ta, tb)          impl_like(false, false, &args[0], &args[1], r)
+#define IMPL_NOT_LIKE(res, ta, tb)      impl_like(true, false, &args[0], &args[1], r)
 
 #define IMPL_TEXT_EQ(res, ta, tb)       impl_text(0, &args[0], &args[1], r)
 #define IMPL_TEXT_NE(res, ta, tb)       impl_text(1, &args[0], &args[1], r)

@@ -426,19 +426,7 @@ impl_interval(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
 #define IMPL_TIME_MI_INTERVAL(res, ta, tb) impl_interval(10, &args[0], &args[1], r)
 
 /* LIKE / NOT LIKE over bytea: bytes, '_' one byte (SB_MatchText) */
-DEVICE_FUNC int32_t
-impl_bytea_like(bool negate, const DevDatum *a, const DevDatum *b, DevDatum *r)
-{
-    int res = LIKE_FALSE;
-    int32_t rc = dev_like((const uint8_t *) a->v.i, a->len, (const uint8_t *) b->v.i, b->len, true, false, &res);
-
-    if (rc != DEVERR_OK)
-        return rc;
-    r->v.i = negate ? (res != LIKE_TRUE) : (res == LIKE_TRUE);
-    return DEVERR_OK;
-}
-
-#define IMPL_BYTEA_LIKE(res, ta, tb)     impl_bytea_like(false, &args[0], &args[1], r)
-#define IMPL_BYTEA_NOT_LIKE(res, ta, tb) impl_bytea_like(true, &args[0], &args[1], r)
+#define IMPL_BYTEA_LIKE(res, ta, tb)     impl_like(false, true, &args[0], &args[1], r)
+#define IMPL_BYTEA_NOT_LIKE(res, ta, tb) impl_like(true, true, &args[0], &args[1], r)
 
 #endif  /* PGSTROM_DEVICE_WIDE_H */

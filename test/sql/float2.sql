@@ -54,7 +54,8 @@ CREATE TABLE f2copy (x float2);
 COPY f2copy FROM '/tmp/pgstrom_float2.bin' WITH (FORMAT binary);
 SELECT x FROM f2copy;
 SELECT ARRAY[1.5, NULL, 'NaN']::float2[];
--- the device does not know float2: a qual over it stays on the CPU
+-- float2 on the device: a qual over it (through its cast to double
+-- precision) runs in the GPU Filter, with the same rows as PostgreSQL
 SET pg_strom.gpu_setup_cost = 0;
 SET pg_strom.gpu_context_cost = 0;
 CREATE FUNCTION f2_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
