@@ -1562,6 +1562,17 @@ impl_date_to_ts(const DevDatum *a, DevDatum *r)
     return DEVERR_OK;
 }
 
+/* day_tab: the days of month `mon` of astronomical year `year` */
+DEVICE_FUNC int
+dev_days_in_month(int64_t year, int64_t mon)
+{
+    bool leap = (year % 4) == 0 && ((year % 100) != 0 || (year % 400) == 0);
+
+    if (mon == 2)
+        return leap ? 29 : 28;
+    return (mon == 4 || mon == 6 || mon == 9 || mon == 11) ? 30 : 31;
+}
+
 /*
  * make_date(year, month, day): a negative year is BC.  Where PostgreSQL
  * raises an error (its message shows the fields), the row is left to it.
@@ -1570,16 +1581,13 @@ DEVICE_FUNC int32_t
 impl_make_date(const DevDatum *args, DevDatum *r)
 {
     int64_t y = args[0].v.i, m = args[1].v.i, d = args[2].v.i, date;
-    int     dim;
 
     if (y == 0 || y == -2147483647LL - 1 || m < 1 || m > 12 || d < 1 || d > 31)
         return DEVERR_NEEDS_CPU;
     if (y < 0)
         y = y + 1;                          /* 1 BC is year 0 */
-    dim = (m == 2) ? ((y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)) ? 29 : 28)
-        : (m == 4 || m == 6 || m == 9 || m == 11) ? 30 : 31;
     /* the day of the month, then IS_VALID_JULIAN and IS_VALID_DATE */
-    if (d > dim || !((y > -4713 || (y == -4713 && m >= 11)) && (y < 5874898 || (y == 5874898 && m < 6))))
+    if (d > dev_days_in_month(y, m) || !((y > -4713 || (y == -4713 && m >= 11)) && (y < 5874898 || (y == 5874898 && m < 6))))
         return DEVERR_NEEDS_CPU;
     date = (int64_t) dev_date2j((int) y, (int) m, (int) d) - DEV_POSTGRES_EPOCH_JDATE;
     if (date < -DEV_POSTGRES_EPOCH_JDATE || date >= 2147483494LL - DEV_POSTGRES_EPOCH_JDATE)

@@ -227,16 +227,6 @@ dev_tm2timestamp(const DevTm *tm, int64_t *result)
     return true;
 }
 
-DEVICE_FUNC int
-dev_days_in_month(int year, int mon)
-{
-    bool leap = (year % 4) == 0 && ((year % 100) != 0 || (year % 400) == 0);
-
-    if (mon == 2)
-        return leap ? 29 : 28;
-    return (mon == 4 || mon == 6 || mon == 9 || mon == 11) ? 30 : 31;
-}
-
 /* timestamp_pl_interval */
 DEVICE_NOINLINE int32_t
 dev_ts_pl_interval(int64_t ts, DevInterval span, int64_t *out)
