@@ -229,7 +229,7 @@ const MAX_ARRAY_ELEMENTS: i32 = 256;
 /// a longer one becomes one binary search of the sorted constants.
 const INLINE_ARRAY_ELEMENTS: i32 = 16;
 
-/// The bytes of a text / bpchar datum.
+/// The bytes of a text / bpchar / bytea datum.
 ///
 /// # Safety
 /// `value` is a valid varlena datum.
@@ -325,13 +325,8 @@ unsafe fn push_const(b: &mut Builder, t: u16, value: pg_sys::Datum) -> Result<()
         // SAFETY: a by-reference datum of the type (caller).
         b.wide_constant(t, &unsafe { wide_bytes(t, value) });
     } else if is_varlena(t) {
-        // SAFETY: a text/bpchar datum; detoasting gives a readable varlena.
-        unsafe {
-            let v = pg_sys::pg_detoast_datum_packed(value.cast_mut_ptr());
-            let len = pgrx::varlena::varsize_any_exhdr(v);
-            let data = pgrx::varlena::vardata_any(v) as *const u8;
-            b.bytes_constant(t, std::slice::from_raw_parts(data, len));
-        }
+        // SAFETY: a text/bpchar/bytea datum (caller).
+        b.bytes_constant(t, &unsafe { varlena_bytes(value) });
     } else {
         b.constant(t, const_bits(t, value));
     }
@@ -1229,17 +1224,28 @@ pub unsafe fn compile_numeric_sum(
 pub unsafe fn numeric_column_scale(e: *mut pg_sys::Node) -> Option<i32> {
     // SAFETY: a valid expression (caller).
     unsafe {
-        let mut v = e;
+        let v = strip_relabel(e);
+        if (*v).type_ != pg_sys::NodeTag::T_Var {
+            return None;
+        }
+        // a numeric Var's bound is its typmod's (precision, scale)
+        numeric_bound(v).filter(|&(p, _)| p <= 18).map(|(_, s)| s)
+    }
+}
+
+/// `e` without the RelabelTypes (binary-compatible casts) above it.
+///
+/// # Safety
+/// `e` is a valid expression.
+pub unsafe fn strip_relabel(e: *mut pg_sys::Node) -> *mut pg_sys::Node {
+    let mut v = e;
+    // SAFETY: a valid expression (caller); a RelabelType's arg is one too.
+    unsafe {
         while (*v).type_ == pg_sys::NodeTag::T_RelabelType {
             v = (*(v as *mut pg_sys::RelabelType)).arg.cast();
         }
-        if (*v).type_ != pg_sys::NodeTag::T_Var || pg_sys::exprType(v) != pg_sys::NUMERICOID {
-            return None;
-        }
-        let typmod = pg_sys::exprTypmod(v) - pg_sys::VARHDRSZ as i32;
-        let (p, s) = ((typmod >> 16) & 0xffff, ((typmod & 0x7ff) ^ 1024) - 1024);
-        (typmod >= 0 && (1..=18).contains(&p) && (0..=p).contains(&s)).then_some(s)
     }
+    v
 }
 
 /// The argument of min() / max() over a numeric(p,s) column
@@ -1278,11 +1284,7 @@ pub unsafe fn compile_count_arg(
 ) -> Result<(Program, pg_sys::Oid), NotSupported> {
     // SAFETY: valid expression (caller).
     unsafe {
-        let mut v = expr;
-        while (*v).type_ == pg_sys::NodeTag::T_RelabelType {
-            v = (*(v as *mut pg_sys::RelabelType)).arg.cast();
-        }
-        if (*v).type_ != pg_sys::NodeTag::T_Var {
+        if (*strip_relabel(expr)).type_ != pg_sys::NodeTag::T_Var {
             return compile_inner(expr, resolve, inputs, true, false, false);
         }
         let nt = pg_sys::palloc0(std::mem::size_of::<pg_sys::NullTest>()) as *mut pg_sys::NullTest;

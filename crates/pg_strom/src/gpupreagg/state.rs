@@ -216,10 +216,7 @@ pub unsafe fn key_source(e: *mut pg_sys::Node) -> KeySource {
         if !by_row {
             return KeySource::Device;
         }
-        let mut v = e;
-        while (*v).type_ == pg_sys::NodeTag::T_RelabelType {
-            v = (*(v as *mut pg_sys::RelabelType)).arg.cast();
-        }
+        let v = crate::codegen::strip_relabel(e);
         if (*v).type_ == pg_sys::NodeTag::T_Var { KeySource::Column(v.cast()) } else { KeySource::Unsupported }
     }
 }
