@@ -6,7 +6,8 @@
  * The hash of a value is the same function of the value for every type of
  * one family: integers by value (int2, int4 and int8 alike), floats as
  * float8 with -0 = 0 and one NaN, text by its bytes, bpchar without
- * trailing blanks.
+ * trailing blanks, numerics by value whatever their display scale (1.0 =
+ * 1.00), intervals by their span.
  */
 #ifndef PGSTROM_DEVICE_HASH_H
 #define PGSTROM_DEVICE_HASH_H
@@ -48,6 +49,34 @@ dev_hash_bytes(const uint8_t *p, int32_t len)
     return dev_hash_u64(((uint64_t) (uint32_t) len << 32) | h);
 }
 
+/* Hash of a numeric by value: the mantissa without trailing zeros (so
+ * 1.0, 1.00 and 1 hash alike) and the scale left; 0 and the special kinds
+ * by themselves.  NUM_BIG never reaches here: grouping keys and hash keys
+ * of numeric type are bounded to 38 digits by the planner. */
+DEVICE_FUNC uint32_t
+dev_num_hash(const DevDatum *d)
+{
+    dev_i128 m = dev_num_mant(d);
+    int32_t k = d->len;
+
+    if (k < 0 || m == 0)
+        return dev_hash_u64(k < 0 ? (uint64_t) (uint32_t) k : 0);
+    dev_u128 mag = dev_u128_abs(m);
+
+    for (;;)
+    {
+        dev_u128 q, rem;
+
+        dev_udivmod128(mag, 10, &q, &rem);
+        if (rem != 0)
+            break;
+        mag = q;
+        k--;
+    }
+    return dev_hash_u64(((uint64_t) dev_hash_u64((uint64_t) mag) << 32) ^
+                        ((uint64_t) (mag >> 64) * 31 + (uint64_t) (uint32_t) k * 2 + (m < 0)));
+}
+
 /* Hash of a non-NULL value of device type `type`. */
 DEVICE_FUNC uint32_t
 dev_hash_datum(uint32_t type, const DevDatum *d)
@@ -82,6 +111,8 @@ dev_hash_datum(uint32_t type, const DevDatum *d)
         }
         case DT_BPCHAR:
             return dev_hash_bytes((const uint8_t *) d->v.i, dev_bpchar_truelen(d));
+        case DT_NUMERIC:
+            return dev_num_hash(d);
         default:
             return dev_hash_u64((uint64_t) d->v.i);
     }

@@ -16,13 +16,17 @@
  *   agg_collect : each claimed slot becomes one output group: the
  *                 combination that claimed it (its representative, where
  *                 the host reads text keys), its key values and its
- *                 accumulator words.
+ *                 accumulator words (a MIN_ANY / MAX_ANY operation's
+ *                 value evaluated at its winning combination).
  * The table has at least twice as many slots as combinations, so it never
  * fills: a chunk of n combinations makes at most n groups.
  *
  * Grouping equality is PostgreSQL's for the device types: NULL equals
  * NULL, integers by value, floats with -0 = 0 and NaN = NaN, text by its
- * bytes, bpchar without trailing blanks.
+ * bytes, bpchar without trailing blanks, numerics by value (1.0 = 1.00),
+ * intervals by span ('1 mon' = '30 days').  The key value reported for a
+ * group is its representative's, as PostgreSQL reports the first value
+ * of the group it met.
  *
  * Accumulator words (uint64 each) per operation, what the host turns into
  * PostgreSQL's partial aggregate states:
@@ -48,6 +52,15 @@
  *   MIN_NUM / MAX_NUM  [n, value, NaN]  numerics of a numeric(p,s) column
  *             (p <= 18: the planner checked) as integers at the op's
  *             scale s; NaN (above every number) counted
+ *   MIN_ANY / MAX_ANY  [n, winner, value bits, value hi, len | NULL << 32]
+ *             numerics of up to 38 digits, interval, timetz: the
+ *             combination holding the least (greatest) value so far,
+ *             replaced by compare-and-swap after comparing the values
+ *             (the winner's value is evaluated again: values are
+ *             immutable, so the loop is lock-free); of equal values the
+ *             first to arrive stays.  The collect step writes the
+ *             winner's value (a DevDatum: v, hi, len) into the last
+ *             three words.
  */
 #include "device_hash.h"
 
@@ -64,9 +77,12 @@
 #define AGGOP_SUM_INTV      11
 #define AGGOP_MIN_NUM       12
 #define AGGOP_MAX_NUM       13
+#define AGGOP_MIN_ANY       14
+#define AGGOP_MAX_ANY       15
 
 #define PGSTROM_MAX_GROUP_KEYS  16
 #define PGSTROM_AGG_EMPTY       0xffffffffU
+#define PGSTROM_AGG_NO_WINNER   0xffffffffffffffffULL
 
 /* One aggregate operation. */
 typedef struct
@@ -151,6 +167,11 @@ agg_cas_u64(uint64_t *p, uint64_t expected, uint64_t v)
 {
     return atomicCAS((unsigned long long *) p, (unsigned long long) expected, (unsigned long long) v);
 }
+DEVICE_FUNC uint64_t
+agg_load_u64(const uint64_t *p)
+{
+    return *(volatile const uint64_t *) p;
+}
 #else
 DEVICE_FUNC void
 agg_add_u64(uint64_t *p, uint64_t v)
@@ -212,6 +233,11 @@ agg_cas_u64(uint64_t *p, uint64_t expected, uint64_t v)
     if (old == expected)
         *p = v;
     return old;
+}
+DEVICE_FUNC uint64_t
+agg_load_u64(const uint64_t *p)
+{
+    return *p;
 }
 #endif
 
@@ -319,10 +345,31 @@ agg_key_equal(uint32_t type, const DevDatum *a, const DevDatum *b)
                     return false;
             return true;
         }
+        case DT_NUMERIC:
+            return dev_num_cmp(a, b) == 0;
         case DT_BOOL:
             return (a->v.i != 0) == (b->v.i != 0);
         default:
             return a->v.i == b->v.i;
+    }
+}
+
+/* The order min() and max() follow for MIN_ANY / MAX_ANY's types:
+ * numeric_cmp (NaN above +Infinity), interval by span, timetz by instant
+ * then zone. */
+DEVICE_FUNC int32_t
+agg_value_cmp(uint32_t type, const DevDatum *a, const DevDatum *b, int *c)
+{
+    switch (type)
+    {
+        case DT_NUMERIC:
+            return dev_num_compare(a, b, c);
+        case DT_INTERVAL:
+        case DT_TIMETZ:
+            *c = dev_wide_compare((int) type, a, b);
+            return DEVERR_OK;
+        default:
+            return DEVERR_INVALID_PROGRAM;
     }
 }
 
@@ -340,6 +387,45 @@ agg_eval(const DevProgramRef *p, const DevColumn *cols, uint32_t ncols,
          const DevDatum *params, uint32_t nparams, const uint32_t *rows, DevDatum *d)
 {
     return dev_eval_row(p->code, p->ninstrs, p->data, cols, ncols, params, nparams, rows, d);
+}
+
+/*
+ * MIN_ANY / MAX_ANY: make combination k (whose non-NULL argument is *x)
+ * the winner at *w when its value is less (greater) than the winner's.
+ */
+DEVICE_FUNC int32_t
+agg_pick(const DevAggOp *op, const DevColumn *cols, uint32_t ncols,
+         const DevDatum *params, uint32_t nparams,
+         const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t k,
+         const DevDatum *x, uint64_t *w)
+{
+    uint64_t cur = agg_load_u64(w);
+
+    for (;;)
+    {
+        if (cur != PGSTROM_AGG_NO_WINNER)
+        {
+            uint32_t rows[PGSTROM_MAX_SOURCES];
+            DevDatum y;
+            int      c;
+            int32_t  rc;
+
+            agg_rows_of(in, in_stride, nsources, (uint32_t) cur, rows);
+            rc = agg_eval(&op->args[0], cols, ncols, params, nparams, rows, &y);
+            if (rc != DEVERR_OK)
+                return rc;
+            rc = agg_value_cmp(op->args[0].result_type, x, &y, &c);
+            if (rc != DEVERR_OK)
+                return rc;
+            if (op->kind == AGGOP_MIN_ANY ? c >= 0 : c <= 0)
+                return DEVERR_OK;
+        }
+        uint64_t seen = agg_cas_u64(w, cur, k);
+
+        if (seen == cur)
+            return DEVERR_OK;
+        cur = seen;
+    }
 }
 
 /* Init step: slot i of the table and its accumulators. */
@@ -382,6 +468,7 @@ dev_agg_keys_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
 DEVICE_FUNC int32_t
 dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
                    const DevDatum *params, uint32_t nparams,
+                   const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t k,
                    const uint32_t *rows, uint64_t *acc)
 {
     for (uint32_t o = 0; o < spec->nops; o++)
@@ -544,6 +631,13 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
                     agg_max_i64(&w[1], m < 0 ? -(int64_t) mag : (int64_t) mag);
                 break;
             }
+            case AGGOP_MIN_ANY:
+            case AGGOP_MAX_ANY:
+                agg_add_u64(&w[0], 1);
+                rc = agg_pick(op, cols, ncols, params, nparams, in, in_stride, nsources, k, &a[0], &w[1]);
+                if (rc != DEVERR_OK)
+                    return rc;
+                break;
             case AGGOP_SUM_INTV:
             {
                 DevInterval v = dev_interval_of(&a[0]);
@@ -605,13 +699,15 @@ dev_agg_rows_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
         slot = (slot + 1) & mask;
     }
     agg_rows_of(in, in_stride, nsources, k, rows);
-    return dev_agg_accumulate(spec, cols, ncols, params, nparams, rows,
-                              words + (uint64_t) slot * spec->nwords);
+    return dev_agg_accumulate(spec, cols, ncols, params, nparams, in, in_stride, nsources, k,
+                              rows, words + (uint64_t) slot * spec->nwords);
 }
 
 /* Collect step: slot i, when claimed, becomes an output group. */
-DEVICE_FUNC void
-dev_agg_collect_one(const DevAggSpec *spec, const uint32_t *in, uint32_t in_stride,
+DEVICE_FUNC int32_t
+dev_agg_collect_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+                    const DevDatum *params, uint32_t nparams,
+                    const uint32_t *in, uint32_t in_stride,
                     uint32_t nsources, const uint32_t *table, const uint64_t *words,
                     const DevDatum *keybuf, uint32_t i, uint32_t *out_rows,
                     DevDatum *out_keys, uint64_t *out_words, uint32_t out_cap,
@@ -620,16 +716,38 @@ dev_agg_collect_one(const DevAggSpec *spec, const uint32_t *in, uint32_t in_stri
     uint32_t rep = table[i];
 
     if (rep == PGSTROM_AGG_EMPTY)
-        return;
+        return DEVERR_OK;
     uint32_t at = pgstrom_atomic_inc_u32(count);
     if (at >= out_cap)
-        return;
+        return DEVERR_OK;
     for (uint32_t s = 0; s < nsources; s++)
         out_rows[(uint64_t) s * out_cap + at] = in[(uint64_t) s * in_stride + rep];
     for (uint32_t g = 0; g < spec->nkeys; g++)
         out_keys[(uint64_t) at * spec->nkeys + g] = keybuf[(uint64_t) rep * spec->nkeys + g];
+    uint64_t *out = out_words + (uint64_t) at * spec->nwords;
+
     for (uint32_t w = 0; w < spec->nwords; w++)
-        out_words[(uint64_t) at * spec->nwords + w] = words[(uint64_t) i * spec->nwords + w];
+        out[w] = words[(uint64_t) i * spec->nwords + w];
+    for (uint32_t o = 0; o < spec->nops; o++)
+    {
+        const DevAggOp *op = &spec->ops[o];
+        uint32_t rows[PGSTROM_MAX_SOURCES];
+        DevDatum v;
+        int32_t  rc;
+
+        if ((op->kind != AGGOP_MIN_ANY && op->kind != AGGOP_MAX_ANY) || out[op->word + 1] == PGSTROM_AGG_NO_WINNER)
+            continue;
+        if (op->word + 5 > spec->nwords)
+            return DEVERR_INVALID_PROGRAM;
+        agg_rows_of(in, in_stride, nsources, (uint32_t) out[op->word + 1], rows);
+        rc = agg_eval(&op->args[0], cols, ncols, params, nparams, rows, &v);
+        if (rc != DEVERR_OK)
+            return rc;
+        out[op->word + 2] = (uint64_t) v.v.i;
+        out[op->word + 3] = (uint64_t) v.hi;
+        out[op->word + 4] = (uint64_t) (uint32_t) v.len | ((uint64_t) (v.isnull != 0) << 32);
+    }
+    return DEVERR_OK;
 }
 
 #ifdef PGSTROM_GPU_TARGET
@@ -674,16 +792,17 @@ kern_agg_rows(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
 }
 
 KERNEL_FUNC void
-kern_agg_collect(const DevAggSpec *spec, const uint32_t *in, uint32_t in_stride,
+kern_agg_collect(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+                 const DevDatum *params, uint32_t nparams,
+                 const uint32_t *in, uint32_t in_stride,
                  uint32_t nsources, const uint32_t *table, const uint64_t *words,
                  const DevDatum *keybuf, uint32_t nslots, uint32_t *out_rows,
-                 DevDatum *out_keys, uint64_t *out_words, uint32_t out_cap, uint32_t *count)
+                 DevDatum *out_keys, uint64_t *out_words, uint32_t out_cap, uint32_t *count,
+                 unsigned long long *error)
 {
-    uint32_t stride = gridDim.x * blockDim.x;
-
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < nslots; i += stride)
-        dev_agg_collect_one(spec, in, in_stride, nsources, table, words, keybuf, i,
-                            out_rows, out_keys, out_words, out_cap, count);
+    AGG_GPU_LOOP(nslots, dev_agg_collect_one(spec, cols, ncols, params, nparams, in, in_stride,
+                                             nsources, table, words, keybuf, i, out_rows,
+                                             out_keys, out_words, out_cap, count))
 }
 
 #else   /* PGSTROM_CPU_TARGET */
@@ -729,8 +848,16 @@ pgstrom_cpu_agg(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
     }
     *count = 0;
     for (uint32_t i = 0; i < nslots; i++)
-        dev_agg_collect_one(spec, in, in_stride, nsources, table, words, keybuf, i,
-                            out_rows, out_keys, out_words, n, count);
+    {
+        int32_t rc = dev_agg_collect_one(spec, cols, ncols, params, nparams, in, in_stride,
+                                         nsources, table, words, keybuf, i, out_rows,
+                                         out_keys, out_words, n, count);
+        if (rc != DEVERR_OK)
+        {
+            *error_at = table[i];
+            return rc;
+        }
+    }
     return DEVERR_OK;
 }
 

@@ -160,6 +160,21 @@ struct Ctx<'r> {
     /// the CPU engine too is compiled: numerics (which may exceed 38
     /// digits) and date/time units the device does not know.
     pg_fallback: bool,
+    /// Numerics are compiled without `pg_fallback`: the planner bounded
+    /// the expression's numerics to 38 digits ([`numeric_bound`]).
+    numeric_ok: bool,
+}
+
+/// What may report DEVERR_NEEDS_CPU in a program (see `Ctx::pg_fallback`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fallback {
+    /// Nothing: no caller fallback (join keys and quals, aggregates).
+    None,
+    /// Nothing but numerics the planner bounded to 38 digits, which then
+    /// never do (numeric sums, min/max and grouping keys).
+    BoundedNumeric,
+    /// Anything: PostgreSQL evaluates those rows (filters, device_eval).
+    Pg,
 }
 
 /// Units the device computes without PostgreSQL: of date_part over a
@@ -582,7 +597,7 @@ impl Ctx<'_> {
         if node.is_null() {
             return unsupported("empty expression".into());
         }
-        if !self.pg_fallback && self.expr_type(node) == Ok(type_id("NUMERIC")) {
+        if !self.pg_fallback && !self.numeric_ok && self.expr_type(node) == Ok(type_id("NUMERIC")) {
             return unsupported("numeric in a join or an aggregate (values beyond 38 digits need PostgreSQL)".into());
         }
         // SAFETY: node is a valid expression node.
@@ -1059,7 +1074,8 @@ unsafe fn compile_single(expr: *mut pg_sys::Node, varno: i32, numeric_result: bo
     };
     let mut inputs = Inputs::default();
     // SAFETY: valid expression (caller).
-    let (program, result_type) = unsafe { compile_inner(expr, &resolve, &mut inputs, false, numeric_result, true)? };
+    let (program, result_type) =
+        unsafe { compile_inner(expr, &resolve, &mut inputs, false, numeric_result, Fallback::Pg)? };
     Ok(Compiled {
         program,
         columns: inputs.columns.iter().map(|&(_, a, t)| (a, t)).collect(),
@@ -1093,7 +1109,7 @@ pub unsafe fn compile_shared(
     text_result: bool,
 ) -> Result<(Program, pg_sys::Oid), NotSupported> {
     // SAFETY: valid expression (caller).
-    unsafe { compile_inner(expr, resolve, inputs, text_result, false, false) }
+    unsafe { compile_inner(expr, resolve, inputs, text_result, false, Fallback::None) }
 }
 
 /// A bound on the values of numeric expression `e`: (precision, scale):
@@ -1206,11 +1222,67 @@ pub unsafe fn compile_numeric_sum(
     unsafe {
         match numeric_bound(expr) {
             Some((p, s)) if p <= 38 => {
-                let (program, _) = compile_inner(expr, resolve, inputs, false, true, true)?;
+                let (program, _) = compile_inner(expr, resolve, inputs, false, true, Fallback::BoundedNumeric)?;
                 Ok((program, s))
             }
             Some((p, _)) => unsupported(format!("a numeric sum of up to {p} digits (the device sums 38)")),
             None => unsupported("a numeric sum whose digits the planner cannot bound (declare numeric(p,s))".into()),
+        }
+    }
+}
+
+/// A grouping key, hashed and compared on the device, which returns its
+/// value (text, bpchar and bytea keys are read at the group's
+/// representative row instead).  A numeric key needs [`numeric_bound`] to
+/// prove at most 38 digits: with no PostgreSQL fallback in an aggregation,
+/// the device must hold every value.
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_group_key(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+) -> Result<(Program, pg_sys::Oid), NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe {
+        if pg_sys::exprType(expr) != pg_sys::NUMERICOID {
+            return compile_inner(expr, resolve, inputs, true, false, Fallback::None);
+        }
+        match numeric_bound(expr) {
+            Some((p, _)) if p <= 38 => compile_inner(expr, resolve, inputs, true, true, Fallback::BoundedNumeric),
+            Some((p, _)) => unsupported(format!("a numeric grouping key of up to {p} digits (the device holds 38)")),
+            None => unsupported(
+                "a numeric grouping key whose digits the planner cannot bound (declare numeric(p,s))".into(),
+            ),
+        }
+    }
+}
+
+/// The argument of min() / max() over numeric (of at most 38 digits, by
+/// [`numeric_bound`]), interval or timetz, compared on the device, which
+/// returns the winning value.
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_minmax_any(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+) -> Result<Program, NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe {
+        if pg_sys::exprType(expr) != pg_sys::NUMERICOID {
+            return compile_inner(expr, resolve, inputs, false, true, Fallback::None).map(|(p, _)| p);
+        }
+        match numeric_bound(expr) {
+            Some((p, _)) if p <= 38 => {
+                compile_inner(expr, resolve, inputs, false, true, Fallback::BoundedNumeric).map(|(p, _)| p)
+            }
+            Some((p, _)) => unsupported(format!("min / max of a numeric of up to {p} digits (the device holds 38)")),
+            None => unsupported(
+                "min / max of a numeric whose digits the planner cannot bound (declare numeric(p,s))".into(),
+            ),
         }
     }
 }
@@ -1264,7 +1336,7 @@ pub unsafe fn compile_numeric_column(
             return unsupported("min / max of numeric other than a numeric(p,s) column with p <= 18".into());
         };
         // a column of the type holds no value the device cannot
-        let (p, _) = compile_inner(expr, resolve, inputs, true, true, true)?;
+        let (p, _) = compile_inner(expr, resolve, inputs, true, true, Fallback::BoundedNumeric)?;
         Ok((p, scale))
     }
 }
@@ -1285,7 +1357,7 @@ pub unsafe fn compile_count_arg(
     // SAFETY: valid expression (caller).
     unsafe {
         if (*strip_relabel(expr)).type_ != pg_sys::NodeTag::T_Var {
-            return compile_inner(expr, resolve, inputs, true, false, false);
+            return compile_inner(expr, resolve, inputs, true, false, Fallback::None);
         }
         let nt = pg_sys::palloc0(std::mem::size_of::<pg_sys::NullTest>()) as *mut pg_sys::NullTest;
         (*nt).xpr.type_ = pg_sys::NodeTag::T_NullTest;
@@ -1303,7 +1375,7 @@ pub unsafe fn compile_count_arg(
         (*ce).args = pg_sys::lappend(std::ptr::null_mut(), cw.cast());
         (*ce).defresult = pg_sys::makeBoolConst(false, true).cast();
         (*ce).location = -1;
-        compile_inner(ce.cast(), resolve, inputs, false, false, true)
+        compile_inner(ce.cast(), resolve, inputs, false, false, Fallback::BoundedNumeric)
     }
 }
 
@@ -1319,7 +1391,7 @@ pub unsafe fn compile_shared_fallback(
     inputs: &mut Inputs,
 ) -> Result<(Program, pg_sys::Oid), NotSupported> {
     // SAFETY: valid expression (caller).
-    unsafe { compile_inner(expr, resolve, inputs, false, false, true) }
+    unsafe { compile_inner(expr, resolve, inputs, false, false, Fallback::Pg) }
 }
 
 unsafe fn compile_inner(
@@ -1328,7 +1400,7 @@ unsafe fn compile_inner(
     inputs: &mut Inputs,
     text_result: bool,
     wide_result: bool,
-    pg_fallback: bool,
+    fallback: Fallback,
 ) -> Result<(Program, pg_sys::Oid), NotSupported> {
     let mut ctx = Ctx {
         b: Builder::new(),
@@ -1337,7 +1409,8 @@ unsafe fn compile_inner(
         locals: 0,
         case_values: Vec::new(),
         params: inputs.params.clone(),
-        pg_fallback,
+        pg_fallback: fallback == Fallback::Pg,
+        numeric_ok: fallback == Fallback::BoundedNumeric,
     };
     let rtype = ctx.expr_type(expr)?;
     // (a text_result, a join's hash key, is hashed and compared on the

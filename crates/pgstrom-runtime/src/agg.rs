@@ -56,15 +56,25 @@ pub enum AggKind {
     MinNum = 12,
     /// Maximum of a numeric(p,s) column: `[n, value at scale s, NaN count]`.
     MaxNum = 13,
+    /// Minimum of a numeric (of at most 38 digits), interval or timetz
+    /// argument: `[n, winner, value bits, value hi, len | NULL << 32]`:
+    /// the combination holding the least value, and (written by the
+    /// collect step) that value as a device datum.
+    MinAny = 14,
+    /// Maximum, as MinAny.
+    MaxAny = 15,
 }
 
 impl AggKind {
     /// From its number (AGGOP_*).
     pub fn from_u32(v: u32) -> Option<AggKind> {
         use AggKind::*;
-        [Count, SumInt, SumFlt, Moments, Moments2, MinInt, MaxInt, MinFlt, MaxFlt, SumNum, SumIntv, MinNum, MaxNum]
-            .into_iter()
-            .find(|k| *k as u32 == v)
+        [
+            Count, SumInt, SumFlt, Moments, Moments2, MinInt, MaxInt, MinFlt, MaxFlt, SumNum, SumIntv, MinNum, MaxNum,
+            MinAny, MaxAny,
+        ]
+        .into_iter()
+        .find(|k| *k as u32 == v)
     }
 
     /// Accumulator words the operation takes.
@@ -79,6 +89,7 @@ impl AggKind {
             AggKind::SumNum => 9,
             AggKind::SumIntv => 7,
             AggKind::MinNum | AggKind::MaxNum => 3,
+            AggKind::MinAny | AggKind::MaxAny => 5,
         }
     }
 
@@ -96,7 +107,7 @@ impl AggKind {
         match self {
             AggKind::MinInt | AggKind::MinNum => w[1] = i64::MAX as u64,
             AggKind::MaxInt | AggKind::MaxNum => w[1] = i64::MIN as u64,
-            AggKind::MinFlt => w[1] = u64::MAX,
+            AggKind::MinFlt | AggKind::MinAny | AggKind::MaxAny => w[1] = u64::MAX,
             AggKind::Moments => w[3] = NO_SHIFT,
             AggKind::Moments2 => (w[6], w[7]) = (NO_SHIFT, NO_SHIFT),
             _ => {}
@@ -178,6 +189,9 @@ impl AggSpec {
                     AggKind::SumNum => t == type_id("NUMERIC") && (0..=38).contains(&op.scale),
                     AggKind::SumIntv => t == type_id("INTERVAL"),
                     AggKind::MinNum | AggKind::MaxNum => t == type_id("NUMERIC") && (0..=18).contains(&op.scale),
+                    AggKind::MinAny | AggKind::MaxAny => {
+                        t == type_id("NUMERIC") || t == type_id("INTERVAL") || t == type_id("TIMETZ")
+                    }
                 };
                 if !ok {
                     return bad(format!("{:?} over device type {t}", op.kind));
@@ -205,6 +219,50 @@ fn fixed_width(t: u16) -> bool {
     crate::catalog::type_info(t).is_some_and(|i| i.width > 0)
 }
 
+/// A value as the device computed it (a DevDatum): integers, bool and
+/// date/time types sign-extended in `bits`, float4 (and float2, as the
+/// float4 of its value) in the low 32 bits, float8 as its bits; a
+/// numeric's 128-bit mantissa in `bits` (low) and `hi`, its scale or kind
+/// in `len`; the stored bytes of uuid, interval and timetz, the first 8 in
+/// `bits`, the rest in `hi`.  Text, bpchar and bytea carry no value here
+/// (read them at the representative's row).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyValue {
+    /// Low 64 bits.
+    pub bits: i64,
+    /// High 64 bits (numeric, wide types).
+    pub hi: i64,
+    /// A numeric's scale or kind.
+    pub len: i32,
+    /// NULL.
+    pub isnull: bool,
+}
+
+impl KeyValue {
+    /// The stored bytes of a fixed-width type wider than 8 bytes (uuid,
+    /// interval, timetz): `width` bytes.
+    pub fn wide_bytes(&self, width: usize) -> Vec<u8> {
+        let mut b = Vec::with_capacity(16);
+        b.extend_from_slice(&self.bits.to_le_bytes());
+        b.extend_from_slice(&self.hi.to_le_bytes());
+        b.truncate(width.min(16));
+        b
+    }
+
+    /// The device numeric it holds.
+    pub fn numeric(&self) -> crate::numeric::DevNumeric {
+        crate::numeric::DevNumeric { mant: ((self.hi as i128) << 64) | (self.bits as u64 as i128), scale: self.len }
+    }
+}
+
+/// MinAny / MaxAny's value from its words (None: no row).
+pub fn any_value(words: &[u64]) -> Option<KeyValue> {
+    if words[0] == 0 || words[1] == u64::MAX || (words[4] >> 32) != 0 {
+        return None;
+    }
+    Some(KeyValue { bits: words[2] as i64, hi: words[3] as i64, len: words[4] as u32 as i32, isnull: false })
+}
+
 /// The groups one chunk (or the unmatched rows) produced.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AggGroups {
@@ -216,11 +274,8 @@ pub struct AggGroups {
     pub rows: Vec<u32>,
     /// Grouping keys per group.
     pub nkeys: usize,
-    /// keys[g * nkeys + k]: key k of group g, as (datum bits, NULL):
-    /// integers, bool and date/time types sign-extended, float4 in the low
-    /// 32 bits, float8 as its bits; text and bpchar carry no value here
-    /// (read them at the representative's row).
-    pub keys: Vec<(i64, bool)>,
+    /// keys[g * nkeys + k]: key k of group g.
+    pub keys: Vec<KeyValue>,
     /// Words per group.
     pub nwords: usize,
     /// words[g * nwords + w].
@@ -237,6 +292,12 @@ impl AggGroups {
 
     /// Key `k` of group `g`: (datum bits, NULL).
     pub fn key(&self, g: usize, k: usize) -> (i64, bool) {
+        let v = self.keys[g * self.nkeys + k];
+        (v.bits, v.isnull)
+    }
+
+    /// Key `k` of group `g`, all of it.
+    pub fn key_value(&self, g: usize, k: usize) -> KeyValue {
         self.keys[g * self.nkeys + k]
     }
 

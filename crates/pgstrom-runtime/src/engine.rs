@@ -448,6 +448,11 @@ pub(crate) struct DevDatumRepr {
 }
 
 impl DevDatumRepr {
+    /// A grouping key's value.
+    pub(crate) fn key_value(&self) -> crate::agg::KeyValue {
+        crate::agg::KeyValue { bits: self.bits, hi: self.hi, len: self.len, isnull: self.isnull != 0 }
+    }
+
     /// Parameters in the device's layout.
     pub(crate) fn from_params(params: &[ParamValue]) -> Vec<DevDatumRepr> {
         params

@@ -438,7 +438,7 @@ impl JoinSteps for Steps<'_> {
             rows.extend_from_slice(&out_rows[s * count..s * count + g]);
         }
         out_words.truncate(g * agg.nwords);
-        let keys = out_keys[..g * nkeys].iter().map(|d| (d.bits, d.isnull != 0)).collect();
+        let keys = out_keys[..g * nkeys].iter().map(DevDatumRepr::key_value).collect();
         Ok(AggGroups {
             nsources,
             count: g,

@@ -678,6 +678,10 @@ impl Steps<'_, '_> {
         let mut p_count = j.counters.ptr;
         let mut kp = kparams!(
             p_spec,
+            p_cols,
+            p_ncols,
+            p_params,
+            p_nparams,
             p_in,
             p_stride,
             p_nsources,
@@ -689,7 +693,8 @@ impl Steps<'_, '_> {
             p_out_keys,
             p_out_words,
             p_out_cap,
-            p_count
+            p_count,
+            p_error
         );
         // SAFETY: as above.
         unsafe { j.eng.launch_and_wait("kern_agg_collect", j.eng.grid_for(nslots as u32), &mut kp)? };
@@ -716,7 +721,7 @@ impl Steps<'_, '_> {
                 })?;
             }
         }
-        let keys = keys.iter().map(|d| (d.bits, d.isnull != 0)).collect();
+        let keys = keys.iter().map(DevDatumRepr::key_value).collect();
         Ok(AggGroups { nsources, count: g, rows, nkeys, keys, nwords, words, stage_counts: Vec::new() })
     }
 }

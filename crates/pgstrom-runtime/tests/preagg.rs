@@ -2,8 +2,9 @@
 //! reference: every accumulator over a scan (NULL keys and arguments,
 //! FILTER, the scan quals, the CPU path's selection), grouping after a
 //! join depth, a group per row (the table sized for every combination),
-//! a request without grouping keys, and (with PGSTROM_EXPECT_GPU=1) the
-//! GPU engine.
+//! a request without grouping keys, numeric and interval keys grouped by
+//! value with min / max of such values (MinAny / MaxAny), and (with
+//! PGSTROM_EXPECT_GPU=1) the GPU engine.
 
 mod common;
 
@@ -462,6 +463,146 @@ fn numeric_sums_are_exact_on_every_engine() {
             let exp = 4 * (weight - ndigits as i32 + 1) + 2;
             let v = if exp >= 0 { v * 10i128.pow(exp as u32) } else { v / 10i128.pow((-exp) as u32) };
             assert_eq!(if sign == 0x4000 { -v } else { v }, sum, "{}", eng.describe());
+        }
+    }
+}
+
+/// An interval's 16 stored bytes: microseconds, days, months.
+fn interval_bytes(months: i32, days: i32, micros: i64) -> Vec<u8> {
+    let mut b = micros.to_le_bytes().to_vec();
+    b.extend_from_slice(&days.to_le_bytes());
+    b.extend_from_slice(&months.to_le_bytes());
+    b
+}
+
+#[test]
+fn numeric_and_interval_keys_group_by_value_and_minmax_any_picks_a_winner() {
+    use pgstrom_runtime::numeric::{DevNumeric, NUM_NAN, NUM_NINF};
+    // numeric key: 1.0, 1.00, 1 are one group; 2.5; NaN; NULL every 9th
+    let n = 3000usize;
+    let num = |i: usize| -> Option<DevNumeric> {
+        if i.is_multiple_of(9) {
+            return None;
+        }
+        Some(match i % 5 {
+            0 => DevNumeric { mant: 10, scale: 1 },
+            1 => DevNumeric { mant: 100, scale: 2 },
+            2 => DevNumeric { mant: 1, scale: 0 },
+            3 => DevNumeric { mant: 25, scale: 1 },
+            _ => DevNumeric { mant: 0, scale: NUM_NAN },
+        })
+    };
+    // interval key: 1 mon, 30 days and 720 hours are one span; 1 day
+    let iv = |i: usize| -> Option<(i32, i32, i64)> {
+        if i.is_multiple_of(7) {
+            return None;
+        }
+        Some(match i % 4 {
+            0 => (1, 0, 0),
+            1 => (0, 30, 0),
+            2 => (0, 0, 720 * 3_600_000_000),
+            _ => (0, 1, 0),
+        })
+    };
+    // the min/max argument: numerics at mixed scales, -Infinity once
+    let arg = |i: usize| -> Option<DevNumeric> {
+        if i.is_multiple_of(13) {
+            return None;
+        }
+        if i == 500 {
+            return Some(DevNumeric { mant: 0, scale: NUM_NINF });
+        }
+        let m = (i as i128 * 7919) % 10007 - 5000;
+        Some(if i.is_multiple_of(2) { DevNumeric { mant: m * 10, scale: 3 } } else { DevNumeric { mant: m, scale: 2 } })
+    };
+    let ck = Col::build("NUMERIC", n, |i| num(i).map(|v| v.to_bytes().to_vec()), 24);
+    let ci = Col::build("INTERVAL", n, |i| iv(i).map(|(m, d, t)| interval_bytes(m, d, t)), 16);
+    let ca = Col::build("NUMERIC", n, |i| arg(i).map(|v| v.to_bytes().to_vec()), 24);
+    let spec = AggSpec {
+        keys: vec![var(0, "NUMERIC"), var(1, "INTERVAL")],
+        ops: vec![
+            AggOp { kind: AggKind::Count, args: vec![], filter: None, scale: 0 },
+            AggOp { kind: AggKind::MinAny, args: vec![var(2, "NUMERIC")], filter: None, scale: 0 },
+            AggOp { kind: AggKind::MaxAny, args: vec![var(2, "NUMERIC")], filter: None, scale: 0 },
+            AggOp { kind: AggKind::MaxAny, args: vec![var(1, "INTERVAL")], filter: None, scale: 0 },
+        ],
+    };
+    // the reference, keyed by (numeric class, interval class)
+    let nclass = |i: usize| {
+        num(i).map(|v| {
+            if v.scale == NUM_NAN {
+                2
+            } else if v.mant == 25 {
+                1
+            } else {
+                0
+            }
+        })
+    };
+    let iclass = |i: usize| iv(i).map(|v| if v == (0, 1, 0) { 1 } else { 0 });
+    // arg as a comparable value: -inf lowest, then mant at scale 3
+    let aval = |v: DevNumeric| if v.scale == NUM_NINF { i128::MIN } else { v.mant * 10i128.pow(3 - v.scale as u32) };
+    type Want = (u64, Option<i128>, Option<i128>);
+    let mut want: HashMap<(Option<u8>, Option<u8>), Want> = HashMap::new();
+    for i in 0..n {
+        let e = want.entry((nclass(i), iclass(i))).or_default();
+        e.0 += 1;
+        if let Some(a) = arg(i) {
+            let v = aval(a);
+            e.1 = Some(e.1.map_or(v, |m| m.min(v)));
+            e.2 = Some(e.2.map_or(v, |m| m.max(v)));
+        }
+    }
+    for eng in engines("agg") {
+        let join = JoinSpec {
+            scan_qual: None,
+            outer_types: vec![ck.type_id, ci.type_id, ca.type_id],
+            depths: vec![],
+            params: vec![],
+            agg: Some(spec.clone()),
+        };
+        let mut sess = eng.join_open(&join).unwrap();
+        let g = sess.probe_agg(&[ck.data(), ci.data(), ca.data()], n as u32, None).unwrap();
+        assert_eq!(g.count, want.len(), "{}", eng.describe());
+        let (at, _) = spec.layout();
+        for gi in 0..g.count {
+            let rep = g.row(0, gi) as usize;
+            let key = (nclass(rep), iclass(rep));
+            let (cnt, lo, hi) = want[&key];
+            let w = g.group_words(gi);
+            assert_eq!(w[at[0] as usize], cnt, "{}", eng.describe());
+            // the keys come back as the representative's value
+            let k0 = g.key_value(gi, 0);
+            assert_eq!(k0.isnull, num(rep).is_none());
+            if let Some(v) = num(rep) {
+                assert_eq!(k0.numeric(), v, "{}", eng.describe());
+            }
+            let k1 = g.key_value(gi, 1);
+            if let Some((m, d, t)) = iv(rep) {
+                assert_eq!(k1.wide_bytes(16), interval_bytes(m, d, t), "{}", eng.describe());
+            }
+            // min / max: a value equal to the least / greatest
+            let wmin = &w[at[1] as usize..at[1] as usize + 5];
+            let wmax = &w[at[2] as usize..at[2] as usize + 5];
+            let got = |ws: &[u64]| agg::any_value(ws).map(|v| aval(v.numeric()));
+            assert_eq!((got(wmin), got(wmax)), (lo, hi), "{}", eng.describe());
+            // the winner's value is one of its rows' (display scale kept)
+            if let Some(v) = agg::any_value(wmax) {
+                let s = v.numeric().scale;
+                assert!(s == 2 || s == 3, "{}", eng.describe());
+            }
+            // max(interval) of a group: one of its spellings of the span
+            let wi = &w[at[3] as usize..at[3] as usize + 5];
+            match (agg::any_value(wi), iv(rep)) {
+                (None, None) => {}
+                (Some(v), Some(_)) => {
+                    let b = v.wide_bytes(16);
+                    let spans =
+                        [interval_bytes(1, 0, 0), interval_bytes(0, 30, 0), interval_bytes(0, 0, 720 * 3_600_000_000)];
+                    assert!(spans.contains(&b) || b == interval_bytes(0, 1, 0), "{}", eng.describe());
+                }
+                other => panic!("max(interval) {other:?} on {}", eng.describe()),
+            }
         }
     }
 }

@@ -691,11 +691,11 @@ impl GpuJoinExec {
                 let out = self.info.agg.as_ref().expect("GpuPreAgg").outputs[i];
                 let (isnull, value) = match out {
                     AggOutput::Key { index, type_oid, column: None } => {
-                        let (bits, isnull) = self.groups.key(g, index as usize);
-                        if isnull {
+                        let v = self.groups.key_value(g, index as usize);
+                        if v.isnull {
                             (true, pg_sys::Datum::from(0))
                         } else {
-                            (false, state::key_datum(type_oid.into(), bits))
+                            (false, state::device_datum(type_oid.into(), &v))
                         }
                     }
                     AggOutput::Key { column: Some((s, key)), .. } => {

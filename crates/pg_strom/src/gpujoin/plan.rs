@@ -579,54 +579,23 @@ unsafe extern "C-unwind" fn plan_custom_path(
                     else {
                         internal("an aggregate is no longer supported")
                     };
-                    // count's argument (only tested for NULL) and an
-                    // interval sum's stay on the device
-                    let count =
-                        matches!(kind, pgstrom_runtime::agg::AggKind::Count | pgstrom_runtime::agg::AggKind::SumIntv);
                     outputs.push(AggOutput::Agg {
                         op: ops.len() as u32,
                         encoding: enc as u32,
                         arg_type: types.first().map_or(0, |t| t.to_u32()),
                     });
                     let mut scale = 0;
-                    let args = if kind == pgstrom_runtime::agg::AggKind::SumNum {
-                        args.iter()
-                            .map(|&x| {
-                                let r = |v: *mut pg_sys::Var| resolve(v);
-                                match codegen::compile_numeric_sum(x, &r, &mut inputs) {
-                                    Ok((p, s)) => {
-                                        scale = s;
-                                        p
-                                    }
-                                    Err(why) => internal(&format!("a numeric sum no longer compiles: {}", why.0)),
-                                }
-                            })
-                            .collect()
-                    } else if matches!(
-                        kind,
-                        pgstrom_runtime::agg::AggKind::MinNum | pgstrom_runtime::agg::AggKind::MaxNum
-                    ) {
-                        let r = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| all(*s));
-                        args.iter()
-                            .map(|&x| match codegen::compile_numeric_column(x, &r, &mut inputs) {
-                                Ok((p, s)) => {
-                                    scale = s;
-                                    p
-                                }
-                                Err(why) => internal(&format!("a numeric min/max no longer compiles: {}", why.0)),
-                            })
-                            .collect()
-                    } else if kind == pgstrom_runtime::agg::AggKind::Count {
-                        let r = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| all(*s));
-                        args.iter()
-                            .map(|&x| match codegen::compile_count_arg(x, &r, &mut inputs) {
-                                Ok((p, _)) => p,
-                                Err(why) => internal(&format!("a count argument no longer compiles: {}", why.0)),
-                            })
-                            .collect()
-                    } else {
-                        args.iter().map(|&x| compile(x, &mut inputs, &all, count, false)).collect()
-                    };
+                    let r = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| all(*s));
+                    let args = args
+                        .iter()
+                        .map(|&x| match crate::gpupreagg::state::compile_agg_arg(kind, x, &r, &mut inputs) {
+                            Ok((p, s)) => {
+                                scale = s;
+                                p
+                            }
+                            Err(why) => internal(&format!("an aggregate argument no longer compiles: {}", why.0)),
+                        })
+                        .collect();
                     ops.push(AggOpInfo {
                         kind: kind as u32,
                         scale,
@@ -645,7 +614,11 @@ unsafe extern "C-unwind" fn plan_custom_path(
                         KeySource::Unsupported => internal("a grouping key read at its row is not a column"),
                     };
                     outputs.push(AggOutput::Key { index: keys.len() as u32, type_oid: t.to_u32(), column });
-                    keys.push(compile(e, &mut inputs, &all, true, false));
+                    let r = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| all(*s));
+                    keys.push(match codegen::compile_group_key(e, &r, &mut inputs) {
+                        Ok((p, _)) => p,
+                        Err(why) => internal(&format!("a grouping key no longer compiles: {}", why.0)),
+                    });
                 }
             }
             let a = desc.agg.as_ref().expect("matched above");

@@ -159,28 +159,9 @@ unsafe fn supported(
                 };
                 let a = e as *mut pg_sys::Aggref;
                 for &x in &info.args {
-                    if info.kind == pgstrom_runtime::agg::AggKind::SumNum {
-                        if let Err(e) = codegen::compile_numeric_sum(x, &resolve, &mut inputs) {
-                            return why(&e.0);
-                        }
-                        continue;
+                    if let Err(e) = state::compile_agg_arg(info.kind, x, &resolve, &mut inputs) {
+                        return why(&e.0);
                     }
-                    if matches!(
-                        info.kind,
-                        pgstrom_runtime::agg::AggKind::MinNum | pgstrom_runtime::agg::AggKind::MaxNum
-                    ) {
-                        if let Err(e) = codegen::compile_numeric_column(x, &resolve, &mut inputs) {
-                            return why(&e.0);
-                        }
-                        continue;
-                    }
-                    if info.kind == pgstrom_runtime::agg::AggKind::Count {
-                        codegen::compile_count_arg(x, &resolve, &mut inputs).ok()?;
-                        continue;
-                    }
-                    // an interval sum's argument stays on the device
-                    let kept = info.kind == pgstrom_runtime::agg::AggKind::SumIntv;
-                    codegen::compile_shared(x, &resolve, &mut inputs, kept).ok()?;
                 }
                 if !(*a).aggfilter.is_null() {
                     codegen::compile_shared((*a).aggfilter.cast(), &resolve, &mut inputs, false).ok()?;
@@ -192,15 +173,10 @@ unsafe fn supported(
             if sgref == 0 {
                 return why("the target has a column that is neither a grouping key nor an aggregate");
             }
-            let key_type = codegen::device_type_of(pg_sys::exprType(e))?;
-            // uuid and timetz keys are read at a representative row, like
-            // text; numeric and interval keys are not grouped on the device
-            // (equal values print differently: 1.0 and 1.00, 1 mon and 30
-            // days, and PostgreSQL shows the first one it met)
-            let name = pgstrom_runtime::catalog::type_info(key_type).map_or("", |t| t.name);
-            if matches!(name, "NUMERIC" | "INTERVAL" | "FLOAT2") {
-                return why("a numeric, interval or float2 grouping key");
-            }
+            codegen::device_type_of(pg_sys::exprType(e))?;
+            // (numeric and interval keys group equal values that print
+            // differently, 1.0 and 1.00, 1 mon and 30 days: the group shows
+            // its representative's, as PostgreSQL shows the first it met)
             match state::key_source(e) {
                 state::KeySource::Device => {}
                 state::KeySource::Column(v) if resolve(v).is_some() => {
@@ -209,9 +185,11 @@ unsafe fn supported(
                         return why("a grouping key has a nondeterministic collation");
                     }
                 }
-                _ => return why("a text, bytea, uuid or timetz grouping key is not a column"),
+                _ => return why("a text, bpchar or bytea grouping key is not a column"),
             }
-            codegen::compile_shared(e, &resolve, &mut inputs, true).ok()?;
+            if let Err(e) = codegen::compile_group_key(e, &resolve, &mut inputs) {
+                return why(&e.0);
+            }
         }
         Some(nops)
     }

@@ -22,6 +22,7 @@
 //! | sum(numeric), avg(numeric) | SumNum | numeric_avg_serialize's bytea |
 //! | sum(interval), avg(interval) | SumIntv | interval_avg_serialize's bytea |
 //! | min, max (numeric(p,s) columns, p <= 18) | MinNum/MaxNum | numeric |
+//! | min, max (other numerics of <= 38 digits, interval, timetz) | MinAny/MaxAny | the type |
 
 use pgrx::IntoDatum;
 use pgrx::pg_sys;
@@ -63,6 +64,9 @@ pub enum Encoding {
     IntervalAvg = 12,
     /// numeric at the operation's scale, NULL when no row.
     MinMaxNum = 13,
+    /// The argument's type (numeric, interval, timetz) from the device's
+    /// value, NULL when no row.
+    MinMaxAny = 14,
 }
 
 impl Encoding {
@@ -83,6 +87,7 @@ impl Encoding {
             NumAvg,
             IntervalAvg,
             MinMaxNum,
+            MinMaxAny,
         ]
         .into_iter()
         .find(|e| *e as u32 == v)
@@ -119,6 +124,12 @@ pub fn classify(name: &str, args: &[pg_sys::Oid], star: bool) -> Option<(AggKind
         "sum" | "avg" if one == pg_sys::INTERVALOID.to_u32() => (AggKind::SumIntv, Encoding::IntervalAvg),
         "min" if one == pg_sys::NUMERICOID.to_u32() => (AggKind::MinNum, Encoding::MinMaxNum),
         "max" if one == pg_sys::NUMERICOID.to_u32() => (AggKind::MaxNum, Encoding::MinMaxNum),
+        "min" if one == pg_sys::INTERVALOID.to_u32() || one == pg_sys::TIMETZOID.to_u32() => {
+            (AggKind::MinAny, Encoding::MinMaxAny)
+        }
+        "max" if one == pg_sys::INTERVALOID.to_u32() || one == pg_sys::TIMETZOID.to_u32() => {
+            (AggKind::MaxAny, Encoding::MinMaxAny)
+        }
         "avg" | "variance" | "var_pop" | "var_samp" | "stddev" | "stddev_pop" | "stddev_samp" if float(one) => {
             (AggKind::Moments, Encoding::Moments)
         }
@@ -180,9 +191,16 @@ pub unsafe fn classify_aggref(a: *mut pg_sys::Aggref) -> Result<AggrefInfo, Stri
             .map(|t| (*(t as *mut pg_sys::TargetEntry)).expr.cast())
             .collect();
         let types: Vec<pg_sys::Oid> = args.iter().map(|&x| pg_sys::exprType(x)).collect();
-        let Some((kind, enc)) = classify(&name, &types, (*a).aggstar) else {
+        let Some((mut kind, mut enc)) = classify(&name, &types, (*a).aggstar) else {
             return Err(format!("aggregate {name} is not reduced on the device"));
         };
+        // min / max of a numeric other than a numeric(p,s) column with p <=
+        // 18 (compared as integers): by comparing device numerics
+        if matches!(kind, AggKind::MinNum | AggKind::MaxNum) && crate::codegen::numeric_column_scale(args[0]).is_none()
+        {
+            kind = if kind == AggKind::MinNum { AggKind::MinAny } else { AggKind::MaxAny };
+            enc = Encoding::MinMaxAny;
+        }
         let arg0 = types.first().copied().unwrap_or(pg_sys::InvalidOid);
         if (*a).aggtype != partial_type(enc, arg0) {
             return Err(format!("the partial state of {name} is not the expected type"));
@@ -195,9 +213,9 @@ pub unsafe fn classify_aggref(a: *mut pg_sys::Aggref) -> Result<AggrefInfo, Stri
 pub enum KeySource {
     /// A fixed-width key: the value the device computed.
     Device,
-    /// A variable-length key (text, bpchar, bytea) or one wider than 8
-    /// bytes (uuid, timetz) that is a column (the Var under any
-    /// RelabelType): read on the host at a representative row.
+    /// A variable-length key (text, bpchar, bytea) that is a column (the
+    /// Var under any RelabelType): read on the host at a representative
+    /// row.
     Column(*mut pg_sys::Var),
     /// Such a key that is not a column: not supported.
     Unsupported,
@@ -212,7 +230,7 @@ pub unsafe fn key_source(e: *mut pg_sys::Node) -> KeySource {
     unsafe {
         let by_row = crate::codegen::device_type_of(pg_sys::exprType(e))
             .and_then(pgstrom_runtime::catalog::type_info)
-            .is_some_and(|ti| ti.width == 0 || ti.width > 8);
+            .is_some_and(|ti| ti.width == 0);
         if !by_row {
             return KeySource::Device;
         }
@@ -231,7 +249,7 @@ pub fn partial_type(enc: Encoding, arg: pg_sys::Oid) -> pg_sys::Oid {
         Encoding::SumFloat4 => pg_sys::FLOAT4OID,
         Encoding::SumFloat8 => pg_sys::FLOAT8OID,
         Encoding::Moments | Encoding::Regr => pg_sys::FLOAT8ARRAYOID,
-        Encoding::MinMaxInt | Encoding::MinMaxFloat | Encoding::MinMaxNum => arg,
+        Encoding::MinMaxInt | Encoding::MinMaxFloat | Encoding::MinMaxNum | Encoding::MinMaxAny => arg,
     }
 }
 
@@ -292,6 +310,32 @@ fn bytea(b: &[u8]) -> pg_sys::Datum {
         std::ptr::copy_nonoverlapping(b.as_ptr(), v.add(pg_sys::VARHDRSZ), b.len());
         pgrx::set_varsize_4b(v.cast(), (b.len() + pg_sys::VARHDRSZ) as i32);
         pg_sys::Datum::from(v)
+    }
+}
+
+/// Compile aggregate argument `x` for operation `kind`: the program and
+/// the operation's scale (`AggOp::scale`).
+///
+/// # Safety
+/// `x` is a valid expression.
+pub unsafe fn compile_agg_arg(
+    kind: AggKind,
+    x: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut crate::codegen::Inputs,
+) -> Result<(pgstrom_runtime::program::Program, i32), crate::codegen::NotSupported> {
+    use crate::codegen;
+    // SAFETY: a valid expression (caller).
+    unsafe {
+        match kind {
+            AggKind::SumNum => codegen::compile_numeric_sum(x, resolve, inputs),
+            AggKind::MinNum | AggKind::MaxNum => codegen::compile_numeric_column(x, resolve, inputs),
+            AggKind::MinAny | AggKind::MaxAny => codegen::compile_minmax_any(x, resolve, inputs).map(|p| (p, 0)),
+            AggKind::Count => codegen::compile_count_arg(x, resolve, inputs).map(|(p, _)| (p, 0)),
+            // an interval sum's argument stays on the device
+            AggKind::SumIntv => codegen::compile_shared(x, resolve, inputs, true).map(|(p, _)| (p, 0)),
+            _ => codegen::compile_shared(x, resolve, inputs, false).map(|(p, _)| (p, 0)),
+        }
     }
 }
 
@@ -379,6 +423,10 @@ pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, scale: i32,
             }
             (int_datum(arg, w[1] as i64), false)
         }
+        Encoding::MinMaxAny => match agg::any_value(w) {
+            Some(v) => (device_datum(arg, &v), false),
+            None => null,
+        },
         Encoding::MinMaxFloat => {
             if n == 0 {
                 return null;
@@ -405,13 +453,47 @@ pub fn int_datum(t: pg_sys::Oid, v: i64) -> pg_sys::Datum {
     }
 }
 
-/// A grouping key computed on the device, as a datum of type `t` (a
-/// fixed-width device type).
-pub fn key_datum(t: pg_sys::Oid, bits: i64) -> pg_sys::Datum {
+/// A non-NULL value the device computed (a grouping key, MinAny's
+/// value) as a datum of type `t`, a fixed-width device type.  Memory comes
+/// from the current context.
+pub fn device_datum(t: pg_sys::Oid, v: &agg::KeyValue) -> pg_sys::Datum {
+    let dtype = crate::codegen::device_type_of(t);
+    let info = dtype.and_then(pgstrom_runtime::catalog::type_info);
     match t {
-        pg_sys::FLOAT4OID => f32::from_bits(bits as u32).into_datum().expect("float4"),
-        pg_sys::FLOAT8OID => f64::from_bits(bits as u64).into_datum().expect("float8"),
-        _ => int_datum(t, bits),
+        pg_sys::FLOAT4OID => f32::from_bits(v.bits as u32).into_datum().expect("float4"),
+        pg_sys::FLOAT8OID => f64::from_bits(v.bits as u64).into_datum().expect("float8"),
+        pg_sys::NUMERICOID => {
+            let n = v.numeric();
+            if n.scale == pgstrom_runtime::numeric::NUM_BIG {
+                errors::raise_plain(
+                    PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                    "a numeric beyond the device's digits came back as a value".into(),
+                    None,
+                    None,
+                )
+            }
+            let numeric = pgrx::AnyNumeric::try_from(n.to_text().as_str()).unwrap_or_else(|e| {
+                errors::raise_plain(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("device numeric: {e}"), None, None)
+            });
+            numeric.into_datum().expect("numeric datum")
+        }
+        _ if info.is_some_and(|i| i.name == "FLOAT2") => {
+            // held as the float4 of its value (exact)
+            let h = pgstrom_arrow::float2::f16::from_f32(f32::from_bits(v.bits as u32));
+            pg_sys::Datum::from(h.to_bits() as usize)
+        }
+        _ if info.is_some_and(|i| i.width > 8) => {
+            // uuid, interval, timetz: their stored bytes
+            let width = info.map_or(0, |i| i.width);
+            let bytes = v.wide_bytes(width);
+            // SAFETY: a fresh allocation of the type's length.
+            unsafe {
+                let p = pg_sys::palloc(width) as *mut u8;
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, width);
+                pg_sys::Datum::from(p)
+            }
+        }
+        _ => int_datum(t, v.bits),
     }
 }
 

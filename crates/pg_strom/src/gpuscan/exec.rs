@@ -612,7 +612,10 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
                     if out.nulls[row] != 0 {
                         (pg_sys::Datum::from(0), true)
                     } else {
-                        (crate::gpupreagg::state::key_datum(st.projections[k].type_oid, out.values[row]), false)
+                        {
+                            let v = pgstrom_runtime::agg::KeyValue { bits: out.values[row], ..Default::default() };
+                            (crate::gpupreagg::state::device_datum(st.projections[k].type_oid, &v), false)
+                        }
                     }
                 }
                 Output::Cpu(state) => {

@@ -4,7 +4,7 @@
 //! Every read is bounds-checked: a malformed request is an error, never a
 //! crash of the service.
 
-use crate::agg::{AggGroups, AggKind, AggOp, AggSpec};
+use crate::agg::{AggGroups, AggKind, AggOp, AggSpec, KeyValue};
 use crate::cufile::Mode;
 use crate::engine::{ColumnData, EvalOutput, FileSlice, FilterResult, ParamValue};
 use crate::error::DeviceError;
@@ -406,8 +406,9 @@ pub fn put_groups(w: &mut Writer<'_>, g: &AggGroups) {
     w.u64(g.count as u64);
     w.slice(&g.rows);
     w.u64(g.nkeys as u64);
-    put_u64s(w, g.keys.iter().map(|k| k.0 as u64));
-    w.blob(&g.keys.iter().map(|k| k.1 as u8).collect::<Vec<u8>>());
+    put_u64s(w, g.keys.iter().map(|k| k.bits as u64));
+    put_u64s(w, g.keys.iter().map(|k| k.hi as u64));
+    put_u64s(w, g.keys.iter().map(|k| k.len as u32 as u64 | (k.isnull as u64) << 32));
     w.u64(g.nwords as u64);
     w.slice(&g.words);
     put_u64s(w, g.stage_counts.iter().copied());
@@ -419,18 +420,22 @@ pub fn get_groups(r: &mut Reader<'_>) -> Result<AggGroups, DeviceError> {
     let rows = get_u32s(r)?;
     let nkeys = r.u64()? as usize;
     let kv = get_u64s(r)?;
-    let kn = r.blob()?;
+    let kh = get_u64s(r)?;
+    let kn = get_u64s(r)?;
     let nwords = r.u64()? as usize;
     let words = r.slice::<u64>()?.to_vec();
     let stage_counts = get_u64s(r)?;
     if nsources.checked_mul(count) != Some(rows.len())
         || nkeys.checked_mul(count) != Some(kv.len())
         || kn.len() != kv.len()
+        || kh.len() != kv.len()
         || nwords.checked_mul(count) != Some(words.len())
     {
         return Err(bad("group arrays"));
     }
-    let keys = kv.iter().zip(kn).map(|(&v, &n)| (v as i64, n != 0)).collect();
+    let keys = (0..kv.len())
+        .map(|i| KeyValue { bits: kv[i] as i64, hi: kh[i] as i64, len: kn[i] as u32 as i32, isnull: kn[i] >> 32 != 0 })
+        .collect();
     Ok(AggGroups { nsources, count, rows, nkeys, keys, nwords, words, stage_counts })
 }
 

@@ -1,0 +1,8 @@
+-- numeric grouping keys on the device: a numeric(p,s) column (NULL and
+-- NaN groups, thousands of groups) and bounded expressions over it,
+-- hashed by value and read back as the device computed them
+-- expect: GpuPreAgg
+-- set: pg_strom.gpu_setup_cost = 0
+-- set: pg_strom.gpu_context_cost = 0
+SELECT price, round(price * disc, 3) AS pd, count(*), sum(id), min(disc)
+  FROM diff_numeric WHERE id % 10 < 4 GROUP BY price, pd;
