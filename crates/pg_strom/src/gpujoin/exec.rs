@@ -126,6 +126,11 @@ pub struct GpuJoinExec {
     /// The scan quals over the scan tuple (their CPU path).
     scan_quals: *mut pg_sys::ExprState,
     param_exprs: Vec<*mut pg_sys::ExprState>,
+    /// GpuPreAgg's grouping keys PostgreSQL evaluates (text expressions,
+    /// `AggOutput::host_evaluated`), in key order, and the slot holding a
+    /// group's representative combination for them.
+    host_keys: Vec<*mut pg_sys::ExprState>,
+    key_slot: *mut pg_sys::TupleTableSlot,
     params: Option<Vec<ParamValue>>,
     pub(crate) engine: Option<&'static dyn Engine>,
     /// The GPUs the engine was chosen among, with several GPUs.
@@ -246,6 +251,26 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         let ps = &raw mut (*node).ss.ps;
         let scan_quals = pg_sys::ExecInitQual(to_list(&exprs[..info.nscan_quals as usize]), ps);
         let param_exprs = exprs[nstatic..].iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
+        let host_key_exprs = GpuJoinInfo::host_keys((*cscan).custom_private);
+        let nhost = info.agg.as_ref().map_or(0, |a| a.outputs.iter().filter(|o| o.host_evaluated()).count());
+        if host_key_exprs.len() != nhost {
+            errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                "invalid GpuPreAgg plan: grouping key expressions do not match".into(),
+                None,
+                Some("Re-plan the query."),
+            );
+        }
+        let host_keys = host_key_exprs.iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
+        let key_slot = if nhost > 0 {
+            pg_sys::ExecInitExtraTupleSlot(
+                estate,
+                (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor,
+                &raw const pg_sys::TTSOpsVirtual,
+            )
+        } else {
+            std::ptr::null_mut()
+        };
         // the inner plans
         for p in from_list((*cscan).custom_plans) {
             let child = pg_sys::ExecInitNode(p.cast(), estate, eflags);
@@ -315,6 +340,8 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             info,
             scan_quals,
             param_exprs,
+            host_keys,
+            key_slot,
             params: None,
             engine: None,
             candidates: None,
@@ -607,13 +634,36 @@ impl GpuJoinExec {
 
     /// Fill the scan slot with combination `k` of `combos`.
     unsafe fn fill_slot(&mut self, slot: *mut pg_sys::TupleTableSlot, k: usize) {
+        let rows: Vec<u32> = self
+            .info
+            .scan_map
+            .iter()
+            .map(|&(s, _)| if s == NO_SOURCE { NULL_ROW } else { self.combos.get(s as usize, k) })
+            .collect();
+        // SAFETY: as fill_slot_rows.
+        unsafe { self.fill_slot_rows(slot, &rows) }
+    }
+
+    /// Fill the scan slot with the representative combination of group `g`.
+    unsafe fn fill_slot_group(&mut self, slot: *mut pg_sys::TupleTableSlot, g: usize) {
+        let rows: Vec<u32> = self
+            .info
+            .scan_map
+            .iter()
+            .map(|&(s, _)| if s == NO_SOURCE { NULL_ROW } else { self.groups.row(s as usize, g) })
+            .collect();
+        // SAFETY: as fill_slot_rows.
+        unsafe { self.fill_slot_rows(slot, &rows) }
+    }
+
+    /// Fill the scan slot with each scan_map entry's value at `rows[i]`.
+    unsafe fn fill_slot_rows(&mut self, slot: *mut pg_sys::TupleTableSlot, rows: &[u32]) {
         // SAFETY: the slot has the custom_scan_tlist's descriptor, one
         // attribute per scan_map entry.
         unsafe {
             pg_sys::ExecClearTuple(slot);
-            for i in 0..self.info.scan_map.len() {
+            for (i, &row) in rows.iter().enumerate() {
                 let (s, key) = self.info.scan_map[i];
-                let row = if s == NO_SOURCE { NULL_ROW } else { self.combos.get(s as usize, k) };
                 let (isnull, value) = self.source_value(s, key, row);
                 *(*slot).tts_isnull.add(i) = isnull;
                 *(*slot).tts_values.add(i) = value;
@@ -687,9 +737,25 @@ impl GpuJoinExec {
             let econtext = (*node).ss.ps.ps_ExprContext;
             let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
             let nout = self.info.agg.as_ref().map_or(0, |a| a.outputs.len()).min(natts);
+            let mut host_key = 0;
             for i in 0..nout {
                 let out = self.info.agg.as_ref().expect("GpuPreAgg").outputs[i];
                 let (isnull, value) = match out {
+                    _ if out.host_evaluated() => {
+                        // PostgreSQL's value of the key at the group's
+                        // representative combination (a member of the group)
+                        if host_key == 0 {
+                            self.fill_slot_group(self.key_slot, g);
+                        }
+                        let st = self.host_keys[host_key];
+                        host_key += 1;
+                        let saved = (*econtext).ecxt_scantuple;
+                        (*econtext).ecxt_scantuple = self.key_slot;
+                        let mut isnull = false;
+                        let d = pg_sys::ExecEvalExprSwitchContext(st, econtext, &mut isnull);
+                        (*econtext).ecxt_scantuple = saved;
+                        (isnull, d)
+                    }
                     AggOutput::Key { index, type_oid, column: None } => {
                         let v = self.groups.key_value(g, index as usize);
                         if v.isnull {

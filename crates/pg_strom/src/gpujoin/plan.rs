@@ -9,7 +9,12 @@
 //! scan quals' CPU path), then the hoisted parameters.  Within the node
 //! every Var of one column is the same Var (setrefs matches them to the
 //! scan tuple by column, and an outer join's nullingrels differ above and
-//! below it).  `custom_private` is one String: [`GpuJoinInfo`], hex.
+//! below it).  `custom_private` is a String, [`GpuJoinInfo`] in hex, and
+//! for a GpuPreAgg with text, bpchar or bytea grouping keys that are
+//! expressions, a List of those expressions over the scan tuple (INDEX_VAR
+//! Vars; kept out of `custom_exprs`, where setrefs would replace each by
+//! its own output column): the executor evaluates them at each group's
+//! representative combination.
 
 use std::ffi::CStr;
 
@@ -356,7 +361,7 @@ impl GpuJoinInfo {
         };
         // SAFETY: the list came from plan_custom_path (shape checked).
         unsafe {
-            if pg_sys::list_length(private) != 1 {
+            if !(1..=2).contains(&pg_sys::list_length(private)) {
                 bad();
             }
             let s = pg_sys::list_nth(private, 0) as *mut pg_sys::Node;
@@ -366,6 +371,62 @@ impl GpuJoinInfo {
             let text = CStr::from_ptr((*(s as *mut pg_sys::String)).sval).to_string_lossy();
             unhex(&text).and_then(|b| Self::from_bytes(&b)).unwrap_or_else(|| bad())
         }
+    }
+
+    /// The grouping keys PostgreSQL evaluates at a group's representative
+    /// combination (see the module comment), in key order.
+    ///
+    /// # Safety
+    /// `private` is the `custom_private` of a GpuJoin CustomScan.
+    pub unsafe fn host_keys(private: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
+        // SAFETY: the list came from plan_custom_path.
+        unsafe {
+            if pg_sys::list_length(private) < 2 {
+                return Vec::new();
+            }
+            from_list(pg_sys::list_nth(private, 1) as *mut pg_sys::List)
+        }
+    }
+}
+
+impl AggOutput {
+    /// A grouping key PostgreSQL evaluates at the representative
+    /// combination: a text, bpchar or bytea expression (not a column).
+    pub fn host_evaluated(&self) -> bool {
+        match *self {
+            AggOutput::Key { type_oid, column: None, .. } => crate::codegen::device_type_of(type_oid.into())
+                .and_then(pgstrom_runtime::catalog::type_info)
+                .is_some_and(|t| t.width == 0),
+            _ => false,
+        }
+    }
+}
+
+/// Context of [`index_mutator`]: the scan tuple's position (resno) of each
+/// (varno, varattno).
+struct ScanIndex(Vec<(i32, i16, i16)>);
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn index_mutator(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> *mut pg_sys::Node {
+    if node.is_null() {
+        return node;
+    }
+    // SAFETY: the mutator protocol; ctx is a ScanIndex.
+    unsafe {
+        if (*node).type_ == pg_sys::NodeTag::T_Var {
+            let v = node as *mut pg_sys::Var;
+            let index = &*(ctx as *const ScanIndex);
+            let Some(&(_, _, resno)) = index.0.iter().find(|e| (e.0, e.1) == ((*v).varno, (*v).varattno)) else {
+                internal("a grouping key reads a column outside the scan tuple")
+            };
+            let copy = pg_sys::copyObjectImpl(v.cast()) as *mut pg_sys::Var;
+            (*copy).varno = pg_sys::INDEX_VAR;
+            (*copy).varattno = resno;
+            (*copy).varnullingrels = std::ptr::null_mut();
+            (*copy).varlevelsup = 0;
+            return copy.cast();
+        }
+        pg_sys::expression_tree_mutator_impl(node, Some(index_mutator), ctx)
     }
 }
 
@@ -566,6 +627,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
                 inner_rows: (*plans[d]).plan_rows,
             });
         }
+        let mut host_keys: Vec<*mut pg_sys::Node> = Vec::new();
         let agg = desc.agg.as_ref().map(|_| {
             let all = |_: u8| true;
             let mut keys = Vec::new();
@@ -611,7 +673,10 @@ unsafe extern "C-unwind" fn plan_custom_path(
                         KeySource::Column(v) => {
                             Some(resolve(v).unwrap_or_else(|| internal("a grouping column has no source")))
                         }
-                        KeySource::Unsupported => internal("a grouping key read at its row is not a column"),
+                        KeySource::Expr => {
+                            host_keys.push(e);
+                            None
+                        }
                     };
                     outputs.push(AggOutput::Key { index: keys.len() as u32, type_oid: t.to_u32(), column });
                     let r = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| all(*s));
@@ -642,7 +707,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
             all.extend(vars_of(tlist.cast()));
             all.extend(vars_of((*(*rel).reltarget).exprs.cast()));
         }
-        for &e in &program_exprs {
+        for &e in program_exprs.iter().chain(&host_keys) {
             all.extend(vars_of(e));
         }
         for v in all {
@@ -707,6 +772,24 @@ unsafe extern "C-unwind" fn plan_custom_path(
         (*cscan).custom_exprs = to_list(&exprs);
         (*cscan).custom_private =
             pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeString(pg_sys::pstrdup(text.as_ptr())).cast());
+        if !host_keys.is_empty() {
+            let index = ScanIndex(
+                entries
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| (***e).type_ == pg_sys::NodeTag::T_Var)
+                    .map(|(i, &e)| {
+                        let v = e as *mut pg_sys::Var;
+                        ((*v).varno, (*v).varattno, (i + 1) as i16)
+                    })
+                    .collect(),
+            );
+            let keys: Vec<*mut pg_sys::Node> = host_keys
+                .iter()
+                .map(|&e| index_mutator(e, &index as *const ScanIndex as *mut std::ffi::c_void))
+                .collect();
+            (*cscan).custom_private = pg_sys::lappend((*cscan).custom_private, to_list(&keys).cast());
+        }
         (*cscan).custom_scan_tlist = scan_tlist;
         (*cscan).methods = if info.agg.is_some() { &raw const PREAGG_SCAN_METHODS } else { &raw const SCAN_METHODS };
         cscan.cast()

@@ -179,13 +179,16 @@ unsafe fn supported(
             // its representative's, as PostgreSQL shows the first it met)
             match state::key_source(e) {
                 state::KeySource::Device => {}
-                state::KeySource::Column(v) if resolve(v).is_some() => {
+                state::KeySource::Column(v) if resolve(v).is_none() => {
+                    return why("a grouping column is not read by the scan or join");
+                }
+                state::KeySource::Column(_) | state::KeySource::Expr => {
+                    // grouped by their bytes on the device
                     let coll = pg_sys::exprCollation(e);
                     if coll != pg_sys::InvalidOid && !pg_sys::get_collation_isdeterministic(coll) {
                         return why("a grouping key has a nondeterministic collation");
                     }
                 }
-                _ => return why("a text, bpchar or bytea grouping key is not a column"),
             }
             if let Err(e) = codegen::compile_group_key(e, &resolve, &mut inputs) {
                 return why(&e.0);

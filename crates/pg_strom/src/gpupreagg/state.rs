@@ -217,8 +217,10 @@ pub enum KeySource {
     /// Var under any RelabelType): read on the host at a representative
     /// row.
     Column(*mut pg_sys::Var),
-    /// Such a key that is not a column: not supported.
-    Unsupported,
+    /// A variable-length key that is an expression: grouped on the device,
+    /// its value evaluated by PostgreSQL at the group's representative
+    /// combination.
+    Expr,
 }
 
 /// Where grouping key `e` is read.
@@ -235,7 +237,7 @@ pub unsafe fn key_source(e: *mut pg_sys::Node) -> KeySource {
             return KeySource::Device;
         }
         let v = crate::codegen::strip_relabel(e);
-        if (*v).type_ == pg_sys::NodeTag::T_Var { KeySource::Column(v.cast()) } else { KeySource::Unsupported }
+        if (*v).type_ == pg_sys::NodeTag::T_Var { KeySource::Column(v.cast()) } else { KeySource::Expr }
     }
 }
 
