@@ -120,6 +120,15 @@ fn agg_kind(v: u32) -> AggKind {
     })
 }
 
+/// Which combination fills the scan slot.
+#[derive(Clone, Copy)]
+enum Combination {
+    /// Combination k of the chunk's joined combinations.
+    Joined(usize),
+    /// The representative combination of group g.
+    GroupRep(usize),
+}
+
 /// The Rust side of a GpuJoin node.
 pub struct GpuJoinExec {
     pub(crate) info: GpuJoinInfo,
@@ -634,36 +643,29 @@ impl GpuJoinExec {
 
     /// Fill the scan slot with combination `k` of `combos`.
     unsafe fn fill_slot(&mut self, slot: *mut pg_sys::TupleTableSlot, k: usize) {
-        let rows: Vec<u32> = self
-            .info
-            .scan_map
-            .iter()
-            .map(|&(s, _)| if s == NO_SOURCE { NULL_ROW } else { self.combos.get(s as usize, k) })
-            .collect();
-        // SAFETY: as fill_slot_rows.
-        unsafe { self.fill_slot_rows(slot, &rows) }
+        // SAFETY: as fill_slot_at.
+        unsafe { self.fill_slot_at(slot, Combination::Joined(k)) }
     }
 
     /// Fill the scan slot with the representative combination of group `g`.
     unsafe fn fill_slot_group(&mut self, slot: *mut pg_sys::TupleTableSlot, g: usize) {
-        let rows: Vec<u32> = self
-            .info
-            .scan_map
-            .iter()
-            .map(|&(s, _)| if s == NO_SOURCE { NULL_ROW } else { self.groups.row(s as usize, g) })
-            .collect();
-        // SAFETY: as fill_slot_rows.
-        unsafe { self.fill_slot_rows(slot, &rows) }
+        // SAFETY: as fill_slot_at.
+        unsafe { self.fill_slot_at(slot, Combination::GroupRep(g)) }
     }
 
-    /// Fill the scan slot with each scan_map entry's value at `rows[i]`.
-    unsafe fn fill_slot_rows(&mut self, slot: *mut pg_sys::TupleTableSlot, rows: &[u32]) {
+    /// Fill the scan slot with each scan_map entry's value at combination `at`.
+    unsafe fn fill_slot_at(&mut self, slot: *mut pg_sys::TupleTableSlot, at: Combination) {
         // SAFETY: the slot has the custom_scan_tlist's descriptor, one
         // attribute per scan_map entry.
         unsafe {
             pg_sys::ExecClearTuple(slot);
-            for (i, &row) in rows.iter().enumerate() {
+            for i in 0..self.info.scan_map.len() {
                 let (s, key) = self.info.scan_map[i];
+                let row = match at {
+                    _ if s == NO_SOURCE => NULL_ROW,
+                    Combination::Joined(k) => self.combos.get(s as usize, k),
+                    Combination::GroupRep(g) => self.groups.row(s as usize, g),
+                };
                 let (isnull, value) = self.source_value(s, key, row);
                 *(*slot).tts_isnull.add(i) = isnull;
                 *(*slot).tts_values.add(i) = value;
