@@ -27,6 +27,9 @@ stop:
 demo: start
 	@scripts/demo.sh
 
+# the ci profile (Cargo.toml) unless PGSTROM_PROFILE says otherwise; it
+# applies to the install this target depends on too
+test: export PGSTROM_PROFILE ?= ci
 test: install
 	@scripts/test.sh
 

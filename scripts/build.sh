@@ -2,15 +2,41 @@
 # scripts/build.sh - build pg_strom and pg2arrow and install them into the
 # PostgreSQL that $PG_CONFIG names (by default the embedded PostgreSQL 18
 # under .deps/): the extension into its lib and share directories,
-# pg2arrow into its bin directory.
+# pg2arrow into its bin directory.  What `cargo pgrx install` does, without
+# cargo-pgrx: cargo builds the library (pgrx finds PostgreSQL through
+# PGRX_PG_CONFIG_PATH, set in env.sh), pgstrom-sqlgen writes the install
+# script from the schema pgrx embedded in it.  The cargo profile is
+# $PGSTROM_PROFILE (release; `make test` uses ci).
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
-cd "$PGSTROM_ROOT/crates/pg_strom"
-flags=()
-[ "$PGSTROM_PROFILE" = release ] && flags+=(--release)
-echo "build: cargo pgrx install ${flags[*]} --pg-config $PG_CONFIG"
-cargo pgrx install "${flags[@]}" --pg-config "$PG_CONFIG" 2>&1 | grep -v '^\s*$' | tail -n 4
 cd "$PGSTROM_ROOT"
-echo "build: cargo build ${flags[*]} -p pg2arrow"
-cargo build "${flags[@]}" -p pg2arrow 2>&1 | grep -v '^\s*$' | tail -n 2
-install -m 755 "target/$PGSTROM_PROFILE/pg2arrow" "$("$PG_CONFIG" --bindir)/pg2arrow"
+profile_dir=$PGSTROM_PROFILE
+[ "$PGSTROM_PROFILE" = dev ] && profile_dir=debug
+# the cargo feature of the server's major version (pg15 .. pg18)
+major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p')
+case "$major" in
+  15|16|17|18) ;;
+  *) echo "build: $PG_CONFIG is PostgreSQL '${major:-?}'; pg_strom builds for 15 to 18"; exit 1 ;;
+esac
+echo "build: cargo build --profile $PGSTROM_PROFILE -p pg_strom (feature pg$major) -p pgstrom-sqlgen -p pg2arrow (PostgreSQL: $PG_CONFIG)"
+# one cargo run for the three, so that their dependencies' features are
+# unified once (the Rust tests select a set with the same features)
+features=()
+[ "$major" != 18 ] && features=(--no-default-features --features "pg_strom/pg$major")
+cargo build --quiet --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-sqlgen -p pg2arrow "${features[@]}"
+out=target/$profile_dir
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+pkglibdir=$("$PG_CONFIG" --pkglibdir)
+extdir=$("$PG_CONFIG" --sharedir)/extension
+bindir=$("$PG_CONFIG" --bindir)
+mkdir -p "$pkglibdir" "$extdir"
+sql=$(mktemp)
+trap 'rm -f "$sql"' EXIT
+"$out/pgstrom-sqlgen" "$out/libpg_strom.so" crates/pg_strom/pg_strom.control "$version" "$sql"
+# a new file, not one rewritten in place: running backends keep the old one mapped
+rm -f "$pkglibdir/pg_strom.so"
+install -m 755 "$out/libpg_strom.so" "$pkglibdir/pg_strom.so"
+sed "s/@CARGO_VERSION@/$version/g" crates/pg_strom/pg_strom.control > "$extdir/pg_strom.control"
+install -m 644 "$sql" "$extdir/pg_strom--$version.sql"
+install -m 755 "$out/pg2arrow" "$bindir/pg2arrow"
+echo "build: installed pg_strom $version ($PGSTROM_PROFILE) into $pkglibdir and $extdir, pg2arrow into $bindir"

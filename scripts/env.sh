@@ -43,7 +43,9 @@ PG_CONFIG=${PG_CONFIG:-$PG_HOME/bin/pg_config}
 PG_BINDIR=$("$PG_CONFIG" --bindir 2>/dev/null || echo "$PG_HOME/bin")
 # NVRTC from the pip wheel (used by tests and when no CUDA toolkit exists).
 NVRTC_DIR=$DEPS/nvrtc/nvidia/cu13/lib
-# pgrx keeps its configuration here, not in ~/.pgrx.
+# pgrx's build (bindgen over the server headers) finds PostgreSQL here;
+# no cargo-pgrx, no `cargo pgrx init` (scripts/build.sh installs).
+export PGRX_PG_CONFIG_PATH=$PG_CONFIG
 export PGRX_HOME=${PGRX_HOME:-$DEPS/pgrx-home}
 # PostgreSQL refuses to run as root: clusters run as this user.
 if [ "$(id -u)" = 0 ]; then
@@ -51,7 +53,9 @@ if [ "$(id -u)" = 0 ]; then
 else
   PG_OS_USER=$(id -un)
 fi
-# Cargo profile for the extension: release (thin LTO) unless told otherwise.
+# Cargo profile for the extension: release (thin LTO) unless told otherwise;
+# `make test` uses ci (Cargo.toml: opt-level 1, no LTO, a third of the
+# compile time).
 PGSTROM_PROFILE=${PGSTROM_PROFILE:-release}
 
 # as_pg_user CMD...: run a command as the cluster's OS user.

@@ -11,7 +11,8 @@
 #      into .deps/ (layouts kept as the wheels have them); duckdb and
 #      pillow into .deps/py (the benchmark's DuckDB modes and its chart),
 #      pyarrow into .deps/pytest unless python3 has it (Arrow_Fdw tests)
-#   4. crates.io: cargo-pgrx, then `cargo pgrx init` against the wheel
+# Rust crates come from crates.io when cargo builds; cargo-pgrx is not
+# needed (scripts/build.sh does what `cargo pgrx install` would).
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
@@ -76,14 +77,7 @@ fi
 # The cluster user must be able to read the installation.
 chmod -R a+rX "$DEPS/pg" 2>/dev/null || true
 
-# 4. cargo-pgrx
-if ! cargo pgrx --version 2>/dev/null | grep -q " $PGRX_VERSION\$"; then
-  say "cargo install cargo-pgrx $PGRX_VERSION (about 5 minutes on 2 cores)"
-  cargo install --locked --quiet cargo-pgrx --version "$PGRX_VERSION"
-fi
-if ! grep -qs "$PG_CONFIG" "$PGRX_HOME/config.toml"; then
-  say "cargo pgrx init --pg18 $PG_CONFIG"
-  mkdir -p "$PGRX_HOME"
-  cargo pgrx init --pg18 "$PG_CONFIG" >/dev/null
-fi
-say "ready (PostgreSQL $("$PG_CONFIG" --version | awk '{print $2}'), cargo-pgrx $PGRX_VERSION)"
+# 4. pgrx's home (kept for those who use cargo-pgrx by hand; the build
+# itself needs only PGRX_PG_CONFIG_PATH, set in env.sh)
+mkdir -p "$PGRX_HOME"
+say "ready (PostgreSQL $("$PG_CONFIG" --version | awk '{print $2}'), pgrx $PGRX_VERSION)"

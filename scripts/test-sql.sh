@@ -22,6 +22,9 @@ port=${PGSTROM_TEST_PORT:-54329}
 results=${PGSTROM_RESULTS:-$PGSTROM_ROOT/results}
 mkdir -p "$results"
 failures=()
+t0=$(date +%s)
+# mark WHAT: how long the tests took so far (CI's log shows where time goes)
+mark() { echo "test-sql: [$(( $(date +%s) - t0 )) s] $1 done"; }
 
 fresh_cluster() { # dir port
   "$PGSTROM_ROOT/scripts/cluster.sh" stop "$1" >/dev/null 2>&1 || true
@@ -58,17 +61,20 @@ if ! "$regress" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user="
   failures+=("pg_regress")
   [ -f "$results/regress/regression.diffs" ] && cat "$results/regress/regression.diffs"
 fi
+mark "pg_regress"
 
 # Arrow_Fdw fuzzing: mutated files must read or fail, never crash
 if ! PGDATABASE=pgstrom_regression python3 "$PGSTROM_ROOT/test/arrow/fuzz.py" /tmp/pgstrom_arrow_test \
      --seconds "${PGSTROM_FUZZ_SECONDS:-20}"; then
   failures+=("arrow fuzz")
 fi
+mark "arrow fuzz"
 
 # writable Arrow_Fdw: other sessions, the writer lock, kill -9 mid-transaction
 if ! TEST_PYTHONPATH="$TEST_PYTHONPATH" "$PGSTROM_ROOT/test/arrow/write_crash.sh"; then
   failures+=("arrow write")
 fi
+mark "arrow write"
 
 # --- 1b. isolation suites: concurrent sessions (MVCC under GpuScan) --------
 isolation="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress"
@@ -79,6 +85,7 @@ if ! "$isolation" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user
   failures+=("isolation")
   [ -f "$results/isolation/regression.diffs" ] && cat "$results/isolation/regression.diffs"
 fi
+mark "isolation"
 
 # --- 1b'. the GPU service killed under running queries ----------------------
 if ! "$PGSTROM_ROOT/test/service/crash.sh"; then
@@ -96,16 +103,19 @@ fi
 if ! "$PGSTROM_ROOT/test/service/gpudirect.sh"; then
   failures+=("gpudirect")
 fi
+mark "service tests"
 # --- 1b''. pg2arrow end to end ------------------------------------------------
 if ! TEST_PYTHONPATH="$TEST_PYTHONPATH" "$PGSTROM_ROOT/test/pg2arrow/run.sh"; then
   failures+=("pg2arrow")
 fi
+mark "pg2arrow"
 
 # --- 1c. differential harness, tiny SSB benchmark ----------------------------
 export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
 if ! python3 "$PGSTROM_ROOT/scripts/diff-check.py" --sf 0.01; then
   failures+=("diff-check")
 fi
+mark "diff-check"
 # the Arrow queries again with GPUDirect SQL forced on and off (on a GPU:
 # cuFile, or pinned buffers; docs/gpu_service.md, "GPUDirect SQL")
 if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then
@@ -141,10 +151,12 @@ fi
 if ! python3 "$PGSTROM_ROOT/scripts/soak.py" --queries "${PGSTROM_SOAK_QUERIES:-300}"; then
   failures+=("soak")
 fi
+mark "soak"
 if ! PGDATABASE=pgstrom_diff python3 "$PGSTROM_ROOT/bench/ssb/ssb.py" all --sf 0.01 --runs 1 \
      --data "$dir/ssb-data" --out "$results/ssb-tiny"; then
   failures+=("ssb-tiny")
 fi
+mark "ssb-tiny"
 
 # --- 2. settings documented ------------------------------------------------
 docs=$PGSTROM_ROOT/docs/settings.md
