@@ -3,7 +3,8 @@
 # scripts/gpu-check.sh needs on a GPU machine that has no network and no
 # Rust toolchain: the PostgreSQL wheel, the installed extension files and pg2arrow, the
 # runtime's test binaries, and the benchmark's wheels (DuckDB, Pillow).
-# Run `make gpu-bundle` here, then carry
+# Everything is built with $PGSTROM_PROFILE (release unless told otherwise;
+# its timings are the ones to quote).  Run `make gpu-bundle` here, then carry
 # .carry to the GPU machine with the checkout.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
@@ -32,7 +33,7 @@ cp "$("$PG_CONFIG" --sharedir)"/extension/pg_strom{.control,--*.sql} "$carry/ext
 cp "$("$PG_CONFIG" --bindir)/pg2arrow" "$carry/ext/"
 
 # The runtime's tests, built once here; they find CUDA and NVRTC at run time.
-cargo test -p pgstrom-runtime --release --no-run --message-format=json 2>/dev/null \
+cargo test -p pgstrom-runtime --profile "$PGSTROM_PROFILE" --no-run --message-format=json 2>/dev/null \
   | python3 -c '
 import json, sys, shutil
 for line in sys.stdin:
@@ -42,8 +43,11 @@ for line in sys.stdin:
         shutil.copy(m["executable"], sys.argv[1] + "/runtime-" + kind)
 ' "$carry/bin"
 # the GPUDirect SQL microbenchmark (bench/gpudirect.sh)
-cargo build -p pgstrom-runtime --release --bin pgstrom-iobench --quiet
-cp target/release/pgstrom-iobench "$carry/bin/"
+cargo build -p pgstrom-runtime --profile "$PGSTROM_PROFILE" --bin pgstrom-iobench --quiet
+profile_dir=$PGSTROM_PROFILE
+[ "$PGSTROM_PROFILE" = dev ] && profile_dir=debug
+cp "target/$profile_dir/pgstrom-iobench" "$carry/bin/"
+echo "$PGSTROM_PROFILE" > "$carry/profile"
 strip "$carry"/bin/* "$carry"/ext/pg2arrow "$carry"/ext/pg_strom.so 2>/dev/null || true
 # the device tool carries at most 64 MiB with the checkout: the built files
 # travel xz-compressed (scripts/carry-install.sh unpacks them)

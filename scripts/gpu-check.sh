@@ -131,7 +131,7 @@ fi
 scripts/cluster.sh stop "$dir" >/dev/null
 
 echo
-echo "==== gpu-check summary ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1))"
+echo "==== gpu-check summary ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1); cargo profile $(cat "$PGSTROM_ROOT/.carry/profile" 2>/dev/null || echo release))"
 printf '%s\n' "${summary[@]}"
 if printf '%s\n' "${summary[@]}" | grep -q '^FAIL'; then echo "gpu-check: FAILED"; exit 1; fi
 echo "gpu-check: all passed"
