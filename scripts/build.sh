@@ -20,7 +20,7 @@ case "$major" in
 esac
 echo "build: cargo build --profile $PGSTROM_PROFILE -p pg_strom (feature pg$major) -p pgstrom-sqlgen -p pg2arrow (PostgreSQL: $PG_CONFIG)"
 # one cargo run for the three, so that their dependencies' features are
-# unified once (the Rust tests select a set with the same features)
+# unified once
 features=()
 [ "$major" != 18 ] && features=(--no-default-features --features "pg_strom/pg$major")
 cargo build --quiet --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-sqlgen -p pg2arrow "${features[@]}"

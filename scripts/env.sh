@@ -54,8 +54,8 @@ else
   PG_OS_USER=$(id -un)
 fi
 # Cargo profile for the extension: release (thin LTO) unless told otherwise;
-# `make test` uses ci (Cargo.toml: opt-level 1, no LTO, a third of the
-# compile time).
+# `make test` uses ci (Cargo.toml: opt-level 1, no LTO, one set of
+# compiled dependencies for the build, clippy and the Rust tests).
 PGSTROM_PROFILE=${PGSTROM_PROFILE:-release}
 
 # as_pg_user CMD...: run a command as the cluster's OS user.
