@@ -10,8 +10,6 @@
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 cd "$PGSTROM_ROOT"
-profile_dir=$PGSTROM_PROFILE
-[ "$PGSTROM_PROFILE" = dev ] && profile_dir=debug
 # the cargo feature of the server's major version (pg15 .. pg18)
 major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p')
 case "$major" in
@@ -24,7 +22,7 @@ echo "build: cargo build --profile $PGSTROM_PROFILE -p pg_strom (feature pg$majo
 features=()
 [ "$major" != 18 ] && features=(--no-default-features --features "pg_strom/pg$major")
 cargo build --quiet --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-sqlgen -p pg2arrow "${features[@]}"
-out=target/$profile_dir
+out=$PGSTROM_PROFILE_DIR
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 pkglibdir=$("$PG_CONFIG" --pkglibdir)
 extdir=$("$PG_CONFIG" --sharedir)/extension

@@ -57,6 +57,9 @@ fi
 # `make test` uses ci (Cargo.toml: opt-level 1, no LTO, one set of
 # compiled dependencies for the build, clippy and the Rust tests).
 PGSTROM_PROFILE=${PGSTROM_PROFILE:-release}
+# where cargo puts that profile's files (the dev profile's folder is debug)
+PGSTROM_PROFILE_DIR=target/$PGSTROM_PROFILE
+[ "$PGSTROM_PROFILE" = dev ] && PGSTROM_PROFILE_DIR=target/debug
 
 # as_pg_user CMD...: run a command as the cluster's OS user.
 as_pg_user() {

@@ -44,9 +44,7 @@ for line in sys.stdin:
 ' "$carry/bin"
 # the GPUDirect SQL microbenchmark (bench/gpudirect.sh)
 cargo build -p pgstrom-runtime --profile "$PGSTROM_PROFILE" --bin pgstrom-iobench --quiet
-profile_dir=$PGSTROM_PROFILE
-[ "$PGSTROM_PROFILE" = dev ] && profile_dir=debug
-cp "target/$profile_dir/pgstrom-iobench" "$carry/bin/"
+cp "$PGSTROM_PROFILE_DIR/pgstrom-iobench" "$carry/bin/"
 echo "$PGSTROM_PROFILE" > "$carry/profile"
 strip "$carry"/bin/* "$carry"/ext/pg2arrow "$carry"/ext/pg_strom.so 2>/dev/null || true
 # the device tool carries at most 64 MiB with the checkout: the built files
