@@ -27,9 +27,11 @@ stop:
 demo: start
 	@scripts/demo.sh
 
-# the ci profile (Cargo.toml) unless PGSTROM_PROFILE says otherwise; it
-# applies to the install this target depends on too
+# the ci profile (Cargo.toml) unless PGSTROM_PROFILE says otherwise, and
+# clippy as the compiler of the workspace's crates (scripts/env.sh); both
+# apply to the install this target depends on too
 test: export PGSTROM_PROFILE ?= ci
+test: export PGSTROM_CLIPPY ?= 1
 test: install
 	@scripts/test.sh
 

@@ -10,18 +10,7 @@
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 cd "$PGSTROM_ROOT"
-# the cargo feature of the server's major version (pg15 .. pg18)
-major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p')
-case "$major" in
-  15|16|17|18) ;;
-  *) echo "build: $PG_CONFIG is PostgreSQL '${major:-?}'; pg_strom builds for 15 to 18"; exit 1 ;;
-esac
-echo "build: cargo build --profile $PGSTROM_PROFILE -p pg_strom (feature pg$major) -p pgstrom-sqlgen -p pg2arrow (PostgreSQL: $PG_CONFIG)"
-# one cargo run for the three, so that their dependencies' features are
-# unified once
-features=()
-[ "$major" != 18 ] && features=(--no-default-features --features "pg_strom/pg$major")
-cargo build --quiet --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-sqlgen -p pg2arrow "${features[@]}"
+cargo_build_ext
 out=$PGSTROM_PROFILE_DIR
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 pkglibdir=$("$PG_CONFIG" --pkglibdir)

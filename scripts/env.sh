@@ -58,8 +58,33 @@ fi
 # compiled dependencies for the build, clippy and the Rust tests).
 PGSTROM_PROFILE=${PGSTROM_PROFILE:-release}
 # where cargo puts that profile's files (the dev profile's folder is debug)
-PGSTROM_PROFILE_DIR=target/$PGSTROM_PROFILE
-[ "$PGSTROM_PROFILE" = dev ] && PGSTROM_PROFILE_DIR=target/debug
+PGSTROM_PROFILE_DIR=${CARGO_TARGET_DIR:-target}/$PGSTROM_PROFILE
+[ "$PGSTROM_PROFILE" = dev ] && PGSTROM_PROFILE_DIR=${CARGO_TARGET_DIR:-target}/debug
+# PGSTROM_CLIPPY=1 (`make test` sets it): clippy-driver compiles the
+# workspace's own crates, warnings denied, in the build and in the Rust
+# tests: the lint is done by the compiles that happen anyway, with no
+# check build of every dependency of its own (6.5 minutes on two cores).
+# Cargo keeps the artifacts of the two compilers apart.
+if [ "${PGSTROM_CLIPPY:-0}" = 1 ]; then
+  RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver || echo clippy-driver)
+  CLIPPY_ARGS=-Dwarnings
+  export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
+fi
+
+# cargo_build_ext: build the extension (for the server's major version),
+# pgstrom-sqlgen and pg2arrow with $PGSTROM_PROFILE, in one cargo run so
+# that their dependencies' features are unified once.
+cargo_build_ext() {
+  local major features=()
+  major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p')
+  case "$major" in
+    15|16|17|18) ;;
+    *) echo "build: $PG_CONFIG is PostgreSQL '${major:-?}'; pg_strom builds for 15 to 18" >&2; return 1 ;;
+  esac
+  [ "$major" != 18 ] && features=(--no-default-features --features "pg_strom/pg$major")
+  echo "build: cargo build --profile $PGSTROM_PROFILE -p pg_strom (feature pg$major) -p pgstrom-sqlgen -p pg2arrow${RUSTC_WORKSPACE_WRAPPER:+ (compiled by clippy, warnings denied)} (PostgreSQL: $PG_CONFIG)"
+  (cd "$PGSTROM_ROOT" && cargo build --quiet --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-sqlgen -p pg2arrow "${features[@]}")
+}
 
 # as_pg_user CMD...: run a command as the cluster's OS user.
 as_pg_user() {

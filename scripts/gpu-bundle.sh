@@ -33,7 +33,8 @@ cp "$("$PG_CONFIG" --sharedir)"/extension/pg_strom{.control,--*.sql} "$carry/ext
 cp "$("$PG_CONFIG" --bindir)/pg2arrow" "$carry/ext/"
 
 # The runtime's tests, built once here; they find CUDA and NVRTC at run time.
-cargo test -p pgstrom-runtime --profile "$PGSTROM_PROFILE" --no-run --message-format=json 2>/dev/null \
+# (pg_strom, which has no tests, named for the build's features.)
+cargo test -p pg_strom -p pgstrom-runtime --profile "$PGSTROM_PROFILE" --no-run --message-format=json 2>/dev/null \
   | python3 -c '
 import json, sys, shutil
 for line in sys.stdin:

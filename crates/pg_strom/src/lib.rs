@@ -76,14 +76,3 @@ pub extern "C-unwind" fn _PG_init() {
     gpujoin::init();
     gpupreagg::init();
 }
-
-/// pgrx's test harness hooks (used by `cargo pgrx test`, if ever run).
-#[cfg(test)]
-pub mod pg_test {
-    /// Per-test setup.
-    pub fn setup(_options: Vec<&str>) {}
-    /// Settings the test cluster needs.
-    pub fn postgresql_conf_options() -> Vec<&'static str> {
-        vec!["shared_preload_libraries = 'pg_strom'"]
-    }
-}

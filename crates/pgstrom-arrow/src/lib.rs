@@ -6,6 +6,7 @@
 //! - [`append`]: record batches appended in place of the footer, the undo
 //!   record that puts the old end back, and the write lock.
 //! - [`float2`]: the `float2` type's text and order.
+//! - [`glob`]: file-name patterns of the `pattern` option.
 //! - [`pgtype`], [`column`]: PostgreSQL types as Arrow fields, and values
 //!   in PostgreSQL's binary send format appended to Arrow arrays (pg2arrow
 //!   and Arrow_Fdw's INSERT).
@@ -14,4 +15,5 @@ pub mod append;
 pub mod column;
 pub mod file;
 pub mod float2;
+pub mod glob;
 pub mod pgtype;

@@ -1,7 +1,8 @@
 //! The device's numeric: PostgreSQL's on-disk numeric decoded into the
 //! 24-byte form device columns, constants and parameters hold (a 128-bit
 //! mantissa of at most 38 decimal digits and a display scale, see
-//! device/include/device_types.def), and printed for EXPLAIN VERBOSE.
+//! device/include/device_types.def), and printed for EXPLAIN VERBOSE;
+//! and int8_avg_serialize's state bytes, GpuPreAgg's sum/avg of integers.
 //!
 //! Pure byte logic, so both the backend (chunks, constants) and tests use
 //! it without a server.  A value with more than 38 significant digits (or
@@ -147,6 +148,33 @@ impl DevNumeric {
     }
 }
 
+/// int8_avg_serialize's form of {N, sum}: N as int8, then the sum as a
+/// NumericVar (ndigits, weight, sign, dscale as int32, base-10000 digits
+/// as int16), all big-endian.
+pub fn poly_num_bytes(n: i64, sum: i128) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + 16 + 2 * 10);
+    out.extend_from_slice(&n.to_be_bytes());
+    let neg = sum < 0;
+    let mut u = sum.unsigned_abs();
+    let mut digits: Vec<i16> = Vec::new();
+    while u > 0 {
+        digits.push((u % 10000) as i16);
+        u /= 10000;
+    }
+    digits.reverse();
+    let ndigits = digits.len() as i32;
+    out.extend_from_slice(&ndigits.to_be_bytes());
+    let weight = if ndigits == 0 { 0 } else { ndigits - 1 };
+    out.extend_from_slice(&weight.to_be_bytes());
+    let sign: i32 = if neg { 0x4000 } else { 0 };
+    out.extend_from_slice(&sign.to_be_bytes());
+    out.extend_from_slice(&0i32.to_be_bytes());
+    for d in digits {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,5 +246,18 @@ mod tests {
         assert_eq!(DevNumeric::from_bytes(&n.to_bytes()), Some(n));
         let (lo, hi) = n.words();
         assert_eq!(((hi as i128) << 64) | (lo as u64 as i128), n.mant);
+    }
+
+    #[test]
+    fn poly_num_layout() {
+        // 123456789 = 1|2345|6789 in base 10000
+        let b = poly_num_bytes(3, -123456789);
+        assert_eq!(&b[..8], &3i64.to_be_bytes());
+        assert_eq!(&b[8..12], &3i32.to_be_bytes());
+        assert_eq!(&b[12..16], &2i32.to_be_bytes());
+        assert_eq!(&b[16..20], &0x4000i32.to_be_bytes());
+        assert_eq!(&b[24..], &[0, 1, 0x09, 0x29, 0x1a, 0x85]);
+        let z = poly_num_bytes(0, 0);
+        assert_eq!(z.len(), 24);
     }
 }

@@ -58,17 +58,6 @@ fn has_role(role: pg_sys::Oid) -> bool {
     unsafe { pg_sys::superuser() || pg_sys::has_privs_of_role(pg_sys::GetUserId(), role) }
 }
 
-/// `*` and `?` matching of a file name.
-fn glob(pattern: &[u8], name: &[u8]) -> bool {
-    match (pattern.first(), name.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => glob(&pattern[1..], name) || (!name.is_empty() && glob(pattern, &name[1..])),
-        (Some(b'?'), Some(_)) => glob(&pattern[1..], &name[1..]),
-        (Some(p), Some(n)) if p == n => glob(&pattern[1..], &name[1..]),
-        _ => false,
-    }
-}
-
 /// Parse and check options: the validator for `catalog` (with
 /// `check_privileges`: who may name files), and every scan (without: as
 /// file_fdw, reading a table is governed by GRANT on the table).
@@ -154,7 +143,7 @@ pub fn parse(options: &[(String, String)], catalog: pg_sys::Oid, check_privilege
             .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
             .filter_map(|e| e.file_name().into_string().ok())
             .filter(|n| suffix.as_ref().is_none_or(|s| n.ends_with(s.as_str())))
-            .filter(|n| pattern.as_ref().is_none_or(|p| glob(p.as_bytes(), n.as_bytes())))
+            .filter(|n| pattern.as_ref().is_none_or(|p| pgstrom_arrow::glob::matches(p.as_bytes(), n.as_bytes())))
             .map(|n| format!("{}/{n}", d.trim_end_matches('/')))
             .collect();
         found.sort();
@@ -196,17 +185,4 @@ pub extern "C-unwind" fn arrow_fdw_validator(fcinfo: pg_sys::FunctionCallInfo) -
 pub extern "C" fn pg_finfo_arrow_fdw_validator() -> &'static pg_sys::Pg_finfo_record {
     const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
     &V1
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob;
-
-    #[test]
-    fn globs() {
-        assert!(glob(b"*.arrow", b"t.arrow"));
-        assert!(glob(b"lo_??.arrow", b"lo_01.arrow"));
-        assert!(!glob(b"lo_??.arrow", b"lo_1.arrow"));
-        assert!(!glob(b"*.arrow", b"t.arrow.tmp"));
-    }
 }

@@ -275,33 +275,6 @@ fn f8d(v: f64) -> Datum8 {
     Datum8(v.into_datum().expect("float8 datum"))
 }
 
-/// int8_avg_serialize's form of {N, sum}: N as int8, then the sum as a
-/// NumericVar (ndigits, weight, sign, dscale as int32, base-10000 digits
-/// as int16), all big-endian.
-pub fn poly_num_bytes(n: i64, sum: i128) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 + 16 + 2 * 10);
-    out.extend_from_slice(&n.to_be_bytes());
-    let neg = sum < 0;
-    let mut u = sum.unsigned_abs();
-    let mut digits: Vec<i16> = Vec::new();
-    while u > 0 {
-        digits.push((u % 10000) as i16);
-        u /= 10000;
-    }
-    digits.reverse();
-    let ndigits = digits.len() as i32;
-    out.extend_from_slice(&ndigits.to_be_bytes());
-    let weight = if ndigits == 0 { 0 } else { ndigits - 1 };
-    out.extend_from_slice(&weight.to_be_bytes());
-    let sign: i32 = if neg { 0x4000 } else { 0 };
-    out.extend_from_slice(&sign.to_be_bytes());
-    out.extend_from_slice(&0i32.to_be_bytes());
-    for d in digits {
-        out.extend_from_slice(&d.to_be_bytes());
-    }
-    out
-}
-
 /// The partial state of one operation's words: (datum, is NULL).  Memory
 /// comes from the current context.
 /// A bytea datum of `b` (in the current memory context).
@@ -368,7 +341,7 @@ pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, scale: i32,
                 Err(_) => overflow("bigint out of range"),
             }
         }
-        Encoding::PolyNum => (bytea(&poly_num_bytes(n as i64, agg::sum_int(w))), false),
+        Encoding::PolyNum => (bytea(&pgstrom_runtime::numeric::poly_num_bytes(n as i64, agg::sum_int(w))), false),
         Encoding::IntAvg => {
             let s = agg::sum_int(w);
             // int4_avg_accum adds in int64 without a check; the device sum
@@ -496,23 +469,5 @@ pub fn device_datum(t: pg_sys::Oid, v: &agg::KeyValue) -> pg_sys::Datum {
             }
         }
         _ => int_datum(t, v.bits),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn poly_num_layout() {
-        // 123456789 = 1|2345|6789 in base 10000
-        let b = poly_num_bytes(3, -123456789);
-        assert_eq!(&b[..8], &3i64.to_be_bytes());
-        assert_eq!(&b[8..12], &3i32.to_be_bytes());
-        assert_eq!(&b[12..16], &2i32.to_be_bytes());
-        assert_eq!(&b[16..20], &0x4000i32.to_be_bytes());
-        assert_eq!(&b[24..], &[0, 1, 0x09, 0x29, 0x1a, 0x85]);
-        let z = poly_num_bytes(0, 0);
-        assert_eq!(z.len(), 24);
     }
 }
