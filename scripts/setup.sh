@@ -77,7 +77,15 @@ fi
 # The cluster user must be able to read the installation.
 chmod -R a+rX "$DEPS/pg" 2>/dev/null || true
 
-# 4. pgrx's home (kept for those who use cargo-pgrx by hand; the build
-# itself needs only PGRX_PG_CONFIG_PATH, set in env.sh)
+# 4. pgrx's home.  The build needs only PGRX_PG_CONFIG_PATH (env.sh), but
+# pgrx-pg-sys's build script watches $PGRX_HOME/config.toml: were it
+# missing, cargo would rerun bindgen, and rebuild pgrx and the extension,
+# at every cargo command (minutes each on two cores).  This is the file
+# `cargo pgrx init` writes, naming the same pg_config.
 mkdir -p "$PGRX_HOME"
+pg_major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p')
+pgrx_config=$(printf '[configs]\npg%s = "%s"\n' "$pg_major" "$PG_CONFIG")
+if [ "$(cat "$PGRX_HOME/config.toml" 2>/dev/null)" != "$pgrx_config" ]; then
+  printf '%s\n' "$pgrx_config" > "$PGRX_HOME/config.toml"
+fi
 say "ready (PostgreSQL $("$PG_CONFIG" --version | awk '{print $2}'), pgrx $PGRX_VERSION)"
