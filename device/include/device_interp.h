@@ -41,6 +41,22 @@
 #define dev_nan()       __builtin_nan("")
 /* the host libm's pow: the very function PostgreSQL's dpow calls */
 #define dev_pow(x, y)   __builtin_pow(x, y)
+/*
+ * Rust's compiler-builtins links a cbrt of its own into the library (and
+ * the test programs), which the linker binds before libm's and whose last
+ * bit differs from glibc's: glibc's cbrt, the one float.c calls, is named
+ * by its symbol version.
+ */
+#if defined(__GLIBC__) && defined(__x86_64__)
+__asm__(".symver dev_glibc_cbrt,cbrt@GLIBC_2.2.5");
+#define dev_cbrt(x)     dev_glibc_cbrt(x)
+#elif defined(__GLIBC__) && defined(__aarch64__)
+__asm__(".symver dev_glibc_cbrt,cbrt@GLIBC_2.17");
+#define dev_cbrt(x)     dev_glibc_cbrt(x)
+#else
+#define dev_cbrt(x)     __builtin_cbrt(x)
+#endif
+extern "C" double dev_glibc_cbrt(double);
 #endif
 
 /*
@@ -534,6 +550,239 @@ impl_pow(const DevDatum *a, const DevDatum *b, DevDatum *r)
 }
 
 #define IMPL_POW(res, ta, tb)       impl_pow(&args[0], &args[1], r)
+
+/*
+ * Transcendental functions (float.c: dcbrt, dexp, dlog1, dlog10, the
+ * trigonometric and hyperbolic functions, degrees, radians).  Argument
+ * checks, special values and errors are float.c's.  The value itself comes
+ * from the host libm on the CPU engine: the very functions float.c calls,
+ * so the bits agree.  CUDA's versions differ from glibc's in the last bit
+ * for some arguments (as its pow does), so on the GPU a value that is not
+ * exact by definition reports DEVERR_NEEDS_CPU and PostgreSQL evaluates
+ * the row.  degrees and radians are one IEEE division or product: exact
+ * on both engines.
+ */
+#define TR_CBRT     0
+#define TR_EXP      1
+#define TR_LN       2
+#define TR_LOG10    3
+#define TR_SIN      4
+#define TR_COS      5
+#define TR_TAN      6
+#define TR_COT      7
+#define TR_ASIN     8
+#define TR_ACOS     9
+#define TR_ATAN     10
+#define TR_ATAN2    11
+#define TR_SINH     12
+#define TR_COSH     13
+#define TR_TANH     14
+#define TR_ASINH    15
+#define TR_ACOSH    16
+#define TR_ATANH    17
+#define TR_DEGREES  18
+#define TR_RADIANS  19
+
+/* float.c's RADIANS_PER_DEGREE, the same literal */
+#define DEV_RADIANS_PER_DEGREE  0.0174532925199432957692
+#define DEV_DBL_MIN             2.2250738585072014e-308
+
+/* The host libm's value of `op` (false on the GPU: no bit-identical libm). */
+DEVICE_FUNC bool
+dev_libm(int op, double x, double y, double *z)
+{
+#ifdef PGSTROM_GPU_TARGET
+    (void) op; (void) x; (void) y; (void) z;
+    return false;
+#else
+    switch (op)
+    {
+        case TR_CBRT:  *z = dev_cbrt(x); break;
+        case TR_EXP:   *z = __builtin_exp(x); break;
+        case TR_LN:    *z = __builtin_log(x); break;
+        case TR_LOG10: *z = __builtin_log10(x); break;
+        case TR_SIN:   *z = __builtin_sin(x); break;
+        case TR_COS:   *z = __builtin_cos(x); break;
+        case TR_TAN:
+        case TR_COT:   *z = __builtin_tan(x); break;
+        case TR_ASIN:  *z = __builtin_asin(x); break;
+        case TR_ACOS:  *z = __builtin_acos(x); break;
+        case TR_ATAN:  *z = __builtin_atan(x); break;
+        case TR_ATAN2: *z = __builtin_atan2(x, y); break;
+        case TR_SINH:  *z = __builtin_sinh(x); break;
+        case TR_COSH:  *z = __builtin_cosh(x); break;
+        case TR_TANH:  *z = __builtin_tanh(x); break;
+        case TR_ASINH: *z = __builtin_asinh(x); break;
+        case TR_ACOSH: *z = __builtin_acosh(x); break;
+        default:       *z = __builtin_atanh(x); break;
+    }
+    return true;
+#endif
+}
+
+DEVICE_FUNC int32_t
+impl_transc(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    double x = a->v.f8, y = b->v.f8, z;
+
+    /* errors and values float.c decides before calling libm */
+    switch (op)
+    {
+        case TR_CBRT:
+            if (dev_isnan(x) || dev_isinf(x) || x == 0.0)
+            {
+                r->v.f8 = x;                    /* cbrt keeps them, -0 too */
+                return DEVERR_OK;
+            }
+            break;
+        case TR_EXP:
+            if (dev_isnan(x) || x == 0.0)
+            {
+                r->v.f8 = dev_isnan(x) ? x : 1.0;
+                return DEVERR_OK;
+            }
+            if (dev_isinf(x))
+            {
+                r->v.f8 = (x > 0.0) ? x : 0.0;
+                return DEVERR_OK;
+            }
+            break;
+        case TR_LN:
+        case TR_LOG10:
+            if (x == 0.0)
+                return DEVERR_LOG_ZERO;
+            if (x < 0)
+                return DEVERR_LOG_NEGATIVE;
+            if (dev_isnan(x) || dev_isinf(x) || x == 1.0)
+            {
+                r->v.f8 = (x == 1.0) ? 0.0 : x;
+                return DEVERR_OK;
+            }
+            break;
+        case TR_SIN: case TR_COS: case TR_TAN: case TR_COT:
+            if (dev_isnan(x))
+            {
+                r->v.f8 = dev_nan();
+                return DEVERR_OK;
+            }
+            if (dev_isinf(x))                   /* glibc's EDOM */
+                return DEVERR_INPUT_RANGE;
+            break;
+        case TR_ASIN: case TR_ACOS:
+            if (dev_isnan(x))
+            {
+                r->v.f8 = dev_nan();
+                return DEVERR_OK;
+            }
+            if (x < -1.0 || x > 1.0)
+                return DEVERR_INPUT_RANGE;
+            break;
+        case TR_ATAN:
+        case TR_ATAN2:
+            if (dev_isnan(x) || (op == TR_ATAN2 && dev_isnan(y)))
+            {
+                r->v.f8 = dev_nan();
+                return DEVERR_OK;
+            }
+            break;
+        case TR_ACOSH:
+            if (x < 1.0)
+                return DEVERR_INPUT_RANGE;
+            break;
+        case TR_ATANH:
+            if (x < -1.0 || x > 1.0)
+                return DEVERR_INPUT_RANGE;
+            if (x == -1.0 || x == 1.0)
+            {
+                r->v.f8 = (x > 0.0) ? dev_inf() : -dev_inf();
+                return DEVERR_OK;
+            }
+            break;
+        case TR_DEGREES:                        /* float8_div */
+            z = x / DEV_RADIANS_PER_DEGREE;
+            if (dev_isinf(z) && !dev_isinf(x))
+                return DEVERR_FLOAT_OVERFLOW;
+            if (z == 0.0 && x != 0.0)
+                return DEVERR_FLOAT_UNDERFLOW;
+            r->v.f8 = z;
+            return DEVERR_OK;
+        case TR_RADIANS:                        /* float8_mul */
+            z = x * DEV_RADIANS_PER_DEGREE;
+            if (dev_isinf(z) && !dev_isinf(x))
+                return DEVERR_FLOAT_OVERFLOW;
+            if (z == 0.0 && x != 0.0)
+                return DEVERR_FLOAT_UNDERFLOW;
+            r->v.f8 = z;
+            return DEVERR_OK;
+        default:
+            break;
+    }
+    if (!dev_libm(op, x, y, &z))
+        return DEVERR_NEEDS_CPU;
+    /* and the checks float.c makes of the value */
+    switch (op)
+    {
+        case TR_CBRT:
+        case TR_LN:
+        case TR_LOG10:
+            if (dev_isinf(z))
+                return DEVERR_FLOAT_OVERFLOW;
+            if (z == 0.0)
+                return DEVERR_FLOAT_UNDERFLOW;
+            break;
+        case TR_EXP:
+        case TR_SINH:
+            /*
+             * dexp and dsinh read errno, which glibc may set on a subnormal
+             * result too (dexp then says "overflow", dsinh returns an
+             * infinity): leave those rare rows to PostgreSQL
+             */
+            if (z != 0.0 && !dev_isinf(z) && !dev_isnan(z) && dev_fabs(z) < DEV_DBL_MIN)
+                return DEVERR_NEEDS_CPU;
+            if (op == TR_EXP && dev_isinf(z))
+                return DEVERR_FLOAT_OVERFLOW;
+            if (op == TR_EXP && z == 0.0)
+                return DEVERR_FLOAT_UNDERFLOW;
+            break;
+        case TR_COT:
+            z = 1.0 / z;                        /* cot(0) is Infinity, no error */
+            break;
+        case TR_COSH:
+            if (z == 0.0)
+                return DEVERR_FLOAT_UNDERFLOW;
+            break;
+        case TR_SIN: case TR_COS: case TR_ASIN: case TR_ACOS:
+        case TR_ATAN: case TR_ATAN2: case TR_TANH:
+            if (dev_isinf(z))
+                return DEVERR_FLOAT_OVERFLOW;
+            break;
+        default:                                /* tan, asinh, acosh, atanh */
+            break;
+    }
+    r->v.f8 = z;
+    return DEVERR_OK;
+}
+
+#define IMPL_CBRT(res, ta, tb)      impl_transc(TR_CBRT, &args[0], &args[0], r)
+#define IMPL_EXP(res, ta, tb)       impl_transc(TR_EXP, &args[0], &args[0], r)
+#define IMPL_LN(res, ta, tb)        impl_transc(TR_LN, &args[0], &args[0], r)
+#define IMPL_LOG10(res, ta, tb)     impl_transc(TR_LOG10, &args[0], &args[0], r)
+#define IMPL_SIN(res, ta, tb)       impl_transc(TR_SIN, &args[0], &args[0], r)
+#define IMPL_COS(res, ta, tb)       impl_transc(TR_COS, &args[0], &args[0], r)
+#define IMPL_TAN(res, ta, tb)       impl_transc(TR_TAN, &args[0], &args[0], r)
+#define IMPL_COT(res, ta, tb)       impl_transc(TR_COT, &args[0], &args[0], r)
+#define IMPL_ASIN(res, ta, tb)      impl_transc(TR_ASIN, &args[0], &args[0], r)
+#define IMPL_ACOS(res, ta, tb)      impl_transc(TR_ACOS, &args[0], &args[0], r)
+#define IMPL_ATAN(res, ta, tb)      impl_transc(TR_ATAN, &args[0], &args[0], r)
+#define IMPL_ATAN2(res, ta, tb)     impl_transc(TR_ATAN2, &args[0], &args[1], r)
+#define IMPL_SINH(res, ta, tb)      impl_transc(TR_SINH, &args[0], &args[0], r)
+#define IMPL_COSH(res, ta, tb)      impl_transc(TR_COSH, &args[0], &args[0], r)
+#define IMPL_TANH(res, ta, tb)      impl_transc(TR_TANH, &args[0], &args[0], r)
+#define IMPL_ASINH(res, ta, tb)     impl_transc(TR_ASINH, &args[0], &args[0], r)
+#define IMPL_ACOSH(res, ta, tb)     impl_transc(TR_ACOSH, &args[0], &args[0], r)
+#define IMPL_ATANH(res, ta, tb)     impl_transc(TR_ATANH, &args[0], &args[0], r)
+#define IMPL_DEGREES(res, ta, tb)   impl_transc(TR_DEGREES, &args[0], &args[0], r)
+#define IMPL_RADIANS(res, ta, tb)   impl_transc(TR_RADIANS, &args[0], &args[0], r)
 
 /* ---- date arithmetic (date.c) ------------------------------------------- */
 

@@ -144,6 +144,9 @@ enum DevOp
 #define DEVERR_TIME_INFINITE_SUB 38     /* 22008 cannot subtract infinite interval from time */
 #define DEVERR_SUBSTRING_NEGATIVE 39    /* 22011 negative substring length not allowed */
 #define DEVERR_SPLIT_PART_ZERO   40     /* 22023 field position must not be zero */
+#define DEVERR_LOG_ZERO          41     /* 2201E cannot take logarithm of zero */
+#define DEVERR_LOG_NEGATIVE      42     /* 2201E cannot take logarithm of a negative number */
+#define DEVERR_INPUT_RANGE       43     /* 22003 input is out of range */
 
 /*
  * A program is evaluated at one row of each source (see DevColumn.source):

@@ -799,6 +799,9 @@ pub fn sql_error(code: i32) -> Option<(&'static str, &'static str)> {
         38 => ("22008", "cannot subtract infinite interval from time"),
         39 => ("22011", "negative substring length not allowed"),
         40 => ("22023", "field position must not be zero"),
+        41 => ("2201E", "cannot take logarithm of zero"),
+        42 => ("2201E", "cannot take logarithm of a negative number"),
+        43 => ("22003", "input is out of range"),
         _ => return None,
     })
 }
