@@ -699,15 +699,8 @@ impl_transc(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
             }
             break;
         case TR_DEGREES:                        /* float8_div */
-            z = x / DEV_RADIANS_PER_DEGREE;
-            if (dev_isinf(z) && !dev_isinf(x))
-                return DEVERR_FLOAT_OVERFLOW;
-            if (z == 0.0 && x != 0.0)
-                return DEVERR_FLOAT_UNDERFLOW;
-            r->v.f8 = z;
-            return DEVERR_OK;
         case TR_RADIANS:                        /* float8_mul */
-            z = x * DEV_RADIANS_PER_DEGREE;
+            z = (op == TR_DEGREES) ? x / DEV_RADIANS_PER_DEGREE : x * DEV_RADIANS_PER_DEGREE;
             if (dev_isinf(z) && !dev_isinf(x))
                 return DEVERR_FLOAT_OVERFLOW;
             if (z == 0.0 && x != 0.0)
