@@ -74,9 +74,14 @@ fi
 # cargo_build_ext: build the extension (for the server's major version),
 # pgstrom-sqlgen and pg2arrow with $PGSTROM_PROFILE, in one cargo run so
 # that their dependencies' features are unified once.
+# pg_major: the major version of the PostgreSQL that $PG_CONFIG names.
+pg_major() {
+  "$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p'
+}
+
 cargo_build_ext() {
   local major features=()
-  major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p')
+  major=$(pg_major)
   case "$major" in
     15|16|17|18) ;;
     *) echo "build: $PG_CONFIG is PostgreSQL '${major:-?}'; pg_strom builds for 15 to 18" >&2; return 1 ;;

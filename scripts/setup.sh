@@ -83,8 +83,7 @@ chmod -R a+rX "$DEPS/pg" 2>/dev/null || true
 # at every cargo command (minutes each on two cores).  This is the file
 # `cargo pgrx init` writes, naming the same pg_config.
 mkdir -p "$PGRX_HOME"
-pg_major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p')
-pgrx_config=$(printf '[configs]\npg%s = "%s"\n' "$pg_major" "$PG_CONFIG")
+pgrx_config=$(printf '[configs]\npg%s = "%s"\n' "$(pg_major)" "$PG_CONFIG")
 if [ "$(cat "$PGRX_HOME/config.toml" 2>/dev/null)" != "$pgrx_config" ]; then
   printf '%s\n' "$pgrx_config" > "$PGRX_HOME/config.toml"
 fi
