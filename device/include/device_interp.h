@@ -1699,31 +1699,13 @@ impl_extract(int res, int type, const DevDatum *unit, const DevDatum *a, DevDatu
     }
 }
 
-/* date_trunc(unit, timestamp), as timestamp_trunc */
-DEVICE_NOINLINE int32_t
-impl_date_trunc(const DevDatum *unit, const DevDatum *a, DevDatum *r)
+/* The fields of a date_trunc to `u` (a unit up to DU_MILLENNIUM), as
+ * timestamp_trunc and timestamptz_trunc_internal set them. */
+DEVICE_FUNC void
+dev_trunc_tm(int u, DevTm *tm)
 {
-    int u = dev_datetime_unit(unit);
-    int64_t ts = a->v.i, days, result, fsec;
-    int year, mon, mday, hour, min, sec;
-    DevTm tm;
+    int year = tm->year, mon = tm->mon, mday = tm->mday;
 
-    if (DEV_TS_NOT_FINITE(ts))
-    {
-        r->v.i = ts;
-        return DEVERR_OK;
-    }
-    if (u == DU_NONE || u > DU_MILLENNIUM)
-        return DEVERR_NEEDS_CPU;
-    if (!dev_timestamp2tm(ts, &tm))
-        return DEVERR_TIMESTAMP_RANGE;          /* timestamp2tm fails there */
-    year = tm.year;
-    mon = tm.mon;
-    mday = tm.mday;
-    hour = tm.hour;
-    min = tm.min;
-    sec = tm.sec;
-    fsec = tm.fsec;
     switch (u)
     {
         case DU_WEEK:
@@ -1737,50 +1719,63 @@ impl_date_trunc(const DevDatum *unit, const DevDatum *a, DevDatum *r)
                 ++year;
             day4 = dev_date2j(year, 1, 4);
             day0 = dev_j2day(day4 - 1);
-            dev_j2date((woy - 1) * 7 + (day4 - day0), &year, &mon, &mday);
-            hour = min = sec = 0;
-            fsec = 0;
-            break;
+            dev_j2date((woy - 1) * 7 + (day4 - day0), &tm->year, &tm->mon, &tm->mday);
+            tm->hour = tm->min = tm->sec = 0;
+            tm->fsec = 0;
+            return;
         }
-        case DU_MILLENNIUM:
-        case DU_CENTURY:
-        case DU_DECADE:
-        case DU_YEAR:
-        case DU_QUARTER:
-        case DU_MONTH:
-        case DU_DAY:
-        case DU_HOUR:
-        case DU_MINUTE:
-        case DU_SECOND:
-            if (u == DU_MILLENNIUM)
-                year = year > 0 ? ((year + 999) / 1000) * 1000 - 999 : -((999 - (year - 1)) / 1000) * 1000 + 1;
-            if (u == DU_MILLENNIUM || u == DU_CENTURY)
-                year = year > 0 ? ((year + 99) / 100) * 100 - 99 : -((99 - (year - 1)) / 100) * 100 + 1;
-            if (u == DU_DECADE)
-                year = year > 0 ? (year / 10) * 10 : -((8 - (year - 1)) / 10) * 10;
-            if (u >= DU_YEAR)
-                mon = 1;
-            if (u >= DU_QUARTER && u != DU_WEEK)
-                mon = (3 * ((mon - 1) / 3)) + 1;
-            if (u >= DU_MONTH)
-                mday = 1;
-            if (u >= DU_DAY)
-                hour = 0;
-            if (u >= DU_HOUR)
-                min = 0;
-            if (u >= DU_MINUTE)
-                sec = 0;
-            fsec = 0;
-            break;
         case DU_MILLISEC:
-            fsec = (fsec / 1000) * 1000;
-            break;
+            tm->fsec = (tm->fsec / 1000) * 1000;
+            return;
+        case DU_MICROSEC:
+            return;
         default:
             break;
     }
+    if (u == DU_MILLENNIUM)
+        year = year > 0 ? ((year + 999) / 1000) * 1000 - 999 : -((999 - (year - 1)) / 1000) * 1000 + 1;
+    if (u == DU_MILLENNIUM || u == DU_CENTURY)
+        year = year > 0 ? ((year + 99) / 100) * 100 - 99 : -((99 - (year - 1)) / 100) * 100 + 1;
+    if (u == DU_DECADE)
+        year = year > 0 ? (year / 10) * 10 : -((8 - (year - 1)) / 10) * 10;
+    tm->year = year;
+    if (u >= DU_YEAR)
+        tm->mon = 1;
+    if (u >= DU_QUARTER)
+        tm->mon = (3 * ((tm->mon - 1) / 3)) + 1;
+    if (u >= DU_MONTH)
+        tm->mday = 1;
+    if (u >= DU_DAY)
+        tm->hour = 0;
+    if (u >= DU_HOUR)
+        tm->min = 0;
+    if (u >= DU_MINUTE)
+        tm->sec = 0;
+    tm->fsec = 0;
+}
+
+/* date_trunc(unit, timestamp), as timestamp_trunc */
+DEVICE_NOINLINE int32_t
+impl_date_trunc(const DevDatum *unit, const DevDatum *a, DevDatum *r)
+{
+    int u = dev_datetime_unit(unit);
+    int64_t ts = a->v.i, days, result;
+    DevTm tm;
+
+    /* PostgreSQL checks the unit of an infinite value too */
+    if (u == DU_NONE || u > DU_MILLENNIUM)
+        return DEVERR_NEEDS_CPU;
+    if (DEV_TS_NOT_FINITE(ts))
+    {
+        r->v.i = ts;
+        return DEVERR_OK;
+    }
+    if (!dev_timestamp2tm(ts, &tm))
+        return DEVERR_TIMESTAMP_RANGE;          /* timestamp2tm fails there */
+    dev_trunc_tm(u, &tm);
     /* tm2timestamp's final range check (MIN_TIMESTAMP .. END_TIMESTAMP) */
-    days = dev_date2j(year, mon, mday) - DEV_POSTGRES_EPOCH_JDATE;
-    result = days * DEV_USECS_PER_DAY + ((((int64_t) hour * 60 + min) * 60) + sec) * 1000000LL + fsec;
+    days = dev_date2j(tm.year, tm.mon, tm.mday) - DEV_POSTGRES_EPOCH_JDATE;
+    result = days * DEV_USECS_PER_DAY + ((((int64_t) tm.hour * 60 + tm.min) * 60) + tm.sec) * 1000000LL + tm.fsec;
     if (result < -211813488000000000LL || result >= 9223371331200000000LL)
         return DEVERR_TIMESTAMP_RANGE;
     r->v.i = result;
@@ -2192,6 +2187,7 @@ impl_starts_with(const DevDatum *a, const DevDatum *b, DevDatum *r)
 #define IMPL_FLT_DIV(res, ta, tb)  impl_flt_arith(3, res, ta, tb, &args[0], &args[1], r)
 #include "device_wide.h"
 #include "device_strings.h"
+#include "device_tz.h"
 
 #define IMPL_CMP_EQ(res, ta, tb)   impl_compare(0, ta, tb, &args[0], &args[1], r)
 #define IMPL_CMP_NE(res, ta, tb)   impl_compare(1, ta, tb, &args[0], &args[1], r)
@@ -2508,9 +2504,10 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
                 if (sp >= PGSTROM_MAX_STACK)
                     return DEVERR_INVALID_PROGRAM;
                 stack[sp].hi = 0;
-                if (in->type == DT_TEXT || in->type == DT_BPCHAR || in->type == DT_BYTEA)
+                if (in->type == DT_TEXT || in->type == DT_BPCHAR || in->type == DT_BYTEA || in->type == DT_TZTAB)
                 {
-                    /* the host checked imm + arg against data_len */
+                    /* the host checked imm + arg against data_len (and
+                     * a time zone table's layout) */
                     stack[sp].v.i = (int64_t) (data + in->imm);
                     stack[sp].len = in->arg;
                 }

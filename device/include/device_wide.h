@@ -200,9 +200,10 @@ dev_interval_plmi(bool minus, DevInterval x, DevInterval y, DevInterval *r)
     return DEVERR_OK;
 }
 
-/* tm2timestamp without a time zone; false where PostgreSQL's fails */
+/* tm2timestamp's arithmetic and checks before the final range check
+ * (IS_VALID_JULIAN, overflow); false where PostgreSQL's fails */
 DEVICE_FUNC bool
-dev_tm2timestamp(const DevTm *tm, int64_t *result)
+dev_tm2timestamp_unchecked(const DevTm *tm, int64_t *result)
 {
     int64_t date, time;
     uint64_t u;
@@ -221,10 +222,41 @@ dev_tm2timestamp(const DevTm *tm, int64_t *result)
         return false;
     if ((res < 0 && date > 0) || (res > 0 && date < -1))
         return false;
-    if (res < DEV_MIN_TIMESTAMP || res >= DEV_END_TIMESTAMP)
+    *result = res;
+    return true;
+}
+
+/* tm2timestamp without a time zone; false where PostgreSQL's fails */
+DEVICE_FUNC bool
+dev_tm2timestamp(const DevTm *tm, int64_t *result)
+{
+    int64_t res;
+
+    if (!dev_tm2timestamp_unchecked(tm, &res) || res < DEV_MIN_TIMESTAMP || res >= DEV_END_TIMESTAMP)
         return false;
     *result = res;
     return true;
+}
+
+/* tm_mon becomes `mon` (the month plus an interval's months), carried
+ * into the year, and the day clamped to the end of a shorter month, as
+ * timestamp_pl_interval and timestamptz_pl_interval_internal do */
+DEVICE_FUNC void
+dev_add_months_tm(DevTm *tm, int32_t mon)
+{
+    tm->mon = mon;
+    if (tm->mon > 12)
+    {
+        tm->year += (tm->mon - 1) / 12;
+        tm->mon = ((tm->mon - 1) % 12) + 1;
+    }
+    else if (tm->mon < 1)
+    {
+        tm->year += tm->mon / 12 - 1;
+        tm->mon = tm->mon % 12 + 12;
+    }
+    if (tm->mday > dev_days_in_month(tm->year, tm->mon))
+        tm->mday = dev_days_in_month(tm->year, tm->mon);
 }
 
 /* timestamp_pl_interval */
@@ -258,20 +290,7 @@ dev_ts_pl_interval(int64_t ts, DevInterval span, int64_t *out)
 
         if (!dev_timestamp2tm(ts, &tm) || dev_add32_overflows(tm.mon, span.month, &mon))
             return DEVERR_TIMESTAMP_RANGE;
-        tm.mon = mon;
-        if (tm.mon > 12)
-        {
-            tm.year += (tm.mon - 1) / 12;
-            tm.mon = ((tm.mon - 1) % 12) + 1;
-        }
-        else if (tm.mon < 1)
-        {
-            tm.year += tm.mon / 12 - 1;
-            tm.mon = tm.mon % 12 + 12;
-        }
-        /* the end of a shorter month */
-        if (tm.mday > dev_days_in_month(tm.year, tm.mon))
-            tm.mday = dev_days_in_month(tm.year, tm.mon);
+        dev_add_months_tm(&tm, mon);
         if (!dev_tm2timestamp(&tm, &ts))
             return DEVERR_TIMESTAMP_RANGE;
     }

@@ -364,6 +364,62 @@ SELECT k, left(e, 24) AS starts, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_de
 ) v(k, e);
 SELECT pgstrom.device_program('dv_safe', 'i4a IN (' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 20) g) || ')');
 
+-- timestamptz in the session time zone: values around transitions (gaps
+-- and repeated hours, 30-minute DST, zones that changed their rules, far
+-- past and future, fractional seconds), under zones of every kind.
+CREATE TABLE dv_tz AS
+SELECT k,
+  CASE WHEN k % 37 = 0 THEN NULL
+       WHEN k % 9 = 8 THEN (ARRAY['1800-01-01 00:00+00','1883-11-18 17:00:00.5+00','1000-06-01 12:00+00',
+            '4000-11-25 12:00+00 BC','2037-11-01 06:30+00','2100-03-14 07:00+00','2399-10-30 05:59:59.75+00',
+            '2600-03-12 10:00+00','100000-07-01 00:00+00','infinity','-infinity','1947-04-15 00:00+00'
+            ]::timestamptz[])[1 + (k / 9) % 12]
+       ELSE (ARRAY['2024-03-10 07:00+00','2024-11-03 06:00+00','2024-03-31 01:00+00','2024-10-27 01:00+00',
+                   '2024-04-06 15:00+00','2024-10-05 15:30+00','2018-11-04 03:00+00','2014-10-25 22:00+00',
+                   '2024-09-28 14:00+00','2024-04-14 02:00+00','2024-09-08 04:00+00']::timestamptz[])[1 + k % 11]
+            + ((k / 11) % 41 - 20) * interval '5 min 7.25 s' END AS tza,
+  CASE WHEN k % 43 = 0 THEN NULL
+       ELSE (ARRAY['2024-03-10 02:00','2024-11-03 01:00','2024-03-31 01:00','2024-10-27 01:00','2024-10-06 02:00',
+                   '2024-04-07 01:30','2018-11-04 00:00','2024-09-08 00:00','1800-01-01 00:00','2500-03-14 02:30',
+                   '0044-03-15 00:00 BC','100000-12-31 23:00']::timestamp[])[1 + k % 12]
+            + ((k / 12) % 21 - 10) * interval '6 min 1.5 s' END AS tsa,
+  CASE WHEN k % 47 = 0 THEN NULL
+       ELSE (ARRAY['2018-11-04','2024-09-08','2024-03-10','2024-10-27','1800-01-01','2500-03-14','1000-01-01',
+                   '0044-03-15 BC','100000-12-30','infinity','-infinity']::date[])[1 + k % 11]
+            + (k / 11) % 3 - 1 END AS da,
+  (ARRAY['1 mon','1 day','-1 mon -1 day','1 year 02:00','-06:00','1 mon -1 day 23:59:59.999','0','30 days',
+         '-1 year -1 mon 00:00:00.5']::interval[])[1 + k % 9] AS iva
+FROM generate_series(0, 899) k;
+CREATE TEMP TABLE tz_calls AS
+SELECT z, e FROM unnest(ARRAY['UTC', 'America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'Pacific/Chatham',
+                              'America/Sao_Paulo', 'Africa/Casablanca', 'America/Santiago', 'EST5EDT',
+                              'XXX-05:45']) z,
+     unnest(ARRAY['tza::timestamp', 'tza::date', 'tsa::timestamptz', 'da::timestamptz',
+                  'extract(hour FROM tza)', 'extract(second FROM tza)', 'extract(epoch FROM tza)',
+                  'extract(dow FROM tza)', 'extract(week FROM tza)', 'extract(isoyear FROM tza)',
+                  'date_part(''day'', tza)', 'date_part(''timezone'', tza)',
+                  'date_trunc(''day'', tza)', 'date_trunc(''hour'', tza)', 'date_trunc(''week'', tza)',
+                  'date_trunc(''month'', tza)', 'date_trunc(''year'', tza)', 'date_trunc(''minute'', tza)',
+                  'date_trunc(''decade'', tza)', 'tza + iva', 'tza - iva', 'tza - tsa::timestamptz',
+                  'da < tza', 'tza >= da', 'tsa = tza', 'tsa <= tza', 'da <= tza AND tza < da + 1',
+                  'tsa::date']) e;
+CREATE FUNCTION pg_vs_device_in(zone text, rel regclass, expr text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('TimeZone', zone, true);
+  RETURN pg_vs_device(rel, expr);
+END $$;
+CREATE TEMP TABLE tz_results AS SELECT z, e, pg_vs_device_in(z, 'dv_tz', e) AS r FROM tz_calls;
+SELECT count(*) AS calls, count(*) FILTER (WHERE r = 'same') AS same_values,
+       count(*) FILTER (WHERE r LIKE 'same error%') AS same_errors,
+       count(*) FILTER (WHERE r = 'not offloaded') AS not_offloaded,
+       count(*) FILTER (WHERE r LIKE 'MISMATCH%') AS mismatches
+  FROM tz_results;
+SELECT e, r, string_agg(z, ', ') AS zones FROM tz_results WHERE r <> 'same' GROUP BY e, r ORDER BY e, r;
+-- A program takes the time zone of the session that runs it.
+SET TimeZone = 'Asia/Kolkata';
+SELECT pgstrom.device_program('dv_tz', 'date_trunc(''day'', tza) > tsa');
+RESET TimeZone;
+
 -- Not everything runs on the device: it says why.
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::text');
 SELECT * FROM pgstrom.device_eval('dv_safe', 'na::text');

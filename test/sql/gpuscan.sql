@@ -162,6 +162,29 @@ EXECUTE gs_p(-500000, 100);
 SET pg_strom.enabled = on;
 RESET plan_cache_mode;
 DEALLOCATE gs_p;
+-- timestamptz functions use the session time zone, also in a plan cached
+-- under another one (the program's zone table is replaced at executor start)
+\set q 'SELECT id, date_trunc($$day$$, tz), extract(hour FROM tz) FROM gs_t WHERE tz::date = d - 3000 OR tz::timestamp < $$2015-03-08 02:30$$ OR tz + interval $$1 mon$$ < $$2015-02-01$$::date'
+:check
+\set tzq 'SELECT count(*), sum(extract(hour FROM tz)), min(date_trunc($$day$$, tz)::text) FROM gs_t WHERE date_trunc($$month$$, tz) = $$2020-03-01$$::date AND extract(hour FROM tz) < 12'
+PREPARE gs_tz AS :tzq;
+SET plan_cache_mode = force_generic_plan;
+SET TimeZone = 'UTC';
+SELECT * FROM gs_explain('EXECUTE gs_tz');
+EXECUTE gs_tz;
+SET TimeZone = 'Asia/Tokyo';
+EXECUTE gs_tz;
+SET pg_strom.enabled = off;
+:tzq;
+SET pg_strom.enabled = on;
+SET TimeZone = 'America/New_York';
+EXECUTE gs_tz;
+SET pg_strom.enabled = off;
+:tzq;
+SET pg_strom.enabled = on;
+RESET TimeZone;
+RESET plan_cache_mode;
+DEALLOCATE gs_tz;
 \set q 'SELECT id FROM gs_t WHERE i4 > (SELECT max(i4) - 10000 FROM gs_t WHERE i2 > 30000)'
 :check
 \set q 'SELECT x, (SELECT count(*) FROM gs_t WHERE i4 > x AND i2 < x) FROM (VALUES (100), (-100), (NULL), (999999)) v(x)'

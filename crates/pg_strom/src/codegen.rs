@@ -177,6 +177,12 @@ enum Fallback {
     Pg,
 }
 
+/// Whether device function `fid` depends on the session time zone (its
+/// last argument is the zone's table, which codegen adds).
+pub fn uses_time_zone(fid: u16) -> bool {
+    func_info(fid).is_some_and(|f| f.nargs > 0 && f.args[f.nargs as usize - 1] == type_id("TZTAB"))
+}
+
 /// Units the device computes without PostgreSQL: of date_part over a
 /// time (`time_only`) or a timestamp, or of date_trunc (`trunc`).
 fn device_unit(unit: &str, time_only: bool, trunc: bool) -> bool {
@@ -518,7 +524,7 @@ impl Ctx<'_> {
         if !self.pg_fallback
             && let Some(fid) = device_function_of(funcid)
             && let Some(f) = func_info(fid)
-            && matches!(f.family, "IMPL_EXTRACT" | "IMPL_DATE_TRUNC")
+            && matches!(f.family, "IMPL_EXTRACT" | "IMPL_DATE_TRUNC" | "IMPL_TZ_EXTRACT" | "IMPL_TZ_DATE_TRUNC")
         {
             // SAFETY: the arguments of an OpExpr/FuncExpr.
             let first = unsafe { list_nodes(args) }.first().copied().unwrap_or(std::ptr::null_mut());
@@ -535,7 +541,7 @@ impl Ctx<'_> {
                     })
                     .flatten()
             };
-            let trunc = f.family == "IMPL_DATE_TRUNC";
+            let trunc = matches!(f.family, "IMPL_DATE_TRUNC" | "IMPL_TZ_DATE_TRUNC");
             if !unit.is_some_and(|u| device_unit(&u, f.args[1] == type_id("TIME"), trunc)) {
                 return unsupported(format!(
                     "{} with a unit the device does not compute, here",
@@ -561,8 +567,13 @@ impl Ctx<'_> {
         let f = func_info(fid).expect("generated map and catalog agree");
         // SAFETY: args of an OpExpr/FuncExpr are a valid List.
         let args = unsafe { list_nodes(args) };
-        if args.len() != f.nargs as usize {
+        // the functions of the session time zone take its table last
+        let zoned = uses_time_zone(fid);
+        if args.len() + zoned as usize != f.nargs as usize {
             return unsupported(format!("{} takes {} arguments, not {}", f.name, f.nargs, args.len()));
+        }
+        if zoned && !crate::timezone::session_usable() {
+            return unsupported("the session time zone could not be tabulated for the device".into());
         }
         for (i, a) in args.iter().enumerate() {
             let t = self.expr_type(*a)?;
@@ -570,6 +581,9 @@ impl Ctx<'_> {
                 return unsupported(format!("argument {} of {} has device type {t}, not {}", i + 1, f.name, f.args[i]));
             }
             self.emit(*a)?;
+        }
+        if zoned {
+            self.b.tz_table(&crate::timezone::session_table());
         }
         Ok(fid)
     }
@@ -656,6 +670,9 @@ impl Ctx<'_> {
                     let mut funcid = (*o).opfuncid;
                     if funcid == pg_sys::InvalidOid {
                         funcid = pg_sys::get_opcode((*o).opno);
+                    }
+                    if device_function_of(funcid).is_some_and(uses_time_zone) {
+                        return unsupported("IS DISTINCT FROM across date / timestamp and timestamptz".into());
                     }
                     let fid = self.push_args(funcid, (*o).args, "equality function")?;
                     self.check_collation(fid, (*o).inputcollid)?;

@@ -23,6 +23,7 @@
 //! - [`arrow_fdw`]: Arrow_Fdw, Apache Arrow files as foreign tables.
 //! - [`gpuscan`]: the GpuScan custom scan (planner path, plan, executor,
 //!   EXPLAIN).
+//! - [`timezone`]: the session time zone as a table device programs read.
 
 use pgrx::prelude::*;
 
@@ -45,6 +46,7 @@ pub mod random;
 pub mod scansource;
 pub mod service_worker;
 pub mod sql_device;
+pub mod timezone;
 
 pgrx::pg_module_magic!();
 

@@ -320,6 +320,11 @@ impl Program {
                     {
                         return Err(invalid(format!("constant at {pc} lies outside the data section")));
                     }
+                    if ins.type_id == type_id("TZTAB") {
+                        let at = ins.imm as usize;
+                        tz_table_check(&self.data[at..at + ins.arg as usize])
+                            .map_err(|e| invalid(format!("time zone table at {pc}: {e}")))?;
+                    }
                     if let Some(t) = type_info(ins.type_id).filter(|t| t.width > 8)
                         && ins.arg as usize != t.width
                     {
@@ -477,6 +482,35 @@ impl Program {
         Ok(p)
     }
 
+    /// Whether the program reads the session time zone's table.
+    pub fn uses_time_zone(&self) -> bool {
+        let tz = type_id("TZTAB");
+        self.code.iter().any(|i| i.op == Op::Const as u16 && i.type_id == tz)
+    }
+
+    /// Replace the time zone table (placed last by [`Builder::tz_table`])
+    /// with `table`, the executing session's: a plan made under another
+    /// TimeZone setting then computes in this one.  Programs without a
+    /// table are left alone.
+    pub fn set_time_zone(&mut self, table: &[u8]) -> Result<(), DeviceError> {
+        let tz = type_id("TZTAB");
+        let mut at = None;
+        for i in self.code.iter().filter(|i| i.op == Op::Const as u16 && i.type_id == tz) {
+            if at.is_some_and(|a| a != i.imm) || i.imm as u64 + i.arg as u64 != self.data.len() as u64 {
+                return Err(invalid("the time zone table is not last in the data section".into()));
+            }
+            at = Some(i.imm);
+        }
+        let Some(at) = at else { return Ok(()) };
+        tz_table_check(table).map_err(|e| invalid(format!("time zone table: {e}")))?;
+        self.data.truncate(at as usize);
+        self.data.extend_from_slice(table);
+        for i in self.code.iter_mut().filter(|i| i.op == Op::Const as u16 && i.type_id == tz) {
+            i.arg = table.len() as i32;
+        }
+        Ok(())
+    }
+
     /// A readable listing, one instruction per line, for EXPLAIN VERBOSE.
     /// `column_name` names column indexes.
     pub fn disassemble(&self, column_name: &dyn Fn(i32) -> String) -> String {
@@ -506,6 +540,13 @@ impl Program {
                         .unwrap_or(&[]);
                     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
                     let _ = write!(s, " '\\x{hex}'::{}", tname(i.type_id));
+                }
+                Op::Const if i.type_id == type_id("TZTAB") => {
+                    let bytes = usize::try_from(i.imm)
+                        .ok()
+                        .and_then(|o| self.data.get(o..o + i.arg.max(0) as usize))
+                        .unwrap_or(&[]);
+                    let _ = write!(s, " {}", tz_table_label(bytes));
                 }
                 Op::Const if is_varlena(i.type_id) => {
                     let bytes = usize::try_from(i.imm)
@@ -556,6 +597,82 @@ impl Program {
     }
 }
 
+/// Layout of a time zone table (device/include/device_tz.h).
+pub mod tz {
+    /// "PTZ1" as a little-endian u32.
+    pub const MAGIC: u32 = 0x315A_5450;
+    /// Bytes before the segments.
+    pub const HEADER: usize = 104;
+    /// Bytes per segment.
+    pub const SEGMENT: usize = 32;
+    /// Bytes of the zone's name (NUL-padded).
+    pub const NAME: usize = 64;
+    /// Past the covered seconds: PostgreSQL decides.
+    pub const NONE: i32 = 0;
+    /// Past the covered seconds: as at the nearest covered one.
+    pub const CONST: i32 = 1;
+    /// Past the covered seconds: repeats with the period.
+    pub const PERIODIC: i32 = 2;
+}
+
+fn le_i64(b: &[u8], at: usize) -> i64 {
+    i64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+fn le_i32(b: &[u8], at: usize) -> i32 {
+    i32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+/// Check a time zone table's layout, so that the device may read it
+/// without checks: magic, length, modes, the segments in order from `lo`.
+pub fn tz_table_check(b: &[u8]) -> Result<(), String> {
+    if b.len() < tz::HEADER {
+        return Err(format!("{} bytes is shorter than its header", b.len()));
+    }
+    if u32::from_le_bytes(b[0..4].try_into().unwrap()) != tz::MAGIC {
+        return Err("bad magic number".into());
+    }
+    let n = u32::from_le_bytes(b[4..8].try_into().unwrap()) as usize;
+    if b.len() != tz::HEADER + n * tz::SEGMENT {
+        return Err(format!("{} bytes do not hold {n} segments", b.len()));
+    }
+    let (lo, hi, period) = (le_i64(b, 8), le_i64(b, 16), le_i64(b, 32));
+    for mode in [le_i32(b, 24), le_i32(b, 28)] {
+        if !(tz::NONE..=tz::PERIODIC).contains(&mode) {
+            return Err(format!("unknown mode {mode}"));
+        }
+        if mode == tz::PERIODIC && !(1..=hi.saturating_sub(lo)).contains(&period) {
+            return Err(format!("period {period} does not fit the covered seconds"));
+        }
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    if lo > hi || le_i64(b, tz::HEADER) != lo {
+        return Err("the segments do not start at the covered seconds".into());
+    }
+    let mut last = lo;
+    for k in 1..n {
+        let start = le_i64(b, tz::HEADER + k * tz::SEGMENT);
+        if start <= last || start > hi {
+            return Err(format!("segment {k} is out of order"));
+        }
+        last = start;
+    }
+    Ok(())
+}
+
+/// A time zone table as EXPLAIN VERBOSE shows it.
+pub fn tz_table_label(b: &[u8]) -> String {
+    if tz_table_check(b).is_err() {
+        return "(bad time zone table)".into();
+    }
+    let name = &b[40..40 + tz::NAME];
+    let name = String::from_utf8_lossy(&name[..name.iter().position(|&c| c == 0).unwrap_or(tz::NAME)]);
+    let n = u32::from_le_bytes(b[4..8].try_into().unwrap());
+    format!("time zone '{}' ({n} segments)", name.replace('\'', "''"))
+}
+
 /// A constant's bits as text, by type.
 pub fn const_text(type_id: u16, imm: i64) -> String {
     match type_info(type_id).map(|t| t.name) {
@@ -572,6 +689,8 @@ pub struct Builder {
     code: Vec<Instr>,
     nparams: u32,
     data: Vec<u8>,
+    /// The session time zone's table, once a function needs it.
+    tz: Option<Vec<u8>>,
 }
 
 /// A forward-jump placeholder.
@@ -604,6 +723,17 @@ impl Builder {
         let offset = self.data.len() as i64;
         self.data.extend_from_slice(bytes);
         self.push(Op::Const, type_id, bytes.len() as i32, offset);
+    }
+
+    /// Push the session time zone's table (device_tz.h), the hidden last
+    /// argument of the functions that depend on the zone.  The table is
+    /// placed once, last in the data section, so that
+    /// [`Program::set_time_zone`] can replace it at executor start.
+    pub fn tz_table(&mut self, table: &[u8]) {
+        if self.tz.is_none() {
+            self.tz = Some(table.to_vec());
+        }
+        self.push(Op::Const, type_id("TZTAB"), 0, -1);
     }
 
     /// Push a numeric constant (in the data section, 8-byte aligned).
@@ -765,6 +895,16 @@ impl Builder {
     /// Finish: a validated program with the given result type.
     pub fn finish(self, result_type: u16) -> Result<Program, DeviceError> {
         let mut p = Program { result_type, nparams: self.nparams, max_stack: 0, code: self.code, data: self.data };
+        if let Some(table) = self.tz {
+            let tz = type_id("TZTAB");
+            let at = p.data.len().next_multiple_of(8);
+            for i in p.code.iter_mut().filter(|i| i.op == Op::Const as u16 && i.type_id == tz) {
+                i.imm = at as i64;
+                i.arg = table.len() as i32;
+            }
+            p.data.resize(at, 0);
+            p.data.extend_from_slice(&table);
+        }
         p.validate(None)?;
         Ok(p)
     }

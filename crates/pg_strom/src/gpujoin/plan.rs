@@ -181,7 +181,9 @@ impl Reader<'_> {
         }
         let (h, t) = self.0.split_at_checked(n)?;
         self.0 = t;
-        Some(Some(Program::from_bytes(h).unwrap_or_else(|e| errors::raise("cannot load the GpuJoin plan", &e))))
+        let mut p = Program::from_bytes(h).unwrap_or_else(|e| errors::raise("cannot load the GpuJoin plan", &e));
+        crate::timezone::bind(&mut p);
+        Some(Some(p))
     }
     fn columns(&mut self) -> Option<Vec<(i16, u16)>> {
         let n = self.u32()?;

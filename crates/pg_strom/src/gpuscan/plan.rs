@@ -117,8 +117,9 @@ impl GpuScanInfo {
             let param_types = body[2 * ncols + nquals..].iter().map(|&t| t as u16).collect();
             let sval = CStr::from_ptr((*(snode as *mut pg_sys::String)).sval).to_string_lossy();
             let Some(bytes) = unhex(&sval) else { bad("device program is not hex") };
-            let program =
+            let mut program =
                 Program::from_bytes(&bytes).unwrap_or_else(|e| errors::raise("cannot load the GpuScan plan", &e));
+            crate::timezone::bind(&mut program);
             GpuScanInfo { program, columns, on_device, param_types }
         }
     }
