@@ -410,7 +410,7 @@ dev_float_to_int(int res, F num, DevDatum *r)
 DEVICE_FUNC int32_t
 impl_cast_f2i(int res, int ta, const DevDatum *a, DevDatum *r)
 {
-    if (ta == DT_FLOAT4)
+    if (ta == DT_FLOAT4 || ta == DT_FLOAT2)     /* a float2 is held as a float */
         return dev_float_to_int<float>(res, dev_rintf(a->v.f4), r);
     return dev_float_to_int<double>(res, dev_rint(a->v.f8), r);
 }

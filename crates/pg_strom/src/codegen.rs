@@ -94,6 +94,9 @@ const EXTENSION_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("PGSTROM_FLOAT2LE", "pgstrom.float2le", 2),
     ("PGSTROM_FLOAT2GT", "pgstrom.float2gt", 2),
     ("PGSTROM_FLOAT2GE", "pgstrom.float2ge", 2),
+    ("PGSTROM_INT2_FLOAT2", "pgstrom.int2", 1),
+    ("PGSTROM_INT4_FLOAT2", "pgstrom.int4", 1),
+    ("PGSTROM_INT8_FLOAT2", "pgstrom.int8", 1),
 ];
 
 /// The OID of the extension's function behind catalog entry `entry`

@@ -971,6 +971,70 @@ mod tests {
         catalog::FUNCTIONS.iter().find(|f| f.name == name).unwrap().id
     }
 
+    /// A time zone table of `n` segments a day apart from 0, offset `off`.
+    fn tz_table(name: &str, n: usize, off: i32) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&tz::MAGIC.to_le_bytes());
+        b.extend_from_slice(&(n as u32).to_le_bytes());
+        b.extend_from_slice(&0i64.to_le_bytes());
+        b.extend_from_slice(&(n as i64 * 86_400).to_le_bytes());
+        b.extend_from_slice(&tz::CONST.to_le_bytes());
+        b.extend_from_slice(&tz::CONST.to_le_bytes());
+        b.extend_from_slice(&86_400i64.to_le_bytes());
+        let mut nm = [0u8; tz::NAME];
+        nm[..name.len()].copy_from_slice(name.as_bytes());
+        b.extend_from_slice(&nm);
+        for k in 0..n as i64 {
+            for v in [k * 86_400, (k + 1) * 86_400] {
+                b.extend_from_slice(&v.to_le_bytes());
+            }
+            for v in [off, off, 1, off] {
+                b.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn time_zone_table_is_last_and_replaced() {
+        let mut b = Builder::new();
+        b.bytes_constant(type_id("TEXT"), b"day");
+        b.var(0);
+        b.tz_table(&tz_table("Here", 3, 3600));
+        b.func(func_id("DATE_TRUNC_TIMESTAMPTZ"));
+        b.var(1);
+        b.tz_table(&tz_table("Here", 3, 3600));
+        b.func(func_id("TIMESTAMPTZ_GT_TIMESTAMP"));
+        let mut p = b.finish(type_id("BOOL")).unwrap();
+        assert!(p.uses_time_zone());
+        let first = tz_table("Here", 3, 3600);
+        assert!(p.data.ends_with(&first));
+        assert!(p.disassemble(&|c| format!("c{c}")).contains("const time zone 'Here' (3 segments)"));
+        // a plan loaded in another session: the table is replaced, the
+        // program still valid and serializable
+        let other = tz_table("There", 5, -18_000);
+        p.set_time_zone(&other).unwrap();
+        assert!(p.data.ends_with(&other));
+        let q = Program::from_bytes(&p.to_bytes().unwrap()).unwrap();
+        assert!(q.disassemble(&|c| format!("c{c}")).contains("const time zone 'There' (5 segments)"));
+        // a malformed table is refused, in a program and as a replacement
+        let mut bad = other.clone();
+        bad[tz::HEADER + tz::SEGMENT..tz::HEADER + tz::SEGMENT + 8].copy_from_slice(&(-5i64).to_le_bytes());
+        assert!(p.set_time_zone(&bad).is_err());
+        let mut bytes = p.to_bytes().unwrap();
+        let n = bytes.len();
+        bytes[n - 1] ^= 0xff;
+        bytes[n - other.len() + 4] = 9;
+        assert!(Program::from_bytes(&bytes).is_err());
+        assert!(tz_table_check(&other[..tz::HEADER - 1]).is_err());
+        // a program without the table is left alone
+        let mut b = Builder::new();
+        b.var(0);
+        let mut plain = b.finish(type_id("INT4")).unwrap();
+        plain.set_time_zone(&other).unwrap();
+        assert!(!plain.uses_time_zone() && plain.data.is_empty());
+    }
+
     #[test]
     fn round_trip_and_listing() {
         let mut b = Builder::new();
