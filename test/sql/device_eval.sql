@@ -402,7 +402,9 @@ SELECT z, e FROM unnest(ARRAY['UTC', 'America/New_York', 'Europe/London', 'Austr
                   'date_trunc(''month'', tza)', 'date_trunc(''year'', tza)', 'date_trunc(''minute'', tza)',
                   'date_trunc(''decade'', tza)', 'tza + iva', 'tza - iva', 'tza - tsa::timestamptz',
                   'da < tza', 'tza >= da', 'tsa = tza', 'tsa <= tza', 'da <= tza AND tza < da + 1',
-                  'tsa::date']) e;
+                  'tsa::date', 'tza AT TIME ZONE ''Asia/Tokyo''', 'tza AT TIME ZONE ''america/new_york''',
+                  'tsa AT TIME ZONE ''Europe/Dublin''', 'tza AT LOCAL', 'tsa AT LOCAL',
+                  'tza AT TIME ZONE ''EST''', 'tsa AT TIME ZONE ''UTC''', 'tza AT TIME ZONE ''MSK''']) e;
 CREATE FUNCTION pg_vs_device_in(zone text, rel regclass, expr text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM set_config('TimeZone', zone, true);
@@ -415,9 +417,14 @@ SELECT count(*) AS calls, count(*) FILTER (WHERE r = 'same') AS same_values,
        count(*) FILTER (WHERE r LIKE 'MISMATCH%') AS mismatches
   FROM tz_results;
 SELECT e, r, string_agg(z, ', ') AS zones FROM tz_results WHERE r <> 'same' GROUP BY e, r ORDER BY e, r;
--- A program takes the time zone of the session that runs it.
+-- A program takes the time zone of the session that runs it; a zone
+-- named in AT TIME ZONE is its own table.
 SET TimeZone = 'Asia/Kolkata';
-SELECT pgstrom.device_program('dv_tz', 'date_trunc(''day'', tza) > tsa');
+SELECT pgstrom.device_program('dv_tz', 'date_trunc(''day'', tza) > tsa AND tza AT TIME ZONE ''Europe/Dublin'' < tsa');
+-- an abbreviation whose offset depends on the date, and a POSIX offset
+-- PostgreSQL reads as a zone, are left to PostgreSQL or tabulated
+SELECT * FROM pgstrom.device_eval('dv_tz', 'tza AT TIME ZONE ''MSK''') LIMIT 1;
+SELECT substring(pgstrom.device_program('dv_tz', 'tza AT TIME ZONE ''+05''') FROM 'zone.*\)');
 RESET TimeZone;
 
 -- Not everything runs on the device: it says why.

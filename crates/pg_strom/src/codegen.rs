@@ -510,6 +510,10 @@ impl Ctx<'_> {
         collid: pg_sys::Oid,
         what: &str,
     ) -> Result<(), NotSupported> {
+        let to_local = funcid == pg_sys::Oid::from(pg_sys::F_TIMEZONE_TEXT_TIMESTAMPTZ);
+        if to_local || funcid == pg_sys::Oid::from(pg_sys::F_TIMEZONE_TEXT_TIMESTAMP) {
+            return self.at_time_zone(to_local, args);
+        }
         if !self.pg_fallback
             && let Some(fid) = device_function_of(funcid)
             && func_info(fid).is_some_and(|f| {
@@ -554,6 +558,45 @@ impl Ctx<'_> {
         }
         let fid = self.push_args(funcid, args, what)?;
         self.check_collation(fid, collid)?;
+        self.b.func(fid);
+        Ok(())
+    }
+
+    /// `x AT TIME ZONE 'name'` (timezone(text, timestamptz) when
+    /// `to_local`, else timezone(text, timestamp)): with a constant zone
+    /// name or fixed-offset abbreviation, the casts between timestamptz
+    /// and timestamp computed in that zone, whose table the program
+    /// carries.
+    fn at_time_zone(&mut self, to_local: bool, args: *mut pg_sys::List) -> Result<(), NotSupported> {
+        // SAFETY: the arguments of a FuncExpr; a text Const's datum is a
+        // text (detoasted before reading).
+        let (zone, value) = unsafe {
+            let args = list_nodes(args);
+            let zone = args.first().copied().filter(|z| (**z).type_ == pg_sys::NodeTag::T_Const).and_then(|z| {
+                let c = z as *mut pg_sys::Const;
+                (!(*c).constisnull).then(|| {
+                    let v = pg_sys::pg_detoast_datum_packed((*c).constvalue.cast_mut_ptr());
+                    pgrx::varlena::text_to_rust_str(v).map(str::to_string).ok()
+                })?
+            });
+            (zone, args.get(1).copied())
+        };
+        let (Some(zone), Some(value)) = (zone, value) else {
+            return unsupported("AT TIME ZONE with a zone that is not a constant".into());
+        };
+        let Some(table) = crate::timezone::named_table(&zone) else {
+            return unsupported(format!(
+                "AT TIME ZONE '{zone}' (zone names and fixed-offset abbreviations run on the device, not this)"
+            ));
+        };
+        let (from, name) =
+            if to_local { ("TIMESTAMPTZ", "TIMESTAMP_TIMESTAMPTZ") } else { ("TIMESTAMP", "TIMESTAMPTZ_TIMESTAMP") };
+        if self.expr_type(value)? != type_id(from) {
+            return unsupported("AT TIME ZONE of another device type".into());
+        }
+        let fid = catalog::FUNCTIONS.iter().find(|f| f.name == name).expect("catalog").id;
+        self.emit(value)?;
+        self.b.zone_table(&table);
         self.b.func(fid);
         Ok(())
     }

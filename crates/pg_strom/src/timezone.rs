@@ -12,6 +12,7 @@
 
 use std::cell::RefCell;
 use std::ffi::CStr;
+use std::rc::Rc;
 
 use pgrx::pg_sys;
 use pgstrom_runtime::program::{Program, tz};
@@ -141,12 +142,12 @@ fn build(zone: *mut pg_sys::pg_tz) -> Option<Built> {
     Some(Built { segs, low, high })
 }
 
-/// The table's bytes (device_tz.h); no segments when [`build`] failed,
-/// which makes every lookup PostgreSQL's.
-fn encode(name: &str, built: Option<Built>) -> Vec<u8> {
+/// The table's bytes (device_tz.h) under `magic` (session or named); no
+/// segments when [`build`] failed, which makes every lookup PostgreSQL's.
+fn encode(magic: u32, name: &str, built: Option<Built>) -> Vec<u8> {
     let Built { segs, low, high } = built.unwrap_or_default();
     let mut b = Vec::with_capacity(tz::HEADER + segs.len() * tz::SEGMENT);
-    b.extend_from_slice(&tz::MAGIC.to_le_bytes());
+    b.extend_from_slice(&magic.to_le_bytes());
     b.extend_from_slice(&(segs.len() as u32).to_le_bytes());
     b.extend_from_slice(&LO.to_le_bytes());
     b.extend_from_slice(&HI.to_le_bytes());
@@ -173,29 +174,71 @@ fn encode(name: &str, built: Option<Built>) -> Vec<u8> {
     b
 }
 
+/// A cached table: (zone, magic) and its bytes.
+type Cached = ((usize, u32), Rc<Vec<u8>>);
+
 thread_local! {
-    /// (zone, its table), most recently used last.
-    static CACHE: RefCell<Vec<(usize, std::rc::Rc<Vec<u8>>)>> = const { RefCell::new(Vec::new()) };
+    /// The tables made so far, oldest first.
+    static CACHE: RefCell<Vec<Cached>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The session time zone's table.
-pub fn session_table() -> std::rc::Rc<Vec<u8>> {
-    // SAFETY: the backend's session time zone (set during start-up).
-    let zone = unsafe { pg_sys::session_timezone };
-    let key = zone as usize;
+/// The table of `zone` with `magic` (session or named), cached.
+fn table_of(zone: *mut pg_sys::pg_tz, magic: u32) -> Rc<Vec<u8>> {
+    let key = (zone as usize, magic);
     if let Some(t) = CACHE.with_borrow(|c| c.iter().find(|(k, _)| *k == key).map(|(_, t)| t.clone())) {
         return t;
     }
     // SAFETY: a valid zone; its name is a NUL-terminated string it owns.
     let name = unsafe { CStr::from_ptr(pg_sys::pg_get_timezone_name(zone)) }.to_string_lossy().into_owned();
-    let table = std::rc::Rc::new(encode(&name, build(zone)));
+    let table = Rc::new(encode(magic, &name, build(zone)));
     CACHE.with_borrow_mut(|c| {
-        if c.len() >= 8 {
+        if c.len() >= 16 {
             c.remove(0);
         }
         c.push((key, table.clone()));
     });
     table
+}
+
+/// The session time zone's table.
+pub fn session_table() -> Rc<Vec<u8>> {
+    // SAFETY: the backend's session time zone (set during start-up).
+    table_of(unsafe { pg_sys::session_timezone }, tz::MAGIC)
+}
+
+/// The table of the zone `name` names in `AT TIME ZONE name`, as
+/// PostgreSQL's DecodeTimezoneName takes it: a full zone name, or an
+/// abbreviation of one fixed offset (UTC, EST; under the
+/// timezone_abbreviations of planning time).  None for the abbreviations
+/// whose offset depends on the date, names PostgreSQL does not know, and
+/// zones that could not be tabulated: those stay with PostgreSQL.
+pub fn named_table(name: &str) -> Option<Rc<Vec<u8>>> {
+    // text_to_cstring_buffer's limit (TZ_STRLEN_MAX), no NULs
+    if name.len() > 255 || name.contains('\0') {
+        return None;
+    }
+    let c = std::ffi::CString::new(name).ok()?;
+    // SAFETY: a NUL-terminated name.  pg_tzset returns NULL for a name it
+    // does not know (where DecodeTimezoneName would raise); an
+    // abbreviation is looked up first, as DecodeTimezoneName does.
+    unsafe {
+        if pg_sys::pg_tzset(c.as_ptr()).is_null() {
+            return None;
+        }
+        let (mut offset, mut zone) = (0, std::ptr::null_mut());
+        let kind = pg_sys::DecodeTimezoneName(c.as_ptr(), &mut offset, &mut zone) as u32;
+        if kind == pg_sys::TZNAME_FIXED_OFFSET {
+            // an abbreviation of one offset (UTC, EST): one segment
+            let at = At { res: 0, before: offset.into(), boundary: 0, after: 0, gmtoff: offset.into() };
+            let fixed = Built { segs: vec![(LO, at)], low: tz::CONST, high: tz::CONST };
+            return Some(Rc::new(encode(tz::MAGIC_NAMED, name, Some(fixed))));
+        }
+        if kind != pg_sys::TZNAME_ZONE || zone.is_null() {
+            return None;
+        }
+        let t = table_of(zone, tz::MAGIC_NAMED);
+        (u32::from_le_bytes(t[4..8].try_into().unwrap()) > 0).then_some(t)
+    }
 }
 
 /// Whether the session time zone could be tabulated (codegen offloads the

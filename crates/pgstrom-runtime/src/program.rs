@@ -482,10 +482,19 @@ impl Program {
         Ok(p)
     }
 
+    /// The constants that are the session time zone's table (named zones'
+    /// tables are other TZTAB constants).
+    fn session_tz_consts(&self) -> impl Iterator<Item = usize> + '_ {
+        let tz = type_id("TZTAB");
+        self.code.iter().enumerate().filter_map(move |(k, i)| {
+            let magic = usize::try_from(i.imm).ok().and_then(|o| self.data.get(o..o + 4));
+            (i.op == Op::Const as u16 && i.type_id == tz && magic == Some(&tz::MAGIC.to_le_bytes()[..])).then_some(k)
+        })
+    }
+
     /// Whether the program reads the session time zone's table.
     pub fn uses_time_zone(&self) -> bool {
-        let tz = type_id("TZTAB");
-        self.code.iter().any(|i| i.op == Op::Const as u16 && i.type_id == tz)
+        self.session_tz_consts().next().is_some()
     }
 
     /// Replace the time zone table (placed last by [`Builder::tz_table`])
@@ -493,9 +502,10 @@ impl Program {
     /// TimeZone setting then computes in this one.  Programs without a
     /// table are left alone.
     pub fn set_time_zone(&mut self, table: &[u8]) -> Result<(), DeviceError> {
-        let tz = type_id("TZTAB");
+        let consts: Vec<usize> = self.session_tz_consts().collect();
         let mut at = None;
-        for i in self.code.iter().filter(|i| i.op == Op::Const as u16 && i.type_id == tz) {
+        for &k in &consts {
+            let i = self.code[k];
             if at.is_some_and(|a| a != i.imm) || i.imm as u64 + i.arg as u64 != self.data.len() as u64 {
                 return Err(invalid("the time zone table is not last in the data section".into()));
             }
@@ -503,10 +513,13 @@ impl Program {
         }
         let Some(at) = at else { return Ok(()) };
         tz_table_check(table).map_err(|e| invalid(format!("time zone table: {e}")))?;
+        if table.get(0..4) != Some(&tz::MAGIC.to_le_bytes()[..]) {
+            return Err(invalid("not a session time zone table".into()));
+        }
         self.data.truncate(at as usize);
         self.data.extend_from_slice(table);
-        for i in self.code.iter_mut().filter(|i| i.op == Op::Const as u16 && i.type_id == tz) {
-            i.arg = table.len() as i32;
+        for k in consts {
+            self.code[k].arg = table.len() as i32;
         }
         Ok(())
     }
@@ -599,8 +612,11 @@ impl Program {
 
 /// Layout of a time zone table (device/include/device_tz.h).
 pub mod tz {
-    /// "PTZ1" as a little-endian u32.
+    /// "PTZ1" as a little-endian u32: the session time zone's table,
+    /// replaced when a plan is loaded.
     pub const MAGIC: u32 = 0x315A_5450;
+    /// "PTZN": a named zone's table (AT TIME ZONE 'name'), kept.
+    pub const MAGIC_NAMED: u32 = 0x4E5A_5450;
     /// Bytes before the segments.
     pub const HEADER: usize = 104;
     /// Bytes per segment.
@@ -629,7 +645,7 @@ pub fn tz_table_check(b: &[u8]) -> Result<(), String> {
     if b.len() < tz::HEADER {
         return Err(format!("{} bytes is shorter than its header", b.len()));
     }
-    if u32::from_le_bytes(b[0..4].try_into().unwrap()) != tz::MAGIC {
+    if ![tz::MAGIC, tz::MAGIC_NAMED].contains(&u32::from_le_bytes(b[0..4].try_into().unwrap())) {
         return Err("bad magic number".into());
     }
     let n = u32::from_le_bytes(b[4..8].try_into().unwrap()) as usize;
@@ -670,7 +686,8 @@ pub fn tz_table_label(b: &[u8]) -> String {
     let name = &b[40..40 + tz::NAME];
     let name = String::from_utf8_lossy(&name[..name.iter().position(|&c| c == 0).unwrap_or(tz::NAME)]);
     let n = u32::from_le_bytes(b[4..8].try_into().unwrap());
-    format!("time zone '{}' ({n} segments)", name.replace('\'', "''"))
+    let what = if u32::from_le_bytes(b[0..4].try_into().unwrap()) == tz::MAGIC { "time zone" } else { "zone" };
+    format!("{what} '{}' ({n} segments)", name.replace('\'', "''"))
 }
 
 /// A constant's bits as text, by type.
@@ -734,6 +751,13 @@ impl Builder {
             self.tz = Some(table.to_vec());
         }
         self.push(Op::Const, type_id("TZTAB"), 0, -1);
+    }
+
+    /// Push a named zone's table (AT TIME ZONE 'name'), a constant like
+    /// any other that [`Program::set_time_zone`] leaves alone.
+    pub fn zone_table(&mut self, table: &[u8]) {
+        self.data.resize(self.data.len().next_multiple_of(8), 0);
+        self.bytes_constant(type_id("TZTAB"), table);
     }
 
     /// Push a numeric constant (in the data section, 8-byte aligned).
@@ -898,7 +922,7 @@ impl Builder {
         if let Some(table) = self.tz {
             let tz = type_id("TZTAB");
             let at = p.data.len().next_multiple_of(8);
-            for i in p.code.iter_mut().filter(|i| i.op == Op::Const as u16 && i.type_id == tz) {
+            for i in p.code.iter_mut().filter(|i| i.op == Op::Const as u16 && i.type_id == tz && i.imm == -1) {
                 i.imm = at as i64;
                 i.arg = table.len() as i32;
             }
@@ -973,8 +997,12 @@ mod tests {
 
     /// A time zone table of `n` segments a day apart from 0, offset `off`.
     fn tz_table(name: &str, n: usize, off: i32) -> Vec<u8> {
+        named_table(tz::MAGIC, name, n, off)
+    }
+
+    fn named_table(magic: u32, name: &str, n: usize, off: i32) -> Vec<u8> {
         let mut b = Vec::new();
-        b.extend_from_slice(&tz::MAGIC.to_le_bytes());
+        b.extend_from_slice(&magic.to_le_bytes());
         b.extend_from_slice(&(n as u32).to_le_bytes());
         b.extend_from_slice(&0i64.to_le_bytes());
         b.extend_from_slice(&(n as i64 * 86_400).to_le_bytes());
@@ -1005,6 +1033,14 @@ mod tests {
         b.var(1);
         b.tz_table(&tz_table("Here", 3, 3600));
         b.func(func_id("TIMESTAMPTZ_GT_TIMESTAMP"));
+        // AT TIME ZONE 'Fixed': a named zone's table, kept as it is
+        let fixed = named_table(tz::MAGIC_NAMED, "Fixed", 2, 7200);
+        b.var(2);
+        b.zone_table(&fixed);
+        b.func(func_id("TIMESTAMP_TIMESTAMPTZ"));
+        b.var(1);
+        b.func(func_id("TIMESTAMP_GT"));
+        b.op(Op::And2);
         let mut p = b.finish(type_id("BOOL")).unwrap();
         assert!(p.uses_time_zone());
         let first = tz_table("Here", 3, 3600);
@@ -1016,7 +1052,12 @@ mod tests {
         p.set_time_zone(&other).unwrap();
         assert!(p.data.ends_with(&other));
         let q = Program::from_bytes(&p.to_bytes().unwrap()).unwrap();
-        assert!(q.disassemble(&|c| format!("c{c}")).contains("const time zone 'There' (5 segments)"));
+        let listing = q.disassemble(&|c| format!("c{c}"));
+        assert!(listing.contains("const time zone 'There' (5 segments)"), "{listing}");
+        assert!(listing.contains("const zone 'Fixed' (2 segments)"), "{listing}");
+        assert!(q.data.windows(fixed.len()).any(|w| w == fixed));
+        // a named zone's table is no session table
+        assert!(p.set_time_zone(&fixed).is_err());
         // a malformed table is refused, in a program and as a replacement
         let mut bad = other.clone();
         bad[tz::HEADER + tz::SEGMENT..tz::HEADER + tz::SEGMENT + 8].copy_from_slice(&(-5i64).to_le_bytes());
