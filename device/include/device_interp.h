@@ -306,6 +306,22 @@ dev_date_cmp_timestamp(int64_t d, int64_t ts)
 DEVICE_NOINLINE int32_t dev_num_compare(const DevDatum *a, const DevDatum *b, int *c);
 DEVICE_NOINLINE int dev_wide_compare(int t, const DevDatum *a, const DevDatum *b);
 
+/* A comparison's result from a three-way one: op 0 =, 1 <>, 2 <, 3 <=,
+ * 4 >, 5 >= (the IMPL_CMP_* order) */
+DEVICE_FUNC int64_t
+dev_cmp_op(int op, int c)
+{
+    switch (op)
+    {
+        case 0: return c == 0;
+        case 1: return c != 0;
+        case 2: return c < 0;
+        case 3: return c <= 0;
+        case 4: return c > 0;
+        default: return c >= 0;
+    }
+}
+
 DEVICE_FUNC int32_t
 impl_compare(int op, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDatum *r)
 {
@@ -328,15 +344,7 @@ impl_compare(int op, int ta, int tb, const DevDatum *a, const DevDatum *b, DevDa
         c = -dev_date_cmp_timestamp(b->v.i, a->v.i);
     else
         c = pgstrom_cmp3(a->v.i, b->v.i);
-    switch (op)
-    {
-        case 0: r->v.i = (c == 0); break;
-        case 1: r->v.i = (c != 0); break;
-        case 2: r->v.i = (c < 0); break;
-        case 3: r->v.i = (c <= 0); break;
-        case 4: r->v.i = (c > 0); break;
-        default: r->v.i = (c >= 0); break;
-    }
+    r->v.i = dev_cmp_op(op, c);
     return DEVERR_OK;
 }
 

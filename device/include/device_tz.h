@@ -198,17 +198,30 @@ dev_tm_to_tstz(const uint8_t *tz, const DevTm *tm, int64_t *result)
 }
 
 /*
- * timestamp -> timestamptz (timestamp2timestamptz_safe) and date ->
- * timestamptz (date2timestamptz_safe).  *overflow is set, as their
- * _opt_overflow forms do, where the result leaves the range: -1 below, +1
- * above; with overflow NULL that is the error PostgreSQL raises.
+ * The end of timestamp -> timestamptz (timestamp2timestamptz_safe) and
+ * date -> timestamptz (date2timestamptz_safe): a result `r` out of range
+ * is error `err`, or with `overflow` given, as their _opt_overflow forms
+ * do, -1 below and +1 above with the infinity on that side.
  */
+DEVICE_FUNC int32_t
+dev_tstz_in_range(int64_t r, int64_t *out, int *overflow, int32_t err)
+{
+    if (r < DEV_MIN_TIMESTAMP || r >= DEV_END_TIMESTAMP)
+    {
+        if (!overflow)
+            return err;
+        *overflow = r < DEV_MIN_TIMESTAMP ? -1 : 1;
+        r = r < DEV_MIN_TIMESTAMP ? DEV_INT64_MIN : DEV_INT64_MAX;
+    }
+    *out = r;
+    return DEVERR_OK;
+}
+
 DEVICE_FUNC int32_t
 dev_ts_to_tstz(const uint8_t *tz, int64_t ts, int64_t *out, int *overflow)
 {
     DevTm tm;
     int32_t gmtoff, rc;
-    int64_t r;
 
     if (overflow)
         *overflow = 0;
@@ -222,16 +235,7 @@ dev_ts_to_tstz(const uint8_t *tz, int64_t ts, int64_t *out, int *overflow)
     rc = dev_tz_determine(tz, &tm, &gmtoff);
     if (rc != DEVERR_OK)
         return rc;
-    r = ts - (int64_t) gmtoff * 1000000LL;
-    if (r < DEV_MIN_TIMESTAMP || r >= DEV_END_TIMESTAMP)
-    {
-        if (!overflow)
-            return DEVERR_TIMESTAMP_RANGE;
-        *overflow = r < DEV_MIN_TIMESTAMP ? -1 : 1;
-        r = r < DEV_MIN_TIMESTAMP ? DEV_INT64_MIN : DEV_INT64_MAX;
-    }
-    *out = r;
-    return DEVERR_OK;
+    return dev_tstz_in_range(ts - (int64_t) gmtoff * 1000000LL, out, overflow, DEVERR_TIMESTAMP_RANGE);
 }
 
 DEVICE_FUNC int32_t
@@ -239,7 +243,6 @@ dev_date_to_tstz(const uint8_t *tz, int64_t d, int64_t *out, int *overflow)
 {
     DevTm tm;
     int32_t gmtoff, rc;
-    int64_t r;
 
     if (overflow)
         *overflow = 0;
@@ -262,16 +265,7 @@ dev_date_to_tstz(const uint8_t *tz, int64_t d, int64_t *out, int *overflow)
     rc = dev_tz_determine(tz, &tm, &gmtoff);
     if (rc != DEVERR_OK)
         return rc;
-    r = d * DEV_USECS_PER_DAY - (int64_t) gmtoff * 1000000LL;
-    if (r < DEV_MIN_TIMESTAMP || r >= DEV_END_TIMESTAMP)
-    {
-        if (!overflow)
-            return DEVERR_DATE_TS_RANGE;
-        *overflow = r < DEV_MIN_TIMESTAMP ? -1 : 1;
-        r = r < DEV_MIN_TIMESTAMP ? DEV_INT64_MIN : DEV_INT64_MAX;
-    }
-    *out = r;
-    return DEVERR_OK;
+    return dev_tstz_in_range(d * DEV_USECS_PER_DAY - (int64_t) gmtoff * 1000000LL, out, overflow, DEVERR_DATE_TS_RANGE);
 }
 
 /*
@@ -337,17 +331,7 @@ impl_tz_compare(int op, int ta, bool swap, const DevDatum *a, const DevDatum *b,
         c = y->v.i == DEV_INT64_MIN ? 1 : -1;
     else
         c = pgstrom_cmp3(t, y->v.i);
-    if (swap)
-        c = -c;
-    switch (op)
-    {
-        case 0: r->v.i = (c == 0); break;
-        case 1: r->v.i = (c != 0); break;
-        case 2: r->v.i = (c < 0); break;
-        case 3: r->v.i = (c <= 0); break;
-        case 4: r->v.i = (c > 0); break;
-        default: r->v.i = (c >= 0); break;
-    }
+    r->v.i = dev_cmp_op(op, swap ? -c : c);
     return DEVERR_OK;
 }
 
