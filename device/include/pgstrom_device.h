@@ -103,6 +103,11 @@ pgstrom_atomic_inc_u32(uint32_t *addr)
 {
     return atomicAdd(addr, 1U);
 }
+DEVICE_FUNC void
+pgstrom_atomic_or_u32(uint32_t *addr, uint32_t bits)
+{
+    atomicOr(addr, bits);
+}
 #else
 DEVICE_FUNC void
 pgstrom_atomic_add_u32(uint32_t *addr, uint32_t value)
@@ -120,6 +125,11 @@ DEVICE_FUNC uint32_t
 pgstrom_atomic_inc_u32(uint32_t *addr)
 {
     return __atomic_fetch_add(addr, 1U, __ATOMIC_RELAXED);
+}
+DEVICE_FUNC void
+pgstrom_atomic_or_u32(uint32_t *addr, uint32_t bits)
+{
+    __atomic_fetch_or(addr, bits, __ATOMIC_RELAXED);
 }
 #endif
 

@@ -80,6 +80,10 @@ pub static GPU_JOIN_MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(4 * 1
 /// `pg_strom.heap_page_reads`: device nodes read heap pages directly.
 pub static HEAP_PAGE_READS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pg_strom.heap_direct`: the GPU service reads all-visible heap blocks
+/// from the table's files itself (heapdirect.rs).
+pub static HEAP_DIRECT: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 /// `pg_strom.chunk_read_ahead`: a heap scan reads its next chunk while
 /// the GPU service works on the current one.
 pub static CHUNK_READ_AHEAD: GucSetting<bool> = GucSetting::<bool>::new(true);
@@ -138,6 +142,14 @@ pub fn init() {
         c"Lets GpuScan, GpuJoin and GpuPreAgg read a heap table's pages directly.",
         c"off reads the rows through the table access method, as a SeqScan does (slower; the same rows).",
         &HEAP_PAGE_READS,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.heap_direct",
+        c"Lets the GPU service read a GpuPreAgg's heap table from its files itself (all-visible blocks not dirty in shared buffers), and take the tuples apart on the device.",
+        c"off reads every block through the buffer manager in the backend. The files are read by the path pg_strom.gpudirect picks.",
+        &HEAP_DIRECT,
         GucContext::Userset,
         GucFlags::default(),
     );

@@ -522,6 +522,44 @@ impl HeapChunks {
         }
     }
 
+    /// The page reader, when pages are read directly with `snapshot` (the
+    /// heap direct path builds on it); decides the page path as the
+    /// first chunk would.
+    ///
+    /// # Safety
+    /// Backend, during the scan; `snapshot` the scan's.
+    pub unsafe fn page_reader(&mut self, snapshot: pg_sys::Snapshot) -> Option<&mut PageReader> {
+        if !self.pages_checked {
+            self.pages_checked = true;
+            // SAFETY: the scan's snapshot (caller).
+            if !unsafe { PageReader::applies(snapshot) }
+                && let Some(mut p) = self.pages.take()
+            {
+                p.end();
+            }
+        }
+        self.pages.as_deref_mut()
+    }
+
+    /// Read `blocks` page by page in later chunks (the heap direct path's
+    /// leftovers): the scan is not over while they wait.
+    pub fn queue_blocks(&mut self, blocks: &[pg_sys::BlockNumber]) {
+        if let Some(p) = self.pages.as_mut()
+            && !blocks.is_empty()
+        {
+            p.queue_blocks(blocks);
+            self.eof = false;
+        }
+    }
+
+    /// The heap direct path is over (see `Source::end_direct`).
+    pub fn end_direct(&mut self) {
+        if let Some(p) = self.pages.as_mut() {
+            p.set_queue_only(false);
+            self.eof = false;
+        }
+    }
+
     /// Start over (ReScan).
     pub fn rescan(&mut self) {
         // the chunk read ahead too

@@ -81,6 +81,10 @@ pub struct PageReader {
     prefix: usize,
     prefix_end: usize,
     prefix_wanted: Vec<(usize, u32, u32)>,
+    /// Blocks to read before (or, with `queue_only`, instead of) those the
+    /// scan hands out: the heap direct path's leftovers (heapdirect.rs).
+    queue: std::collections::VecDeque<pg_sys::BlockNumber>,
+    queue_only: bool,
 }
 
 impl PageReader {
@@ -156,6 +160,8 @@ impl PageReader {
                 blkno: 0,
                 items: Vec::new(),
                 pos: 0,
+                queue: std::collections::VecDeque::new(),
+                queue_only: false,
             })
         }
     }
@@ -188,6 +194,8 @@ impl PageReader {
         self.worker_started = false;
         self.items.clear();
         self.pos = 0;
+        self.queue.clear();
+        self.queue_only = false;
     }
 
     /// Drop the pin of the current page.
@@ -209,11 +217,52 @@ impl PageReader {
         }
     }
 
+    /// Read `blocks` next (before the blocks the scan hands out).
+    pub fn queue_blocks(&mut self, blocks: &[pg_sys::BlockNumber]) {
+        self.queue.extend(blocks.iter().copied());
+    }
+
+    /// Blocks queued and not yet read.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// With `only`, pages are read from the queue alone (the heap direct
+    /// path takes the scan's blocks itself, [`Self::take_block`]).
+    pub fn set_queue_only(&mut self, only: bool) {
+        self.queue_only = only;
+    }
+
+    /// The next block the scan hands out, not read here (None at the end).
+    ///
+    /// # Safety
+    /// Backend, during the scan.
+    pub unsafe fn take_block(&mut self) -> Option<pg_sys::BlockNumber> {
+        // SAFETY: caller's promise.
+        unsafe { self.next_scan_block() }
+    }
+
     /// The next block to read, None at the end.
     ///
     /// # Safety
     /// Backend, during the scan.
     unsafe fn next_block(&mut self) -> Option<pg_sys::BlockNumber> {
+        if let Some(b) = self.queue.pop_front() {
+            return Some(b);
+        }
+        if self.queue_only {
+            return None;
+        }
+        // SAFETY: caller's promise.
+        unsafe { self.next_scan_block() }
+    }
+
+    /// The next block the scan (serial, or a parallel descriptor) hands
+    /// out.
+    ///
+    /// # Safety
+    /// Backend, during the scan.
+    unsafe fn next_scan_block(&mut self) -> Option<pg_sys::BlockNumber> {
         // SAFETY: the relation is open; pscan (when set) its descriptor.
         unsafe {
             if !self.pscan.is_null() {

@@ -17,6 +17,7 @@
 //! - [`random`]: the `pgstrom.random_*` test-data generators.
 //! - [`chunk`]: rows gathered into the device's columnar layout.
 //! - [`heapchunk`]: heap tables read in chunks (GpuScan, GpuJoin).
+//! - [`heapdirect`]: heap blocks the GPU service reads from the files itself (GpuPreAgg).
 //! - [`scansource`]: a node's outer rows: heap chunks or Arrow batches.
 //! - [`gpujoin`]: the GpuJoin custom scan (joins with up to eight inner
 //!   relations on the device).
@@ -41,6 +42,7 @@ pub mod gpupreagg;
 pub mod gpuscan;
 pub mod guc;
 pub mod heapchunk;
+pub mod heapdirect;
 pub mod heappage;
 pub mod random;
 pub mod scansource;

@@ -314,6 +314,33 @@ impl Source {
         }
     }
 
+    /// True for a heap table.
+    pub fn is_heap(&self) -> bool {
+        matches!(self, Source::Heap(_))
+    }
+
+    /// A heap table's page reader, when pages are read directly with
+    /// `snapshot` (see `HeapChunks::page_reader`); None for an Arrow table.
+    ///
+    /// # Safety
+    /// The node's executor callbacks; `snapshot` the scan's.
+    pub unsafe fn page_reader(&mut self, snapshot: pg_sys::Snapshot) -> Option<&mut crate::heappage::PageReader> {
+        match self {
+            // SAFETY: caller's promise.
+            Source::Heap(h) => unsafe { h.page_reader(snapshot) },
+            Source::Arrow { .. } => None,
+        }
+    }
+
+    /// The heap direct path is over: pages are read from the scan's
+    /// blocks again (after those queued), and the scan is not over while
+    /// some are left.
+    pub fn end_direct(&mut self) {
+        if let Source::Heap(h) = self {
+            h.end_direct();
+        }
+    }
+
     /// Start over (ReScan).
     pub fn rescan(&mut self) {
         match self {

@@ -30,6 +30,8 @@ pub const KERNELS: &[&str] = &[
     "kern_agg_rows",
     "kern_agg_collect",
     "kern_fault_illegal_address",
+    "kern_heap_count",
+    "kern_heap_deform",
 ];
 
 /// One translation unit that includes every kernel file.

@@ -211,6 +211,21 @@ pub trait JoinSession {
         Ok(None)
     }
 
+    /// The heap direct path: read `blocks` (numbers in `file`, a segment
+    /// of a heap table opened with [`Self::open_file`]) in the engine,
+    /// take their tuples apart by `layout`, and join and aggregate them
+    /// as [`Self::probe_agg`] does; the blocks the engine refused are
+    /// returned for the backend to read through the buffer manager.
+    fn probe_heap_agg(
+        &mut self,
+        file: u32,
+        layout: &crate::heapscan::HeapLayout,
+        blocks: &[u32],
+    ) -> Result<crate::heapscan::HeapProbed, DeviceError> {
+        let _ = (file, layout, blocks);
+        Err(DeviceError::InvalidRequest("this engine reads no heap files".into()))
+    }
+
     /// The bytes the engine read from this session's files, by storage
     /// path (None: it reads none).
     fn file_stats(&mut self) -> Result<Option<crate::fileread::ReadStats>, DeviceError> {

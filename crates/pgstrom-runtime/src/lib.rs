@@ -26,6 +26,7 @@ pub mod engine;
 pub mod error;
 pub mod fileread;
 pub mod gpu;
+pub mod heapscan;
 pub mod join;
 mod join_cpu;
 mod join_gpu;

@@ -39,6 +39,7 @@ use crate::gpujoin::plan::{AggOutput, GpuJoinInfo, NO_SOURCE};
 use crate::gpupreagg::state::{self, Encoding};
 use crate::gpuscan::path::{from_list, to_list};
 use crate::heapchunk::{self, new_context};
+use crate::heapdirect::{self, DirectCounters, HeapDirect};
 use crate::scansource::Source;
 use crate::{engine, errors, guc};
 
@@ -75,6 +76,10 @@ pub struct Counters {
     pub cached_bytes: u64,
     /// The GPUs the join's processes ran on (engine::gpu_bit).
     pub gpus: u64,
+    /// The heap direct path: blocks the service took apart, refused,
+    /// found changed after the read, and sent to the buffer manager at
+    /// once (heapdirect::DirectCounters).
+    pub direct: [u64; 4],
 }
 
 #[repr(C)]
@@ -93,6 +98,7 @@ struct SharedState {
     pinned_bytes: AtomicU64,
     cached_bytes: AtomicU64,
     gpus: AtomicU64,
+    direct: [AtomicU64; 4],
 }
 
 const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
@@ -179,6 +185,10 @@ pub struct GpuJoinExec {
     unmatched_done: bool,
     /// The session's file reads when last counted.
     file_reads: pgstrom_runtime::fileread::ReadStats,
+    /// The heap direct path (a GpuPreAgg over a heap table; heapdirect.rs).
+    pub(crate) direct: Option<Box<HeapDirect>>,
+    /// Its counters when last added to `counters`.
+    direct_counted: DirectCounters,
     shared: *mut SharedState,
     pub(crate) counters: Counters,
 }
@@ -345,6 +355,20 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         if info.agg.is_some() {
             source.set_rows_seldom_read();
         }
+        // the heap direct path: the groups never read an outer row, and no
+        // depth keeps per-row state a dropped answer would have changed
+        let direct = match &info.agg {
+            Some(a)
+                if source.is_heap()
+                    && a.outputs.iter().all(|o| {
+                        !o.host_evaluated() && !matches!(o, AggOutput::Key { column: Some((0, _)), .. })
+                    })
+                    && !info.depths.iter().any(|d| JoinKind::from_pg(d.kind).is_some_and(JoinKind::keeps_inner)) =>
+            {
+                HeapDirect::new(rel, &info.outer_columns).map(Box::new)
+            }
+            _ => None,
+        };
         let state = Box::new(GpuJoinExec {
             info,
             scan_quals,
@@ -375,6 +399,8 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
             groups: AggGroups::default(),
             unmatched_done: false,
             file_reads: Default::default(),
+            direct,
+            direct_counted: DirectCounters::default(),
             shared: std::ptr::null_mut(),
             counters: Counters::default(),
         });
@@ -558,6 +584,7 @@ impl GpuJoinExec {
         let eng = engine::local_cpu();
         self.engine = Some(eng);
         self.cpu_session = None;
+        self.stop_direct();
         // SAFETY: called from the node's executor callbacks.
         unsafe { self.source.columns_in_memory() };
         match self.open_session(eng) {
@@ -827,8 +854,124 @@ impl GpuJoinExec {
         }
     }
 
-    /// Read the next chunk and join it.  False at the end of the scan.
+    /// The next chunk's combinations or groups: from the heap direct path
+    /// while it runs, else read here and joined.  False at the end of the
+    /// scan.
     unsafe fn fill_chunk(&mut self, node: *mut pg_sys::CustomScanState) -> bool {
+        loop {
+            // SAFETY: executor state of a live node.
+            unsafe {
+                pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+                self.reset_chunk();
+                if self.fill_direct(node) || self.fill_chunk_rows(node) {
+                    return true;
+                }
+            }
+            // (blocks the direct path left to the buffer manager were read;
+            // it takes the next ones)
+            if !self.direct.as_ref().is_some_and(|d| d.active) {
+                return false;
+            }
+        }
+    }
+
+    /// Stop the heap direct path: the rest of the scan reads every block
+    /// through the buffer manager.
+    fn stop_direct(&mut self) {
+        if let Some(d) = self.direct.as_mut() {
+            d.active = false;
+            d.forget_session();
+            self.source.end_direct();
+        }
+    }
+
+    /// One request of the heap direct path; true when it gave this
+    /// chunk's groups, false when the buffer manager's path goes next
+    /// (blocks wait for it, the path is done, or the request failed: its
+    /// blocks are read by the buffer manager, where a device error is
+    /// raised, or taken by the CPU path, exactly as for any chunk).
+    unsafe fn fill_direct(&mut self, node: *mut pg_sys::CustomScanState) -> bool {
+        let Some(d) = self.direct.as_deref_mut() else { return false };
+        if !d.active || self.session.is_none() {
+            return false;
+        }
+        // SAFETY: executor state of a live node.
+        let snapshot = unsafe { (*(*node).ss.ps.state).es_snapshot };
+        let Some(pages) = (unsafe { self.source.page_reader(snapshot) }) else {
+            d.active = false;
+            return false;
+        };
+        if pages.queued() >= heapdirect::BATCH_BLOCKS / 8 {
+            return false;
+        }
+        pages.set_queue_only(true);
+        // SAFETY: during the scan.
+        let Some((segno, blocks)) = (unsafe { d.next_batch(pages) }) else {
+            d.active = false;
+            pages.set_queue_only(false);
+            return false;
+        };
+        if blocks.is_empty() {
+            return false;
+        }
+        let session = self.session.as_mut().expect("checked above");
+        let started = Instant::now();
+        // SAFETY: during the scan.
+        let probed = unsafe { d.probe(session.as_mut(), pages, segno, &blocks) };
+        let engine_ns = started.elapsed().as_nanos() as u64;
+        match probed {
+            Ok(Some(p)) => {
+                let mut c = Counters {
+                    chunks: 1,
+                    rows_in: p.nrows as u64,
+                    bytes: 0,
+                    engine_ns,
+                    groups: p.groups.count as u64,
+                    ..Counters::default()
+                };
+                for (i, n) in p.groups.stage_counts.iter().enumerate().take(MAX_SOURCES) {
+                    c.stage[i] = *n;
+                }
+                self.groups = p.groups;
+                self.add_counters(c);
+                self.count_direct();
+                true
+            }
+            Ok(None) => {
+                self.count_direct();
+                false
+            }
+            Err(e) => {
+                d.requeue(pages, segno, &blocks);
+                if !matches!(e, DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) {
+                    // (an engine that reads no files, a lost service: the
+                    // buffer manager's path handles the rest, falling back
+                    // as it does)
+                    self.stop_direct();
+                }
+                self.count_direct();
+                false
+            }
+        }
+    }
+
+    /// Add the direct path's counters since the last time.
+    fn count_direct(&mut self) {
+        let Some(d) = self.direct.as_ref() else { return };
+        let (now, was) = (d.counters, std::mem::replace(&mut self.direct_counted, d.counters));
+        self.add_counters(Counters {
+            direct: [
+                now.blocks - was.blocks,
+                now.refused - was.refused,
+                now.changed - was.changed,
+                now.buffered - was.buffered,
+            ],
+            ..Counters::default()
+        });
+    }
+
+    /// Read the next chunk and join it.  False at the end of the scan.
+    unsafe fn fill_chunk_rows(&mut self, node: *mut pg_sys::CustomScanState) -> bool {
         // SAFETY: executor state of a live node.
         unsafe {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
@@ -948,7 +1091,7 @@ impl GpuJoinExec {
     /// After the last chunk: add what the engine read from the Arrow files
     /// since the last time, by storage path (EXPLAIN ANALYZE).
     fn count_file_reads(&mut self) {
-        if !self.source.reads_files() {
+        if !self.source.reads_files() && self.direct.as_ref().is_none_or(|d| d.counters.blocks == 0) {
             return;
         }
         let Some(Ok(Some(now))) = self.session.as_mut().map(|s| s.file_stats()) else { return };
@@ -978,6 +1121,9 @@ impl GpuJoinExec {
         for i in 0..MAX_SOURCES {
             t.stage[i] += c.stage[i];
         }
+        for i in 0..4 {
+            t.direct[i] += c.direct[i];
+        }
         // SAFETY: shared is NULL or the DSM area, alive during the scan.
         if let Some(s) = unsafe { self.shared.as_ref() } {
             s.chunks.fetch_add(c.chunks, Ordering::Relaxed);
@@ -994,6 +1140,9 @@ impl GpuJoinExec {
             s.cached_bytes.fetch_add(c.cached_bytes, Ordering::Relaxed);
             for i in 0..MAX_SOURCES {
                 s.stage[i].fetch_add(c.stage[i], Ordering::Relaxed);
+            }
+            for i in 0..4 {
+                s.direct[i].fetch_add(c.direct[i], Ordering::Relaxed);
             }
         }
     }
@@ -1077,6 +1226,9 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
     unsafe {
         if let Some(st) = state_of(node) {
             pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+            if let Some(d) = st.direct.as_mut() {
+                d.end();
+            }
             st.source.end();
             pg_sys::ExecDropSingleTupleTableSlot(st.tup_slot);
             st.session = None;
@@ -1097,6 +1249,9 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
         st.reset_chunk();
         st.source.rescan();
+        if let Some(d) = st.direct.as_mut() {
+            d.rescan();
+        }
         st.unmatched_done = false;
         // parameters may have changed: sessions are rebuilt; inner
         // relations are re-read only when their parameters changed
@@ -1204,6 +1359,9 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
             st.counters.gpus |= s.gpus.load(Ordering::Relaxed);
             for i in 0..MAX_SOURCES {
                 st.counters.stage[i] = s.stage[i].load(Ordering::Relaxed);
+            }
+            for i in 0..4 {
+                st.counters.direct[i] = s.direct[i].load(Ordering::Relaxed);
             }
         }
         st.shared = std::ptr::null_mut();

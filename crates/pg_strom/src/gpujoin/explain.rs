@@ -160,6 +160,17 @@ pub unsafe extern "C-unwind" fn explain(
         {
             pref.push_str(" with GPUDirect SQL");
         }
+        if let Some(d) = st.direct.as_ref() {
+            // after a run: cuFile read a heap file; before: it would
+            let used = if c.chunks > 0 {
+                d.cufile_files > 0
+            } else {
+                eng.gpudirect().is_some_and(|mode| crate::guc::read_policy().direct.allows(mode))
+            };
+            if used {
+                pref.push_str(" with GPUDirect SQL");
+            }
+        }
         prop_text(c"GPU Preference", &pref, es);
         crate::gpuscan::explain::explain_placement(st.candidates.as_ref(), st.counters.gpus, es);
         if let Some(r) = st.arrow_reader() {
@@ -171,6 +182,20 @@ pub unsafe extern "C-unwind" fn explain(
             pg_sys::ExplainPropertyInteger(c"CPU Path Rows".as_ptr(), std::ptr::null(), c.rows_cpu_path as i64, es);
             if let Some(mode) = st.source.heap_read_mode() {
                 prop_text(c"Heap Read", &crate::scansource::read_mode_text(mode, c.chunks, c.tid_chunks, c.ahead), es);
+            }
+            if c.direct.iter().take(3).any(|&n| n > 0) {
+                prop_text(c"Heap Direct Read", &crate::heapdirect::HeapDirect::explain_text(c.direct), es);
+                if eng.kind() == pgstrom_runtime::EngineKind::Gpu {
+                    let mut text = format!(
+                        "cuFile: {}, pinned buffers: {}",
+                        size_text(c.cufile_bytes as f64),
+                        size_text(c.pinned_bytes as f64)
+                    );
+                    if let Some(why) = st.direct.as_ref().and_then(|d| d.refused_why.as_ref()) {
+                        text.push_str(&format!(" (cuFile refused the file: {why})"));
+                    }
+                    prop_text(c"Storage Read", &text, es);
+                }
             }
             if c.file_bytes > 0 {
                 // Arrow columns the engine read from the files itself (the

@@ -630,6 +630,25 @@ impl JoinSession for RemoteJoin<'_> {
             .map(Some)
     }
 
+    fn probe_heap_agg(
+        &mut self,
+        file: u32,
+        layout: &crate::heapscan::HeapLayout,
+        blocks: &[u32],
+    ) -> Result<crate::heapscan::HeapProbed, DeviceError> {
+        layout.widths()?;
+        self.call(
+            op::JOIN_PROBE_HEAP_AGG,
+            |w| {
+                w.u32(file);
+                wire::put_heap_layout(w, layout);
+                w.slice(blocks);
+                Ok(())
+            },
+            wire::get_heap_probed,
+        )
+    }
+
     fn file_stats(&mut self) -> Result<Option<crate::fileread::ReadStats>, DeviceError> {
         self.connected()?;
         self.call(

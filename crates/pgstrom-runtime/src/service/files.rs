@@ -15,8 +15,8 @@ use crate::catalog::type_info;
 use crate::colcache::{Cached, FileId, OpenFile, check_range, read_exact};
 use crate::engine::ColumnData;
 use crate::error::DeviceError;
-use crate::fileread::{FileAccess, Policy, ReadStats, SourceFile};
-use crate::gpu::GpuEngine;
+use crate::fileread::{self, FileAccess, Policy, ReadStats, SourceFile};
+use crate::gpu::{DeviceBuffer, GpuEngine};
 
 /// The most files one session may open.
 const MAX_FILES: usize = 4096;
@@ -112,6 +112,78 @@ impl SessionFiles {
                 Ok(Some((read(values)?, validity.map(read).transpose()?)))
             })
             .collect()
+    }
+}
+
+/// Runs of consecutive block numbers: (index of the first in `blocks`,
+/// first block, count).
+fn block_runs(blocks: &[u32]) -> Vec<(usize, u32, usize)> {
+    let mut runs: Vec<(usize, u32, usize)> = Vec::new();
+    for (i, &b) in blocks.iter().enumerate() {
+        match runs.last_mut() {
+            Some((_, first, n)) if first.checked_add(*n as u32) == Some(b) => *n += 1,
+            _ => runs.push((i, b, 1)),
+        }
+    }
+    runs
+}
+
+impl SessionFiles {
+    /// Check a heap request's blocks; the file's size now.
+    fn heap_file(&self, n: u32, blocks: &[u32]) -> Result<(&OpenFile, u64), DeviceError> {
+        if blocks.is_empty() || blocks.len() > crate::heapscan::MAX_BLOCKS {
+            return Err(DeviceError::InvalidRequest(format!("{} blocks in a heap request", blocks.len())));
+        }
+        let file = self.file(n)?;
+        let size = file.src.file.metadata().map_err(|e| {
+            DeviceError::InvalidRequest(format!("the heap file handed to the service cannot be examined: {e}"))
+        })?;
+        Ok((file, size.len()))
+    }
+
+    /// Read heap `blocks` of file `n` into host memory (the CPU engine),
+    /// one after another.  Blocks past the file's end now (truncated since
+    /// the backend looked) stay zero: the kernels refuse them.
+    pub fn read_blocks(&self, n: u32, blocks: &[u32], blcksz: u32) -> Result<Vec<u8>, DeviceError> {
+        let (file, size) = self.heap_file(n, blocks)?;
+        let bs = blcksz as u64;
+        let mut buf = vec![0u8; blocks.len() * blcksz as usize];
+        for (at, first, count) in block_runs(blocks) {
+            let off = first as u64 * bs;
+            let whole = (size.saturating_sub(off) / bs).min(count as u64);
+            let dst = &mut buf[at * blcksz as usize..][..(whole * bs) as usize];
+            read_exact(&file.src.file, dst, off)?;
+        }
+        Ok(buf)
+    }
+
+    /// Read heap `blocks` of file `n` into device memory of `gpu` by the
+    /// session's storage path (cuFile or pinned buffers), counted in the
+    /// session's read statistics.  The GPU's context is current.
+    pub(crate) fn read_blocks_to_gpu<'g>(
+        &mut self,
+        gpu: &'g GpuEngine,
+        n: u32,
+        blocks: &[u32],
+        blcksz: u32,
+    ) -> Result<DeviceBuffer<'g>, DeviceError> {
+        let bs = blcksz as u64;
+        let (file, size) = self.heap_file(n, blocks)?;
+        let bytes = blocks.len() * blcksz as usize;
+        let runs = block_runs(blocks);
+        let short = runs.iter().any(|&(_, first, count)| (first as u64 + count as u64) * bs > size);
+        let buf = if short { DeviceBuffer::zeroed(gpu.drv, bytes)? } else { DeviceBuffer::alloc(gpu.drv, bytes)? };
+        let mut read = self.read;
+        for (at, first, count) in runs {
+            let off = first as u64 * bs;
+            let whole = (size.saturating_sub(off) / bs).min(count as u64);
+            if whole > 0 {
+                let dst = buf.ptr + at as u64 * bs;
+                fileread::read_to_device(gpu.drv, &file.src, &file.policy, dst, off, whole * bs, &mut read)?;
+            }
+        }
+        self.read = read;
+        Ok(buf)
     }
 }
 

@@ -22,7 +22,7 @@ pub mod shm;
 pub mod wire;
 
 /// Protocol version (HELLO).
-pub const PROTOCOL_VERSION: u32 = 7;
+pub const PROTOCOL_VERSION: u32 = 8;
 /// The engine number of the CPU engine (GPUs are 0..n).
 pub const CPU_ENGINE: u32 = u32::MAX;
 
@@ -64,6 +64,10 @@ pub mod op {
     /// Choose the GPU a scan runs on: the least-loaded of the candidates
     /// given (see `server::choose_gpu`); its number out.
     pub const PLACE: u32 = 16;
+    /// Read heap blocks of a session's file, take their tuples apart and
+    /// join and aggregate them (the heap direct path); the groups and the
+    /// blocks refused out.
+    pub const JOIN_PROBE_HEAP_AGG: u32 = 17;
 }
 
 /// Reply status words.

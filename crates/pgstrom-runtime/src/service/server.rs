@@ -20,10 +20,11 @@ use super::wire::{self, Reader, Writer};
 use super::{CPU_ENGINE, PROTOCOL_VERSION, ServiceInfo, op, status};
 use crate::agg::AggGroups;
 use crate::cpu::CpuEngine;
-use crate::engine::{CompareOp, Engine, EvalOutput, FilterColumn, FilterResult};
+use crate::engine::{ColumnData, CompareOp, Engine, EvalOutput, FilterColumn, FilterResult};
 use crate::error::DeviceError;
 use crate::fileread::{Direct, FileAccess, Policy, ReadStats};
 use crate::gpu::GpuEngine;
+use crate::heapscan::{HeapProbed, HostHeap};
 use crate::join::{Combos, JoinSession};
 
 /// How the service is set up.
@@ -253,6 +254,19 @@ fn info(engines: &Engines) -> ServiceInfo {
 }
 
 /// This process's resident memory (/proc/self/statm), 0 when unknown.
+/// Join and aggregate the rows a heap request's blocks gave; the refused
+/// blocks by their numbers in the file.
+fn heap_probed(
+    s: &mut Session,
+    cols: &[ColumnData<'_>],
+    nrows: u32,
+    refused: &[usize],
+    blocks: &[u32],
+) -> Result<HeapProbed, DeviceError> {
+    let groups = if nrows == 0 { AggGroups::default() } else { s.join.probe_agg(cols, nrows, None)? };
+    Ok(HeapProbed { groups, nrows, fallback: refused.iter().map(|&i| blocks[i]).collect() })
+}
+
 fn resident_bytes() -> u64 {
     let pages = std::fs::read_to_string("/proc/self/statm")
         .ok()
@@ -273,6 +287,7 @@ enum Answer {
     ReadStats(ReadStats),
     Combos(Combos),
     Groups(AggGroups),
+    HeapGroups(HeapProbed),
 }
 
 impl Answer {
@@ -303,6 +318,7 @@ impl Answer {
             }
             Answer::Combos(c) => wire::put_combos(w, c),
             Answer::Groups(g) => wire::put_groups(w, g),
+            Answer::HeapGroups(p) => wire::put_heap_probed(w, p),
         }
     }
 }
@@ -556,6 +572,39 @@ impl Connection {
                 } else {
                     Ok(Answer::Groups(s.join.probe_agg(&cols, nrows, selection)?))
                 }
+            }
+            op::JOIN_PROBE_HEAP_AGG => {
+                let file = r.u32()?;
+                let layout = wire::get_heap_layout(&mut r)?;
+                let blocks = r.slice::<u32>()?;
+                let engines = self.engines;
+                let s = self.session(h.session)?;
+                Ok(Answer::HeapGroups(match engines.gpus.get(s.engine as usize) {
+                    Some(Ok(gpu)) if s.engine != CPU_ENGINE => {
+                        gpu.make_current()?;
+                        let pages = s.files.read_blocks_to_gpu(gpu, file, blocks, layout.blcksz)?;
+                        let heap = gpu.heap_deform(pages.ptr, blocks.len(), &layout)?;
+                        let cols: Vec<ColumnData<'_>> = heap
+                            .columns
+                            .iter()
+                            .zip(&layout.types)
+                            .map(|(&place, &type_id)| ColumnData {
+                                type_id,
+                                values: &[],
+                                validity: None,
+                                offsets: None,
+                                file: None,
+                                resident: Some(place),
+                            })
+                            .collect();
+                        heap_probed(s, &cols, heap.nrows, &heap.refused, blocks)?
+                    }
+                    _ => {
+                        let pages = s.files.read_blocks(file, blocks, layout.blcksz)?;
+                        let heap = HostHeap::deform(&pages, &layout)?;
+                        heap_probed(s, &heap.column_data(&layout), heap.nrows, &heap.refused, blocks)?
+                    }
+                }))
             }
             op::FILE_OPEN => {
                 let file =

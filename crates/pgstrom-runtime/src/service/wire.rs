@@ -9,6 +9,7 @@ use crate::cufile::Mode;
 use crate::engine::{ColumnData, EvalOutput, FileSlice, FilterResult, ParamValue};
 use crate::error::DeviceError;
 use crate::fileread::{Direct, FileAccess, Policy};
+use crate::heapscan::{HeapAttr, HeapLayout, HeapProbed};
 use crate::join::{Combos, JoinDepthSpec, JoinKind, JoinSpec};
 use crate::program::{Program, sql_error_by_state};
 
@@ -449,6 +450,48 @@ pub fn put_policy(w: &mut Writer<'_>, p: &Policy) {
 pub fn get_policy(r: &mut Reader<'_>) -> Result<Policy, DeviceError> {
     let direct = Direct::from_code(r.u8()?).ok_or_else(|| DeviceError::InvalidRequest("storage policy".into()))?;
     Ok(Policy { direct, threshold: r.u64()? })
+}
+
+/// A heap tuple layout (JOIN_PROBE_HEAP_AGG).
+pub fn put_heap_layout(w: &mut Writer<'_>, l: &HeapLayout) {
+    w.u32(l.blcksz);
+    w.u64(l.attrs.len() as u64);
+    for a in &l.attrs {
+        w.u32(a.attlen as u16 as u32);
+        w.u8(a.attalign);
+        w.u32(a.column as u32);
+    }
+    let types: Vec<u32> = l.types.iter().map(|&t| t as u32).collect();
+    w.slice(&types);
+}
+
+/// As [`put_heap_layout`] wrote it (checked by [`HeapLayout::widths`]).
+pub fn get_heap_layout(r: &mut Reader<'_>) -> Result<HeapLayout, DeviceError> {
+    let blcksz = r.u32()?;
+    let n = r.count()?;
+    let mut attrs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let attlen = r.u32()? as u16 as i16;
+        let attalign = r.u8()?;
+        let column = r.u32()? as i32;
+        attrs.push(HeapAttr { attlen, attalign, pad: 0, column });
+    }
+    let types = r.slice::<u32>()?.iter().map(|&t| t as u16).collect();
+    let l = HeapLayout { blcksz, attrs, types };
+    l.widths()?;
+    Ok(l)
+}
+
+/// A heap request's answer.
+pub fn put_heap_probed(w: &mut Writer<'_>, p: &HeapProbed) {
+    put_groups(w, &p.groups);
+    w.u32(p.nrows);
+    w.slice(&p.fallback);
+}
+
+/// As [`put_heap_probed`] wrote it.
+pub fn get_heap_probed(r: &mut Reader<'_>) -> Result<HeapProbed, DeviceError> {
+    Ok(HeapProbed { groups: get_groups(r)?, nrows: r.u32()?, fallback: r.slice::<u32>()?.to_vec() })
 }
 
 /// How a file is read (the FILE_OPEN answer).

@@ -1,0 +1,332 @@
+//! The heap direct path, backend side: a GpuPreAgg over a heap table
+//! hands the GPU service the blocks it may read from the table's segment
+//! files itself (straight into GPU memory, by cuFile or pinned buffers),
+//! where the heap kernels take the tuples apart; every other block is
+//! read through the buffer manager as before.
+//!
+//! A block goes direct when the visibility map says all-visible (so every
+//! tuple on it is visible to every snapshot, ours included) and shared
+//! buffers do not hold a dirty copy of it (so the file has its latest
+//! contents).  After the service answers, the blocks' visibility map bits
+//! are read again: a bit cleared meanwhile means the block may have been
+//! changed while it was read, and the request's groups are dropped and its
+//! blocks read through the buffer manager instead.  (A bit, once cleared,
+//! cannot be set again while our snapshot holds back the horizon: a
+//! change made after our snapshot is not all-visible to it.)  The service
+//! also checks each page's own all-visible flag and refuses any block its
+//! deformer cannot take (those go through the buffer manager too).
+//!
+//! Owns: whether the path applies to a scan, the block classification,
+//! the segment files handed to the session, and the counters EXPLAIN
+//! ANALYZE shows.
+
+use std::collections::HashMap;
+
+use pgrx::pg_sys;
+
+use pgstrom_runtime::DeviceError;
+use pgstrom_runtime::catalog;
+use pgstrom_runtime::fileread::FileAccess;
+use pgstrom_runtime::heapscan::{HeapAttr, HeapLayout, HeapProbed};
+use pgstrom_runtime::join::JoinSession;
+
+use crate::guc;
+use crate::heappage::PageReader;
+
+/// Blocks per request (64 MB of 8 kB blocks; within one segment file).
+pub const BATCH_BLOCKS: usize = 8192;
+
+/// What the path did, for EXPLAIN ANALYZE.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DirectCounters {
+    /// Blocks the service read and took apart.
+    pub blocks: u64,
+    /// Blocks the service read but refused (read again by the backend).
+    pub refused: u64,
+    /// Blocks whose visibility map bit was cleared during the read.
+    pub changed: u64,
+    /// Blocks sent through the buffer manager at once (not all-visible, or
+    /// dirty in shared buffers).
+    pub buffered: u64,
+}
+
+/// The path for one scan.
+pub struct HeapDirect {
+    rel: pg_sys::Relation,
+    layout: HeapLayout,
+    vmbuf: pg_sys::Buffer,
+    /// Segment number -> (its file, the session's handle for it).
+    segments: HashMap<u32, (std::fs::File, u32)>,
+    /// A block taken from the scan that starts the next batch (another
+    /// segment than the batch before it).
+    carry: Option<pg_sys::BlockNumber>,
+    /// Still taking blocks from the scan.
+    pub active: bool,
+    /// Files cuFile read, and why it refused one (EXPLAIN).
+    pub cufile_files: u64,
+    pub refused_why: Option<String>,
+    pub counters: DirectCounters,
+}
+
+impl HeapDirect {
+    /// The path for a scan of `rel` gathering `columns` ((attnum, device
+    /// type)), or None when it does not apply: the setting is off, the
+    /// table is temporary or not a heap, recovery is in progress, or a
+    /// column is not fixed-width and stored as the device holds it.
+    ///
+    /// # Safety
+    /// `rel` is the scan's open relation.
+    pub unsafe fn new(rel: pg_sys::Relation, columns: &[(i16, u16)]) -> Option<HeapDirect> {
+        if !guc::HEAP_DIRECT.get() || columns.is_empty() {
+            return None;
+        }
+        // SAFETY: an open relation (caller).
+        unsafe {
+            if (*rel).rd_tableam != pg_sys::GetHeapamTableAmRoutine()
+                || (*(*rel).rd_rel).relpersistence as u8 == pg_sys::RELPERSISTENCE_TEMP
+                || pg_sys::RecoveryInProgress()
+            {
+                return None;
+            }
+            let desc = (*rel).rd_att;
+            let max = columns.iter().map(|c| c.0).max()?;
+            if max <= 0 || max as i32 > (*desc).natts {
+                return None;
+            }
+            let mut attrs = Vec::with_capacity(max as usize);
+            for i in 0..max as usize {
+                let att = pg_sys::TupleDescAttr(desc, i as i32);
+                let attalign = match (*att).attalign as u8 {
+                    b'c' => 1,
+                    b's' => 2,
+                    b'i' => 4,
+                    _ => 8,
+                };
+                attrs.push(HeapAttr { attlen: (*att).attlen, attalign, pad: 0, column: -1 });
+            }
+            let mut types = Vec::with_capacity(columns.len());
+            for (c, &(attnum, type_id)) in columns.iter().enumerate() {
+                let width = catalog::type_info(type_id).map_or(0, |t| t.width);
+                let a = attnum.checked_sub(1).and_then(|k| attrs.get_mut(k as usize))?;
+                if attnum <= 0 || width == 0 || a.attlen as usize != width || a.column >= 0 {
+                    return None;
+                }
+                a.column = c as i32;
+                types.push(type_id);
+            }
+            let layout = HeapLayout { blcksz: pg_sys::BLCKSZ, attrs, types };
+            layout.widths().ok()?;
+            Some(HeapDirect {
+                rel,
+                layout,
+                vmbuf: pg_sys::InvalidBuffer as pg_sys::Buffer,
+                segments: HashMap::new(),
+                carry: None,
+                active: true,
+                cufile_files: 0,
+                refused_why: None,
+                counters: DirectCounters::default(),
+            })
+        }
+    }
+
+    /// Start over (ReScan).
+    pub fn rescan(&mut self) {
+        self.carry = None;
+        self.active = true;
+        // (a rescan opens a new session)
+        self.segments.clear();
+    }
+
+    /// Forget the session's file handles (a new session: the GPU service
+    /// was lost, or the scan finishes elsewhere).
+    pub fn forget_session(&mut self) {
+        self.segments.clear();
+    }
+
+    /// Take the next batch of blocks from the scan (`pages`' allocator):
+    /// the segment they lie in, the blocks the service may read (as block
+    /// numbers within the segment) and, queued on `pages` for the buffer
+    /// manager, the rest.  None once the scan has no more blocks.
+    ///
+    /// # Safety
+    /// Backend, during the scan.
+    pub unsafe fn next_batch(&mut self, pages: &mut PageReader) -> Option<(u32, Vec<u32>)> {
+        let seg_blocks = pg_sys::RELSEG_SIZE;
+        let mut taken = Vec::with_capacity(BATCH_BLOCKS);
+        // SAFETY: the scan is running (caller).
+        unsafe {
+            if let Some(b) = self.carry.take() {
+                taken.push(b);
+            }
+            while taken.len() < BATCH_BLOCKS {
+                let Some(b) = pages.take_block() else { break };
+                if let Some(&first) = taken.first()
+                    && b / seg_blocks != first / seg_blocks
+                {
+                    self.carry = Some(b);
+                    break;
+                }
+                taken.push(b);
+            }
+            let &first = taken.first()?;
+            let segno = first / seg_blocks;
+            let mut direct = Vec::with_capacity(taken.len());
+            let mut rest = Vec::new();
+            for &b in &taken {
+                if self.all_visible(b) && !dirty_in_shared_buffers(self.rel, b) {
+                    direct.push(b % seg_blocks);
+                } else {
+                    rest.push(b);
+                }
+            }
+            self.counters.buffered += rest.len() as u64;
+            pages.queue_blocks(&rest);
+            Some((segno, direct))
+        }
+    }
+
+    /// The visibility map says `blkno` is all-visible.
+    ///
+    /// # Safety
+    /// Backend, during the scan.
+    unsafe fn all_visible(&mut self, blkno: pg_sys::BlockNumber) -> bool {
+        // SAFETY: the open relation; vmbuf is ours (pinned by the call).
+        let status = unsafe { pg_sys::visibilitymap_get_status(self.rel, blkno, &mut self.vmbuf) };
+        status as u32 & pg_sys::VISIBILITYMAP_ALL_VISIBLE != 0
+    }
+
+    /// The session's handle of segment `segno`'s file, opened and handed
+    /// over on first use.
+    ///
+    /// # Safety
+    /// Backend, during the scan.
+    unsafe fn segment(&mut self, session: &mut dyn JoinSession, segno: u32) -> Result<u32, DeviceError> {
+        if let Some((_, h)) = self.segments.get(&segno) {
+            return Ok(*h);
+        }
+        // SAFETY: the open relation's locator; DataDir is the backend's.
+        let path = unsafe {
+            let loc = (*self.rel).rd_locator;
+            let p = pg_sys::GetRelationPath(loc.dbOid, loc.spcOid, loc.relNumber, -1, pg_sys::ForkNumber::MAIN_FORKNUM);
+            let rel = std::ffi::CStr::from_ptr(p.str_.as_ptr()).to_string_lossy().into_owned();
+            let dir = std::ffi::CStr::from_ptr(pg_sys::DataDir).to_string_lossy().into_owned();
+            let name = if segno == 0 { rel } else { format!("{rel}.{segno}") };
+            format!("{dir}/{name}")
+        };
+        let file = std::fs::File::open(&path)
+            .map_err(|e| DeviceError::InvalidRequest(format!("cannot open the heap file \"{path}\": {e}")))?;
+        let policy = guc::read_policy();
+        let Some((h, access)) = session.open_file(&file, &policy)? else {
+            return Err(DeviceError::InvalidRequest("this engine reads no heap files".into()));
+        };
+        match access {
+            FileAccess::CuFile(_) => self.cufile_files += 1,
+            FileAccess::Refused(why) => self.refused_why = Some(why),
+            FileAccess::Pinned => {}
+        }
+        self.segments.insert(segno, (file, h));
+        Ok(h)
+    }
+
+    /// Send segment `segno`'s `blocks` to `session`; afterwards their
+    /// visibility map bits are read again.  Ok(Some): the groups, with
+    /// the refused blocks already queued on `pages`; Ok(None): a bit was
+    /// cleared meanwhile, every block was queued instead.
+    ///
+    /// # Safety
+    /// Backend, during the scan.
+    pub unsafe fn probe(
+        &mut self,
+        session: &mut dyn JoinSession,
+        pages: &mut PageReader,
+        segno: u32,
+        blocks: &[u32],
+    ) -> Result<Option<HeapProbed>, DeviceError> {
+        // SAFETY: caller's promise.
+        unsafe {
+            let file = self.segment(session, segno)?;
+            let probed = session.probe_heap_agg(file, &self.layout, blocks)?;
+            let base = segno * pg_sys::RELSEG_SIZE;
+            if blocks.iter().any(|&b| !self.all_visible(base + b)) {
+                let all: Vec<_> = blocks.iter().map(|&b| base + b).collect();
+                pages.queue_blocks(&all);
+                self.counters.changed += blocks.len() as u64;
+                return Ok(None);
+            }
+            let refused: Vec<_> = probed.fallback.iter().map(|&b| base + b).collect();
+            pages.queue_blocks(&refused);
+            self.counters.refused += refused.len() as u64;
+            self.counters.blocks += (blocks.len() - refused.len()) as u64;
+            Ok(Some(probed))
+        }
+    }
+
+    /// Give every block of a failed request to the buffer manager.
+    pub fn requeue(&mut self, pages: &mut PageReader, segno: u32, blocks: &[u32]) {
+        let base = segno * pg_sys::RELSEG_SIZE;
+        let all: Vec<_> = blocks.iter().map(|&b| base + b).collect();
+        pages.queue_blocks(&all);
+        self.counters.buffered += blocks.len() as u64;
+    }
+
+    /// EXPLAIN ANALYZE's `Heap Direct Read` for the counters `c`
+    /// ([`DirectCounters`] as an array, summed over the processes).
+    pub fn explain_text(c: [u64; 4]) -> String {
+        let [blocks, refused, changed, buffered] = c;
+        let bytes = blocks * pg_sys::BLCKSZ as u64;
+        let mut text = format!(
+            "{blocks} blocks ({}) by the GPU service, {} through the buffer manager",
+            crate::arrow_fdw::reader::size_text(bytes),
+            buffered + refused + changed
+        );
+        if refused + changed > 0 {
+            text.push_str(&format!(" ({refused} refused by the device, {changed} changed during the read)"));
+        }
+        text
+    }
+
+    /// Release the visibility map page (EndCustomScan).
+    pub fn end(&mut self) {
+        if self.vmbuf != pg_sys::InvalidBuffer as pg_sys::Buffer {
+            // SAFETY: a buffer visibilitymap_get_status pinned for us.
+            unsafe { pg_sys::ReleaseBuffer(self.vmbuf) };
+            self.vmbuf = pg_sys::InvalidBuffer as pg_sys::Buffer;
+        }
+    }
+}
+
+/// Shared buffers hold block `blkno` of `rel` with changes not yet
+/// written to its file.
+///
+/// # Safety
+/// Backend; `rel` open.
+unsafe fn dirty_in_shared_buffers(rel: pg_sys::Relation, blkno: pg_sys::BlockNumber) -> bool {
+    // SAFETY: the buffer mapping table is read under its partition's
+    // lock, which keeps the buffer's tag while held; the state word is
+    // read atomically.
+    unsafe {
+        let loc = (*rel).rd_locator;
+        let mut tag = pg_sys::BufferTag {
+            spcOid: loc.spcOid,
+            dbOid: loc.dbOid,
+            relNumber: loc.relNumber,
+            forkNum: pg_sys::ForkNumber::MAIN_FORKNUM,
+            blockNum: blkno,
+        };
+        let hash = pg_sys::BufTableHashCode(&mut tag);
+        let lock = &raw mut (*pg_sys::MainLWLockArray.add(
+            (pg_sys::BUFFER_MAPPING_LWLOCK_OFFSET + hash % pg_sys::NUM_BUFFER_PARTITIONS) as usize,
+        ))
+        .lock;
+        pg_sys::LWLockAcquire(lock, pg_sys::LWLockMode::LW_SHARED);
+        let id = pg_sys::BufTableLookup(&mut tag, hash);
+        let dirty = id >= 0 && {
+            let desc = &raw const (*pg_sys::BufferDescriptors.add(id as usize)).bufferdesc;
+            let state = std::ptr::read_volatile(&raw const (*desc).state.value);
+            state & pg_sys::BM_DIRTY != 0
+        };
+        pg_sys::LWLockRelease(lock);
+        dirty
+    }
+}

@@ -1,0 +1,415 @@
+//! The heap direct path, engine side: blocks of a heap table's segment
+//! file that the GPU service read itself (into device memory for a GPU,
+//! host memory for the CPU engine), taken apart into device columns by
+//! the heap kernels (device/kernels/heap.cu), one source for both
+//! engines.
+//!
+//! Owns the tuple layout a backend sends ([`HeapLayout`]), its checks,
+//! the two kernel passes (count, deform) on each engine, and which blocks
+//! the kernels refused (read again by the backend through the buffer
+//! manager).  What a block may be read this way for (all-visible, not
+//! dirty in shared buffers) is the backend's business (heapdirect.rs of
+//! the extension).
+
+use std::ffi::c_void;
+
+use crate::agg::AggGroups;
+use crate::catalog::type_info;
+use crate::engine::ColumnData;
+use crate::error::DeviceError;
+
+/// A block the kernels did not take (device/kernels/heap.cu).
+pub const HEAP_BLOCK_FALLBACK: u32 = u32::MAX;
+
+/// Blocks one request may carry.
+pub const MAX_BLOCKS: usize = 1 << 16;
+
+/// One attribute of a heap tuple descriptor, up to the last output
+/// column (DevHeapAttr of heap.cu).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HeapAttr {
+    /// attlen: > 0 fixed, -1 varlena, -2 cstring.
+    pub attlen: i16,
+    /// Alignment in bytes: 1, 2, 4 or 8.
+    pub attalign: u8,
+    /// Zero.
+    pub pad: u8,
+    /// The output column it goes to, or -1.
+    pub column: i32,
+}
+
+/// How a relation's tuples lie and which columns a request takes out.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HeapLayout {
+    /// Bytes of a block (BLCKSZ).
+    pub blcksz: u32,
+    /// Attributes 1..=n, n the last one an output column reads.
+    pub attrs: Vec<HeapAttr>,
+    /// Device type of each output column (fixed-width, stored in the
+    /// tuple as the device holds it).
+    pub types: Vec<u16>,
+}
+
+impl HeapLayout {
+    /// Each output column's width; an error for a layout the kernels
+    /// cannot take.
+    pub fn widths(&self) -> Result<Vec<usize>, DeviceError> {
+        let bad = |m: String| Err(DeviceError::InvalidRequest(format!("heap layout: {m}")));
+        if !(1024..=32768).contains(&self.blcksz) || !self.blcksz.is_power_of_two() {
+            return bad(format!("block size {}", self.blcksz));
+        }
+        if self.attrs.is_empty() || self.attrs.len() > 1600 || self.types.is_empty() {
+            return bad(format!("{} attributes, {} columns", self.attrs.len(), self.types.len()));
+        }
+        let mut widths = Vec::with_capacity(self.types.len());
+        for (i, &t) in self.types.iter().enumerate() {
+            let w = type_info(t).map(|t| t.width).unwrap_or(0);
+            if w == 0 {
+                return bad(format!("column {i} is not of a fixed-width device type"));
+            }
+            widths.push(w);
+        }
+        let mut seen = vec![false; self.types.len()];
+        for (k, a) in self.attrs.iter().enumerate() {
+            if !matches!(a.attalign, 1 | 2 | 4 | 8) || a.attlen == 0 || a.attlen < -2 {
+                return bad(format!("attribute {} length {} alignment {}", k + 1, a.attlen, a.attalign));
+            }
+            if a.column < 0 {
+                continue;
+            }
+            let c = a.column as usize;
+            if c >= widths.len() || seen[c] || a.attlen as usize != widths[c] || a.attlen < 0 {
+                return bad(format!("attribute {} goes to column {} of another width", k + 1, a.column));
+            }
+            seen[c] = true;
+        }
+        if seen.iter().any(|s| !s) {
+            return bad("a column no attribute fills".into());
+        }
+        Ok(widths)
+    }
+}
+
+/// What a heap request returns: the groups of the rows the engine took,
+/// and the blocks (as the request numbered them in the file) it did not.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HeapProbed {
+    /// The aggregated groups.
+    pub groups: AggGroups,
+    /// Rows the kernels took out of the blocks.
+    pub nrows: u32,
+    /// Blocks to read through the buffer manager instead.
+    pub fallback: Vec<u32>,
+}
+
+/// The layout as the kernels take it, as raw pointers (kept alive by the caller).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct HeapColumnRepr {
+    pub values: u64,
+    pub validity: u64,
+    pub width: u32,
+    pub pad: u32,
+}
+
+unsafe extern "C" {
+    fn pgstrom_cpu_heap_count(
+        pages: *const u8,
+        nblocks: u32,
+        blcksz: u32,
+        attrs: *const HeapAttr,
+        nattrs: u32,
+        counts: *mut u32,
+    );
+    fn pgstrom_cpu_heap_deform(
+        pages: *const u8,
+        nblocks: u32,
+        blcksz: u32,
+        attrs: *const HeapAttr,
+        nattrs: u32,
+        counts: *const u32,
+        row_base: *const u32,
+        cols: *const HeapColumnRepr,
+    );
+}
+
+/// Where each block's rows start, the total, and the refused blocks
+/// (indexes into the request's list).
+pub(crate) fn row_bases(counts: &[u32]) -> Result<(Vec<u32>, u32, Vec<usize>), DeviceError> {
+    let (mut bases, mut total, mut refused) = (Vec::with_capacity(counts.len()), 0u64, Vec::new());
+    for (i, &c) in counts.iter().enumerate() {
+        bases.push(total as u32);
+        if c == HEAP_BLOCK_FALLBACK {
+            refused.push(i);
+        } else {
+            total += c as u64;
+        }
+    }
+    let total = u32::try_from(total)
+        .map_err(|_| DeviceError::InvalidRequest("the blocks of a heap request hold too many tuples".into()))?;
+    Ok((bases, total, refused))
+}
+
+/// Columns taken out of blocks in host memory (the CPU engine).
+pub struct HostHeap {
+    /// Rows.
+    pub nrows: u32,
+    /// Per column: values, and validity as words (bit i of word i/32: row
+    /// i is not NULL; the Arrow bitmap's bytes on a little-endian host).
+    pub columns: Vec<(Vec<u8>, Vec<u32>)>,
+    /// Indexes of the blocks the kernels refused.
+    pub refused: Vec<usize>,
+}
+
+impl HostHeap {
+    /// Take apart `nblocks` blocks at `pages` by `layout`.
+    pub fn deform(pages: &[u8], layout: &HeapLayout) -> Result<HostHeap, DeviceError> {
+        let widths = layout.widths()?;
+        let bs = layout.blcksz as usize;
+        if !pages.len().is_multiple_of(bs) || pages.len() / bs > MAX_BLOCKS {
+            return Err(DeviceError::InvalidRequest(format!("{} bytes of heap blocks", pages.len())));
+        }
+        let nblocks = pages.len() / bs;
+        let mut counts = vec![0u32; nblocks];
+        // SAFETY: nblocks blocks of blcksz bytes; counts holds nblocks.
+        unsafe {
+            pgstrom_cpu_heap_count(
+                pages.as_ptr(),
+                nblocks as u32,
+                layout.blcksz,
+                layout.attrs.as_ptr(),
+                layout.attrs.len() as u32,
+                counts.as_mut_ptr(),
+            )
+        };
+        let (bases, nrows, refused) = row_bases(&counts)?;
+        let mut columns: Vec<(Vec<u8>, Vec<u32>)> = widths
+            .iter()
+            .map(|&w| (vec![0u8; nrows as usize * w], vec![0u32; (nrows as usize).div_ceil(32)]))
+            .collect();
+        let reprs: Vec<HeapColumnRepr> = columns
+            .iter_mut()
+            .zip(&widths)
+            .map(|((v, b), &w)| HeapColumnRepr {
+                values: v.as_mut_ptr() as u64,
+                validity: b.as_mut_ptr() as u64,
+                width: w as u32,
+                pad: 0,
+            })
+            .collect();
+        // SAFETY: as above; each column holds nrows rows (the counts
+        // pass's totals), validity (nrows + 31) / 32 words.
+        unsafe {
+            pgstrom_cpu_heap_deform(
+                pages.as_ptr(),
+                nblocks as u32,
+                layout.blcksz,
+                layout.attrs.as_ptr(),
+                layout.attrs.len() as u32,
+                counts.as_ptr(),
+                bases.as_ptr(),
+                reprs.as_ptr(),
+            )
+        };
+        Ok(HostHeap { nrows, columns, refused })
+    }
+
+    /// The columns as an engine takes them.
+    pub fn column_data<'a>(&'a self, layout: &HeapLayout) -> Vec<ColumnData<'a>> {
+        self.columns
+            .iter()
+            .zip(&layout.types)
+            .map(|((v, b), &t)| ColumnData {
+                type_id: t,
+                values: v,
+                validity: Some(words_as_bytes(b)),
+                offsets: None,
+                file: None,
+                resident: None,
+            })
+            .collect()
+    }
+}
+
+/// Validity words as the Arrow bitmap's bytes (a little-endian host).
+fn words_as_bytes(w: &[u32]) -> &[u8] {
+    // SAFETY: u32 has no padding; the bytes live as long as the words.
+    unsafe { std::slice::from_raw_parts(w.as_ptr() as *const u8, std::mem::size_of_val(w)) }
+}
+
+/// Columns taken out of blocks in a GPU's memory.
+pub(crate) struct DeviceHeap<'a> {
+    pub nrows: u32,
+    /// Per column (values, validity) device addresses, valid while
+    /// `buffers` live.
+    pub columns: Vec<(u64, u64)>,
+    pub _buffers: Vec<crate::gpu::DeviceBuffer<'a>>,
+    pub refused: Vec<usize>,
+}
+
+impl crate::gpu::GpuEngine {
+    /// Take apart the `nblocks` blocks at device address `pages` by
+    /// `layout`.  The GPU's context is current.
+    pub(crate) fn heap_deform(
+        &self,
+        pages: u64,
+        nblocks: usize,
+        layout: &HeapLayout,
+    ) -> Result<DeviceHeap<'_>, DeviceError> {
+        use crate::gpu::DeviceBuffer;
+        let widths = layout.widths()?;
+        if nblocks > MAX_BLOCKS {
+            return Err(DeviceError::InvalidRequest(format!("{nblocks} heap blocks in one request")));
+        }
+        let drv = self.drv;
+        let attrs = DeviceBuffer::upload(drv, &layout.attrs)?;
+        let counts_d = DeviceBuffer::zeroed(drv, nblocks * 4)?;
+        let grid = self.grid_for((nblocks as u32).saturating_mul(32));
+        let (mut p_pages, mut n, mut bs, mut p_attrs, mut nattrs, mut p_counts) =
+            (pages, nblocks as u32, layout.blcksz, attrs.ptr, layout.attrs.len() as u32, counts_d.ptr);
+        let mut params = [
+            (&raw mut p_pages).cast::<c_void>(),
+            (&raw mut n).cast(),
+            (&raw mut bs).cast(),
+            (&raw mut p_attrs).cast(),
+            (&raw mut nattrs).cast(),
+            (&raw mut p_counts).cast(),
+        ];
+        // SAFETY: the parameters are kern_heap_count's, in order; the
+        // buffers live until the launch returns.
+        unsafe { self.launch_and_wait("kern_heap_count", grid, &mut params)? };
+        let mut counts = vec![0u32; nblocks];
+        counts_d.download(&mut counts)?;
+        let (bases, nrows, refused) = row_bases(&counts)?;
+        let bases_d = DeviceBuffer::upload(drv, &bases)?;
+        let mut buffers = Vec::new();
+        let mut columns = Vec::new();
+        let mut reprs = Vec::new();
+        for &w in &widths {
+            let values = DeviceBuffer::alloc(drv, nrows as usize * w)?;
+            let validity = DeviceBuffer::zeroed(drv, (nrows as usize).div_ceil(32) * 4)?;
+            columns.push((values.ptr, validity.ptr));
+            reprs.push(HeapColumnRepr { values: values.ptr, validity: validity.ptr, width: w as u32, pad: 0 });
+            buffers.push(values);
+            buffers.push(validity);
+        }
+        if nrows > 0 {
+            let cols_d = DeviceBuffer::upload(drv, &reprs)?;
+            let (mut p_bases, mut p_cols) = (bases_d.ptr, cols_d.ptr);
+            let mut params = [
+                (&raw mut p_pages).cast::<c_void>(),
+                (&raw mut n).cast(),
+                (&raw mut bs).cast(),
+                (&raw mut p_attrs).cast(),
+                (&raw mut nattrs).cast(),
+                (&raw mut p_counts).cast(),
+                (&raw mut p_bases).cast(),
+                (&raw mut p_cols).cast(),
+            ];
+            // SAFETY: kern_heap_deform's parameters, in order; every
+            // buffer lives until the launch returns.
+            unsafe { self.launch_and_wait("kern_heap_deform", grid, &mut params)? };
+        }
+        Ok(DeviceHeap { nrows, columns, _buffers: buffers, refused })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A page of `tuples` (each: null bitmap or None, data bytes), all
+    /// visible, as PostgreSQL lays it out.
+    fn page(tuples: &[(Option<u8>, u16, Vec<u8>)], flags: u16) -> Vec<u8> {
+        let bs = 8192usize;
+        let mut p = vec![0u8; bs];
+        let mut upper = bs;
+        for (i, (bits, natts, data)) in tuples.iter().enumerate() {
+            // t_bits and its padding (23 + one bitmap byte, MAXALIGNed)
+            let hoff = 24;
+            let len = hoff + data.len();
+            upper = (upper - len) & !7;
+            let t = &mut p[upper..upper + len];
+            t[18..20].copy_from_slice(&natts.to_le_bytes());
+            t[20..22].copy_from_slice(&(if bits.is_some() { 1u16 } else { 0 }).to_le_bytes());
+            t[22] = hoff as u8;
+            if let Some(b) = bits {
+                t[23] = *b;
+            }
+            t[hoff..].copy_from_slice(data);
+            let lp = (upper as u32) | (1 << 15) | ((len as u32) << 17);
+            p[24 + 4 * i..28 + 4 * i].copy_from_slice(&lp.to_le_bytes());
+        }
+        let lower = 24 + 4 * tuples.len();
+        p[10..12].copy_from_slice(&flags.to_le_bytes());
+        p[12..14].copy_from_slice(&(lower as u16).to_le_bytes());
+        p[14..16].copy_from_slice(&(upper as u16).to_le_bytes());
+        p[16..18].copy_from_slice(&(bs as u16).to_le_bytes());
+        p[18..20].copy_from_slice(&((bs as u16) | 4).to_le_bytes());
+        p
+    }
+
+    fn int4_type() -> u16 {
+        crate::catalog::type_by_name("INT4").unwrap().id
+    }
+
+    /// (int4, text, int4): the second int4 after a varlena, NULLs, a
+    /// page that is not all-visible and one with a short tuple refused.
+    #[test]
+    fn host_kernels_take_tuples_apart() {
+        let t4 = int4_type();
+        let layout = HeapLayout {
+            blcksz: 8192,
+            attrs: vec![
+                HeapAttr { attlen: 4, attalign: 4, pad: 0, column: 0 },
+                HeapAttr { attlen: -1, attalign: 4, pad: 0, column: -1 },
+                HeapAttr { attlen: 4, attalign: 4, pad: 0, column: 1 },
+            ],
+            types: vec![t4, t4],
+        };
+        let row = |a: i32, s: &str, b: i32| {
+            let mut d = a.to_le_bytes().to_vec();
+            d.push(((s.len() as u8 + 1) << 1) | 1);
+            d.extend_from_slice(s.as_bytes());
+            while d.len() % 4 != 0 {
+                d.push(0);
+            }
+            d.extend_from_slice(&b.to_le_bytes());
+            (None, 3u16, d)
+        };
+        // the first attribute NULL: bitmap 0b110
+        let nulled = (Some(0b110u8), 3u16, {
+            let mut d = vec![(3u8 << 1) | 1, b'x', b'y', 0];
+            d.extend_from_slice(&7i32.to_le_bytes());
+            d
+        });
+        let mut pages = page(&[row(1, "abc", 10), nulled, row(-5, "", i32::MIN)], 4);
+        pages.extend(page(&[row(9, "z", 9)], 0)); // not all-visible
+        pages.extend(page(&[(None, 2u16, vec![0; 8])], 4)); // two attributes
+        pages.extend(page(&[row(2, "q", 20)], 4));
+        let h = HostHeap::deform(&pages, &layout).unwrap();
+        assert_eq!(h.nrows, 4);
+        assert_eq!(h.refused, vec![1, 2]);
+        let ints = |v: &[u8]| v.chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect::<Vec<_>>();
+        assert_eq!(ints(&h.columns[1].0), vec![10, 7, i32::MIN, 20]);
+        assert_eq!(ints(&h.columns[0].0), vec![1, 0, -5, 2]);
+        assert_eq!(h.columns[0].1, vec![0b1101]);
+        assert_eq!(h.columns[1].1, vec![0b1111]);
+        // a damaged header: refused, never read past the page
+        let mut bad = page(&[row(1, "abc", 10)], 4);
+        bad[12..14].copy_from_slice(&9000u16.to_le_bytes());
+        assert_eq!(HostHeap::deform(&bad, &layout).unwrap().refused, vec![0]);
+        // a line pointer past the page's end
+        let mut bad = page(&[row(1, "abc", 10)], 4);
+        bad[24..28].copy_from_slice(&((8184u32) | (1 << 15) | (64 << 17)).to_le_bytes());
+        assert_eq!(HostHeap::deform(&bad, &layout).unwrap().refused, vec![0]);
+        // layouts the kernels cannot take
+        let mut l = layout.clone();
+        l.attrs[0].attlen = 8;
+        assert!(l.widths().is_err());
+        let mut l = layout.clone();
+        l.attrs[2].column = 0;
+        assert!(l.widths().is_err());
+    }
+}

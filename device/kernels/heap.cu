@@ -1,0 +1,341 @@
+/*
+ * heap.cu - take PostgreSQL heap pages apart into device columns.
+ *
+ * The heap direct path (docs/gpu_service.md, "Heap tables"): the GPU
+ * service reads all-visible blocks of a heap table's segment files
+ * straight into memory, and these kernels turn their tuples into the
+ * columnar layout every other kernel reads (values, Arrow validity
+ * bitmap).  Two passes:
+ *   - count: per block, its tuples (every LP_NORMAL item: the backend
+ *     sent only blocks the visibility map says are all-visible, and the
+ *     page itself must say so too), or HEAP_BLOCK_FALLBACK when the page
+ *     or one of its tuples is not what the deformer takes (a page that is
+ *     not all-visible, a damaged header, a tuple with fewer attributes
+ *     than the columns need, a value running past its tuple): the backend
+ *     reads that block through the buffer manager instead, so a row is
+ *     never made up from bytes PostgreSQL would not have read;
+ *   - deform: each block's tuples, in line pointer order, into rows
+ *     [row_base[block], ...) of the output columns.
+ * Only fixed-width columns stored as the device holds them are output;
+ * attributes before them may be of any kind (skipped by their length).
+ *
+ * The per-tuple logic is one DEVICE_FUNC; the GPU gives a block to a warp
+ * (lanes take line pointers, a ballot orders the rows), the CPU loops.
+ */
+#include "pgstrom_device.h"
+
+#define HEAP_BLOCK_FALLBACK     0xffffffffU
+
+#define HEAP_PAGE_HEADER        24      /* SizeOfPageHeaderData */
+#define HEAP_PD_ALL_VISIBLE     0x0004
+#define HEAP_PAGE_LAYOUT        4       /* PG_PAGE_LAYOUT_VERSION */
+#define HEAP_LP_NORMAL          1
+#define HEAP_T_BITS             23      /* offsetof(HeapTupleHeaderData, t_bits) */
+#define HEAP_HASNULL            0x0001
+#define HEAP_NATTS_MASK         0x07ff
+#define HEAP_VARTAG_ONDISK      18
+#define HEAP_TOAST_POINTER_SIZE 18      /* 2-byte header + varatt_external */
+
+/* One attribute of the tuple descriptor, up to the last output column. */
+typedef struct
+{
+    int16_t     attlen;     /* > 0 fixed, -1 varlena, -2 cstring */
+    uint8_t     attalign;   /* 1, 2, 4 or 8 */
+    uint8_t     pad;
+    int32_t     column;     /* output column, or -1 */
+} DevHeapAttr;
+
+/* One output column: nrows * width bytes and a validity bitmap of
+ * (nrows + 31) / 32 words, zeroed by the caller. */
+typedef struct
+{
+    uint64_t    values;
+    uint64_t    validity;
+    uint32_t    width;
+    uint32_t    pad;
+} DevHeapColumn;
+
+DEVICE_FUNC uint32_t
+heap_u16(const uint8_t *p)
+{
+    return (uint32_t) p[0] | ((uint32_t) p[1] << 8);
+}
+
+DEVICE_FUNC uint32_t
+heap_u32(const uint8_t *p)
+{
+    return heap_u16(p) | (heap_u16(p + 2) << 16);
+}
+
+/* Line pointers of a page whose header is sane and says all-visible;
+ * -1 otherwise. */
+DEVICE_FUNC int32_t
+heap_page_items(const uint8_t *page, uint32_t blcksz)
+{
+    uint32_t    flags = heap_u16(page + 10);
+    uint32_t    lower = heap_u16(page + 12);
+    uint32_t    upper = heap_u16(page + 14);
+    uint32_t    special = heap_u16(page + 16);
+    uint32_t    version = heap_u16(page + 18);
+
+    if ((flags & HEAP_PD_ALL_VISIBLE) == 0 ||
+        version != (blcksz | HEAP_PAGE_LAYOUT) ||
+        lower < HEAP_PAGE_HEADER || lower > upper ||
+        upper > special || special > blcksz)
+        return -1;
+    return (int32_t) ((lower - HEAP_PAGE_HEADER) / 4);
+}
+
+/* Item i: 1 a tuple to deform (its offset and length set), 0 none. */
+DEVICE_FUNC int32_t
+heap_item(const uint8_t *page, uint32_t i, uint32_t *off, uint32_t *len)
+{
+    uint32_t    lp = heap_u32(page + HEAP_PAGE_HEADER + 4 * i);
+
+    if (((lp >> 15) & 3) != HEAP_LP_NORMAL)
+        return 0;
+    *off = lp & 0x7fff;
+    *len = lp >> 17;
+    return 1;
+}
+
+/*
+ * Deform the tuple at `off` (length `len`) of `page`: with `cols` NULL
+ * only check that it can be; else write its output columns at `row`.
+ * False when it cannot be deformed here.
+ */
+DEVICE_FUNC bool
+heap_deform_tuple(const uint8_t *page, uint32_t blcksz, uint32_t off, uint32_t len,
+                  const DevHeapAttr *attrs, uint32_t nattrs,
+                  const DevHeapColumn *cols, uint32_t row)
+{
+    const uint8_t *tup = page + off;
+    const uint8_t *data;
+    uint32_t    infomask2, infomask, hoff, dlen, pos = 0;
+    bool        hasnull;
+
+    if (off < HEAP_PAGE_HEADER || (off & 7) != 0 || len < HEAP_T_BITS ||
+        off + len > blcksz)
+        return false;
+    infomask2 = heap_u16(tup + 18);
+    infomask = heap_u16(tup + 20);
+    hoff = tup[22];
+    hasnull = (infomask & HEAP_HASNULL) != 0;
+    if ((infomask2 & HEAP_NATTS_MASK) < nattrs || hoff > len || hoff < HEAP_T_BITS)
+        return false;
+    if (hasnull && HEAP_T_BITS + (nattrs + 7) / 8 > hoff)
+        return false;
+    data = tup + hoff;
+    dlen = len - hoff;
+    for (uint32_t k = 0; k < nattrs; k++)
+    {
+        const DevHeapAttr *a = &attrs[k];
+        bool        isnull = hasnull && ((tup[HEAP_T_BITS + k / 8] >> (k % 8)) & 1) == 0;
+        uint32_t    at = 0, size = 0;
+
+        if (!isnull)
+        {
+            if (a->attlen > 0)
+            {
+                pos = (pos + a->attalign - 1) & ~((uint32_t) a->attalign - 1);
+                at = pos;
+                size = (uint32_t) a->attlen;
+                if (pos + size > dlen)
+                    return false;
+                pos += size;
+            }
+            else if (a->attlen == -1)
+            {
+                uint32_t    b0, head;
+
+                if (pos >= dlen)
+                    return false;
+                /* a pad byte is 0; a varlena header never is */
+                if (data[pos] == 0)
+                    pos = (pos + a->attalign - 1) & ~((uint32_t) a->attalign - 1);
+                if (pos >= dlen)
+                    return false;
+                b0 = data[pos];
+                if ((b0 & 1) == 1)
+                {
+                    if (b0 == 1)
+                    {
+                        if (pos + 1 >= dlen || data[pos + 1] != HEAP_VARTAG_ONDISK)
+                            return false;
+                        head = 2;
+                        size = HEAP_TOAST_POINTER_SIZE;
+                    }
+                    else
+                    {
+                        head = 1;
+                        size = b0 >> 1;
+                    }
+                }
+                else
+                {
+                    if (pos + 4 > dlen)
+                        return false;
+                    head = 4;
+                    size = heap_u32(data + pos) >> 2;
+                }
+                if (size < head || pos + size > dlen)
+                    return false;
+                pos += size;
+            }
+            else
+            {
+                /* a cstring, up to and including its NUL */
+                while (pos < dlen && data[pos] != 0)
+                    pos++;
+                if (pos >= dlen)
+                    return false;
+                pos++;
+            }
+        }
+        if (a->column < 0 || cols == 0)
+            continue;
+        /* an output column: fixed-width, as the host checked */
+        {
+            const DevHeapColumn *c = &cols[a->column];
+            uint8_t    *dst = (uint8_t *) c->values + (uint64_t) row * c->width;
+
+            if (isnull)
+            {
+                for (uint32_t b = 0; b < c->width; b++)
+                    dst[b] = 0;
+            }
+            else
+            {
+                for (uint32_t b = 0; b < c->width; b++)
+                    dst[b] = data[at + b];
+                pgstrom_atomic_or_u32((uint32_t *) c->validity + row / 32, 1U << (row % 32));
+            }
+        }
+    }
+    return true;
+}
+
+#ifdef PGSTROM_GPU_TARGET
+
+/* A warp per block: its tuple count, or HEAP_BLOCK_FALLBACK. */
+KERNEL_FUNC void
+kern_heap_count(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
+                const DevHeapAttr *attrs, uint32_t nattrs, uint32_t *counts)
+{
+    uint32_t    lane = threadIdx.x & 31;
+    uint32_t    warps = (gridDim.x * blockDim.x) >> 5;
+
+    for (uint32_t b = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; b < nblocks; b += warps)
+    {
+        const uint8_t *page = pages + (uint64_t) b * blcksz;
+        int32_t     nitems = heap_page_items(page, blcksz);
+        uint32_t    count = 0;
+        bool        bad = nitems < 0;
+
+        for (uint32_t i = lane; !bad && i < (uint32_t) nitems; i += 32)
+        {
+            uint32_t    off, len;
+
+            if (heap_item(page, i, &off, &len))
+            {
+                count++;
+                if (!heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, 0, 0))
+                    bad = true;
+            }
+        }
+        bad = __any_sync(0xffffffffU, bad);
+        for (uint32_t s = 16; s > 0; s >>= 1)
+            count += __shfl_down_sync(0xffffffffU, count, s);
+        if (lane == 0)
+            counts[b] = bad ? HEAP_BLOCK_FALLBACK : count;
+    }
+}
+
+/* A warp per block: its tuples into rows row_base[b]... */
+KERNEL_FUNC void
+kern_heap_deform(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
+                 const DevHeapAttr *attrs, uint32_t nattrs,
+                 const uint32_t *counts, const uint32_t *row_base,
+                 const DevHeapColumn *cols)
+{
+    uint32_t    lane = threadIdx.x & 31;
+    uint32_t    warps = (gridDim.x * blockDim.x) >> 5;
+
+    for (uint32_t b = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; b < nblocks; b += warps)
+    {
+        const uint8_t *page = pages + (uint64_t) b * blcksz;
+        uint32_t    nitems, row;
+
+        if (counts[b] == HEAP_BLOCK_FALLBACK)
+            continue;
+        nitems = (uint32_t) heap_page_items(page, blcksz);
+        row = row_base[b];
+        for (uint32_t i0 = 0; i0 < nitems; i0 += 32)
+        {
+            uint32_t    i = i0 + lane;
+            uint32_t    off = 0, len = 0;
+            bool        take = i < nitems && heap_item(page, i, &off, &len);
+            unsigned int mask = __ballot_sync(0xffffffffU, take);
+
+            if (take)
+                heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, cols,
+                                  row + __popc(mask & ((1U << lane) - 1)));
+            row += __popc(mask);
+        }
+    }
+}
+
+#else   /* PGSTROM_CPU_TARGET */
+
+extern "C" void
+pgstrom_cpu_heap_count(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
+                       const DevHeapAttr *attrs, uint32_t nattrs, uint32_t *counts)
+{
+    for (uint32_t b = 0; b < nblocks; b++)
+    {
+        const uint8_t *page = pages + (uint64_t) b * blcksz;
+        int32_t     nitems = heap_page_items(page, blcksz);
+        uint32_t    count = 0;
+        bool        bad = nitems < 0;
+
+        for (uint32_t i = 0; !bad && i < (uint32_t) nitems; i++)
+        {
+            uint32_t    off, len;
+
+            if (heap_item(page, i, &off, &len))
+            {
+                count++;
+                if (!heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, 0, 0))
+                    bad = true;
+            }
+        }
+        counts[b] = bad ? HEAP_BLOCK_FALLBACK : count;
+    }
+}
+
+extern "C" void
+pgstrom_cpu_heap_deform(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
+                        const DevHeapAttr *attrs, uint32_t nattrs,
+                        const uint32_t *counts, const uint32_t *row_base,
+                        const DevHeapColumn *cols)
+{
+    for (uint32_t b = 0; b < nblocks; b++)
+    {
+        const uint8_t *page = pages + (uint64_t) b * blcksz;
+        uint32_t    nitems, row;
+
+        if (counts[b] == HEAP_BLOCK_FALLBACK)
+            continue;
+        nitems = (uint32_t) heap_page_items(page, blcksz);
+        row = row_base[b];
+        for (uint32_t i = 0; i < nitems; i++)
+        {
+            uint32_t    off, len;
+
+            if (heap_item(page, i, &off, &len))
+                heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, cols, row++);
+        }
+    }
+}
+
+#endif
