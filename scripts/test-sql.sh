@@ -116,6 +116,19 @@ if ! python3 "$PGSTROM_ROOT/scripts/diff-check.py" --sf 0.01; then
   failures+=("diff-check")
 fi
 mark "diff-check"
+# without a GPU: the GpuPreAgg and SSB queries again with the CPU engine
+# in the GPU service, where the heap direct path reads the tables' blocks
+# from the files (docs/gpu_service.md, "Heap tables"); on a GPU the
+# service's GPU did so in the run above
+if [ "${PGSTROM_EXPECT_GPU:-0}" != 1 ]; then
+  for only in preagg_ ssb_; do
+    out=$(PGOPTIONS="${PGOPTIONS:-} -c pg_strom.cpu_engine_in_service=on" \
+          python3 "$PGSTROM_ROOT/scripts/diff-check.py" --no-setup --only "$only" 2>&1)
+    rc=$?
+    echo "$out" | sed "s/^diff-check: /diff-check (CPU engine in the service, $only): /"
+    [ $rc = 0 ] || failures+=("diff-check in the service $only")
+  done
+fi
 # the Arrow queries again with GPUDirect SQL forced on and off (on a GPU:
 # cuFile, or pinned buffers; docs/gpu_service.md, "GPUDirect SQL")
 if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then

@@ -1,0 +1,124 @@
+-- The heap direct path (docs/gpu_service.md, "Heap tables"): a GpuPreAgg
+-- hands the GPU service the all-visible blocks of a heap table that shared
+-- buffers hold no dirty copy of; the service reads them from the files and
+-- takes the tuples apart on its engine.  Every result is compared with
+-- pg_strom off; hd_how() tells which way the blocks went.  The CPU engine
+-- runs in the service (on a GPU machine the GPU does).
+SET pg_strom.gpu_setup_cost = 0;
+SET pg_strom.gpu_context_cost = 0;
+SET pg_strom.gpu_tuple_cost = 0;
+SET pg_strom.heap_gather_cost = 0;
+SET pg_strom.cpu_engine_in_service = on;
+SET max_parallel_workers_per_gather = 0;
+
+-- NULLs in every column, extremes, a varlena and a char(n) before the
+-- columns read, and a NOT NULL column (no null bitmap in most tuples)
+CREATE TABLE hd_t (g int NOT NULL, s text, i2 int2, c char(5), i8 int8, f8 float8, d date, ts timestamp, b bool, f4 float4);
+INSERT INTO hd_t SELECT i, CASE WHEN i % 7 = 0 THEN NULL ELSE repeat('é', i % 40) END,
+    CASE WHEN i % 11 = 0 THEN NULL ELSE (i % 32767)::int2 END, 'c' || i % 9,
+    CASE WHEN i % 13 = 0 THEN NULL WHEN i % 17 = 0 THEN 9223372036854775807 - i ELSE i * 1000 END,
+    CASE WHEN i % 19 = 0 THEN NULL WHEN i % 23 = 0 THEN 'NaN' ELSE i / 8.0 END,
+    CASE WHEN i % 29 = 0 THEN NULL ELSE date '1999-12-31' + i % 800 END,
+    CASE WHEN i % 31 = 0 THEN NULL ELSE timestamp '2000-02-28 23:00' + (i % 100) * interval '1 hour' END,
+    CASE WHEN i % 37 = 0 THEN NULL ELSE i % 2 = 0 END,
+    CASE WHEN i % 41 = 0 THEN NULL ELSE (i % 1000) / 4.0 END
+  FROM generate_series(1, 40000) i;
+VACUUM (FREEZE, ANALYZE) hd_t;
+CHECKPOINT;
+
+-- "direct" when the service read blocks, "buffer manager" when some went
+-- through it (some because the device refused them), with the plan's node
+CREATE FUNCTION hd_how(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE ln text; node text := 'no pg_strom node'; direct bigint := 0; buffered bigint := 0; refused bigint := 0; m text[];
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF ln ~ 'Custom Scan \(Gpu' THEN node := substring(ln from 'Custom Scan \((Gpu[A-Za-z]+)\)'); END IF;
+    m := regexp_match(ln, 'Heap Direct Read: ([0-9]+) blocks .* ([0-9]+) through the buffer manager');
+    IF m IS NOT NULL THEN direct := direct + m[1]::bigint; buffered := buffered + m[2]::bigint; END IF;
+    m := regexp_match(ln, '\(([0-9]+) refused by the device');
+    IF m IS NOT NULL THEN refused := refused + m[1]::bigint; END IF;
+  END LOOP;
+  RETURN node || ': ' || CASE WHEN direct > 0 THEN 'direct' ELSE 'not direct' END
+    || CASE WHEN buffered > 0 THEN ' + buffer manager' ELSE '' END
+    || CASE WHEN refused > 0 THEN ' (some refused by the device)' ELSE '' END;
+END $$;
+-- the rows of q with pg_strom on, less those with pg_strom off, and back
+CREATE FUNCTION hd_diff(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  EXECUTE 'CREATE TEMP TABLE hd_on AS ' || q;
+  SET LOCAL pg_strom.enabled = off;
+  EXECUTE 'CREATE TEMP TABLE hd_off AS ' || q;
+  SET LOCAL pg_strom.enabled = on;
+  EXECUTE 'SELECT count(*) FROM ((TABLE hd_on EXCEPT ALL TABLE hd_off) UNION ALL (TABLE hd_off EXCEPT ALL TABLE hd_on)) x' INTO n;
+  DROP TABLE hd_on, hd_off;
+  RETURN n;
+END $$;
+
+-- every column type the path takes, NULLs and extremes
+SELECT hd_how('SELECT d, count(*) AS n, count(i2) AS n2, sum(i2) AS s2, min(i8) AS lo8, max(i8) AS hi8, count(f8) AS nf, max(f8) AS hif, min(ts) AS lots, max(ts) AS hits, count(b) AS nb, count(*) FILTER (WHERE b) AS nt, sum(f4) AS sf FROM hd_t GROUP BY d');
+SELECT hd_diff('SELECT d, count(*) AS n, count(i2) AS n2, sum(i2) AS s2, min(i8) AS lo8, max(i8) AS hi8, count(f8) AS nf, max(f8) AS hif, min(ts) AS lots, max(ts) AS hits, count(b) AS nb, count(*) FILTER (WHERE b) AS nt, sum(f4) AS sf FROM hd_t GROUP BY d');
+-- a scan qual and grouping by a column read from the blocks
+SELECT hd_how('SELECT d, count(*), sum(i8) FROM hd_t WHERE f8 > 100 AND i2 IS NOT NULL GROUP BY d');
+SELECT hd_diff('SELECT d, count(*), sum(i8) FROM hd_t WHERE f8 > 100 AND i2 IS NOT NULL GROUP BY d');
+-- overflow raised as PostgreSQL raises it (the blocks go through the
+-- buffer manager, where the CPU path finds the row)
+SELECT sum(i8 * 2) FROM hd_t WHERE i8 > 9000000000000000000;
+
+-- rows changed after the load: their blocks are no longer all-visible
+-- and are read through the buffer manager, the new row versions included
+UPDATE hd_t SET i8 = -i8 WHERE g BETWEEN 1000 AND 1400;
+DELETE FROM hd_t WHERE g BETWEEN 20000 AND 20100;
+INSERT INTO hd_t (g, i8) SELECT i, i FROM generate_series(50001, 50100) i;
+CHECKPOINT;
+SELECT hd_how('SELECT g % 10 AS k, count(*) AS n, sum(i8) AS s, min(i8) AS lo FROM hd_t GROUP BY 1');
+SELECT hd_diff('SELECT g % 10 AS k, count(*) AS n, sum(i8) AS s, min(i8) AS lo FROM hd_t GROUP BY 1');
+-- dirty in shared buffers (no checkpoint since): through the buffer manager
+VACUUM hd_t;
+SELECT hd_how('SELECT g % 10 AS k, count(*) AS n, sum(i8) AS s, min(i8) AS lo FROM hd_t GROUP BY 1');
+SELECT hd_diff('SELECT g % 10 AS k, count(*) AS n, sum(i8) AS s, min(i8) AS lo FROM hd_t GROUP BY 1');
+CHECKPOINT;
+
+-- tuples older than an added column hold fewer attributes: the device
+-- refuses their blocks, PostgreSQL fills in the column's default
+ALTER TABLE hd_t ADD COLUMN n int DEFAULT 42;
+INSERT INTO hd_t (g, n) SELECT i, i % 3 FROM generate_series(60001, 62000) i;
+VACUUM (FREEZE) hd_t;
+CHECKPOINT;
+SELECT hd_how('SELECT n, count(*), sum(g) FROM hd_t GROUP BY n');
+SELECT hd_diff('SELECT n, count(*), sum(g) FROM hd_t GROUP BY n');
+
+-- a join below the aggregation (the SSB shape); a parallel plan
+CREATE TABLE hd_dim AS SELECT i AS k, 'name' || (i % 5) AS name FROM generate_series(0, 99) i;
+ANALYZE hd_dim;
+SELECT hd_how('SELECT name, count(*), sum(f8) FROM hd_t JOIN hd_dim ON g % 100 = k GROUP BY name');
+SELECT hd_diff('SELECT name, count(*), sum(f8) FROM hd_t JOIN hd_dim ON g % 100 = k GROUP BY name');
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT hd_how('SELECT g % 7 AS k, count(*) AS n, sum(i2) AS s, max(ts) AS hi FROM hd_t GROUP BY 1');
+SELECT hd_diff('SELECT g % 7 AS k, count(*) AS n, sum(i2) AS s, max(ts) AS hi FROM hd_t GROUP BY 1');
+RESET max_parallel_workers_per_gather;
+SET max_parallel_workers_per_gather = 0;
+
+-- the path does not apply: a varlena column read, a grouping key that is
+-- the outer row's text, the setting off, a temporary table
+SELECT hd_how('SELECT g % 10, count(s) FROM hd_t GROUP BY 1');
+SELECT hd_how('SELECT c, count(*) FROM hd_t GROUP BY c');
+SET pg_strom.heap_direct = off;
+SELECT hd_how('SELECT g % 10, count(*) FROM hd_t GROUP BY 1');
+RESET pg_strom.heap_direct;
+CREATE TEMP TABLE hd_tmp AS SELECT * FROM hd_t;
+ANALYZE hd_tmp;
+SELECT hd_how('SELECT g % 10, count(*) FROM hd_tmp GROUP BY 1');
+
+-- an empty table; a rescan under a nested loop
+CREATE TABLE hd_empty (a int, b int8);
+VACUUM hd_empty;
+SELECT hd_diff('SELECT a, count(*), sum(b) FROM hd_empty GROUP BY a');
+SELECT hd_how('SELECT k, (SELECT sum(i8) FROM hd_t WHERE g % 100 = k) FROM hd_dim WHERE k < 3');
+SELECT hd_diff('SELECT k, (SELECT sum(i8) FROM hd_t WHERE g % 100 = k) AS s FROM hd_dim WHERE k < 3');
+
+DROP TABLE hd_t, hd_dim, hd_empty, hd_tmp;
+DROP FUNCTION hd_how(text), hd_diff(text);
