@@ -89,6 +89,9 @@ def cmd_gen(a):
     tables = TABLES + (["lineorder_sort"] if a.sorted else [])
     # all-visible pages and statistics, as a loaded warehouse has them
     psql_at_once([["-c", f"VACUUM (FREEZE, ANALYZE) {t}"] for t in tables], "VACUUM")
+    # ... and written out, as a warehouse's pages are long after loading
+    # (the heap direct path reads only blocks no dirty buffer holds)
+    pc.psql("CHECKPOINT;", csv_out=False)
     sizes = pc.scalar("SELECT string_agg(c.relname || ' ' || c.reltuples::bigint || ' rows ' || "
                    "pg_size_pretty(pg_relation_size(c.oid)), ', ' ORDER BY c.relname) FROM pg_class c "
                    f"WHERE c.relname IN ({','.join(repr(t) for t in tables)}) AND c.relnamespace = 'public'::regnamespace")
@@ -605,11 +608,13 @@ def main():
     add_gen(p)
     add_common(p)
     add_run(p)
+    p.add_argument("--no-load", action="store_true",
+                   help="skip load (DuckDB, Parquet, Arrow files: the pg and strom modes need none)")
     a = ap.parse_args()
     try:
         if a.cmd in ("gen", "all"):
             cmd_gen(a)
-        if a.cmd in ("load", "all"):
+        if a.cmd == "load" or (a.cmd == "all" and not a.no_load):
             cmd_load(a)
         if a.cmd in ("run", "all"):
             return cmd_run(a)

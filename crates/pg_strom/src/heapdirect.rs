@@ -138,6 +138,12 @@ impl HeapDirect {
         self.segments.clear();
     }
 
+    /// The block taken from the scan for the next batch, if any (the
+    /// path stops: the buffer manager reads it).
+    pub fn take_carry(&mut self) -> Option<pg_sys::BlockNumber> {
+        self.carry.take()
+    }
+
     /// Forget the session's file handles (a new session: the GPU service
     /// was lost, or the scan finishes elsewhere).
     pub fn forget_session(&mut self) {

@@ -333,10 +333,12 @@ impl Source {
     }
 
     /// The heap direct path is over: pages are read from the scan's
-    /// blocks again (after those queued), and the scan is not over while
+    /// blocks again (after those queued, and `carry`, a block it took
+    /// from the scan and did not send), and the scan is not over while
     /// some are left.
-    pub fn end_direct(&mut self) {
+    pub fn end_direct(&mut self, carry: Option<pg_sys::BlockNumber>) {
         if let Source::Heap(h) = self {
+            h.queue_blocks(carry.as_slice());
             h.end_direct();
         }
     }

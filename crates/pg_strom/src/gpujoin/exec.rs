@@ -881,7 +881,8 @@ impl GpuJoinExec {
         if let Some(d) = self.direct.as_mut() {
             d.active = false;
             d.forget_session();
-            self.source.end_direct();
+            // (a block taken for the next batch is read with the rest)
+            self.source.end_direct(d.take_carry());
         }
     }
 
