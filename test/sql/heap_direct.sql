@@ -120,5 +120,40 @@ SELECT hd_diff('SELECT a, count(*), sum(b) FROM hd_empty GROUP BY a');
 SELECT hd_how('SELECT k, (SELECT sum(i8) FROM hd_t WHERE g % 100 = k) FROM hd_dim WHERE k < 3');
 SELECT hd_diff('SELECT k, (SELECT sum(i8) FROM hd_t WHERE g % 100 = k) AS s FROM hd_dim WHERE k < 3');
 
+-- the GPU's column cache keeps the segment file in extents once it was
+-- left alone for 2 s; a changed file is another file to it, so the next
+-- query reads the new contents (a stale extent would change the sums).
+-- hd_cache() says where a GPU took the blocks from ("cpu engine" on the
+-- CPU engine, which keeps nothing)
+CREATE FUNCTION hd_cache(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE ln text; m text[];
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    m := regexp_match(ln, 'GPU column cache: ([0-9.]+)');
+    IF m IS NOT NULL THEN
+      RETURN CASE WHEN m[1]::numeric > 0 THEN 'gpu cache' ELSE 'gpu file' END;
+    END IF;
+  END LOOP;
+  RETURN 'cpu engine';
+END $$;
+CREATE TABLE hd_c AS SELECT i AS g, i::int8 * 3 AS v FROM generate_series(1, 50000) i;
+VACUUM (FREEZE, ANALYZE) hd_c;
+CHECKPOINT;
+SELECT pg_sleep(2.5);
+SELECT hd_how('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1');
+SELECT hd_cache('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1') IN ('gpu cache', 'cpu engine') AS cached;
+SELECT hd_diff('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1');
+UPDATE hd_c SET v = -v WHERE g % 100 = 0;
+VACUUM (FREEZE) hd_c;
+CHECKPOINT;
+SELECT hd_cache('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1') <> 'gpu cache' AS not_cached;
+SELECT hd_diff('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1');
+SELECT pg_sleep(2.5);
+SELECT hd_diff('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1');
+SELECT hd_cache('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1') IN ('gpu cache', 'cpu engine') AS cached;
+SELECT hd_diff('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1');
+DROP TABLE hd_c;
+DROP FUNCTION hd_cache(text);
+
 DROP TABLE hd_t, hd_dim, hd_empty, hd_tmp;
 DROP FUNCTION hd_how(text), hd_diff(text);

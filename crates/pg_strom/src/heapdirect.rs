@@ -321,9 +321,8 @@ unsafe fn dirty_in_shared_buffers(rel: pg_sys::Relation, blkno: pg_sys::BlockNum
             blockNum: blkno,
         };
         let hash = pg_sys::BufTableHashCode(&mut tag);
-        let lock = &raw mut (*pg_sys::MainLWLockArray.add(
-            (pg_sys::BUFFER_MAPPING_LWLOCK_OFFSET + hash % pg_sys::NUM_BUFFER_PARTITIONS) as usize,
-        ))
+        let lock = &raw mut (*pg_sys::MainLWLockArray
+            .add((pg_sys::BUFFER_MAPPING_LWLOCK_OFFSET + hash % pg_sys::NUM_BUFFER_PARTITIONS) as usize))
         .lock;
         pg_sys::LWLockAcquire(lock, pg_sys::LWLockMode::LW_SHARED);
         let id = pg_sys::BufTableLookup(&mut tag, hash);
@@ -334,5 +333,54 @@ unsafe fn dirty_in_shared_buffers(rel: pg_sys::Relation, blkno: pg_sys::BlockNum
         };
         pg_sys::LWLockRelease(lock);
         dirty
+    }
+}
+
+/// The planner's view of the path: the share of `outer`'s rows a device
+/// node reading `columns_of(outer)` would take through it (the table's
+/// all-visible fraction, from `pg_class.relallvisible`), or 0 where it
+/// does not apply (the settings, a table that is not a permanent heap, a
+/// referenced column that is not fixed-width as the device holds it, a
+/// SERIALIZABLE transaction).  Those rows cost the host no gathering.
+///
+/// # Safety
+/// Planner state of a base relation and its RTE.
+pub(crate) unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::RangeTblEntry) -> f64 {
+    if !guc::HEAP_DIRECT.get() || !guc::HEAP_PAGE_READS.get() || !crate::gpuscan::path::is_heap_relation(rte) {
+        return 0.0;
+    }
+    // SAFETY: planner state (caller); the planner holds a lock on the table.
+    unsafe {
+        if pg_sys::XactIsoLevel == pg_sys::XACT_SERIALIZABLE as i32 || pg_sys::RecoveryInProgress() {
+            return 0.0;
+        }
+        let relid = (*outer).relid;
+        let mut attnos: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+        pg_sys::pull_varattnos((*(*outer).reltarget).exprs.cast(), relid, &mut attnos);
+        for ri in crate::gpuscan::path::from_list((*outer).baserestrictinfo) {
+            pg_sys::pull_varattnos((*ri.cast::<pg_sys::RestrictInfo>()).clause.cast(), relid, &mut attnos);
+        }
+        let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
+        let mut any = false;
+        let mut k = pg_sys::bms_next_member(attnos, -1);
+        while k >= 0 {
+            let attno = (k + offset) as i16;
+            if attno <= 0 {
+                return 0.0;
+            }
+            let typid = pg_sys::get_atttype((*rte).relid, attno);
+            let width = crate::codegen::device_type_of(typid)
+                .and_then(pgstrom_runtime::catalog::type_info)
+                .map_or(0, |t| t.width);
+            if width == 0 || pg_sys::get_typlen(typid) as usize != width {
+                return 0.0;
+            }
+            any = true;
+            k = pg_sys::bms_next_member(attnos, k);
+        }
+        let rel = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
+        let temp = (*(*rel).rd_rel).relpersistence as u8 == pg_sys::RELPERSISTENCE_TEMP;
+        pg_sys::table_close(rel, pg_sys::NoLock as i32);
+        if !any || temp { 0.0 } else { (*outer).allvisfrac.clamp(0.0, 1.0) }
     }
 }

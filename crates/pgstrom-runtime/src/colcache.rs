@@ -1,20 +1,24 @@
-//! The GPU engine's column cache: buffers of Arrow files that the GPU
-//! service read straight into device memory, kept there between queries
-//! under a byte budget and dropped least-recently-used first.
+//! The GPU engine's column cache: buffers of files that the GPU service
+//! read straight into device memory (Arrow column buffers, extents of heap
+//! segment files), kept there between queries under a byte budget and
+//! dropped least-recently-used first.
 //!
-//! Owns: the identity of a file as a session opened it ([`FileId`]), the
-//! cached buffers keyed by that identity and the buffer's place in the
-//! file, the reads that fill them (by the storage path the session's
-//! policy picks: fileread.rs), and the counters the service reports.  A rewritten,
-//! truncated or appended file has another identity (size or times
-//! differ), so it never serves old bytes; a file replaced by a rename is
-//! another inode.  A buffer in use by a request stays alive (it is shared)
-//! until the request ends, even when evicted meanwhile.
+//! Owns: the identity of a file ([`FileId`]), the cached buffers keyed by
+//! that identity and the buffer's place in the file, the reads that fill
+//! them (by the storage path the session's policy picks: fileread.rs; a
+//! buffer being read by one thread is waited for, not read again, by the
+//! others), and the counters the service reports.  A rewritten, truncated
+//! or appended file has another identity (size or times differ), so it
+//! never serves old bytes; a file replaced by a rename is another inode.
+//! A buffer in use by a request stays alive (it is shared) until the
+//! request ends, even when evicted meanwhile.
 
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::cuda::{CuDevicePtr, Driver};
 use crate::error::DeviceError;
@@ -48,6 +52,18 @@ impl FileId {
             mtime_ns: ns(m.mtime(), m.mtime_nsec()),
             ctime_ns: ns(m.ctime(), m.ctime_nsec()),
         })
+    }
+
+    /// Whether bytes read from the file now may be kept under this
+    /// identity: its last change is at least `settled` old.  A file system
+    /// stamps a write with a clock of coarse ticks and leaves the times
+    /// alone when a second write falls in the tick of the first, so a file
+    /// written a moment ago may change again without a new identity; one
+    /// untouched for longer than any tick cannot.
+    pub fn settled(&self, settled: Duration) -> bool {
+        let Ok(now) = SystemTime::now().duration_since(UNIX_EPOCH) else { return false };
+        let limit = now.as_nanos() as i128 - settled.as_nanos() as i128;
+        self.mtime_ns <= limit && self.ctime_ns <= limit
     }
 }
 
@@ -110,6 +126,8 @@ struct Entry {
 #[derive(Default)]
 struct Inner {
     map: HashMap<Key, Entry>,
+    /// Buffers a thread is reading now (others wait for it).
+    reading: HashSet<Key>,
     bytes: u64,
     tick: u64,
 }
@@ -153,7 +171,22 @@ pub struct CacheStats {
 /// The cache of one GPU.
 pub struct ColumnCache {
     inner: Mutex<Inner>,
+    /// Signalled when a read ends (its key leaves `reading`).
+    read_done: Condvar,
     stats: Mutex<CacheStats>,
+}
+
+/// Takes a key out of `reading` when its read ends, however it ends.
+struct Reading<'a> {
+    cache: &'a ColumnCache,
+    key: Key,
+}
+
+impl Drop for Reading<'_> {
+    fn drop(&mut self) {
+        self.cache.lock().reading.remove(&self.key);
+        self.cache.read_done.notify_all();
+    }
 }
 
 impl ColumnCache {
@@ -161,8 +194,13 @@ impl ColumnCache {
     pub fn new(budget: u64) -> ColumnCache {
         ColumnCache {
             inner: Mutex::new(Inner::default()),
+            read_done: Condvar::new(),
             stats: Mutex::new(CacheStats { budget, ..CacheStats::default() }),
         }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn stats_mut(&self) -> std::sync::MutexGuard<'_, CacheStats> {
@@ -171,7 +209,7 @@ impl ColumnCache {
 
     /// The counters now.
     pub fn stats(&self) -> CacheStats {
-        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let inner = self.lock();
         let mut s = *self.stats_mut();
         s.bytes = inner.bytes;
         s.buffers = inner.map.len() as u64;
@@ -186,24 +224,47 @@ impl ColumnCache {
         &self,
         drv: &'static Driver,
         file: &OpenFile,
+        range: (u64, u64),
+        read: &mut ReadStats,
+    ) -> Result<Arc<Cached>, DeviceError> {
+        self.get_as(drv, file, &file.id, range, read)
+    }
+
+    /// [`ColumnCache::get`] for `file` as `id` says it is now (a file that
+    /// may change while sessions have it open: a heap segment file, whose
+    /// identity the caller takes again for each request).
+    pub fn get_as(
+        &self,
+        drv: &'static Driver,
+        file: &OpenFile,
+        id: &FileId,
         (offset, len): (u64, u64),
         read: &mut ReadStats,
     ) -> Result<Arc<Cached>, DeviceError> {
-        check_range(&file.id, offset, len)?;
-        let key = Key { file: file.id, offset, len };
-        {
-            let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-            inner.tick += 1;
-            let tick = inner.tick;
-            if let Some(e) = inner.map.get_mut(&key) {
-                e.used = tick;
-                let buf = e.buf.clone();
-                drop(inner);
-                self.stats_mut().hits += 1;
-                read.cached_bytes += len;
-                return Ok(buf);
+        check_range(id, offset, len)?;
+        let key = Key { file: *id, offset, len };
+        let reading = {
+            let mut inner = self.lock();
+            loop {
+                inner.tick += 1;
+                let tick = inner.tick;
+                if let Some(e) = inner.map.get_mut(&key) {
+                    e.used = tick;
+                    let buf = e.buf.clone();
+                    drop(inner);
+                    self.stats_mut().hits += 1;
+                    read.cached_bytes += len;
+                    return Ok(buf);
+                }
+                if !inner.reading.contains(&key) {
+                    inner.reading.insert(key);
+                    break Reading { cache: self, key };
+                }
+                // another thread reads it: wait, then look again (it may
+                // have failed, or not been kept)
+                inner = self.read_done.wait(inner).unwrap_or_else(|p| p.into_inner());
             }
-        }
+        };
         // read outside the lock: other threads keep using the cache.  When
         // device memory is short the GPU's pool empties this cache (its
         // relief; buffers in use stay alive until their requests end) and
@@ -222,9 +283,9 @@ impl ColumnCache {
         if len > budget {
             return Ok(cached);
         }
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut inner = self.lock();
         if let Some(e) = inner.map.get(&key) {
-            // another thread read it meanwhile
+            // (kept meanwhile by a caller that did not wait)
             return Ok(e.buf.clone());
         }
         let evicted = inner.evict_to(budget - len);
@@ -233,6 +294,7 @@ impl ColumnCache {
         inner.map.insert(key, Entry { buf: cached.clone(), len, used });
         inner.bytes += len;
         drop(inner);
+        drop(reading);
         self.stats_mut().evictions += evicted;
         Ok(cached)
     }
@@ -240,13 +302,13 @@ impl ColumnCache {
     /// Keep at most `budget` bytes from now on (0: keep nothing).
     pub fn set_budget(&self, budget: u64) {
         self.stats_mut().budget = budget;
-        let evicted = self.inner.lock().unwrap_or_else(|p| p.into_inner()).evict_to(budget);
+        let evicted = self.lock().evict_to(budget);
         self.stats_mut().evictions += evicted;
     }
 
     /// Drop every cached buffer (those in use live until their requests end).
     pub fn clear(&self) {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut inner = self.lock();
         let n = inner.map.len() as u64;
         inner.map.clear();
         inner.bytes = 0;

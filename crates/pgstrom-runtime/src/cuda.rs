@@ -150,6 +150,7 @@ driver_api! {
     cuMemHostAlloc: "cuMemHostAlloc" => fn(*mut *mut c_void, usize, c_uint);
     cuMemFreeHost: "cuMemFreeHost" => fn(*mut c_void);
     cuMemcpyHtoDAsync: "cuMemcpyHtoDAsync_v2_ptsz" => fn(CuDevicePtr, *const c_void, usize, CuStream);
+    cuMemcpyDtoDAsync: "cuMemcpyDtoDAsync_v2_ptsz" => fn(CuDevicePtr, CuDevicePtr, usize, CuStream);
     cuEventCreate: "cuEventCreate" => fn(*mut CuEvent, c_uint);
     cuEventRecord: "cuEventRecord_ptsz" => fn(CuEvent, CuStream);
     cuEventSynchronize: "cuEventSynchronize" => fn(CuEvent);

@@ -73,9 +73,29 @@ impl Scratch {
 }
 
 /// A Scratch taken from the pool, given back when the evaluation ends.
-struct ScratchGuard<'a> {
+/// Taken and given back, an arena is never freed: `cuMemFree` waits for
+/// the whole device, so freeing per request would make every connection's
+/// work wait for every other's.
+pub(crate) struct ScratchGuard<'a> {
     pool: &'a Mutex<Vec<Scratch>>,
     s: Scratch,
+}
+
+impl ScratchGuard<'_> {
+    /// The arena's device address.
+    pub(crate) fn dev(&self) -> CuDevicePtr {
+        self.s.dev
+    }
+
+    /// Its pinned host staging buffer (as long as the arena).
+    pub(crate) fn host(&self) -> *mut u8 {
+        self.s.host
+    }
+
+    /// Its length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.s.size
+    }
 }
 
 impl Drop for ScratchGuard<'_> {
@@ -482,12 +502,8 @@ impl Engine for GpuEngine {
         let error_off = align_up(wide_off + if wide { n * 16 } else { 0 });
         let total = error_off + 8;
 
-        let mut scratch = ScratchGuard {
-            pool: &self.scratch,
-            s: self.scratch.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or(Scratch::EMPTY),
-        };
-        self.ensure_scratch(&mut scratch.s, total)?;
-        let (dev, host) = (scratch.s.dev, scratch.s.host);
+        let scratch = self.scratch(total)?;
+        let (dev, host) = (scratch.dev(), scratch.host());
         let reprs: Vec<DevColumnRepr> = columns
             .iter()
             .zip(&col_offs)
@@ -577,6 +593,27 @@ impl Engine for GpuEngine {
 }
 
 impl GpuEngine {
+    /// A scratch arena of at least `bytes` (device memory and a pinned
+    /// staging buffer) from the engine's pool, given back when dropped.
+    pub(crate) fn scratch(&self, bytes: usize) -> Result<ScratchGuard<'_>, DeviceError> {
+        // the smallest arena that is large enough, else the largest (grown)
+        let s = {
+            let mut pool = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+            let fits = pool.iter().enumerate().filter(|(_, s)| s.size >= bytes).min_by_key(|(_, s)| s.size);
+            let pick = fits.or_else(|| pool.iter().enumerate().max_by_key(|(_, s)| s.size)).map(|(i, _)| i);
+            pick.map_or(Scratch::EMPTY, |i| pool.swap_remove(i))
+        };
+        let mut g = ScratchGuard { pool: &self.scratch, s };
+        self.ensure_scratch(&mut g.s, bytes)?;
+        Ok(g)
+    }
+
+    /// Make `g` at least `bytes` long (its contents are lost when it
+    /// grows).
+    pub(crate) fn grow_scratch(&self, g: &mut ScratchGuard<'_>, bytes: usize) -> Result<(), DeviceError> {
+        self.ensure_scratch(&mut g.s, bytes)
+    }
+
     /// Make the arena and the staging buffer at least `bytes` long.
     fn ensure_scratch(&self, scratch: &mut Scratch, bytes: usize) -> Result<(), DeviceError> {
         if scratch.size >= bytes {

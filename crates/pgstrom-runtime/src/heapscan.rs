@@ -242,32 +242,60 @@ fn words_as_bytes(w: &[u32]) -> &[u8] {
 pub(crate) struct DeviceHeap<'a> {
     pub nrows: u32,
     /// Per column (values, validity) device addresses, valid while
-    /// `buffers` live.
+    /// the arenas live.
     pub columns: Vec<(u64, u64)>,
-    pub _buffers: Vec<crate::gpu::DeviceBuffer<'a>>,
+    /// The pages, and the columns with the kernels' work.
+    pub _arenas: [crate::gpu::ScratchGuard<'a>; 2],
     pub refused: Vec<usize>,
 }
 
 impl crate::gpu::GpuEngine {
-    /// Take apart the `nblocks` blocks at device address `pages` by
-    /// `layout`.  The GPU's context is current.
-    pub(crate) fn heap_deform(
-        &self,
-        pages: u64,
+    /// Take apart the `nblocks` blocks in `pages` (an arena of this
+    /// engine, kept with the result) by `layout`.  Every buffer comes from
+    /// the engine's scratch arenas (never freed per request: a
+    /// `cuMemFree` waits for the whole device).  The GPU's context is
+    /// current.
+    pub(crate) fn heap_deform<'g>(
+        &'g self,
+        pages: crate::gpu::ScratchGuard<'g>,
         nblocks: usize,
         layout: &HeapLayout,
-    ) -> Result<DeviceHeap<'_>, DeviceError> {
-        use crate::gpu::DeviceBuffer;
+    ) -> Result<DeviceHeap<'g>, DeviceError> {
         let widths = layout.widths()?;
-        if nblocks > MAX_BLOCKS {
+        if nblocks > MAX_BLOCKS || nblocks * layout.blcksz as usize > pages.len() {
             return Err(DeviceError::InvalidRequest(format!("{nblocks} heap blocks in one request")));
         }
         let drv = self.drv;
-        let attrs = DeviceBuffer::upload(drv, &layout.attrs)?;
-        let counts_d = DeviceBuffer::zeroed(drv, nblocks * 4)?;
+        let align = |n: usize| n.next_multiple_of(256);
+        let attrs_bytes = std::mem::size_of_val(layout.attrs.as_slice());
+        // arena: attrs | counts | bases | column reprs | per column values, validity
+        let counts_off = align(attrs_bytes);
+        let bases_off = counts_off + align(nblocks * 4);
+        let reprs_off = bases_off + align(nblocks * 4);
+        let cols_off = reprs_off + align(widths.len() * std::mem::size_of::<HeapColumnRepr>());
+        let mut work = self.scratch(cols_off)?;
+        let stage = |work: &crate::gpu::ScratchGuard<'_>, parts: &[(usize, &[u8])], upto: usize| {
+            // SAFETY: every part lies within the first `upto` bytes of the
+            // arena's pinned staging buffer (laid out above).
+            unsafe {
+                for (off, bytes) in parts {
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), work.host().add(*off), bytes.len());
+                }
+                drv.check("cuMemcpyHtoD", (drv.cuMemcpyHtoD)(work.dev(), work.host() as *const c_void, upto))
+            }
+        };
+        let attrs_b = pod_bytes(&layout.attrs);
+        let zeros = vec![0u8; nblocks * 4];
+        stage(&work, &[(0, attrs_b), (counts_off, &zeros)], bases_off)?;
         let grid = self.grid_for((nblocks as u32).saturating_mul(32));
-        let (mut p_pages, mut n, mut bs, mut p_attrs, mut nattrs, mut p_counts) =
-            (pages, nblocks as u32, layout.blcksz, attrs.ptr, layout.attrs.len() as u32, counts_d.ptr);
+        let (mut p_pages, mut n, mut bs, mut p_attrs, mut nattrs, mut p_counts) = (
+            pages.dev(),
+            nblocks as u32,
+            layout.blcksz,
+            work.dev(),
+            layout.attrs.len() as u32,
+            work.dev() + counts_off as u64,
+        );
         let mut params = [
             (&raw mut p_pages).cast::<c_void>(),
             (&raw mut n).cast(),
@@ -277,42 +305,76 @@ impl crate::gpu::GpuEngine {
             (&raw mut p_counts).cast(),
         ];
         // SAFETY: the parameters are kern_heap_count's, in order; the
-        // buffers live until the launch returns.
+        // arenas live until the launch returns.
         unsafe { self.launch_and_wait("kern_heap_count", grid, &mut params)? };
         let mut counts = vec![0u32; nblocks];
-        counts_d.download(&mut counts)?;
+        // SAFETY: the counts lie in the arena; the buffer is that long.
+        drv.check("cuMemcpyDtoH", unsafe {
+            (drv.cuMemcpyDtoH)(counts.as_mut_ptr().cast(), work.dev() + counts_off as u64, nblocks * 4)
+        })?;
         let (bases, nrows, refused) = row_bases(&counts)?;
-        let bases_d = DeviceBuffer::upload(drv, &bases)?;
-        let mut buffers = Vec::new();
-        let mut columns = Vec::new();
-        let mut reprs = Vec::new();
+        let mut places = Vec::with_capacity(widths.len());
+        let mut end = cols_off;
         for &w in &widths {
-            let values = DeviceBuffer::alloc(drv, nrows as usize * w)?;
-            let validity = DeviceBuffer::zeroed(drv, (nrows as usize).div_ceil(32) * 4)?;
-            columns.push((values.ptr, validity.ptr));
-            reprs.push(HeapColumnRepr { values: values.ptr, validity: validity.ptr, width: w as u32, pad: 0 });
-            buffers.push(values);
-            buffers.push(validity);
+            let values = end;
+            let validity = align(values + nrows as usize * w);
+            end = align(validity + (nrows as usize).div_ceil(32) * 4);
+            places.push((values, validity, w));
         }
-        if nrows > 0 {
-            let cols_d = DeviceBuffer::upload(drv, &reprs)?;
-            let (mut p_bases, mut p_cols) = (bases_d.ptr, cols_d.ptr);
-            let mut params = [
-                (&raw mut p_pages).cast::<c_void>(),
-                (&raw mut n).cast(),
-                (&raw mut bs).cast(),
-                (&raw mut p_attrs).cast(),
-                (&raw mut nattrs).cast(),
-                (&raw mut p_counts).cast(),
-                (&raw mut p_bases).cast(),
-                (&raw mut p_cols).cast(),
-            ];
-            // SAFETY: kern_heap_deform's parameters, in order; every
-            // buffer lives until the launch returns.
-            unsafe { self.launch_and_wait("kern_heap_deform", grid, &mut params)? };
+        if nrows == 0 {
+            return Ok(DeviceHeap { nrows, columns: Vec::new(), _arenas: [pages, work], refused });
         }
-        Ok(DeviceHeap { nrows, columns, _buffers: buffers, refused })
+        // (a grown arena loses its contents: everything is staged again)
+        self.grow_scratch(&mut work, end)?;
+        let dev = work.dev();
+        let reprs: Vec<HeapColumnRepr> = places
+            .iter()
+            .map(|&(v, b, w)| HeapColumnRepr {
+                values: dev + v as u64,
+                validity: dev + b as u64,
+                width: w as u32,
+                pad: 0,
+            })
+            .collect();
+        stage(
+            &work,
+            &[
+                (0, attrs_b),
+                (counts_off, pod_bytes(&counts)),
+                (bases_off, pod_bytes(&bases)),
+                (reprs_off, pod_bytes(&reprs)),
+            ],
+            cols_off,
+        )?;
+        for &(_, b, _) in &places {
+            // SAFETY: the validity words lie within the arena.
+            drv.check("cuMemsetD8", unsafe { (drv.cuMemsetD8)(dev + b as u64, 0, (nrows as usize).div_ceil(32) * 4) })?;
+        }
+        let (mut p_attrs, mut p_counts, mut p_bases, mut p_cols) =
+            (dev, dev + counts_off as u64, dev + bases_off as u64, dev + reprs_off as u64);
+        let mut params = [
+            (&raw mut p_pages).cast::<c_void>(),
+            (&raw mut n).cast(),
+            (&raw mut bs).cast(),
+            (&raw mut p_attrs).cast(),
+            (&raw mut nattrs).cast(),
+            (&raw mut p_counts).cast(),
+            (&raw mut p_bases).cast(),
+            (&raw mut p_cols).cast(),
+        ];
+        // SAFETY: kern_heap_deform's parameters, in order; the arenas live
+        // until the launch returns.
+        unsafe { self.launch_and_wait("kern_heap_deform", grid, &mut params)? };
+        let columns = places.iter().map(|&(v, b, _)| (dev + v as u64, dev + b as u64)).collect();
+        Ok(DeviceHeap { nrows, columns, _arenas: [pages, work], refused })
     }
+}
+
+/// A slice of plain-old-data values as bytes.
+fn pod_bytes<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: the types passed (u32, HeapAttr, HeapColumnRepr) are
+    // repr(C) without padding bytes; the bytes live as long as the slice.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
 }
 
 #[cfg(test)]
@@ -372,7 +434,7 @@ mod tests {
             let mut d = a.to_le_bytes().to_vec();
             d.push(((s.len() as u8 + 1) << 1) | 1);
             d.extend_from_slice(s.as_bytes());
-            while d.len() % 4 != 0 {
+            while !d.len().is_multiple_of(4) {
                 d.push(0);
             }
             d.extend_from_slice(&b.to_le_bytes());

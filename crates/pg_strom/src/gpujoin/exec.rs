@@ -360,9 +360,9 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         let direct = match &info.agg {
             Some(a)
                 if source.is_heap()
-                    && a.outputs.iter().all(|o| {
-                        !o.host_evaluated() && !matches!(o, AggOutput::Key { column: Some((0, _)), .. })
-                    })
+                    && a.outputs
+                        .iter()
+                        .all(|o| !o.host_evaluated() && !matches!(o, AggOutput::Key { column: Some((0, _)), .. }))
                     && !info.depths.iter().any(|d| JoinKind::from_pg(d.kind).is_some_and(JoinKind::keeps_inner)) =>
             {
                 HeapDirect::new(rel, &info.outer_columns).map(Box::new)
@@ -944,7 +944,12 @@ impl GpuJoinExec {
             }
             Err(e) => {
                 d.requeue(pages, segno, &blocks);
-                if !matches!(e, DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) {
+                if e.engine_lost() && !self.keeps_inner() {
+                    // the service or its GPU was lost (a fault): say so, as
+                    // the chunk path does, and finish on this backend's CPU
+                    // engine (the blocks go through the buffer manager)
+                    self.fall_back_to_cpu(&e);
+                } else if !matches!(e, DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) {
                     // (an engine that reads no files, a lost service: the
                     // buffer manager's path handles the rest, falling back
                     // as it does)

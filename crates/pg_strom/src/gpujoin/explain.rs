@@ -187,9 +187,10 @@ pub unsafe extern "C-unwind" fn explain(
                 prop_text(c"Heap Direct Read", &crate::heapdirect::HeapDirect::explain_text(c.direct), es);
                 if eng.kind() == pgstrom_runtime::EngineKind::Gpu {
                     let mut text = format!(
-                        "cuFile: {}, pinned buffers: {}",
+                        "cuFile: {}, pinned buffers: {}, GPU column cache: {}",
                         size_text(c.cufile_bytes as f64),
-                        size_text(c.pinned_bytes as f64)
+                        size_text(c.pinned_bytes as f64),
+                        size_text(c.cached_bytes as f64)
                     );
                     if let Some(why) = st.direct.as_ref().and_then(|d| d.refused_why.as_ref()) {
                         text.push_str(&format!(" (cuFile refused the file: {why})"));

@@ -296,6 +296,29 @@ unsafe fn add_paths(
             let rte = *(*root).simple_rte_array.add(desc.outer_relid as usize);
             let formed =
                 if desc.depths.is_empty() { 0.0 } else { rows_proc * crate::gpuscan::path::tuple_cost_of(rte) };
+            // the heap direct path: the all-visible blocks' rows are taken
+            // apart on the device, not gathered by the host (when no grouping
+            // key of a variable-length type is evaluated on the host or read
+            // from the scanned table's rows there, and no depth is RIGHT or
+            // FULL, as the executor requires)
+            let host_keys = exprs.iter().any(|&e| {
+                (*e).type_ != pg_sys::NodeTag::T_Aggref
+                    && pg_sys::get_typlen(pg_sys::exprType(e)) < 0
+                    && ((*e).type_ != pg_sys::NodeTag::T_Var
+                        || (*e.cast::<pg_sys::Var>()).varno == desc.outer_relid as i32)
+            });
+            let keeps_inner = desc
+                .depths
+                .iter()
+                .any(|d| matches!(d.kind, pg_sys::JoinType::JOIN_RIGHT | pg_sys::JoinType::JOIN_FULL));
+            let direct = if host_keys || keeps_inner {
+                0.0
+            } else {
+                crate::heapdirect::planned_fraction(outer, rte)
+                    * (*outer).tuples.max(0.0)
+                    * crate::gpuscan::path::gather_cost_per_row(rte)
+                    / div
+            };
             let reduce = rows_proc * guc::GPU_OPERATOR_COST.get() * (nkeys + nops + 1) as f64
                 + partial_proc * pg_sys::cpu_tuple_cost;
             desc.agg = Some(AggDesc { target: exprs.clone(), rows_in, groups });
@@ -313,7 +336,7 @@ unsafe fn add_paths(
             p.pathkeys = std::ptr::null_mut();
             p.rows = partial_proc;
             p.startup_cost = startup;
-            p.total_cost = (total - formed + reduce).max(startup);
+            p.total_cost = (total - formed - direct + reduce).max(startup);
             (*cpath).flags = 0;
             (*cpath).custom_paths = to_list(&inner_paths.iter().map(|p| p.cast()).collect::<Vec<_>>());
             (*cpath).custom_private = desc.to_list();

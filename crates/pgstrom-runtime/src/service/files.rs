@@ -16,7 +16,7 @@ use crate::colcache::{Cached, FileId, OpenFile, check_range, read_exact};
 use crate::engine::ColumnData;
 use crate::error::DeviceError;
 use crate::fileread::{self, FileAccess, Policy, ReadStats, SourceFile};
-use crate::gpu::{DeviceBuffer, GpuEngine};
+use crate::gpu::{GpuEngine, ScratchGuard};
 
 /// The most files one session may open.
 const MAX_FILES: usize = 4096;
@@ -157,35 +157,92 @@ impl SessionFiles {
         Ok(buf)
     }
 
-    /// Read heap `blocks` of file `n` into device memory of `gpu` by the
-    /// session's storage path (cuFile or pinned buffers), counted in the
-    /// session's read statistics.  The GPU's context is current.
+    /// Read heap `blocks` of file `n` into device memory of `gpu`: from
+    /// the GPU's column cache, which keeps the file in extents of
+    /// [`HEAP_EXTENT_BLOCKS`] (each read once by the session's storage
+    /// path, cuFile or pinned buffers, and counted in its read
+    /// statistics), or straight from the file when the cache keeps nothing
+    /// or the file changed a moment ago.  The buffers returned with the
+    /// blocks must live until the request's kernels ran.  The GPU's
+    /// context is current.
+    ///
+    /// A block is only sent here when shared buffers hold no dirty copy of
+    /// it (heapdirect.rs of the extension), so the file has its contents;
+    /// the cached extent has them too when the file's identity taken now
+    /// is the one it was read under, which no write since leaves alone
+    /// ([`FileId::settled`]).
     pub(crate) fn read_blocks_to_gpu<'g>(
         &mut self,
         gpu: &'g GpuEngine,
         n: u32,
         blocks: &[u32],
         blcksz: u32,
-    ) -> Result<DeviceBuffer<'g>, DeviceError> {
+    ) -> Result<(ScratchGuard<'g>, Vec<Arc<Cached>>), DeviceError> {
         let bs = blcksz as u64;
         let (file, size) = self.heap_file(n, blocks)?;
         let bytes = blocks.len() * blcksz as usize;
         let runs = block_runs(blocks);
         let short = runs.iter().any(|&(_, first, count)| (first as u64 + count as u64) * bs > size);
-        let buf = if short { DeviceBuffer::zeroed(gpu.drv, bytes)? } else { DeviceBuffer::alloc(gpu.drv, bytes)? };
+        let pages = gpu.scratch(bytes)?;
+        if short {
+            // SAFETY: within the arena.
+            gpu.drv.check("cuMemsetD8", unsafe { (gpu.drv.cuMemsetD8)(pages.dev(), 0, bytes) })?;
+        }
+        let id = FileId::of(&file.src.file)
+            .ok()
+            .filter(|id| id.size == size && gpu.columns.stats().budget > 0 && id.settled(HEAP_SETTLED));
         let mut read = self.read;
+        let mut keep: Vec<(u64, Arc<Cached>)> = Vec::new();
+        let file_blocks = size / bs;
         for (at, first, count) in runs {
-            let off = first as u64 * bs;
-            let whole = (size.saturating_sub(off) / bs).min(count as u64);
-            if whole > 0 {
-                let dst = buf.ptr + at as u64 * bs;
-                fileread::read_to_device(gpu.drv, &file.src, &file.policy, dst, off, whole * bs, &mut read)?;
+            let first = first as u64;
+            let whole = file_blocks.saturating_sub(first).min(count as u64);
+            if whole == 0 {
+                continue;
+            }
+            let Some(id) = id.as_ref() else {
+                let dst = pages.dev() + at as u64 * bs;
+                fileread::read_to_device(gpu.drv, &file.src, &file.policy, dst, first * bs, whole * bs, &mut read)?;
+                continue;
+            };
+            // the run's blocks, extent by extent
+            let ext = HEAP_EXTENT_BLOCKS as u64;
+            let mut b = first;
+            while b < first + whole {
+                let e = b / ext;
+                let end = ((e + 1) * ext).min(first + whole);
+                let cached = match keep.iter().find(|(k, _)| *k == e) {
+                    Some((_, c)) => c.clone(),
+                    None => {
+                        let len = (ext.min(file_blocks - e * ext)) * bs;
+                        let c = gpu.columns.get_as(gpu.drv, file, id, (e * ext * bs, len), &mut read)?;
+                        keep.push((e, c.clone()));
+                        c
+                    }
+                };
+                let dst = pages.dev() + (at as u64 + (b - first)) * bs;
+                let src = cached.ptr() + (b - e * ext) * bs;
+                // SAFETY: both ranges lie within their allocations; the
+                // copy is ordered before the kernels on this thread's
+                // stream, and the extent outlives them (returned).
+                gpu.drv.check("cuMemcpyDtoDAsync", unsafe {
+                    (gpu.drv.cuMemcpyDtoDAsync)(dst, src, ((end - b) * bs) as usize, std::ptr::null_mut())
+                })?;
+                b = end;
             }
         }
         self.read = read;
-        Ok(buf)
+        Ok((pages, keep.into_iter().map(|(_, c)| c).collect()))
     }
 }
+
+/// Blocks of a heap segment file the column cache keeps as one buffer
+/// (16 MB of 8 kB blocks).
+pub const HEAP_EXTENT_BLOCKS: usize = 2048;
+
+/// How long a heap file must have been left alone before its extents are
+/// kept ([`FileId::settled`]).
+const HEAP_SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn no_file(n: u32) -> DeviceError {
     DeviceError::InvalidRequest(format!("no file {n} in this session"))

@@ -582,8 +582,8 @@ impl Connection {
                 Ok(Answer::HeapGroups(match engines.gpus.get(s.engine as usize) {
                     Some(Ok(gpu)) if s.engine != CPU_ENGINE => {
                         gpu.make_current()?;
-                        let pages = s.files.read_blocks_to_gpu(gpu, file, blocks, layout.blcksz)?;
-                        let heap = gpu.heap_deform(pages.ptr, blocks.len(), &layout)?;
+                        let (pages, _extents) = s.files.read_blocks_to_gpu(gpu, file, blocks, layout.blcksz)?;
+                        let heap = gpu.heap_deform(pages, blocks.len(), &layout)?;
                         let cols: Vec<ColumnData<'_>> = heap
                             .columns
                             .iter()
