@@ -7,7 +7,7 @@ float columns within a relative tolerance), and the plan with pg_strom on
 must use the custom nodes the file says it tests, so a test cannot pass by
 silently not offloading.
 
-    scripts/diff-check.py [--db NAME] [--only SUBSTRING] [--sf SF] [--no-setup | --setup-only]
+    scripts/diff-check.py [--db NAME] [--only SUBSTRING[,SUBSTRING...]] [--sf SF] [--no-setup | --setup-only]
 
 A query file is one SQL query after header comments:
     -- expect: GpuScan          custom nodes the plan must contain ("none":
@@ -137,7 +137,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db", default="pgstrom_diff")
     ap.add_argument("--dir", default=os.path.join(ROOT, "test", "diff"))
-    ap.add_argument("--only", default="", help="run the query files whose name contains this")
+    ap.add_argument("--only", default="", help="run the query files whose name contains this (or any of a comma-separated list)")
     ap.add_argument("--sf", default="0.01", help="SSB scale factor of the test schema (default 0.01)")
     ap.add_argument("--no-setup", action="store_true", help="use the database as it is")
     ap.add_argument("--setup-only", action="store_true", help="create the schemas, run no query")
@@ -149,7 +149,9 @@ def main():
         setup(a)
     if a.setup_only:
         return 0
-    files = sorted(f for f in glob.glob(os.path.join(a.dir, "queries", "*.sql")) if a.only in os.path.basename(f))
+    only = a.only.split(",")
+    files = sorted(f for f in glob.glob(os.path.join(a.dir, "queries", "*.sql"))
+                   if any(o in os.path.basename(f) for o in only))
     engine = pc.scalar("SELECT pgstrom.active_engine()")
     failed, offloaded = [], 0
     for f in files:

@@ -75,7 +75,7 @@ if [ -n "$dc" ] && ! grep -q 'diff-check: FAILED' "$sql_log"; then step PASS "${
 for mode in on off; do
   gd=$(grep -o "diff-check (gpudirect=$mode): [0-9]* queries.*" "$sql_log" | tail -n 1)
   if [ -n "$gd" ] && ! grep -q "diff-check (gpudirect=$mode): FAILED" "$sql_log"; then step PASS "$gd"
-  else step FAIL "Arrow queries with pg_strom.gpudirect = $mode"; fi
+  else step FAIL "Arrow and heap GpuPreAgg queries with pg_strom.gpudirect = $mode"; fi
 done
 gs_direct=$(grep -o 'gpudirect: [0-9]* GpuPreAgg runs.*' "$sql_log" | tail -n 1)
 [ -n "$gs_direct" ] && ! grep -q 'gpudirect: FAIL' "$sql_log" && step PASS "${gs_direct}" \

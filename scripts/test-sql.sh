@@ -129,8 +129,10 @@ if [ "${PGSTROM_EXPECT_GPU:-0}" != 1 ]; then
     [ $rc = 0 ] || failures+=("diff-check in the service $only")
   done
 fi
-# the Arrow queries again with GPUDirect SQL forced on and off (on a GPU:
-# cuFile, or pinned buffers; docs/gpu_service.md, "GPUDirect SQL")
+# the Arrow queries, and the GpuPreAgg and SSB queries over heap tables
+# (the heap direct path reads their blocks from the files), again with
+# GPUDirect SQL forced on and off (on a GPU: cuFile, or pinned buffers;
+# docs/gpu_service.md, "GPUDirect SQL" and "Heap tables")
 if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then
   for mode in on off; do
     # a new GPU service, whose column cache is empty: the files are read
@@ -144,7 +146,7 @@ if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then
     done
     # (threshold 0: the test files' buffers are small, all go by cuFile)
     out=$(PGOPTIONS="${PGOPTIONS:-} -c pg_strom.gpudirect=$mode -c pg_strom.gpudirect_threshold=0" \
-          python3 "$PGSTROM_ROOT/scripts/diff-check.py" --no-setup --only arrow_ 2>&1)
+          python3 "$PGSTROM_ROOT/scripts/diff-check.py" --no-setup --only arrow_,preagg_,ssb_ 2>&1)
     rc=$?
     read -r cuf pinned < <(psql -XAt -F' ' -d pgstrom_diff -c \
       "SELECT arrow_cache_cufile_bytes[1], arrow_cache_read_bytes[1] - arrow_cache_cufile_bytes[1] FROM pgstrom.gpu_service_info()")

@@ -2,7 +2,7 @@
 -- joined with diff_types (the outer, 100,000 rows): duplicate keys, NULL
 -- keys, keys of every hashable device type, an empty relation, and the
 -- seed's t0 / t1 (NATURAL JOIN ... GROUP BY cat).
-DROP TABLE IF EXISTS dj_a, dj_b, dj_c, dj_empty, t0, t1;
+DROP TABLE IF EXISTS dj_a, dj_b, dj_c, dj_empty, t0, t1, diff_pk;
 CREATE TABLE dj_a AS
 SELECT i AS ak,
        CASE WHEN i % 37 = 0 THEN NULL ELSE (i * 7919 % 200001 - 100000) END::int4 AS a4,
@@ -29,3 +29,7 @@ CREATE TABLE t0 AS
 SELECT i AS id, CASE WHEN i % 50 = 0 THEN NULL ELSE i % 1200 END AS aid, (i % 97)::float8 AS ax
   FROM generate_series(1, 200000) i;
 ANALYZE dj_a, dj_b, dj_c, dj_empty, t0, t1;
+-- a primary key (GROUP BY it: its other columns are functionally dependent)
+CREATE TABLE diff_pk (id int4 PRIMARY KEY, name text, val numeric(10, 2));
+INSERT INTO diff_pk SELECT i, CASE WHEN i % 9 = 0 THEN NULL ELSE 'pk_' || i % 17 END, i / 7.0 FROM generate_series(0, 199) i;
+ANALYZE diff_pk;

@@ -170,8 +170,15 @@ unsafe fn supported(
                 continue;
             }
             let sgref = if (*target).sortgrouprefs.is_null() { 0 } else { *(*target).sortgrouprefs.add(i) };
-            if sgref == 0 {
-                return why("the target has a column that is neither a grouping key nor an aggregate");
+            // A column outside the GROUP BY is in the target only where
+            // PostgreSQL proved it one value per group: a GROUP BY column it
+            // dropped as redundant (equal to a constant, `p_brand1 =
+            // 'MFGR#2239'`, or functionally dependent on a primary key).
+            // Grouping by it as well gives the same groups, so it becomes a
+            // device key too (the Finalize Aggregate takes its value as it
+            // would from a Partial Aggregate's rows).
+            if sgref == 0 && (*e).type_ != pg_sys::NodeTag::T_Var {
+                return why("the target has an expression that is neither a grouping key nor an aggregate");
             }
             codegen::device_type_of(pg_sys::exprType(e))?;
             // (numeric and interval keys group equal values that print
@@ -290,9 +297,6 @@ unsafe fn add_paths(
             let (startup, total, _) = cost(root, &desc, &inner_paths, workers);
             let div = if workers > 0 { parallel_divisor(workers) } else { 1.0 };
             let rows_proc = rows_in / div;
-            let nchunks = ((*outer).tuples / guc::CHUNK_ROWS.get().max(1) as f64).ceil().max(1.0);
-            let partial_total = pg_sys::clamp_row_est(rows_in.min(groups * nchunks));
-            let partial_proc = pg_sys::clamp_row_est(partial_total / div);
             let rte = *(*root).simple_rte_array.add(desc.outer_relid as usize);
             let formed =
                 if desc.depths.is_empty() { 0.0 } else { rows_proc * crate::gpuscan::path::tuple_cost_of(rte) };
@@ -311,14 +315,17 @@ unsafe fn add_paths(
                 .depths
                 .iter()
                 .any(|d| matches!(d.kind, pg_sys::JoinType::JOIN_RIGHT | pg_sys::JoinType::JOIN_FULL));
-            let direct = if host_keys || keeps_inner {
-                0.0
-            } else {
-                crate::heapdirect::planned_fraction(outer, rte)
-                    * (*outer).tuples.max(0.0)
-                    * crate::gpuscan::path::gather_cost_per_row(rte)
-                    / div
-            };
+            let frac =
+                if host_keys || keeps_inner { 0.0 } else { crate::heapdirect::planned_fraction(outer, rte) };
+            let direct = frac * (*outer).tuples.max(0.0) * crate::gpuscan::path::gather_cost_per_row(rte) / div;
+            // partial groups: per chunk, and a direct request (up to
+            // heapdirect::BATCH_BLOCKS blocks) is one chunk
+            let nchunks = ((1.0 - frac) * (*outer).tuples / guc::CHUNK_ROWS.get().max(1) as f64
+                + frac * (*outer).pages as f64 / crate::heapdirect::BATCH_BLOCKS as f64)
+                .ceil()
+                .max(workers as f64 + 1.0);
+            let partial_total = pg_sys::clamp_row_est(rows_in.min(groups * nchunks));
+            let partial_proc = pg_sys::clamp_row_est(partial_total / div);
             let reduce = rows_proc * guc::GPU_OPERATOR_COST.get() * (nkeys + nops + 1) as f64
                 + partial_proc * pg_sys::cpu_tuple_cost;
             desc.agg = Some(AggDesc { target: exprs.clone(), rows_in, groups });
