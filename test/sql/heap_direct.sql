@@ -120,6 +120,23 @@ SELECT hd_diff('SELECT a, count(*), sum(b) FROM hd_empty GROUP BY a');
 SELECT hd_how('SELECT k, (SELECT sum(i8) FROM hd_t WHERE g % 100 = k) FROM hd_dim WHERE k < 3');
 SELECT hd_diff('SELECT k, (SELECT sum(i8) FROM hd_t WHERE g % 100 = k) AS s FROM hd_dim WHERE k < 3');
 
+-- blocks left to the buffer manager in more than one batch (8192 blocks):
+-- the first batch's 1100 (wide rows, few per block) are read before the
+-- second batch's, and a chunk that emptied the queue must not end the
+-- scan for those queued after it (it once spun, or dropped them)
+SET statement_timeout = '60s';
+CREATE TABLE hd_wide (g int, k int, v int8, pad text) WITH (autovacuum_enabled = off);
+ALTER TABLE hd_wide ALTER COLUMN pad SET STORAGE plain;
+INSERT INTO hd_wide SELECT i, i % 5, i, repeat('x', 1000) FROM generate_series(1, 70000) i;
+VACUUM (FREEZE, ANALYZE) hd_wide;
+UPDATE hd_wide SET v = -v WHERE g <= 7700 OR g BETWEEN 60000 AND 60100;
+SELECT count(*) FROM hd_wide;
+CHECKPOINT;
+SELECT hd_how('SELECT k, count(*), sum(v) FROM hd_wide GROUP BY k');
+SELECT hd_diff('SELECT k, count(*), sum(v) FROM hd_wide GROUP BY k');
+DROP TABLE hd_wide;
+RESET statement_timeout;
+
 -- the GPU's column cache keeps the segment file in extents once it was
 -- left alone for 2 s; a changed file is another file to it, so the next
 -- query reads the new contents (a stale extent would change the sums).

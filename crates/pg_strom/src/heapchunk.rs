@@ -304,6 +304,18 @@ impl HeapChunks {
         unsafe { self.read(snapshot, limit) }
     }
 
+    /// Whether the scan is over: it read its last block, and no block is
+    /// queued on the page reader since.  (The heap direct path queues the
+    /// blocks it leaves to the buffer manager on the page reader itself,
+    /// also after a chunk read the queue empty in its queue-only mode and
+    /// set `eof`: those blocks are read, never dropped.)
+    fn at_end(&mut self) -> bool {
+        if self.eof && self.pages.as_ref().is_some_and(|p| p.queued() > 0) {
+            self.eof = false;
+        }
+        self.eof
+    }
+
     /// Read the chunk after the current one into the spare buffers (the
     /// current chunk's rows stay as they are), for [`Self::next_chunk`];
     /// its row count (0 at the end of the scan).
@@ -311,7 +323,7 @@ impl HeapChunks {
     /// # Safety
     /// As [`Self::read`]; no chunk is held ahead already.
     pub unsafe fn read_ahead(&mut self, snapshot: pg_sys::Snapshot, limit: usize) -> u32 {
-        if self.eof || self.spare.rows > 0 {
+        if self.at_end() || self.spare.rows > 0 {
             return 0;
         }
         self.swap_buffers();
@@ -329,7 +341,7 @@ impl HeapChunks {
     /// # Safety
     /// Called from the node's executor callbacks, after [`Self::clear`].
     pub unsafe fn read(&mut self, snapshot: pg_sys::Snapshot, limit: usize) -> u32 {
-        if self.eof {
+        if self.at_end() {
             return 0;
         }
         // SAFETY: a live relation and slot of the node (caller).

@@ -859,6 +859,7 @@ impl GpuJoinExec {
     /// scan.
     unsafe fn fill_chunk(&mut self, node: *mut pg_sys::CustomScanState) -> bool {
         loop {
+            pgrx::check_for_interrupts!();
             // SAFETY: executor state of a live node.
             unsafe {
                 pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);

@@ -315,8 +315,7 @@ unsafe fn add_paths(
                 .depths
                 .iter()
                 .any(|d| matches!(d.kind, pg_sys::JoinType::JOIN_RIGHT | pg_sys::JoinType::JOIN_FULL));
-            let frac =
-                if host_keys || keeps_inner { 0.0 } else { crate::heapdirect::planned_fraction(outer, rte) };
+            let frac = if host_keys || keeps_inner { 0.0 } else { crate::heapdirect::planned_fraction(outer, rte) };
             let direct = frac * (*outer).tuples.max(0.0) * crate::gpuscan::path::gather_cost_per_row(rte) / div;
             // partial groups: per chunk, and a direct request (up to
             // heapdirect::BATCH_BLOCKS blocks) is one chunk
