@@ -316,3 +316,32 @@ impl ColumnCache {
         self.stats_mut().evictions += n;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A file written now is not settled for a while; one written long
+    /// enough ago (both its times) is; a write gives it a new identity.
+    #[test]
+    fn identity_and_settling() {
+        let path = std::env::temp_dir().join(format!("pgstrom-colcache-{}", std::process::id()));
+        let mut f = File::create(&path).expect("temp file");
+        f.write_all(&[1u8; 8192]).expect("write");
+        let id = FileId::of(&f).expect("fstat");
+        assert_eq!(id.size, 8192);
+        assert!(!id.settled(Duration::from_secs(2)), "a file written just now has settled");
+        assert!(id.settled(Duration::ZERO));
+        std::thread::sleep(Duration::from_millis(20));
+        f.write_all(&[2u8; 8192]).expect("write");
+        let later = FileId::of(&f).expect("fstat");
+        assert_ne!(id, later, "a write kept the identity");
+        let old = FileId { mtime_ns: 0, ctime_ns: 0, ..later };
+        assert!(old.settled(Duration::from_secs(2)));
+        let ctime_now = FileId { mtime_ns: 0, ..later };
+        assert!(!ctime_now.settled(Duration::from_secs(2)), "a recent status change was ignored");
+        drop(f);
+        let _ = std::fs::remove_file(&path);
+    }
+}
