@@ -378,9 +378,7 @@ pub(crate) unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut 
             any = true;
             k = pg_sys::bms_next_member(attnos, k);
         }
-        let rel = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
-        let temp = (*(*rel).rd_rel).relpersistence as u8 == pg_sys::RELPERSISTENCE_TEMP;
-        pg_sys::table_close(rel, pg_sys::NoLock as i32);
+        let temp = pg_sys::get_rel_persistence((*rte).relid) as u8 == pg_sys::RELPERSISTENCE_TEMP;
         if !any || temp { 0.0 } else { (*outer).allvisfrac.clamp(0.0, 1.0) }
     }
 }

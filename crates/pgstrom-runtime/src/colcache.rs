@@ -207,6 +207,11 @@ impl ColumnCache {
         self.stats.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The bytes it may keep (0: nothing is kept).
+    pub fn budget(&self) -> u64 {
+        self.stats_mut().budget
+    }
+
     /// The counters now.
     pub fn stats(&self) -> CacheStats {
         let inner = self.lock();
@@ -279,7 +284,7 @@ impl ColumnCache {
             s.bytes_read += len;
             s.cufile_bytes += read.cufile_bytes - before;
         }
-        let budget = self.stats_mut().budget;
+        let budget = self.budget();
         if len > budget {
             return Ok(cached);
         }

@@ -129,23 +129,25 @@ fn block_runs(blocks: &[u32]) -> Vec<(usize, u32, usize)> {
 }
 
 impl SessionFiles {
-    /// Check a heap request's blocks; the file's size now.
-    fn heap_file(&self, n: u32, blocks: &[u32]) -> Result<(&OpenFile, u64), DeviceError> {
+    /// Check a heap request's blocks; the file's identity now (its size
+    /// bounds the read; the GPU's cache keys extents by it).
+    fn heap_file(&self, n: u32, blocks: &[u32]) -> Result<(&OpenFile, FileId), DeviceError> {
         if blocks.is_empty() || blocks.len() > crate::heapscan::MAX_BLOCKS {
             return Err(DeviceError::InvalidRequest(format!("{} blocks in a heap request", blocks.len())));
         }
         let file = self.file(n)?;
-        let size = file.src.file.metadata().map_err(|e| {
+        let id = FileId::of(&file.src.file).map_err(|e| {
             DeviceError::InvalidRequest(format!("the heap file handed to the service cannot be examined: {e}"))
         })?;
-        Ok((file, size.len()))
+        Ok((file, id))
     }
 
     /// Read heap `blocks` of file `n` into host memory (the CPU engine),
     /// one after another.  Blocks past the file's end now (truncated since
     /// the backend looked) stay zero: the kernels refuse them.
     pub fn read_blocks(&self, n: u32, blocks: &[u32], blcksz: u32) -> Result<Vec<u8>, DeviceError> {
-        let (file, size) = self.heap_file(n, blocks)?;
+        let (file, id) = self.heap_file(n, blocks)?;
+        let size = id.size;
         let bs = blcksz as u64;
         let mut buf = vec![0u8; blocks.len() * blcksz as usize];
         for (at, first, count) in block_runs(blocks) {
@@ -179,7 +181,8 @@ impl SessionFiles {
         blcksz: u32,
     ) -> Result<(ScratchGuard<'g>, Vec<Arc<Cached>>), DeviceError> {
         let bs = blcksz as u64;
-        let (file, size) = self.heap_file(n, blocks)?;
+        let (file, id) = self.heap_file(n, blocks)?;
+        let size = id.size;
         let bytes = blocks.len() * blcksz as usize;
         let runs = block_runs(blocks);
         let short = runs.iter().any(|&(_, first, count)| (first as u64 + count as u64) * bs > size);
@@ -188,9 +191,7 @@ impl SessionFiles {
             // SAFETY: within the arena.
             gpu.drv.check("cuMemsetD8", unsafe { (gpu.drv.cuMemsetD8)(pages.dev(), 0, bytes) })?;
         }
-        let id = FileId::of(&file.src.file)
-            .ok()
-            .filter(|id| id.size == size && gpu.columns.stats().budget > 0 && id.settled(HEAP_SETTLED));
+        let id = (gpu.columns.budget() > 0 && id.settled(HEAP_SETTLED)).then_some(id);
         let mut read = self.read;
         let mut keep: Vec<(u64, Arc<Cached>)> = Vec::new();
         let file_blocks = size / bs;
