@@ -41,6 +41,9 @@ fn main() {
         .flag("-fno-exceptions")
         .flag("-fno-rtti")
         .flag("-fvisibility=hidden")
+        // each float operation rounded on its own, as on the GPU (NVRTC
+        // runs with --fmad=false)
+        .flag("-ffp-contract=off")
         .warnings(true)
         .extra_warnings(true)
         .flag("-Werror")

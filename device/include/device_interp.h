@@ -2460,23 +2460,24 @@ dev_is_true(const DevDatum *d)
 
 /*
  * Evaluate `code` (ninstrs instructions, already validated on the host)
- * for one row.  On success *result holds the value (or NULL).
+ * for one row.  On success *result holds the value (or NULL).  Text that
+ * lower, upper or || make lies in *scratch (the caller's), so a caller
+ * that returns text results can copy it out before the next row.
  */
 DEVICE_FUNC int32_t
-dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
-             const DevColumn *cols, uint32_t ncols,
-             const DevDatum *params, uint32_t nparams,
-             const uint32_t *rows, DevDatum *result)
+dev_eval_row_in(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
+                const DevColumn *cols, uint32_t ncols,
+                const DevDatum *params, uint32_t nparams,
+                const uint32_t *rows, DevDatum *result, DevScratch *scratch)
 {
     DevDatum    stack[PGSTROM_MAX_STACK];
     DevDatum    locals[PGSTROM_MAX_LOCALS];
-    DevScratch  scratch;            /* text results made during this row */
     int         sp = 0;             /* number of values on the stack */
     uint32_t    nlocals = 0;        /* slots below this have been cleared */
     uint32_t    pc = 0;
     uint32_t    steps = 0;
 
-    scratch.used = 0;
+    scratch->used = 0;
     while (pc < ninstrs)
     {
         const DevInstr *in = &code[pc++];
@@ -2580,7 +2581,7 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
 
                     for (int i = 0; i < nargs && i < 3; i++)
                         args[i] = stack[sp + i];
-                    rc = dev_call(in->arg, args, &out, &scratch);
+                    rc = dev_call(in->arg, args, &out, scratch);
                     if (rc != DEVERR_OK)
                         return rc;
                     stack[sp] = out;
@@ -2800,6 +2801,20 @@ dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
         return DEVERR_NEEDS_CPU;
     *result = stack[0];
     return DEVERR_OK;
+}
+
+/* dev_eval_row_in with the row's own scratch memory: a text result that
+ * lower, upper or || made is valid only inside the callee (callers that
+ * keep results compile no such text) */
+DEVICE_FUNC int32_t
+dev_eval_row(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
+             const DevColumn *cols, uint32_t ncols,
+             const DevDatum *params, uint32_t nparams,
+             const uint32_t *rows, DevDatum *result)
+{
+    DevScratch  scratch;            /* text results made during this row */
+
+    return dev_eval_row_in(code, ninstrs, data, cols, ncols, params, nparams, rows, result, &scratch);
 }
 
 #endif  /* PGSTROM_DEVICE_INTERP_H */

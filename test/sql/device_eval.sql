@@ -288,7 +288,8 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('lower(txa) = lower(txb)'), ('upper(txa) IN (''ABC'', ''A'', ''ABD'', '''', ''ABC '')'), ('upper(txb) = ''ABC'''),
   ('octet_length(txa || txb) + length(txa || ''-'' || txb)'), ('strpos(txa || txb, ''ca'')'),
   ('starts_with(upper(txa), ''A'')'), ('txa || txb = ''abcabc'' OR txa || ''-'' || txb = ''a-a'''),
-  ('lower(txa)'),
+  ('lower(txa)'), ('upper(txb)'), ('txa || txb'), ('txa || ''-'' || bca::text'), ('lower(bca::text) || upper(txb)'),
+  ('CASE WHEN ba THEN upper(txa) ELSE txb END'), ('COALESCE(lower(txa), txb || ''日本'')'),
   ('lower(txa) || upper(txb) = ''abcABC'''), ('txa ILIKE ''A%'''), ('txa NOT ILIKE ''%B%'''), ('txa ILIKE txb'),
   ('bca ILIKE ''abc%'''), ('bca NOT ILIKE ''_ %'''), ('bca::text'), ('lower(bca::text)'), ('txa ILIKE ''%\'''),
   ('f2a > 0.5'), ('f2a = f2b'), ('f2a < f2b OR f2a IS NULL'), ('f2a::float4 + f4a'), ('f2a * 2'), ('f2a::float8 / 3'),
@@ -299,7 +300,9 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
 -- are evaluated by PostgreSQL
 SELECT k, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS on_safe FROM (VALUES
   ('60 x txa', (SELECT 'octet_length(' || string_agg('txa', ' || ') || ')' FROM generate_series(1, 60))),
-  ('upper(60 x txb)', (SELECT 'upper(' || string_agg('txb', ' || ') || ') = ''X''' FROM generate_series(1, 60)))
+  ('upper(60 x txb)', (SELECT 'upper(' || string_agg('txb', ' || ') || ') = ''X''' FROM generate_series(1, 60))),
+  ('60 x txa, returned', (SELECT string_agg('txa', ' || ') FROM generate_series(1, 60))),
+  ('lower(60 x txb), returned', (SELECT 'lower(' || string_agg('txb', ' || ') || ')' FROM generate_series(1, 60)))
 ) v(k, e);
 
 -- extract / date_part / date_trunc: every unit over dates, times and

@@ -361,6 +361,51 @@ SELECT id, i4 * 100000 AS big FROM gs_t WHERE i2 > 0;
 SET pg_strom.enable_gpu_projection = off;
 SELECT * FROM gs_explain('SELECT id, x + y AS xy FROM t_64g WHERE x < 300');
 RESET pg_strom.enable_gpu_projection;
+-- GPU Projection of the types wider than a word and of text: numeric
+-- (exact, a result beyond 38 digits takes the CPU path), uuid, interval,
+-- timetz, text / bpchar / bytea (a part of a column, a constant, or text
+-- lower / upper / || made on the device; lower and upper of non-ASCII text
+-- leave the chunk to PostgreSQL), NULLs everywhere, multibyte text
+CREATE TABLE gs_v AS
+SELECT id,
+  CASE WHEN id % 89 = 0 THEN NULL WHEN id % 89 = 1 THEN 'NaN' WHEN id % 89 = 2 THEN 'Infinity'
+       WHEN id % 89 = 3 THEN '-Infinity' ELSE (id * 7919 % 100003 - 50000) / 64.0 END::numeric AS n,
+  (id % 1000 - 500)::numeric(10, 2) / 8 AS n2,
+  CASE WHEN id % 53 = 0 THEN NULL ELSE md5(id::text)::uuid END AS u,
+  CASE WHEN id % 61 = 0 THEN NULL WHEN id % 61 = 1 THEN 'infinity' WHEN id % 61 = 2 THEN '-infinity'
+       ELSE make_interval(0, id % 15 - 7, 0, id % 40 - 20, id % 30, 0, (id % 1000) * 0.125) END AS iv,
+  CASE WHEN id % 47 = 0 THEN NULL ELSE ('12:34:' || (id % 60) || '+0' || (id % 10))::timetz END AS tt,
+  CASE id % 43 WHEN 0 THEN NULL WHEN 1 THEN '' WHEN 2 THEN 'äöü日本語' ELSE 'Ab' || (id % 977) || 'xY' END AS tx,
+  CASE WHEN id % 41 = 0 THEN NULL ELSE ('c' || id % 13)::char(5) END AS bp,
+  CASE WHEN id % 37 = 0 THEN NULL ELSE decode(lpad(to_hex(id), 6, '0'), 'hex') END AS by,
+  CASE WHEN id = 4007 THEN repeat('L', 300) ELSE 'short' END AS lg
+FROM generate_series(1, 5000) id;
+ANALYZE gs_v;
+SELECT * FROM gs_explain('SELECT id, n * 2 + 1 AS n, u, iv + iv AS iv, tt, upper(tx) AS up, tx || $$-$$ || bp AS cat, bp, by
+  FROM gs_v WHERE id % 3 = 0', 'VERBOSE, COSTS OFF');
+\set q 'SELECT id, n * 2 + 1 AS a, n / 7 AS b, n2 * n2 AS c, round(n2, 1) AS d, -n AS e, abs(n2) + 0.5 AS f FROM gs_v WHERE id % 3 <> 1'
+:check
+\set q 'SELECT id, coalesce(u, $$00000000-0000-0000-0000-000000000001$$) AS a, CASE WHEN id % 2 = 0 THEN u END AS b, iv + iv AS c, -iv AS d, iv - $$1 day 02:00$$::interval AS e, $$2024-02-29$$::timestamp - $$2020-01-01$$::timestamp + iv AS f, CASE WHEN id % 5 > 1 THEN tt END AS g, greatest(tt, $$12:34:30+00$$) AS h FROM gs_v WHERE id > 10'
+:check
+\set q 'SELECT id, substr(tx, 2, 3) AS a, btrim(tx, $$A$$) AS b, upper(bp::text) AS c, lower(tx) AS d, tx || $$/$$ || bp AS e, coalesce(tx, $$(none)$$) AS f, CASE WHEN id % 4 = 0 THEN bp END AS g, CASE WHEN id % 3 = 0 THEN by END AS h, substring(by FROM 2 FOR 2) AS i, left(tx, -1) AS j FROM gs_v WHERE id % 7 <> 0'
+:check
+-- every row on the device: no CPU Path Rows (ASCII text, numerics of few digits)
+SELECT * FROM gs_explain('SELECT id, n2 * 3 AS a, u, iv + iv AS b, tt, upper(bp::text) AS c, bp || $$-$$ AS d, by FROM gs_v WHERE id % 3 = 0',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+-- a product beyond 38 digits and upper of multibyte text: PostgreSQL
+-- computes those chunks
+SELECT * FROM gs_explain('SELECT id, n * n * n * n * n * n AS a FROM gs_v WHERE id % 89 > 3',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+\set q 'SELECT id, n * n * n * n * n * n AS a, upper(tx) AS b FROM gs_v WHERE id % 89 > 3'
+:check
+-- made text as long as a row's memory holds (512 bytes); a longer
+-- result leaves its chunk to PostgreSQL (row 4007's chunk of 1000 rows)
+\set q 'SELECT id, tx || tx || tx || tx || tx || tx AS a, lower(tx || bp) AS b FROM gs_v WHERE id > 0'
+:check
+SELECT * FROM gs_explain('SELECT id, lg || lg AS a FROM gs_v WHERE id > 0',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+\set q 'SELECT id, lg || lg AS a, lg || $$!$$ AS b FROM gs_v WHERE id > 0'
+:check
 -- an UPDATE computes the new values on the device too (EvalPlanQual
 -- re-checks project on the CPU: test/isolation/specs/gpuscan_epq.spec)
 SELECT * FROM gs_explain('UPDATE t_64g SET x = x * 2 + y WHERE x < 10');
@@ -375,5 +420,5 @@ SELECT count(*) = :updated AS same_count, md5(string_agg(id || $$:$$ || x, $$,$$
 ROLLBACK;
 RESET pg_strom.enabled;
 
-DROP TABLE gs_t, gs_empty, gs_nulls, gs_drop, gs_wide, gs_pages, gs_big, gs_part, t_64g;
+DROP TABLE gs_t, gs_empty, gs_nulls, gs_drop, gs_wide, gs_pages, gs_big, gs_part, t_64g, gs_v;
 DROP FUNCTION gs_explain(text, text), gs_plan(text);

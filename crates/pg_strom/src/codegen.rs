@@ -1457,6 +1457,21 @@ pub unsafe fn compile_shared_fallback(
     unsafe { compile_inner(expr, resolve, inputs, false, false, Fallback::Pg) }
 }
 
+/// [`compile_shared_fallback`] for a GpuScan's GPU Projection: the result
+/// may be of any device type (numeric, uuid, interval, timetz, float2 and
+/// text, bpchar or bytea too: the scan reads them back).
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_projection(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+) -> Result<(Program, pg_sys::Oid), NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe { compile_inner(expr, resolve, inputs, false, true, Fallback::Pg) }
+}
+
 unsafe fn compile_inner(
     expr: *mut pg_sys::Node,
     resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,

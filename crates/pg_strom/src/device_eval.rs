@@ -94,7 +94,7 @@ fn compile_over(rel: pg_sys::Oid, expr: &str) -> Result<Compiled, codegen::NotSu
 }
 
 fn require(rel: pg_sys::Oid, expr: &str) -> Compiled {
-    match compile_over(rel, expr).and_then(readable_result) {
+    match compile_over(rel, expr) {
         Ok(c) => c,
         Err(why) => errors::raise_plain(
             PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -103,25 +103,6 @@ fn require(rel: pg_sys::Oid, expr: &str) -> Compiled {
             None,
         ),
     }
-}
-
-/// A program whose text result may be made on the device (lower, upper,
-/// ||: in the row's scratch memory, gone when the row's evaluation ends)
-/// cannot be read back here; comparisons of such text can.
-fn readable_result(c: Compiled) -> Result<Compiled, codegen::NotSupported> {
-    let made = c.program.code.iter().any(|i| {
-        i.op == pgstrom_runtime::program::Op::Func as u16
-            && u16::try_from(i.arg)
-                .ok()
-                .and_then(catalog::func_info)
-                .is_some_and(|f| matches!(f.family, "IMPL_LOWER" | "IMPL_UPPER" | "IMPL_TEXTCAT"))
-    });
-    if made && pgstrom_runtime::program::is_varlena(c.program.result_type) {
-        return Err(codegen::NotSupported(
-            "device_eval does not return text made on the device (lower, upper, ||) yet; compare it instead".into(),
-        ));
-    }
-    Ok(c)
 }
 
 /// Rows read through SPI: their ctids and the columns in device layout.

@@ -7,7 +7,7 @@ use std::ffi::c_char;
 
 use crate::engine::{
     ColumnData, CompareOp, DevColumnRepr, DevDatumRepr, Engine, EngineKind, EvalOutput, FilterColumn, FilterResult,
-    ParamValue, eval_error, validate_eval, validate_filter, wide_result,
+    ParamValue, eval_error, text_capacity, validate_eval, validate_filter, wide_result,
 };
 use crate::error::{DeviceError, kernel_status};
 use crate::program::{Instr, Program};
@@ -26,6 +26,9 @@ unsafe extern "C" {
         out_values: *mut i64,
         out_nulls: *mut u8,
         out_wide: *mut i64,
+        out_text: *mut u8,
+        text_cap: u64,
+        text_used: *mut u64,
         error_row: *mut u32,
     ) -> i32;
     fn pgstrom_cpu_filter_cmp_int32(
@@ -167,6 +170,8 @@ impl Engine for CpuEngine {
             .collect();
         let pars = DevDatumRepr::from_params(params);
         let mut out = EvalOutput::with_rows(nrows as usize, wide_result(program));
+        let mut text = vec![0u8; text_capacity(program, nrows as usize)];
+        let mut text_used = 0u64;
         let mut error_row = 0u32;
         // SAFETY: the request was validated against the program (operand
         // ranges, buffer lengths); pointers stay alive for the call.
@@ -184,12 +189,17 @@ impl Engine for CpuEngine {
                 out.values.as_mut_ptr(),
                 out.nulls.as_mut_ptr(),
                 if out.wide.is_empty() { std::ptr::null_mut() } else { out.wide.as_mut_ptr() },
+                if text.is_empty() { std::ptr::null_mut() } else { text.as_mut_ptr() },
+                text.len() as u64,
+                &mut text_used,
                 &mut error_row,
             )
         };
         if rc != kernel_status::OK {
             return Err(eval_error(rc, error_row));
         }
+        text.truncate(text_used as usize);
+        out.text = text;
         Ok(out)
     }
 

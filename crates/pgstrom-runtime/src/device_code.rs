@@ -11,7 +11,11 @@ include!(concat!(env!("OUT_DIR"), "/device_sources.rs"));
 
 /// Options every NVRTC build uses (part of the cache key); numeric needs
 /// `__int128` in device code.
-pub const NVRTC_OPTIONS: &[&str] = &["-default-device", "--device-as-default-execution-space", "--device-int128"];
+/// `--fmad=false`: no multiply-add contraction, so every float operation
+/// rounds as the C code says, as on the host (built without -mfma and
+/// with `-ffp-contract=off`): the engines agree bit for bit.
+pub const NVRTC_OPTIONS: &[&str] =
+    &["-default-device", "--device-as-default-execution-space", "--device-int128", "--fmad=false"];
 
 /// Name of the generated translation unit.
 pub const BUNDLE_NAME: &str = "pg_strom_device.cu";

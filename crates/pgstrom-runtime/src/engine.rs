@@ -380,12 +380,20 @@ pub struct EvalOutput {
     /// A numeric result's high mantissa word and scale, two per row
     /// (empty for other result types).
     pub wide: Vec<i64>,
+    /// The bytes of text results the device made (lower, upper, ||):
+    /// a row whose `wide` source word is -1 points here.
+    pub text: Vec<u8>,
 }
 
 impl EvalOutput {
     /// `n` rows, with room for numeric results when `wide`.
     pub fn with_rows(n: usize, wide: bool) -> EvalOutput {
-        EvalOutput { values: vec![0; n], nulls: vec![0; n], wide: if wide { vec![0; 2 * n] } else { Vec::new() } }
+        EvalOutput {
+            values: vec![0; n],
+            nulls: vec![0; n],
+            wide: if wide { vec![0; 2 * n] } else { Vec::new() },
+            text: Vec::new(),
+        }
     }
 
     /// Row `row`'s result of a program returning uuid, interval or timetz:
@@ -400,13 +408,18 @@ impl EvalOutput {
     }
 
     /// Row `row`'s result of a program returning text, bpchar or bytea:
-    /// its bytes, in the program's data section or in one of the
-    /// variable-length columns it was evaluated over.
-    pub fn varlena_bytes<'a>(&self, row: usize, data: &'a [u8], columns: &[ColumnData<'a>]) -> Option<&'a [u8]> {
+    /// its bytes, in the program's data section, in one of the
+    /// variable-length columns it was evaluated over, or made by the
+    /// device (`text`).
+    pub fn varlena_bytes<'a>(&'a self, row: usize, data: &'a [u8], columns: &[ColumnData<'a>]) -> Option<&'a [u8]> {
         let off = usize::try_from(*self.values.get(row)?).ok()?;
         let source = *self.wide.get(2 * row)?;
         let len = usize::try_from(*self.wide.get(2 * row + 1)?).ok()?;
-        let base = if source == 0 { data } else { columns.get(usize::try_from(source - 1).ok()?)?.values };
+        let base = match source {
+            -1 => &self.text,
+            0 => data,
+            _ => columns.get(usize::try_from(source - 1).ok()?)?.values,
+        };
         base.get(off..off.checked_add(len)?)
     }
 
@@ -418,6 +431,24 @@ impl EvalOutput {
         Some(crate::numeric::DevNumeric { mant: ((hi as i128) << 64) | (lo as u64 as i128), scale })
     }
 }
+
+/// Bytes of made text a program's evaluation over `nrows` rows may
+/// return: room for every row's scratch memory when its text result may
+/// be made on the device (lower, upper, ||), else none.
+pub fn text_capacity(program: &Program, nrows: usize) -> usize {
+    let makes = crate::program::is_varlena(program.result_type)
+        && program.code.iter().any(|i| {
+            i.op == crate::program::Op::Func as u16
+                && u16::try_from(i.arg)
+                    .ok()
+                    .and_then(crate::catalog::func_info)
+                    .is_some_and(|f| matches!(f.family, "IMPL_LOWER" | "IMPL_UPPER" | "IMPL_TEXTCAT"))
+        });
+    if makes { nrows * SCRATCH_BYTES } else { 0 }
+}
+
+/// A row's memory for made text (device_interp.h PGSTROM_SCRATCH_BYTES).
+pub const SCRATCH_BYTES: usize = 512;
 
 /// Whether a program's results need the wide output (numeric, uuid,
 /// interval, timetz; text, bpchar and bytea as where their bytes lie).

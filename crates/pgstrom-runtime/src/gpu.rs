@@ -18,7 +18,7 @@ use crate::device_code::KERNELS;
 use crate::discovery::DeviceInfo;
 use crate::engine::{
     ColumnData, CompareOp, DevColumnRepr, DevDatumRepr, Engine, EngineKind, EvalOutput, FilterColumn, FilterResult,
-    ParamValue, eval_error, validate_eval, validate_filter, wide_result,
+    ParamValue, eval_error, text_capacity, validate_eval, validate_filter, wide_result,
 };
 use crate::error::{DeviceError, kernel_status};
 use crate::mempool::{self, Reservation};
@@ -500,7 +500,11 @@ impl Engine for GpuEngine {
         let wide = wide_result(program);
         let wide_off = align_up(nulls_off + n);
         let error_off = align_up(wide_off + if wide { n * 16 } else { 0 });
-        let total = error_off + 8;
+        // then the count of made text bytes and their room
+        let used_off = error_off + 8;
+        let text_cap = text_capacity(program, n);
+        let text_off = align_up(used_off + 8);
+        let total = text_off + text_cap;
 
         let scratch = self.scratch(total)?;
         let (dev, host) = (scratch.dev(), scratch.host());
@@ -526,6 +530,7 @@ impl Engine for GpuEngine {
             }
             self.drv.check("cuMemcpyHtoD", (self.drv.cuMemcpyHtoD)(dev, host as *const c_void, input_end))?;
             self.drv.check("cuMemsetD8", (self.drv.cuMemsetD8)(dev + error_off as u64, 0xff, 8))?;
+            self.drv.check("cuMemsetD8", (self.drv.cuMemsetD8)(dev + used_off as u64, 0, 8))?;
         }
 
         let mut p_code = dev + code_off as u64;
@@ -540,8 +545,11 @@ impl Engine for GpuEngine {
         let mut p_values = dev + values_off as u64;
         let mut p_nulls = dev + nulls_off as u64;
         let mut p_wide = if wide { dev + wide_off as u64 } else { 0 };
+        let mut p_text = if text_cap > 0 { dev + text_off as u64 } else { 0 };
+        let mut p_text_cap = text_cap as u64;
+        let mut p_text_used = dev + used_off as u64;
         let mut p_error = dev + error_off as u64;
-        let mut kparams: [*mut c_void; 13] = [
+        let mut kparams: [*mut c_void; 16] = [
             &mut p_code as *mut _ as *mut c_void,
             &mut p_ninstrs as *mut _ as *mut c_void,
             &mut p_data as *mut _ as *mut c_void,
@@ -554,6 +562,9 @@ impl Engine for GpuEngine {
             &mut p_values as *mut _ as *mut c_void,
             &mut p_nulls as *mut _ as *mut c_void,
             &mut p_wide as *mut _ as *mut c_void,
+            &mut p_text as *mut _ as *mut c_void,
+            &mut p_text_cap as *mut _ as *mut c_void,
+            &mut p_text_used as *mut _ as *mut c_void,
             &mut p_error as *mut _ as *mut c_void,
         ];
         // SAFETY: kparams point at locals of the kernel's parameter types, in
@@ -568,12 +579,21 @@ impl Engine for GpuEngine {
                 (self.drv.cuMemcpyDtoH)(
                     host.add(values_off) as *mut c_void,
                     dev + values_off as u64,
-                    total - values_off,
+                    text_off - values_off,
                 ),
             )?;
             let err = std::ptr::read_unaligned(host.add(error_off) as *const u64);
             if err != u64::MAX {
                 return Err(eval_error((err & 0xff) as i32, (err >> 8) as u32));
+            }
+            // (no error: every row's text fitted)
+            let used = (std::ptr::read_unaligned(host.add(used_off) as *const u64) as usize).min(text_cap);
+            if used > 0 {
+                self.drv.check(
+                    "cuMemcpyDtoH",
+                    (self.drv.cuMemcpyDtoH)(host.add(text_off) as *mut c_void, dev + text_off as u64, used),
+                )?;
+                out.text = std::slice::from_raw_parts(host.add(text_off), used).to_vec();
             }
             std::ptr::copy_nonoverlapping(host.add(values_off) as *const i64, out.values.as_mut_ptr(), n);
             std::ptr::copy_nonoverlapping(host.add(nulls_off), out.nulls.as_mut_ptr(), n);

@@ -86,15 +86,15 @@ const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(
 pub(crate) struct Projection {
     /// The entry's position in the plan's target list (1-based).
     pub resno: i16,
-    /// Its PostgreSQL type (a fixed-width device type).
+    /// Its PostgreSQL type (a device type).
     pub type_oid: pg_sys::Oid,
     /// The program, over the same columns and parameters as the filter.
     pub program: Program,
 }
 
 /// The target-list entries of `tlist` the device can compute: expressions
-/// over the scanned columns (not a bare column or constant), of a
-/// fixed-width device type, without volatile functions, compiled over the
+/// over the scanned columns (not a bare column or constant), of a device
+/// type, without volatile functions, compiled over the
 /// filter's columns and parameters (`info.columns`, `info.param_types`
 /// and `params` grow by what they read besides).  Decided when the scan
 /// begins: the planner hands a scan its final target list only after
@@ -136,10 +136,7 @@ unsafe fn projections(
             }
             let e = (*tle).expr as *mut pg_sys::Node;
             let type_oid = pg_sys::exprType(e);
-            let fixed = codegen::device_type_of(type_oid)
-                .and_then(pgstrom_runtime::catalog::type_info)
-                .is_some_and(|t| t.width > 0);
-            if !fixed {
+            if codegen::device_type_of(type_oid).and_then(pgstrom_runtime::catalog::type_info).is_none() {
                 continue;
             }
             // CASE WHEN <device quals> THEN e END: the device computes e
@@ -147,7 +144,7 @@ unsafe fn projections(
             // evaluates it for the others, nor raises their errors)
             let guarded = if device_quals.is_empty() { e } else { case_when(device_quals, e, type_oid) };
             let mut trial = inputs.clone();
-            if let Ok((program, _)) = codegen::compile_shared_fallback(guarded, &resolve, &mut trial) {
+            if let Ok((program, _)) = codegen::compile_projection(guarded, &resolve, &mut trial) {
                 inputs = trial;
                 out.push(Projection { resno: (*tle).resno, type_oid, program });
             }
@@ -484,6 +481,15 @@ impl GpuScanExec {
                 let out = outs.next().expect("the filter's answer");
                 self.proj_out = outs.collect();
                 self.pass = out.values.iter().zip(&out.nulls).map(|(&v, &n)| (n == 0 && v != 0) as u8).collect();
+            }
+            if !self.cpu_path && !self.text_results_here() {
+                // a text result in columns this backend does not hold (an
+                // Arrow file the GPU service read itself): PostgreSQL
+                // projects the chunk
+                self.cpu_path = true;
+                c.rows_cpu_path = nrows as u64;
+                self.source.note_returned(nrows as u64, nrows as u64);
+            } else if !self.cpu_path {
                 let passed = self.pass.iter().filter(|&&p| p != 0).count() as u64;
                 self.source.note_returned(nrows as u64, passed);
                 // PostgreSQL sums nfiltered2 over the workers for EXPLAIN
@@ -494,6 +500,22 @@ impl GpuScanExec {
             self.add_counters(c);
             true
         }
+    }
+
+    /// Whether every returned row's text result (GPU Projection of text,
+    /// bpchar or bytea) can be read here: made by the device, a constant,
+    /// or a part of a column this backend holds.
+    fn text_results_here(&self) -> bool {
+        let varlena = |p: &Projection| pgstrom_runtime::program::is_varlena(p.program.result_type);
+        if !self.projections.iter().any(varlena) {
+            return true;
+        }
+        let (cols, _) = self.source.column_data();
+        self.projections.iter().zip(&self.proj_out).filter(|(p, _)| varlena(p)).all(|(p, out)| {
+            (0..self.pass.len())
+                .filter(|&i| self.pass[i] != 0 && out.nulls[i] == 0)
+                .all(|i| out.varlena_bytes(i, &p.program.data, &cols).is_some())
+        })
     }
 
     fn add_counters(&mut self, c: Counters) {
@@ -605,17 +627,33 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
         }
         let row = st.cursor - 1;
         pg_sys::ExecClearTuple(result);
+        // the row's values live as long as its scanned row: until the
+        // next row resets the per-tuple memory (as ExecProject's do)
+        let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+        let cols = if st.projections.iter().any(|p| pgstrom_runtime::program::is_varlena(p.program.result_type)) {
+            st.source.column_data().0
+        } else {
+            Vec::new()
+        };
         for (j, o) in st.outputs.iter().enumerate() {
             let (value, isnull) = match *o {
                 Output::Device(k) => {
                     let out = &st.proj_out[k];
+                    let p = &st.projections[k];
                     if out.nulls[row] != 0 {
                         (pg_sys::Datum::from(0), true)
+                    } else if pgstrom_runtime::program::is_varlena(p.program.result_type) {
+                        // (checked when the chunk came back)
+                        let bytes = out.varlena_bytes(row, &p.program.data, &cols).unwrap_or_default();
+                        (varlena_datum(bytes), false)
                     } else {
-                        {
-                            let v = pgstrom_runtime::agg::KeyValue { bits: out.values[row], ..Default::default() };
-                            (crate::gpupreagg::state::device_datum(st.projections[k].type_oid, &v), false)
-                        }
+                        let v = pgstrom_runtime::agg::KeyValue {
+                            bits: out.values[row],
+                            hi: out.wide.get(2 * row).copied().unwrap_or(0),
+                            len: out.wide.get(2 * row + 1).copied().unwrap_or(0) as i32,
+                            isnull: false,
+                        };
+                        (crate::gpupreagg::state::device_datum(p.type_oid, &v), false)
                     }
                 }
                 Output::Cpu(state) => {
@@ -627,7 +665,20 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
             *(*result).tts_values.add(j) = value;
             *(*result).tts_isnull.add(j) = isnull;
         }
+        pg_sys::MemoryContextSwitchTo(old);
         pg_sys::ExecStoreVirtualTuple(result)
+    }
+}
+
+/// A text, bpchar or bytea value of `bytes`, in the current memory
+/// context.
+fn varlena_datum(bytes: &[u8]) -> pg_sys::Datum {
+    // SAFETY: a fresh allocation with room for the header and the bytes.
+    unsafe {
+        let v = pg_sys::palloc(bytes.len() + pg_sys::VARHDRSZ) as *mut u8;
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.add(pg_sys::VARHDRSZ), bytes.len());
+        pgrx::set_varsize_4b(v.cast(), (bytes.len() + pg_sys::VARHDRSZ) as i32);
+        pg_sys::Datum::from(v)
     }
 }
 

@@ -367,10 +367,16 @@ pub fn put_eval_output(w: &mut Writer<'_>, o: &EvalOutput) {
     w.slice(&o.values);
     w.blob(&o.nulls);
     w.slice(&o.wide);
+    w.blob(&o.text);
 }
 /// An evaluation's output.
 pub fn get_eval_output(r: &mut Reader<'_>) -> Result<EvalOutput, DeviceError> {
-    Ok(EvalOutput { values: r.slice::<i64>()?.to_vec(), nulls: r.blob()?.to_vec(), wide: r.slice::<i64>()?.to_vec() })
+    Ok(EvalOutput {
+        values: r.slice::<i64>()?.to_vec(),
+        nulls: r.blob()?.to_vec(),
+        wide: r.slice::<i64>()?.to_vec(),
+        text: r.blob()?.to_vec(),
+    })
 }
 
 /// A filter's result.
