@@ -2194,6 +2194,7 @@ impl_starts_with(const DevDatum *a, const DevDatum *b, DevDatum *r)
 #define IMPL_FLT_MUL(res, ta, tb)  impl_flt_arith(2, res, ta, tb, &args[0], &args[1], r)
 #define IMPL_FLT_DIV(res, ta, tb)  impl_flt_arith(3, res, ta, tb, &args[0], &args[1], r)
 #include "device_wide.h"
+#include "device_casts.h"
 #include "device_strings.h"
 #include "device_tz.h"
 

@@ -290,6 +290,8 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('starts_with(upper(txa), ''A'')'), ('txa || txb = ''abcabc'' OR txa || ''-'' || txb = ''a-a'''),
   ('lower(txa)'), ('upper(txb)'), ('txa || txb'), ('txa || ''-'' || bca::text'), ('lower(bca::text) || upper(txb)'),
   ('CASE WHEN ba THEN upper(txa) ELSE txb END'), ('COALESCE(lower(txa), txb || ''日本'')'),
+  ('da + ta'), ('ta + da < tsa'), ('tsa::time'), ('tsa::time > ta'), ('ta::interval + iva'), ('tta::time'),
+  ('i4a::bool OR ba'), ('ba::int4 + i4b'),
   ('lower(txa) || upper(txb) = ''abcABC'''), ('txa ILIKE ''A%'''), ('txa NOT ILIKE ''%B%'''), ('txa ILIKE txb'),
   ('bca ILIKE ''abc%'''), ('bca NOT ILIKE ''_ %'''), ('bca::text'), ('lower(bca::text)'), ('txa ILIKE ''%\'''),
   ('f2a > 0.5'), ('f2a = f2b'), ('f2a < f2b OR f2a IS NULL'), ('f2a::float4 + f4a'), ('f2a * 2'), ('f2a::float8 / 3'),
