@@ -4,7 +4,9 @@
  * timetz::time, date + time, int4::bool and bool::int4.  Each follows
  * timestamp.c, date.c and int.c (timestamp_time, time_interval,
  * timetz_time, datetime_timestamp, int4_bool, bool_int4): the same
- * results, infinities and errors.
+ * results, infinities and errors.  And float4/float8 to numeric, as
+ * numeric.c does it: the value printed with "%.6g" / "%.15g" (FLT_DIG,
+ * DBL_DIG digits, rounded exactly, ties to even) and read back.
  *
  * Included by device_interp.h after device_wide.h.
  */
@@ -68,6 +70,123 @@ impl_date_pl_time(const DevDatum *d, const DevDatum *t, DevDatum *r)
     return DEVERR_OK;
 }
 
+/* round(num / den), ties to even (den < 2^126) */
+DEVICE_FUNC dev_u128
+dev_div_round_even(dev_u128 num, dev_u128 den)
+{
+    dev_u128 q, rem;
+
+    dev_udivmod128(num, den, &q, &rem);
+    rem <<= 1;
+    if (rem > den || (rem == den && (q & 1) != 0))
+        q++;
+    return q;
+}
+
+/* round(m * 2^e * 10^k), exactly in 128 bits; false where it does not fit */
+DEVICE_FUNC bool
+dev_scaled_digits(uint64_t m, int e, int k, dev_u128 *n)
+{
+    dev_u128 num = m, den = 1;
+
+    if (k > 22 || k < -38 || e > 64 || e < -120)
+        return false;
+    if (k >= 0)
+        num *= dev_pow10_128(k);            /* < 2^53 * 10^22 < 2^127 */
+    else
+        den = dev_pow10_128(-k);
+    if (e >= 0)
+    {
+        if ((num >> (126 - e)) != 0)
+            return false;
+        num <<= e;
+    }
+    else
+    {
+        if ((den >> (126 + e)) != 0)
+            return false;
+        den <<= -e;
+    }
+    *n = dev_div_round_even(num, den);
+    return true;
+}
+
+/*
+ * float4_numeric / float8_numeric: snprintf("%.*g", FLT_DIG or DBL_DIG)
+ * then set_var_from_str.  %g gives P significant digits of the exact
+ * binary value, rounded to nearest with ties to even, without trailing
+ * zeros; the numeric's display scale is the digits after the point (0
+ * for an integer).  Values whose digits need more than 128-bit arithmetic
+ * here (below 1e-8 or so) or more than 38 digits go to PostgreSQL.
+ */
+DEVICE_NOINLINE int32_t
+impl_float_to_num(int ta, const DevDatum *a, DevDatum *r)
+{
+    int P = ta == DT_FLOAT8 ? 15 : 6;
+    double v = dev_as_f8(ta, a);
+    union { double d; uint64_t u; } c;
+    uint64_t m;
+    int e, top, e2, X, L, z = 0;
+    dev_u128 n, q, rem, lo, hi;
+    bool neg;
+
+    if (dev_isnan(v))
+        return dev_num_special(r, NUM_NAN);
+    if (v == dev_inf())
+        return dev_num_special(r, NUM_PINF);
+    if (v == -dev_inf())
+        return dev_num_special(r, NUM_NINF);
+    if (v == 0.0)
+        return dev_num_result(r, false, 0, 0);  /* "-0" reads as 0 */
+    neg = v < 0.0;
+    c.d = neg ? -v : v;
+    m = c.u & ((1ULL << 52) - 1);
+    if (((c.u >> 52) & 0x7ff) == 0)
+        e = -1074;                              /* subnormal */
+    else
+    {
+        m |= 1ULL << 52;
+        e = (int) ((c.u >> 52) & 0x7ff) - 1075;
+    }
+    /* v = m * 2^e, in [2^e2, 2^(e2 + 1)); X, its decimal exponent, first
+     * estimated as floor(e2 * log10(2)), then corrected */
+    top = 63;
+    while (((m >> top) & 1) == 0)
+        top--;
+    e2 = e + top;
+    X = e2 >= 0 ? (e2 * 78913) >> 18 : -((-e2 * 78913 + (1 << 18) - 1) >> 18);
+    lo = dev_pow10_128(P - 1);
+    hi = dev_pow10_128(P);
+    for (int tries = 0;; tries++)
+    {
+        if (tries > 4 || !dev_scaled_digits(m, e, P - 1 - X, &n))
+            return DEVERR_NEEDS_CPU;
+        if (n >= hi)
+            X++;                                /* (rounded up to 10^P) */
+        else if (n < lo)
+            X--;
+        else
+            break;
+    }
+    for (;;)
+    {
+        dev_udivmod128(n, 10, &q, &rem);
+        if (rem != 0)
+            break;
+        n = q;
+        z++;
+    }
+    L = X - (P - 1) + z;                        /* v ~ n * 10^L */
+    if (L >= 0)
+    {
+        if (L > 38 || n > DEV_NUM_LIMIT / dev_pow10_128(L))
+            return DEVERR_NEEDS_CPU;
+        return dev_num_result(r, neg, n * dev_pow10_128(L), 0);
+    }
+    return dev_num_result(r, neg, n, -L);
+}
+
+#define IMPL_FLOAT_TO_NUM(res, ta, tb)      impl_float_to_num(ta, &args[0], r)
 #define IMPL_TS_TO_TIME(res, ta, tb)        impl_ts_to_time(&args[0], r)
 #define IMPL_TIME_TO_INTERVAL(res, ta, tb)  impl_time_to_interval(&args[0], r)
 #define IMPL_TIMETZ_TO_TIME(res, ta, tb)    impl_timetz_to_time(&args[0], r)
