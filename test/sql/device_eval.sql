@@ -298,6 +298,29 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('f2a IN (''0.5'', ''NaN'', ''-0'')'), ('GREATEST(f2a, f2b) = f2b'), ('f2a'), ('NULLIF(f2a, ''0'')'), ('f2a = 0.1'),
   ('f2a::int4'), ('GREATEST(f2a, f2b)'), ('CASE WHEN f2a > 0 THEN f2a ELSE f2b END')
 ) v(e);
+-- float4 / float8 to numeric: numeric.c prints the value with %.6g /
+-- %.15g and reads it back (exact digits, ties to even: 1000000000000005
+-- gives 1000000000000000, 1000000000000015 gives 1000000000000020);
+-- values too small or too large for the device's digits go to PostgreSQL
+CREATE TEMP TABLE dv_fnum AS
+SELECT k,
+  CASE k % 4
+    WHEN 0 THEN (hashint4(k)::float8 / 2147483648.0) * 10 ^ (k % 70 - 30)
+    WHEN 1 THEN (hashint4(k) % 1000000)::float8 / 64
+    WHEN 2 THEN (ARRAY[1000000000000005, 1000000000000015, 999999999999999.5, 0.5, 1e15, 9.9999999999999995,
+                       123456789012345.67, 1e-8, 1.5e-10, 1e37, 1e38, 1.7e308, 5e-324, 2.2250738585072014e-308,
+                       'NaN', 'Infinity', '-Infinity', '-0', 0, 0.1, 0.0001, 0.00001, 100, 99999999999999.99,
+                       -2.5, 4503599627370497])[1 + k / 4 % 26]
+    ELSE hashint8(k)::float8 * 2 ^ (k % 100 - 50) END AS f8a,
+  (CASE k % 3
+    WHEN 0 THEN (hashint4(k)::float8 / 2147483648.0) * 10 ^ (k % 50 - 12)
+    WHEN 1 THEN (ARRAY[1234565, 1234575, 0.5, 16777215, 1e-8, 3.4e38, 1.17549435e-38, 'NaN', '-0', 0.1,
+                       8388609.5, 999999.5, '-Infinity'])[1 + k / 3 % 13]
+    ELSE (hashint4(k) % 1000000)::float8 / 8 END)::float4 AS f4a
+FROM generate_series(1, 20000) k;
+SELECT pg_vs_device('dv_fnum', 'f8a::numeric') AS f8_numeric, pg_vs_device('dv_fnum', 'f4a::numeric') AS f4_numeric,
+       pg_vs_device('dv_fnum', 'round(f8a::numeric, 2) + f4a::numeric') AS mixed;
+
 -- text made on the device beyond its 512 bytes of row memory: those rows
 -- are evaluated by PostgreSQL
 SELECT k, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS on_safe FROM (VALUES
