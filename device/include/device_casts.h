@@ -6,7 +6,9 @@
  * timetz_time, datetime_timestamp, int4_bool, bool_int4): the same
  * results, infinities and errors.  And float4/float8 to numeric, as
  * numeric.c does it: the value printed with "%.6g" / "%.15g" (FLT_DIG,
- * DBL_DIG digits, rounded exactly, ties to even) and read back.
+ * DBL_DIG digits, rounded exactly, ties to even) and read back; and
+ * the text of int2, int4, int8 and numeric values (their output
+ * functions, as a cast to text calls them) and of bool (booltext).
  *
  * Included by device_interp.h after device_wide.h.
  */
@@ -186,6 +188,97 @@ impl_float_to_num(int ta, const DevDatum *a, DevDatum *r)
     return dev_num_result(r, neg, n, -L);
 }
 
+/* the bytes of s (NUL-terminated) as a text result in scratch memory */
+DEVICE_FUNC int32_t
+dev_text_of(const char *s, DevDatum *r, DevScratch *scratch)
+{
+    int32_t n = 0;
+    uint8_t *out;
+
+    while (s[n] != 0)
+        n++;
+    if ((out = dev_scratch_alloc(scratch, n)) == 0)
+        return DEVERR_NEEDS_CPU;
+    for (int32_t i = 0; i < n; i++)
+        out[i] = (uint8_t) s[i];
+    r->v.i = (int64_t) out;
+    r->len = n;
+    return DEVERR_OK;
+}
+
+/*
+ * int2out / int4out / int8out (pg_ltoa, pg_lltoa), numeric_out
+ * (get_str_from_var: the digits, a point and exactly dscale decimals;
+ * NaN, Infinity, -Infinity) and booltext ("true", "false"), made in the
+ * row's scratch memory; a text that does not fit goes to PostgreSQL.
+ */
+DEVICE_NOINLINE int32_t
+impl_to_text(int ta, const DevDatum *a, DevDatum *r, DevScratch *scratch)
+{
+    dev_u128 mag, rem;
+    int32_t scale = 0, ndig, len;
+    bool neg;
+    uint8_t *out;
+
+    if (ta == DT_BOOL)
+        return dev_text_of(a->v.i != 0 ? "true" : "false", r, scratch);
+    if (ta == DT_NUMERIC)
+    {
+        dev_i128 m;
+
+        if (a->len == NUM_BIG)
+            return DEVERR_NEEDS_CPU;
+        if (a->len == NUM_NAN)
+            return dev_text_of("NaN", r, scratch);
+        if (a->len == NUM_PINF)
+            return dev_text_of("Infinity", r, scratch);
+        if (a->len == NUM_NINF)
+            return dev_text_of("-Infinity", r, scratch);
+        m = dev_num_mant(a);
+        neg = m < 0;
+        mag = neg ? (dev_u128) -m : (dev_u128) m;
+        scale = a->len;
+    }
+    else
+    {
+        int64_t v = a->v.i;
+
+        neg = v < 0;
+        mag = neg ? (dev_u128) (0 - (uint64_t) v) : (dev_u128) (uint64_t) v;
+    }
+    /* digits of the magnitude (at most 39), at least scale + 1 */
+    ndig = 1;
+    while (ndig < 39 && mag >= dev_pow10_128(ndig))
+        ndig++;
+    if (ndig < scale + 1)
+        ndig = scale + 1;
+    if (scale < 0 || scale > PGSTROM_SCRATCH_BYTES)
+        return DEVERR_NEEDS_CPU;
+    len = (neg ? 1 : 0) + ndig + (scale > 0 ? 1 : 0);
+    if ((out = dev_scratch_alloc(scratch, len)) == 0)
+        return DEVERR_NEEDS_CPU;
+    /* from the last digit back */
+    for (int32_t i = len - 1, k = 0; k < ndig; k++)
+    {
+        if (mag >> 64 != 0)
+            dev_udivmod128(mag, 10, &mag, &rem);
+        else
+        {
+            rem = (uint64_t) mag % 10;
+            mag = (uint64_t) mag / 10;
+        }
+        out[i--] = (uint8_t) ('0' + (int) rem);
+        if (scale > 0 && k == scale - 1)
+            out[i--] = '.';
+    }
+    if (neg)
+        out[0] = '-';
+    r->v.i = (int64_t) out;
+    r->len = len;
+    return DEVERR_OK;
+}
+
+#define IMPL_TO_TEXT(res, ta, tb)           impl_to_text(ta, &args[0], r, scratch)
 #define IMPL_FLOAT_TO_NUM(res, ta, tb)      impl_float_to_num(ta, &args[0], r)
 #define IMPL_TS_TO_TIME(res, ta, tb)        impl_ts_to_time(&args[0], r)
 #define IMPL_TIME_TO_INTERVAL(res, ta, tb)  impl_time_to_interval(&args[0], r)

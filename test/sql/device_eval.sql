@@ -164,11 +164,13 @@ CREATE FUNCTION arg_column(t oid, side text) RETURNS text LANGUAGE sql AS $$
                 WHEN 'bytea'::regtype THEN 'by' WHEN 'float2'::regtype THEN 'f2' END || side $$;
 CREATE TEMP TABLE catalog_calls AS
 SELECT f.func_id, f.name,
+       -- (an output function as a cast to text calls it)
+       CASE WHEN p.prorettype = 'cstring'::regtype THEN format('(%s)::text', arg_column(p.proargtypes[0], 'a')) ELSE
        format('%s(%s)', p.oid::regproc,
               CASE WHEN p.pronargs = 1 THEN arg_column(p.proargtypes[0], 'a')
                    WHEN p.pronargs = 2 THEN arg_column(p.proargtypes[0], 'a') || ', ' || arg_column(p.proargtypes[1], 'b')
                    ELSE arg_column(p.proargtypes[0], 'a') || ', ' || arg_column(p.proargtypes[1], 'b') || ', '
-                        || arg_column(p.proargtypes[2], 'b') END) AS expr
+                        || arg_column(p.proargtypes[2], 'b') END) END AS expr
   FROM pgstrom.device_functions f JOIN pg_proc p ON p.oid = f.pg_function;
 SELECT count(*) AS functions, count(*) FILTER (WHERE expr IS NOT NULL) AS callable FROM catalog_calls;
 CREATE TEMP TABLE catalog_results AS
@@ -292,6 +294,7 @@ SELECT e, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS o
   ('CASE WHEN ba THEN upper(txa) ELSE txb END'), ('COALESCE(lower(txa), txb || ''日本'')'),
   ('da + ta'), ('ta + da < tsa'), ('tsa::time'), ('tsa::time > ta'), ('ta::interval + iva'), ('tta::time'),
   ('i4a::bool OR ba'), ('ba::int4 + i4b'),
+  ('i4a::text'), ('i8a::text LIKE ''%12%'''), ('na::text'), ('ba::text'), ('i2a::varchar || txa'), ('nb::text = ''0.5'''),
   ('lower(txa) || upper(txb) = ''abcABC'''), ('txa ILIKE ''A%'''), ('txa NOT ILIKE ''%B%'''), ('txa ILIKE txb'),
   ('bca ILIKE ''abc%'''), ('bca NOT ILIKE ''_ %'''), ('bca::text'), ('lower(bca::text)'), ('txa ILIKE ''%\'''),
   ('f2a > 0.5'), ('f2a = f2b'), ('f2a < f2b OR f2a IS NULL'), ('f2a::float4 + f4a'), ('f2a * 2'), ('f2a::float8 / 3'),
@@ -456,8 +459,8 @@ SELECT substring(pgstrom.device_program('dv_tz', 'tza AT TIME ZONE ''+05''') FRO
 RESET TimeZone;
 
 -- Not everything runs on the device: it says why.
-SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a::text');
-SELECT * FROM pgstrom.device_eval('dv_safe', 'na::text');
+SELECT * FROM pgstrom.device_eval('dv_safe', 'f8a::text');
+SELECT * FROM pgstrom.device_eval('dv_safe', 'ta::text');
 SELECT * FROM pgstrom.device_eval('dv_safe', 'i4a IN (SELECT 1)');
 SELECT * FROM pgstrom.device_eval('dv_safe',
   'na = ANY (''{' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 300) g) || '}''::numeric[])');

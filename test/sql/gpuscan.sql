@@ -389,6 +389,9 @@ SELECT * FROM gs_explain('SELECT id, n * 2 + 1 AS n, u, iv + iv AS iv, tt, upper
 :check
 \set q 'SELECT id, substr(tx, 2, 3) AS a, btrim(tx, $$A$$) AS b, upper(bp::text) AS c, lower(tx) AS d, tx || $$/$$ || bp AS e, coalesce(tx, $$(none)$$) AS f, CASE WHEN id % 4 = 0 THEN bp END AS g, CASE WHEN id % 3 = 0 THEN by END AS h, substring(by FROM 2 FOR 2) AS i, left(tx, -1) AS j FROM gs_v WHERE id % 7 <> 0'
 :check
+-- casts to text (the output functions of integers and numeric, booltext)
+\set q 'SELECT id, id::text || $$:$$ || n2::text AS a, n::text AS b, (id % 2 = 0)::text AS c, u::text AS d FROM gs_v WHERE id % 3 = 0 OR n::text LIKE $$%.5%$$'
+:check
 -- every row on the device: no CPU Path Rows (ASCII text, numerics of few digits)
 SELECT * FROM gs_explain('SELECT id, n2 * 3 AS a, u, iv + iv AS b, tt, upper(bp::text) AS c, bp || $$-$$ AS d, by FROM gs_v WHERE id % 3 = 0',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');

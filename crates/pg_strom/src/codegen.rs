@@ -519,12 +519,18 @@ impl Ctx<'_> {
             && func_info(fid).is_some_and(|f| {
                 matches!(
                     f.family,
-                    "IMPL_MAKE_DATE" | "IMPL_LOWER" | "IMPL_UPPER" | "IMPL_TEXTCAT" | "IMPL_ILIKE" | "IMPL_NOT_ILIKE"
+                    "IMPL_MAKE_DATE"
+                        | "IMPL_LOWER"
+                        | "IMPL_UPPER"
+                        | "IMPL_TEXTCAT"
+                        | "IMPL_ILIKE"
+                        | "IMPL_NOT_ILIKE"
+                        | "IMPL_TO_TEXT"
                 )
             })
         {
             return unsupported(
-                "make_date, lower, upper, || or ILIKE in a join or an aggregate (values the device leaves to PostgreSQL)"
+                "make_date, lower, upper, ||, ILIKE or a cast to text in a join or an aggregate (values the device leaves to PostgreSQL)"
                     .into(),
             );
         }
@@ -798,6 +804,20 @@ impl Ctx<'_> {
                         IS_UNKNOWN => Op::IsUnknown,
                         _ => Op::IsNotUnknown,
                     });
+                }
+                pg_sys::NodeTag::T_CoerceViaIO => {
+                    // a cast to text or varchar through the source type's
+                    // output function, where the catalog has it
+                    let c = node as *mut pg_sys::CoerceViaIO;
+                    if (*c).resulttype != pg_sys::TEXTOID && (*c).resulttype != pg_sys::VARCHAROID {
+                        return unsupported("a cast through text input and output functions".into());
+                    }
+                    let arg = (*c).arg as *mut pg_sys::Node;
+                    let mut out_fn = pg_sys::InvalidOid;
+                    let mut varlena = false;
+                    pg_sys::getTypeOutputInfo(pg_sys::exprType(arg), &mut out_fn, &mut varlena);
+                    let args = pg_sys::lappend(std::ptr::null_mut(), arg.cast());
+                    self.call(out_fn, args, pg_sys::InvalidOid, "output function")?;
                 }
                 pg_sys::NodeTag::T_RelabelType => {
                     let r = node as *mut pg_sys::RelabelType;

@@ -434,7 +434,7 @@ impl EvalOutput {
 
 /// Bytes of made text a program's evaluation over `nrows` rows may
 /// return: room for every row's scratch memory when its text result may
-/// be made on the device (lower, upper, ||), else none.
+/// be made on the device (lower, upper, ||, casts to text), else none.
 pub fn text_capacity(program: &Program, nrows: usize) -> usize {
     let makes = crate::program::is_varlena(program.result_type)
         && program.code.iter().any(|i| {
@@ -442,7 +442,7 @@ pub fn text_capacity(program: &Program, nrows: usize) -> usize {
                 && u16::try_from(i.arg)
                     .ok()
                     .and_then(crate::catalog::func_info)
-                    .is_some_and(|f| matches!(f.family, "IMPL_LOWER" | "IMPL_UPPER" | "IMPL_TEXTCAT"))
+                    .is_some_and(|f| matches!(f.family, "IMPL_LOWER" | "IMPL_UPPER" | "IMPL_TEXTCAT" | "IMPL_TO_TEXT"))
         });
     if makes { nrows * SCRATCH_BYTES } else { 0 }
 }
