@@ -10,10 +10,13 @@
  * -1 out_text) and the length.  Text that lower, upper or || made lives
  * only while its row is evaluated, so it is copied to out_text (text_cap
  * bytes, *text_used of them taken); a row whose text does not fit there
- * reports DEVERR_NEEDS_CPU (PostgreSQL computes it).  The first error in
- * row order wins, as in PostgreSQL, which would have raised it at that
- * row: the GPU records min(row << 8 | code) with an atomic; the CPU stops
- * at the first failing row.
+ * needs PostgreSQL.  A row the engine cannot compute exactly
+ * (DEVERR_NEEDS_CPU: a numeric beyond 38 digits, a GPU transcendental
+ * value, text that does not fit) is marked with out_nulls = 2 and the
+ * others go on: PostgreSQL evaluates just those rows.  Of the other
+ * errors, the first in row order wins, as in PostgreSQL, which would have
+ * raised it at that row: the GPU records min(row << 8 | code) with an
+ * atomic; the CPU stops at the first failing row.
  */
 #include "device_interp.h"
 
@@ -100,8 +103,9 @@ kern_eval_program(const DevInstr *code, uint32_t ninstrs, const uint8_t *data,
                                   out_values, out_nulls, out_wide, out_text, text_cap, text_used);
         if (rc != DEVERR_OK)
         {
-            atomicMin(error, ((unsigned long long) row << 8) | (unsigned long long) rc);
-            out_nulls[row] = 1;
+            if (rc != DEVERR_NEEDS_CPU)
+                atomicMin(error, ((unsigned long long) row << 8) | (unsigned long long) rc);
+            out_nulls[row] = rc == DEVERR_NEEDS_CPU ? 2 : 1;
             out_values[row] = 0;
             if (out_wide)
                 out_wide[2 * (uint64_t) row] = out_wide[2 * (uint64_t) row + 1] = 0;
@@ -133,7 +137,14 @@ pgstrom_cpu_eval_program(const DevInstr *code, uint32_t ninstrs, const uint8_t *
         if (rc == DEVERR_OK)
             rc = dev_store_result(&r, &scratch, data, cols, ncols, nrows, row, result_type,
                                   out_values, out_nulls, out_wide, out_text, text_cap, text_used);
-        if (rc != DEVERR_OK)
+        if (rc == DEVERR_NEEDS_CPU)
+        {
+            out_nulls[row] = 2;
+            out_values[row] = 0;
+            if (out_wide)
+                out_wide[2 * (uint64_t) row] = out_wide[2 * (uint64_t) row + 1] = 0;
+        }
+        else if (rc != DEVERR_OK)
         {
             *error_row = row;
             return rc;

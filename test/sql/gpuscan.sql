@@ -396,13 +396,14 @@ SELECT * FROM gs_explain('SELECT id, n * 2 + 1 AS n, u, iv + iv AS iv, tt, upper
 SELECT * FROM gs_explain('SELECT id, n2 * 3 AS a, u, iv + iv AS b, tt, upper(bp::text) AS c, bp || $$-$$ AS d, by FROM gs_v WHERE id % 3 = 0',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 -- a product beyond 38 digits and upper of multibyte text: PostgreSQL
--- computes those chunks
+-- computes those rows (each row on its own: the other rows are the
+-- device's)
 SELECT * FROM gs_explain('SELECT id, n * n * n * n * n * n AS a FROM gs_v WHERE id % 89 > 3',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 \set q 'SELECT id, n * n * n * n * n * n AS a, upper(tx) AS b FROM gs_v WHERE id % 89 > 3'
 :check
 -- made text as long as a row's memory holds (512 bytes); a longer
--- result leaves its chunk to PostgreSQL (row 4007's chunk of 1000 rows)
+-- result leaves its row to PostgreSQL (row 4007)
 \set q 'SELECT id, tx || tx || tx || tx || tx || tx AS a, lower(tx || bp) AS b FROM gs_v WHERE id > 0'
 :check
 SELECT * FROM gs_explain('SELECT id, lg || lg AS a FROM gs_v WHERE id > 0',

@@ -282,12 +282,7 @@ mod pgstrom {
         } else {
             compiled.params.iter().map(|(e, t)| evaluate_once(*e, *t)).collect()
         };
-        let mut result = eng.eval_program(&compiled.program, &cols, &params, nrows);
-        if let Err(pgstrom_runtime::DeviceError::NeedsCpu { .. }) = result {
-            // what the executors do with such rows: evaluate them exactly,
-            // here on the CPU engine (the same libm as PostgreSQL)
-            result = engine::cpu().eval_program(&compiled.program, &cols, &params, nrows);
-        }
+        let result = eng.eval_program(&compiled.program, &cols, &params, nrows);
         let rtype = compiled.program.result_type;
         let width = catalog::type_info(rtype).map_or(0, |t| t.width);
         let text = |out: &EvalOutput, i: usize| {
@@ -312,13 +307,30 @@ mod pgstrom {
             })
         };
         let values: Vec<Option<String>> = match result {
-            Ok(out) => (0..nrows as usize).map(|i| text(&out, i)).collect(),
-            // Rows no engine computes exactly (a numeric beyond 38 digits):
-            // row by row, those PostgreSQL evaluates, as the executors do.
-            Err(pgstrom_runtime::DeviceError::NeedsCpu { .. }) => (0..nrows as usize)
+            Ok(out) => {
+                let mut values: Vec<Option<String>> = (0..nrows as usize).map(|i| text(&out, i)).collect();
+                // Rows the engine did not compute exactly (a GPU's
+                // transcendental value, a numeric beyond 38 digits): the
+                // CPU engine's value (the same libm as PostgreSQL), or,
+                // where no engine computes it, PostgreSQL's own, as the
+                // executors do
+                for &i in &out.cpu_rows {
+                    let i = i as usize;
+                    values[i] = match engine::cpu().eval_program(&compiled.program, &row_of(&cols, i), &params, 1) {
+                        Ok(one) if one.cpu_rows.is_empty() => text(&one, 0),
+                        Ok(_) => postgres_value(rel, expr, &chunk.ctids[i]),
+                        Err(e) => errors::raise("device program failed", &e),
+                    };
+                }
+                values
+            }
+            // An error the engine raised at some row: rows before it that
+            // PostgreSQL evaluates may raise theirs first.  Row by row, as
+            // PostgreSQL goes.
+            Err(pgstrom_runtime::DeviceError::Sql { .. }) => (0..nrows as usize)
                 .map(|i| match engine::cpu().eval_program(&compiled.program, &row_of(&cols, i), &params, 1) {
-                    Ok(out) => text(&out, 0),
-                    Err(pgstrom_runtime::DeviceError::NeedsCpu { .. }) => postgres_value(rel, expr, &chunk.ctids[i]),
+                    Ok(one) if one.cpu_rows.is_empty() => text(&one, 0),
+                    Ok(_) => postgres_value(rel, expr, &chunk.ctids[i]),
                     Err(e) => errors::raise("device program failed", &e),
                 })
                 .collect(),

@@ -200,6 +200,7 @@ impl Engine for CpuEngine {
         }
         text.truncate(text_used as usize);
         out.text = text;
+        out.collect_cpu_rows();
         Ok(out)
     }
 

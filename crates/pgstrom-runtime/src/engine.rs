@@ -383,6 +383,11 @@ pub struct EvalOutput {
     /// The bytes of text results the device made (lower, upper, ||):
     /// a row whose `wide` source word is -1 points here.
     pub text: Vec<u8>,
+    /// Rows the engine could not compute exactly (a numeric beyond 38
+    /// digits, a transcendental value on a GPU, text longer than a row's
+    /// memory): their `nulls` say NULL, but PostgreSQL must evaluate them.
+    /// Every caller has to look here.
+    pub cpu_rows: Vec<u32>,
 }
 
 impl EvalOutput {
@@ -393,6 +398,18 @@ impl EvalOutput {
             nulls: vec![0; n],
             wide: if wide { vec![0; 2 * n] } else { Vec::new() },
             text: Vec::new(),
+            cpu_rows: Vec::new(),
+        }
+    }
+
+    /// Move the rows the kernel marked as needing PostgreSQL (null byte 2)
+    /// to `cpu_rows`.
+    pub(crate) fn collect_cpu_rows(&mut self) {
+        for (i, n) in self.nulls.iter_mut().enumerate() {
+            if *n == 2 {
+                *n = 1;
+                self.cpu_rows.push(i as u32);
+            }
         }
     }
 

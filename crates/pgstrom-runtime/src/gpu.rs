@@ -601,6 +601,7 @@ impl Engine for GpuEngine {
                 std::ptr::copy_nonoverlapping(host.add(wide_off) as *const i64, out.wide.as_mut_ptr(), 2 * n);
             }
         }
+        out.collect_cpu_rows();
         Ok(out)
     }
 

@@ -180,6 +180,10 @@ unsafe fn case_when(quals: &[*mut pg_sys::Node], e: *mut pg_sys::Node, t: pg_sys
     }
 }
 
+/// `pass` of a row the engine could not compute exactly: PostgreSQL
+/// evaluates every qual and the projection for it.
+const ROW_ON_CPU: u8 = 2;
+
 /// How a GpuScan with GPU Projection forms an output column.
 pub(crate) enum Output {
     /// From projection `k`'s values.
@@ -481,6 +485,20 @@ impl GpuScanExec {
                 let out = outs.next().expect("the filter's answer");
                 self.proj_out = outs.collect();
                 self.pass = out.values.iter().zip(&out.nulls).map(|(&v, &n)| (n == 0 && v != 0) as u8).collect();
+                // rows the engine could not compute exactly: PostgreSQL
+                // evaluates them (every qual, the projection), the others
+                // are the engine's
+                for &i in &out.cpu_rows {
+                    self.pass[i as usize] = ROW_ON_CPU;
+                }
+                for o in &self.proj_out {
+                    for &i in &o.cpu_rows {
+                        if self.pass[i as usize] == 1 {
+                            self.pass[i as usize] = ROW_ON_CPU;
+                        }
+                    }
+                }
+                c.rows_cpu_path = self.pass.iter().filter(|&&p| p == ROW_ON_CPU).count() as u64;
             }
             if !self.cpu_path && !self.text_results_here() {
                 // a text result in columns this backend does not hold (an
@@ -513,7 +531,7 @@ impl GpuScanExec {
         let (cols, _) = self.source.column_data();
         self.projections.iter().zip(&self.proj_out).filter(|(p, _)| varlena(p)).all(|(p, out)| {
             (0..self.pass.len())
-                .filter(|&i| self.pass[i] != 0 && out.nulls[i] == 0)
+                .filter(|&i| self.pass[i] == 1 && out.nulls[i] == 0)
                 .all(|i| out.varlena_bytes(i, &p.program.data, &cols).is_some())
         })
     }
@@ -560,7 +578,7 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                 // the previous row's values and qual results go
                 pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
                 st.source.store(i, slot, (*econtext).ecxt_per_tuple_memory);
-                let quals = if st.cpu_path { st.all_quals } else { st.host_quals };
+                let quals = if st.cpu_path || st.pass[i] == ROW_ON_CPU { st.all_quals } else { st.host_quals };
                 if !quals.is_null() {
                     (*econtext).ecxt_scantuple = slot;
                     if !pg_sys::ExecQual(quals, econtext) {
@@ -622,10 +640,10 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
         let Some(st) = state_of(node) else { return pg_sys::ExecClearTuple(result) };
         let econtext = (*node).ss.ps.ps_ExprContext;
         (*econtext).ecxt_scantuple = slot;
-        if st.cpu_path {
+        let row = st.cursor - 1;
+        if st.cpu_path || st.pass[row] == ROW_ON_CPU {
             return pg_sys::ExecProject((*node).ss.ps.ps_ProjInfo);
         }
-        let row = st.cursor - 1;
         pg_sys::ExecClearTuple(result);
         // the row's values live as long as its scanned row: until the
         // next row resets the per-tuple memory (as ExecProject's do)

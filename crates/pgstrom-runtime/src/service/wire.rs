@@ -368,6 +368,7 @@ pub fn put_eval_output(w: &mut Writer<'_>, o: &EvalOutput) {
     w.blob(&o.nulls);
     w.slice(&o.wide);
     w.blob(&o.text);
+    w.slice(&o.cpu_rows);
 }
 /// An evaluation's output.
 pub fn get_eval_output(r: &mut Reader<'_>) -> Result<EvalOutput, DeviceError> {
@@ -376,6 +377,7 @@ pub fn get_eval_output(r: &mut Reader<'_>) -> Result<EvalOutput, DeviceError> {
         nulls: r.blob()?.to_vec(),
         wide: r.slice::<i64>()?.to_vec(),
         text: r.blob()?.to_vec(),
+        cpu_rows: r.slice::<u32>()?.to_vec(),
     })
 }
 
