@@ -825,6 +825,258 @@ impl_transc(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
 #define IMPL_DEGREES(res, ta, tb)   impl_transc(TR_DEGREES, &args[0], &args[0], r)
 #define IMPL_RADIANS(res, ta, tb)   impl_transc(TR_RADIANS, &args[0], &args[0], r)
 
+/* ---- trigonometric functions in degrees (float.c) ----------------------- */
+
+/*
+ * dsind, dcosd, dtand, dcotd, dasind, dacosd, datand and datan2d, as
+ * float.c computes them: the argument reduced to the first quadrant by
+ * fmod and reflections, then functions stitched from sin and cos (asin and
+ * acos) and scaled by constants so that 0, 30, 45, 60 and 90 degrees (and
+ * asind(0.5) = 30, atand(1) = 45 ...) come out exact.  The constants are
+ * init_degree_constants' sin_30, one_minus_cos_60, asin_0_5, acos_0_5 and
+ * atan_1_0: on the CPU engine the host libm computes them at run time, as
+ * PostgreSQL does (their arguments read through volatile, so that the
+ * compiler cannot fold them with its own arithmetic).  Its tan_45 and
+ * cot_45 are sind_q1(45) / cosd_q1(45) and the inverse, both
+ * cosd_0_to_60(45) divided by itself: exactly 1, so dividing by them
+ * changes nothing.  On the GPU (no libm with glibc's bits) a value is
+ * computed only where it depends on no libm value: sin(+-0) = +-0,
+ * cos(0) = 1, asin(+-0) = +-0, acos(1) = 0, atan(+-0) = +-0, atan2(+-0, x)
+ * = +-0 for x > 0 or +0, and a function divided by the constant it was
+ * computed as (sin(30 * RADIANS_PER_DEGREE) / sin_30 = 1); any other row
+ * reports DEVERR_NEEDS_CPU and PostgreSQL evaluates it.
+ */
+#define DEG_SIND    0
+#define DEG_COSD    1
+#define DEG_TAND    2
+#define DEG_COTD    3
+#define DEG_ASIND   4
+#define DEG_ACOSD   5
+#define DEG_ATAND   6
+#define DEG_ATAN2D  7
+
+#ifdef PGSTROM_GPU_TARGET
+#define dev_fmod(x, y)  fmod(x, y)              /* exact, as every fmod */
+#else
+#define dev_fmod(x, y)  __builtin_fmod(x, y)
+
+/* one of init_degree_constants' arguments, unknown to the compiler */
+DEVICE_FUNC double
+dev_deg_arg(double x)
+{
+    volatile double v = x;
+
+    return v;
+}
+#endif
+
+/* sind_0_to_30: sin(x) / sin_30 / 2, exactly 0.5 at 30 degrees; false on
+ * the GPU where that needs libm */
+DEVICE_FUNC bool
+dev_sind_0_to_30(double x, double *z)
+{
+#ifdef PGSTROM_GPU_TARGET
+    if (x == 0.0)
+        *z = x;                                 /* sin(+-0) is +-0 */
+    else if (x == 30.0)
+        *z = 0.5;                               /* sin_30 / sin_30 / 2 */
+    else
+        return false;
+#else
+    double sin_x = __builtin_sin(x * DEV_RADIANS_PER_DEGREE);
+    double sin_30 = __builtin_sin(dev_deg_arg(30.0) * DEV_RADIANS_PER_DEGREE);
+
+    *z = (sin_x / sin_30) / 2.0;
+#endif
+    return true;
+}
+
+/* cosd_0_to_60: 1 - (1 - cos(x)) / one_minus_cos_60 / 2, exactly 0.5 at
+ * 60 degrees */
+DEVICE_FUNC bool
+dev_cosd_0_to_60(double x, double *z)
+{
+#ifdef PGSTROM_GPU_TARGET
+    if (x == 0.0)
+        *z = 1.0;                               /* cos(0) is 1 */
+    else if (x == 60.0)
+        *z = 0.5;
+    else
+        return false;
+#else
+    double one_minus_cos_x = 1.0 - __builtin_cos(x * DEV_RADIANS_PER_DEGREE);
+    double one_minus_cos_60 = 1.0 - __builtin_cos(dev_deg_arg(60.0) * DEV_RADIANS_PER_DEGREE);
+
+    *z = 1.0 - (one_minus_cos_x / one_minus_cos_60) / 2.0;
+#endif
+    return true;
+}
+
+/* sind_q1 and cosd_q1: 0 <= x <= 90 */
+DEVICE_FUNC bool
+dev_sind_q1(double x, double *z)
+{
+    return x <= 30.0 ? dev_sind_0_to_30(x, z) : dev_cosd_0_to_60(90.0 - x, z);
+}
+
+DEVICE_FUNC bool
+dev_cosd_q1(double x, double *z)
+{
+    return x <= 60.0 ? dev_cosd_0_to_60(x, z) : dev_sind_0_to_30(90.0 - x, z);
+}
+
+/* asind_q1 (op 0) and acosd_q1 (op 1): 0 <= x <= 1, asin below 0.5 and
+ * acos above, each exactly 30 (60) at 0.5 */
+DEVICE_FUNC bool
+dev_asind_acosd_q1(int op, double x, double *z)
+{
+#ifdef PGSTROM_GPU_TARGET
+    if (x == 0.0)
+        *z = op == 0 ? x : 90.0;                /* asin(+-0) is +-0 */
+    else if (x == 0.5)
+        *z = op == 0 ? 30.0 : 60.0;
+    else if (x == 1.0)
+        *z = op == 0 ? 90.0 : 0.0;              /* acos(1) is 0 */
+    else
+        return false;
+#else
+    if (x <= 0.5)
+    {
+        double asin_x = __builtin_asin(x);
+        double asin_0_5 = __builtin_asin(dev_deg_arg(0.5));
+
+        *z = op == 0 ? (asin_x / asin_0_5) * 30.0 : 90.0 - (asin_x / asin_0_5) * 30.0;
+    }
+    else
+    {
+        double acos_x = __builtin_acos(x);
+        double acos_0_5 = __builtin_acos(dev_deg_arg(0.5));
+
+        *z = op == 0 ? 90.0 - (acos_x / acos_0_5) * 60.0 : (acos_x / acos_0_5) * 60.0;
+    }
+#endif
+    return true;
+}
+
+/* atan2(y, x) (atan(y) when `two` is false) / atan_1_0 * 45 */
+DEVICE_FUNC bool
+dev_atand(bool two, double y, double x, double *z)
+{
+#ifdef PGSTROM_GPU_TARGET
+    if (y == 0.0 && (!two || x > 0.0 || (x == 0.0 && 1.0 / x > 0.0)))
+        *z = y;                                 /* +-0 */
+    else if (!two && y == 1.0)
+        *z = 45.0;                              /* atan(1) / atan_1_0 * 45 */
+    else
+        return false;
+#else
+    double atan_y = two ? __builtin_atan2(y, x) : __builtin_atan(y);
+    double atan_1_0 = __builtin_atan(dev_deg_arg(1.0));
+
+    *z = (atan_y / atan_1_0) * 45.0;
+#endif
+    return true;
+}
+
+DEVICE_NOINLINE int32_t
+impl_degrees(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
+{
+    double x = a->v.f8, result = 0.0, s = 0.0, c = 0.0;
+    int sign = 1;
+    bool known = false;
+
+    /* per POSIX, NaN in is NaN out (before any error) */
+    if (dev_isnan(x) || (op == DEG_ATAN2D && dev_isnan(b->v.f8)))
+    {
+        r->v.f8 = dev_nan();
+        return DEVERR_OK;
+    }
+    switch (op)
+    {
+        case DEG_ASIND:
+        case DEG_ACOSD:
+            if (x < -1.0 || x > 1.0)
+                return DEVERR_INPUT_RANGE;
+            if (x >= 0.0)
+                known = dev_asind_acosd_q1(op - DEG_ASIND, x, &result);
+            else
+            {
+                /* asind(-x) = -asind(x), acosd(-x) = 90 + asind(x) */
+                known = dev_asind_acosd_q1(0, -x, &s);
+                result = op == DEG_ASIND ? -s : 90.0 + s;
+            }
+            break;
+        case DEG_ATAND:
+        case DEG_ATAN2D:
+            known = dev_atand(op == DEG_ATAN2D, x, b->v.f8, &result);
+            break;
+        default:
+            if (dev_isinf(x))
+                return DEVERR_INPUT_RANGE;
+            /* reduce the argument to [0, 90] degrees */
+            x = dev_fmod(x, 360.0);
+            if (x < 0.0)
+            {
+                x = -x;                         /* cosd(-x) = cosd(x) */
+                if (op != DEG_COSD)
+                    sign = -sign;
+            }
+            if (x > 180.0)
+            {
+                x = 360.0 - x;                  /* cosd(360 - x) = cosd(x) */
+                if (op != DEG_COSD)
+                    sign = -sign;
+            }
+            if (x > 90.0)
+            {
+                x = 180.0 - x;                  /* sind(180 - x) = sind(x) */
+                if (op != DEG_SIND)
+                    sign = -sign;
+            }
+            if (op == DEG_SIND)
+                known = dev_sind_q1(x, &result);
+            else if (op == DEG_COSD)
+                known = dev_cosd_q1(x, &result);
+            else
+            {
+                /* tand: sind_q1 / cosd_q1 / tan_45, cotd: cosd_q1 /
+                 * sind_q1 / cot_45 (tan_45 and cot_45 are 1) */
+                known = dev_sind_q1(x, &s) && dev_cosd_q1(x, &c);
+                if (known)
+                    result = op == DEG_TAND ? s / c : c / s;
+                else if (x == 45.0)
+                {
+                    result = 1.0;               /* cosd_0_to_60(45) / itself */
+                    known = true;
+                }
+            }
+            break;
+    }
+    if (!known)
+        return DEVERR_NEEDS_CPU;
+    if (op <= DEG_COTD)
+        result = sign * result;
+    if (op == DEG_TAND || op == DEG_COTD)
+    {
+        /* no overflow check: tand(90) is Infinity; and no minus zero */
+        if (result == 0.0)
+            result = 0.0;
+    }
+    else if (dev_isinf(result))
+        return DEVERR_FLOAT_OVERFLOW;
+    r->v.f8 = result;
+    return DEVERR_OK;
+}
+
+#define IMPL_SIND(res, ta, tb)      impl_degrees(DEG_SIND, &args[0], &args[0], r)
+#define IMPL_COSD(res, ta, tb)      impl_degrees(DEG_COSD, &args[0], &args[0], r)
+#define IMPL_TAND(res, ta, tb)      impl_degrees(DEG_TAND, &args[0], &args[0], r)
+#define IMPL_COTD(res, ta, tb)      impl_degrees(DEG_COTD, &args[0], &args[0], r)
+#define IMPL_ASIND(res, ta, tb)     impl_degrees(DEG_ASIND, &args[0], &args[0], r)
+#define IMPL_ACOSD(res, ta, tb)     impl_degrees(DEG_ACOSD, &args[0], &args[0], r)
+#define IMPL_ATAND(res, ta, tb)     impl_degrees(DEG_ATAND, &args[0], &args[0], r)
+#define IMPL_ATAN2D(res, ta, tb)    impl_degrees(DEG_ATAN2D, &args[0], &args[1], r)
+
 /* ---- date arithmetic (date.c) ------------------------------------------- */
 
 #define DEV_DATE_NOT_FINITE(d)  ((d) == (-2147483647 - 1) || (d) == 2147483647)

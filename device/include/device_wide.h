@@ -434,6 +434,337 @@ impl_interval(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
 #define IMPL_TIME_PL_INTERVAL(res, ta, tb) impl_interval(9, &args[0], &args[1], r)
 #define IMPL_TIME_MI_INTERVAL(res, ta, tb) impl_interval(10, &args[0], &args[1], r)
 
+/* ---- interval * float8, interval / float8, justify_*, extract ---------- */
+
+/*
+ * Double arithmetic that is never fused: an FMA rounds once where
+ * PostgreSQL's C rounds twice.  The host build has no FMA instructions;
+ * on the GPU the explicitly rounded intrinsics are never contracted,
+ * whatever NVRTC's --fmad says.
+ */
+#ifdef PGSTROM_GPU_TARGET
+#define dev_dmul(a, b)  __dmul_rn((a), (b))
+#define dev_dadd(a, b)  __dadd_rn((a), (b))
+#define dev_dsub(a, b)  __dsub_rn((a), (b))
+#else
+#define dev_dmul(a, b)  ((a) * (b))
+#define dev_dadd(a, b)  ((a) + (b))
+#define dev_dsub(a, b)  ((a) - (b))
+#endif
+
+/* FLOAT8_FITS_IN_INT32 / FLOAT8_FITS_IN_INT64 (c.h); false for NaN */
+DEVICE_FUNC bool
+dev_f8_fits_i32(double x)
+{
+    return x >= -2147483648.0 && x < 2147483648.0;
+}
+
+DEVICE_FUNC bool
+dev_f8_fits_i64(double x)
+{
+    return x >= -9223372036854775808.0 && x < 9223372036854775808.0;
+}
+
+/* TSROUND (timestamp.h): rounded to 6 decimal places */
+DEVICE_FUNC double
+dev_tsround(double j)
+{
+    return dev_rint(dev_dmul(j, 1000000.0)) / 1000000.0;
+}
+
+/* span->field * factor (interval_mul) or / factor (interval_div) */
+DEVICE_FUNC double
+dev_iv_scale(bool div, double field, double factor)
+{
+    return div ? field / factor : dev_dmul(field, factor);
+}
+
+/*
+ * interval_mul (div = false) and interval_div, as timestamp.c computes
+ * them: NaN factors and 0 * infinity are "interval out of range"; the
+ * months and days scaled and truncated, their fractions cascaded down
+ * (a month as 30 days, a day as 86400 seconds, TSROUND at each step), the
+ * time rounded with rint; each double operation in PostgreSQL's order.
+ */
+DEVICE_NOINLINE int32_t
+dev_interval_muldiv(bool div, DevInterval span, double factor, DevInterval *r)
+{
+    double month_remainder_days, sec_remainder, result_double, t;
+    int32_t q;
+
+    if (div && factor == 0.0)
+        return DEVERR_DIVISION_BY_ZERO;
+    if (dev_isnan(factor))
+        return DEVERR_INTERVAL_RANGE;
+    if (dev_iv_nobegin(span) || dev_iv_noend(span))
+    {
+        /* infinity * 0 and infinity / infinity have no interval */
+        if (div ? dev_isinf(factor) : factor == 0.0)
+            return DEVERR_INTERVAL_RANGE;
+        if (factor < 0.0)
+            return dev_interval_um(span, r);
+        *r = span;
+        return DEVERR_OK;
+    }
+    if (!div && dev_isinf(factor))
+    {
+        /* interval_sign: a zero span has no infinite multiple */
+        dev_i128 s = dev_interval_span(span);
+
+        if (s == 0)
+            return DEVERR_INTERVAL_RANGE;
+        *r = dev_iv_infinite((factor < 0.0) == (s < 0));
+        return DEVERR_OK;
+    }
+    result_double = dev_iv_scale(div, (double) span.month, factor);
+    if (dev_isnan(result_double) || !dev_f8_fits_i32(result_double))
+        return DEVERR_INTERVAL_RANGE;
+    r->month = (int32_t) result_double;
+    result_double = dev_iv_scale(div, (double) span.day, factor);
+    if (dev_isnan(result_double) || !dev_f8_fits_i32(result_double))
+        return DEVERR_INTERVAL_RANGE;
+    r->day = (int32_t) result_double;
+
+    /* the fraction of the months into days (DAYS_PER_MONTH) ... */
+    t = dev_dsub(dev_iv_scale(div, (double) span.month, factor), (double) r->month);
+    month_remainder_days = dev_tsround(dev_dmul(t, 30.0));
+    /* ... and of the days, with that of those days, into seconds */
+    t = dev_dsub(dev_iv_scale(div, (double) span.day, factor), (double) r->day);
+    t = dev_dadd(t, month_remainder_days);
+    t = dev_dsub(t, (double) (int32_t) month_remainder_days);
+    sec_remainder = dev_tsround(dev_dmul(t, 86400.0));
+    /* a whole day (or more) of seconds, from rounding or the cascade */
+    if (dev_fabs(sec_remainder) >= 86400.0)
+    {
+        q = (int32_t) (sec_remainder / 86400.0);
+        if (dev_add32_overflows(r->day, q, &r->day))
+            return DEVERR_INTERVAL_RANGE;
+        sec_remainder = dev_dsub(sec_remainder, (double) (q * 86400));
+    }
+    if (dev_add32_overflows(r->day, (int32_t) month_remainder_days, &r->day))
+        return DEVERR_INTERVAL_RANGE;
+    t = dev_iv_scale(div, (double) span.time, factor);
+    result_double = dev_rint(dev_dadd(t, dev_dmul(sec_remainder, 1000000.0)));
+    if (dev_isnan(result_double) || !dev_f8_fits_i64(result_double))
+        return DEVERR_INTERVAL_RANGE;
+    r->time = (int64_t) result_double;
+    if (dev_iv_nobegin(*r) || dev_iv_noend(*r))
+        return DEVERR_INTERVAL_RANGE;
+    return DEVERR_OK;
+}
+
+DEVICE_FUNC int32_t
+impl_interval_muldiv(bool div, const DevDatum *span, const DevDatum *factor, DevDatum *r)
+{
+    DevInterval z;
+    int32_t rc = dev_interval_muldiv(div, dev_interval_of(span), factor->v.f8, &z);
+
+    if (rc == DEVERR_OK)
+        dev_interval_set(r, z);
+    return rc;
+}
+
+/* wholemonth = day / DAYS_PER_MONTH moved into the months (justify_days'
+ * step); false on overflow */
+DEVICE_FUNC bool
+dev_justify_days_step(DevInterval *v)
+{
+    int32_t wholemonth = v->day / 30;
+
+    v->day -= wholemonth * 30;
+    return !dev_add32_overflows(v->month, wholemonth, &v->month);
+}
+
+/* whole days of the time moved into the days (TMODULO), without a check */
+DEVICE_FUNC int64_t
+dev_justify_time(DevInterval *v)
+{
+    int64_t wholeday = v->time / DEV_USECS_PER_DAY;
+
+    v->time -= wholeday * DEV_USECS_PER_DAY;
+    return wholeday;
+}
+
+/* interval_justify_hours (op 0), interval_justify_days (op 1) and
+ * interval_justify_interval (op 2); infinities unchanged */
+DEVICE_NOINLINE int32_t
+impl_justify(int op, const DevDatum *a, DevDatum *r)
+{
+    DevInterval v = dev_interval_of(a);
+    int64_t wholeday;
+
+    if (dev_iv_nobegin(v) || dev_iv_noend(v))
+    {
+        dev_interval_set(r, v);
+        return DEVERR_OK;
+    }
+    if (op == 0)
+    {
+        wholeday = dev_justify_time(&v);
+        if (dev_add32_overflows(v.day, wholeday, &v.day))
+            return DEVERR_INTERVAL_RANGE;
+    }
+    else if (op == 1)
+    {
+        if (!dev_justify_days_step(&v))
+            return DEVERR_INTERVAL_RANGE;
+        if (v.month > 0 && v.day < 0)
+        {
+            v.day += 30;
+            v.month--;
+        }
+        else if (v.month < 0 && v.day > 0)
+        {
+            v.day -= 30;
+            v.month++;
+        }
+    }
+    else
+    {
+        /* days first where that may prevent an overflow */
+        if (((v.day > 0 && v.time > 0) || (v.day < 0 && v.time < 0)) && !dev_justify_days_step(&v))
+            return DEVERR_INTERVAL_RANGE;
+        /* (cannot overflow: the days are few now, or of the other sign) */
+        wholeday = dev_justify_time(&v);
+        v.day = (int32_t) (v.day + wholeday);
+        if (!dev_justify_days_step(&v))
+            return DEVERR_INTERVAL_RANGE;
+        if (v.month > 0 && (v.day < 0 || (v.day == 0 && v.time < 0)))
+        {
+            v.day += 30;
+            v.month--;
+        }
+        else if (v.month < 0 && (v.day > 0 || (v.day == 0 && v.time > 0)))
+        {
+            v.day -= 30;
+            v.month++;
+        }
+    }
+    /* the time's sign made the day's (hours and interval) */
+    if (op != 1)
+    {
+        if (v.day > 0 && v.time < 0)
+        {
+            v.time += DEV_USECS_PER_DAY;
+            v.day--;
+        }
+        else if (v.day < 0 && v.time > 0)
+        {
+            v.time -= DEV_USECS_PER_DAY;
+            v.day++;
+        }
+    }
+    dev_interval_set(r, v);
+    return DEVERR_OK;
+}
+
+/*
+ * extract(unit FROM interval) (numeric) and date_part(unit, interval)
+ * (float8), as interval_part_common computes them from interval2itm's
+ * fields (years, months of the year, days, hours, minutes, seconds,
+ * microseconds; each with the interval's sign).  Infinite intervals: the
+ * monotonic units (hour, day, year, decade, century, millennium, epoch)
+ * are +-Infinity, the others NULL (NonFiniteIntervalPart).  A unit the
+ * device does not know, or one PostgreSQL rejects for intervals (isoyear,
+ * dow, isodow, doy: an error there), goes to PostgreSQL.
+ */
+DEVICE_NOINLINE int32_t
+impl_extract_interval(int res, const DevDatum *unit, const DevDatum *a, DevDatum *r)
+{
+    int u = dev_datetime_unit(unit);
+    DevInterval iv = dev_interval_of(a);
+    int64_t t, hour, v;
+    int32_t year, mon, min, sec, usec;
+
+    if (u == DU_NONE || u == DU_ISOYEAR || u == DU_DOW || u == DU_ISODOW || u == DU_DOY)
+        return DEVERR_NEEDS_CPU;
+    if (dev_iv_nobegin(iv) || dev_iv_noend(iv))
+    {
+        if (u == DU_MICROSEC || u == DU_MILLISEC || u == DU_SECOND || u == DU_MINUTE ||
+            u == DU_WEEK || u == DU_MONTH || u == DU_QUARTER)
+        {
+            r->isnull = 1;
+            return DEVERR_OK;
+        }
+        if (res == DT_FLOAT8)
+        {
+            r->v.f8 = dev_iv_nobegin(iv) ? -dev_inf() : dev_inf();
+            return DEVERR_OK;
+        }
+        return dev_num_special(r, dev_iv_nobegin(iv) ? NUM_NINF : NUM_PINF);
+    }
+    if (u == DU_EPOCH)
+    {
+        if (res == DT_FLOAT8)
+        {
+            /* DAYS_PER_YEAR * SECS_PER_DAY a year, DAYS_PER_MONTH days a month */
+            double e = (double) iv.time / 1000000.0;
+
+            e = dev_dadd(e, dev_dmul(31557600.0, (double) (iv.month / 12)));
+            e = dev_dadd(e, dev_dmul(2592000.0, (double) (iv.month % 12)));
+            e = dev_dadd(e, dev_dmul(86400.0, (double) iv.day));
+            r->v.f8 = e;
+            return DEVERR_OK;
+        }
+        /* exact: (seconds of the months and days) * 10^6 + time, scale 6 */
+        v = ((int64_t) 1461 * (iv.month / 12) + (int64_t) 120 * (iv.month % 12) + (int64_t) 4 * iv.day) * 21600;
+        dev_num_set(r, (dev_i128) v * 1000000 + iv.time, 6);
+        return DEVERR_OK;
+    }
+    /* interval2itm */
+    year = iv.month / 12;
+    mon = iv.month % 12;
+    t = iv.time;
+    hour = t / 3600000000LL;
+    t -= hour * 3600000000LL;
+    min = (int32_t) (t / 60000000LL);
+    t -= min * 60000000LL;
+    sec = (int32_t) (t / 1000000LL);
+    t -= sec * 1000000LL;
+    usec = (int32_t) t;
+    switch (u)
+    {
+        case DU_MICROSEC: return dev_part_result(res, sec * 1000000LL + usec, 0, r);
+        case DU_MILLISEC:
+            if (res == DT_FLOAT8)
+            {
+                r->v.f8 = dev_dadd(dev_dmul((double) sec, 1000.0), (double) usec / 1000.0);
+                return DEVERR_OK;
+            }
+            return dev_part_result(res, sec * 1000000LL + usec, 3, r);
+        case DU_SECOND:
+            if (res == DT_FLOAT8)
+            {
+                r->v.f8 = dev_dadd((double) sec, (double) usec / 1000000.0);
+                return DEVERR_OK;
+            }
+            return dev_part_result(res, sec * 1000000LL + usec, 6, r);
+        case DU_MINUTE: return dev_part_result(res, min, 0, r);
+        case DU_HOUR: return dev_part_result(res, hour, 0, r);
+        case DU_DAY: return dev_part_result(res, iv.day, 0, r);
+        case DU_WEEK: return dev_part_result(res, iv.day / 7, 0, r);
+        case DU_MONTH: return dev_part_result(res, mon, 0, r);
+        case DU_QUARTER:
+            /* from the months, negated as PostgreSQL's 32-bit int wraps
+             * (-INT_MIN is INT_MIN there) */
+            if (iv.month >= 0)
+                return dev_part_result(res, mon / 3 + 1, 0, r);
+            return dev_part_result(res, -((((int32_t) (0U - (uint32_t) iv.month)) % 12) / 3 + 1), 0, r);
+        case DU_YEAR: return dev_part_result(res, year, 0, r);
+        case DU_DECADE: return dev_part_result(res, year / 10, 0, r);
+        case DU_CENTURY: return dev_part_result(res, year / 100, 0, r);
+        default: return dev_part_result(res, year / 1000, 0, r);     /* DU_MILLENNIUM */
+    }
+}
+
+#define IMPL_INTERVAL_MUL(res, ta, tb)      impl_interval_muldiv(false, &args[0], &args[1], r)
+#define IMPL_MUL_D_INTERVAL(res, ta, tb)    impl_interval_muldiv(false, &args[1], &args[0], r)
+#define IMPL_INTERVAL_DIV(res, ta, tb)      impl_interval_muldiv(true, &args[0], &args[1], r)
+#define IMPL_JUSTIFY_HOURS(res, ta, tb)     impl_justify(0, &args[0], r)
+#define IMPL_JUSTIFY_DAYS(res, ta, tb)      impl_justify(1, &args[0], r)
+#define IMPL_JUSTIFY_INTERVAL(res, ta, tb)  impl_justify(2, &args[0], r)
+#define IMPL_EXTRACT_INTERVAL(res, ta, tb)  impl_extract_interval(res, &args[0], &args[1], r)
+
 /* LIKE / NOT LIKE over bytea: bytes, '_' one byte (SB_MatchText) */
 #define IMPL_BYTEA_LIKE(res, ta, tb)     impl_like(false, true, &args[0], &args[1], r)
 #define IMPL_BYTEA_NOT_LIKE(res, ta, tb) impl_like(true, true, &args[0], &args[1], r)

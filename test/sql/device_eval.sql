@@ -373,6 +373,174 @@ SELECT e, pg_vs_device('dv_interval', e) AS result FROM (VALUES
   ('tsa + iva - iva = tsa'), ('(tsa - tsb) + ivb')
 ) v(e);
 
+-- Row by row, errors included: PostgreSQL evaluates each row alone; the
+-- device evaluates the rows PostgreSQL computes in one run (the failing
+-- ones masked by a CASE), then each failing row alone, which must fail
+-- with PostgreSQL's SQLSTATE and message.  The failing rows' errors are
+-- kept in row_errors.
+CREATE TEMP TABLE row_errors (expr text, k int, err text);
+CREATE FUNCTION pg_vs_device_rows(rel regclass, expr text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  k int;
+  v text;
+  failing int[] := '{}';
+  errs text[] := '{}';
+  dev text;
+  values_result text;
+  differing int := 0;
+  enabled text := current_setting('pg_strom.enabled');
+BEGIN
+  PERFORM set_config('pg_strom.enabled', 'off', true);
+  FOR k IN EXECUTE format('SELECT k FROM ONLY %s ORDER BY k', rel) LOOP
+    BEGIN
+      EXECUTE format('SELECT (%s)::text FROM ONLY %s WHERE k = $1', expr, rel) INTO v USING k;
+    EXCEPTION WHEN OTHERS THEN
+      failing := failing || k;
+      errs := errs || (SQLSTATE || ': ' || SQLERRM);
+    END;
+  END LOOP;
+  PERFORM set_config('pg_strom.enabled', enabled, true);
+  INSERT INTO row_errors SELECT expr, f.k, f.err FROM unnest(failing, errs) f(k, err);
+  values_result := pg_vs_device(rel, format('CASE WHEN k = ANY (%L::int[]) THEN NULL ELSE (%s) END', failing, expr));
+  FOR i IN 1 .. coalesce(array_length(failing, 1), 0) LOOP
+    BEGIN
+      PERFORM count(*) FROM pgstrom.device_eval(rel, format('CASE WHEN k = %s THEN (%s) END', failing[i], expr));
+      dev := 'no error';
+    EXCEPTION WHEN OTHERS THEN
+      dev := SQLSTATE || ': ' || SQLERRM;
+    END;
+    IF dev IS DISTINCT FROM errs[i] THEN
+      differing := differing + 1;
+      RAISE WARNING '% at k = %: postgres %, device %', expr, failing[i], errs[i], dev;
+    END IF;
+  END LOOP;
+  RETURN format('%s; %s failing rows%s', values_result, coalesce(array_length(failing, 1), 0),
+                CASE WHEN differing = 0 THEN ', same errors' ELSE format(', MISMATCH: %s errors differ', differing) END);
+END $$;
+
+-- interval * float8, float8 * interval, interval / float8: months, days
+-- and times of both signs, fractions that cascade (thirds, tenths, 1e-9),
+-- extremes of each field, infinite intervals, and factors 0, -0, NaN,
+-- +-Infinity, the smallest subnormal and the largest double.
+CREATE TABLE dv_ivmul AS
+SELECT (row_number() OVER ())::int AS k, iv AS iva, f AS f8a
+  FROM unnest(ARRAY['0', '1 mon', '-1 mon', '1 day', '-1 day', '00:00:00.000001', '-00:00:00.000001',
+                    '1 year 2 mons 3 days 04:05:06.789', '-1 year -2 mons -3 days -04:05:06.789', '1 mon -1 day',
+                    '-1 mon 1 day 00:00:01', '5 days 23:59:59.999999', '7 mons 15 days 12:00',
+                    '29 days 23:59:59.999999', '1 day -00:00:00.000001', '3 mons 10 days 01:00', '100 years',
+                    '2147483647 mons', '-178956970 years -8 mons', '2147483647 days', '-2147483648 days',
+                    '2562047788:00:54.775807', '-2562047788:00:54.775807',
+                    '178956970 years 7 mons 2147483647 days 2562047788:00:54.775806', 'infinity', '-infinity'
+                   ]::interval[]) iv,
+       unnest(ARRAY['0', '-0', '1', '-1', '0.5', '-0.5', '0.3333333333333333', '0.6666666666666666', '0.1', '1.5',
+                    '-2.5', '7', '30', '1e-6', '1e-9', '5e-324', '-1e-300', '1e9', '1e300', '1.7976931348623157e308',
+                    'NaN', 'Infinity', '-Infinity', '29.999999', '0.999999999', '1.1574074074074073e-05', '12.5',
+                    '3.14159265358979']::float8[]) f;
+SELECT e, pg_vs_device_rows('dv_ivmul', e) AS result FROM (VALUES
+  ('iva * f8a'), ('f8a * iva'), ('iva / f8a'), ('iva * f8a / f8a'), ('(iva / 3) * f8a + iva'),
+  ('iva * f8a < iva / f8a'), ('justify_interval(iva * f8a)'), ('extract(epoch FROM iva / f8a)')
+) v(e);
+
+-- justify_hours / justify_days / justify_interval and every unit of
+-- extract / date_part over intervals: each field's sign and extremes,
+-- fields that justify into overflow, and the infinities.
+CREATE TABLE dv_ivpart AS
+SELECT (row_number() OVER ())::int AS k, iv AS iva
+  FROM unnest(ARRAY['0', '1 mon', '-1 mon', '11 mons', '-11 mons', '3 mons', '-3 mons', '14 mons', '-14 mons',
+                    '1 year 2 mons 3 days 04:05:06.789', '-1 year -2 mons -3 days -04:05:06.789',
+                    '1 mon -1 day', '-1 mon 1 day 00:00:01', '1 mon -35 days 25:00', '-1 mon 35 days -25:00',
+                    '29 days 23:59:59.999999', '30 days', '-30 days', '59 days -00:00:00.000001', '1 day -00:00:01',
+                    '-1 day 00:00:01', '24:00:00', '-24:00:00', '25:59:59.5', '-25:59:59.5', '00:00:59.999999',
+                    '-00:00:00.000001', '17 days', '-17 days', '1234 years 5 mons', '-1234 years -5 mons',
+                    '1 year 2 mons 29 days 04:05:06.789', '1 year 2 mons 12345 days 00:00:00.300001',
+                    '10288065 years 9 mons 2147483647 days 04:05:06.789', '-10288065 years -9 mons 12345 days',
+                    '2147483647 mons', '2147483647 mons -1 day', '2147483647 mons 29 days 24:00:00',
+                    '2147483647 mons 30 days', '-178956970 years -8 mons', '-178956970 years -8 mons -30 days',
+                    '-178956970 years -7 mons -29 days -24:00:00', '2147483647 days', '2147483647 days 24:00:00',
+                    '-2147483648 days', '-2147483648 days -24:00:00', '2147483647 days -24:00:00',
+                    '2562047788:00:54.775807', '-2562047788:00:54.775807', '1 day 2562047764:00:00',
+                    '178956970 years 7 mons 2147483647 days 2562047788:00:54.775806',
+                    '-178956970 years -8 mons -2147483648 days -2562047788:00:54.775807', 'infinity', '-infinity'
+                   ]::interval[]) iv;
+SELECT e, pg_vs_device_rows('dv_ivpart', e) AS result FROM (VALUES
+  ('justify_hours(iva)'), ('justify_days(iva)'), ('justify_interval(iva)'),
+  ('justify_days(justify_hours(iva)) = justify_interval(iva)'), ('justify_interval(-iva)')
+) v(e);
+CREATE TEMP TABLE interval_part_results AS
+SELECT format(f, u) AS e, pg_vs_device('dv_ivpart', format(f, u)) AS result
+  FROM unnest(ARRAY['extract(%s FROM iva)', 'date_part(''%s'', iva)']) f,
+       unnest(ARRAY['microseconds', 'milliseconds', 'second', 'minute', 'hour', 'day', 'week', 'month',
+                    'quarter', 'year', 'decade', 'century', 'millennium', 'epoch',
+                    'isoyear', 'dow', 'isodow', 'doy', 'julian', 'timezone', 'Hours', 'mins', 'fortnight']) u;
+SELECT * FROM interval_part_results;
+-- the units the device knows are computed there, the others by PostgreSQL
+-- (the rows go to the CPU path)
+CREATE FUNCTION cpu_path(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE ln text; r text := '';
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
+    IF ln ~ '(Custom Scan \(|GPU Input Rows|CPU Path Rows)' THEN
+      r := r || CASE WHEN r = '' THEN '' ELSE ', ' END
+             || regexp_replace(ln, '^ *(-> +)?(Custom Scan \((\w+)\).*|(.*))$', '\3\4');
+    END IF;
+  END LOOP;
+  RETURN r;
+END $$;
+SET pg_strom.gpu_setup_cost = 0;
+SELECT q, cpu_path(q) FROM (VALUES
+  ('SELECT k FROM dv_ivpart WHERE extract(hour FROM iva) > 2 OR date_part(''epoch'', iva) < 0'),
+  ('SELECT k FROM dv_ivpart WHERE extract(hours FROM iva) > 2'),
+  ('SELECT k FROM dv_ivpart WHERE CASE WHEN iva BETWEEN ''-100 years'' AND ''100 years'' THEN justify_interval(iva * 0.7) END > ''1 day''')
+) v(q);
+RESET pg_strom.gpu_setup_cost;
+
+-- sind / cosd / tand / cotd / atand / atan2d over angles (multiples of
+-- 15 degrees, one unit in the last place beside 30, 45, 60 and 90, huge
+-- and tiny values, NaN, infinities), asind / acosd over [-1, 1] and just
+-- beyond.
+CREATE TABLE dv_deg AS
+SELECT (row_number() OVER ())::int AS k, a AS f8a,
+       (ARRAY['1', '-1', '0', '-0', '0.5', 'Infinity', '-Infinity', 'NaN', '2', '-3', '1e-300', '1e300']::float8[])
+         [1 + (row_number() OVER ())::int % 12] AS f8b
+  FROM (SELECT unnest(ARRAY['0', '-0', 'NaN', 'Infinity', '-Infinity', '30.000000000000004', '29.999999999999996',
+                            '45.00000000000001', '44.99999999999999', '60.00000000000001', '59.99999999999999',
+                            '89.99999999999999', '90.00000000000001', '180.00000000000003', '359.99999999999994',
+                            '1e-300', '5e-324', '-5e-324', '1e300', '-1e300', '1.7976931348623157e308', '3600000000.5',
+                            '1e16', '-123456789.125', '0.1', '1', '-1', '15.5', '-44.9']::float8[]) AS a
+        UNION ALL SELECT g * 15 FROM generate_series(-48, 48) g
+        UNION ALL SELECT (g * 37.37) - 1800 FROM generate_series(0, 100) g) s;
+CREATE TABLE dv_unit AS
+SELECT (row_number() OVER ())::int AS k, a AS f8a
+  FROM (SELECT unnest(ARRAY['0', '-0', 'NaN', '0.5', '-0.5', '1', '-1', '0.49999999999999994', '0.5000000000000001',
+                            '-0.49999999999999994', '-0.5000000000000001', '0.9999999999999999', '-0.9999999999999999',
+                            '1.0000000000000002', '-1.0000000000000002', '5e-324', '-5e-324', '1e-300', '2', '-2',
+                            'Infinity', '-Infinity', '0.8660254037844386', '0.7071067811865476']::float8[]) AS a
+        UNION ALL SELECT g / 64.0 FROM generate_series(-64, 64) g
+        UNION ALL SELECT g / 997.0 FROM generate_series(-997, 997, 13) g) s;
+SELECT e, pg_vs_device_rows(r, e) AS result FROM (VALUES
+  ('dv_deg', 'sind(f8a)'), ('dv_deg', 'cosd(f8a)'), ('dv_deg', 'tand(f8a)'), ('dv_deg', 'cotd(f8a)'),
+  ('dv_deg', 'atand(f8a)'), ('dv_deg', 'atand(f8b)'), ('dv_deg', 'atan2d(f8a, f8b)'), ('dv_deg', 'atan2d(f8b, f8a)'),
+  ('dv_deg', 'sind(f8a) ^ 2 + cosd(f8a) ^ 2'), ('dv_deg', 'tand(f8a) * cotd(f8a)'),
+  ('dv_unit', 'asind(f8a)'), ('dv_unit', 'acosd(f8a)'), ('dv_unit', 'asind(f8a) + acosd(f8a)'),
+  ('dv_unit', 'sind(asind(f8a))'), ('dv_unit', 'atand(f8a)')
+) v(r, e);
+-- values PostgreSQL's construction makes exact, which the GPU computes
+-- itself (the others it leaves to PostgreSQL): every row of each of
+-- these is one of them
+CREATE TABLE dv_deg_exact AS
+SELECT (row_number() OVER ())::int AS k, j, j * 15.0::float8 AS f8a,
+       (ARRAY['1', '0', '-0', '0.5', '-0.5', '-1', '1e300', 'Infinity']::float8[])[1 + (j + 48) % 8] AS f8b
+  FROM generate_series(-48, 48) j;
+SELECT e, pg_vs_device('dv_deg_exact', e) AS result FROM (VALUES
+  ('CASE WHEN (j % 24 + 24) % 24 IN (0, 2, 6, 10, 12, 14, 18, 22) THEN sind(f8a) END'),
+  ('CASE WHEN (j % 24 + 24) % 24 IN (0, 4, 6, 8, 12, 16, 18, 20) THEN cosd(f8a) END'),
+  ('CASE WHEN j % 3 = 0 THEN tand(f8a) END'), ('CASE WHEN j % 3 = 0 THEN cotd(f8a) END'),
+  ('CASE WHEN abs(f8b) <= 1 THEN asind(f8b) END'), ('CASE WHEN abs(f8b) <= 1 THEN acosd(f8b) END'),
+  ('CASE WHEN f8b IN (0, 1) THEN atand(f8b) END'), ('CASE WHEN f8b = 0 AND f8a > 0 THEN atan2d(f8b, f8a) END')
+) v(e);
+-- the errors the row by row comparisons met
+SELECT expr, err, count(*) FROM row_errors GROUP BY 1, 2 ORDER BY 1, 2;
+
 -- Longer = ANY / <> ALL lists: one binary search of the sorted constants
 -- (NULL elements, NaN and -0, cross-type integers, trailing blanks).
 SELECT k, left(e, 24) AS starts, pg_vs_device('dv_edge', e) AS on_edge, pg_vs_device('dv_safe', e) AS on_safe FROM (VALUES

@@ -91,5 +91,25 @@ RESET pg_strom.enable_gpupreagg;
 -- inside a subplan run once per outer row (rescan)
 SELECT v, (SELECT count(*) FROM pa_t0 WHERE aid = v) FROM (VALUES (1), (5), (1300)) x(v) ORDER BY v;
 
-DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys;
+-- a grouping key of a unit the device computes (date_part over an
+-- interval) is reduced on the device; one it leaves to PostgreSQL
+-- ('days', a spelling PostgreSQL also accepts) keeps the aggregation on
+-- the CPU, as in a join qual
+CREATE TABLE pa_iv AS SELECT i, i * interval '5 hours 7.5 seconds' - (i % 7) * interval '1 mon' AS iv
+  FROM generate_series(1, 2000) i;
+ANALYZE pa_iv;
+SELECT * FROM pa_explain('SELECT date_part(''day'', justify_hours(iv * 0.5)) AS d, count(*) FROM pa_iv GROUP BY 1');
+SELECT * FROM pa_explain('SELECT date_part(''days'', iv) AS d, count(*) FROM pa_iv GROUP BY 1');
+SELECT * FROM pa_explain('SELECT count(*) FROM pa_iv a JOIN pa_t1 b ON date_part(''hour'', a.iv) = b.aid');
+SELECT * FROM pa_explain('SELECT count(*) FROM pa_iv a JOIN pa_t1 b ON date_part(''hours'', a.iv) = b.aid');
+CREATE TEMP TABLE pa_ivd AS
+  SELECT date_part('day', justify_hours(iv * 0.5)) AS d, count(*) AS n, min(i) AS i FROM pa_iv GROUP BY 1;
+SET pg_strom.enabled = off;
+SELECT count(*) AS groups, sum(n) AS rows, count(*) = (SELECT count(*) FROM (
+         SELECT date_part('day', justify_hours(iv * 0.5)), count(*), min(i) FROM pa_iv GROUP BY 1
+         EXCEPT SELECT * FROM pa_ivd) x) + count(*) AS same
+  FROM pa_ivd;
+RESET pg_strom.enabled;
+
+DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv;
 DROP FUNCTION pa_explain;

@@ -187,14 +187,16 @@ pub fn uses_time_zone(fid: u16) -> bool {
 }
 
 /// Units the device computes without PostgreSQL: of date_part over a
-/// time (`time_only`) or a timestamp, or of date_trunc (`trunc`).
-fn device_unit(unit: &str, time_only: bool, trunc: bool) -> bool {
+/// time (`time_only`), a timestamp or an `interval` (which has no isoyear,
+/// dow, isodow or doy: PostgreSQL raises an error for them), or of
+/// date_trunc (`trunc`).
+fn device_unit(unit: &str, time_only: bool, trunc: bool, interval: bool) -> bool {
     const TIME: [&str; 5] = ["microseconds", "milliseconds", "second", "minute", "hour"];
     const DATE: [&str; 8] = ["day", "week", "month", "quarter", "year", "decade", "century", "millennium"];
     const PART: [&str; 5] = ["epoch", "isoyear", "dow", "isodow", "doy"];
     TIME.contains(&unit)
         || (!time_only && DATE.contains(&unit))
-        || (!trunc && (unit == "epoch" || (!time_only && PART.contains(&unit))))
+        || (!trunc && (unit == "epoch" || (!time_only && !interval && PART.contains(&unit))))
 }
 
 /// Whether lower / upper / ILIKE under collation `collid` map the ASCII
@@ -537,7 +539,10 @@ impl Ctx<'_> {
         if !self.pg_fallback
             && let Some(fid) = device_function_of(funcid)
             && let Some(f) = func_info(fid)
-            && matches!(f.family, "IMPL_EXTRACT" | "IMPL_DATE_TRUNC" | "IMPL_TZ_EXTRACT" | "IMPL_TZ_DATE_TRUNC")
+            && matches!(
+                f.family,
+                "IMPL_EXTRACT" | "IMPL_DATE_TRUNC" | "IMPL_TZ_EXTRACT" | "IMPL_TZ_DATE_TRUNC" | "IMPL_EXTRACT_INTERVAL"
+            )
         {
             // SAFETY: the arguments of an OpExpr/FuncExpr.
             let first = unsafe { list_nodes(args) }.first().copied().unwrap_or(std::ptr::null_mut());
@@ -555,7 +560,8 @@ impl Ctx<'_> {
                     .flatten()
             };
             let trunc = matches!(f.family, "IMPL_DATE_TRUNC" | "IMPL_TZ_DATE_TRUNC");
-            if !unit.is_some_and(|u| device_unit(&u, f.args[1] == type_id("TIME"), trunc)) {
+            let (time_only, interval) = (f.args[1] == type_id("TIME"), f.args[1] == type_id("INTERVAL"));
+            if !unit.is_some_and(|u| device_unit(&u, time_only, trunc, interval)) {
                 return unsupported(format!(
                     "{} with a unit the device does not compute, here",
                     f.name.to_ascii_lowercase()

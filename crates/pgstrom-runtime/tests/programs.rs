@@ -338,3 +338,226 @@ fn numeric_columns_constants_and_params() {
         }
     }
 }
+
+/// What an engine gives for one float8 function of one row: its value's
+/// bits, an error, or `None` when the row goes to PostgreSQL.
+fn eval_f8(e: &dyn Engine, func: &str, args: &[f64]) -> Option<Result<u64, (&'static str, &'static str)>> {
+    let bytes: Vec<Vec<u8>> = args.iter().map(|v| v.to_le_bytes().to_vec()).collect();
+    let cols: Vec<ColumnData> = bytes
+        .iter()
+        .map(|b| ColumnData {
+            type_id: type_id("FLOAT8"),
+            values: b,
+            validity: None,
+            offsets: None,
+            ..Default::default()
+        })
+        .collect();
+    let mut p = Builder::new();
+    for i in 0..args.len() {
+        p.var(i as i32);
+    }
+    p.func(f(func));
+    let prog = p.finish(type_id("FLOAT8")).unwrap();
+    match e.eval_program(&prog, &cols, &[], 1) {
+        Ok(out) => Some(Ok(out.values[0] as u64)),
+        Err(DeviceError::Sql { sqlstate, message, .. }) => Some(Err((sqlstate, message))),
+        Err(DeviceError::NeedsCpu { row: 0 }) => None,
+        Err(other) => panic!("{func}{args:?}: {other:?}"),
+    }
+}
+
+#[test]
+fn degree_functions_exact_where_postgres_makes_them() {
+    let inf = f64::INFINITY;
+    // (function, arguments, PostgreSQL 18's result, exact by float.c's
+    // construction: computed on the GPU too)
+    let cases: &[(&str, &[f64], f64, bool)] = &[
+        ("SIND", &[0.0], 0.0, true),
+        ("SIND", &[-0.0], -0.0, true),
+        ("SIND", &[30.0], 0.5, true),
+        ("SIND", &[90.0], 1.0, true),
+        ("SIND", &[150.0], 0.5, true),
+        ("SIND", &[-30.0], -0.5, true),
+        ("SIND", &[210.0], -0.5, true),
+        ("SIND", &[270.0], -1.0, true),
+        ("SIND", &[-720.0], -0.0, true),
+        // 90 - (30 + 1 ulp) rounds to 60: cosd_0_to_60(60)
+        ("SIND", &[30.000000000000004], 0.5, true),
+        ("SIND", &[45.0], 0.7071067811865475, false),
+        ("SIND", &[60.0], 0.8660254037844387, false),
+        ("SIND", &[0.1], 0.001745328365898309, false),
+        ("COSD", &[-0.0], 1.0, true),
+        ("COSD", &[60.0], 0.5, true),
+        ("COSD", &[90.0], 0.0, true),
+        ("COSD", &[120.0], -0.5, true),
+        ("COSD", &[180.0], -1.0, true),
+        ("COSD", &[240.0], -0.5, true),
+        ("COSD", &[30.0], 0.8660254037844387, false),
+        ("TAND", &[-0.0], 0.0, true),
+        ("TAND", &[45.0], 1.0, true),
+        ("TAND", &[90.0], inf, true),
+        ("TAND", &[135.0], -1.0, true),
+        ("TAND", &[180.0], 0.0, true),
+        ("TAND", &[270.0], -inf, true),
+        ("TAND", &[30.0], 0.5773502691896257, false),
+        ("TAND", &[60.0], 1.7320508075688774, false),
+        ("COTD", &[0.0], inf, true),
+        ("COTD", &[-0.0], -inf, true),
+        ("COTD", &[-45.0], -1.0, true),
+        ("COTD", &[90.0], 0.0, true),
+        ("COTD", &[180.0], -inf, true),
+        ("COTD", &[-90.0], 0.0, true),
+        ("COTD", &[30.0], 1.7320508075688774, false),
+        ("ASIND", &[0.5], 30.0, true),
+        ("ASIND", &[-0.5], -30.0, true),
+        ("ASIND", &[1.0], 90.0, true),
+        ("ASIND", &[-1.0], -90.0, true),
+        ("ASIND", &[-0.0], -0.0, true),
+        ("ASIND", &[0.25], 14.477512185929923, false),
+        ("ACOSD", &[-0.0], 90.0, true),
+        ("ACOSD", &[0.5], 60.0, true),
+        ("ACOSD", &[-0.5], 120.0, true),
+        ("ACOSD", &[1.0], 0.0, true),
+        ("ACOSD", &[-1.0], 180.0, true),
+        ("ACOSD", &[0.3], 72.5423968762779, false),
+        ("ATAND", &[1.0], 45.0, true),
+        ("ATAND", &[-0.0], -0.0, true),
+        ("ATAND", &[-1.0], -45.0, false),
+        ("ATAND", &[inf], 90.0, false),
+        ("ATAND", &[0.5], 26.565051177077986, false),
+        ("ATAN2D", &[0.0, 1.0], 0.0, true),
+        ("ATAN2D", &[-0.0, 5.0], -0.0, true),
+        ("ATAN2D", &[-0.0, 0.0], -0.0, true),
+        ("ATAN2D", &[0.0, inf], 0.0, true),
+        ("ATAN2D", &[0.0, -1.0], 180.0, false),
+        ("ATAN2D", &[1.0, 1.0], 45.0, false),
+        ("ATAN2D", &[-1.0, -inf], -180.0, false),
+    ];
+    for e in engines() {
+        let gpu = e.kind() == pgstrom_runtime::engine::EngineKind::Gpu;
+        for &(func, args, want, exact) in cases {
+            match eval_f8(e.as_ref(), func, args) {
+                Some(Ok(bits)) => {
+                    assert!(!gpu || exact, "{:?} {func}{args:?}: computed where libm is needed", e.kind());
+                    assert_eq!(
+                        bits,
+                        want.to_bits(),
+                        "{:?} {func}{args:?}: {} != {want}",
+                        e.kind(),
+                        f64::from_bits(bits)
+                    );
+                }
+                Some(Err(err)) => panic!("{:?} {func}{args:?}: {err:?}", e.kind()),
+                None => assert!(gpu && !exact, "{:?} {func}{args:?}: left to PostgreSQL", e.kind()),
+            }
+        }
+        // NaN in, NaN out, before any error; float.c's errors on every engine
+        for func in ["SIND", "COSD", "TAND", "COTD", "ASIND", "ACOSD", "ATAND"] {
+            assert!(matches!(eval_f8(e.as_ref(), func, &[f64::NAN]), Some(Ok(b)) if f64::from_bits(b).is_nan()));
+        }
+        assert!(matches!(eval_f8(e.as_ref(), "ATAN2D", &[1.0, f64::NAN]), Some(Ok(b)) if f64::from_bits(b).is_nan()));
+        for (func, x) in [
+            ("SIND", inf),
+            ("COSD", -inf),
+            ("TAND", inf),
+            ("COTD", -inf),
+            ("ASIND", 1.0000000000000002),
+            ("ACOSD", -2.0),
+        ] {
+            assert_eq!(eval_f8(e.as_ref(), func, &[x]), Some(Err(("22003", "input is out of range"))), "{func}({x})");
+        }
+    }
+}
+
+/// An interval column's bytes: PostgreSQL's layout (time, day, month).
+fn interval_bytes(v: &[(i64, i32, i32)]) -> Vec<u8> {
+    v.iter().flat_map(|(t, d, m)| t.to_le_bytes().into_iter().chain(d.to_le_bytes()).chain(m.to_le_bytes())).collect()
+}
+
+#[test]
+fn interval_float_arithmetic_justify_and_extract() {
+    // '1 year 2 mons 3 days 04:05:06.789', '7 mons 15 days 12:00',
+    // '-1 mon 1 day 00:00:01', '1 mon -35 days 25:00'
+    let ivs = interval_bytes(&[
+        (14_706_789_000, 3, 14),
+        (43_200_000_000, 15, 7),
+        (1_000_000, 1, -1),
+        (90_000_000_000, -35, 1),
+    ]);
+    let factors: Vec<u8> = [0.3333333333333333f64, 7.0, -2.5, 1.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let cols = [
+        ColumnData { type_id: type_id("INTERVAL"), values: &ivs, validity: None, offsets: None, ..Default::default() },
+        ColumnData {
+            type_id: type_id("FLOAT8"),
+            values: &factors,
+            validity: None,
+            offsets: None,
+            ..Default::default()
+        },
+    ];
+    let decode = |o: &EvalOutput| -> Vec<(i64, i32, i32)> {
+        (0..4)
+            .map(|i| {
+                let b = o.wide_bytes(i, 16).unwrap();
+                (
+                    i64::from_le_bytes(b[0..8].try_into().unwrap()),
+                    i32::from_le_bytes(b[8..12].try_into().unwrap()),
+                    i32::from_le_bytes(b[12..16].try_into().unwrap()),
+                )
+            })
+            .collect()
+    };
+    let program = |steps: &[&str], result: &str| {
+        let mut p = Builder::new();
+        for s in steps {
+            match *s {
+                "iv" => p.var(0),
+                "f" => p.var(1),
+                func => p.func(f(func)),
+            }
+        }
+        p.finish(type_id(result)).unwrap()
+    };
+    let mul = program(&["iv", "f", "INTERVAL_MUL"], "INTERVAL");
+    let div = program(&["iv", "f", "INTERVAL_DIV"], "INTERVAL");
+    let mul_d = program(&["f", "iv", "MUL_D_INTERVAL"], "INTERVAL");
+    let justify = program(&["iv", "JUSTIFY_INTERVAL"], "INTERVAL");
+    let part = |unit: &str, func: &str, result: &str| {
+        let mut p = Builder::new();
+        p.bytes_constant(type_id("TEXT"), unit.as_bytes());
+        p.var(0);
+        p.func(f(func));
+        p.finish(type_id(result)).unwrap()
+    };
+    for e in engines() {
+        // PostgreSQL 18 (interval_send): '4 mons 21 days 01:21:42.263',
+        // '4 years 1 mon 105 days 84:00:00', '2 mons 13 days -12:00:02.5';
+        // '7 mons 15 days 12:00' / 7 is '1 mon 2 days 05:08:34.285714'
+        let got = decode(&e.eval_program(&mul, &cols, &[], 4).unwrap());
+        assert_eq!(&got[..3], &[(4_902_263_000, 21, 4), (302_400_000_000, 105, 49), (-43_202_500_000, 13, 2)]);
+        let got = decode(&e.eval_program(&mul_d, &cols, &[], 4).unwrap());
+        assert_eq!(got[2], (-43_202_500_000, 13, 2));
+        let got = decode(&e.eval_program(&div, &cols, &[], 4).unwrap());
+        assert_eq!(got[1], (18_514_285_714, 2, 1));
+        // '1 mon -35 days 25:00' justified: '-3 days -23:00:00'
+        let got = decode(&e.eval_program(&justify, &cols, &[], 4).unwrap());
+        assert_eq!(got[3], (-82_800_000_000, -3, 0));
+        // extract(epoch FROM '1 year 2 mons 3 days 04:05:06.789'): exact,
+        // and as date_part's double (a year of 365.25 days)
+        let out = e.eval_program(&part("epoch", "EXTRACT_INTERVAL", "NUMERIC"), &cols, &[], 4).unwrap();
+        assert_eq!(out.numeric(0).unwrap().to_text(), "37015506.789000");
+        let out = e.eval_program(&part("epoch", "DATE_PART_INTERVAL", "FLOAT8"), &cols, &[], 4).unwrap();
+        assert_eq!(out.values[0] as u64, 37015506.789000005f64.to_bits());
+        let out = e.eval_program(&part("hour", "DATE_PART_INTERVAL", "FLOAT8"), &cols, &[], 4).unwrap();
+        assert_eq!(
+            out.values.iter().map(|v| f64::from_bits(*v as u64)).collect::<Vec<_>>(),
+            vec![4.0, 12.0, 0.0, 25.0]
+        );
+        // a unit the device does not know goes to PostgreSQL
+        assert!(matches!(
+            e.eval_program(&part("hours", "DATE_PART_INTERVAL", "FLOAT8"), &cols, &[], 4),
+            Err(DeviceError::NeedsCpu { row: 0 })
+        ));
+    }
+}
