@@ -480,10 +480,10 @@ impl_math(int op, const DevDatum *a, DevDatum *r)
  * by definition report DEVERR_NEEDS_CPU and PostgreSQL evaluates the row.
  * Except x ^ 2: glibc's pow is within 0.54 ULP of the true value
  * (its worst case, the algorithm's stated bound), so where x * x rounds a
- * true square at most 0.4 ULP away (fma gives the rounding error
- * exactly), no other double is within 0.54 ULP and glibc returns x * x
- * too; the squares near a rounding midpoint (one in five) go to
- * PostgreSQL.
+ * true square at most 0.45 ULP away (fma gives the rounding error
+ * exactly), every other double is at least 0.55 ULP away and glibc
+ * returns x * x too; the squares near a rounding midpoint (one in ten)
+ * are left to the CPU engine.
  */
 #ifdef PGSTROM_GPU_TARGET
 DEVICE_FUNC bool
@@ -511,7 +511,7 @@ dev_square_as_glibc(double x, double *z)
     if ((bits & 0x000fffffffffffffULL) == 0)
         return false;
     ulp = __longlong_as_double((long long) (ebits - (52ULL << 52)));
-    if (fabs(lo) > 0.4 * ulp)
+    if (fabs(lo) > 0.45 * ulp)
         return false;
     *z = hi;
     return true;

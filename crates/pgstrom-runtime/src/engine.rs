@@ -449,6 +449,108 @@ impl EvalOutput {
     }
 }
 
+/// Some rows of a chunk's columns, copied into columns of their own (for
+/// [`recompute_on_cpu`]).
+struct Gathered {
+    type_ids: Vec<u16>,
+    values: Vec<Vec<u8>>,
+    validity: Vec<Option<Vec<u8>>>,
+    offsets: Vec<Option<Vec<u32>>>,
+}
+
+impl Gathered {
+    /// Rows `rows` of `columns` (held in memory, fixed-width or with
+    /// offsets); None when a column's bytes are not at hand.
+    fn of(columns: &[ColumnData<'_>], rows: &[u32]) -> Option<Gathered> {
+        let mut g = Gathered { type_ids: Vec::new(), values: Vec::new(), validity: Vec::new(), offsets: Vec::new() };
+        for c in columns {
+            let width = crate::catalog::type_info(c.type_id)?.width;
+            let mut values = Vec::new();
+            let mut offsets = c.offsets.map(|_| vec![0u32]);
+            for &r in rows {
+                let r = r as usize;
+                match (c.offsets, offsets.as_mut()) {
+                    (Some(o), Some(out)) => {
+                        let (a, b) = (*o.get(r)? as usize, *o.get(r + 1)? as usize);
+                        values.extend_from_slice(c.values.get(a..b)?);
+                        out.push(u32::try_from(values.len()).ok()?);
+                    }
+                    _ => values.extend_from_slice(c.values.get(r * width..(r + 1) * width)?),
+                }
+            }
+            let validity = match c.validity {
+                Some(bits) => {
+                    let mut v = vec![0u8; rows.len().div_ceil(8)];
+                    for (k, &r) in rows.iter().enumerate() {
+                        if bits.get(r as usize / 8)? & (1 << (r % 8)) != 0 {
+                            v[k / 8] |= 1 << (k % 8);
+                        }
+                    }
+                    Some(v)
+                }
+                None => None,
+            };
+            g.type_ids.push(c.type_id);
+            g.values.push(values);
+            g.validity.push(validity);
+            g.offsets.push(offsets);
+        }
+        Some(g)
+    }
+
+    fn columns(&self) -> Vec<ColumnData<'_>> {
+        (0..self.type_ids.len())
+            .map(|i| ColumnData {
+                type_id: self.type_ids[i],
+                values: &self.values[i],
+                validity: self.validity[i].as_deref(),
+                offsets: self.offsets[i].as_deref(),
+                ..Default::default()
+            })
+            .collect()
+    }
+}
+
+/// The rows a GPU left to PostgreSQL (`out.cpu_rows`), computed instead
+/// by the CPU engine, whose functions are the very ones PostgreSQL calls
+/// (the host's libm: a GPU's transcendental values): their results go
+/// into `out`, and only the rows the CPU engine cannot compute either (a
+/// numeric beyond 38 digits, non-ASCII text for lower) stay in
+/// `cpu_rows`.  Programs returning text, bpchar or bytea keep theirs.
+/// An error the CPU engine meets is returned: the rows before it in the
+/// chunk were computed, so it is the chunk's first error.
+pub(crate) fn recompute_on_cpu(
+    program: &Program,
+    columns: &[ColumnData<'_>],
+    params: &[ParamValue],
+    out: &mut EvalOutput,
+) -> Result<(), DeviceError> {
+    if out.cpu_rows.is_empty() || crate::program::is_varlena(program.result_type) {
+        return Ok(());
+    }
+    let Some(g) = Gathered::of(columns, &out.cpu_rows) else { return Ok(()) };
+    let cols = g.columns();
+    let sub = match crate::cpu::CpuEngine.eval_program(program, &cols, params, out.cpu_rows.len() as u32) {
+        Ok(sub) => sub,
+        Err(DeviceError::Sql { sqlstate, message, row }) => {
+            return Err(DeviceError::Sql { sqlstate, message, row: out.cpu_rows[row as usize] });
+        }
+        Err(e) => return Err(e),
+    };
+    let wide = !out.wide.is_empty() && !sub.wide.is_empty();
+    for (k, &r) in out.cpu_rows.iter().enumerate() {
+        let r = r as usize;
+        out.values[r] = sub.values[k];
+        out.nulls[r] = sub.nulls[k];
+        if wide {
+            out.wide[2 * r] = sub.wide[2 * k];
+            out.wide[2 * r + 1] = sub.wide[2 * k + 1];
+        }
+    }
+    out.cpu_rows = sub.cpu_rows.iter().map(|&k| out.cpu_rows[k as usize]).collect();
+    Ok(())
+}
+
 /// Bytes of made text a program's evaluation over `nrows` rows may
 /// return: room for every row's scratch memory when its text result may
 /// be made on the device (lower, upper, ||, casts to text), else none.

@@ -48,6 +48,9 @@ pub struct GpuEngine {
     /// Kernel launches left before an injected fault ([`Self::arm_fault`]);
     /// negative when none is armed.
     fault_after: AtomicI64,
+    /// Whether evaluations hand the rows the GPU cannot compute exactly to
+    /// the CPU engine (always, but for tests of the GPU's own rows).
+    cpu_recompute: bool,
 }
 
 /// Grow-only memory for [`Engine::eval_program`]: one device arena and one
@@ -249,7 +252,15 @@ impl GpuEngine {
             scratch: Mutex::new(Vec::new()),
             columns: ColumnCache::new(0),
             fault_after: AtomicI64::new(-1),
+            cpu_recompute: true,
         })
+    }
+
+    /// This engine, leaving the rows the GPU cannot compute exactly in
+    /// `cpu_rows` (tests of which rows the GPU computes itself).
+    pub fn without_cpu_recompute(mut self) -> GpuEngine {
+        self.cpu_recompute = false;
+        self
     }
 
     fn function(&self, name: &str) -> Result<CuFunction, DeviceError> {
@@ -602,6 +613,10 @@ impl Engine for GpuEngine {
             }
         }
         out.collect_cpu_rows();
+        // the rows this GPU cannot compute exactly, by the CPU engine here
+        if self.cpu_recompute {
+            crate::engine::recompute_on_cpu(program, columns, params, &mut out)?;
+        }
         Ok(out)
     }
 

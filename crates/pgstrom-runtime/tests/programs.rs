@@ -435,8 +435,11 @@ fn degree_functions_exact_where_postgres_makes_them() {
         ("ATAN2D", &[1.0, 1.0], 45.0, false),
         ("ATAN2D", &[-1.0, -inf], -180.0, false),
     ];
-    for e in engines() {
-        let gpu = e.kind() == pgstrom_runtime::engine::EngineKind::Gpu;
+    // every engine computes every value (a GPU hands the rows it cannot
+    // compute exactly to the CPU engine); the raw GPU engine shows which
+    // rows the GPU computes itself
+    for (raw, e) in engines().into_iter().map(|e| (false, e)).chain(common::raw_gpu_engine("prog").map(|e| (true, e))) {
+        let gpu = raw;
         for &(func, args, want, exact) in cases {
             match eval_f8(e.as_ref(), func, args) {
                 Some(Ok(bits)) => {

@@ -69,6 +69,18 @@ pub fn engines(tag: &str) -> Vec<Box<dyn Engine>> {
     v
 }
 
+/// The GPU engine leaving the rows it cannot compute exactly in
+/// `cpu_rows` (not handing them to the CPU engine), when there is a GPU.
+pub fn raw_gpu_engine(tag: &str) -> Option<Box<dyn Engine>> {
+    if !expect_gpu() {
+        return None;
+    }
+    let d = discovery::discover().unwrap();
+    let dir = std::env::temp_dir().join(format!("pgstrom-{tag}-raw-test-{}", std::process::id()));
+    let lib = std::env::var("PGSTROM_NVRTC_LIBRARY").ok();
+    Some(Box::new(gpu::GpuEngine::open(&d.devices[0], &dir, lib.as_deref()).unwrap().without_cpu_recompute()))
+}
+
 /// Column `col` as a value of type `t`.
 pub fn var(col: i32, t: &str) -> Program {
     let mut b = Builder::new();
