@@ -10,7 +10,9 @@
 //! reports an error for a chunk (an overflow, a division by zero, anything
 //! PostgreSQL might or might not raise depending on evaluation order), the
 //! chunk takes the CPU path: every qual, in PostgreSQL's order, through
-//! ExecQual, so errors and results are exactly PostgreSQL's.  Parallel
+//! ExecQual, so errors and results are exactly PostgreSQL's.  A row the
+//! engine cannot compute exactly (and the CPU engine behind a GPU cannot
+//! either) takes that path alone (`ROW_ON_CPU`).  Parallel
 //! scans share a parallel table scan descriptor in the DSM: blocks are
 //! handed out by the table AM, never twice.
 //!
