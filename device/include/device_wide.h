@@ -312,6 +312,32 @@ dev_ts_pl_interval(int64_t ts, DevInterval span, int64_t *out)
     return DEVERR_OK;
 }
 
+/* whole days of the time moved into the days (TMODULO), without a check */
+DEVICE_FUNC int64_t
+dev_justify_time(DevInterval *v)
+{
+    int64_t wholeday = v->time / DEV_USECS_PER_DAY;
+
+    v->time -= wholeday * DEV_USECS_PER_DAY;
+    return wholeday;
+}
+
+/* interval_justify_hours' last step: the time's sign made the day's */
+DEVICE_FUNC void
+dev_justify_time_sign(DevInterval *v)
+{
+    if (v->day > 0 && v->time < 0)
+    {
+        v->time += DEV_USECS_PER_DAY;
+        v->day--;
+    }
+    else if (v->day < 0 && v->time > 0)
+    {
+        v->time -= DEV_USECS_PER_DAY;
+        v->day++;
+    }
+}
+
 /*
  * The interval functions, by `op`:
  *   0 interval + interval      1 interval - interval     2 - interval
@@ -367,8 +393,6 @@ impl_interval(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
         }
         case 7:
         {
-            int64_t wholeday;
-
             if (DEV_TS_NOT_FINITE(a->v.i) || DEV_TS_NOT_FINITE(b->v.i))
             {
                 if (a->v.i == b->v.i)
@@ -379,21 +403,10 @@ impl_interval(int op, const DevDatum *a, const DevDatum *b, DevDatum *r)
             }
             if (dev_sub64_overflows(a->v.i, b->v.i, &x.time))
                 return DEVERR_INTERVAL_RANGE;
-            /* interval_justify_hours */
-            wholeday = x.time / DEV_USECS_PER_DAY;
-            x.time -= wholeday * DEV_USECS_PER_DAY;
+            /* interval_justify_hours (the whole days fit in 32 bits) */
             x.month = 0;
-            x.day = (int32_t) wholeday;
-            if (x.day > 0 && x.time < 0)
-            {
-                x.time += DEV_USECS_PER_DAY;
-                x.day--;
-            }
-            else if (x.day < 0 && x.time > 0)
-            {
-                x.time -= DEV_USECS_PER_DAY;
-                x.day++;
-            }
+            x.day = (int32_t) dev_justify_time(&x);
+            dev_justify_time_sign(&x);
             dev_interval_set(r, x);
             return DEVERR_OK;
         }
@@ -575,16 +588,6 @@ dev_justify_days_step(DevInterval *v)
     return !dev_add32_overflows(v->month, wholemonth, &v->month);
 }
 
-/* whole days of the time moved into the days (TMODULO), without a check */
-DEVICE_FUNC int64_t
-dev_justify_time(DevInterval *v)
-{
-    int64_t wholeday = v->time / DEV_USECS_PER_DAY;
-
-    v->time -= wholeday * DEV_USECS_PER_DAY;
-    return wholeday;
-}
-
 /* interval_justify_hours (op 0), interval_justify_days (op 1) and
  * interval_justify_interval (op 2); infinities unchanged */
 DEVICE_NOINLINE int32_t
@@ -642,18 +645,7 @@ impl_justify(int op, const DevDatum *a, DevDatum *r)
     }
     /* the time's sign made the day's (hours and interval) */
     if (op != 1)
-    {
-        if (v.day > 0 && v.time < 0)
-        {
-            v.time += DEV_USECS_PER_DAY;
-            v.day--;
-        }
-        else if (v.day < 0 && v.time > 0)
-        {
-            v.time -= DEV_USECS_PER_DAY;
-            v.day++;
-        }
-    }
+        dev_justify_time_sign(&v);
     dev_interval_set(r, v);
     return DEVERR_OK;
 }

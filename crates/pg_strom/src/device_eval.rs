@@ -212,14 +212,11 @@ fn output_wide_text(type_oid: pg_sys::Oid, bytes: &[u8]) -> String {
 fn output_varlena_text(type_oid: pg_sys::Oid, bytes: &[u8]) -> String {
     let mut func = pg_sys::InvalidOid;
     let mut varlena = false;
-    // SAFETY: a fresh varlena of the bytes; output functions palloc a
-    // cstring.
+    let v = crate::gpupreagg::state::varlena_datum(bytes);
+    // SAFETY: output functions palloc a cstring.
     unsafe {
-        let v = pg_sys::palloc(bytes.len() + pg_sys::VARHDRSZ) as *mut u8;
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.add(pg_sys::VARHDRSZ), bytes.len());
-        pgrx::set_varsize_4b(v.cast(), (bytes.len() + pg_sys::VARHDRSZ) as i32);
         pg_sys::getTypeOutputInfo(type_oid, &mut func, &mut varlena);
-        let s = pg_sys::OidOutputFunctionCall(func, pg_sys::Datum::from(v));
+        let s = pg_sys::OidOutputFunctionCall(func, v);
         CStr::from_ptr(s).to_string_lossy().into_owned()
     }
 }

@@ -275,11 +275,9 @@ fn f8d(v: f64) -> Datum8 {
     Datum8(v.into_datum().expect("float8 datum"))
 }
 
-/// The partial state of one operation's words: (datum, is NULL).  Memory
-/// comes from the current context.
-/// A bytea datum of `b` (in the current memory context).
-fn bytea(b: &[u8]) -> pg_sys::Datum {
-    // SAFETY: a fresh bytea of the bytes' length.
+/// A text, bpchar or bytea datum of `b` (in the current memory context).
+pub(crate) fn varlena_datum(b: &[u8]) -> pg_sys::Datum {
+    // SAFETY: a fresh varlena of the bytes' length.
     unsafe {
         let v = pg_sys::palloc(b.len() + pg_sys::VARHDRSZ) as *mut u8;
         std::ptr::copy_nonoverlapping(b.as_ptr(), v.add(pg_sys::VARHDRSZ), b.len());
@@ -321,9 +319,9 @@ pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, scale: i32,
     let null = (pg_sys::Datum::from(0), true);
     let n = w[0];
     match enc {
-        Encoding::NumAvg => (bytea(&agg::num_avg_state(w, scale)), false),
+        Encoding::NumAvg => (varlena_datum(&agg::num_avg_state(w, scale)), false),
         Encoding::IntervalAvg => match agg::interval_avg_state(w) {
-            Some(b) => (bytea(&b), false),
+            Some(b) => (varlena_datum(&b), false),
             None => errors::raise_plain(
                 PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW, // 22008
                 "interval out of range".into(),
@@ -341,7 +339,9 @@ pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, scale: i32,
                 Err(_) => overflow("bigint out of range"),
             }
         }
-        Encoding::PolyNum => (bytea(&pgstrom_runtime::numeric::poly_num_bytes(n as i64, agg::sum_int(w))), false),
+        Encoding::PolyNum => {
+            (varlena_datum(&pgstrom_runtime::numeric::poly_num_bytes(n as i64, agg::sum_int(w))), false)
+        }
         Encoding::IntAvg => {
             let s = agg::sum_int(w);
             // int4_avg_accum adds in int64 without a check; the device sum

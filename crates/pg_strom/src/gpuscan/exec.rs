@@ -665,7 +665,7 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
                     } else if pgstrom_runtime::program::is_varlena(p.program.result_type) {
                         // (checked when the chunk came back)
                         let bytes = out.varlena_bytes(row, &p.program.data, &cols).unwrap_or_default();
-                        (varlena_datum(bytes), false)
+                        (crate::gpupreagg::state::varlena_datum(bytes), false)
                     } else {
                         let v = pgstrom_runtime::agg::KeyValue {
                             bits: out.values[row],
@@ -687,18 +687,6 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
         }
         pg_sys::MemoryContextSwitchTo(old);
         pg_sys::ExecStoreVirtualTuple(result)
-    }
-}
-
-/// A text, bpchar or bytea value of `bytes`, in the current memory
-/// context.
-fn varlena_datum(bytes: &[u8]) -> pg_sys::Datum {
-    // SAFETY: a fresh allocation with room for the header and the bytes.
-    unsafe {
-        let v = pg_sys::palloc(bytes.len() + pg_sys::VARHDRSZ) as *mut u8;
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.add(pg_sys::VARHDRSZ), bytes.len());
-        pgrx::set_varsize_4b(v.cast(), (bytes.len() + pg_sys::VARHDRSZ) as i32);
-        pg_sys::Datum::from(v)
     }
 }
 
