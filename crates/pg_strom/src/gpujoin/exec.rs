@@ -1268,15 +1268,23 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         // ExecReScan passes changed parameters to lefttree/righttree only:
         // the inner plans get them here (and are rescanned by their next
         // ExecProcNode when they depend on one)
+        let children: Vec<*mut pg_sys::PlanState> = from_list((*node).custom_ps).into_iter().map(|c| c.cast()).collect();
         let mut changed = false;
-        for c in from_list((*node).custom_ps) {
-            let child = c as *mut pg_sys::PlanState;
+        for &child in &children {
             if !(*node).ss.ps.chgParam.is_null() {
                 pg_sys::UpdateChangedParamSet(child, (*node).ss.ps.chgParam);
             }
             changed |= !(*child).chgParam.is_null();
         }
         if changed {
+            // all inner relations are read again: those whose parameters
+            // did not change were read to their end and must start over
+            // (ExecProcNode rescans only a plan with changed parameters)
+            for &child in &children {
+                if (*child).chgParam.is_null() {
+                    pg_sys::ExecReScan(child);
+                }
+            }
             st.inners_loaded = false;
         }
     }

@@ -152,14 +152,17 @@ impl JoinDesc {
 }
 
 /// GpuJoin paths made while planning the current query, whether or not
-/// add_path kept them: (generation, root, join relation, partial, path).
-/// GpuPreAgg and deeper GpuJoins start from the cheapest one of a
-/// relation even when PostgreSQL's own join was cheaper on its own.
-type StashEntry = (u64, usize, usize, bool, *mut pg_sys::CustomPath);
+/// add_path kept them: (generation, root, join relation, partial, path,
+/// memory context).  GpuPreAgg and deeper GpuJoins start from the
+/// cheapest one of a relation even when PostgreSQL's own join was cheaper
+/// on its own.
+type StashEntry = (u64, usize, usize, bool, *mut pg_sys::CustomPath, usize);
 
 thread_local! {
     static STASH: std::cell::RefCell<Vec<StashEntry>> = const { std::cell::RefCell::new(Vec::new()) };
     static GENERATION: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Memory contexts with a reset callback that forgets their entries.
+    static WATCHED: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Forget every stashed path (a new planner run begins: their memory may
@@ -167,6 +170,17 @@ thread_local! {
 pub fn stash_reset() {
     GENERATION.with(|g| g.set(g.get() + 1));
     STASH.with(|s| s.borrow_mut().clear());
+}
+
+/// Reset or delete callback of a memory context holding stashed paths:
+/// the relations and paths in it are gone, and a later relation may be
+/// allocated at the same address.  The genetic optimizer (GEQO) builds
+/// the join relations of each candidate order in a context of its own
+/// and deletes it before trying the next.
+unsafe extern "C-unwind" fn forget_context(arg: *mut std::ffi::c_void) {
+    let cxt = arg as usize;
+    STASH.with(|s| s.borrow_mut().retain(|e| e.5 != cxt));
+    WATCHED.with(|w| w.borrow_mut().retain(|&c| c != cxt));
 }
 
 /// Keep a copy of `path` (of `rel`) if it is the cheapest seen.
@@ -177,8 +191,19 @@ unsafe fn stash_put(
     path: *mut pg_sys::CustomPath,
 ) {
     let generation = GENERATION.with(|g| g.get());
-    // SAFETY: a complete CustomPath in planner memory.
+    // SAFETY: a complete CustomPath in planner memory; the copy and the
+    // callback live in the current memory context, where the planner
+    // made `rel` and `path`.
     unsafe {
+        let cxt = pg_sys::CurrentMemoryContext;
+        if !WATCHED.with(|w| w.borrow().contains(&(cxt as usize))) {
+            let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
+                as *mut pg_sys::MemoryContextCallback;
+            (*cb).func = Some(forget_context);
+            (*cb).arg = cxt.cast();
+            pg_sys::MemoryContextRegisterResetCallback(cxt, cb);
+            WATCHED.with(|w| w.borrow_mut().push(cxt as usize));
+        }
         let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         std::ptr::copy_nonoverlapping(path, copy, 1);
         STASH.with(|s| {
@@ -187,9 +212,10 @@ unsafe fn stash_put(
             if let Some(e) = s.iter_mut().find(|e| (e.0, e.1, e.2, e.3) == key) {
                 if (*copy).path.total_cost < (*e.4).path.total_cost {
                     e.4 = copy;
+                    e.5 = cxt as usize;
                 }
             } else {
-                s.push((generation, root as usize, rel as usize, partial, copy));
+                s.push((generation, root as usize, rel as usize, partial, copy, cxt as usize));
             }
         });
     }
@@ -564,12 +590,18 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
                     (None, None) => continue,
                 };
                 desc = JoinDesc::from_list((*prev).custom_private);
+                // One depth of a node may keep its inner rows (RIGHT or
+                // FULL: the unmatched ones are emitted at the end); the
+                // executor emits them per depth without knowing whether a
+                // later keeping depth matched them, so a second one is
+                // left to a join above this node.
+                let keeps = desc
+                    .depths
+                    .iter()
+                    .any(|d| d.kind == pg_sys::JoinType::JOIN_RIGHT || d.kind == pg_sys::JoinType::JOIN_FULL);
                 if desc.depths.len() >= MAX_DEPTHS
-                    || desc
-                        .depths
-                        .iter()
-                        .any(|d| d.kind == pg_sys::JoinType::JOIN_RIGHT || d.kind == pg_sys::JoinType::JOIN_FULL)
-                        && parallel
+                    || keeps && parallel
+                    || keeps && matches!(jointype, pg_sys::JoinType::JOIN_FULL | pg_sys::JoinType::JOIN_RIGHT)
                 {
                     continue;
                 }

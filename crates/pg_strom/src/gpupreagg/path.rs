@@ -254,6 +254,13 @@ unsafe fn add_paths(
         }
         let target = partial_target(root, (*output_rel).reltarget, (*extra).havingQual);
         let exprs = from_list((*target).exprs);
+        // A set-returning function among the grouping keys is evaluated by
+        // a ProjectSet below the aggregation, over the scan or join; this
+        // node reads the relation itself and would never expand it.
+        if (*parse).hasTargetSRFs && exprs.iter().any(|&e| pg_sys::expression_returns_set(e)) {
+            pgrx::debug2!("GpuPreAgg: a grouping key returns a set");
+            return;
+        }
         let nkeys = exprs.iter().filter(|&&e| (*e).type_ != pg_sys::NodeTag::T_Aggref).count();
         if nkeys > pgstrom_runtime::agg::MAX_GROUP_KEYS {
             return;

@@ -103,6 +103,13 @@ pub(crate) fn is_heap_relation(rte: *mut pg_sys::RangeTblEntry) -> bool {
 pub(crate) unsafe fn scan_pages(rte: *mut pg_sys::RangeTblEntry, rel: *mut pg_sys::RelOptInfo) -> Option<(f64, i32)> {
     // SAFETY: caller's promise; fdw_private of an arrow_fdw table is its RelInfo.
     unsafe {
+        // An inheritance parent (`inh`) stands for itself and its children:
+        // PostgreSQL plans it as an Append over member relations, each of
+        // which gets its own paths.  One scan of the parent's own file would
+        // read only the parent's rows.
+        if (*rte).inh {
+            return None;
+        }
         if (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
             && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
             && crate::arrow_fdw::is_arrow_table((*rte).relid)
