@@ -1268,7 +1268,8 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         // ExecReScan passes changed parameters to lefttree/righttree only:
         // the inner plans get them here (and are rescanned by their next
         // ExecProcNode when they depend on one)
-        let children: Vec<*mut pg_sys::PlanState> = from_list((*node).custom_ps).into_iter().map(|c| c.cast()).collect();
+        let children: Vec<*mut pg_sys::PlanState> =
+            from_list((*node).custom_ps).into_iter().map(|c| c.cast()).collect();
         let mut changed = false;
         for &child in &children {
             if !(*node).ss.ps.chgParam.is_null() {
