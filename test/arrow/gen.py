@@ -210,6 +210,15 @@ u = pa.UnionArray.from_sparse(pa.array([0, 1], pa.int8()), [pa.array([1, 2], pa.
 write("union.arrow", [pa.record_batch([pa.array([1, 2], pa.int32()), u], names=["id", "u"])],
       schema=pa.schema([("id", pa.int32()), ("u", u.type)]))
 
+# --- dictionaries whose values hold NULLs ------------------------------------
+# a row is NULL when its index is NULL or when the value it points at is
+# (the Arrow project's integration files have such dictionaries)
+dn_idx = pa.array([0, 1, 2, None, 1, 0, 2, 2], pa.int32())
+dn_i = pa.DictionaryArray.from_arrays(dn_idx, pa.array([10, None, 30], pa.int64()))
+dn_s = pa.DictionaryArray.from_arrays(dn_idx, pa.array(["x", None, "zz"], pa.utf8()))
+write("dictnull.arrow", [pa.record_batch([pa.array(range(1, 9), pa.int32()), dn_i, dn_s], names=["id", "k", "s"])],
+      schema=pa.schema([("id", pa.int32()), ("k", dn_i.type), ("s", dn_s.type)]))
+
 # --- damaged files --------------------------------------------------------------
 good = open(os.path.join(out, "types.arrow"), "rb").read()
 def damaged(name, data):
@@ -232,6 +241,20 @@ if k < 0:
     raise SystemExit("gen.py: cannot find the buffer to damage")
 small[k + 8:k + 16] = struct.pack("<q", 1 << 40)
 damaged("badbuffer.arrow", bytes(small))
+# a footer Block moved by 4 bytes (no longer on the 8-byte boundary the
+# format requires): the record batch's Block {offset, metaDataLength} is
+# found in the footer by its values
+una = bytearray(small)
+fl = struct.unpack("<i", una[-10:-6])[0]
+fstart = len(una) - 10 - fl
+cont = una.find(b"\xff\xff\xff\xff", 8)                   # the schema message
+rb_at = cont + 8 + struct.unpack("<i", una[cont + 4:cont + 8])[0]  # the record batch message
+rb_meta = 8 + struct.unpack("<i", una[rb_at + 4:rb_at + 8])[0]
+j = una.find(struct.pack("<qi", rb_at, rb_meta), fstart)
+if j < 0:
+    raise SystemExit("gen.py: cannot find the record batch block")
+una[j:j + 8] = struct.pack("<q", rb_at + 4)
+damaged("unaligned.arrow", bytes(una))
 bad = pa.Array.from_buffers(pa.utf8(), 2, [None, pa.py_buffer(struct.pack("<3i", 0, 2, 4)), pa.py_buffer(b"ok\xff\xfe")])
 write("badutf8.arrow", [pa.record_batch([pa.array([1, 2], pa.int32()), bad], names=["id", "s"])],
       schema=pa.schema([("id", pa.int32()), ("s", pa.utf8())]))

@@ -42,6 +42,12 @@ for _ in $(seq 100); do psql -XAtq -d postgres -c "SELECT 1" >/dev/null 2>&1 && 
 [ -e "$file.pgstrom-undo" ] || bad "no undo file after the crash"
 n=$(psql -XAtq -c "SELECT count(*) FROM w" 2>&1)
 [ "$n" = 1000 ] && echo "arrow-write: after kill -9 of the writer (crash recovery), the table counts 1000" || bad "after the crash: $n"
+# IMPORT FOREIGN SCHEMA reads the file as a scan does: through the undo
+# file's saved footer while the killed writer's append is not repaired
+n=$(psql -XAtq -c "DROP SCHEMA IF EXISTS w_imported CASCADE" -c "CREATE SCHEMA w_imported" \
+     -c "IMPORT FOREIGN SCHEMA w_crashed FROM SERVER arrow_fdw INTO w_imported OPTIONS (file '$file')" \
+     -c "SELECT count(*) FROM w_imported.w_crashed" -c "DROP SCHEMA w_imported CASCADE" 2>&1 | grep -E '^[0-9]+$|ERROR')
+[ "$n" = 1000 ] && echo "arrow-write: IMPORT FOREIGN SCHEMA of the crashed writer's file counts 1000" || bad "IMPORT after the crash: $n"
 psql -XAtq -c "INSERT INTO w VALUES (2000, 'after the crash')" >/dev/null || bad "INSERT after the crash failed"
 [ -e "$file.pgstrom-undo" ] && bad "the undo file is still there after a committed INSERT"
 got=$(PYTHONPATH="${TEST_PYTHONPATH:-}" python3 -c "

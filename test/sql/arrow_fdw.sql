@@ -174,6 +174,25 @@ SELECT count(*), count(d.ymd) FROM sorted s LEFT JOIN af_days d ON s.ymd = d.ymd
 SET pg_strom.enabled = on;
 -- a qual the device cannot run stays on the CPU above the GPU filter
 SELECT * FROM af_explain($$SELECT id, s FROM arrow_types WHERE i32 > 0 AND md5(s) < '5'$$);
+-- dictionaries whose values hold NULLs: a row pointing at a NULL value
+-- is NULL on the device paths too (the FDW's own scan's answers)
+CREATE FOREIGN TABLE af_dictnull (id int, k int8, s text) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/dictnull.arrow');
+SET pg_strom.enable_gpupreagg = off;
+SELECT * FROM af_explain('SELECT id, k, s FROM af_dictnull WHERE k IS NULL OR k = 0 OR s = ''''');
+SELECT id, k, s FROM af_dictnull WHERE k IS NULL OR k = 0 OR s = '' ORDER BY id;
+SELECT id FROM af_dictnull WHERE k = 0 OR s = '';
+SELECT id, k, s FROM af_dictnull WHERE k + 1 > 0 AND s IS NOT NULL ORDER BY id;
+RESET pg_strom.enable_gpupreagg;
+SELECT * FROM af_explain('SELECT count(k), count(s), sum(k), count(*) FROM af_dictnull WHERE id > 0');
+SELECT count(k), count(s), sum(k), count(*) FROM af_dictnull WHERE id > 0;
+SELECT k, s, count(*) FROM af_dictnull WHERE id > 0 GROUP BY k, s ORDER BY k, s;
+SET pg_strom.enabled = off;
+SELECT id, k, s FROM af_dictnull WHERE k IS NULL OR k = 0 OR s = '' ORDER BY id;
+SELECT id, k, s FROM af_dictnull WHERE k + 1 > 0 AND s IS NOT NULL ORDER BY id;
+SELECT count(k), count(s), sum(k), count(*) FROM af_dictnull WHERE id > 0;
+SELECT k, s, count(*) FROM af_dictnull WHERE id > 0 GROUP BY k, s ORDER BY k, s;
+SET pg_strom.enabled = on;
 SET pg_strom.enabled = off;
 RESET pg_strom.chunk_rows;
 RESET pg_strom.cpu_engine_in_service;
@@ -213,14 +232,20 @@ SELECT id FROM af_map;
 CREATE ROLE af_user;
 GRANT USAGE ON FOREIGN SERVER arrow_fdw TO af_user;
 GRANT CREATE ON SCHEMA public TO af_user;
+GRANT USAGE ON SCHEMA pgstrom TO af_user;
 SET ROLE af_user;
 CREATE FOREIGN TABLE af_mine (ymd int, val int8) SERVER arrow_fdw
   OPTIONS (file '/tmp/pgstrom_arrow_test/sorted.arrow');
 SELECT count(*) FROM sorted;
+-- the files' paths and statistics are the table's too; building device
+-- code runs the compiler and writes into the data directory
+SELECT count(*) FROM pgstrom.arrow_fdw_metadata_info('sorted');
+SELECT * FROM pgstrom.device_code_build('sm_90');
 RESET ROLE;
 GRANT SELECT ON sorted TO af_user;
 SET ROLE af_user;
 SELECT count(*) FROM sorted;
+SELECT count(*) FROM pgstrom.arrow_fdw_metadata_info('sorted');
 RESET ROLE;
 GRANT pg_read_server_files TO af_user;
 SET ROLE af_user;
@@ -234,6 +259,7 @@ RESET ROLE;
 REVOKE ALL ON sorted FROM af_user;
 REVOKE USAGE ON FOREIGN SERVER arrow_fdw FROM af_user;
 REVOKE CREATE ON SCHEMA public FROM af_user;
+REVOKE USAGE ON SCHEMA pgstrom FROM af_user;
 DROP ROLE af_user;
 
 -- damaged files: an ERROR naming the file (and batch, column, row)
@@ -247,6 +273,9 @@ CREATE FOREIGN TABLE af_footer (x int8) SERVER arrow_fdw OPTIONS (file '/tmp/pgs
 SELECT af_error('SELECT count(*) FROM af_footer');
 CREATE FOREIGN TABLE af_buffer (x int8) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/badbuffer.arrow');
 SELECT af_error('SELECT * FROM af_buffer');
+-- a record batch's Block moved off the 8-byte boundary
+CREATE FOREIGN TABLE af_unaligned (x int8) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/unaligned.arrow');
+SELECT af_error('SELECT * FROM af_unaligned');
 CREATE FOREIGN TABLE af_utf8 (id int, s text) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/badutf8.arrow');
 SELECT id FROM af_utf8;
 SELECT * FROM af_utf8;

@@ -8,7 +8,12 @@
 //! to the new service.  The worker has no shared-memory access (so the
 //! forked service holds none of the server's shared memory either), and
 //! the service dies with it (PR_SET_PDEATHSIG).  The service itself is
-//! `pgstrom_runtime::service::server`: it never calls PostgreSQL.
+//! `pgstrom_runtime::service::server`: it never calls PostgreSQL (but
+//! for its ps title, set before its threads start).  In ps the keeper is
+//! `postgres: pg_strom gpu service keeper`, the service `postgres:
+//! pg_strom gpu service`: the service may be killed (the keeper starts
+//! it again), the keeper may not (the postmaster treats a background
+//! worker's crash as a backend's and restarts the server).
 //!
 //! Lifecycle: `init()` in `_PG_init` registers the worker (when
 //! `pg_strom.gpu_service` is on) -> `pgstrom_service_main` -> fork ->
@@ -31,8 +36,8 @@ static CHILD: AtomicI32 = AtomicI32::new(0);
 
 /// Called from `_PG_init`.
 pub fn init() {
-    BackgroundWorkerBuilder::new("pg_strom gpu service")
-        .set_type("pg_strom gpu service")
+    BackgroundWorkerBuilder::new("pg_strom gpu service keeper")
+        .set_type("pg_strom gpu service keeper")
         .set_library("pg_strom")
         .set_function("pgstrom_service_main")
         .set_start_time(BgWorkerStartTime::PostmasterStart)
@@ -220,6 +225,10 @@ fn run_child(config: &ServiceConfig, parent: libc::pid_t) -> ! {
         libc::sigemptyset(&mut set);
         libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
         libc::prctl(libc::PR_SET_NAME, c"pg_strom gpu".as_ptr());
+        // a title of its own in ps (the keeper's was inherited): the one
+        // PostgreSQL function the service calls, while it is still
+        // single-threaded; it only rewrites this process's argv area
+        pg_sys::init_ps_display(c"pg_strom gpu service".as_ptr());
     }
     let code = match std::panic::catch_unwind(|| serve(config)) {
         Ok(Ok(())) => 0,

@@ -230,6 +230,20 @@ mod pgstrom {
             name!(cache_file, String),
         ),
     > {
+        // it runs the compiler for up to minutes and writes into the data
+        // directory: what pg_write_server_files may do
+        // SAFETY: a backend's own role check.
+        if !unsafe {
+            pg_sys::superuser()
+                || pg_sys::has_privs_of_role(pg_sys::GetUserId(), pg_sys::Oid::from(pg_sys::ROLE_PG_WRITE_SERVER_FILES))
+        } {
+            errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                "permission denied to build device code".into(),
+                Some("Only roles with privileges of the \"pg_write_server_files\" role may build device code.".into()),
+                Some("Queries build the device code they need themselves; this function is for administrators."),
+            );
+        }
         let archs: Vec<String> = match arch {
             Some(a) => {
                 let ok = a.strip_prefix("sm_").is_some_and(|rest| {

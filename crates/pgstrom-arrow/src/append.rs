@@ -31,7 +31,7 @@ use crate::file::{ArrowError, ArrowFile, MAGIC, footer_bytes};
 const UNDO_MAGIC: &[u8; 8] = b"PGSUNDO1";
 
 fn err(path: &str, what: &str, e: impl std::fmt::Display) -> ArrowError {
-    ArrowError { message: format!("could not {what} arrow file \"{path}\": {e}"), corrupt: false }
+    ArrowError { message: format!("could not {what} arrow file \"{path}\": {e}"), corrupt: false, unsupported: false }
 }
 
 /// Take the write lock of `path` (opened as `file`): an exclusive
@@ -47,6 +47,7 @@ pub fn lock(file: &File, path: &str) -> Result<(), ArrowError> {
         return Err(ArrowError {
             message: format!("arrow file \"{path}\" is being written by another process"),
             corrupt: false,
+            unsupported: false,
         });
     }
     Err(err(path, "lock", e))
@@ -88,7 +89,7 @@ impl Undo {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(err(&u, "read the undo file of", e)),
         };
-        let bad = || ArrowError { message: format!("undo file \"{u}\" is damaged"), corrupt: true };
+        let bad = || ArrowError { message: format!("undo file \"{u}\" is damaged"), corrupt: true, unsupported: false };
         if b.len() < 29 || &b[..8] != UNDO_MAGIC {
             return Err(bad());
         }

@@ -37,16 +37,23 @@ pub struct ArrowError {
     /// true: the file is damaged (SQLSTATE 22P04 bad copy file format /
     /// data corrupted); false: it could not be read (58030 io error).
     pub corrupt: bool,
+    /// true: a valid file using a feature that is not supported, such as
+    /// big-endian data (0A000 feature not supported).
+    pub unsupported: bool,
 }
 
 fn corrupt(path: &str, what: impl std::fmt::Display) -> ArrowError {
     // arrow-rs's messages may end in blank lines
     let what = what.to_string();
-    ArrowError { message: format!("arrow file \"{path}\" is corrupt: {}", what.trim_end()), corrupt: true }
+    ArrowError {
+        message: format!("arrow file \"{path}\" is corrupt: {}", what.trim_end()),
+        corrupt: true,
+        unsupported: false,
+    }
 }
 
 fn io(path: &str, what: impl std::fmt::Display) -> ArrowError {
-    ArrowError { message: format!("could not read arrow file \"{path}\": {what}"), corrupt: false }
+    ArrowError { message: format!("could not read arrow file \"{path}\": {what}"), corrupt: false, unsupported: false }
 }
 
 /// Per-batch (min, max) of a field as text (None: no statistics).
@@ -220,7 +227,11 @@ impl ArrowFile {
         let footer = arrow_ipc::root_as_footer(&footer_buf).map_err(|e| corrupt(path, format!("footer: {e}")))?;
         let fb_schema = footer.schema().ok_or_else(|| corrupt(path, "footer has no schema"))?;
         if !fb_schema.endianness().equals_to_target_endianness() {
-            return Err(corrupt(path, "big-endian files are not supported"));
+            return Err(ArrowError {
+                message: format!("arrow file \"{path}\" is big-endian, which is not supported"),
+                corrupt: false,
+                unsupported: true,
+            });
         }
         let schema = std::panic::catch_unwind(|| arrow_ipc::convert::try_fb_to_schema(fb_schema))
             .map_err(|_| corrupt(path, "schema"))?
@@ -237,6 +248,14 @@ impl ArrowFile {
             let (off, meta, body) = (b.offset(), b.metaDataLength(), b.bodyLength());
             if off < 8 || meta <= 8 || body < 0 || meta as usize > MAX_META {
                 return Err(corrupt(path, format!("{what}: offset {off}, header {meta}, body {body} bytes")));
+            }
+            // the format puts every message on an 8-byte boundary and pads
+            // its header and body to multiples of 8
+            if off % 8 != 0 || meta % 8 != 0 || body % 8 != 0 {
+                return Err(corrupt(
+                    path,
+                    format!("{what} is not aligned to 8 bytes: offset {off}, header {meta}, body {body} bytes"),
+                ));
             }
             let end = (off as u64).checked_add(meta as u64).and_then(|x| x.checked_add(body as u64));
             if end.is_none_or(|e| e > body_end) {
@@ -488,6 +507,7 @@ impl ArrowFile {
         f.write_all(&out).and_then(|_| f.sync_all()).map_err(|e| ArrowError {
             message: format!("could not write arrow file \"{}\": {e}", self.path),
             corrupt: false,
+            unsupported: false,
         })
     }
 

@@ -12,7 +12,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use super::file::ArrowFile;
-use super::{options, scan, types};
+use super::{options, types};
 use crate::errors::raise_plain;
 use crate::gpuscan::path::from_list;
 
@@ -45,8 +45,10 @@ pub unsafe extern "C-unwind" fn import_schema(
         }
         let opts = options::defelems((*stmt).options);
         let parsed = options::parse(&opts, pg_sys::ForeignTableRelationId, true);
+        // as a scan reads them: through the saved footer while an append
+        // (of a writer that may have been killed) is not committed
         let files: Vec<ArrowFile> =
-            parsed.files.iter().map(|p| ArrowFile::open(p).unwrap_or_else(|e| scan::raise(e))).collect();
+            parsed.files.iter().filter_map(|p| super::modify::open_for_read(p, false)).collect();
         let Some(first) = files.first() else {
             raise_plain(
                 PgSqlErrorCode::ERRCODE_FDW_SCHEMA_NOT_FOUND,

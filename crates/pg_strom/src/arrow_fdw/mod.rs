@@ -118,6 +118,20 @@ mod pgstrom {
         // options and files.
         let (_, files) = unsafe {
             let r = pg_sys::relation_open(rel, pg_sys::AccessShareLock as i32);
+            // file paths and min/max statistics are the table's data
+            if pg_sys::pg_class_aclcheck(rel, pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
+                != pg_sys::AclResult::ACLCHECK_OK
+            {
+                crate::errors::raise_plain(
+                    PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                    format!(
+                        "permission denied for table {}",
+                        std::ffi::CStr::from_ptr(pg_sys::get_rel_name(rel)).to_string_lossy()
+                    ),
+                    None,
+                    Some("arrow_fdw_metadata_info needs the SELECT privilege on the table."),
+                );
+            }
             let is_arrow = is_arrow_table(rel);
             if !is_arrow {
                 crate::errors::raise_plain(

@@ -538,10 +538,11 @@ impl ArrowReader {
                 }
                 let batch = self.batch.as_ref().expect("a batch is loaded");
                 let array = batch.column(k).slice(start, n);
-                if array.logical_null_count() == 0 {
-                    self.dev.set_all_valid(d);
-                } else {
-                    self.dev.set_validity(d, |i| array.is_valid(i));
+                // logical nulls: a dictionary column's row is NULL when its
+                // index is, and when the dictionary value it points at is
+                match array.logical_nulls().filter(|nb| nb.null_count() > 0) {
+                    None => self.dev.set_all_valid(d),
+                    Some(nb) => self.dev.set_validity(d, |i| nb.is_valid(i)),
                 }
                 let typid = self.targets[k].typid;
                 let native: Option<&[u8]> = match (array.data_type(), typid) {

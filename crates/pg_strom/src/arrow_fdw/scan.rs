@@ -26,7 +26,13 @@ use crate::gpuscan::path::{from_list, to_list};
 
 /// Raise a file error as an ERROR.
 pub fn raise(e: ArrowError) -> ! {
-    let code = if e.corrupt { PgSqlErrorCode::ERRCODE_DATA_CORRUPTED } else { PgSqlErrorCode::ERRCODE_IO_ERROR };
+    let code = if e.unsupported {
+        PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED
+    } else if e.corrupt {
+        PgSqlErrorCode::ERRCODE_DATA_CORRUPTED
+    } else {
+        PgSqlErrorCode::ERRCODE_IO_ERROR
+    };
     raise_plain(code, e.message, None, None)
 }
 
