@@ -9,7 +9,7 @@ help:
 	@echo "make start   - start the development cluster (writes .run/env)"
 	@echo "make stop    - stop it"
 	@echo "make bench SF=1 - the Star Schema Benchmark at scale SF (results/bench)"
-	@echo "make soak N=2000 - sqlsmith statements with pg_strom on vs off"
+	@echo "make soak N=10000 - sqlsmith statements with pg_strom on vs off"
 	@echo "make gpu-bundle - build what scripts/gpu-check.sh needs into .carry/"
 
 setup:
@@ -39,7 +39,7 @@ bench: install
 	@scripts/bench.sh $(or $(SF),1) results/bench
 
 soak: start
-	@. .run/env && python3 scripts/diff-check.py --setup-only && python3 scripts/soak.py --queries $(or $(N),2000)
+	@. .run/env && python3 scripts/diff-check.py --setup-only && python3 scripts/soak.py --queries $(or $(N),10000)
 
 gpu-bundle: install
 	@scripts/gpu-bundle.sh

@@ -8,6 +8,7 @@ must use the custom nodes the file says it tests, so a test cannot pass by
 silently not offloading.
 
     scripts/diff-check.py [--db NAME] [--only SUBSTRING[,SUBSTRING...]] [--sf SF] [--no-setup | --setup-only]
+                          [--shapes]
 
 A query file is one SQL query after header comments:
     -- expect: GpuScan          custom nodes the plan must contain ("none":
@@ -24,6 +25,12 @@ the extension, generate the SSB tables at scale --sf (default 0.01) with
 bench/ssb/ssb.py, write the Arrow test files (test/arrow/gen.py into
 /tmp/pgstrom_arrow_test) unless they are there, then run
 test/diff/schema/*.sql in name order.
+--shapes: instead of the plain run, run every (non-error) query under each
+planner shape of SHAPES, the shape's settings added to both runs: the
+genetic optimizer forced (geqo_threshold = 2), hash, merge and nested-loop
+joins each disabled in turn, serial plans, and parallel plans encouraged.
+The plan is not checked (a shape may rightly keep a node off); the results
+must be equal, and the summary says how many plans used a pg_strom node.
 Connects with the PG* environment.  Exit status 1 when anything differs.
 """
 
@@ -39,6 +46,16 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import pgcompare as pc  # noqa: E402
 
 CUSTOM_NODES = ("GpuScan", "GpuJoin", "GpuPreAgg")
+# planner shapes of --shapes: (name, settings)
+SHAPES = [
+    ("geqo", [("geqo", "on"), ("geqo_threshold", "2")]),
+    ("no-hashjoin", [("enable_hashjoin", "off")]),
+    ("no-mergejoin", [("enable_mergejoin", "off")]),
+    ("no-nestloop", [("enable_nestloop", "off")]),
+    ("serial", [("max_parallel_workers_per_gather", "0")]),
+    ("parallel", [("max_parallel_workers_per_gather", "2"), ("parallel_setup_cost", "0"),
+                  ("parallel_tuple_cost", "0"), ("min_parallel_table_scan_size", "0")]),
+]
 # EXPLAIN fields an `expect:` line may name besides the nodes
 PLAN_FIELDS = ("GPU Projection",)
 ARROW_DIR = "/tmp/pgstrom_arrow_test"
@@ -112,6 +129,36 @@ def check_query(expect, settings, error, sql):
     return None if diff is None else f"results differ: {diff}"
 
 
+def run_shapes(files):
+    """The --shapes passes: (queries compared, [(shape, name, why)])."""
+    failed, compared = [], 0
+    for shape, extra in SHAPES:
+        t0, n, nodes = time.time(), 0, 0
+        for f in files:
+            name = os.path.basename(f)[:-4]
+            expect, settings, error, sql = parse_file(f)
+            if error is not None or expect == ["none"]:
+                continue
+            settings = settings + extra
+            n += 1
+            try:
+                plan = pc.plan_nodes(sql, settings + [("pg_strom.enabled", "on")])
+                nodes += any(f"Custom Scan ({c})" in line for c in CUSTOM_NODES for line in plan)
+                types = pc.column_types(sql, settings)
+                floats = {i for i, t in enumerate(types) if t in pc.FLOAT_TYPES}
+                diff = pc.compare_rows(run(sql, settings, "off"), run(sql, settings, "on"), floats)
+                why = None if diff is None else f"results differ: {diff}"
+            except pc.PsqlError as e:
+                why = f"error: {e}"
+            if why:
+                print(f"FAIL {shape:<13} {name}\n     " + why.replace("\n", "\n     "), flush=True)
+                failed.append((shape, name, why))
+        compared += n
+        print(f"shape {shape:<13} {n} queries, {nodes} through a pg_strom node, "
+              f"{n - sum(1 for s, _, _ in failed if s == shape)} equal, {time.time() - t0:.1f} s", flush=True)
+    return compared, failed
+
+
 def setup(a):
     os.environ["PGDATABASE"] = "postgres"
     exists = pc.scalar(f"SELECT 1 FROM pg_database WHERE datname = '{a.db}'")
@@ -141,6 +188,7 @@ def main():
     ap.add_argument("--sf", default="0.01", help="SSB scale factor of the test schema (default 0.01)")
     ap.add_argument("--no-setup", action="store_true", help="use the database as it is")
     ap.add_argument("--setup-only", action="store_true", help="create the schemas, run no query")
+    ap.add_argument("--shapes", action="store_true", help="run the queries under every planner shape instead")
     a = ap.parse_args()
     t0 = time.time()
     if a.no_setup:
@@ -153,6 +201,11 @@ def main():
     files = sorted(f for f in glob.glob(os.path.join(a.dir, "queries", "*.sql"))
                    if any(o in os.path.basename(f) for o in only))
     engine = pc.scalar("SELECT pgstrom.active_engine()")
+    if a.shapes:
+        compared, failed = run_shapes(files)
+        print(f"diff-check: {compared} runs over {len(SHAPES)} planner shapes, {compared - len(failed)} equal "
+              f"with pg_strom on and off, engine {engine}, {time.time() - t0:.1f} s")
+        return 1 if failed else 0
     failed, offloaded = [], 0
     for f in files:
         name = os.path.basename(f)[:-4]
