@@ -52,5 +52,11 @@ strip "$carry"/bin/* "$carry"/ext/pg2arrow "$carry"/ext/pg_strom.so 2>/dev/null 
 # travel xz-compressed (scripts/carry-install.sh unpacks them)
 tar -C "$carry" -cf - ext bin | xz -T0 -6 > "$carry/build.tar.xz"
 rm -rf "$carry/ext" "$carry/bin"
+# PostgreSQL's regression files for the pg-regress tier (the GPU machine
+# cannot fetch them): the cache of scripts/pg-regress-fetch.sh, about 2 MB
+# compressed; gpu-check.sh unpacks it and points the tier at it
+pgr=$("$PGSTROM_ROOT/scripts/pg-regress-fetch.sh")
+tar -C "$pgr" -cf - SOURCE regress/sql regress/expected regress/data \
+  regress/parallel_schedule regress/regress.c | xz -T0 -6 > "$carry/pg-regress.tar.xz"
 ls -la "$carry"; tar -tvJf "$carry/build.tar.xz"
 du -sh "$carry"

@@ -31,18 +31,27 @@ export CUFILE_EXPERIMENTAL_FS=${CUFILE_EXPERIMENTAL_FS:-1}
 echo "== install PostgreSQL 18 and pg_strom under $PGSTROM_VAR"
 . scripts/carry-install.sh
 
+# PostgreSQL's regression files (gpu-bundle.sh packed them)
+if [ -s .carry/pg-regress.tar.xz ]; then
+  export PGSTROM_PG_REGRESS_CACHE=$PGSTROM_VAR/pg-regress
+  rm -rf "$PGSTROM_PG_REGRESS_CACHE"; mkdir -p "$PGSTROM_PG_REGRESS_CACHE"
+  tar -C "$PGSTROM_PG_REGRESS_CACHE" -xJf .carry/pg-regress.tar.xz
+fi
+
 echo "== machine"
 nvidia-smi -L || true
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 nvrtc=$(ls /usr/local/cuda/lib64/libnvrtc.so.1[0-9] 2>/dev/null | head -n 1)
 echo "NVRTC: ${nvrtc:-none found}"
 
-# PGSTROM_GPU_CHECK_PARTS picks parts (default all three; the whole check
-# takes close to the device tool's 10 minutes a call, so it can be split):
+# PGSTROM_GPU_CHECK_PARTS picks parts (default all four; the whole check
+# takes more than the device tool's 10 minutes a call: run the parts as
+# separate calls on the warm machine):
 #   runtime  the runtime's tests on the GPU
-#   sql      the SQL suites, differential harness, soak, SSB SF 0.01
+#   sql      the SQL suites, Arrow, isolation, service, pg2arrow, differential harness
+#   sql2     planner shapes, soak, SSB SF 0.01, PostgreSQL's regression SQL, docs
 #   cluster  devices, NVRTC build and cache, self-test, GPU preference, GpuScan check
-parts=" ${PGSTROM_GPU_CHECK_PARTS:-runtime sql cluster} "
+parts=" ${PGSTROM_GPU_CHECK_PARTS:-runtime sql sql2 cluster} "
 part() { [[ "$parts" == *" $1 "* ]]; }
 
 if part runtime; then
@@ -62,13 +71,17 @@ done
                || step FAIL "runtime tests"
 fi
 
+# the SQL steps in two calls (scripts/test-sql.sh, PGSTROM_SQL_STEPS)
+sql_steps_1="regress arrow isolation service pg2arrow diff"
+sql_steps_2="shapes soak ssb pgregress docs"
 if part sql; then
-echo "== SQL suites (GPU variant)"
+echo "== SQL suites (GPU variant), part 1: $sql_steps_1"
 sql_log=$PGSTROM_VAR/test-sql.log
-if PGSTROM_EXPECT_GPU=1 PGSTROM_RESULTS="$PGSTROM_VAR/results" scripts/test-sql.sh 2>&1 | tee "$sql_log"; then
-  step PASS "SQL suites: $(grep -cE '^ok +[0-9]+ ' "$sql_log") pg_regress tests (GPU variant), settings docs, not-preloaded"
+if PGSTROM_EXPECT_GPU=1 PGSTROM_RESULTS="$PGSTROM_VAR/results" PGSTROM_SQL_STEPS="$sql_steps_1" \
+   scripts/test-sql.sh 2>&1 | tee "$sql_log"; then
+  step PASS "SQL suites: $(grep -cE '^ok +[0-9]+ ' "$sql_log") pg_regress tests (GPU variant), Arrow device vs plain, isolation, service, pg2arrow"
 else
-  step FAIL "SQL suites (see regression.diffs)"
+  step FAIL "SQL suites, part 1 (see regression.diffs and the log)"
 fi
 dc=$(grep -o 'diff-check: [0-9]* queries.*' "$sql_log" | tail -n 1)
 if [ -n "$dc" ] && ! grep -q 'diff-check: FAILED' "$sql_log"; then step PASS "${dc}"; else step FAIL "differential harness (diff-check)"; fi
@@ -80,16 +93,36 @@ done
 gs_direct=$(grep -o 'gpudirect: [0-9]* GpuPreAgg runs.*' "$sql_log" | tail -n 1)
 [ -n "$gs_direct" ] && ! grep -q 'gpudirect: FAIL' "$sql_log" && step PASS "${gs_direct}" \
   || step FAIL "GPUDirect SQL storage paths (test/service/gpudirect.sh)"
-sk=$(grep -o 'soak: [0-9]* sqlsmith.*' "$sql_log" | tail -n 1)
-if [ -n "$sk" ] && ! grep -q 'soak: DIFFERENCE\|soak: CRASH' "$sql_log"; then step PASS "$sk"; else step FAIL "sqlsmith soak: ${sk:-did not run}"; fi
-ssb_tiny=$(grep -o 'ssb: all results equal across .*' "$sql_log" | tail -n 1)
-[ -n "$ssb_tiny" ] && step PASS "SSB SF 0.01, every query: ${ssb_tiny#ssb: }" || step FAIL "SSB SF 0.01 run"
-cp -r "$PGSTROM_VAR/results/ssb-tiny" "$out/" 2>/dev/null
+dvp=$(grep -o 'device_vs_plain: [0-9]* files.*' "$sql_log" | tail -n 1)
+[ -n "$dvp" ] && ! grep -q 'device_vs_plain: differs' "$sql_log" && step PASS "Arrow: $dvp" \
+  || step FAIL "Arrow device paths against the plain scan: ${dvp:-did not run}"
 cp "$PGSTROM_VAR/results/regress/results/gpu.out" "$out/" 2>/dev/null
 cp "$PGSTROM_VAR/results/regress/regression.diffs" "$out/" 2>/dev/null
 hd=$(grep -cE '^ok +[0-9]+ +- heap_direct(_mvcc)? ' "$sql_log")
 [ "$hd" = 2 ] && step PASS "heap direct path on the GPU: heap_direct (pg_regress) and heap_direct_mvcc (isolation) pass" \
               || step FAIL "heap direct path tests (heap_direct, heap_direct_mvcc)"
+fi
+
+if part sql2; then
+echo "== SQL suites (GPU variant), part 2: $sql_steps_2"
+sql_log=$PGSTROM_VAR/test-sql-2.log
+if PGSTROM_EXPECT_GPU=1 PGSTROM_RESULTS="$PGSTROM_VAR/results" PGSTROM_SQL_STEPS="$sql_steps_2" \
+   scripts/test-sql.sh 2>&1 | tee "$sql_log"; then
+  step PASS "SQL suites, part 2: planner shapes, soak, SSB, PostgreSQL's regression SQL, settings docs, not-preloaded"
+else
+  step FAIL "SQL suites, part 2 (see the log)"
+fi
+sh=$(grep -o 'diff-check: [0-9]* runs over .*' "$sql_log" | tail -n 1)
+[ -n "$sh" ] && ! grep -q '^FAIL' "$sql_log" && step PASS "$sh" || step FAIL "planner shapes: ${sh:-did not run}"
+sk=$(grep -o 'soak: [0-9]* sqlsmith.*' "$sql_log" | tail -n 1)
+if [ -n "$sk" ] && ! grep -q 'soak: DIFFERENCE\|soak: CRASH' "$sql_log"; then step PASS "$sk"; else step FAIL "sqlsmith soak: ${sk:-did not run}"; fi
+ssb_tiny=$(grep -o 'ssb: all results equal across .*' "$sql_log" | tail -n 1)
+[ -n "$ssb_tiny" ] && step PASS "SSB SF 0.01, every query: ${ssb_tiny#ssb: }" || step FAIL "SSB SF 0.01 run"
+cp -r "$PGSTROM_VAR/results/ssb-tiny" "$out/" 2>/dev/null
+pr=$(grep -E '^pg-regress: \[[0-9]+ s\] pg-regress \[' "$sql_log" | sed 's/^pg-regress: \[[0-9]* s\] //' | paste -sd ';' -)
+[ -n "$pr" ] && grep -q '^pg-regress: passed' "$sql_log" && step PASS "PostgreSQL's regression SQL, off vs on: $pr" \
+  || step FAIL "PostgreSQL's regression SQL: ${pr:-did not run}"
+cp -r "$PGSTROM_VAR/results/pg-regress" "$out/" 2>/dev/null
 fi
 
 if part cluster; then

@@ -11,6 +11,9 @@
 #      into .deps/ (layouts kept as the wheels have them); duckdb and
 #      pillow into .deps/py (the benchmark's DuckDB modes and its chart),
 #      pyarrow into .deps/pytest unless python3 has it (Arrow_Fdw tests)
+#   4. pgrx's config.toml
+#   5. PostgreSQL's regression files for the pg-regress tier
+#      (scripts/pg-regress-fetch.sh: apt-get source, cached outside the clone)
 # Rust crates come from crates.io when cargo builds; cargo-pgrx is not
 # needed (scripts/build.sh does what `cargo pgrx install` would).
 set -euo pipefail
@@ -87,4 +90,10 @@ pgrx_config=$(printf '[configs]\npg%s = "%s"\n' "$(pg_major)" "$PG_CONFIG")
 if [ "$(cat "$PGRX_HOME/config.toml" 2>/dev/null)" != "$pgrx_config" ]; then
   printf '%s\n' "$pgrx_config" > "$PGRX_HOME/config.toml"
 fi
+# 5. PostgreSQL's own regression files (src/test/regress of 18.6, from
+# Debian's source package) for the pg-regress tier of `make test`; cached
+# outside the clone, keyed by version, fetched only when missing
+# (scripts/pg-regress-fetch.sh)
+"$PGSTROM_ROOT/scripts/pg-regress-fetch.sh" >/dev/null
+
 say "ready (PostgreSQL $("$PG_CONFIG" --version | awk '{print $2}'), pgrx $PGRX_VERSION)"

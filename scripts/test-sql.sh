@@ -6,13 +6,21 @@
 #      and the Arrow_Fdw fuzz test (test/arrow/fuzz.py, bounded time)
 #   1c. the differential harness (scripts/diff-check.py over test/diff, and
 #      test/diff-fail, which it must reject), a bounded sqlsmith soak
-#      (scripts/soak.py, 300 statements), then the SSB benchmark at scale
+#      (scripts/soak.py, 1,000 statements), then the SSB benchmark at scale
 #      0.01 in every mode (bench/ssb/ssb.py), results compared
+#   1d. PostgreSQL's own regression SQL with pg_strom off and on, compared
+#      statement by statement (scripts/pg-regress-diff.py; the files are
+#      fetched by scripts/pg-regress-fetch.sh, cached outside the clone)
 #   2. docs/settings.md lists exactly the pg_strom.* settings, defaults too,
 #      and docs/device-functions.md exactly the device function catalog
 #   3. without shared_preload_libraries, CREATE EXTENSION fails cleanly
 # Each run uses fresh clusters under $RUN/test*.  Used by `make test` and by
 # scripts/gpu-check.sh.  Exit status is non-zero when anything fails.
+# PGSTROM_SQL_STEPS picks steps (default: all): regress arrow isolation
+# service pg2arrow diff shapes soak ssb pgregress docs ("arrow" needs
+# "regress" before it; shapes, soak and ssb set up the differential
+# harness's database themselves when "diff" is not among them).  The GPU
+# check runs them in two calls, each under the device tool's 10 minutes.
 set -uo pipefail
 . "$(dirname "$0")/env.sh"
 
@@ -25,6 +33,9 @@ failures=()
 t0=$(date +%s)
 # mark WHAT: how long the tests took so far (CI's log shows where time goes)
 mark() { echo "test-sql: [$(( $(date +%s) - t0 )) s] $1 done"; }
+
+steps=" ${PGSTROM_SQL_STEPS:-regress arrow isolation service pg2arrow diff shapes soak ssb pgregress docs} "
+want() { [[ "$steps" == *" $1 "* ]]; }
 
 fresh_cluster() { # dir port
   "$PGSTROM_ROOT/scripts/cluster.sh" stop "$1" >/dev/null 2>&1 || true
@@ -46,6 +57,7 @@ if [ "$expect_gpu" = 1 ]; then
 else
   schedules+=("$PGSTROM_ROOT/test/schedule-nogpu")
 fi
+if want regress; then
 regress="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress"
 rm -rf "$results/regress"
 # Arrow files for test/sql/arrow_fdw.sql (a fixed path: it is in the
@@ -62,20 +74,28 @@ if ! "$regress" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user="
   [ -f "$results/regress/regression.diffs" ] && cat "$results/regress/regression.diffs"
 fi
 mark "pg_regress"
+fi
 
+if want arrow; then
 # Arrow_Fdw fuzzing: mutated files must read or fail, never crash
 if ! PGDATABASE=pgstrom_regression python3 "$PGSTROM_ROOT/test/arrow/fuzz.py" /tmp/pgstrom_arrow_test \
      --seconds "${PGSTROM_FUZZ_SECONDS:-20}"; then
   failures+=("arrow fuzz")
 fi
 mark "arrow fuzz"
+# the device paths over every readable test file against the plain scan
+if ! PGDATABASE=pgstrom_regression python3 "$PGSTROM_ROOT/test/arrow/device_vs_plain.py" /tmp/pgstrom_arrow_test; then
+  failures+=("arrow device vs plain")
+fi
 
 # writable Arrow_Fdw: other sessions, the writer lock, kill -9 mid-transaction
 if ! TEST_PYTHONPATH="$TEST_PYTHONPATH" "$PGSTROM_ROOT/test/arrow/write_crash.sh"; then
   failures+=("arrow write")
 fi
 mark "arrow write"
+fi
 
+if want isolation; then
 # --- 1b. isolation suites: concurrent sessions (MVCC under GpuScan) --------
 isolation="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress"
 rm -rf "$results/isolation"
@@ -86,7 +106,9 @@ if ! "$isolation" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user
   [ -f "$results/isolation/regression.diffs" ] && cat "$results/isolation/regression.diffs"
 fi
 mark "isolation"
+fi
 
+if want service; then
 # --- 1b'. the GPU service killed under running queries ----------------------
 if ! "$PGSTROM_ROOT/test/service/crash.sh"; then
   failures+=("service crash")
@@ -104,18 +126,49 @@ if ! "$PGSTROM_ROOT/test/service/gpudirect.sh"; then
   failures+=("gpudirect")
 fi
 mark "service tests"
+fi
+if want pg2arrow; then
 # --- 1b''. pg2arrow end to end ------------------------------------------------
 if ! TEST_PYTHONPATH="$TEST_PYTHONPATH" "$PGSTROM_ROOT/test/pg2arrow/run.sh"; then
   failures+=("pg2arrow")
 fi
 mark "pg2arrow"
+fi
 
 # --- 1c. differential harness, tiny SSB benchmark ----------------------------
 export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
+
+# --- 1d. PostgreSQL's own regression SQL, pg_strom off vs on ---------------
+# (scripts/pg-regress-diff.py: its own clusters under $RUN/pg-regress, ports
+# 54340-54342; the default pass, a GEQO pass and the CPU engine in the GPU
+# service; PGSTROM_PG_REGRESS_SHAPES
+# names others, "none" skips the tier).  Independent of the steps below:
+# it runs beside them, its output kept until they are done.
+shapes=${PGSTROM_PG_REGRESS_SHAPES:-default,geqo,service}
+pgr_pid=
+if want pgregress && [ "$shapes" != none ]; then
+  pgr_log=$(mktemp)
+  PGSTROM_RESULTS="$results" python3 "$PGSTROM_ROOT/scripts/pg-regress-diff.py" --shapes "$shapes" >"$pgr_log" 2>&1 &
+  pgr_pid=$!
+fi
+
+if want diff; then
 if ! python3 "$PGSTROM_ROOT/scripts/diff-check.py" --sf 0.01; then
   failures+=("diff-check")
 fi
 mark "diff-check"
+elif want shapes || want soak || want ssb; then
+  python3 "$PGSTROM_ROOT/scripts/diff-check.py" --sf 0.01 --setup-only >/dev/null || failures+=("diff-check set-up")
+fi
+if want shapes; then
+# the join and aggregation queries again under each planner shape (GEQO,
+# each join method off, serial, parallel): results only
+if ! python3 "$PGSTROM_ROOT/scripts/diff-check.py" --no-setup --shapes --only gpujoin_,preagg_join,preagg_seed,ssb_q; then
+  failures+=("diff-check shapes")
+fi
+mark "diff-check shapes"
+fi
+if want diff; then
 # without a GPU: the GpuPreAgg and SSB queries again with the CPU engine
 # in the GPU service, where the heap direct path reads the tables' blocks
 # from the files (docs/gpu_service.md, "Heap tables"); on a GPU the
@@ -163,16 +216,28 @@ else
   echo "$neg"; echo "test-sql: diff-check accepted a file of test/diff-fail"
   failures+=("diff-check self-test")
 fi
-if ! python3 "$PGSTROM_ROOT/scripts/soak.py" --queries "${PGSTROM_SOAK_QUERIES:-300}"; then
+fi
+if want soak; then
+if ! python3 "$PGSTROM_ROOT/scripts/soak.py" --queries "${PGSTROM_SOAK_QUERIES:-1000}"; then
   failures+=("soak")
 fi
 mark "soak"
+fi
+if want ssb; then
 if ! PGDATABASE=pgstrom_diff python3 "$PGSTROM_ROOT/bench/ssb/ssb.py" all --sf 0.01 --runs 1 \
      --data "$dir/ssb-data" --out "$results/ssb-tiny"; then
   failures+=("ssb-tiny")
 fi
 mark "ssb-tiny"
+fi
+if [ -n "$pgr_pid" ]; then
+  wait "$pgr_pid"; rc=$?
+  cat "$pgr_log"; rm -f "$pgr_log"
+  [ $rc = 0 ] || failures+=("pg-regress")
+  mark "pg-regress"
+fi
 
+if want docs; then
 # --- 2. settings documented ------------------------------------------------
 docs=$PGSTROM_ROOT/docs/settings.md
 live=$(psql -XAtq -F'|' -c "SELECT name, coalesce(boot_val, '') FROM pg_settings
@@ -194,8 +259,10 @@ else
   diff <("$PGSTROM_ROOT/scripts/device-functions-doc.sh") <(grep -E '^\| [0-9]' "$PGSTROM_ROOT/docs/device-functions.md")
   failures+=("docs/device-functions.md")
 fi
+fi
 "$PGSTROM_ROOT/scripts/cluster.sh" stop "$dir" >/dev/null
 
+if want docs; then
 # --- 3. not preloaded ------------------------------------------------------
 dir=$base/test-nopreload
 "$PGSTROM_ROOT/scripts/cluster.sh" stop "$dir" >/dev/null 2>&1 || true
@@ -212,6 +279,7 @@ else
   failures+=("not-preloaded")
 fi
 "$PGSTROM_ROOT/scripts/cluster.sh" stop "$dir" >/dev/null
+fi
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "test-sql: FAILED: ${failures[*]}"
