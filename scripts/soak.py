@@ -86,6 +86,12 @@ def run_once(sql, enabled, timeout_ms, explain=False):
               + (ON_SETTINGS if enabled == "on" else "")
               + f"BEGIN;\n{'EXPLAIN (COSTS OFF) ' if explain else ''}{sql};\nROLLBACK;\n")
     p = pc.run_psql(script)
+    # a connection refused at start-up (FATAL: out of shared memory while
+    # the previous session, which took thousands of advisory locks, still
+    # exits) is not a crash of a running statement: try again, once
+    if p.returncode != 0 and "psql: error: connection to server" in p.stderr and "FATAL:" in p.stderr:
+        time.sleep(1)
+        p = pc.run_psql(script)
     if p.returncode == 0:
         return "rows", pc.parse_csv(p.stdout)[1]
     err = p.stderr.strip()
