@@ -153,6 +153,13 @@ for sig in INT TERM KILL; do
   if [ $sig = KILL ]; then
     n=$(q -c "SELECT count(*) FROM ap")
     [ -e "$dir/ap.arrow.pgstrom-undo" ] && [ "$n" = 3000 ] || bad "after SIGKILL: undo file? rows seen $n"
+    # IMPORT FOREIGN SCHEMA reads the file as the table does, through the
+    # undo file's saved footer
+    n=$(q -c "DROP SCHEMA IF EXISTS ap_import CASCADE" -c "CREATE SCHEMA ap_import" \
+          -c "IMPORT FOREIGN SCHEMA ap_killed FROM SERVER arrow_fdw INTO ap_import OPTIONS (file '$dir/ap.arrow')" \
+          -c "SELECT count(*) FROM ap_import.ap_killed" -c "DROP SCHEMA ap_import CASCADE" 2>&1 | grep -E '^[0-9]+$|ERROR')
+    [ "$n" = 3000 ] && ok "after SIGKILL: IMPORT FOREIGN SCHEMA reads the 3000 committed rows" \
+      || bad "IMPORT FOREIGN SCHEMA after SIGKILL: $n"
     "$P" --recover "$dir/ap.arrow" >"$dir/out" || bad "--recover failed"
   fi
   if cmp -s "$dir/ap.arrow" "$dir/ap.orig" && [ ! -e "$dir/ap.arrow.pgstrom-undo" ] && [ "$grown" -gt $((size0 + 4000000)) ]; then
