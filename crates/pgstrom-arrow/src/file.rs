@@ -607,3 +607,45 @@ fn parse_header(meta: &[u8], body_len: u64) -> Result<Header, String> {
 pub fn schema_of(path: &str) -> Result<Schema, ArrowError> {
     ArrowFile::open(path).map(|f| f.schema.as_ref().clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file whose footer is valid but whose schema says big-endian.
+    fn big_endian_file() -> Vec<u8> {
+        let mut fbb = flatbuffers::FlatBufferBuilder::new();
+        let fields = fbb.create_vector::<flatbuffers::WIPOffset<arrow_ipc::Field>>(&[]);
+        let schema = {
+            let mut s = arrow_ipc::SchemaBuilder::new(&mut fbb);
+            s.add_endianness(arrow_ipc::Endianness::Big);
+            s.add_fields(fields);
+            s.finish()
+        };
+        let batches = fbb.create_vector::<Block>(&[]);
+        let footer = {
+            let mut f = arrow_ipc::FooterBuilder::new(&mut fbb);
+            f.add_version(MetadataVersion::V5);
+            f.add_schema(schema);
+            f.add_recordBatches(batches);
+            f.finish()
+        };
+        fbb.finish(footer, None);
+        let data = fbb.finished_data();
+        let mut bytes = b"ARROW1\0\0".to_vec();
+        bytes.extend_from_slice(data);
+        bytes.extend_from_slice(&(data.len() as i32).to_le_bytes());
+        bytes.extend_from_slice(MAGIC);
+        bytes
+    }
+
+    #[test]
+    fn big_endian_is_not_supported_rather_than_corrupt() {
+        let path = std::env::temp_dir().join(format!("pgstrom-big-endian-{}.arrow", std::process::id()));
+        std::fs::write(&path, big_endian_file()).expect("temp file");
+        let e = ArrowFile::open(path.to_str().expect("utf-8")).expect_err("a big-endian file is refused");
+        std::fs::remove_file(&path).ok();
+        assert!(e.unsupported && !e.corrupt, "{e:?}");
+        assert!(e.message.contains("is big-endian, which is not supported"), "{}", e.message);
+    }
+}
