@@ -489,8 +489,14 @@ pub(crate) unsafe fn cost(
         for (d, p) in desc.depths.iter().zip(inner_paths) {
             // the inner relation is read once, then loaded and hashed
             startup += (**p).total_cost + (**p).rows * (pg_sys::cpu_tuple_cost + 2.0 * pg_sys::cpu_operator_cost);
-            // probing: one hash plus the join quals per candidate
-            run += d.rows_in * gpu_op * (1.0 + d.quals.len() as f64) + d.rows_out * gpu_op * d.quals.len() as f64;
+            // probing: one hash plus the join quals per candidate; a depth
+            // without hash keys (a nested loop) evaluates its quals on
+            // every pair of an outer row and an inner row
+            run += if d.hash_keys.is_empty() {
+                d.rows_in * (**p).rows.max(1.0) * gpu_op * d.quals.len().max(1) as f64
+            } else {
+                d.rows_in * gpu_op * (1.0 + d.quals.len() as f64) + d.rows_out * gpu_op * d.quals.len() as f64
+            };
         }
         let mut rows = desc.depths.last().map_or(0.0, |d| d.rows_out);
         // rows come back to the host and are formed into tuples (an Arrow
