@@ -179,8 +179,10 @@ pub fn stash_reset() {
 /// and deletes it before trying the next.
 unsafe extern "C-unwind" fn forget_context(arg: *mut std::ffi::c_void) {
     let cxt = arg as usize;
-    STASH.with(|s| s.borrow_mut().retain(|e| e.5 != cxt));
-    WATCHED.with(|w| w.borrow_mut().retain(|&c| c != cxt));
+    // (try_with: never a panic inside PostgreSQL's memory manager, even
+    // if a context went away while the thread's locals were torn down)
+    let _ = STASH.try_with(|s| s.borrow_mut().retain(|e| e.5 != cxt));
+    let _ = WATCHED.try_with(|w| w.borrow_mut().retain(|&c| c != cxt));
 }
 
 /// Keep a copy of `path` (of `rel`) if it is the cheapest seen.
