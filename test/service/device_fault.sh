@@ -57,6 +57,13 @@ for sc in "${scenarios[@]}"; do
   plan=$(q -c "$settings $small EXPLAIN (COSTS OFF) $query")
   grep -q "$node" <<<"$plan" || { bad "$name: plan does not use $node: $plan"; continue; }
   want=$(q -c "SET pg_strom.enabled = off; $query")
+  # the fault is armed for the GPU's next launches, whoever makes them:
+  # wait until no other request is being served (a query of an earlier
+  # test, cancelled in its backend, may still be computing in the service)
+  for _ in $(seq 100); do
+    [ "$(q -c "SELECT in_flight FROM pgstrom.gpu_service_info()")" = 0 ] && break
+    sleep 0.1
+  done
   before=$(q -c "SELECT pid FROM pgstrom.gpu_service_info()")
   out=$(q -c "$settings $small" -c "SELECT pgstrom.inject_device_fault($launches)" -c "$query")
   case $outcome in
