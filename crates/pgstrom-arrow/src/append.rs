@@ -26,12 +26,12 @@ use arrow_ipc::writer::{DictionaryTracker, IpcDataGenerator, IpcWriteOptions};
 use arrow_ipc::{Block, MetadataVersion};
 use arrow_schema::{Metadata, Schema};
 
-use crate::file::{ArrowError, ArrowFile, MAGIC, footer_bytes};
+use crate::file::{ArrowError, ArrowErrorKind, ArrowFile, MAGIC, footer_bytes};
 
 const UNDO_MAGIC: &[u8; 8] = b"PGSUNDO1";
 
 fn err(path: &str, what: &str, e: impl std::fmt::Display) -> ArrowError {
-    ArrowError { message: format!("could not {what} arrow file \"{path}\": {e}"), corrupt: false, unsupported: false }
+    ArrowError { message: format!("could not {what} arrow file \"{path}\": {e}"), kind: ArrowErrorKind::Io }
 }
 
 /// Take the write lock of `path` (opened as `file`): an exclusive
@@ -46,8 +46,7 @@ pub fn lock(file: &File, path: &str) -> Result<(), ArrowError> {
     if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
         return Err(ArrowError {
             message: format!("arrow file \"{path}\" is being written by another process"),
-            corrupt: false,
-            unsupported: false,
+            kind: ArrowErrorKind::Io,
         });
     }
     Err(err(path, "lock", e))
@@ -89,7 +88,7 @@ impl Undo {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(err(&u, "read the undo file of", e)),
         };
-        let bad = || ArrowError { message: format!("undo file \"{u}\" is damaged"), corrupt: true, unsupported: false };
+        let bad = || ArrowError { message: format!("undo file \"{u}\" is damaged"), kind: ArrowErrorKind::Corrupt };
         if b.len() < 29 || &b[..8] != UNDO_MAGIC {
             return Err(bad());
         }

@@ -34,12 +34,19 @@ const MAX_BUFFER: i64 = 1 << 32;
 #[derive(Debug, Clone)]
 pub struct ArrowError {
     pub message: String,
-    /// true: the file is damaged (SQLSTATE 22P04 bad copy file format /
-    /// data corrupted); false: it could not be read (58030 io error).
-    pub corrupt: bool,
-    /// true: a valid file using a feature that is not supported, such as
+    pub kind: ArrowErrorKind,
+}
+
+/// What kind of failure an [`ArrowError`] is (its SQLSTATE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrowErrorKind {
+    /// The file could not be read or written (58030 io error).
+    Io,
+    /// The file is damaged (XX001 data corrupted).
+    Corrupt,
+    /// A valid file using a feature that is not supported, such as
     /// big-endian data (0A000 feature not supported).
-    pub unsupported: bool,
+    Unsupported,
 }
 
 fn corrupt(path: &str, what: impl std::fmt::Display) -> ArrowError {
@@ -47,13 +54,12 @@ fn corrupt(path: &str, what: impl std::fmt::Display) -> ArrowError {
     let what = what.to_string();
     ArrowError {
         message: format!("arrow file \"{path}\" is corrupt: {}", what.trim_end()),
-        corrupt: true,
-        unsupported: false,
+        kind: ArrowErrorKind::Corrupt,
     }
 }
 
 fn io(path: &str, what: impl std::fmt::Display) -> ArrowError {
-    ArrowError { message: format!("could not read arrow file \"{path}\": {what}"), corrupt: false, unsupported: false }
+    ArrowError { message: format!("could not read arrow file \"{path}\": {what}"), kind: ArrowErrorKind::Io }
 }
 
 /// Per-batch (min, max) of a field as text (None: no statistics).
@@ -229,8 +235,7 @@ impl ArrowFile {
         if !fb_schema.endianness().equals_to_target_endianness() {
             return Err(ArrowError {
                 message: format!("arrow file \"{path}\" is big-endian, which is not supported"),
-                corrupt: false,
-                unsupported: true,
+                kind: ArrowErrorKind::Unsupported,
             });
         }
         let schema = std::panic::catch_unwind(|| arrow_ipc::convert::try_fb_to_schema(fb_schema))
@@ -506,8 +511,7 @@ impl ArrowFile {
         let mut f = std::fs::OpenOptions::new().append(true).open(&self.path).map_err(|e| io(&self.path, e))?;
         f.write_all(&out).and_then(|_| f.sync_all()).map_err(|e| ArrowError {
             message: format!("could not write arrow file \"{}\": {e}", self.path),
-            corrupt: false,
-            unsupported: false,
+            kind: ArrowErrorKind::Io,
         })
     }
 
@@ -645,7 +649,7 @@ mod tests {
         std::fs::write(&path, big_endian_file()).expect("temp file");
         let e = ArrowFile::open(path.to_str().expect("utf-8")).expect_err("a big-endian file is refused");
         std::fs::remove_file(&path).ok();
-        assert!(e.unsupported && !e.corrupt, "{e:?}");
+        assert_eq!(e.kind, ArrowErrorKind::Unsupported, "{e:?}");
         assert!(e.message.contains("is big-endian, which is not supported"), "{}", e.message);
     }
 }

@@ -118,28 +118,22 @@ mod pgstrom {
         // options and files.
         let (_, files) = unsafe {
             let r = pg_sys::relation_open(rel, pg_sys::AccessShareLock as i32);
+            let name = || std::ffi::CStr::from_ptr(pg_sys::get_rel_name(rel)).to_string_lossy().into_owned();
             // file paths and min/max statistics are the table's data
             if pg_sys::pg_class_aclcheck(rel, pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)
                 != pg_sys::AclResult::ACLCHECK_OK
             {
                 crate::errors::raise_plain(
                     PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
-                    format!(
-                        "permission denied for table {}",
-                        std::ffi::CStr::from_ptr(pg_sys::get_rel_name(rel)).to_string_lossy()
-                    ),
+                    format!("permission denied for table {}", name()),
                     None,
                     Some("arrow_fdw_metadata_info needs the SELECT privilege on the table."),
                 );
             }
-            let is_arrow = is_arrow_table(rel);
-            if !is_arrow {
+            if !is_arrow_table(rel) {
                 crate::errors::raise_plain(
                     PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
-                    format!(
-                        "\"{}\" is not an arrow_fdw foreign table",
-                        std::ffi::CStr::from_ptr(pg_sys::get_rel_name(rel)).to_string_lossy()
-                    ),
+                    format!("\"{}\" is not an arrow_fdw foreign table", name()),
                     None,
                     None,
                 );

@@ -18,7 +18,7 @@ use std::ffi::{CStr, c_int, c_void};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-use super::file::{ArrowError, ArrowFile};
+use super::file::{ArrowError, ArrowErrorKind, ArrowFile};
 use super::reader::{self, ArrowReader, fields_of};
 use super::{options, stats, types};
 use crate::errors::raise_plain;
@@ -26,12 +26,10 @@ use crate::gpuscan::path::{from_list, to_list};
 
 /// Raise a file error as an ERROR.
 pub fn raise(e: ArrowError) -> ! {
-    let code = if e.unsupported {
-        PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED
-    } else if e.corrupt {
-        PgSqlErrorCode::ERRCODE_DATA_CORRUPTED
-    } else {
-        PgSqlErrorCode::ERRCODE_IO_ERROR
+    let code = match e.kind {
+        ArrowErrorKind::Io => PgSqlErrorCode::ERRCODE_IO_ERROR,
+        ArrowErrorKind::Corrupt => PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+        ArrowErrorKind::Unsupported => PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
     };
     raise_plain(code, e.message, None, None)
 }
