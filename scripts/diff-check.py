@@ -74,7 +74,7 @@ def parse_file(path):
             error = s.split(":", 1)[1].strip()
         elif s.startswith("-- query-file:"):
             with open(os.path.join(ROOT, s.split(":", 1)[1].strip())) as f:
-                body = [l for l in f.read().splitlines() if not l.lstrip().startswith("--")]
+                body = [line for line in f.read().splitlines() if not line.lstrip().startswith("--")]
         elif s.startswith("--") and not body:
             continue
         else:
@@ -114,7 +114,7 @@ def check_query(expect, settings, error, sql):
                 msgs.append(None)
             except pc.PsqlError as e:
                 msgs.append(str(e))
-        bad = [f"pg_strom {en}: {m or 'no error'}" for en, m in zip(("on", "off"), msgs) if not m or error not in m]
+        bad = [f"pg_strom {en}: {m or 'no error'}" for en, m in zip(("on", "off"), msgs, strict=True) if not m or error not in m]
         if bad:
             return f"expected an error containing {error!r}; " + "; ".join(bad)
         return check_plan(sql, settings, expect)

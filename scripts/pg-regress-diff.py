@@ -115,7 +115,8 @@ def sh_env():
     out = subprocess.run(["bash", "-c", '. "$1/scripts/env.sh" && printf "%s\\n" "$RUN" "$PG_BINDIR" '
                           '"$PG_OS_USER" "$PG_CONFIG" "${PGSTROM_RESULTS:-$PGSTROM_ROOT/results}"', "-", ROOT],
                          capture_output=True, text=True, check=True).stdout.split("\n")
-    return dict(zip(["RUN", "PG_BINDIR", "PG_OS_USER", "PG_CONFIG", "RESULTS"], out))
+    # (out ends with the empty string after the last newline: not strict)
+    return dict(zip(["RUN", "PG_BINDIR", "PG_OS_USER", "PG_CONFIG", "RESULTS"], out, strict=False))
 
 
 def read_list(path, schedule):
@@ -246,7 +247,7 @@ def run_file(cl, sqlfile, outfile, builddir, timeout):
             cl.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                     "WHERE datname = 'regression' AND pid <> pg_backend_pid()")
     logtext = cl.log_since(off)
-    crash_lines = [l for l in logtext.split("\n") if CRASH_LOG.search(l) and not NOT_CRASH_LOG.search(l)]
+    crash_lines = [line for line in logtext.split("\n") if CRASH_LOG.search(line) and not NOT_CRASH_LOG.search(line)]
     if crash_lines:
         cl.wait_ready()
     return dict(seconds=time.time() - t, timed_out=timed_out, crash_log=crash_lines,
@@ -278,13 +279,13 @@ def sig_digits(tok):
 def close_lines(a, b):
     if len(a) != len(b):
         return False
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         if x == y:
             continue
         px, py = NUM.split(x), NUM.split(y)
         if len(px) != len(py):
             return False
-        for k, (u, v) in enumerate(zip(px, py)):
+        for k, (u, v) in enumerate(zip(px, py, strict=True)):
             if u == v:
                 continue
             if k % 2 == 0:
@@ -318,7 +319,7 @@ def is_plan(unit, lines, planfns=()):
         return True
     if any(re.search(r"\b" + re.escape(f) + r"\s*\(", s, re.I) for f in planfns):
         return True
-    return any(l.strip() == "QUERY PLAN" for l in lines[:3])
+    return any(line.strip() == "QUERY PLAN" for line in lines[:3])
 
 
 def classify(unit, a, b, planfns=()):
@@ -326,15 +327,15 @@ def classify(unit, a, b, planfns=()):
         return "same", None
     # an error of a parallel plan is raised by whichever process meets
     # its row first, the leader or a worker (a race in both modes)
-    a = [l for l in a if l != "CONTEXT:  parallel worker"]
-    b = [l for l in b if l != "CONTEXT:  parallel worker"]
+    a = [line for line in a if line != "CONTEXT:  parallel worker"]
+    b = [line for line in b if line != "CONTEXT:  parallel worker"]
     if a == b:
         return "same", None
-    if any(CRASH_OUT.search(l) for l in a + b):
+    if any(CRASH_OUT.search(line) for line in a + b):
         return "CRASH", "the connection was lost"
     if is_plan(unit, a + b, planfns):
-        ea = [l for l in a if l.startswith("ERROR:")]
-        eb = [l for l in b if l.startswith("ERROR:")]
+        ea = [line for line in a if line.startswith("ERROR:")]
+        eb = [line for line in b if line.startswith("ERROR:")]
         if ea == eb:
             return "explain", None
         return "DIFF", "a plan statement's errors differ"
@@ -368,8 +369,8 @@ def compare_file(name, sqltext, out_off, out_on, exceptions, diffout, tolout):
         a, b = r_off[k], r_on[k]
         if f_off[k] != f_on[k]:
             # echoed in one mode only: psql stopped (lost connection)
-            st, why = ("CRASH", "echoed in one mode only") if any(CRASH_OUT.search(l) for l in out_on.split("\n") + out_off.split("\n")) \
-                else ("DIFF", "echoed in one mode only")
+            lost = any(CRASH_OUT.search(line) for line in out_on.split("\n") + out_off.split("\n"))
+            st, why = ("CRASH" if lost else "DIFF"), "echoed in one mode only"
         else:
             st, why = classify(u, a, b, planfns)
         fp = u.fingerprint()
@@ -499,7 +500,9 @@ def main():
             shutil.rmtree(d, ignore_errors=True)
         shutil.copytree(os.path.join(regress, "data"), os.path.join(h.src, "data"))
         os.makedirs(h.libdir)
-        cfg = lambda *a: subprocess.run([v["PG_CONFIG"], *a], capture_output=True, text=True).stdout.strip()
+        def cfg(*a):
+            return subprocess.run([v["PG_CONFIG"], *a], capture_output=True, text=True).stdout.strip()
+
         # the server's code-generation flags; its warning flags may be another
         # compiler's
         flags = [x for x in cfg("--cflags").split() if not x.startswith("-W")]
@@ -597,8 +600,8 @@ def main():
             print(f"pg-regress [{shape}] {head}")
             if sql:
                 print("    " + ps.normalise_sql(sql)[:300])
-                for l in list(difflib.unified_diff(a, b, "off", "on", lineterm="", n=1))[2:14]:
-                    print("    " + l)
+                for dline in list(difflib.unified_diff(a, b, "off", "on", lineterm="", n=1))[2:14]:
+                    print("    " + dline)
         nstmt = sum(n for k, n in totals.items())
         bad = totals.get("DIFF", 0) + totals.get("CRASH", 0)
         summary = (f"pg-regress [{shape}]: {len(test_files)} files, {nstmt} statements: "

@@ -158,10 +158,10 @@ def compare_rows(expected, actual, float_cols=(), strip=False):
         expected = [tuple(None if v is None else v.rstrip(" ") for v in r) for r in expected]
         actual = [tuple(None if v is None else v.rstrip(" ") for v in r) for r in actual]
     es, as_ = sorted(expected, key=_sort_key), sorted(actual, key=_sort_key)
-    for n, (e, a) in enumerate(zip(es, as_)):
+    for n, (e, a) in enumerate(zip(es, as_, strict=True)):
         if len(e) != len(a):
             return f"row {n}: {len(e)} columns expected, {len(a)} returned"
-        for c, (ev, av) in enumerate(zip(e, a)):
+        for c, (ev, av) in enumerate(zip(e, a, strict=True)):
             if not values_equal(ev, av, c in float_cols):
                 return f"sorted row {n}, column {c + 1}: expected {ev!r}, got {av!r}"
     return None

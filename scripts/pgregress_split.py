@@ -43,7 +43,6 @@ def units(text):
     comment = 0           # /* */ nesting depth
     depth = 0             # parentheses
     buf = False           # a statement has started
-    stmt = []             # lines of the current statement
     start = 0             # first line of the current unit
     copy_data = False     # inside COPY ... FROM STDIN data
     unit_stdin = False

@@ -37,8 +37,8 @@ TABLESAMPLE_RE = re.compile(r"tablesample\s+\w+\s*\([^)]*\)(?!\s*repeatable)", r
 LIMIT_RE = re.compile(r"\blimit\s+\d+", re.I)
 ORDER_BY_RE = re.compile(r"\border\s+by\b", re.I)
 FLOAT_OVERFLOW_RE = re.compile(r"value out of range: (overflow|underflow)")
-FLOAT_AGG_RE = re.compile(r"\b(sum|avg|stddev|stddev_pop|stddev_samp|variance|var_pop|var_samp|corr|covar_pop|covar_samp|regr_\w+)\s*\(",
-                          re.I)
+FLOAT_AGG_RE = re.compile(r"\b(sum|avg|stddev|stddev_pop|stddev_samp|variance|var_pop|var_samp"
+                          r"|corr|covar_pop|covar_samp|regr_\w+)\s*\(", re.I)
 CRASH_MARKS = ("server closed the connection", "terminating connection", "connection to server",
                "no connection to the server")
 
@@ -97,7 +97,7 @@ def run_once(sql, enabled, timeout_ms, explain=False):
     err = p.stderr.strip()
     if any(m in err for m in CRASH_MARKS):
         return "crash", err
-    first = next((l for l in err.splitlines() if "ERROR:" in l), err.splitlines()[0] if err else "error")
+    first = next((line for line in err.splitlines() if "ERROR:" in line), err.splitlines()[0] if err else "error")
     return "error", first.split("ERROR:", 1)[-1].strip()
 
 
@@ -186,8 +186,10 @@ def main():
         print(f"soak: DIFFERENCE at statement {n} (seed {a.seed}):\n{sql};\n  pg_strom off: {_show(off1)}\n"
               f"  pg_strom on:  {_show(on)}", flush=True)
     print(f"soak: {len(stmts)} sqlsmith statements (seed {a.seed}): {counts['compared']} compared "
-          f"({counts['offloaded']} with a pg_strom node, {counts['errors_alike']} failing alike), {counts['nondeterministic']} nondeterministic, "
-          f"{counts['known']} known (float aggregate overflow), {counts['timeout']} over {a.timeout_ms} ms; {len(diffs)} differences, 0 crashes, "
+          f"({counts['offloaded']} with a pg_strom node, {counts['errors_alike']} failing alike), "
+          f"{counts['nondeterministic']} nondeterministic, "
+          f"{counts['known']} known (float aggregate overflow), {counts['timeout']} over {a.timeout_ms} ms; "
+          f"{len(diffs)} differences, 0 crashes, "
           f"{time.time() - t0:.0f} s")
     return 1 if diffs else 0
 

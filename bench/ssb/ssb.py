@@ -47,7 +47,7 @@ def say(msg):
 
 def read_query(name):
     with open(os.path.join(HERE, "queries", name + ".sql")) as f:
-        return "\n".join(l for l in f.read().splitlines() if not l.lstrip().startswith("--")).strip()
+        return "\n".join(line for line in f.read().splitlines() if not line.lstrip().startswith("--")).strip()
 
 
 # ---------------------------------------------------------------- gen
@@ -59,7 +59,7 @@ def psql_at_once(arg_lists, what):
     procs = [subprocess.Popen(["psql", "-X", "-q", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
              for args in arg_lists]
     errors = [p.communicate()[1] for p in procs]
-    failed = [e for p, e in zip(procs, errors) if p.returncode != 0]
+    failed = [e for p, e in zip(procs, errors, strict=True) if p.returncode != 0]
     if failed:
         raise SystemExit(f"ssb: {what} failed: {failed[0]}")
 
@@ -205,7 +205,7 @@ def cmd_load(a):
         files = [os.path.join(a.data, f"{t}.{k}.csv") for k in range(jobs)]
         where = [f" WHERE lo_orderkey % {jobs} = {k}" if jobs > 1 else "" for k in range(jobs)]
         psql_at_once([["-c", f"\\copy (SELECT {select} FROM {t}{w}) TO '{f}' WITH (FORMAT csv)"]
-                      for f, w in zip(files, where)], f"export of {t}")
+                      for f, w in zip(files, where, strict=True)], f"export of {t}")
         coldefs = ", ".join(f"{c} {_duck_type(ty)}" for c, ty in cols)
         colmap = "{" + ", ".join(f"'{c}': '{_duck_type(ty)}'" for c, ty in cols) + "}"
         con.execute(f"CREATE TABLE {t} ({coldefs})")
@@ -322,14 +322,14 @@ def run_pg(mode, q, sql, runs, cores):
         types = pc.column_types(sql, settings)
         r.float_cols = {i for i, t in enumerate(types) if t in pc.FLOAT_TYPES}
         plan = pc.plan_nodes(sql, settings)
-        nodes = sorted({l.split("Custom Scan (")[1].split(")")[0] for l in plan if "Custom Scan (" in l}
-                       | {"Arrow_Fdw" for l in plan if "Foreign Scan" in l})
+        nodes = sorted({line.split("Custom Scan (")[1].split(")")[0] for line in plan if "Custom Scan (" in line}
+                       | {"Arrow_Fdw" for line in plan if "Foreign Scan" in line})
         r.offload = "+".join(nodes) or "-"
         # the first run warms up and returns the rows; the others are timed
         script = f"{sql}\n\\o /dev/null\n" + f"{sql}\n" * runs
         out, _ = pc.psql(script, settings=settings, timing=True)
         r.times = pc.timings(out)[1:]
-        body = "\n".join(l for l in out.splitlines() if not l.startswith("Time: ")) + "\n"
+        body = "\n".join(line for line in out.splitlines() if not line.startswith("Time: ")) + "\n"
         r.rows = pc.parse_csv(body)[1]
     except pc.PsqlError as e:
         r.status, r.note = "error", str(e).splitlines()[0]

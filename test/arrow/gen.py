@@ -139,7 +139,10 @@ write("types_zstd.arrow", batches, compression="zstd")
 def lit(name, v):
     if v is None:
         return "NULL"
-    q = lambda s: "'" + s.replace("'", "''") + "'"
+
+    def q(s):
+        return "'" + s.replace("'", "''") + "'"
+
     if name in ("f16", "f32", "f64"):
         s = "NaN" if v != v else ("Infinity" if v == float("inf") else "-Infinity" if v == float("-inf") else repr(v))
         return q(s)
