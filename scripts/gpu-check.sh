@@ -11,7 +11,7 @@
 # and CPU, runs GpuScan on a generated table on both engines against
 # PostgreSQL (scripts/gpuscan-check.sql), and prints a summary last.  Logs go to $OUT (or /tmp/pgstrom/out).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 export PGSTROM_VAR=${PGSTROM_VAR:-/tmp/pgstrom}
 . scripts/env.sh
 out=${OUT:-$PGSTROM_VAR/out}
@@ -41,7 +41,8 @@ fi
 echo "== machine"
 nvidia-smi -L || true
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-nvrtc=$(ls /usr/local/cuda/lib64/libnvrtc.so.1[0-9] 2>/dev/null | head -n 1)
+nvrtc=
+for f in /usr/local/cuda/lib64/libnvrtc.so.1[0-9]; do [ -e "$f" ] && { nvrtc=$f; break; }; done
 echo "NVRTC: ${nvrtc:-none found}"
 
 # PGSTROM_GPU_CHECK_PARTS picks parts (default all four; the whole check
@@ -67,8 +68,11 @@ for b in .carry/bin/runtime-*; do
     echo "-- $b FAILED in parallel:"; grep -E -A20 'panicked|^failures:' "$out/rt-parallel.txt" | head -n 60
   fi
 done
-[ $rt_ok = 1 ] && step PASS "runtime tests (GPU engine = CPU engine = reference; NVRTC build; cache)" \
-               || step FAIL "runtime tests"
+if [ $rt_ok = 1 ]; then
+  step PASS "runtime tests (GPU engine = CPU engine = reference; NVRTC build; cache)"
+else
+  step FAIL "runtime tests"
+fi
 fi
 
 # the SQL steps in two calls (scripts/test-sql.sh, PGSTROM_SQL_STEPS)
@@ -91,16 +95,25 @@ for mode in on off; do
   else step FAIL "Arrow and heap GpuPreAgg queries with pg_strom.gpudirect = $mode"; fi
 done
 gs_direct=$(grep -o 'gpudirect: [0-9]* GpuPreAgg runs.*' "$sql_log" | tail -n 1)
-[ -n "$gs_direct" ] && ! grep -q 'gpudirect: FAIL' "$sql_log" && step PASS "${gs_direct}" \
-  || step FAIL "GPUDirect SQL storage paths (test/service/gpudirect.sh)"
+if [ -n "$gs_direct" ] && ! grep -q 'gpudirect: FAIL' "$sql_log"; then
+  step PASS "${gs_direct}"
+else
+  step FAIL "GPUDirect SQL storage paths (test/service/gpudirect.sh)"
+fi
 dvp=$(grep -o 'device_vs_plain: [0-9]* files.*' "$sql_log" | tail -n 1)
-[ -n "$dvp" ] && ! grep -q 'device_vs_plain: differs' "$sql_log" && step PASS "Arrow: $dvp" \
-  || step FAIL "Arrow device paths against the plain scan: ${dvp:-did not run}"
+if [ -n "$dvp" ] && ! grep -q 'device_vs_plain: differs' "$sql_log"; then
+  step PASS "Arrow: $dvp"
+else
+  step FAIL "Arrow device paths against the plain scan: ${dvp:-did not run}"
+fi
 cp "$PGSTROM_VAR/results/regress/results/gpu.out" "$out/" 2>/dev/null
 cp "$PGSTROM_VAR/results/regress/regression.diffs" "$out/" 2>/dev/null
 hd=$(grep -cE '^ok +[0-9]+ +- heap_direct(_mvcc)? ' "$sql_log")
-[ "$hd" = 2 ] && step PASS "heap direct path on the GPU: heap_direct (pg_regress) and heap_direct_mvcc (isolation) pass" \
-              || step FAIL "heap direct path tests (heap_direct, heap_direct_mvcc)"
+if [ "$hd" = 2 ]; then
+  step PASS "heap direct path on the GPU: heap_direct (pg_regress) and heap_direct_mvcc (isolation) pass"
+else
+  step FAIL "heap direct path tests (heap_direct, heap_direct_mvcc)"
+fi
 fi
 
 if part sql2; then
@@ -113,15 +126,26 @@ else
   step FAIL "SQL suites, part 2 (see the log)"
 fi
 sh=$(grep -o 'diff-check: [0-9]* runs over .*' "$sql_log" | tail -n 1)
-[ -n "$sh" ] && ! grep -q '^FAIL' "$sql_log" && step PASS "$sh" || step FAIL "planner shapes: ${sh:-did not run}"
+if [ -n "$sh" ] && ! grep -q '^FAIL' "$sql_log"; then
+  step PASS "$sh"
+else
+  step FAIL "planner shapes: ${sh:-did not run}"
+fi
 sk=$(grep -o 'soak: [0-9]* sqlsmith.*' "$sql_log" | tail -n 1)
 if [ -n "$sk" ] && ! grep -q 'soak: DIFFERENCE\|soak: CRASH' "$sql_log"; then step PASS "$sk"; else step FAIL "sqlsmith soak: ${sk:-did not run}"; fi
 ssb_tiny=$(grep -o 'ssb: all results equal across .*' "$sql_log" | tail -n 1)
-[ -n "$ssb_tiny" ] && step PASS "SSB SF 0.01, every query: ${ssb_tiny#ssb: }" || step FAIL "SSB SF 0.01 run"
+if [ -n "$ssb_tiny" ]; then
+  step PASS "SSB SF 0.01, every query: ${ssb_tiny#ssb: }"
+else
+  step FAIL "SSB SF 0.01 run"
+fi
 cp -r "$PGSTROM_VAR/results/ssb-tiny" "$out/" 2>/dev/null
 pr=$(grep -E '^pg-regress: \[[0-9]+ s\] pg-regress \[' "$sql_log" | sed 's/^pg-regress: \[[0-9]* s\] //' | paste -sd ';' -)
-[ -n "$pr" ] && grep -q '^pg-regress: passed' "$sql_log" && step PASS "PostgreSQL's regression SQL, off vs on: $pr" \
-  || step FAIL "PostgreSQL's regression SQL: ${pr:-did not run}"
+if [ -n "$pr" ] && grep -q '^pg-regress: passed' "$sql_log"; then
+  step PASS "PostgreSQL's regression SQL, off vs on: $pr"
+else
+  step FAIL "PostgreSQL's regression SQL: ${pr:-did not run}"
+fi
 cp -r "$PGSTROM_VAR/results/pg-regress" "$out/" 2>/dev/null
 fi
 
@@ -130,13 +154,17 @@ echo "== the development cluster: devices, NVRTC build and cache, kernels"
 dir=$PGSTROM_VAR/demo
 scripts/cluster.sh stop "$dir" >/dev/null 2>&1; rm -rf "$dir"
 scripts/cluster.sh start "$dir" 54340 || { step FAIL "cluster start"; }
+# shellcheck source=/dev/null  # (written by scripts/cluster.sh)
 . "$dir/env"
 psql -X -P pager=off -c "SELECT * FROM pgstrom_device_info()"
 psql -X -P pager=off -c "SELECT * FROM pgstrom.device_discovery()"
 # device_discovery() waited for the start-up worker, so its line is logged.
 grep 'pg_strom:' "$dir/server.log" | sed 's/^.*LOG: */startup LOG: /'
-grep -q 'pg_strom: found' "$dir/server.log" && step PASS "start-up LOG: $(grep -o 'found [0-9]* GPU.*' "$dir/server.log" | head -n 1)" \
-                                            || step FAIL "start-up discovery LOG line"
+if grep -q 'pg_strom: found' "$dir/server.log"; then
+  step PASS "start-up LOG: $(grep -o 'found [0-9]* GPU.*' "$dir/server.log" | head -n 1)"
+else
+  step FAIL "start-up discovery LOG line"
+fi
 first=$(psql -XAtq -F' ' -c "SELECT arch, from_cache, round(compile_ms::numeric, 1) FROM pgstrom.device_code_build()")
 second=$(psql -XAtq -F' ' -c "SELECT arch, from_cache, round(compile_ms::numeric, 1) FROM pgstrom.device_code_build()")
 echo "first build: $first"; echo "second build: $second"
@@ -157,16 +185,21 @@ SQL
 agree=$(psql -XAtq -c "SELECT count(*) FROM pgstrom.engine_selftest(5000000, 'gpu') g
                         JOIN pgstrom.engine_selftest(5000000, 'cpu') c USING (data_type, constant, op, with_nulls)
                         WHERE g.nmatched = c.nmatched AND g.matches_reference AND c.matches_reference")
-[ "$agree" = 84 ] && step PASS "engine self-test: 84/84 cases, GPU = CPU = reference on 5M rows" \
-                  || step FAIL "engine self-test: only '$agree'/84 cases agree"
+if [ "$agree" = 84 ]; then
+  step PASS "engine self-test: 84/84 cases, GPU = CPU = reference on 5M rows"
+else
+  step FAIL "engine self-test: only '$agree'/84 cases agree"
+fi
 echo "== GPU preference: each GPU's place in the PCIe tree, distance to the data directory's storage"
 psql -X -P pager=off -c "SELECT * FROM pgstrom.gpu_storage_distance(current_setting('data_directory'))"
 pref=$(psql -XAtq -F' ' -c "SELECT count(*), count(gpu_pcie), string_agg(DISTINCT coalesce(storage, 'no PCIe storage') || ' ' || coalesce(closeness, ''), ', ')
                              FROM pgstrom.gpu_storage_distance(current_setting('data_directory'))")
 read -r ngpu nplaced where <<<"$pref"
-[ -n "$ngpu" ] && [ "$ngpu" -gt 0 ] && [ "$ngpu" = "$nplaced" ] \
-  && step PASS "GPU preference: $nplaced of $ngpu GPUs found in the PCIe tree; data directory on $where" \
-  || step FAIL "GPU preference: '$pref' (GPUs not found in sysfs)"
+if [ -n "$ngpu" ] && [ "$ngpu" -gt 0 ] && [ "$ngpu" = "$nplaced" ]; then
+  step PASS "GPU preference: $nplaced of $ngpu GPUs found in the PCIe tree; data directory on $where"
+else
+  step FAIL "GPU preference: '$pref' (GPUs not found in sysfs)"
+fi
 echo "== GpuScan on a generated table (GPU engine, CPU engine, PostgreSQL)"
 gs=$(psql -X -v rows="${PGSTROM_GPUSCAN_ROWS:-5000000}" -f scripts/gpuscan-check.sql 2>&1)
 echo "$gs"

@@ -20,6 +20,7 @@
 # parallel_schedule, regress.c) and SOURCE (the suite and package version).
 # A cache with SOURCE is used as is (idempotent; delete it to fetch again).
 set -euo pipefail
+# shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
 
 ver=${PG_REGRESS_VERSION:-18.6}
@@ -69,7 +70,8 @@ fi
 say "apt-get source --download-only postgresql-18=$pick_ver ($pick_suite)"
 (cd "$work/src" && apt-get "${apt_opts[@]}" -qq source --download-only "postgresql-18=$pick_ver" >"$work/source.log" 2>&1) \
   || { cat "$work/source.log" >&2; exit 1; }
-orig=$(ls "$work/src"/postgresql-18_*.orig.tar.* | head -n1)
+origs=("$work/src"/postgresql-18_*.orig.tar.*)
+orig=${origs[0]}
 # python3's tarfile rather than tar: no bzip2 / xz program needed
 python3 - "$orig" "$work/src" <<'PY'
 import sys, tarfile
@@ -80,7 +82,9 @@ with tarfile.open(sys.argv[1]) as t:
     else:
         t.extractall(sys.argv[2], members=members)
 PY
-top=$(cd "$work/src" && ls -d */src/test/regress | cut -d/ -f1)
+tops=("$work/src"/*/src/test/regress)
+top=${tops[0]#"$work/src/"}
+top=${top%%/*}
 rm -rf "$cache"
 mkdir -p "$cache"
 mv "$work/src/$top/src/test/regress" "$cache/regress"

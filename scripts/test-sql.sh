@@ -22,6 +22,7 @@
 # harness's database themselves when "diff" is not among them).  The GPU
 # check runs them in two calls, each under the device tool's 10 minutes.
 set -uo pipefail
+# shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
 
 expect_gpu=${PGSTROM_EXPECT_GPU:-0}
@@ -50,6 +51,7 @@ dir=$base/test
 # tests judge offloaded execution, the benchmark judges plan choice
 PGSTROM_EXTRA_CONF="pg_strom.heap_gather_cost = 0
 ${PGSTROM_EXTRA_CONF:-}" fresh_cluster "$dir" "$port" || { echo "test-sql: cannot start the test cluster"; exit 1; }
+# shellcheck source=/dev/null  # (written by scripts/cluster.sh)
 . "$dir/env"
 schedules=("$PGSTROM_ROOT/test/schedule")
 if [ "$expect_gpu" = 1 ]; then
@@ -178,6 +180,8 @@ if [ "${PGSTROM_EXPECT_GPU:-0}" != 1 ]; then
     out=$(PGOPTIONS="${PGOPTIONS:-} -c pg_strom.cpu_engine_in_service=on" \
           python3 "$PGSTROM_ROOT/scripts/diff-check.py" --no-setup --only "$only" 2>&1)
     rc=$?
+    # (per line: each of the harness's lines gets the prefix)
+    # shellcheck disable=SC2001
     echo "$out" | sed "s/^diff-check: /diff-check (CPU engine in the service, $only): /"
     [ $rc = 0 ] || failures+=("diff-check in the service $only")
   done
@@ -208,7 +212,8 @@ if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then
   done
 fi
 neg=$(PGDATABASE=pgstrom_diff python3 "$PGSTROM_ROOT/scripts/diff-check.py" --dir "$PGSTROM_ROOT/test/diff-fail" --no-setup 2>&1)
-nfiles=$(ls "$PGSTROM_ROOT"/test/diff-fail/queries/*.sql | wc -l)
+neg_files=("$PGSTROM_ROOT"/test/diff-fail/queries/*.sql)
+nfiles=${#neg_files[@]}
 if [ "$(grep -c '^FAIL' <<<"$neg")" = "$nfiles" ] \
    && [ "$(grep -c 'results differ\|expected an error\|plan does not use' <<<"$neg")" = "$nfiles" ]; then
   echo "test-sql: diff-check rejects all $nfiles files of test/diff-fail, each for its reason"
@@ -269,6 +274,7 @@ dir=$base/test-nopreload
 rm -rf "$dir"
 out=$(PGSTROM_EXTRA_CONF="shared_preload_libraries = ''" PGSTROM_NO_EXTENSION=1 \
       "$PGSTROM_ROOT/scripts/cluster.sh" start "$dir" $((port + 1)) 2>&1) || echo "$out"
+# shellcheck source=/dev/null  # (written by scripts/cluster.sh)
 . "$dir/env"
 msg=$(psql -XAtq -v VERBOSITY=verbose -c 'CREATE EXTENSION pg_strom' 2>&1)
 if grep -q '55000' <<<"$msg" && grep -q 'pg_strom must be loaded via shared_preload_libraries' <<<"$msg" \

@@ -7,6 +7,7 @@
 # Whether a GPU is expected follows the machine: a GPU machine runs the GPU
 # variants and must find its GPU; others must not.
 set -euo pipefail
+# shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
 cd "$PGSTROM_ROOT"
 started=$(date +%s)

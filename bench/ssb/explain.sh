@@ -5,8 +5,9 @@
 # one warm-up run; extra settings come from $SSB_SET ("name=value ...").
 # Ends with the GPU service's Arrow column cache counters.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . scripts/env.sh
+# shellcheck source=/dev/null  # (the benchmark cluster's, written by scripts/cluster.sh)
 . "$RUN/bench/env" || exit 1
 mode=$1; shift
 cores=$(nproc)

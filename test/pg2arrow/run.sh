@@ -77,9 +77,11 @@ SQL
   diff1=$(q -c "SET pg_strom.enabled = off; SELECT count(*) FROM (SELECT $cols, j::text FROM ty EXCEPT ALL SELECT $cols, j FROM fty) x")
   diff2=$(q -c "SET pg_strom.enabled = off; SELECT count(*) FROM (SELECT $cols, j FROM fty EXCEPT ALL SELECT $cols, j::text FROM ty) x")
   nb=$("$P" --dump "$dir/ty.arrow" | grep -c '^\[Record Batch')
-  [ "$diff1/$diff2" = 0/0 ] && [ "$nb" -ge 3 ] \
-    && ok "round trip of 20001 rows x 24 columns in $nb record batches: EXCEPT ALL both ways empty" \
-    || bad "round trip: $diff1 / $diff2 rows differ, $nb batches"
+  if [ "$diff1/$diff2" = 0/0 ] && [ "$nb" -ge 3 ]; then
+    ok "round trip of 20001 rows x 24 columns in $nb record batches: EXCEPT ALL both ways empty"
+  else
+    bad "round trip: $diff1 / $diff2 rows differ, $nb batches"
+  fi
   grep -q "columns written as text (no Arrow type): j (jsonb)" "$dir/err" || bad "no notice for the jsonb column: $(cat "$dir/err")"
   # IMPORT FOREIGN SCHEMA gives each type back (a Struct needs CREATE FOREIGN TABLE)
   "$P" -d $db -c "SELECT $cols, j, id::oid AS o FROM ty" -o "$dir/ity.arrow" 2>/dev/null || bad "pg2arrow for IMPORT"
@@ -90,13 +92,21 @@ SQL
   types=$(q -c "SELECT string_agg(format_type(atttypid, atttypmod), ',' ORDER BY attnum) FROM pg_attribute
                 WHERE attrelid = 'ity'::regclass AND attnum > 0")
   want="integer,boolean,smallint,integer,bigint,real,double precision,float2,numeric(12,3),numeric(38,10),text,text,character(5),bytea,date,time without time zone,timestamp without time zone,timestamp with time zone,interval,uuid,integer[],text[],text,bigint"
-  [ "$types" = "$want" ] && ok "IMPORT FOREIGN SCHEMA types: $types" || bad "IMPORT FOREIGN SCHEMA types: $types"
+  if [ "$types" = "$want" ]; then
+    ok "IMPORT FOREIGN SCHEMA types: $types"
+  else
+    bad "IMPORT FOREIGN SCHEMA types: $types"
+  fi
   py=$(PYTHONPATH="${TEST_PYTHONPATH:-}" python3 -c "
 import pyarrow as pa, sys
 t = pa.ipc.open_file('$dir/ty.arrow').read_all()
 print(t.num_rows, t.column('i8').to_pylist()[1], t.column('t').to_pylist()[1], t.schema.field('f2').type, t.column('f2').to_pylist()[5], t.schema.metadata[b'sql_command'].decode())" 2>&1)
   want_py="20001 $(q -c "SELECT (SELECT i8 || ' ' || t FROM ty WHERE id = 2) || ' halffloat ' || (SELECT f2::float8 FROM ty WHERE id = 6)") SELECT * FROM ty"
-  [ "$py" = "$want_py" ] && ok "pyarrow reads the file: $py" || bad "pyarrow: '$py', expected '$want_py'"
+  if [ "$py" = "$want_py" ]; then
+    ok "pyarrow reads the file: $py"
+  else
+    bad "pyarrow: '$py', expected '$want_py'"
+  fi
 else
   bad "pg2arrow -t ty failed: $(cat "$dir/err")"
 fi
@@ -109,8 +119,11 @@ if "$P" -d $db -c "SELECT * FROM lo ORDER BY id" -o "$dir/lo.arrow" --stat=order
   hint=$(grep -o 'loaded: [0-9]*, skipped: [0-9]*' <<<"$plan")
   a=$(q -c "SET pg_strom.enabled = off; SELECT count(*), sum(qty) FROM lo_a WHERE orderdate BETWEEN '1994-01-01' AND '1994-06-30'")
   b=$(q -c "SELECT count(*), sum(qty) FROM lo WHERE orderdate BETWEEN '1994-01-01' AND '1994-06-30'")
-  [[ "$hint" =~ skipped:\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] && [ "$a" = "$b" ] \
-    && ok "--stat: Stats-Hint [$hint], result $a = PostgreSQL's" || bad "--stat: hint '$hint' result $a vs $b: $plan"
+  if [[ "$hint" =~ skipped:\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] && [ "$a" = "$b" ]; then
+    ok "--stat: Stats-Hint [$hint], result $a = PostgreSQL's"
+  else
+    bad "--stat: hint '$hint' result $a vs $b: $plan"
+  fi
 else
   bad "pg2arrow --stat failed"
 fi
@@ -123,20 +136,28 @@ q -c "IMPORT FOREIGN SCHEMA ap FROM SERVER arrow_fdw INTO public OPTIONS (file '
 r=$(q -c "SELECT count(*), sum(id), min(orderdate), max(orderdate) FROM ap")
 w=$(q -c "SELECT count(*), sum(id), min(orderdate), max(orderdate) FROM lo WHERE id < 3000")
 stats=$("$P" --dump "$dir/ap.arrow" | grep -o 'key="min_values" value="[^"]*"')
-[ "$r" = "$w" ] && [ "$stats" = 'key="min_values" value="1992-01-01,1992-01-11"' ] \
-  && ok "--append: $r; statistics cover old and new batches" || bad "--append: $r vs $w; $stats"
+if [ "$r" = "$w" ] && [ "$stats" = 'key="min_values" value="1992-01-01,1992-01-11"' ]; then
+  ok "--append: $r; statistics cover old and new batches"
+else
+  bad "--append: $r vs $w; $stats"
+fi
 cp "$dir/ap.arrow" "$dir/ap.orig"
 if "$P" -d $db -c "SELECT id, qty FROM lo" --append "$dir/ap.arrow" 2>"$dir/err"; then
   bad "--append with another schema succeeded"
 else
-  grep -q "columns" "$dir/err" && cmp -s "$dir/ap.arrow" "$dir/ap.orig" && [ ! -e "$dir/ap.arrow.pgstrom-undo" ] \
-    && ok "--append with another schema: $(head -1 "$dir/err")" || bad "schema mismatch: $(cat "$dir/err")"
+  if grep -q "columns" "$dir/err" && cmp -s "$dir/ap.arrow" "$dir/ap.orig" && [ ! -e "$dir/ap.arrow.pgstrom-undo" ]; then
+    ok "--append with another schema: $(head -1 "$dir/err")"
+  else
+    bad "schema mismatch: $(cat "$dir/err")"
+  fi
 fi
 "$P" -d $db -c "SELECT * FROM lo WHERE id < 3000 UNION ALL SELECT 1/(id - 2999), NULL, NULL FROM lo WHERE id = 2999" \
   --append "$dir/ap.arrow" -s 8kB 2>"$dir/err" && bad "--append of a failing query succeeded"
-grep -q "division by zero" "$dir/err" && cmp -s "$dir/ap.arrow" "$dir/ap.orig" \
-  && ok "--append whose query fails after batches were written: file byte-identical" \
-  || bad "failing --append: $(cat "$dir/err"); cmp: $(cmp "$dir/ap.arrow" "$dir/ap.orig" 2>&1)"
+if grep -q "division by zero" "$dir/err" && cmp -s "$dir/ap.arrow" "$dir/ap.orig"; then
+  ok "--append whose query fails after batches were written: file byte-identical"
+else
+  bad "failing --append: $(cat "$dir/err"); cmp: $(cmp "$dir/ap.arrow" "$dir/ap.orig" 2>&1)"
+fi
 # a large append interrupted once it has written batches
 # (a join, not a set-returning function: those materialize before the first row)
 big="SELECT lo.id + g * 1000000 AS id, orderdate, qty FROM lo, generate_series(1, 1000) g"
@@ -158,8 +179,11 @@ for sig in INT TERM KILL; do
     n=$(q -c "DROP SCHEMA IF EXISTS ap_import CASCADE" -c "CREATE SCHEMA ap_import" \
           -c "IMPORT FOREIGN SCHEMA ap_killed FROM SERVER arrow_fdw INTO ap_import OPTIONS (file '$dir/ap.arrow')" \
           -c "SELECT count(*) FROM ap_import.ap_killed" -c "DROP SCHEMA ap_import CASCADE" 2>&1 | grep -E '^[0-9]+$|ERROR')
-    [ "$n" = 3000 ] && ok "after SIGKILL: IMPORT FOREIGN SCHEMA reads the 3000 committed rows" \
-      || bad "IMPORT FOREIGN SCHEMA after SIGKILL: $n"
+    if [ "$n" = 3000 ]; then
+      ok "after SIGKILL: IMPORT FOREIGN SCHEMA reads the 3000 committed rows"
+    else
+      bad "IMPORT FOREIGN SCHEMA after SIGKILL: $n"
+    fi
     "$P" --recover "$dir/ap.arrow" >"$dir/out" || bad "--recover failed"
   fi
   if cmp -s "$dir/ap.arrow" "$dir/ap.orig" && [ ! -e "$dir/ap.arrow.pgstrom-undo" ] && [ "$grown" -gt $((size0 + 4000000)) ]; then
@@ -177,21 +201,31 @@ for _ in $(seq 1 300); do
 done
 q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pg2arrow'" >/dev/null
 wait $pid; rc=$?
-[ $rc = 1 ] && grep -qE "terminating connection|communicating with the server|connection closed" "$dir/err" && cmp -s "$dir/ap.arrow" "$dir/ap.orig" \
-  && ok "connection lost in the middle of an append (exit $rc): byte-identical" \
-  || bad "lost connection: exit $rc, $(cat "$dir/err")"
+if [ $rc = 1 ] && grep -qE "terminating connection|communicating with the server|connection closed" "$dir/err" && cmp -s "$dir/ap.arrow" "$dir/ap.orig"; then
+  ok "connection lost in the middle of an append (exit $rc): byte-identical"
+else
+  bad "lost connection: exit $rc, $(cat "$dir/err")"
+fi
 # a full disk, as a file size limit (write fails with EFBIG)
 (ulimit -f $(( (size0 + 3000000) / 1024 )); exec "$P" -d $db -c "$big" --append "$dir/ap.arrow" -s 1MB) 2>"$dir/err"; rc=$?
-[ $rc = 1 ] && grep -q "File too large" "$dir/err" && cmp -s "$dir/ap.arrow" "$dir/ap.orig" \
-  && ok "write failure (file size limit) in the middle of an append: $(head -1 "$dir/err"); byte-identical" \
-  || bad "write failure: exit $rc, $(cat "$dir/err")"
+if [ $rc = 1 ] && grep -q "File too large" "$dir/err" && cmp -s "$dir/ap.arrow" "$dir/ap.orig"; then
+  ok "write failure (file size limit) in the middle of an append: $(head -1 "$dir/err"); byte-identical"
+else
+  bad "write failure: exit $rc, $(cat "$dir/err")"
+fi
 (ulimit -f 1000; exec "$P" -d $db -c "$big" -o "$dir/full.arrow" -s 1MB) 2>"$dir/err"; rc=$?
-[ $rc = 1 ] && [ ! -e "$dir/full.arrow" ] && ! ls "$dir" | grep -q "full.arrow.pg2arrow-" \
-  && ok "write failure of a new file: exit $rc, nothing left" || bad "write failure of -o: exit $rc, $(ls "$dir"; cat "$dir/err")"
+if [ $rc = 1 ] && [ ! -e "$dir/full.arrow" ] && ! compgen -G "$dir/*full.arrow.pg2arrow-*" >/dev/null; then
+  ok "write failure of a new file: exit $rc, nothing left"
+else
+  bad "write failure of -o: exit $rc, $(ls "$dir"; cat "$dir/err")"
+fi
 [ "$(q -c "SELECT count(*) FROM ap")" = 3000 ] || bad "rows after the interrupted appends"
 
 # --- 4. --inner-join / --outer-join (seed 002) -------------------------------------
+# ($(id) is pg2arrow's placeholder for a column of the row, not the shell's)
+# shellcheck disable=SC2016
 "$P" -d $db -t t_a --inner-join 'SELECT b1,b2 FROM t_b WHERE $(id) = id' -o "$dir/j1.arrow" || bad "--inner-join"
+# shellcheck disable=SC2016
 "$P" -d $db -t t_a --outer-join 'SELECT b1,b2 FROM t_b WHERE $(id) = id' -o "$dir/j2.arrow" || bad "--outer-join"
 q -c "IMPORT FOREIGN SCHEMA j1 FROM SERVER arrow_fdw INTO public OPTIONS (file '$dir/j1.arrow')" \
   -c "IMPORT FOREIGN SCHEMA j2 FROM SERVER arrow_fdw INTO public OPTIONS (file '$dir/j2.arrow')"
@@ -200,8 +234,11 @@ d1=$(q -c "SELECT count(*) FROM ((SELECT * FROM j1 EXCEPT ALL SELECT a.id, a1, b
 d2=$(q -c "SELECT count(*) FROM ((SELECT * FROM j2 EXCEPT ALL SELECT a.id, a1, b1, b2 FROM t_a a LEFT JOIN t_b b USING (id))
           UNION ALL (SELECT a.id, a1, b1, b2 FROM t_a a LEFT JOIN t_b b USING (id) EXCEPT ALL SELECT * FROM j2)) x")
 odd=$(q -c "SELECT count(*) FILTER (WHERE id % 2 = 1 AND b1 IS NULL AND b2 IS NULL) || '/' || count(*) FROM j2")
-[ "$d1/$d2" = 0/0 ] && [ "$odd" = 1000/2000 ] && ok "--inner-join = JOIN, --outer-join = LEFT JOIN (odd ids NULL-filled: $odd)" \
-  || bad "joins: $d1 / $d2 rows differ, odd NULL rows $odd"
+if [ "$d1/$d2" = 0/0 ] && [ "$odd" = 1000/2000 ]; then
+  ok "--inner-join = JOIN, --outer-join = LEFT JOIN (odd ids NULL-filled: $odd)"
+else
+  bad "joins: $d1 / $d2 rows differ, odd NULL rows $odd"
+fi
 
 # --- 5. bad input -------------------------------------------------------------------
 expect_fail() { # name want-exit want-message args...
@@ -216,6 +253,7 @@ expect_fail "bad segment size" 2 "units are kB" -d $db -t ty -s 10XB
 expect_fail "SQL error" 1 "does not exist" -d $db -t no_such_table -o "$dir/x.arrow"
 expect_fail "--stat on text" 1 "statistics are written for" -d $db -t ty --stat=t -o "$dir/x.arrow"
 expect_fail "--stat unknown" 1 'no column "nope"' -d $db -t ty --stat=nope -o "$dir/x.arrow"
+# shellcheck disable=SC2016
 expect_fail "join placeholder" 1 'no column "nope"' -d $db -t t_a --inner-join 'SELECT $(nope)' -o "$dir/x.arrow"
 expect_fail "numeric NaN" 1 "NaN has no Decimal128" -d $db -c "SELECT 'NaN'::numeric AS n" -o "$dir/x.arrow"
 expect_fail "numeric too wide" 1 "out of range for decimal(38,10)" -d $db -c "SELECT 1e30::numeric AS n" -o "$dir/x.arrow"
@@ -227,7 +265,7 @@ expect_fail "not a query" 1 "returns no columns" -d $db -c "CREATE TEMP TABLE zz
 expect_fail "bad connection" 1 "connection to" -d $db -p 1 -h 127.0.0.1 -t t_a -o "$dir/x.arrow"
 expect_fail "--dump of a non-Arrow file" 1 "" --dump /etc/hostname
 [ -e "$dir/x.arrow" ] && bad "a failed run left $dir/x.arrow"
-ls "$dir" | grep -q "pg2arrow-" && bad "a temporary file was left: $(ls "$dir")"
+compgen -G "$dir/*pg2arrow-*" >/dev/null && bad "a temporary file was left: $(ls "$dir")"
 # an Arrow_Fdw transaction that inserted holds the file's write lock
 chmod 777 "$dir"; chmod 666 "$dir/ap.arrow"
 q -c "CREATE FOREIGN TABLE apw (id int4, orderdate date, qty int4) SERVER arrow_fdw OPTIONS (file '$dir/ap.arrow', writable 'true')"
@@ -241,13 +279,20 @@ cmp -s "$dir/ap.arrow" "$dir/ap.orig" || bad "the file changed after the inserti
 # a failed -o over an existing file keeps the old one
 cp "$dir/j1.arrow" "$dir/j1.orig"
 "$P" -d $db -c "SELECT 1/0 AS x" -o "$dir/j1.arrow" 2>/dev/null && bad "1/0 succeeded"
-cmp -s "$dir/j1.arrow" "$dir/j1.orig" && ok "a failed -o over an existing file leaves it as it was" || bad "-o over an existing file changed it"
+if cmp -s "$dir/j1.arrow" "$dir/j1.orig"; then
+  ok "a failed -o over an existing file leaves it as it was"
+else
+  bad "-o over an existing file changed it"
+fi
 # -f, --set, the temporary file, --progress
 echo "SELECT count(*) AS n, current_setting('work_mem') AS wm FROM t_a;" > "$dir/q.sql"
 tmpf=$(TMPDIR=$dir "$P" -d $db -f "$dir/q.sql" --set work_mem:7MB --progress 2>"$dir/err")
 r=$(q -c "IMPORT FOREIGN SCHEMA tq FROM SERVER arrow_fdw INTO public OPTIONS (file '$tmpf')" -c "SELECT n || ' ' || wm FROM tq")
-[ "$r" = "2000 7MB" ] && grep -q "RecordBatch\[0\]" "$dir/err" && grep -q "1 rows in 1 new record batches" "$dir/err" \
-  && ok "-f, --set, a temporary file ($tmpf), --progress" || bad "-f/--set/temp/progress: '$r' $(cat "$dir/err")"
+if [ "$r" = "2000 7MB" ] && grep -q "RecordBatch\[0\]" "$dir/err" && grep -q "1 rows in 1 new record batches" "$dir/err"; then
+  ok "-f, --set, a temporary file ($tmpf), --progress"
+else
+  bad "-f/--set/temp/progress: '$r' $(cat "$dir/err")"
+fi
 
 # an Arrow file cut short while a scan reads it: an ERROR naming file and batch
 r=$(q 2>&1 <<SQL
@@ -259,7 +304,15 @@ FETCH 10 FROM c;
 FETCH ALL FROM c;
 SQL
 )
-grep -q 'arrow file ".*lo.arrow" is corrupt: .* beyond the end of the file' <<<"$r" && grep -q "record batch" <<<"$r" \
-  && ok "file truncated under a running scan: $(grep -m1 ERROR <<<"$r")" || bad "file truncated under a scan: $r"
+if grep -q 'arrow file ".*lo.arrow" is corrupt: .* beyond the end of the file' <<<"$r" && grep -q "record batch" <<<"$r"; then
+  ok "file truncated under a running scan: $(grep -m1 ERROR <<<"$r")"
+else
+  bad "file truncated under a scan: $r"
+fi
 psql -XAtq -d postgres -c "DROP DATABASE $db" >/dev/null
-[ $fail = 0 ] && echo "pg2arrow-test: PASS" || { echo "pg2arrow-test: FAILED"; exit 1; }
+if [ $fail = 0 ]; then
+  echo "pg2arrow-test: PASS"
+else
+  echo "pg2arrow-test: FAILED"
+  exit 1
+fi

@@ -14,6 +14,7 @@ db=pgstrom_service_crash
 fail=0
 bad() { echo "service-crash: FAIL: $*"; fail=1; }
 
+# shellcheck source=common.sh
 . "$(dirname "$0")/common.sh"
 service_db "$db" 1000000 1000 || exit 1
 
@@ -51,12 +52,17 @@ SQL
     result)
       grep -q "WARNING:  pg_strom: the GPU service terminated" "$out" || bad "$name: no WARNING: $(cat "$out")"
       got=$(sed -n 's/.*NOTICE:  result //p' "$out")
-      [ "$got" = "$want" ] && echo "service-crash: $name: service killed mid-loop, finished on the CPU engine, result $got = PostgreSQL's" \
-                           || bad "$name: result '$got', PostgreSQL says '$want': $(cat "$out")" ;;
+      if [ "$got" = "$want" ]; then
+        echo "service-crash: $name: service killed mid-loop, finished on the CPU engine, result $got = PostgreSQL's"
+      else
+        bad "$name: result '$got', PostgreSQL says '$want': $(cat "$out")"
+      fi ;;
     error)
-      grep -q "ERROR:  .*the GPU service terminated" "$out" && grep -q "HINT:  The GPU service restarts by itself" "$out" \
-        && echo "service-crash: $name: service killed mid-loop, the query ended with the ERROR and its HINT" \
-        || bad "$name: expected the ERROR: $(cat "$out")" ;;
+      if grep -q "ERROR:  .*the GPU service terminated" "$out" && grep -q "HINT:  The GPU service restarts by itself" "$out"; then
+        echo "service-crash: $name: service killed mid-loop, the query ended with the ERROR and its HINT"
+      else
+        bad "$name: expected the ERROR: $(cat "$out")"
+      fi ;;
   esac
   grep -q "idle session alive" "$idle" || bad "$name: the idle session lost its connection: $(cat "$idle")"
   after=$(psql -XAtq -c "SELECT pid FROM pgstrom.gpu_service_info()")

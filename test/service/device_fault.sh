@@ -17,6 +17,7 @@ db=pgstrom_device_fault
 fail=0
 bad() { echo "device-fault: FAIL: $*"; fail=1; }
 
+# shellcheck source=common.sh
 . "$(dirname "$0")/common.sh"
 service_db "$db" 1000000 1000 || { echo "device-fault: FAIL: cannot create database $db"; exit 1; }
 q() { psql -XAtq "$@" 2>&1; }
@@ -71,12 +72,17 @@ for sc in "${scenarios[@]}"; do
       grep -q "WARNING:  pg_strom: GPU0 (.*) faulted: .*illegal memory access.*; Gpu[A-Za-z]* finishes on the CPU engine" <<<"$out" \
         || bad "$name: no WARNING naming the GPU and the fault: $out"
       got=$(grep -v "WARNING\|^$" <<<"$out" | tail -1)
-      [ "$got" = "$want" ] && echo "device-fault: $name: GPU0 faulted after $launches launches, finished on the CPU engine with a WARNING, result $got = PostgreSQL's" \
-                           || bad "$name: result '$got', PostgreSQL says '$want': $out" ;;
+      if [ "$got" = "$want" ]; then
+        echo "device-fault: $name: GPU0 faulted after $launches launches, finished on the CPU engine with a WARNING, result $got = PostgreSQL's"
+      else
+        bad "$name: result '$got', PostgreSQL says '$want': $out"
+      fi ;;
     error)
-      grep -q "ERROR:  .*GPU0 (.*) faulted: .*illegal memory access" <<<"$out" && grep -q "HINT:  The GPU service restarts by itself with a new CUDA context" <<<"$out" \
-        && echo "device-fault: $name: GPU0 faulted after $launches launches, the query ended with an ERROR naming it, and the HINT" \
-        || bad "$name: expected the ERROR naming the GPU: $out" ;;
+      if grep -q "ERROR:  .*GPU0 (.*) faulted: .*illegal memory access" <<<"$out" && grep -q "HINT:  The GPU service restarts by itself with a new CUDA context" <<<"$out"; then
+        echo "device-fault: $name: GPU0 faulted after $launches launches, the query ended with an ERROR naming it, and the HINT"
+      else
+        bad "$name: expected the ERROR naming the GPU: $out"
+      fi ;;
   esac
   after=$(q -c "SELECT pid FROM pgstrom.gpu_service_info()")
   [ -n "$after" ] && [ "$after" != "$before" ] || bad "$name: the service did not restart (pid '$before' -> '$after')"

@@ -20,6 +20,7 @@ set -uo pipefail
 db=pgstrom_gpudirect
 fail=0
 bad() { echo "gpudirect: FAIL: $*"; fail=1; }
+# shellcheck source=common.sh
 . "$(dirname "$0")/common.sh"
 service_db "$db" 1000000 1000 || { echo "gpudirect: FAIL: cannot create database $db"; exit 1; }
 q() { psql -XAtq "$@" 2>&1; }
@@ -82,7 +83,7 @@ for run in off on auto on-threshold; do
     auto) expect_cufile=$((p2p * (1 - refused))) ;;
     on-threshold) expect_cufile=0 ;;
   esac
-  if [ $expect_cufile = 1 ]; then
+  if [ "$expect_cufile" = 1 ]; then
     # buffers under the threshold (1MB: validity bitmaps) stay pinned
     [ "$cufile" != "0 bytes" ] && [[ "$pinned" =~ (bytes|KB)$ ]] || bad "$run: not read by cuFile: $read_line"
     [ $direct = 1 ] || bad "$run: cuFile read, GPU Preference does not say so: $plan"
@@ -100,5 +101,5 @@ done
 # cuFile's own log goes beside the device code, not into the data directory
 datadir=$(q -c "SHOW data_directory")
 [ -e "$datadir/cufile.log" ] && bad "cuFile wrote its log into the data directory"
-[ $fail = 0 ] && echo "gpudirect: 4 GpuPreAgg runs over an Arrow table equal to PostgreSQL's; $(IFS=';'; echo "${summary[*]}" | sed 's/;/; /g')"
+[ $fail = 0 ] && echo "gpudirect: 4 GpuPreAgg runs over an Arrow table equal to PostgreSQL's; $(IFS=';'; s="${summary[*]}"; echo "${s//;/; }")"
 finish

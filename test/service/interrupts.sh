@@ -17,6 +17,7 @@ db=pgstrom_service_interrupts
 fail=0
 bad() { echo "service-interrupts: FAIL: $*"; fail=1; }
 
+# shellcheck source=common.sh
 . "$(dirname "$0")/common.sh"
 service_db "$db" 2000000 1000 || exit 1
 # one chunk of 2M rows and a costly qual: each request takes long
@@ -59,4 +60,9 @@ grep -q "canceling statement due to user request" "$out" || bad "cancel did not 
 echo "service-interrupts: cancel ended the waiting query after $ms ms"
 rm -f "$out"
 psql -XAtq -d postgres -c "DROP DATABASE $db" >/dev/null
-[ $fail = 0 ] && echo "service-interrupts: PASS" || { echo "service-interrupts: FAILED"; exit 1; }
+if [ $fail = 0 ]; then
+  echo "service-interrupts: PASS"
+else
+  echo "service-interrupts: FAILED"
+  exit 1
+fi

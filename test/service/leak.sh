@@ -12,6 +12,7 @@
 # service's CPU engine runs them (pg_strom.cpu_engine_in_service).
 set -uo pipefail
 db=pgstrom_service_leak
+# shellcheck source=common.sh
 . "$(dirname "$0")/common.sh"
 service_db "$db" 20000 100 || exit 1
 arrow=/tmp/pgstrom_service_leak_$$.arrow
@@ -33,6 +34,8 @@ loop() { # iterations
   for q in "${queries[@]}"; do printf '  EXECUTE %s;\n' "'$q'"; done
   printf 'END LOOP; END $$;\nSELECT rss_bytes, gpu_memory_used, join_sessions, pid, (SELECT coalesce(sum(memory_reserved - arrow_cache_bytes), 0) FROM pgstrom.gpu_service_engines) FROM pgstrom.gpu_service_info();\n'
 }
+# the entries of /proc/PID/fd are numbers
+# shellcheck disable=SC2012
 fds() { ls "/proc/$(tail -n 1 <<<"$1" | cut -d' ' -f4)/fd" 2>/dev/null | wc -l; }
 before=$(loop 20 | psql -XAtq -F' ' 2>&1) || { echo "service-leak: FAIL: $before"; exit 1; }
 fd0=$(fds "$before")
