@@ -8,21 +8,6 @@ SET DateStyle = 'ISO, YMD';
 SET IntervalStyle = 'postgres';
 -- the FDW's own scan first (GpuScan over Arrow tables comes below)
 SET pg_strom.enabled = off;
-CREATE FUNCTION af_explain(q text, opts text DEFAULT 'COSTS OFF') RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE ln text;
-BEGIN
-  FOR ln IN EXECUTE 'EXPLAIN (' || opts || ') ' || q LOOP
-    -- sizes depend on the pyarrow version that wrote the files
-    ln := regexp_replace(ln, '\(read: [0-9.]+(GB|MB|KB| bytes), size: [0-9.]+(GB|MB|KB| bytes)\)', '(read: X, size: Y)');
-    ln := regexp_replace(ln, 'GPU Preference: .*', 'GPU Preference: xxx');
-    ln := regexp_replace(ln, 'engine memory: [0-9.]+[KMG]B', 'engine memory: xxx');
-    ln := regexp_replace(ln, 'Memory Usage: [0-9]+kB', 'Memory Usage: NkB');
-    -- a GPU's storage paths (test/service/gpudirect.sh checks them)
-    CONTINUE WHEN ln ~ '^\s*Storage Read: ';
-    RETURN NEXT ln;
-  END LOOP;
-END $$;
 -- a query's ERROR with numbers masked (offsets depend on the pyarrow
 -- version that wrote the damaged file)
 CREATE FUNCTION af_error(q text) RETURNS text
@@ -72,7 +57,7 @@ SELECT count(*) AS zstd_diff FROM ((SELECT * FROM types_zstd EXCEPT ALL SELECT *
 CREATE FOREIGN TABLE types_dir (LIKE arrow_expected) SERVER arrow_fdw
   OPTIONS (dir '/tmp/pgstrom_arrow_test', pattern 'types_*.arrow');
 SELECT count(*), count(DISTINCT id) FROM types_dir;
-SELECT * FROM af_explain('SELECT s FROM types_dir WHERE id < 3');
+SELECT * FROM explain_masked('SELECT s FROM types_dir WHERE id < 3');
 -- a Struct column as a composite type
 CREATE TYPE af_pair AS (a int, b text);
 CREATE FOREIGN TABLE af_struct (id int, st af_pair) SERVER arrow_fdw
@@ -83,16 +68,16 @@ SELECT (st).b FROM af_struct WHERE (st).a = 4;
 -- only referenced columns are read; statistics hints skip record batches
 IMPORT FOREIGN SCHEMA sorted FROM SERVER arrow_fdw INTO public
   OPTIONS (file '/tmp/pgstrom_arrow_test/sorted.arrow');
-SELECT * FROM af_explain('SELECT count(*) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430');
-SELECT * FROM af_explain('SELECT count(*) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430',
+SELECT * FROM explain_masked('SELECT count(*) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430');
+SELECT * FROM explain_masked('SELECT count(*) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430;
 SELECT af_read_ratio('SELECT ymd FROM sorted') AS one_of_two_columns,
        af_read_ratio('SELECT ymd, val FROM sorted') AS both_columns;
 -- = and a reversed comparison; the value side may be a parameter
-SELECT * FROM af_explain('SELECT count(*) FROM sorted WHERE ymd = 19940715',
+SELECT * FROM explain_masked('SELECT count(*) FROM sorted WHERE ymd = 19940715',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
-SELECT * FROM af_explain('SELECT count(*) FROM sorted WHERE 19940901 < ymd',
+SELECT * FROM explain_masked('SELECT count(*) FROM sorted WHERE 19940901 < ymd',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 PREPARE af_p(int) AS SELECT count(*), sum(val) FROM sorted WHERE ymd >= $1;
 SET plan_cache_mode = force_generic_plan;
@@ -102,7 +87,7 @@ EXECUTE af_p(NULL);
 RESET plan_cache_mode;
 -- the seed's switch
 SET arrow_fdw.stats_hint_enabled = off;
-SELECT * FROM af_explain('SELECT count(*) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430');
+SELECT * FROM explain_masked('SELECT count(*) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430');
 SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430;
 RESET arrow_fdw.stats_hint_enabled;
 SELECT file, batch, rows, stats FROM pgstrom.arrow_fdw_metadata_info('sorted') ORDER BY batch LIMIT 3;
@@ -118,7 +103,7 @@ ALTER FOREIGN TABLE sorted OPTIONS (ADD parallel_workers '2');
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET max_parallel_workers_per_gather = 2;
-SELECT * FROM af_explain('SELECT count(*), sum(val) FROM sorted WHERE ymd >= 19940501');
+SELECT * FROM explain_masked('SELECT count(*), sum(val) FROM sorted WHERE ymd >= 19940501');
 SELECT count(*), sum(val) FROM sorted WHERE ymd >= 19940501;
 SELECT count(*), sum(val) FROM sorted;
 RESET parallel_setup_cost;
@@ -133,7 +118,7 @@ SET pg_strom.gpu_setup_cost = 0;
 SET pg_strom.gpu_context_cost = 0;
 SET pg_strom.chunk_rows = 300;
 SET pg_strom.enable_gpupreagg = off;  -- GpuScan's own fields (GpuPreAgg below)
-SELECT * FROM af_explain('SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AND val % 7 = 3',
+SELECT * FROM explain_masked('SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AND val % 7 = 3',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AND val % 7 = 3;
 SET pg_strom.enabled = off;
@@ -147,9 +132,9 @@ RESET pg_strom.enable_gpupreagg;
 SET pg_strom.cpu_engine_in_service = on;
 CREATE TABLE af_dim AS SELECT k, 'name' || (k % 13) AS name FROM generate_series(0, 99) k;
 ANALYZE af_dim;
-SELECT * FROM af_explain('SELECT d.name, count(*), sum(s.val) FROM sorted s JOIN af_dim d ON s.val = d.k
+SELECT * FROM explain_masked('SELECT d.name, count(*), sum(s.val) FROM sorted s JOIN af_dim d ON s.val = d.k
                            WHERE s.ymd > 19940815 GROUP BY d.name',
-                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF', '{nrows}');
 SELECT d.name, count(*), sum(s.val) FROM sorted s JOIN af_dim d ON s.val = d.k
  WHERE s.ymd > 19940815 GROUP BY d.name ORDER BY 1;
 SET pg_strom.enabled = off;
@@ -162,8 +147,9 @@ SET pg_strom.enabled = on;
 CREATE TABLE af_days AS SELECT (19940000 + m * 100 + d)::int AS ymd, 'Q' || ((m - 1) / 3 + 1) AS quarter
   FROM generate_series(1, 12) m, generate_series(1, 28) d;
 ANALYZE af_days;
-SELECT * FROM af_explain($$SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd
-                           WHERE d.quarter = 'Q2'$$, 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+SELECT * FROM explain_masked($$SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd
+                           WHERE d.quarter = 'Q2'$$, 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF',
+                         '{nrows,read-ahead}');
 SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q2';
 SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q9';
 SELECT count(*), count(d.ymd) FROM sorted s LEFT JOIN af_days d ON s.ymd = d.ymd AND d.quarter = 'Q2';
@@ -173,18 +159,18 @@ SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE 
 SELECT count(*), count(d.ymd) FROM sorted s LEFT JOIN af_days d ON s.ymd = d.ymd AND d.quarter = 'Q2';
 SET pg_strom.enabled = on;
 -- a qual the device cannot run stays on the CPU above the GPU filter
-SELECT * FROM af_explain($$SELECT id, s FROM arrow_types WHERE i32 > 0 AND md5(s) < '5'$$);
+SELECT * FROM explain_masked($$SELECT id, s FROM arrow_types WHERE i32 > 0 AND md5(s) < '5'$$);
 -- dictionaries whose values hold NULLs: a row pointing at a NULL value
 -- is NULL on the device paths too (the FDW's own scan's answers)
 CREATE FOREIGN TABLE af_dictnull (id int, k int8, s text) SERVER arrow_fdw
   OPTIONS (file '/tmp/pgstrom_arrow_test/dictnull.arrow');
 SET pg_strom.enable_gpupreagg = off;
-SELECT * FROM af_explain('SELECT id, k, s FROM af_dictnull WHERE k IS NULL OR k = 0 OR s = ''''');
+SELECT * FROM explain_masked('SELECT id, k, s FROM af_dictnull WHERE k IS NULL OR k = 0 OR s = ''''');
 SELECT id, k, s FROM af_dictnull WHERE k IS NULL OR k = 0 OR s = '' ORDER BY id;
 SELECT id FROM af_dictnull WHERE k = 0 OR s = '';
 SELECT id, k, s FROM af_dictnull WHERE k + 1 > 0 AND s IS NOT NULL ORDER BY id;
 RESET pg_strom.enable_gpupreagg;
-SELECT * FROM af_explain('SELECT count(k), count(s), sum(k), count(*) FROM af_dictnull WHERE id > 0');
+SELECT * FROM explain_masked('SELECT count(k), count(s), sum(k), count(*) FROM af_dictnull WHERE id > 0');
 SELECT count(k), count(s), sum(k), count(*) FROM af_dictnull WHERE id > 0;
 SELECT k, s, count(*) FROM af_dictnull WHERE id > 0 GROUP BY k, s ORDER BY k, s;
 SET pg_strom.enabled = off;
@@ -288,8 +274,8 @@ SELECT reltuples FROM pg_class WHERE relname = 'sorted';
 SELECT attname, null_frac, n_distinct FROM pg_stats WHERE tablename = 'sorted' ORDER BY 1;
 SELECT attname, null_frac FROM pg_stats
  WHERE tablename = 'arrow_types' AND attname IN ('id', 's', 'dict', 'lst', 'tstz') ORDER BY 1;
-SELECT * FROM af_explain('SELECT * FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430', 'COSTS ON')
- WHERE af_explain LIKE '%Foreign Scan%';
+SELECT * FROM explain_masked('SELECT * FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430', 'COSTS ON')
+ WHERE explain_masked LIKE '%Foreign Scan%';
 
 -- statistics added to a file another tool wrote: only the footer changes
 SET pg_strom.enabled = off;
@@ -302,7 +288,7 @@ SELECT pgstrom.arrow_fdw_write_stats('/tmp/pgstrom_arrow_test/nostats.arrow', AR
 RESET client_min_messages;
 SET DateStyle = 'ISO, YMD';
 SELECT batch, stats FROM pgstrom.arrow_fdw_metadata_info('nostats') ORDER BY batch;
-SELECT * FROM af_explain('SELECT id FROM nostats WHERE id BETWEEN 10 AND 12',
+SELECT * FROM explain_masked('SELECT id FROM nostats WHERE id BETWEEN 10 AND 12',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 SELECT count(*) AS diff FROM ((SELECT * FROM nostats EXCEPT ALL SELECT * FROM arrow_types)
   UNION ALL (SELECT * FROM arrow_types EXCEPT ALL SELECT * FROM nostats)) x;

@@ -58,16 +58,8 @@ SELECT ARRAY[1.5, NULL, 'NaN']::float2[];
 -- precision) runs in the GPU Filter, with the same rows as PostgreSQL
 SET pg_strom.gpu_setup_cost = 0;
 SET pg_strom.gpu_context_cost = 0;
-CREATE FUNCTION f2_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE ln text;
-BEGIN
-  FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    RETURN NEXT regexp_replace(ln, 'GPU Preference: .*', 'GPU Preference: xxx');
-  END LOOP;
-END $$;
-SELECT f2_explain('SELECT id FROM f2t WHERE x > 0.25 AND id > 3');
+SELECT * FROM explain_masked('SELECT id FROM f2t WHERE x > 0.25 AND id > 3');
 SELECT id FROM f2t WHERE x > 0.25 AND id > 3 ORDER BY id;
 RESET pg_strom.gpu_setup_cost;
 RESET pg_strom.gpu_context_cost;
-DROP FUNCTION f2_explain;
 DROP TABLE f2t, f2copy;

@@ -36,13 +36,6 @@ SELECT * FROM pgstrom.device_eval('gpu_dv', 'i4 * 100000', 'gpu');
 -- it (the default) no process opens the GPU itself, so parallel and serial
 -- GpuScans cost the same whatever the setting.  (The plans name the GPU
 -- as GPU0 (...): the test runs on several GPU models.)
-CREATE FUNCTION gpu_plan(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE l text;
-BEGIN
-  FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    RETURN NEXT regexp_replace(l, 'GPU Preference: GPU0 \(.*\)$', 'GPU Preference: GPU0 (...)');
-  END LOOP;
-END $$;
 \pset format unaligned
 CREATE TABLE gpu_ctx AS SELECT x FROM generate_series(1, 100000) x;
 ANALYZE gpu_ctx;
@@ -51,19 +44,18 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET pg_strom.gpu_context_cost = 1e9;
-SELECT gpu_plan('SELECT * FROM gpu_ctx WHERE x % 3 = 0');
+SELECT * FROM explain_masked('SELECT * FROM gpu_ctx WHERE x % 3 = 0', 'COSTS OFF', '{gpu-number}');
 SET pg_strom.gpu_context_cost = 0;
-SELECT gpu_plan('SELECT * FROM gpu_ctx WHERE x % 3 = 0');
+SELECT * FROM explain_masked('SELECT * FROM gpu_ctx WHERE x % 3 = 0', 'COSTS OFF', '{gpu-number}');
 -- A new backend: the same (the service opened the GPU at server start).
 \c
 SET pg_strom.gpu_setup_cost = 0;
 SET pg_strom.gpu_context_cost = 1e9;
-SELECT gpu_plan('SELECT * FROM gpu_ctx WHERE x % 3 = 0');
+SELECT * FROM explain_masked('SELECT * FROM gpu_ctx WHERE x % 3 = 0', 'COSTS OFF', '{gpu-number}');
 SET pg_strom.gpu_context_cost = 0;
-SELECT gpu_plan('SELECT * FROM gpu_ctx WHERE x % 3 = 0');
+SELECT * FROM explain_masked('SELECT * FROM gpu_ctx WHERE x % 3 = 0', 'COSTS OFF', '{gpu-number}');
 \pset format aligned
 DROP TABLE gpu_ctx;
-DROP FUNCTION gpu_plan(text);
 -- GPU preference: discovery's GPU is found in the PCIe tree (sysfs), and
 -- with one GPU it takes every scan without asking the service to place
 -- it, whatever pg_strom.manual_optimal_gpus prefers.

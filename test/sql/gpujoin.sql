@@ -12,45 +12,32 @@ CREATE TABLE gj_t1 AS SELECT i AS aid, 'cat' || (i % 7) AS cat FROM generate_ser
 CREATE TABLE gj_t2 AS SELECT i AS bid, 'b' || i AS bname FROM generate_series(0, 9) i;
 ANALYZE gj_t0, gj_t1, gj_t2;
 
-CREATE FUNCTION gj_explain(q text, opts text DEFAULT 'COSTS OFF') RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE ln text;
-BEGIN
-  FOR ln IN EXECUTE 'EXPLAIN (' || opts || ') ' || q LOOP
-    ln := regexp_replace(ln, 'GPU Preference: .*', 'GPU Preference: xxx');
-    ln := regexp_replace(ln, 'engine memory: [0-9.]+[KMG]B', 'engine memory: xxx');
-    ln := regexp_replace(ln, 'GPU Time: .*', 'GPU Time: xxx');
-    -- planned ratios come from ANALYZE's random sample
-    ln := regexp_replace(ln, 'Nrows \(in/out: [0-9.]+%', 'Nrows (in/out: N%');
-    RETURN NEXT ln;
-  END LOOP;
-END $$;
 
 -- the seed's query
-SELECT * FROM gj_explain('SELECT cat, count(*), avg(ax) FROM gj_t0 NATURAL JOIN gj_t1 GROUP BY cat');
+SELECT * FROM explain_masked('SELECT cat, count(*), avg(ax) FROM gj_t0 NATURAL JOIN gj_t1 GROUP BY cat');
 -- (avg rounded: the join returns rows in any order, float sums vary in the last bits)
 SELECT cat, count(*), round(avg(ax)::numeric, 9) FROM gj_t0 NATURAL JOIN gj_t1 GROUP BY cat ORDER BY cat;
 
 -- two dimensions in one node, a scan qual, a nested-loop depth
-SELECT * FROM gj_explain('SELECT t0.id, t1.cat, t2.bname FROM gj_t0 t0
+SELECT * FROM explain_masked('SELECT t0.id, t1.cat, t2.bname FROM gj_t0 t0
   JOIN gj_t1 t1 ON t0.aid = t1.aid JOIN gj_t2 t2 ON t0.id % 10 < t2.bid WHERE t0.ax > 90');
 
 -- actual rows per depth, LEFT join keeping the unmatched outer rows
-SELECT * FROM gj_explain('SELECT t0.id, t1.cat FROM gj_t0 t0 LEFT JOIN gj_t1 t1 ON t0.aid = t1.aid',
+SELECT * FROM explain_masked('SELECT t0.id, t1.cat FROM gj_t0 t0 LEFT JOIN gj_t1 t1 ON t0.aid = t1.aid',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 
 -- RIGHT join: unmatched inner rows are counted
-SELECT * FROM gj_explain('SELECT t0.id, t1.cat FROM gj_t0 t0 RIGHT JOIN gj_t1 t1 ON t0.aid = t1.aid + 2000',
+SELECT * FROM explain_masked('SELECT t0.id, t1.cat FROM gj_t0 t0 RIGHT JOIN gj_t1 t1 ON t0.aid = t1.aid + 2000',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 
 -- a join qual without a device function keeps the join on the CPU
-SELECT * FROM gj_explain('SELECT t0.id FROM gj_t0 t0 JOIN gj_t1 t1 ON md5(t0.aid::text) = md5(t1.aid::text)');
+SELECT * FROM explain_masked('SELECT t0.id FROM gj_t0 t0 JOIN gj_t1 t1 ON md5(t0.aid::text) = md5(t1.aid::text)');
 
 -- system columns and the whole row of the scanned relation (they used to
 -- crash the backend), with rows kept as TIDs (few returned per chunk) and
 -- with pages copied: the same rows as PostgreSQL's
 SET pg_strom.chunk_rows = 5000;
-SELECT * FROM gj_explain('SELECT t0.ctid, t0.tableoid::regclass, t0, t1.cat FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid WHERE t0.ax < 2');
+SELECT * FROM explain_masked('SELECT t0.ctid, t0.tableoid::regclass, t0, t1.cat FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid WHERE t0.ax < 2');
 CREATE TEMP TABLE gj_sys AS
   SELECT t0.ctid AS tid, t0.tableoid::regclass AS rel, t0 AS r, t1.cat FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid WHERE t0.ax < 2
   UNION ALL
@@ -72,11 +59,11 @@ DROP TABLE gj_sys;
 -- PostgreSQL's.
 SET plan_cache_mode = force_generic_plan;
 PREPARE hoist_scan(int) AS SELECT count(*) FROM gj_t0 WHERE id > 0 OR ax > 100 / $1;
-SELECT * FROM gj_explain('EXECUTE hoist_scan(0)');
+SELECT * FROM explain_masked('EXECUTE hoist_scan(0)');
 EXECUTE hoist_scan(0);
 PREPARE hoist_join(int) AS
   SELECT count(*) FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid WHERE t0.id > 0 OR t1.aid > 100 / $1;
-SELECT * FROM gj_explain('EXECUTE hoist_join(0)');
+SELECT * FROM explain_masked('EXECUTE hoist_join(0)');
 EXECUTE hoist_join(0);
 PREPARE hoist_join_err(int) AS
   SELECT count(*) FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid WHERE t0.id > 10 OR t1.aid > 100 / $1;
@@ -89,7 +76,6 @@ DEALLOCATE ALL;
 RESET plan_cache_mode;
 
 SET pg_strom.enable_gpujoin = off;
-SELECT * FROM gj_explain('SELECT t0.id FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid');
+SELECT * FROM explain_masked('SELECT t0.id FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid');
 RESET pg_strom.enable_gpujoin;
 DROP TABLE gj_t0, gj_t1, gj_t2;
-DROP FUNCTION gj_explain(text, text);

@@ -17,26 +17,13 @@ CREATE TABLE pa_supp AS SELECT i AS s_key, CASE WHEN i % 4 = 0 THEN 'AMERICA' EL
   FROM generate_series(0, 39) i;
 ANALYZE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp;
 
-CREATE FUNCTION pa_explain(q text, opts text DEFAULT 'COSTS OFF') RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE ln text;
-BEGIN
-  FOR ln IN EXECUTE 'EXPLAIN (' || opts || ') ' || q LOOP
-    ln := regexp_replace(ln, 'GPU Preference: .*', 'GPU Preference: xxx');
-    ln := regexp_replace(ln, 'engine memory: [0-9.]+[KMG]B', 'engine memory: xxx');
-    ln := regexp_replace(ln, 'GPU Time: .*', 'GPU Time: xxx');
-    ln := regexp_replace(ln, 'Nrows \(in/out: [0-9.]+%', 'Nrows (in/out: N%');
-    ln := regexp_replace(ln, 'Memory Usage: [0-9]+kB', 'Memory Usage: NkB');
-    RETURN NEXT ln;
-  END LOOP;
-END $$;
 
 -- the seed's query: GROUP BY cat over the join, in one node
-SELECT * FROM pa_explain('SELECT cat, count(*), avg(ax) FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY cat');
+SELECT * FROM explain_masked('SELECT cat, count(*), avg(ax) FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY cat');
 SELECT cat, count(*), round(avg(ax)::numeric, 9) FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY cat ORDER BY cat;
 
 -- the SSB Q2 shape: three dimensions joined, GROUP BY year and brand
-SELECT * FROM pa_explain($$
+SELECT * FROM explain_masked($$
   SELECT sum(f_rev), d_year, p_brand FROM pa_fact, pa_date, pa_part, pa_supp
    WHERE f_date = d_key AND f_part = p_key AND f_supp = s_key
      AND p_category = 'MFGR#1' AND s_region = 'AMERICA'
@@ -57,10 +44,10 @@ SELECT count(*) AS groups, sum(rev) AS total,
 RESET pg_strom.enabled;
 
 -- EXPLAIN ANALYZE: rows consumed and partial groups
-SELECT * FROM pa_explain('SELECT cat, count(*) FROM pa_t0 NATURAL JOIN pa_t1 WHERE ax > 10 GROUP BY cat',
+SELECT * FROM explain_masked('SELECT cat, count(*) FROM pa_t0 NATURAL JOIN pa_t1 WHERE ax > 10 GROUP BY cat',
                          'COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 -- no GROUP BY: Reduction NoGroup; an empty input still makes one row
-SELECT * FROM pa_explain('SELECT count(*), sum(id) FROM pa_t0 WHERE ax < 50');
+SELECT * FROM explain_masked('SELECT count(*), sum(id) FROM pa_t0 WHERE ax < 50');
 SELECT count(*), sum(id), avg(ax), min(aid) FROM pa_t0 WHERE ax < 0;
 
 -- partial states: sum(int8) past 2^63 is numeric, exact; sum(int4) is bigint
@@ -68,7 +55,7 @@ CREATE TABLE pa_big AS SELECT i % 3 AS g, 9223372036854775807 - i AS b, 21474836
   FROM generate_series(1, 10) i;
 ANALYZE pa_big;
 SELECT g, sum(b), avg(b), sum(n), avg(n) FROM pa_big GROUP BY g ORDER BY g;
-SELECT * FROM pa_explain('SELECT g, sum(b), avg(b), sum(n), avg(n) FROM pa_big GROUP BY g');
+SELECT * FROM explain_masked('SELECT g, sum(b), avg(b), sum(n), avg(n) FROM pa_big GROUP BY g');
 -- sum(float4) is accumulated in double on the device: equal to the
 -- rounded PostgreSQL result
 SELECT g, round(sum(n::float4)::numeric, -3) FROM pa_big GROUP BY g ORDER BY g;
@@ -82,10 +69,10 @@ SELECT c, t, count(*), sum(v) FROM pa_keys GROUP BY c, t ORDER BY 1, 2;
 -- errors the arguments raise are PostgreSQL's
 SELECT sum(n * 1000) FROM pa_big GROUP BY g;
 -- an aggregate the device does not reduce keeps the aggregation on the CPU
-SELECT * FROM pa_explain('SELECT aid % 3, string_agg(cat, '','') FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY aid % 3');
+SELECT * FROM explain_masked('SELECT aid % 3, string_agg(cat, '','') FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY aid % 3');
 -- and so does pg_strom.enable_gpupreagg = off
 SET pg_strom.enable_gpupreagg = off;
-SELECT * FROM pa_explain('SELECT cat, count(*) FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY cat');
+SELECT * FROM explain_masked('SELECT cat, count(*) FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY cat');
 RESET pg_strom.enable_gpupreagg;
 
 -- inside a subplan run once per outer row (rescan)
@@ -98,10 +85,10 @@ SELECT v, (SELECT count(*) FROM pa_t0 WHERE aid = v) FROM (VALUES (1), (5), (130
 CREATE TABLE pa_iv AS SELECT i, i * interval '5 hours 7.5 seconds' - (i % 7) * interval '1 mon' AS iv
   FROM generate_series(1, 2000) i;
 ANALYZE pa_iv;
-SELECT * FROM pa_explain('SELECT date_part(''day'', justify_hours(iv * 0.5)) AS d, count(*) FROM pa_iv GROUP BY 1');
-SELECT * FROM pa_explain('SELECT date_part(''days'', iv) AS d, count(*) FROM pa_iv GROUP BY 1');
-SELECT * FROM pa_explain('SELECT count(*) FROM pa_iv a JOIN pa_t1 b ON date_part(''hour'', a.iv) = b.aid');
-SELECT * FROM pa_explain('SELECT count(*) FROM pa_iv a JOIN pa_t1 b ON date_part(''hours'', a.iv) = b.aid');
+SELECT * FROM explain_masked('SELECT date_part(''day'', justify_hours(iv * 0.5)) AS d, count(*) FROM pa_iv GROUP BY 1');
+SELECT * FROM explain_masked('SELECT date_part(''days'', iv) AS d, count(*) FROM pa_iv GROUP BY 1');
+SELECT * FROM explain_masked('SELECT count(*) FROM pa_iv a JOIN pa_t1 b ON date_part(''hour'', a.iv) = b.aid');
+SELECT * FROM explain_masked('SELECT count(*) FROM pa_iv a JOIN pa_t1 b ON date_part(''hours'', a.iv) = b.aid');
 CREATE TEMP TABLE pa_ivd AS
   SELECT date_part('day', justify_hours(iv * 0.5)) AS d, count(*) AS n, min(i) AS i FROM pa_iv GROUP BY 1;
 SET pg_strom.enabled = off;
@@ -112,4 +99,3 @@ SELECT count(*) AS groups, sum(n) AS rows, count(*) = (SELECT count(*) FROM (
 RESET pg_strom.enabled;
 
 DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv;
-DROP FUNCTION pa_explain;

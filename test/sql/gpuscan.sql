@@ -12,16 +12,6 @@ SET pg_strom.gpu_setup_cost = 0;   -- offload the small test tables too
 SET pg_strom.gpu_context_cost = 0; -- the same plans on the GPU and the CPU engine
 SET pg_strom.enable_gpupreagg = off; -- the aggregates over these scans stay on the CPU (see gpupreagg.sql)
 
-CREATE FUNCTION gs_explain(q text, opts text DEFAULT 'COSTS OFF') RETURNS SETOF text
-LANGUAGE plpgsql AS $$
-DECLARE ln text;
-BEGIN
-  FOR ln IN EXECUTE 'EXPLAIN (' || opts || ') ' || q LOOP
-    -- (chunks are read ahead only for the GPU service: gpu_service.sql)
-    RETURN NEXT regexp_replace(regexp_replace(ln, 'GPU Preference: .*', 'GPU Preference: xxx'),
-                               ', [0-9]+ chunks read ahead', '');
-  END LOOP;
-END $$;
 
 -- 'GpuScan' when the plan has a GpuScan, 'Parallel GpuScan' for a parallel
 -- one, else 'no GpuScan'.
@@ -65,10 +55,10 @@ FROM generate_series(1, 20000) id;
 ANALYZE gs_t;
 
 -- The plan users see.
-SELECT * FROM gs_explain('SELECT id, f8 FROM gs_t WHERE i4 > 0 AND f8 < 10');
-SELECT * FROM gs_explain('SELECT id FROM gs_t WHERE i4 > 0 AND md5(tx) < $$8$$');
-SELECT * FROM gs_explain('SELECT id FROM gs_t WHERE i2 > 100', 'COSTS OFF, VERBOSE');
-SELECT * FROM gs_explain('SELECT id FROM gs_t WHERE i4 > 0 AND md5(tx) < $$8$$',
+SELECT * FROM explain_masked('SELECT id, f8 FROM gs_t WHERE i4 > 0 AND f8 < 10');
+SELECT * FROM explain_masked('SELECT id FROM gs_t WHERE i4 > 0 AND md5(tx) < $$8$$');
+SELECT * FROM explain_masked('SELECT id FROM gs_t WHERE i2 > 100', 'COSTS OFF, VERBOSE');
+SELECT * FROM explain_masked('SELECT id FROM gs_t WHERE i4 > 0 AND md5(tx) < $$8$$',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 
 -- Filters on every device type.
@@ -118,7 +108,7 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 3;
-SELECT * FROM gs_explain('SELECT count(*) FROM gs_t WHERE f8 > 0');
+SELECT * FROM explain_masked('SELECT count(*) FROM gs_t WHERE f8 > 0');
 \set q 'SELECT id, f8 FROM gs_t WHERE f8 > 0 AND i4 < 500000'
 :check
 \set q 'SELECT id, tx FROM gs_t WHERE tx LIKE $$%b%$$'
@@ -134,13 +124,13 @@ RESET max_parallel_workers_per_gather;
 -- (i4 % 10 - 5 is zero on some rows; the first qual removes them.)
 \set q 'SELECT id FROM gs_t WHERE i4 % 10 <> 5 AND 100 / (i4 % 10 - 5) > 10'
 :check
-SELECT * FROM gs_explain('SELECT id FROM gs_t WHERE i4 % 10 <> 5 AND 100 / (i4 % 10 - 5) > 10',
+SELECT * FROM explain_masked('SELECT id FROM gs_t WHERE i4 % 10 <> 5 AND 100 / (i4 % 10 - 5) > 10',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 -- A NULL qual ends PostgreSQL's evaluation of a row; the device's AND goes
 -- on and meets the division by zero: those chunks take the CPU path.
 \set q 'SELECT id FROM gs_t WHERE nullif(i4 % 10, 5) > -10 AND 100 / (i4 % 10 - 5) > 0'
 :check
-SELECT * FROM gs_explain('SELECT id FROM gs_t WHERE nullif(i4 % 10, 5) > -10 AND 100 / (i4 % 10 - 5) > 0',
+SELECT * FROM explain_masked('SELECT id FROM gs_t WHERE nullif(i4 % 10, 5) > -10 AND 100 / (i4 % 10 - 5) > 0',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 -- the same error PostgreSQL raises, where PostgreSQL raises it
 SELECT count(*) FROM gs_t WHERE 100 / (i4 % 10 - 5) > 10;
@@ -153,7 +143,7 @@ SELECT count(*) FROM gs_t WHERE i2 * 2::int2 > 0;
 -- correlated subplans (rescans with new values).
 PREPARE gs_p(int, float8) AS SELECT count(*), sum(i4) FROM gs_t WHERE i4 > $1 AND f8 < $2;
 SET plan_cache_mode = force_generic_plan;
-SELECT * FROM gs_explain('EXECUTE gs_p(0, 1.5)');
+SELECT * FROM explain_masked('EXECUTE gs_p(0, 1.5)');
 EXECUTE gs_p(0, 1.5);
 EXECUTE gs_p(-500000, 100);
 SET pg_strom.enabled = off;
@@ -170,7 +160,7 @@ DEALLOCATE gs_p;
 PREPARE gs_tz AS :tzq;
 SET plan_cache_mode = force_generic_plan;
 SET TimeZone = 'UTC';
-SELECT * FROM gs_explain('EXECUTE gs_tz');
+SELECT * FROM explain_masked('EXECUTE gs_tz');
 EXECUTE gs_tz;
 SET TimeZone = 'Asia/Tokyo';
 EXECUTE gs_tz;
@@ -189,7 +179,7 @@ DEALLOCATE gs_tz;
 :check
 \set q 'SELECT x, (SELECT count(*) FROM gs_t WHERE i4 > x AND i2 < x) FROM (VALUES (100), (-100), (NULL), (999999)) v(x)'
 :check
-SELECT * FROM gs_explain('SELECT x, (SELECT count(*) FROM gs_t WHERE i4 > x AND i2 < x) FROM (VALUES (100), (-100)) v(x)');
+SELECT * FROM explain_masked('SELECT x, (SELECT count(*) FROM gs_t WHERE i4 > x AND i2 < x) FROM (VALUES (100), (-100)) v(x)');
 
 -- System columns and whole-row references are read from the CPU's copy of
 -- the row.
@@ -296,13 +286,13 @@ CREATE TABLE gs_part1 PARTITION OF gs_part FOR VALUES FROM (0) TO (5000);
 CREATE TABLE gs_part2 PARTITION OF gs_part FOR VALUES FROM (5000) TO (10000);
 INSERT INTO gs_part SELECT x, md5(x::text) FROM generate_series(0, 9999) x;
 ANALYZE gs_part;
-SELECT * FROM gs_explain('SELECT count(*) FROM gs_part WHERE b LIKE $$%ab%$$ AND a % 3 = 0');
+SELECT * FROM explain_masked('SELECT count(*) FROM gs_part WHERE b LIKE $$%ab%$$ AND a % 3 = 0');
 \set q 'SELECT * FROM gs_part WHERE b LIKE $$%ab%$$ AND a % 3 = 0'
 :check
 
 -- UPDATE and DELETE through a GpuScan, cursors.
 BEGIN;
-SELECT * FROM gs_explain('UPDATE gs_drop SET e = 0 WHERE c % 11 = 0');
+SELECT * FROM explain_masked('UPDATE gs_drop SET e = 0 WHERE c % 11 = 0');
 UPDATE gs_drop SET e = 0 WHERE c % 11 = 0;
 DELETE FROM gs_drop WHERE c % 13 = 0 AND e = 42;
 SELECT count(*), sum(a) FROM gs_drop WHERE e = 42;
@@ -320,7 +310,7 @@ COMMIT;
 -- The planner keeps an index scan on a selective indexed predicate.
 CREATE INDEX gs_t_i4 ON gs_t (i4);
 RESET pg_strom.gpu_setup_cost;
-SELECT * FROM gs_explain('SELECT * FROM gs_t WHERE i4 = 12345');
+SELECT * FROM explain_masked('SELECT * FROM gs_t WHERE i4 = 12345');
 SELECT gs_plan('SELECT * FROM gs_t WHERE i4 > -900000 AND f8 < 0') AS big_scan;
 SET pg_strom.enable_gpuscan = off;
 SELECT gs_plan('SELECT * FROM gs_t WHERE f8 < 0') AS disabled;
@@ -334,10 +324,10 @@ SELECT id, pgstrom.random_float(0, 0, 1000) AS x, pgstrom.random_float(0, 0, 100
        pgstrom.random_float(0, 0, 1000) AS z, pgstrom.random_text(0, 'memo_********') AS memo
   FROM generate_series(1, 50000) id;
 ANALYZE t_64g;
-SELECT * FROM gs_explain('SELECT * FROM t_64g WHERE sqrt((x-200)^2 + (y-300)^2 + (z-400)^2) < 10');
+SELECT * FROM explain_masked('SELECT * FROM t_64g WHERE sqrt((x-200)^2 + (y-300)^2 + (z-400)^2) < 10');
 \set q 'SELECT * FROM t_64g WHERE sqrt((x-200)^2 + (y-300)^2 + (z-400)^2) < 100'
 :check
-SELECT * FROM gs_explain($$SELECT * FROM t_64g WHERE memo LIKE '%abcd%'$$);
+SELECT * FROM explain_masked($$SELECT * FROM t_64g WHERE memo LIKE '%abcd%'$$);
 \set q 'SELECT * FROM t_64g WHERE memo LIKE $$%ab%$$'
 :check
 
@@ -347,19 +337,19 @@ SELECT * FROM gs_explain($$SELECT * FROM t_64g WHERE memo LIKE '%abcd%'$$);
 -- device filter passes (the division by zero of removed rows is never
 -- raised); an error of a passing row is PostgreSQL's; turned off by
 -- pg_strom.enable_gpu_projection
-SELECT * FROM gs_explain('SELECT id, sqrt((x-200)*(x-200) + (y-300)*(y-300) + (z-400)*(z-400)) AS dist, memo
+SELECT * FROM explain_masked('SELECT id, sqrt((x-200)*(x-200) + (y-300)*(y-300) + (z-400)*(z-400)) AS dist, memo
   FROM t_64g WHERE x < 300 AND y < 400', 'VERBOSE, COSTS OFF');
 \set q 'SELECT id, sqrt((x-200)*(x-200) + (y-300)*(y-300) + (z-400)*(z-400)) AS dist, x + y AS xy, memo FROM t_64g WHERE x < 300 AND y < 400'
 :check
 \set q 'SELECT id, i2 * 2 AS i2x2, i4 - 1 AS i4m, i8 / 3 AS i8d, f4 * 2 AS f4x2, f8 + i4 AS f8i4, NOT b AS nb, d - 1 AS dm, greatest(ts, $$2020-01-01$$::timestamp) AS g, coalesce(i4, i2) AS c, md5(tx) AS h, tx FROM gs_t WHERE i2 > -30000 AND d < $$2030-01-01$$'
 :check
-SELECT * FROM gs_explain('SELECT id, 1000 / (i2 - 7) AS q FROM gs_t WHERE i2 <> 7',
+SELECT * FROM explain_masked('SELECT id, 1000 / (i2 - 7) AS q FROM gs_t WHERE i2 <> 7',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 \set q 'SELECT id, 1000 / (i2 - 7) AS q FROM gs_t WHERE i2 <> 7'
 :check
 SELECT id, i4 * 100000 AS big FROM gs_t WHERE i2 > 0;
 SET pg_strom.enable_gpu_projection = off;
-SELECT * FROM gs_explain('SELECT id, x + y AS xy FROM t_64g WHERE x < 300');
+SELECT * FROM explain_masked('SELECT id, x + y AS xy FROM t_64g WHERE x < 300');
 RESET pg_strom.enable_gpu_projection;
 -- GPU Projection of the types wider than a word and of text: numeric
 -- (exact, a result beyond 38 digits takes the CPU path), uuid, interval,
@@ -381,7 +371,7 @@ SELECT id,
   CASE WHEN id = 4007 THEN repeat('L', 300) ELSE 'short' END AS lg
 FROM generate_series(1, 5000) id;
 ANALYZE gs_v;
-SELECT * FROM gs_explain('SELECT id, n * 2 + 1 AS n, u, iv + iv AS iv, tt, upper(tx) AS up, tx || $$-$$ || bp AS cat, bp, by
+SELECT * FROM explain_masked('SELECT id, n * 2 + 1 AS n, u, iv + iv AS iv, tt, upper(tx) AS up, tx || $$-$$ || bp AS cat, bp, by
   FROM gs_v WHERE id % 3 = 0', 'VERBOSE, COSTS OFF');
 \set q 'SELECT id, n * 2 + 1 AS a, n / 7 AS b, n2 * n2 AS c, round(n2, 1) AS d, -n AS e, abs(n2) + 0.5 AS f FROM gs_v WHERE id % 3 <> 1'
 :check
@@ -393,12 +383,12 @@ SELECT * FROM gs_explain('SELECT id, n * 2 + 1 AS n, u, iv + iv AS iv, tt, upper
 \set q 'SELECT id, id::text || $$:$$ || n2::text AS a, n::text AS b, (id % 2 = 0)::text AS c, u::text AS d FROM gs_v WHERE id % 3 = 0 OR n::text LIKE $$%.5%$$'
 :check
 -- every row on the device: no CPU Path Rows (ASCII text, numerics of few digits)
-SELECT * FROM gs_explain('SELECT id, n2 * 3 AS a, u, iv + iv AS b, tt, upper(bp::text) AS c, bp || $$-$$ AS d, by FROM gs_v WHERE id % 3 = 0',
+SELECT * FROM explain_masked('SELECT id, n2 * 3 AS a, u, iv + iv AS b, tt, upper(bp::text) AS c, bp || $$-$$ AS d, by FROM gs_v WHERE id % 3 = 0',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 -- a product beyond 38 digits and upper of multibyte text: PostgreSQL
 -- computes those rows (each row on its own: the other rows are the
 -- device's)
-SELECT * FROM gs_explain('SELECT id, n * n * n * n * n * n AS a FROM gs_v WHERE id % 89 > 3',
+SELECT * FROM explain_masked('SELECT id, n * n * n * n * n * n AS a FROM gs_v WHERE id % 89 > 3',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 \set q 'SELECT id, n * n * n * n * n * n AS a, upper(tx) AS b FROM gs_v WHERE id % 89 > 3'
 :check
@@ -406,13 +396,13 @@ SELECT * FROM gs_explain('SELECT id, n * n * n * n * n * n AS a FROM gs_v WHERE 
 -- result leaves its row to PostgreSQL (row 4007)
 \set q 'SELECT id, tx || tx || tx || tx || tx || tx AS a, lower(tx || bp) AS b FROM gs_v WHERE id > 0'
 :check
-SELECT * FROM gs_explain('SELECT id, lg || lg AS a FROM gs_v WHERE id > 0',
+SELECT * FROM explain_masked('SELECT id, lg || lg AS a FROM gs_v WHERE id > 0',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 \set q 'SELECT id, lg || lg AS a, lg || $$!$$ AS b FROM gs_v WHERE id > 0'
 :check
 -- an UPDATE computes the new values on the device too (EvalPlanQual
 -- re-checks project on the CPU: test/isolation/specs/gpuscan_epq.spec)
-SELECT * FROM gs_explain('UPDATE t_64g SET x = x * 2 + y WHERE x < 10');
+SELECT * FROM explain_masked('UPDATE t_64g SET x = x * 2 + y WHERE x < 10');
 BEGIN;
 WITH u AS (UPDATE t_64g SET x = x * 2 + y WHERE x < 10 RETURNING id, x)
 SELECT count(*) AS updated, md5(string_agg(id || $$:$$ || x, $$,$$ ORDER BY id)) AS on_md5 FROM u \gset
@@ -425,4 +415,4 @@ ROLLBACK;
 RESET pg_strom.enabled;
 
 DROP TABLE gs_t, gs_empty, gs_nulls, gs_drop, gs_wide, gs_pages, gs_big, gs_part, t_64g, gs_v;
-DROP FUNCTION gs_explain(text, text), gs_plan(text);
+DROP FUNCTION gs_plan(text);

@@ -9,3 +9,42 @@ SELECT n.nspname, p.proname, pg_get_function_identity_arguments(p.oid) AS args,
  WHERE n.nspname = 'pgstrom' OR p.proname = 'pgstrom_device_info'
  ORDER BY 1, 2, 3;
 SELECT relname, relkind FROM pg_class WHERE relnamespace = 'pgstrom'::regnamespace ORDER BY 1;
+-- explain_masked(q, opts, keep): EXPLAIN (opts) q, a row per line, with
+-- what differs between machines and runs masked; the tests' plans go
+-- through it (it lives in the test database: later tests of the schedule
+-- use it).  Masked:
+--   GPU Preference: xxx           the GPU's name, or none (CPU engine)
+--   engine memory: xxx, GPU Time: xxx, Memory Usage: NkB
+--   (read: X, size: Y)            Arrow files' sizes depend on the pyarrow
+--                                 version that wrote them
+--   Storage Read: lines dropped   a GPU's storage paths
+--                                 (test/service/gpudirect.sh checks them)
+--   Nrows (in/out: N%             planned ratios come from ANALYZE's sample
+--   ", N chunks read ahead" dropped: only the GPU service reads ahead
+-- keep names masks not applied: 'nrows' and 'read-ahead' where the values
+-- are the same everywhere; 'gpu-number' shows GPU Preference as
+-- GPU0 (...), the GPU's number kept and its name masked (test/schedule-gpu).
+CREATE FUNCTION explain_masked(q text, opts text DEFAULT 'COSTS OFF', keep text[] DEFAULT '{}')
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE ln text;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (' || opts || ') ' || q LOOP
+    CONTINUE WHEN ln ~ '^\s*Storage Read: ';
+    IF 'gpu-number' = ANY (keep) THEN
+      ln := regexp_replace(ln, 'GPU Preference: (GPU[0-9]+) \(.*\)$', 'GPU Preference: \1 (...)');
+    ELSE
+      ln := regexp_replace(ln, 'GPU Preference: .*', 'GPU Preference: xxx');
+    END IF;
+    ln := regexp_replace(ln, 'engine memory: [0-9.]+[KMG]B', 'engine memory: xxx');
+    ln := regexp_replace(ln, 'GPU Time: .*', 'GPU Time: xxx');
+    ln := regexp_replace(ln, 'Memory Usage: [0-9]+kB', 'Memory Usage: NkB');
+    ln := regexp_replace(ln, '\(read: [0-9.]+(GB|MB|KB| bytes), size: [0-9.]+(GB|MB|KB| bytes)\)', '(read: X, size: Y)');
+    IF NOT 'nrows' = ANY (keep) THEN
+      ln := regexp_replace(ln, 'Nrows \(in/out: [0-9.]+%', 'Nrows (in/out: N%');
+    END IF;
+    IF NOT 'read-ahead' = ANY (keep) THEN
+      ln := regexp_replace(ln, ', [0-9]+ chunks read ahead', '');
+    END IF;
+    RETURN NEXT ln;
+  END LOOP;
+END $$;
