@@ -212,7 +212,7 @@ fn output_wide_text(type_oid: pg_sys::Oid, bytes: &[u8]) -> String {
 fn output_varlena_text(type_oid: pg_sys::Oid, bytes: &[u8]) -> String {
     let mut func = pg_sys::InvalidOid;
     let mut varlena = false;
-    let v = crate::gpupreagg::state::varlena_datum(bytes);
+    let v = crate::codegen::aggregates::varlena_datum(bytes);
     // SAFETY: output functions palloc a cstring.
     unsafe {
         pg_sys::getTypeOutputInfo(type_oid, &mut func, &mut varlena);

@@ -21,6 +21,9 @@ use pgrx::{PGRXSharedMemory, PgLwLock, pg_shmem_init};
 use pgstrom_runtime::discovery::{self, DeviceInfo, PROPERTIES};
 use pgstrom_runtime::error::DeviceError;
 
+/// How long a backend waits for start-up discovery to finish.
+pub const DISCOVERY_WAIT_MS: u64 = 30_000;
+
 /// Most GPUs one server tracks.
 pub const MAX_DEVICES: usize = 16;
 const MAX_PROPERTIES: usize = 64;

@@ -33,13 +33,10 @@ use pgstrom_runtime::service::CPU_ENGINE as SERVICE_CPU_INDEX;
 use pgstrom_runtime::service::client::ServiceEngine;
 use pgstrom_runtime::{DeviceError, Engine};
 
-use crate::discovery_worker::{self, STATE_FOUND};
+use crate::discovery_worker::{self, DISCOVERY_WAIT_MS, STATE_FOUND};
 use crate::errors;
 use crate::gpu_preference;
 use crate::guc::{self, EngineSetting};
-
-/// How long a backend waits for start-up discovery to finish.
-pub const DISCOVERY_WAIT_MS: u64 = 30_000;
 
 /// GPUs an engine of this process may use (the service's numbering).
 const MAX_GPUS: usize = pgstrom_runtime::placement::MAX_GPUS as usize;

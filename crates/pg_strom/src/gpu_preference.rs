@@ -133,7 +133,7 @@ pub fn prefer(refs: &StorageRefs, devices: &[DeviceInfo]) -> Preference {
 mod pgstrom {
     use super::*;
     use crate::discovery_worker;
-    use crate::engine::DISCOVERY_WAIT_MS;
+    use crate::discovery_worker::DISCOVERY_WAIT_MS;
     use crate::errors::raise_plain;
 
     /// Each GPU's place in the PCIe tree and its distance to the storage

@@ -13,8 +13,8 @@ use pgrx::prelude::*;
 
 use pgstrom_runtime::discovery;
 
+use crate::discovery_worker::DISCOVERY_WAIT_MS;
 use crate::discovery_worker::{self, STATE_FOUND, STATE_NONE};
-use crate::engine::DISCOVERY_WAIT_MS;
 
 /// Largest self-test (about 20 bytes of test data per row in the backend).
 const SELFTEST_MAX_ROWS: i32 = 50_000_000;

@@ -7,7 +7,8 @@
 
 use pgstrom_runtime::Engine;
 
-use super::reader::{ArrowReader, size_text};
+use super::reader::ArrowReader;
+use crate::pg::explain::size_text;
 
 /// Whether the engine reads `reader`'s files with cuFile: as the service
 /// said when the files were handed over (a query that ran), or as the

@@ -14,7 +14,7 @@ use pgrx::prelude::*;
 use super::file::ArrowFile;
 use super::{options, types};
 use crate::errors::raise_plain;
-use crate::gpuscan::path::from_list;
+use crate::pg::list::from_list;
 
 fn quote_ident(s: &str) -> String {
     let c = CString::new(s).unwrap_or_default();

@@ -13,7 +13,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use crate::errors::raise_plain;
-use crate::gpuscan::path::from_list;
+use crate::pg::list::from_list;
 
 /// Options of the foreign table and where they are valid.
 const TABLE_OPTIONS: &[&str] = &["file", "files", "dir", "suffix", "pattern", "parallel_workers", "writable"];

@@ -27,7 +27,7 @@ use super::file::ArrowFile;
 use super::scan::{open_files, raise};
 use super::{stats, types};
 use crate::chunk::ColumnChunk;
-use crate::gpuscan::explain::prop_text;
+use crate::pg::explain::{prop_text, size_text};
 
 /// Shared state of a parallel scan (in the DSM).
 #[repr(C)]
@@ -130,16 +130,6 @@ pub unsafe fn fields_of(tupdesc: pg_sys::TupleDesc, attnums: &[i16]) -> Vec<(usi
     out.sort_unstable();
     out.dedup();
     out
-}
-
-pub(crate) fn size_text(n: u64) -> String {
-    let f = n as f64;
-    match n {
-        n if n >= 1 << 30 => format!("{:.2}GB", f / (1u64 << 30) as f64),
-        n if n >= 1 << 20 => format!("{:.2}MB", f / (1u64 << 20) as f64),
-        n if n >= 1 << 10 => format!("{:.2}KB", f / 1024.0),
-        n => format!("{n} bytes"),
-    }
 }
 
 impl ArrowReader {

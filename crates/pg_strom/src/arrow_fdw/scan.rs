@@ -22,7 +22,7 @@ use super::file::{ArrowError, ArrowErrorKind, ArrowFile};
 use super::reader::{self, ArrowReader, fields_of};
 use super::{options, stats, types};
 use crate::errors::raise_plain;
-use crate::gpuscan::path::{from_list, to_list};
+use crate::pg::list::{from_list, to_list};
 
 /// Raise a file error as an ERROR.
 pub fn raise(e: ArrowError) -> ! {
@@ -189,9 +189,9 @@ pub unsafe extern "C-unwind" fn get_paths(
         };
         pg_sys::add_path(baserel, path((*baserel).rows, disk + cpu).cast());
         if (*baserel).consider_parallel && (*baserel).lateral_relids.is_null() {
-            let workers = crate::gpuscan::path::scan_parallel_workers(baserel, pages, info.parallel_workers);
+            let workers = crate::pg::cost::scan_parallel_workers(baserel, pages, info.parallel_workers);
             if workers > 0 {
-                let div = crate::gpuscan::path::parallel_divisor(workers);
+                let div = crate::pg::cost::parallel_divisor(workers);
                 let p = path(pg_sys::clamp_row_est((*baserel).rows / div), disk + cpu / div);
                 (*p).path.parallel_aware = true;
                 (*p).path.parallel_safe = true;

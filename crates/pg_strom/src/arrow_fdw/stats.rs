@@ -14,7 +14,7 @@
 use pgrx::pg_sys::{self, Datum, Oid};
 
 use super::file::ArrowFile;
-use crate::gpuscan::path::from_list;
+use crate::pg::list::from_list;
 
 /// The hint clauses among the quals `clauses` over the relation `relid`:
 /// OpExprs with the column (a Var of `relid`) on the left.

@@ -20,7 +20,6 @@
 //! Inner relations larger than `pg_strom.gpu_join_memory_limit` are
 //! joined by the CPU engine rather than fail on the device.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use pgrx::pg_sys;
@@ -34,74 +33,16 @@ use pgstrom_runtime::{DeviceError, Engine, EngineKind};
 
 use crate::arrow_fdw::stats;
 use crate::chunk::ColumnChunk;
+use crate::customscan::counters::{Counters, SharedCounters};
+use crate::customscan::node::{self, DeviceNode};
+use crate::customscan::params;
 use crate::gpujoin::NAME;
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo, NO_SOURCE};
-use crate::gpupreagg::state::{self, Encoding};
-use crate::gpuscan::path::{from_list, to_list};
-use crate::heapchunk::{self, new_context};
-use crate::heapdirect::{self, DirectCounters, HeapDirect};
-use crate::scansource::Source;
+use crate::pg::list::{from_list, to_list};
+use crate::pg::memctx::new_context;
+use crate::source::Source;
+use crate::source::heap_direct::{self, DirectCounters, HeapDirect};
 use crate::{engine, errors, guc};
-
-/// Counters shown by EXPLAIN ANALYZE (summed over parallel workers).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Counters {
-    /// Chunks handed to the engine.
-    pub chunks: u64,
-    /// Heap rows read.
-    pub rows_in: u64,
-    /// Rows of chunks whose scan quals took the CPU path.
-    pub rows_cpu_path: u64,
-    /// Bytes of chunks handed to the engine.
-    pub bytes: u64,
-    /// Nanoseconds spent handing chunks to the engine and waiting for its
-    /// answers (reading ahead overlaps the rest).
-    pub engine_ns: u64,
-    /// Chunks read while the engine worked on the one before.
-    pub ahead: u64,
-    /// Chunks whose rows were kept as TIDs (few of them were returned).
-    pub tid_chunks: u64,
-    /// Combinations after the scan quals (0) and after each depth (d).
-    pub stage: [u64; MAX_SOURCES],
-    /// Unmatched inner rows returned by RIGHT / FULL depths.
-    pub unmatched: u64,
-    /// GpuPreAgg: partial groups returned (one per group and chunk).
-    pub groups: u64,
-    /// Bytes of chunk columns the engine read from Arrow files itself.
-    pub file_bytes: u64,
-    /// Of the column buffers behind them: bytes cuFile read, bytes read
-    /// through pinned buffers, bytes found in the GPU's column cache.
-    pub cufile_bytes: u64,
-    pub pinned_bytes: u64,
-    pub cached_bytes: u64,
-    /// The GPUs the join's processes ran on (engine::gpu_bit).
-    pub gpus: u64,
-    /// The heap direct path: blocks the service took apart, refused,
-    /// found changed after the read, and sent to the buffer manager at
-    /// once (heapdirect::DirectCounters).
-    pub direct: [u64; 4],
-}
-
-#[repr(C)]
-struct SharedState {
-    chunks: AtomicU64,
-    rows_in: AtomicU64,
-    rows_cpu_path: AtomicU64,
-    bytes: AtomicU64,
-    engine_ns: AtomicU64,
-    ahead: AtomicU64,
-    tid_chunks: AtomicU64,
-    stage: [AtomicU64; MAX_SOURCES],
-    groups: AtomicU64,
-    file_bytes: AtomicU64,
-    cufile_bytes: AtomicU64,
-    pinned_bytes: AtomicU64,
-    cached_bytes: AtomicU64,
-    gpus: AtomicU64,
-    direct: [AtomicU64; 4],
-}
-
-const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
 
 /// One inner relation, loaded.
 struct InnerRows {
@@ -141,11 +82,6 @@ pub struct GpuJoinExec {
     /// The scan quals over the scan tuple (their CPU path).
     scan_quals: *mut pg_sys::ExprState,
     param_exprs: Vec<*mut pg_sys::ExprState>,
-    /// GpuPreAgg's grouping keys PostgreSQL evaluates (text expressions,
-    /// `AggOutput::host_evaluated`), in key order, and the slot holding a
-    /// group's representative combination for them.
-    host_keys: Vec<*mut pg_sys::ExprState>,
-    key_slot: *mut pg_sys::TupleTableSlot,
     params: Option<Vec<ParamValue>>,
     pub(crate) engine: Option<&'static dyn Engine>,
     /// The GPUs the engine was chosen among, with several GPUs.
@@ -176,12 +112,11 @@ pub struct GpuJoinExec {
     read_row: u32,
     max_outer_attnum: i32,
     combos: Combos,
-    cursor: usize,
-    /// GpuPreAgg: the aggregation, its word offsets, and the groups of the
-    /// current chunk.
-    agg_spec: Option<AggSpec>,
-    agg_words_at: Vec<u32>,
-    groups: AggGroups,
+    /// The next combination (or group) of the chunk to return.
+    pub(crate) cursor: usize,
+    /// GpuPreAgg: the aggregation, and the groups of the current chunk.
+    pub(crate) agg_spec: Option<AggSpec>,
+    pub(crate) groups: AggGroups,
     unmatched_done: bool,
     /// The session's file reads when last counted.
     file_reads: pgstrom_runtime::fileread::ReadStats,
@@ -189,230 +124,200 @@ pub struct GpuJoinExec {
     pub(crate) direct: Option<Box<HeapDirect>>,
     /// Its counters when last added to `counters`.
     direct_counted: DirectCounters,
-    shared: *mut SharedState,
+    shared: *mut SharedCounters,
     pub(crate) counters: Counters,
 }
 
-/// The node PostgreSQL sees.
-#[repr(C)]
-pub struct GpuJoinState {
-    css: pg_sys::CustomScanState,
-    exec: *mut GpuJoinExec,
-}
-
-static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
-    CustomName: NAME.as_ptr(),
-    BeginCustomScan: Some(begin),
-    ExecCustomScan: Some(exec),
-    EndCustomScan: Some(end),
-    ReScanCustomScan: Some(rescan),
-    MarkPosCustomScan: None,
-    RestrPosCustomScan: None,
-    EstimateDSMCustomScan: Some(estimate_dsm),
-    InitializeDSMCustomScan: Some(initialize_dsm),
-    ReInitializeDSMCustomScan: Some(reinitialize_dsm),
-    InitializeWorkerCustomScan: Some(initialize_worker),
-    ShutdownCustomScan: Some(shutdown),
-    ExplainCustomScan: Some(crate::gpujoin::explain::explain),
-};
+static mut EXEC_METHODS: pg_sys::CustomExecMethods =
+    node::exec_methods::<GpuJoinExec>(NAME, crate::gpujoin::explain::explain);
 
 /// The Rust state of a node, if still alive.
 ///
 /// # Safety
-/// `node` is a GpuJoinState.
+/// `node` is a GpuJoin or GpuPreAgg node made by [`create_scan_state`].
 pub unsafe fn state_of<'a>(node: *mut pg_sys::CustomScanState) -> Option<&'a mut GpuJoinExec> {
-    // SAFETY: caller.
-    unsafe { (*(node as *mut GpuJoinState)).exec.as_mut() }
+    // SAFETY: caller's promise.
+    unsafe { node::state_of::<GpuJoinExec>(node) }
 }
 
 /// CreateCustomScanState.
 #[pg_guard]
 pub unsafe extern "C-unwind" fn create_scan_state(_cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    // SAFETY: palloc0 of our node.
-    unsafe {
-        let node = pg_sys::palloc0(std::mem::size_of::<GpuJoinState>()) as *mut GpuJoinState;
-        (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-        (*node).css.methods = &raw const EXEC_METHODS;
-        (*node).css.slotOps = &raw const pg_sys::TTSOpsVirtual;
-        node.cast()
-    }
+    // SAFETY: the methods and slot ops are statics.
+    unsafe { node::create::<GpuJoinExec>(&raw const EXEC_METHODS, &raw const pg_sys::TTSOpsVirtual) }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn free_state(arg: *mut std::ffi::c_void) {
-    // SAFETY: arg is the node; exec is a Box or NULL.
-    unsafe {
-        let node = arg as *mut GpuJoinState;
-        if !(*node).exec.is_null() {
-            drop(Box::from_raw((*node).exec));
-            (*node).exec = std::ptr::null_mut();
-        }
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) {
-    // SAFETY: executor callback; the plan is a GpuJoin CustomScan.
-    unsafe {
-        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        let info = GpuJoinInfo::from_private((*cscan).custom_private);
-        let exprs = from_list((*cscan).custom_exprs);
-        let nstatic = info.nscan_quals as usize
-            + info.depths.iter().map(|d| d.nquals as usize + d.outer_keys.len()).sum::<usize>();
-        if exprs.len() != nstatic + info.param_types.len() {
-            errors::raise_plain(
-                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-                "invalid GpuJoin plan: expression count does not match".into(),
-                None,
-                Some("Re-plan the query."),
-            );
-        }
-        let ps = &raw mut (*node).ss.ps;
-        let scan_quals = pg_sys::ExecInitQual(to_list(&exprs[..info.nscan_quals as usize]), ps);
-        let param_exprs = exprs[nstatic..].iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
-        let host_key_exprs = GpuJoinInfo::host_keys((*cscan).custom_private);
-        let nhost = info.agg.as_ref().map_or(0, |a| a.outputs.iter().filter(|o| o.host_evaluated()).count());
-        if host_key_exprs.len() != nhost {
-            errors::raise_plain(
-                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-                "invalid GpuPreAgg plan: grouping key expressions do not match".into(),
-                None,
-                Some("Re-plan the query."),
-            );
-        }
-        let host_keys = host_key_exprs.iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
-        let key_slot = if nhost > 0 {
-            pg_sys::ExecInitExtraTupleSlot(
-                estate,
-                (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor,
-                &raw const pg_sys::TTSOpsVirtual,
-            )
-        } else {
-            std::ptr::null_mut()
-        };
-        // the inner plans
-        for p in from_list((*cscan).custom_plans) {
-            let child = pg_sys::ExecInitNode(p.cast(), estate, eflags);
-            (*node).custom_ps = pg_sys::lappend((*node).custom_ps, child.cast());
-        }
-        let rel = (*node).ss.ss_currentRelation;
-        let tup_slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &raw const pg_sys::TTSOpsHeapTuple);
-        let agg_spec = info.agg.as_ref().map(|a| AggSpec {
-            keys: a.keys.clone(),
-            ops: a
-                .ops
-                .iter()
-                .map(|o| AggOp {
-                    kind: agg_kind(o.kind),
-                    args: o.args.clone(),
-                    filter: o.filter.clone(),
-                    scale: o.scale,
-                })
-                .collect(),
-        });
-        let agg_words_at = agg_spec.as_ref().map(|a| a.layout().0).unwrap_or_default();
-        // the outer columns the output reads (an Arrow table's rows carry
-        // these), and how far a heap row is deformed
-        let outer_attnums: Vec<i16> = info
-            .scan_map
-            .iter()
-            .chain(info.agg.iter().flat_map(|a| {
-                a.outputs.iter().filter_map(|o| match o {
-                    AggOutput::Key { column: Some(c), .. } => Some(c),
-                    _ => None,
-                })
-            }))
-            .filter(|(s, _)| *s == 0)
-            .map(|(_, a)| *a)
-            .collect();
-        let max_outer_attnum =
-            outer_attnums.iter().chain(info.outer_columns.iter().map(|(a, _)| a)).map(|&a| a as i32).max().unwrap_or(0);
-        // statistics hints among the scan quals, which read the scan tuple
-        // (INDEX_VAR positions, mapped to the outer table's columns)
-        let scanrelid = (*cscan).scan.scanrelid;
-        let resolve = |v: *mut pg_sys::Var| {
-            let at = (*v).varattno as usize;
-            ((*v).varno == pg_sys::INDEX_VAR && at >= 1)
-                .then(|| info.scan_map.get(at - 1))
-                .flatten()
-                .and_then(|&(s, a)| (s == 0 && a > 0).then_some(a))
-        };
-        let hints = stats::hint_clauses_by(scanrelid, &exprs[..info.nscan_quals as usize], &resolve);
-        // each depth's outer keys that are plain columns of the outer table
-        let mut at = info.nscan_quals as usize;
-        let mut key_columns = Vec::new();
-        for d in &info.depths {
-            at += d.nquals as usize;
-            let keys = exprs[at..at + d.outer_keys.len()]
-                .iter()
-                .map(|&e| ((*e).type_ == pg_sys::NodeTag::T_Var).then(|| resolve(e.cast())).flatten())
-                .collect();
-            at += d.outer_keys.len();
-            key_columns.push(keys);
-        }
-        let mut source =
-            Source::open(node, rel, &info.outer_columns, Some(&outer_attnums), hints, eflags, c"GpuJoin chunk");
-        if info.agg.is_some() {
-            source.set_rows_seldom_read();
-        }
-        // the heap direct path: the groups never read an outer row, and no
-        // depth keeps per-row state a dropped answer would have changed
-        let direct = match &info.agg {
-            Some(a)
-                if source.is_heap()
-                    && a.outputs
-                        .iter()
-                        .all(|o| !o.host_evaluated() && !matches!(o, AggOutput::Key { column: Some((0, _)), .. }))
-                    && !info.depths.iter().any(|d| JoinKind::from_pg(d.kind).is_some_and(JoinKind::keeps_inner)) =>
-            {
-                HeapDirect::new(rel, &info.outer_columns).map(Box::new)
+impl DeviceNode for GpuJoinExec {
+    unsafe fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) -> GpuJoinExec {
+        // SAFETY: executor callback; the plan is a GpuJoin CustomScan.
+        unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let info = GpuJoinInfo::from_private((*cscan).custom_private);
+            let exprs = from_list((*cscan).custom_exprs);
+            let nstatic = info.nscan_quals as usize
+                + info.depths.iter().map(|d| d.nquals as usize + d.outer_keys.len()).sum::<usize>();
+            if exprs.len() != nstatic + info.param_types.len() {
+                errors::raise_plain(
+                    PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                    "invalid GpuJoin plan: expression count does not match".into(),
+                    None,
+                    Some("Re-plan the query."),
+                );
             }
-            _ => None,
-        };
-        let state = Box::new(GpuJoinExec {
-            info,
-            scan_quals,
-            param_exprs,
-            host_keys,
-            key_slot,
-            params: None,
-            engine: None,
-            candidates: None,
-            session: None,
-            cpu_session: None,
-            inners: Vec::new(),
-            inners_loaded: false,
-            key_columns,
-            inner_cxt: new_context((*estate).es_query_cxt, c"GpuJoin inner rows"),
-            inner_bytes: 0,
-            inner_rows: Vec::new(),
-            over_limit: false,
-            source,
-            row_cxt: new_context((*estate).es_query_cxt, c"GpuJoin outer row"),
-            tup_slot,
-            read_row: NULL_ROW,
-            max_outer_attnum,
-            combos: Combos::default(),
-            cursor: 0,
-            agg_spec,
-            agg_words_at,
-            groups: AggGroups::default(),
-            unmatched_done: false,
-            file_reads: Default::default(),
-            direct,
-            direct_counted: DirectCounters::default(),
-            shared: std::ptr::null_mut(),
-            counters: Counters::default(),
-        });
-        let gnode = node as *mut GpuJoinState;
-        (*gnode).exec = Box::into_raw(state);
-        let cb =
-            pg_sys::MemoryContextAlloc((*estate).es_query_cxt, std::mem::size_of::<pg_sys::MemoryContextCallback>())
-                as *mut pg_sys::MemoryContextCallback;
-        (*cb).func = Some(free_state);
-        (*cb).arg = gnode.cast();
-        (*cb).next = std::ptr::null_mut();
-        pg_sys::MemoryContextRegisterResetCallback((*estate).es_query_cxt, cb);
+            let ps = &raw mut (*node).ss.ps;
+            let scan_quals = pg_sys::ExecInitQual(to_list(&exprs[..info.nscan_quals as usize]), ps);
+            let param_exprs = exprs[nstatic..].iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
+            // the inner plans
+            for p in from_list((*cscan).custom_plans) {
+                let child = pg_sys::ExecInitNode(p.cast(), estate, eflags);
+                (*node).custom_ps = pg_sys::lappend((*node).custom_ps, child.cast());
+            }
+            let rel = (*node).ss.ss_currentRelation;
+            let tup_slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &raw const pg_sys::TTSOpsHeapTuple);
+            let agg_spec = info.agg.as_ref().map(|a| AggSpec {
+                keys: a.keys.clone(),
+                ops: a
+                    .ops
+                    .iter()
+                    .map(|o| AggOp {
+                        kind: agg_kind(o.kind),
+                        args: o.args.clone(),
+                        filter: o.filter.clone(),
+                        scale: o.scale,
+                    })
+                    .collect(),
+            });
+            // the outer columns the output reads (an Arrow table's rows carry
+            // these), and how far a heap row is deformed
+            let outer_attnums: Vec<i16> = info
+                .scan_map
+                .iter()
+                .chain(info.agg.iter().flat_map(|a| {
+                    a.outputs.iter().filter_map(|o| match o {
+                        AggOutput::Key { column: Some(c), .. } => Some(c),
+                        _ => None,
+                    })
+                }))
+                .filter(|(s, _)| *s == 0)
+                .map(|(_, a)| *a)
+                .collect();
+            let max_outer_attnum = outer_attnums
+                .iter()
+                .chain(info.outer_columns.iter().map(|(a, _)| a))
+                .map(|&a| a as i32)
+                .max()
+                .unwrap_or(0);
+            // statistics hints among the scan quals, which read the scan tuple
+            // (INDEX_VAR positions, mapped to the outer table's columns)
+            let scanrelid = (*cscan).scan.scanrelid;
+            let resolve = |v: *mut pg_sys::Var| {
+                let at = (*v).varattno as usize;
+                ((*v).varno == pg_sys::INDEX_VAR && at >= 1)
+                    .then(|| info.scan_map.get(at - 1))
+                    .flatten()
+                    .and_then(|&(s, a)| (s == 0 && a > 0).then_some(a))
+            };
+            let hints = stats::hint_clauses_by(scanrelid, &exprs[..info.nscan_quals as usize], &resolve);
+            // each depth's outer keys that are plain columns of the outer table
+            let mut at = info.nscan_quals as usize;
+            let mut key_columns = Vec::new();
+            for d in &info.depths {
+                at += d.nquals as usize;
+                let keys = exprs[at..at + d.outer_keys.len()]
+                    .iter()
+                    .map(|&e| ((*e).type_ == pg_sys::NodeTag::T_Var).then(|| resolve(e.cast())).flatten())
+                    .collect();
+                at += d.outer_keys.len();
+                key_columns.push(keys);
+            }
+            let mut source =
+                Source::open(node, rel, &info.outer_columns, Some(&outer_attnums), hints, eflags, c"GpuJoin chunk");
+            if info.agg.is_some() {
+                source.set_rows_seldom_read();
+            }
+            // the heap direct path: the groups never read an outer row, and no
+            // depth keeps per-row state a dropped answer would have changed
+            let direct = match &info.agg {
+                Some(a)
+                    if source.is_heap()
+                        && a.outputs.iter().all(|o| {
+                            !o.host_evaluated() && !matches!(o, AggOutput::Key { column: Some((0, _)), .. })
+                        })
+                        && !info
+                            .depths
+                            .iter()
+                            .any(|d| JoinKind::from_pg(d.kind).is_some_and(JoinKind::keeps_inner)) =>
+                {
+                    HeapDirect::new(rel, &info.outer_columns).map(Box::new)
+                }
+                _ => None,
+            };
+            GpuJoinExec {
+                info,
+                scan_quals,
+                param_exprs,
+                params: None,
+                engine: None,
+                candidates: None,
+                session: None,
+                cpu_session: None,
+                inners: Vec::new(),
+                inners_loaded: false,
+                key_columns,
+                inner_cxt: new_context((*estate).es_query_cxt, c"GpuJoin inner rows"),
+                inner_bytes: 0,
+                inner_rows: Vec::new(),
+                over_limit: false,
+                source,
+                row_cxt: new_context((*estate).es_query_cxt, c"GpuJoin outer row"),
+                tup_slot,
+                read_row: NULL_ROW,
+                max_outer_attnum,
+                combos: Combos::default(),
+                cursor: 0,
+                agg_spec,
+                groups: AggGroups::default(),
+                unmatched_done: false,
+                file_reads: Default::default(),
+                direct,
+                direct_counted: DirectCounters::default(),
+                shared: std::ptr::null_mut(),
+                counters: Counters::default(),
+            }
+        }
+    }
+
+    unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        // SAFETY: executor callback.
+        unsafe { pg_sys::ExecScan(&raw mut (*node).ss, Some(next_tuple), Some(recheck)) }
+    }
+
+    unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        if let Some(d) = self.direct.as_mut() {
+            d.end();
+        }
+        self.source.end();
+        // SAFETY: the slot made at begin, dropped once.
+        unsafe { pg_sys::ExecDropSingleTupleTableSlot(self.tup_slot) };
+        self.session = None;
+        self.cpu_session = None;
+    }
+
+    unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
+        // SAFETY: executor callback.
+        unsafe { self.rescan_join(node) }
+    }
+
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
+    }
+
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.counters
+    }
+
+    fn shared(&mut self) -> &mut *mut SharedCounters {
+        &mut self.shared
     }
 }
 
@@ -594,7 +499,7 @@ impl GpuJoinExec {
     }
 
     /// Make sure the inner relations are loaded and a session is open.
-    unsafe fn prepare(&mut self, node: *mut pg_sys::CustomScanState) {
+    pub(crate) unsafe fn prepare(&mut self, node: *mut pg_sys::CustomScanState) {
         // SAFETY: live node.
         unsafe {
             if !self.inners_loaded {
@@ -603,11 +508,8 @@ impl GpuJoinExec {
                 self.source.set_join_hints(&ranges);
             }
             if self.params.is_none() {
-                self.params = Some(heapchunk::eval_params(
-                    &self.param_exprs,
-                    &self.info.param_types,
-                    (*node).ss.ps.ps_ExprContext,
-                ));
+                self.params =
+                    Some(params::eval_params(&self.param_exprs, &self.info.param_types, (*node).ss.ps.ps_ExprContext));
             }
         }
         if self.session.is_some() {
@@ -675,7 +577,7 @@ impl GpuJoinExec {
     }
 
     /// Fill the scan slot with the representative combination of group `g`.
-    unsafe fn fill_slot_group(&mut self, slot: *mut pg_sys::TupleTableSlot, g: usize) {
+    pub(crate) unsafe fn fill_slot_group(&mut self, slot: *mut pg_sys::TupleTableSlot, g: usize) {
         // SAFETY: as fill_slot_at.
         unsafe { self.fill_slot_at(slot, Combination::GroupRep(g)) }
     }
@@ -713,7 +615,7 @@ impl GpuJoinExec {
 
     /// The value of column `key` of source `s` at `row` (NULL at
     /// NULL_ROW, the NULL-extended side).
-    unsafe fn source_value(&mut self, s: u8, key: i16, row: u32) -> (bool, pg_sys::Datum) {
+    pub(crate) unsafe fn source_value(&mut self, s: u8, key: i16, row: u32) -> (bool, pg_sys::Datum) {
         // SAFETY: row is a row of the current chunk (s = 0) or of inner
         // relation s.
         unsafe {
@@ -743,83 +645,6 @@ impl GpuJoinExec {
                 let at = row as usize * inner.ncols + (key - 1) as usize;
                 (inner.nulls[at], inner.values[at])
             }
-        }
-    }
-
-    /// Fill the scan slot with group `g`: its keys and partial states
-    /// (made in the per-tuple memory, which lives until the next row).
-    unsafe fn fill_group_slot(
-        &mut self,
-        node: *mut pg_sys::CustomScanState,
-        slot: *mut pg_sys::TupleTableSlot,
-        g: usize,
-    ) {
-        // SAFETY: the slot has the custom_scan_tlist's descriptor, whose
-        // first columns are the outputs.
-        unsafe {
-            pg_sys::ExecClearTuple(slot);
-            let natts = (*(*slot).tts_tupleDescriptor).natts as usize;
-            for i in 0..natts {
-                *(*slot).tts_isnull.add(i) = true;
-                *(*slot).tts_values.add(i) = pg_sys::Datum::from(0);
-            }
-            let econtext = (*node).ss.ps.ps_ExprContext;
-            let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
-            let nout = self.info.agg.as_ref().map_or(0, |a| a.outputs.len()).min(natts);
-            let mut host_key = 0;
-            for i in 0..nout {
-                let out = self.info.agg.as_ref().expect("GpuPreAgg").outputs[i];
-                let (isnull, value) = match out {
-                    _ if out.host_evaluated() => {
-                        // PostgreSQL's value of the key at the group's
-                        // representative combination (a member of the group)
-                        if host_key == 0 {
-                            self.fill_slot_group(self.key_slot, g);
-                        }
-                        let st = self.host_keys[host_key];
-                        host_key += 1;
-                        let saved = (*econtext).ecxt_scantuple;
-                        (*econtext).ecxt_scantuple = self.key_slot;
-                        let mut isnull = false;
-                        let d = pg_sys::ExecEvalExprSwitchContext(st, econtext, &mut isnull);
-                        (*econtext).ecxt_scantuple = saved;
-                        (isnull, d)
-                    }
-                    AggOutput::Key { index, type_oid, column: None } => {
-                        let v = self.groups.key_value(g, index as usize);
-                        if v.isnull {
-                            (true, pg_sys::Datum::from(0))
-                        } else {
-                            (false, state::device_datum(type_oid.into(), &v))
-                        }
-                    }
-                    AggOutput::Key { column: Some((s, key)), .. } => {
-                        let row = self.groups.row(s as usize, g);
-                        self.source_value(s, key, row)
-                    }
-                    AggOutput::Agg { op, encoding, arg_type } => {
-                        let spec = self.agg_spec.as_ref().expect("GpuPreAgg");
-                        let kind = spec.ops[op as usize].kind;
-                        let at = self.agg_words_at[op as usize] as usize;
-                        let words = &self.groups.group_words(g)[at..at + kind.nwords()];
-                        let Some(enc) = Encoding::from_u32(encoding) else {
-                            errors::raise_plain(
-                                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-                                "invalid GpuPreAgg plan: unknown partial state".into(),
-                                None,
-                                Some("Re-plan the query."),
-                            )
-                        };
-                        let scale = spec.ops[op as usize].scale;
-                        let (d, n) = state::partial_datum(enc, kind, arg_type.into(), scale, words);
-                        (n, d)
-                    }
-                };
-                *(*slot).tts_isnull.add(i) = isnull;
-                *(*slot).tts_values.add(i) = value;
-            }
-            pg_sys::MemoryContextSwitchTo(old);
-            pg_sys::ExecStoreVirtualTuple(slot);
         }
     }
 
@@ -857,7 +682,7 @@ impl GpuJoinExec {
     /// The next chunk's combinations or groups: from the heap direct path
     /// while it runs, else read here and joined.  False at the end of the
     /// scan.
-    unsafe fn fill_chunk(&mut self, node: *mut pg_sys::CustomScanState) -> bool {
+    pub(crate) unsafe fn fill_chunk(&mut self, node: *mut pg_sys::CustomScanState) -> bool {
         loop {
             pgrx::check_for_interrupts!();
             // SAFETY: executor state of a live node.
@@ -903,7 +728,7 @@ impl GpuJoinExec {
             d.active = false;
             return false;
         };
-        if pages.queued() >= heapdirect::BATCH_BLOCKS / 8 {
+        if pages.queued() >= heap_direct::BATCH_BLOCKS / 8 {
             return false;
         }
         pages.set_queue_only(true);
@@ -1054,7 +879,7 @@ impl GpuJoinExec {
                         // a row needed a parameter whose evaluation failed:
                         // PostgreSQL would have raised its error there (the
                         // states and context the parameters came from)
-                        heapchunk::reraise_failed_param(&self.param_exprs, params, (*node).ss.ps.ps_ExprContext);
+                        params::reraise_failed_param(&self.param_exprs, params, (*node).ss.ps.ps_ExprContext);
                     }
                     errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(engine_of(self))), &e)
                 }
@@ -1111,46 +936,47 @@ impl GpuJoinExec {
         });
     }
 
+    /// After the last chunk, once: the unmatched inner rows of RIGHT and
+    /// FULL depths as the next chunk's combinations (or, for GpuPreAgg,
+    /// their groups).  False when there is nothing more to return.
+    pub(crate) fn next_unmatched(&mut self) -> bool {
+        if self.unmatched_done {
+            return false;
+        }
+        self.unmatched_done = true;
+        self.count_file_reads();
+        let session = self.session.as_mut().expect("prepared");
+        let res = if self.agg_spec.is_some() {
+            session.unmatched_agg().map(Probed::Groups)
+        } else {
+            session.unmatched().map(Probed::Combos)
+        };
+        match res {
+            Ok(Probed::Combos(c)) => {
+                self.counters.unmatched += c.count as u64;
+                // SAFETY: the scan slot was cleared by the caller's fill_chunk.
+                unsafe { self.reset_chunk() };
+                self.combos = c;
+            }
+            Ok(Probed::Groups(g)) => {
+                self.counters.unmatched += g.stage_counts.first().copied().unwrap_or(0);
+                self.counters.groups += g.count as u64;
+                // SAFETY: as above.
+                unsafe { self.reset_chunk() };
+                self.groups = g;
+            }
+            Err(e) => {
+                errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(engine_of(self))), &e)
+            }
+        }
+        true
+    }
+
     fn add_counters(&mut self, c: Counters) {
-        let t = &mut self.counters;
-        t.chunks += c.chunks;
-        t.rows_in += c.rows_in;
-        t.rows_cpu_path += c.rows_cpu_path;
-        t.bytes += c.bytes;
-        t.engine_ns += c.engine_ns;
-        t.ahead += c.ahead;
-        t.tid_chunks += c.tid_chunks;
-        t.groups += c.groups;
-        t.file_bytes += c.file_bytes;
-        t.cufile_bytes += c.cufile_bytes;
-        t.pinned_bytes += c.pinned_bytes;
-        t.cached_bytes += c.cached_bytes;
-        for i in 0..MAX_SOURCES {
-            t.stage[i] += c.stage[i];
-        }
-        for i in 0..4 {
-            t.direct[i] += c.direct[i];
-        }
+        self.counters.add(&c);
         // SAFETY: shared is NULL or the DSM area, alive during the scan.
         if let Some(s) = unsafe { self.shared.as_ref() } {
-            s.chunks.fetch_add(c.chunks, Ordering::Relaxed);
-            s.rows_in.fetch_add(c.rows_in, Ordering::Relaxed);
-            s.rows_cpu_path.fetch_add(c.rows_cpu_path, Ordering::Relaxed);
-            s.bytes.fetch_add(c.bytes, Ordering::Relaxed);
-            s.engine_ns.fetch_add(c.engine_ns, Ordering::Relaxed);
-            s.ahead.fetch_add(c.ahead, Ordering::Relaxed);
-            s.tid_chunks.fetch_add(c.tid_chunks, Ordering::Relaxed);
-            s.groups.fetch_add(c.groups, Ordering::Relaxed);
-            s.file_bytes.fetch_add(c.file_bytes, Ordering::Relaxed);
-            s.cufile_bytes.fetch_add(c.cufile_bytes, Ordering::Relaxed);
-            s.pinned_bytes.fetch_add(c.pinned_bytes, Ordering::Relaxed);
-            s.cached_bytes.fetch_add(c.cached_bytes, Ordering::Relaxed);
-            for i in 0..MAX_SOURCES {
-                s.stage[i].fetch_add(c.stage[i], Ordering::Relaxed);
-            }
-            for i in 0..4 {
-                s.direct[i].fetch_add(c.direct[i], Ordering::Relaxed);
-            }
+            s.add(&c);
         }
     }
 }
@@ -1164,50 +990,15 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
         let Some(st) = state_of(node) else { return std::ptr::null_mut() };
         let slot = (*ss).ss_ScanTupleSlot;
         st.prepare(node);
-        let agg = st.agg_spec.is_some();
         loop {
-            if !agg && st.cursor < st.combos.count {
+            if st.cursor < st.combos.count {
                 let k = st.cursor;
                 st.cursor += 1;
                 st.fill_slot(slot, k);
                 return slot;
             }
-            if agg && st.cursor < st.groups.count {
-                let g = st.cursor;
-                st.cursor += 1;
-                st.fill_group_slot(node, slot, g);
-                return slot;
-            }
-            if st.fill_chunk(node) {
+            if st.fill_chunk(node) || st.next_unmatched() {
                 continue;
-            }
-            if !st.unmatched_done {
-                st.unmatched_done = true;
-                st.count_file_reads();
-                let session = st.session.as_mut().expect("prepared");
-                let res = if agg {
-                    session.unmatched_agg().map(Probed::Groups)
-                } else {
-                    session.unmatched().map(Probed::Combos)
-                };
-                match res {
-                    Ok(Probed::Combos(c)) => {
-                        st.counters.unmatched += c.count as u64;
-                        st.reset_chunk();
-                        st.combos = c;
-                        continue;
-                    }
-                    Ok(Probed::Groups(g)) => {
-                        st.counters.unmatched += g.stage_counts.first().copied().unwrap_or(0);
-                        st.counters.groups += g.count as u64;
-                        st.reset_chunk();
-                        st.groups = g;
-                        continue;
-                    }
-                    Err(e) => {
-                        errors::raise(&format!("{} on {} failed", st.name(), errors::engine_phrase(engine_of(st))), &e)
-                    }
-                }
             }
             return pg_sys::ExecClearTuple(slot);
         }
@@ -1217,169 +1008,56 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
 /// EvalPlanQual is never needed: GpuJoin is only planned for queries
 /// without row marks.
 #[pg_guard]
-unsafe extern "C-unwind" fn recheck(_ss: *mut pg_sys::ScanState, _slot: *mut pg_sys::TupleTableSlot) -> bool {
+pub(crate) unsafe extern "C-unwind" fn recheck(
+    _ss: *mut pg_sys::ScanState,
+    _slot: *mut pg_sys::TupleTableSlot,
+) -> bool {
     true
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    // SAFETY: executor callback.
-    unsafe { pg_sys::ExecScan(&raw mut (*node).ss, Some(next_tuple), Some(recheck)) }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
-    // SAFETY: executor callback.
-    unsafe {
-        if let Some(st) = state_of(node) {
-            pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+impl GpuJoinExec {
+    /// ReScanCustomScan.
+    ///
+    /// # Safety
+    /// Executor callback of this state's node.
+    unsafe fn rescan_join(&mut self, node: *mut pg_sys::CustomScanState) {
+        // SAFETY: executor callback.
+        unsafe {
+            let st = self;
+            st.reset_chunk();
+            st.source.rescan();
             if let Some(d) = st.direct.as_mut() {
-                d.end();
+                d.rescan();
             }
-            st.source.end();
-            pg_sys::ExecDropSingleTupleTableSlot(st.tup_slot);
+            st.unmatched_done = false;
+            // parameters may have changed: sessions are rebuilt; inner
+            // relations are re-read only when their parameters changed
+            st.params = None;
             st.session = None;
             st.cpu_session = None;
-        }
-        for child in from_list((*node).custom_ps) {
-            pg_sys::ExecEndNode(child.cast());
-        }
-        free_state(node.cast());
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
-    // SAFETY: executor callback.
-    unsafe {
-        let Some(st) = state_of(node) else { return };
-        pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
-        st.reset_chunk();
-        st.source.rescan();
-        if let Some(d) = st.direct.as_mut() {
-            d.rescan();
-        }
-        st.unmatched_done = false;
-        // parameters may have changed: sessions are rebuilt; inner
-        // relations are re-read only when their parameters changed
-        st.params = None;
-        st.session = None;
-        st.cpu_session = None;
-        // ExecReScan passes changed parameters to lefttree/righttree only:
-        // the inner plans get them here (and are rescanned by their next
-        // ExecProcNode when they depend on one)
-        let children: Vec<*mut pg_sys::PlanState> =
-            from_list((*node).custom_ps).into_iter().map(|c| c.cast()).collect();
-        let mut changed = false;
-        for &child in &children {
-            if !(*node).ss.ps.chgParam.is_null() {
-                pg_sys::UpdateChangedParamSet(child, (*node).ss.ps.chgParam);
-            }
-            changed |= !(*child).chgParam.is_null();
-        }
-        if changed {
-            // all inner relations are read again: those whose parameters
-            // did not change were read to their end and must start over
-            // (ExecProcNode rescans only a plan with changed parameters)
+            // ExecReScan passes changed parameters to lefttree/righttree only:
+            // the inner plans get them here (and are rescanned by their next
+            // ExecProcNode when they depend on one)
+            let children: Vec<*mut pg_sys::PlanState> =
+                from_list((*node).custom_ps).into_iter().map(|c| c.cast()).collect();
+            let mut changed = false;
             for &child in &children {
-                if (*child).chgParam.is_null() {
-                    pg_sys::ExecReScan(child);
+                if !(*node).ss.ps.chgParam.is_null() {
+                    pg_sys::UpdateChangedParamSet(child, (*node).ss.ps.chgParam);
                 }
+                changed |= !(*child).chgParam.is_null();
             }
-            st.inners_loaded = false;
-        }
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn estimate_dsm(
-    node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
-) -> usize {
-    // SAFETY: executor callback.
-    unsafe { state_of(node).map_or(PSCAN_OFFSET, |st| st.source.dsm_size(node, PSCAN_OFFSET)) }
-}
-
-unsafe fn attach_shared(node: *mut pg_sys::CustomScanState, coordinate: *mut std::ffi::c_void) {
-    // SAFETY: our DSM area, laid out by initialize_dsm.
-    unsafe {
-        let Some(st) = state_of(node) else { return };
-        st.shared = coordinate.cast();
-        st.source.dsm_attach(coordinate, PSCAN_OFFSET);
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn initialize_dsm(
-    node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
-    coordinate: *mut std::ffi::c_void,
-) {
-    // SAFETY: coordinate has estimate_dsm's size.
-    unsafe {
-        if let Some(st) = state_of(node) {
-            st.source.dsm_initialize(node, coordinate, PSCAN_OFFSET);
-        }
-        attach_shared(node, coordinate);
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn reinitialize_dsm(
-    node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
-    coordinate: *mut std::ffi::c_void,
-) {
-    // SAFETY: the area initialize_dsm laid out.
-    unsafe {
-        if let Some(st) = state_of(node) {
-            st.source.dsm_reinitialize(node, coordinate, PSCAN_OFFSET);
-        }
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn initialize_worker(
-    node: *mut pg_sys::CustomScanState,
-    _toc: *mut pg_sys::shm_toc,
-    coordinate: *mut std::ffi::c_void,
-) {
-    // SAFETY: the leader's area.
-    unsafe { attach_shared(node, coordinate) }
-}
-
-/// Before the DSM goes away: the leader keeps the sums of every process.
-#[pg_guard]
-unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
-    // SAFETY: executor callback; shared is the still-mapped DSM area.
-    unsafe {
-        let Some(st) = state_of(node) else { return };
-        st.source.dsm_detach();
-        if pg_sys::ParallelWorkerNumber >= 0 {
-            st.shared = std::ptr::null_mut();
-            return;
-        }
-        if let Some(s) = st.shared.as_ref() {
-            st.counters.chunks = s.chunks.load(Ordering::Relaxed);
-            st.counters.rows_in = s.rows_in.load(Ordering::Relaxed);
-            st.counters.rows_cpu_path = s.rows_cpu_path.load(Ordering::Relaxed);
-            st.counters.bytes = s.bytes.load(Ordering::Relaxed);
-            st.counters.engine_ns = s.engine_ns.load(Ordering::Relaxed);
-            st.counters.ahead = s.ahead.load(Ordering::Relaxed);
-            st.counters.tid_chunks = s.tid_chunks.load(Ordering::Relaxed);
-            st.counters.groups = s.groups.load(Ordering::Relaxed);
-            st.counters.file_bytes = s.file_bytes.load(Ordering::Relaxed);
-            st.counters.cufile_bytes = s.cufile_bytes.load(Ordering::Relaxed);
-            st.counters.pinned_bytes = s.pinned_bytes.load(Ordering::Relaxed);
-            st.counters.cached_bytes = s.cached_bytes.load(Ordering::Relaxed);
-            st.counters.gpus |= s.gpus.load(Ordering::Relaxed);
-            for i in 0..MAX_SOURCES {
-                st.counters.stage[i] = s.stage[i].load(Ordering::Relaxed);
-            }
-            for i in 0..4 {
-                st.counters.direct[i] = s.direct[i].load(Ordering::Relaxed);
+            if changed {
+                // all inner relations are read again: those whose parameters
+                // did not change were read to their end and must start over
+                // (ExecProcNode rescans only a plan with changed parameters)
+                for &child in &children {
+                    if (*child).chgParam.is_null() {
+                        pg_sys::ExecReScan(child);
+                    }
+                }
+                st.inners_loaded = false;
             }
         }
-        st.shared = std::ptr::null_mut();
     }
 }

@@ -1,4 +1,4 @@
-//! GpuJoin's EXPLAIN fields (ExplainCustomScan), after the seeds' plans:
+//! GpuJoin's EXPLAIN fields (ExplainCustomScan), as PG-Strom prints them:
 //!
 //! ```text
 //! Custom Scan (GpuJoin) on t0
@@ -26,19 +26,9 @@ use std::ffi::{CStr, CString};
 use pgrx::pg_guard;
 use pgrx::pg_sys;
 
-use crate::gpujoin::exec::{engine_of, state_of};
-use crate::gpuscan::explain::prop_text;
-use crate::gpuscan::path::{from_list, to_list};
-
-fn size_text(bytes: f64) -> String {
-    if bytes >= 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.2}GB", bytes / (1024.0 * 1024.0 * 1024.0))
-    } else if bytes >= 1024.0 * 1024.0 {
-        format!("{:.2}MB", bytes / (1024.0 * 1024.0))
-    } else {
-        format!("{:.2}KB", bytes / 1024.0)
-    }
-}
+use crate::gpujoin::exec::{GpuJoinExec, engine_of, state_of};
+use crate::pg::explain::{prop_text, size_text_kb};
+use crate::pg::list::{from_list, to_list};
 
 fn kind_label(kind: u32) -> &'static str {
     pgstrom_runtime::join::JoinKind::from_pg(kind).map_or("?", |k| k.label())
@@ -54,6 +44,22 @@ pub unsafe extern "C-unwind" fn explain(
     // SAFETY: EXPLAIN callback with our node and a valid ExplainState.
     unsafe {
         let Some(st) = state_of(node) else { return };
+        explain_state(node, st, ancestors, es);
+    }
+}
+
+/// GpuJoin's (and GpuPreAgg's) EXPLAIN fields of a node whose state is `st`.
+///
+/// # Safety
+/// EXPLAIN callback of `node`, whose executor state `st` is.
+pub unsafe fn explain_state(
+    node: *mut pg_sys::CustomScanState,
+    st: &mut GpuJoinExec,
+    ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
+    // SAFETY: caller's promise; a valid ExplainState.
+    unsafe {
         let plan = (*node).ss.ps.plan;
         let cscan = plan as *mut pg_sys::CustomScan;
         let exprs = from_list((*cscan).custom_exprs);
@@ -101,7 +107,7 @@ pub unsafe extern "C-unwind" fn explain(
                 format!(
                     "{} (inner rows: {inner_rows}, engine memory: {}, nbatches: 1)",
                     if keys.is_empty() { "KDS-Heap" } else { "KDS-Hash" },
-                    size_text(st.inner_bytes as f64)
+                    size_text_kb(st.inner_bytes as f64)
                 )
             } else {
                 format!(
@@ -172,7 +178,7 @@ pub unsafe extern "C-unwind" fn explain(
             }
         }
         prop_text(c"GPU Preference", &pref, es);
-        crate::gpuscan::explain::explain_placement(st.candidates.as_ref(), st.counters.gpus, es);
+        crate::customscan::explain::explain_placement(st.candidates.as_ref(), st.counters.gpus, es);
         if let Some(r) = st.arrow_reader() {
             r.explain((*node).ss.ps.plan, es);
         }
@@ -181,16 +187,16 @@ pub unsafe extern "C-unwind" fn explain(
             pg_sys::ExplainPropertyInteger(c"GPU Input Rows".as_ptr(), std::ptr::null(), c.rows_in as i64, es);
             pg_sys::ExplainPropertyInteger(c"CPU Path Rows".as_ptr(), std::ptr::null(), c.rows_cpu_path as i64, es);
             if let Some(mode) = st.source.heap_read_mode() {
-                prop_text(c"Heap Read", &crate::scansource::read_mode_text(mode, c.chunks, c.tid_chunks, c.ahead), es);
+                prop_text(c"Heap Read", &crate::source::read_mode_text(mode, c.chunks, c.tid_chunks, c.ahead), es);
             }
             if c.direct.iter().take(3).any(|&n| n > 0) {
-                prop_text(c"Heap Direct Read", &crate::heapdirect::HeapDirect::explain_text(c.direct), es);
+                prop_text(c"Heap Direct Read", &crate::source::heap_direct::HeapDirect::explain_text(c.direct), es);
                 if eng.kind() == pgstrom_runtime::EngineKind::Gpu {
                     let mut text = format!(
                         "cuFile: {}, pinned buffers: {}, GPU column cache: {}",
-                        size_text(c.cufile_bytes as f64),
-                        size_text(c.pinned_bytes as f64),
-                        size_text(c.cached_bytes as f64)
+                        size_text_kb(c.cufile_bytes as f64),
+                        size_text_kb(c.pinned_bytes as f64),
+                        size_text_kb(c.cached_bytes as f64)
                     );
                     if let Some(why) = st.direct.as_ref().and_then(|d| d.refused_why.as_ref()) {
                         text.push_str(&format!(" (cuFile refused the file: {why})"));
@@ -201,7 +207,7 @@ pub unsafe extern "C-unwind" fn explain(
             if c.file_bytes > 0 {
                 // Arrow columns the engine read from the files itself (the
                 // GPU service: from its device-memory cache, or the file)
-                prop_text(c"Columns From Files", &size_text(c.file_bytes as f64), es);
+                prop_text(c"Columns From Files", &size_text_kb(c.file_bytes as f64), es);
                 if let Some(r) = st.arrow_reader()
                     && eng.kind() == pgstrom_runtime::EngineKind::Gpu
                 {

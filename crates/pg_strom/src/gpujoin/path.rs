@@ -18,8 +18,10 @@
 use pgrx::pg_sys;
 
 use crate::codegen::{self, Inputs};
+use crate::customscan::cost::scan_pages;
 use crate::gpujoin::plan;
-use crate::gpuscan::path::{from_list, parallel_divisor, scan_pages, scan_parallel_workers, to_list};
+use crate::pg::cost::{parallel_divisor, scan_parallel_workers};
+use crate::pg::list::{from_list, to_list};
 use crate::{engine, guc};
 
 use pgstrom_runtime::join::{MAX_DEPTHS, MAX_KEYS};
@@ -486,7 +488,7 @@ pub(crate) unsafe fn cost(
         if engine::gpu_open_pending(workers > 0) {
             startup += guc::GPU_CONTEXT_COST.get();
         }
-        let gather = crate::gpuscan::path::gather_cost_per_row(rte);
+        let gather = crate::customscan::cost::gather_cost_per_row(rte);
         let mut run = ntuples * (gather + guc::GPU_TUPLE_COST.get() + scan_cost.per_tuple * op_ratio);
         for (d, p) in desc.depths.iter().zip(inner_paths) {
             // the inner relation is read once, then loaded and hashed
@@ -503,7 +505,7 @@ pub(crate) unsafe fn cost(
         let mut rows = desc.depths.last().map_or(0.0, |d| d.rows_out);
         // rows come back to the host and are formed into tuples (an Arrow
         // table's row from its record batch, value by value)
-        run += rows * crate::gpuscan::path::tuple_cost_of(rte);
+        run += rows * crate::customscan::cost::tuple_cost_of(rte);
         if workers > 0 {
             let div = parallel_divisor(workers);
             run /= div;

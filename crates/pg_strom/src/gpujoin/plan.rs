@@ -9,14 +9,13 @@
 //! scan quals' CPU path), then the hoisted parameters.  Within the node
 //! every Var of one column is the same Var (setrefs matches them to the
 //! scan tuple by column, and an outer join's nullingrels differ above and
-//! below it).  `custom_private` is a String, [`GpuJoinInfo`] in hex, and
+//! below it).  `custom_private` is [`GpuJoinInfo`] in the device plans' one encoding
+//! (`customscan::private`), and
 //! for a GpuPreAgg with text, bpchar or bytea grouping keys that are
 //! expressions, a List of those expressions over the scan tuple (INDEX_VAR
 //! Vars; kept out of `custom_exprs`, where setrefs would replace each by
 //! its own output column): the executor evaluates them at each group's
 //! representative combination.
-
-use std::ffi::CStr;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -24,12 +23,11 @@ use pgrx::prelude::*;
 use pgstrom_runtime::program::Program;
 
 use crate::codegen::{self, Inputs};
+use crate::customscan::private::{self, Reader, Writer};
 use crate::errors;
 use crate::gpujoin::path::JoinDesc;
 use crate::gpujoin::{NAME, exec};
-use crate::gpupreagg::NAME as PREAGG_NAME;
-use crate::gpuscan::path::{from_list, to_list};
-use crate::gpuscan::plan::{hex, unhex};
+use crate::pg::list::{from_list, to_list};
 
 /// Layout version of [`GpuJoinInfo`].
 const INFO_VERSION: u32 = 2;
@@ -55,7 +53,7 @@ pub enum AggOutput {
     Agg {
         /// Which operation.
         op: u32,
-        /// A [`crate::gpupreagg::state::Encoding`].
+        /// A [`crate::codegen::aggregates::Encoding`].
         encoding: u32,
         /// The first argument's type (min/max results).
         arg_type: u32,
@@ -133,68 +131,9 @@ pub struct GpuJoinInfo {
     pub agg: Option<AggInfo>,
 }
 
-#[derive(Default)]
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn u32(&mut self, v: u32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn f64(&mut self, v: f64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-    fn program(&mut self, p: Option<&Program>) {
-        match p {
-            None => self.u32(0),
-            Some(p) => {
-                let b = p.to_bytes().unwrap_or_else(|e| errors::raise("cannot serialize a device program", &e));
-                self.u32(b.len() as u32);
-                self.0.extend_from_slice(&b);
-            }
-        }
-    }
-    fn columns(&mut self, cols: &[(i16, u16)]) {
-        self.u32(cols.len() as u32);
-        for &(a, t) in cols {
-            self.u32(a as u16 as u32 | (t as u32) << 16);
-        }
-    }
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl Reader<'_> {
-    fn u32(&mut self) -> Option<u32> {
-        let (h, t) = self.0.split_at_checked(4)?;
-        self.0 = t;
-        Some(u32::from_le_bytes(h.try_into().ok()?))
-    }
-    fn f64(&mut self) -> Option<f64> {
-        let (h, t) = self.0.split_at_checked(8)?;
-        self.0 = t;
-        Some(f64::from_le_bytes(h.try_into().ok()?))
-    }
-    fn program(&mut self) -> Option<Option<Program>> {
-        let n = self.u32()? as usize;
-        if n == 0 {
-            return Some(None);
-        }
-        let (h, t) = self.0.split_at_checked(n)?;
-        self.0 = t;
-        let mut p = Program::from_bytes(h).unwrap_or_else(|e| errors::raise("cannot load the GpuJoin plan", &e));
-        crate::timezone::bind(&mut p);
-        Some(Some(p))
-    }
-    fn columns(&mut self) -> Option<Vec<(i16, u16)>> {
-        let n = self.u32()?;
-        (0..n).map(|_| self.u32().map(|v| (v as u16 as i16, (v >> 16) as u16))).collect()
-    }
-}
-
 impl GpuJoinInfo {
-    fn to_bytes(&self) -> Vec<u8> {
-        let mut w = Writer::default();
-        w.u32(INFO_VERSION);
+    fn to_node(&self) -> *mut pg_sys::Node {
+        let mut w = Writer::new(INFO_VERSION);
         w.program(self.scan_qual.as_ref());
         w.u32(self.nscan_quals);
         w.columns(&self.outer_columns);
@@ -259,14 +198,10 @@ impl GpuJoinInfo {
                 w.f64(a.groups);
             }
         }
-        w.0
+        w.into_node()
     }
 
-    fn from_bytes(b: &[u8]) -> Option<GpuJoinInfo> {
-        let mut r = Reader(b);
-        if r.u32()? != INFO_VERSION {
-            return None;
-        }
+    fn read(r: &mut Reader<'_>) -> Option<GpuJoinInfo> {
         let scan_qual = r.program()?;
         let nscan_quals = r.u32()?;
         let outer_columns = r.columns()?;
@@ -336,15 +271,7 @@ impl GpuJoinInfo {
             }
             _ => return None,
         };
-        r.0.is_empty().then_some(GpuJoinInfo {
-            scan_qual,
-            nscan_quals,
-            outer_columns,
-            depths,
-            scan_map,
-            param_types,
-            agg,
-        })
+        Some(GpuJoinInfo { scan_qual, nscan_quals, outer_columns, depths, scan_map, param_types, agg })
     }
 
     /// Read a plan's info; a damaged plan or one from another version is
@@ -353,26 +280,8 @@ impl GpuJoinInfo {
     /// # Safety
     /// `private` is the `custom_private` of a GpuJoin CustomScan.
     pub unsafe fn from_private(private: *mut pg_sys::List) -> GpuJoinInfo {
-        let bad = || -> ! {
-            errors::raise_plain(
-                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-                "invalid GpuJoin plan".into(),
-                None,
-                Some("Re-plan the query (for a prepared statement: DEALLOCATE and PREPARE it again)."),
-            )
-        };
-        // SAFETY: the list came from plan_custom_path (shape checked).
-        unsafe {
-            if !(1..=2).contains(&pg_sys::list_length(private)) {
-                bad();
-            }
-            let s = pg_sys::list_nth(private, 0) as *mut pg_sys::Node;
-            if s.is_null() || (*s).type_ != pg_sys::NodeTag::T_String {
-                bad();
-            }
-            let text = CStr::from_ptr((*(s as *mut pg_sys::String)).sval).to_string_lossy();
-            unhex(&text).and_then(|b| Self::from_bytes(&b)).unwrap_or_else(|| bad())
-        }
+        // SAFETY: caller's promise.
+        unsafe { private::read(private, 2, "GpuJoin", INFO_VERSION, Self::read) }
     }
 
     /// The grouping keys PostgreSQL evaluates at a group's representative
@@ -441,25 +350,9 @@ static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
 static mut SCAN_METHODS: pg_sys::CustomScanMethods =
     pg_sys::CustomScanMethods { CustomName: NAME.as_ptr(), CreateCustomScanState: Some(exec::create_scan_state) };
 
-static mut PREAGG_PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
-    CustomName: PREAGG_NAME.as_ptr(),
-    PlanCustomPath: Some(plan_custom_path),
-    ReparameterizeCustomPathByChild: None,
-};
-
-static mut PREAGG_SCAN_METHODS: pg_sys::CustomScanMethods = pg_sys::CustomScanMethods {
-    CustomName: PREAGG_NAME.as_ptr(),
-    CreateCustomScanState: Some(exec::create_scan_state),
-};
-
 /// The path methods (PlanCustomPath); also how our paths are recognised.
 pub fn path_methods() -> *const pg_sys::CustomPathMethods {
     &raw const PATH_METHODS
-}
-
-/// GpuPreAgg's path methods (planned by the same PlanCustomPath).
-pub fn preagg_path_methods() -> *const pg_sys::CustomPathMethods {
-    &raw const PREAGG_PATH_METHODS
 }
 
 /// Register the scan methods by name, for parallel workers.
@@ -467,7 +360,6 @@ pub fn register_methods() {
     // SAFETY: _PG_init, once; the methods live for the process.
     unsafe {
         pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS);
-        pg_sys::RegisterCustomScanMethods(&raw const PREAGG_SCAN_METHODS);
     }
 }
 
@@ -514,8 +406,10 @@ fn internal(msg: &str) -> ! {
     errors::raise_plain(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("GpuJoin plan: {msg}"), None, None)
 }
 
+/// PlanCustomPath of GpuJoin, and of GpuPreAgg (whose plan is this one,
+/// its aggregation stage filled in, with GpuPreAgg's scan methods).
 #[pgrx::pg_guard]
-unsafe extern "C-unwind" fn plan_custom_path(
+pub unsafe extern "C-unwind" fn plan_custom_path(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     best_path: *mut pg_sys::CustomPath,
@@ -638,8 +532,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
             for &e in &lead {
                 if (*e).type_ == pg_sys::NodeTag::T_Aggref {
                     let a = e as *mut pg_sys::Aggref;
-                    let Ok(crate::gpupreagg::state::AggrefInfo { args, types, kind, enc, .. }) =
-                        crate::gpupreagg::state::classify_aggref(a)
+                    let Ok(crate::codegen::aggregates::AggrefInfo { args, types, kind, enc, .. }) =
+                        crate::codegen::aggregates::classify_aggref(a)
                     else {
                         internal("an aggregate is no longer supported")
                     };
@@ -652,7 +546,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
                     let r = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| all(*s));
                     let args = args
                         .iter()
-                        .map(|&x| match crate::gpupreagg::state::compile_agg_arg(kind, x, &r, &mut inputs) {
+                        .map(|&x| match crate::codegen::aggregates::compile_agg_arg(kind, x, &r, &mut inputs) {
                             Ok((p, s)) => {
                                 scale = s;
                                 p
@@ -669,8 +563,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
                     });
                 } else {
                     let t = pg_sys::exprType(e);
-                    use crate::gpupreagg::state::KeySource;
-                    let column = match crate::gpupreagg::state::key_source(e) {
+                    use crate::codegen::aggregates::KeySource;
+                    let column = match crate::codegen::aggregates::key_source(e) {
                         KeySource::Device => None,
                         KeySource::Column(v) => {
                             Some(resolve(v).unwrap_or_else(|| internal("a grouping column has no source")))
@@ -762,7 +656,6 @@ unsafe extern "C-unwind" fn plan_custom_path(
             param_types: inputs.params.iter().map(|(_, t)| *t).collect(),
             agg,
         };
-        let text = std::ffi::CString::new(hex(&info.to_bytes())).expect("hex has no NUL");
 
         let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
         (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
@@ -772,8 +665,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
         (*cscan).flags = (*best_path).flags;
         (*cscan).custom_plans = custom_plans;
         (*cscan).custom_exprs = to_list(&exprs);
-        (*cscan).custom_private =
-            pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeString(pg_sys::pstrdup(text.as_ptr())).cast());
+        (*cscan).custom_private = pg_sys::lappend(std::ptr::null_mut(), info.to_node().cast());
         if !host_keys.is_empty() {
             let index = ScanIndex(
                 entries
@@ -793,7 +685,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
             (*cscan).custom_private = pg_sys::lappend((*cscan).custom_private, to_list(&keys).cast());
         }
         (*cscan).custom_scan_tlist = scan_tlist;
-        (*cscan).methods = if info.agg.is_some() { &raw const PREAGG_SCAN_METHODS } else { &raw const SCAN_METHODS };
+        (*cscan).methods = &raw const SCAN_METHODS;
         cscan.cast()
     }
 }

@@ -8,14 +8,17 @@
 //!   grouping target, which aggregates the device reduces, the GpuPreAgg
 //!   path over the input relation's scan or GpuJoin (serial, or parallel
 //!   under Gather) and the Finalize Aggregate above it.
-//! - [`state`]: the device's accumulator words as PostgreSQL's partial
-//!   aggregate states (the transition types, or the serialized form of
-//!   `internal` ones).
-//! - Planning and execution are GpuJoin's ([`crate::gpujoin`]), with the
-//!   aggregation added: a scan is a join of no depth.
+//! - [`plan`]: its path and scan methods; the plan is GpuJoin's with the
+//!   aggregation stage filled in (a scan is a join of no depth).
+//! - [`exec`]: the groups as rows, on GpuJoin's executor pipeline.
+//! - [`explain`]: its EXPLAIN fields.
+//! - The device's accumulator words as PostgreSQL's partial aggregate
+//!   states are `crate::codegen::aggregates`.
 
+pub mod exec;
+pub mod explain;
 pub mod path;
-pub mod state;
+pub mod plan;
 
 /// The name the plan and EXPLAIN show (`Custom Scan (GpuPreAgg)`).
 pub const NAME: &std::ffi::CStr = c"GpuPreAgg";
@@ -23,4 +26,5 @@ pub const NAME: &std::ffi::CStr = c"GpuPreAgg";
 /// Install the planner hooks.  Called from `_PG_init`.
 pub fn init() {
     path::install_hooks();
+    plan::register_methods();
 }

@@ -24,14 +24,14 @@
 
 use pgrx::pg_sys;
 
+use crate::codegen::aggregates;
 use crate::codegen::{self, Inputs};
 use crate::gpujoin::path::{
     AggDesc, JoinDesc, compiles, cost, inner_bytes, scan_workers, source_of, stash_get, stash_reset,
 };
-use crate::gpujoin::plan;
-use crate::gpupreagg::state;
-use crate::gpuscan::path::{from_list, parallel_divisor, to_list};
 use crate::guc;
+use crate::pg::cost::parallel_divisor;
+use crate::pg::list::{from_list, to_list};
 
 static mut PREV_UPPER: pg_sys::create_upper_paths_hook_type = None;
 static mut PREV_PLANNER: pg_sys::planner_hook_type = None;
@@ -153,13 +153,13 @@ unsafe fn supported(
         let mut nops = 0;
         for (i, e) in from_list((*target).exprs).into_iter().enumerate() {
             if (*e).type_ == pg_sys::NodeTag::T_Aggref {
-                let info = match state::classify_aggref(e.cast()) {
+                let info = match aggregates::classify_aggref(e.cast()) {
                     Ok(info) => info,
                     Err(msg) => return why(&msg),
                 };
                 let a = e as *mut pg_sys::Aggref;
                 for &x in &info.args {
-                    if let Err(e) = state::compile_agg_arg(info.kind, x, &resolve, &mut inputs) {
+                    if let Err(e) = aggregates::compile_agg_arg(info.kind, x, &resolve, &mut inputs) {
                         return why(&e.0);
                     }
                 }
@@ -184,12 +184,12 @@ unsafe fn supported(
             // (numeric and interval keys group equal values that print
             // differently, 1.0 and 1.00, 1 mon and 30 days: the group shows
             // its representative's, as PostgreSQL shows the first it met)
-            match state::key_source(e) {
-                state::KeySource::Device => {}
-                state::KeySource::Column(v) if resolve(v).is_none() => {
+            match aggregates::key_source(e) {
+                aggregates::KeySource::Device => {}
+                aggregates::KeySource::Column(v) if resolve(v).is_none() => {
                     return why("a grouping column is not read by the scan or join");
                 }
-                state::KeySource::Column(_) | state::KeySource::Expr => {
+                aggregates::KeySource::Column(_) | aggregates::KeySource::Expr => {
                     // grouped by their bytes on the device
                     let coll = pg_sys::exprCollation(e);
                     if coll != pg_sys::InvalidOid && !pg_sys::get_collation_isdeterministic(coll) {
@@ -306,7 +306,7 @@ unsafe fn add_paths(
             let rows_proc = rows_in / div;
             let rte = *(*root).simple_rte_array.add(desc.outer_relid as usize);
             let formed =
-                if desc.depths.is_empty() { 0.0 } else { rows_proc * crate::gpuscan::path::tuple_cost_of(rte) };
+                if desc.depths.is_empty() { 0.0 } else { rows_proc * crate::customscan::cost::tuple_cost_of(rte) };
             // the heap direct path: the all-visible blocks' rows are taken
             // apart on the device, not gathered by the host (when no grouping
             // key of a variable-length type is evaluated on the host or read
@@ -322,12 +322,13 @@ unsafe fn add_paths(
                 .depths
                 .iter()
                 .any(|d| matches!(d.kind, pg_sys::JoinType::JOIN_RIGHT | pg_sys::JoinType::JOIN_FULL));
-            let frac = if host_keys || keeps_inner { 0.0 } else { crate::heapdirect::planned_fraction(outer, rte) };
-            let direct = frac * (*outer).tuples.max(0.0) * crate::gpuscan::path::gather_cost_per_row(rte) / div;
+            let frac =
+                if host_keys || keeps_inner { 0.0 } else { crate::customscan::cost::planned_fraction(outer, rte) };
+            let direct = frac * (*outer).tuples.max(0.0) * crate::customscan::cost::gather_cost_per_row(rte) / div;
             // partial groups: per chunk, and a direct request (up to
             // heapdirect::BATCH_BLOCKS blocks) is one chunk
             let nchunks = ((1.0 - frac) * (*outer).tuples / guc::CHUNK_ROWS.get().max(1) as f64
-                + frac * (*outer).pages as f64 / crate::heapdirect::BATCH_BLOCKS as f64)
+                + frac * (*outer).pages as f64 / crate::source::heap_direct::BATCH_BLOCKS as f64)
                 .ceil()
                 .max(workers as f64 + 1.0);
             let partial_total = pg_sys::clamp_row_est(rows_in.min(groups * nchunks));
@@ -353,7 +354,7 @@ unsafe fn add_paths(
             (*cpath).flags = 0;
             (*cpath).custom_paths = to_list(&inner_paths.iter().map(|p| p.cast()).collect::<Vec<_>>());
             (*cpath).custom_private = desc.to_list();
-            (*cpath).methods = plan::preagg_path_methods();
+            (*cpath).methods = crate::gpupreagg::plan::path_methods();
             let mut sub: *mut pg_sys::Path = cpath.cast();
             if workers > 0 {
                 let mut rows = partial_total;

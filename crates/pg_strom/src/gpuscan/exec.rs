@@ -22,10 +22,8 @@
 //! in the device layout (native integer and float buffers copied as they
 //! are); parallel scans take batches from a counter in the DSM.
 //!
-//! Rust state lives in a Box owned by the node; a reset callback on the
-//! query's memory context frees it when the query ends by an ERROR.
+//! Rust state and the parallel DSM callbacks: `customscan::node`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use pgrx::pg_sys;
@@ -38,51 +36,14 @@ use pgstrom_runtime::{DeviceError, Engine};
 
 use crate::arrow_fdw::reader::ArrowReader;
 use crate::arrow_fdw::stats;
+use crate::customscan::counters::{Counters, SharedCounters};
+use crate::customscan::node::{self, DeviceNode};
+use crate::customscan::params;
 use crate::gpuscan::NAME;
-use crate::gpuscan::path::from_list;
 use crate::gpuscan::plan::GpuScanInfo;
-use crate::heapchunk;
-use crate::scansource::Source;
+use crate::pg::list::from_list;
+use crate::source::Source;
 use crate::{codegen, engine, errors, guc};
-
-/// Counters shown by EXPLAIN ANALYZE.  In a parallel scan every process
-/// adds its own to [`SharedState`]; the leader copies the sums at shutdown.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Counters {
-    /// Chunks handed to the engine.
-    pub chunks: u64,
-    /// Rows the engine read.
-    pub rows_in: u64,
-    /// Rows that took the CPU path (chunks the engine could not finish).
-    pub rows_cpu_path: u64,
-    /// Bytes handed to the engine.
-    pub bytes: u64,
-    /// Nanoseconds spent handing chunks to the engine and waiting for its
-    /// answers (reading ahead overlaps the rest).
-    pub engine_ns: u64,
-    /// Chunks read while the engine worked on the one before.
-    pub ahead: u64,
-    /// Chunks whose rows were kept as TIDs (few of them were returned).
-    pub tid_chunks: u64,
-    /// The GPUs the scan's processes ran on (engine::gpu_bit).
-    pub gpus: u64,
-}
-
-/// The head of the parallel coordination area; the parallel table scan
-/// descriptor follows at [`PSCAN_OFFSET`].
-#[repr(C)]
-struct SharedState {
-    chunks: AtomicU64,
-    rows_in: AtomicU64,
-    rows_cpu_path: AtomicU64,
-    bytes: AtomicU64,
-    engine_ns: AtomicU64,
-    ahead: AtomicU64,
-    tid_chunks: AtomicU64,
-    gpus: AtomicU64,
-}
-
-const PSCAN_OFFSET: usize = std::mem::size_of::<SharedState>().next_multiple_of(64);
 
 /// A target-list entry the device computes (`GPU Projection`).
 pub(crate) struct Projection {
@@ -168,7 +129,7 @@ unsafe fn case_when(quals: &[*mut pg_sys::Node], e: *mut pg_sys::Node, t: pg_sys
         let collid = pg_sys::exprCollation(e);
         let when = pg_sys::palloc0(std::mem::size_of::<pg_sys::CaseWhen>()) as *mut pg_sys::CaseWhen;
         (*when).xpr.type_ = pg_sys::NodeTag::T_CaseWhen;
-        (*when).expr = pg_sys::make_ands_explicit(crate::gpuscan::path::to_list(quals)).cast();
+        (*when).expr = pg_sys::make_ands_explicit(crate::pg::list::to_list(quals)).cast();
         (*when).result = e.cast();
         (*when).location = -1;
         let case = pg_sys::palloc0(std::mem::size_of::<pg_sys::CaseExpr>()) as *mut pg_sys::CaseExpr;
@@ -220,159 +181,139 @@ pub struct GpuScanExec {
     /// This chunk goes through the CPU path.
     cpu_path: bool,
     cursor: usize,
-    shared: *mut SharedState,
+    shared: *mut SharedCounters,
     pub(crate) counters: Counters,
 }
 
-/// The node PostgreSQL sees: a CustomScanState with our state after it.
-#[repr(C)]
-pub struct GpuScanState {
-    css: pg_sys::CustomScanState,
-    exec: *mut GpuScanExec,
-}
-
-static mut EXEC_METHODS: pg_sys::CustomExecMethods = pg_sys::CustomExecMethods {
-    CustomName: NAME.as_ptr(),
-    BeginCustomScan: Some(begin),
-    ExecCustomScan: Some(exec),
-    EndCustomScan: Some(end),
-    ReScanCustomScan: Some(rescan),
-    MarkPosCustomScan: None,
-    RestrPosCustomScan: None,
-    EstimateDSMCustomScan: Some(estimate_dsm),
-    InitializeDSMCustomScan: Some(initialize_dsm),
-    ReInitializeDSMCustomScan: Some(reinitialize_dsm),
-    InitializeWorkerCustomScan: Some(initialize_worker),
-    ShutdownCustomScan: Some(shutdown),
-    ExplainCustomScan: Some(crate::gpuscan::explain::explain),
-};
+static mut EXEC_METHODS: pg_sys::CustomExecMethods =
+    node::exec_methods::<GpuScanExec>(NAME, crate::gpuscan::explain::explain);
 
 /// The Rust state of a node, if it is still alive.
 ///
 /// # Safety
-/// `node` is a GpuScanState made by [`create_scan_state`].
+/// `node` is a GpuScan node made by [`create_scan_state`].
 pub unsafe fn state_of<'a>(node: *mut pg_sys::CustomScanState) -> Option<&'a mut GpuScanExec> {
-    // SAFETY: node is a GpuScanState (caller); exec is NULL or a live Box.
-    unsafe { (*(node as *mut GpuScanState)).exec.as_mut() }
+    // SAFETY: caller's promise.
+    unsafe { node::state_of::<GpuScanExec>(node) }
 }
 
 /// CreateCustomScanState: allocate the node.
 #[pg_guard]
 pub unsafe extern "C-unwind" fn create_scan_state(_cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    // SAFETY: palloc0 of our node; the executor fills the standard fields.
-    unsafe {
-        let node = pg_sys::palloc0(std::mem::size_of::<GpuScanState>()) as *mut GpuScanState;
-        (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-        (*node).css.methods = &raw const EXEC_METHODS;
-        // Scan tuples are heap tuples copied into the chunk.
-        (*node).css.slotOps = &raw const pg_sys::TTSOpsHeapTuple;
-        node.cast()
-    }
+    // Scan tuples are heap tuples copied into the chunk.
+    // SAFETY: the methods and slot ops are statics.
+    unsafe { node::create::<GpuScanExec>(&raw const EXEC_METHODS, &raw const pg_sys::TTSOpsHeapTuple) }
 }
 
-/// Frees the Rust state when the query's memory goes (normal end or ERROR).
-#[pg_guard]
-unsafe extern "C-unwind" fn free_state(arg: *mut std::ffi::c_void) {
-    // SAFETY: arg is the node; its exec pointer is a Box or NULL.
-    unsafe {
-        let node = arg as *mut GpuScanState;
-        if !(*node).exec.is_null() {
-            drop(Box::from_raw((*node).exec));
-            (*node).exec = std::ptr::null_mut();
-        }
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) {
-    // SAFETY: executor callback; the plan is a GpuScan CustomScan.
-    unsafe {
-        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        let info = GpuScanInfo::from_private((*cscan).custom_private);
-        let exprs = from_list((*cscan).custom_exprs);
-        let nquals = info.on_device.len();
-        if exprs.len() != nquals + info.param_types.len() {
-            errors::raise_plain(
-                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-                "invalid GpuScan plan: expression count does not match".into(),
+impl DeviceNode for GpuScanExec {
+    unsafe fn begin(node: *mut pg_sys::CustomScanState, _estate: *mut pg_sys::EState, eflags: i32) -> GpuScanExec {
+        // SAFETY: executor callback; the plan is a GpuScan CustomScan.
+        unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let info = GpuScanInfo::from_private((*cscan).custom_private);
+            let exprs = from_list((*cscan).custom_exprs);
+            let nquals = info.on_device.len();
+            if exprs.len() != nquals + info.param_types.len() {
+                errors::raise_plain(
+                    PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                    "invalid GpuScan plan: expression count does not match".into(),
+                    None,
+                    Some("Re-plan the query."),
+                );
+            }
+            let ps = &raw mut (*node).ss.ps;
+            let all_quals = pg_sys::ExecInitQual(crate::pg::list::to_list(&exprs[..nquals]), ps);
+            // ExecScan must not evaluate the CPU quals a second time: we do.
+            let host_quals = (*node).ss.ps.qual;
+            (*node).ss.ps.qual = std::ptr::null_mut();
+            // GPU Projection: the target-list entries the device computes (over
+            // the filter's columns and parameters, and more), and the others
+            let mut info = info;
+            let mut params: Vec<*mut pg_sys::Node> = exprs[nquals..].to_vec();
+            let projections = if guc::GPU_PROJECTION.get() {
+                let device_quals: Vec<*mut pg_sys::Node> =
+                    exprs[..nquals].iter().zip(&info.on_device).filter(|(_, d)| **d).map(|(q, _)| *q).collect();
+                projections(
+                    &mut info,
+                    &mut params,
+                    &device_quals,
+                    (*cscan).scan.plan.targetlist,
+                    (*cscan).scan.scanrelid as i32,
+                )
+            } else {
+                Vec::new()
+            };
+            let param_exprs = params.iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
+            let outputs = if projections.is_empty() {
+                Vec::new()
+            } else {
+                from_list((*cscan).scan.plan.targetlist)
+                    .iter()
+                    .map(|&n| {
+                        let tle = n as *mut pg_sys::TargetEntry;
+                        match projections.iter().position(|p| p.resno == (*tle).resno) {
+                            Some(k) => Output::Device(k),
+                            None => Output::Cpu(pg_sys::ExecInitExpr((*tle).expr.cast(), ps)),
+                        }
+                    })
+                    .collect()
+            };
+            let rel = (*node).ss.ss_currentRelation;
+            let source = Source::open(
+                node,
+                rel,
+                &info.columns,
                 None,
-                Some("Re-plan the query."),
+                stats::hint_clauses((*cscan).scan.scanrelid, &exprs[..nquals]),
+                eflags,
+                c"GpuScan chunk",
             );
+            GpuScanExec {
+                info,
+                all_quals,
+                host_quals,
+                param_exprs,
+                params: None,
+                engine: None,
+                candidates: None,
+                source,
+                pass: Vec::new(),
+                projections,
+                proj_out: Vec::new(),
+                outputs,
+                cpu_path: false,
+                cursor: 0,
+                shared: std::ptr::null_mut(),
+                counters: Counters::default(),
+            }
         }
-        let ps = &raw mut (*node).ss.ps;
-        let all_quals = pg_sys::ExecInitQual(crate::gpuscan::path::to_list(&exprs[..nquals]), ps);
-        // ExecScan must not evaluate the CPU quals a second time: we do.
-        let host_quals = (*node).ss.ps.qual;
-        (*node).ss.ps.qual = std::ptr::null_mut();
-        // GPU Projection: the target-list entries the device computes (over
-        // the filter's columns and parameters, and more), and the others
-        let mut info = info;
-        let mut params: Vec<*mut pg_sys::Node> = exprs[nquals..].to_vec();
-        let projections = if guc::GPU_PROJECTION.get() {
-            let device_quals: Vec<*mut pg_sys::Node> =
-                exprs[..nquals].iter().zip(&info.on_device).filter(|(_, d)| **d).map(|(q, _)| *q).collect();
-            projections(
-                &mut info,
-                &mut params,
-                &device_quals,
-                (*cscan).scan.plan.targetlist,
-                (*cscan).scan.scanrelid as i32,
-            )
-        } else {
-            Vec::new()
-        };
-        let param_exprs = params.iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
-        let outputs = if projections.is_empty() {
-            Vec::new()
-        } else {
-            from_list((*cscan).scan.plan.targetlist)
-                .iter()
-                .map(|&n| {
-                    let tle = n as *mut pg_sys::TargetEntry;
-                    match projections.iter().position(|p| p.resno == (*tle).resno) {
-                        Some(k) => Output::Device(k),
-                        None => Output::Cpu(pg_sys::ExecInitExpr((*tle).expr.cast(), ps)),
-                    }
-                })
-                .collect()
-        };
-        let rel = (*node).ss.ss_currentRelation;
-        let source = Source::open(
-            node,
-            rel,
-            &info.columns,
-            None,
-            stats::hint_clauses((*cscan).scan.scanrelid, &exprs[..nquals]),
-            eflags,
-            c"GpuScan chunk",
-        );
-        let state = Box::new(GpuScanExec {
-            info,
-            all_quals,
-            host_quals,
-            param_exprs,
-            params: None,
-            engine: None,
-            candidates: None,
-            source,
-            pass: Vec::new(),
-            projections,
-            proj_out: Vec::new(),
-            outputs,
-            cpu_path: false,
-            cursor: 0,
-            shared: std::ptr::null_mut(),
-            counters: Counters::default(),
-        });
-        let gnode = node as *mut GpuScanState;
-        (*gnode).exec = Box::into_raw(state);
-        let cb =
-            pg_sys::MemoryContextAlloc((*estate).es_query_cxt, std::mem::size_of::<pg_sys::MemoryContextCallback>())
-                as *mut pg_sys::MemoryContextCallback;
-        (*cb).func = Some(free_state);
-        (*cb).arg = gnode.cast();
-        (*cb).next = std::ptr::null_mut();
-        pg_sys::MemoryContextRegisterResetCallback((*estate).es_query_cxt, cb);
+    }
+
+    unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        // SAFETY: executor callback.
+        unsafe { exec(node) }
+    }
+
+    unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        self.source.end();
+    }
+
+    unsafe fn rescan(&mut self, _node: *mut pg_sys::CustomScanState) {
+        self.reset_chunk();
+        self.source.rescan();
+        self.params = None; // parameters may have changed
+    }
+
+    fn source(&mut self) -> &mut Source {
+        &mut self.source
+    }
+
+    fn counters(&mut self) -> &mut Counters {
+        &mut self.counters
+    }
+
+    fn shared(&mut self) -> &mut *mut SharedCounters {
+        &mut self.shared
     }
 }
 
@@ -421,11 +362,8 @@ impl GpuScanExec {
                 return false;
             }
             if self.params.is_none() {
-                self.params = Some(heapchunk::eval_params(
-                    &self.param_exprs,
-                    &self.info.param_types,
-                    (*node).ss.ps.ps_ExprContext,
-                ));
+                self.params =
+                    Some(params::eval_params(&self.param_exprs, &self.info.param_types, (*node).ss.ps.ps_ExprContext));
             }
             let mut eng = engine_of(self);
             let started = Instant::now();
@@ -539,23 +477,10 @@ impl GpuScanExec {
     }
 
     fn add_counters(&mut self, c: Counters) {
-        let t = &mut self.counters;
-        t.chunks += c.chunks;
-        t.rows_in += c.rows_in;
-        t.rows_cpu_path += c.rows_cpu_path;
-        t.bytes += c.bytes;
-        t.engine_ns += c.engine_ns;
-        t.ahead += c.ahead;
-        t.tid_chunks += c.tid_chunks;
+        self.counters.add(&c);
         // SAFETY: shared is NULL or the DSM area, alive during the scan.
         if let Some(s) = unsafe { self.shared.as_ref() } {
-            s.chunks.fetch_add(c.chunks, Ordering::Relaxed);
-            s.rows_in.fetch_add(c.rows_in, Ordering::Relaxed);
-            s.rows_cpu_path.fetch_add(c.rows_cpu_path, Ordering::Relaxed);
-            s.bytes.fetch_add(c.bytes, Ordering::Relaxed);
-            s.engine_ns.fetch_add(c.engine_ns, Ordering::Relaxed);
-            s.ahead.fetch_add(c.ahead, Ordering::Relaxed);
-            s.tid_chunks.fetch_add(c.tid_chunks, Ordering::Relaxed);
+            s.add(&c);
         }
     }
 }
@@ -611,8 +536,11 @@ unsafe extern "C-unwind" fn recheck(ss: *mut pg_sys::ScanState, slot: *mut pg_sy
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+/// ExecCustomScan: ExecScan, or with GPU Projection [`project_next`].
+///
+/// # Safety
+/// Executor callback of our node.
+unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
     // SAFETY: executor callback.
     unsafe {
         let projecting = state_of(node).is_some_and(|st| !st.outputs.is_empty());
@@ -665,7 +593,7 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
                     } else if pgstrom_runtime::program::is_varlena(p.program.result_type) {
                         // (checked when the chunk came back)
                         let bytes = out.varlena_bytes(row, &p.program.data, &cols).unwrap_or_default();
-                        (crate::gpupreagg::state::varlena_datum(bytes), false)
+                        (crate::codegen::aggregates::varlena_datum(bytes), false)
                     } else {
                         let v = pgstrom_runtime::agg::KeyValue {
                             bits: out.values[row],
@@ -673,7 +601,7 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
                             len: out.wide.get(2 * row + 1).copied().unwrap_or(0) as i32,
                             isnull: false,
                         };
-                        (crate::gpupreagg::state::device_datum(p.type_oid, &v), false)
+                        (crate::codegen::aggregates::device_datum(p.type_oid, &v), false)
                     }
                 }
                 Output::Cpu(state) => {
@@ -687,115 +615,5 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
         }
         pg_sys::MemoryContextSwitchTo(old);
         pg_sys::ExecStoreVirtualTuple(result)
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
-    // SAFETY: executor callback; resources released once (EXPLAIN ANALYZE
-    // has printed the counters before the executor ends).
-    unsafe {
-        if let Some(st) = state_of(node) {
-            pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
-            st.source.end();
-        }
-        free_state(node.cast());
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
-    // SAFETY: executor callback.
-    unsafe {
-        let Some(st) = state_of(node) else { return };
-        pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
-        st.reset_chunk();
-        st.source.rescan();
-        st.params = None; // parameters may have changed
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn estimate_dsm(
-    node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
-) -> usize {
-    // SAFETY: executor callback.
-    unsafe { state_of(node).map_or(PSCAN_OFFSET, |st| st.source.dsm_size(node, PSCAN_OFFSET)) }
-}
-
-/// Point the node at the coordination area and begin the parallel scan.
-unsafe fn attach_shared(node: *mut pg_sys::CustomScanState, coordinate: *mut std::ffi::c_void) {
-    // SAFETY: coordinate is our DSM area, laid out by initialize_dsm.
-    unsafe {
-        let Some(st) = state_of(node) else { return };
-        st.shared = coordinate.cast();
-        st.source.dsm_attach(coordinate, PSCAN_OFFSET);
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn initialize_dsm(
-    node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
-    coordinate: *mut std::ffi::c_void,
-) {
-    // SAFETY: coordinate has estimate_dsm's size.
-    unsafe {
-        if let Some(st) = state_of(node) {
-            st.source.dsm_initialize(node, coordinate, PSCAN_OFFSET);
-        }
-        attach_shared(node, coordinate);
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn reinitialize_dsm(
-    node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
-    coordinate: *mut std::ffi::c_void,
-) {
-    // SAFETY: the area initialize_dsm laid out.
-    unsafe {
-        if let Some(st) = state_of(node) {
-            st.source.dsm_reinitialize(node, coordinate, PSCAN_OFFSET);
-        }
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn initialize_worker(
-    node: *mut pg_sys::CustomScanState,
-    _toc: *mut pg_sys::shm_toc,
-    coordinate: *mut std::ffi::c_void,
-) {
-    // SAFETY: the leader's area.
-    unsafe { attach_shared(node, coordinate) }
-}
-
-/// Before the DSM goes away: the leader keeps the sums of every process.
-#[pg_guard]
-unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
-    // SAFETY: executor callback; shared is the still-mapped DSM area.
-    unsafe {
-        let Some(st) = state_of(node) else { return };
-        st.source.dsm_detach();
-        if pg_sys::ParallelWorkerNumber >= 0 {
-            st.shared = std::ptr::null_mut();
-            return;
-        }
-        if let Some(s) = st.shared.as_ref() {
-            st.counters = Counters {
-                chunks: s.chunks.load(Ordering::Relaxed),
-                rows_in: s.rows_in.load(Ordering::Relaxed),
-                rows_cpu_path: s.rows_cpu_path.load(Ordering::Relaxed),
-                bytes: s.bytes.load(Ordering::Relaxed),
-                engine_ns: s.engine_ns.load(Ordering::Relaxed),
-                ahead: s.ahead.load(Ordering::Relaxed),
-                tid_chunks: s.tid_chunks.load(Ordering::Relaxed),
-                gpus: s.gpus.load(Ordering::Relaxed) | st.counters.gpus,
-            };
-        }
-        st.shared = std::ptr::null_mut();
     }
 }

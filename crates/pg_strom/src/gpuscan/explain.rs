@@ -20,45 +20,10 @@ use std::ffi::{CStr, CString};
 use pgrx::pg_guard;
 use pgrx::pg_sys;
 
+use crate::customscan::explain::explain_placement;
 use crate::gpuscan::exec::{engine_of, state_of};
-use crate::gpuscan::path::{from_list, to_list};
-
-/// An EXPLAIN text property (GpuJoin's EXPLAIN uses it too).
-pub(crate) fn prop_text(label: &CStr, value: &str, es: *mut pg_sys::ExplainState) {
-    let v = CString::new(value.replace('\0', "")).expect("NULs removed");
-    // SAFETY: valid ExplainState; PostgreSQL copies the strings.
-    unsafe { pg_sys::ExplainPropertyText(label.as_ptr(), v.as_ptr(), es) };
-}
-
-/// `GPU Candidates` (with several GPUs: the GPUs a scan was placed among,
-/// and why) and, after a run whose processes used more than one GPU,
-/// `GPUs Used` (GpuJoin's EXPLAIN uses it too).
-pub(crate) fn explain_placement(
-    candidates: Option<&pgstrom_runtime::placement::Preference>,
-    used: u64,
-    es: *mut pg_sys::ExplainState,
-) {
-    if let Some(p) = candidates {
-        prop_text(c"GPU Candidates", &pgstrom_runtime::placement::candidates_text(p), es);
-    }
-    // SAFETY: valid ExplainState.
-    if unsafe { (*es).analyze } && used.count_ones() > 1 {
-        prop_text(c"GPUs Used", &crate::engine::gpus_text(used), es);
-    }
-}
-
-fn prop_int(label: &CStr, unit: Option<&CStr>, value: i64, es: *mut pg_sys::ExplainState) {
-    // SAFETY: as above.
-    unsafe { pg_sys::ExplainPropertyInteger(label.as_ptr(), unit.map_or(std::ptr::null(), |u| u.as_ptr()), value, es) };
-}
-
-fn column_name(rel: pg_sys::Oid, attnum: i16) -> String {
-    // SAFETY: attnum is a live column of the scanned relation.
-    unsafe {
-        let n = pg_sys::get_attname(rel, attnum, true);
-        if n.is_null() { format!("${attnum}") } else { CStr::from_ptr(n).to_string_lossy().into_owned() }
-    }
-}
+use crate::pg::explain::{column_name, prop_int, prop_text};
+use crate::pg::list::{from_list, to_list};
 
 /// ExplainCustomScan.
 #[pg_guard]
@@ -143,7 +108,7 @@ pub unsafe extern "C-unwind" fn explain(
             prop_int(c"GPU Input Bytes", None, c.bytes as i64, es);
             prop_int(c"CPU Path Rows", None, c.rows_cpu_path as i64, es);
             if let Some(mode) = st.source.heap_read_mode() {
-                prop_text(c"Heap Read", &crate::scansource::read_mode_text(mode, c.chunks, c.tid_chunks, c.ahead), es);
+                prop_text(c"Heap Read", &crate::source::read_mode_text(mode, c.chunks, c.tid_chunks, c.ahead), es);
             }
             if (*es).timing {
                 pg_sys::ExplainPropertyFloat(c"GPU Time".as_ptr(), c"ms".as_ptr(), c.engine_ns as f64 / 1e6, 3, es);

@@ -14,9 +14,12 @@
 use pgrx::pg_sys;
 
 use crate::codegen;
+use crate::customscan::cost::{gather_cost_per_row, scan_pages, tuple_cost_of};
 use crate::engine;
 use crate::gpuscan::plan;
 use crate::guc;
+use crate::pg::cost::{parallel_divisor, scan_parallel_workers};
+use crate::pg::list::{from_list, to_list};
 
 static mut PREV_HOOK: pg_sys::set_rel_pathlist_hook_type = None;
 
@@ -51,117 +54,6 @@ pub unsafe fn split_quals(quals: &[*mut pg_sys::Node], varno: i32) -> QualSplit 
         }
     }
     split
-}
-
-/// A List built from node pointers.
-///
-/// # Safety
-/// Every pointer is a valid node.
-pub unsafe fn to_list(nodes: &[*mut pg_sys::Node]) -> *mut pg_sys::List {
-    let mut list: *mut pg_sys::List = std::ptr::null_mut();
-    for &n in nodes {
-        // SAFETY: appending a valid node pointer to a (possibly NIL) list.
-        list = unsafe { pg_sys::lappend(list, n.cast()) };
-    }
-    list
-}
-
-/// Node pointers of a List.
-///
-/// # Safety
-/// `list` is NIL or a valid List of node pointers.
-pub unsafe fn from_list(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
-    // SAFETY: valid list (caller).
-    unsafe { (0..pg_sys::list_length(list)).map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node).collect() }
-}
-
-pub(crate) fn is_heap_relation(rte: *mut pg_sys::RangeTblEntry) -> bool {
-    // SAFETY: a relation RTE of the query being planned; the planner holds
-    // a lock on it, so opening it with NoLock is safe.
-    unsafe {
-        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
-            || !((*rte).relkind as u8 == pg_sys::RELKIND_RELATION || (*rte).relkind as u8 == pg_sys::RELKIND_MATVIEW)
-            || !(*rte).tablesample.is_null()
-        {
-            return false;
-        }
-        let rel = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
-        let heap = (*(*rel).rd_rel).relam == pg_sys::HEAP_TABLE_AM_OID;
-        pg_sys::table_close(rel, pg_sys::NoLock as i32);
-        heap
-    }
-}
-
-/// What a device node reading `rel` reads: a heap table's pages, or for
-/// an Arrow_Fdw table the bytes of its referenced columns (as its
-/// GetForeignRelSize found them) in pages, with the table's
-/// `parallel_workers` option (-1: none).  None: a relation the device
-/// nodes do not read.
-///
-/// # Safety
-/// Planner state of a base relation and its RTE.
-pub(crate) unsafe fn scan_pages(rte: *mut pg_sys::RangeTblEntry, rel: *mut pg_sys::RelOptInfo) -> Option<(f64, i32)> {
-    // SAFETY: caller's promise; fdw_private of an arrow_fdw table is its RelInfo.
-    unsafe {
-        // An inheritance parent (`inh`) stands for itself and its children:
-        // PostgreSQL plans it as an Append over member relations, each of
-        // which gets its own paths.  One scan of the parent's own file would
-        // read only the parent's rows.
-        if (*rte).inh {
-            return None;
-        }
-        if (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
-            && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
-            && crate::arrow_fdw::is_arrow_table((*rte).relid)
-            && !(*rel).fdw_private.is_null()
-        {
-            let info = &*((*rel).fdw_private as *const crate::arrow_fdw::scan::RelInfo);
-            return Some(((info.bytes / pg_sys::BLCKSZ as f64).ceil(), info.parallel_workers));
-        }
-        is_heap_relation(rte).then(|| ((*rel).pages as f64, -1))
-    }
-}
-
-/// The host's per-row cost of reading `rte` into chunks:
-/// `pg_strom.heap_gather_cost` for a heap table, 0 for Arrow (read column
-/// by column).
-///
-/// # Safety
-/// A planner RTE.
-pub(crate) unsafe fn gather_cost_per_row(rte: *mut pg_sys::RangeTblEntry) -> f64 {
-    if is_heap_relation(rte) { guc::HEAP_GATHER_COST.get() } else { 0.0 }
-}
-
-/// Host cost of forming one row of `rte` returned by a device node as a
-/// tuple: `cpu_tuple_cost`, or `pg_strom.arrow_tuple_cost` for an Arrow
-/// table (its values are converted one by one from the record batch).
-///
-/// # Safety
-/// A relation RTE of the query being planned.
-pub(crate) unsafe fn tuple_cost_of(rte: *mut pg_sys::RangeTblEntry) -> f64 {
-    // SAFETY: caller's promise; planner globals read in the backend.
-    unsafe {
-        let foreign =
-            (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE;
-        if foreign { guc::ARROW_TUPLE_COST.get() } else { pg_sys::cpu_tuple_cost }
-    }
-}
-
-/// Workers of a parallel scan of `rel`: the table's `parallel_workers`
-/// option when it has one (`table_workers` >= 0), else PostgreSQL's rule
-/// by `pages`; at most max_parallel_workers_per_gather.
-///
-/// # Safety
-/// Planner state of a base relation.
-pub(crate) unsafe fn scan_parallel_workers(rel: *mut pg_sys::RelOptInfo, pages: f64, table_workers: i32) -> i32 {
-    // SAFETY: caller's promise; planner globals read in the backend.
-    unsafe {
-        if table_workers >= 0 {
-            table_workers.min(pg_sys::max_parallel_workers_per_gather)
-        } else {
-            pg_sys::compute_parallel_worker(rel, pages, -1.0, pg_sys::max_parallel_workers_per_gather)
-        }
-    }
 }
 
 #[pgrx::pg_guard]
@@ -206,17 +98,6 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
             }
         }
     }
-}
-
-/// PostgreSQL's share of the work a parallel plan's leader does
-/// (costsize.c's get_parallel_divisor).
-pub(crate) fn parallel_divisor(workers: i32) -> f64 {
-    let mut divisor = workers as f64;
-    let leader = 1.0 - 0.3 * workers as f64;
-    if leader > 0.0 {
-        divisor += leader;
-    }
-    divisor
 }
 
 /// Build a (partial, when `workers` > 0) GpuScan path.

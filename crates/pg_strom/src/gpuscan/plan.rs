@@ -6,11 +6,9 @@
 //!   (the CPU path re-runs exactly these), then the hoisted parameter
 //!   expressions of the device program (evaluated once per scan); kept
 //!   here so that setrefs and the subplan machinery fix them up;
-//! - `custom_private`: one [`GpuScanInfo`] as an IntList and a String
-//!   (the device program, hex), both copyObject- and
-//!   nodeToString-safe, so the plan reaches parallel workers intact.
-
-use std::ffi::CStr;
+//! - `custom_private`: one [`GpuScanInfo`] in the device plans' one
+//!   encoding (`customscan::private`), copyObject- and nodeToString-safe,
+//!   so the plan reaches parallel workers intact.
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -18,12 +16,14 @@ use pgrx::prelude::*;
 use pgstrom_runtime::program::Program;
 
 use crate::codegen;
+use crate::customscan::private::{self, Writer};
 use crate::errors;
-use crate::gpuscan::path::{from_list, split_quals, to_list};
+use crate::gpuscan::path::split_quals;
 use crate::gpuscan::{NAME, exec};
+use crate::pg::list::{from_list, to_list};
 
 /// Layout version of [`GpuScanInfo`] in `custom_private`.
-const INFO_VERSION: i32 = 1;
+const INFO_VERSION: u32 = 2;
 
 /// What a GpuScan plan knows beyond the standard fields.
 #[derive(Debug, Clone)]
@@ -40,38 +40,19 @@ pub struct GpuScanInfo {
     pub param_types: Vec<u16>,
 }
 
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
-}
-
 impl GpuScanInfo {
     /// Serialize into a `custom_private` List.
     fn to_private(&self) -> *mut pg_sys::List {
-        let mut ints =
-            vec![INFO_VERSION, self.columns.len() as i32, self.on_device.len() as i32, self.param_types.len() as i32];
-        ints.extend(self.columns.iter().flat_map(|&(a, t)| [a as i32, t as i32]));
-        ints.extend(self.on_device.iter().map(|&d| d as i32));
-        ints.extend(self.param_types.iter().map(|&t| t as i32));
-        let bytes = self.program.to_bytes().unwrap_or_else(|e| errors::raise("cannot serialize a device program", &e));
-        // SAFETY: building Lists of plain values in the planner's context.
-        unsafe {
-            let mut ilist: *mut pg_sys::List = std::ptr::null_mut();
-            for v in ints {
-                ilist = pg_sys::lappend_int(ilist, v);
-            }
-            let text = std::ffi::CString::new(hex(&bytes)).expect("hex has no NUL");
-            let s = pg_sys::makeString(pg_sys::pstrdup(text.as_ptr()));
-            let mut list = pg_sys::lappend(std::ptr::null_mut(), ilist.cast());
-            list = pg_sys::lappend(list, s.cast());
-            list
+        let mut w = Writer::new(INFO_VERSION);
+        w.program(Some(&self.program));
+        w.columns(&self.columns);
+        w.u32(self.on_device.len() as u32);
+        for &d in &self.on_device {
+            w.bool(d);
         }
+        w.u16s(&self.param_types);
+        // SAFETY: a one-item List in the planner's memory context.
+        unsafe { pg_sys::lappend(std::ptr::null_mut(), w.into_node().cast()) }
     }
 
     /// Read back what [`Self::to_private`] wrote; a plan from another
@@ -80,47 +61,16 @@ impl GpuScanInfo {
     /// # Safety
     /// `private` is the `custom_private` of a GpuScan CustomScan.
     pub unsafe fn from_private(private: *mut pg_sys::List) -> GpuScanInfo {
-        let bad = |why: &str| -> ! {
-            errors::raise_plain(
-                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-                format!("invalid GpuScan plan: {why}"),
-                None,
-                Some("Re-plan the query (for a prepared statement: DEALLOCATE and PREPARE it again)."),
-            )
-        };
-        // SAFETY: the list came from to_private (checked as far as its
-        // shape goes before any element is used).
+        // SAFETY: caller's promise.
         unsafe {
-            if pg_sys::list_length(private) != 2 {
-                bad("private list has the wrong length");
-            }
-            let ilist = pg_sys::list_nth(private, 0) as *mut pg_sys::List;
-            let snode = pg_sys::list_nth(private, 1) as *mut pg_sys::Node;
-            if ilist.is_null()
-                || (*ilist).type_ != pg_sys::NodeTag::T_IntList
-                || snode.is_null()
-                || (*snode).type_ != pg_sys::NodeTag::T_String
-            {
-                bad("private list has the wrong node types");
-            }
-            let ints: Vec<i32> = (0..pg_sys::list_length(ilist)).map(|i| pg_sys::list_nth_int(ilist, i)).collect();
-            if ints.len() < 4 || ints[0] != INFO_VERSION {
-                bad("made by another version of pg_strom");
-            }
-            let (ncols, nquals, nparams) = (ints[1] as usize, ints[2] as usize, ints[3] as usize);
-            if ints.len() != 4 + 2 * ncols + nquals + nparams {
-                bad("private list has the wrong length");
-            }
-            let body = &ints[4..];
-            let columns = (0..ncols).map(|i| (body[2 * i] as i16, body[2 * i + 1] as u16)).collect();
-            let on_device = body[2 * ncols..2 * ncols + nquals].iter().map(|&d| d != 0).collect();
-            let param_types = body[2 * ncols + nquals..].iter().map(|&t| t as u16).collect();
-            let sval = CStr::from_ptr((*(snode as *mut pg_sys::String)).sval).to_string_lossy();
-            let Some(bytes) = unhex(&sval) else { bad("device program is not hex") };
-            let mut program =
-                Program::from_bytes(&bytes).unwrap_or_else(|e| errors::raise("cannot load the GpuScan plan", &e));
-            crate::timezone::bind(&mut program);
-            GpuScanInfo { program, columns, on_device, param_types }
+            private::read(private, 1, "GpuScan", INFO_VERSION, |r| {
+                let program = r.program()??;
+                let columns = r.columns()?;
+                let n = r.u32()?;
+                let on_device = (0..n).map(|_| r.bool()).collect::<Option<Vec<_>>>()?;
+                let param_types = r.u16s()?;
+                Some(GpuScanInfo { program, columns, on_device, param_types })
+            })
         }
     }
 }

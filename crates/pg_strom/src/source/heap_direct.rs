@@ -31,7 +31,7 @@ use pgstrom_runtime::heapscan::{HeapAttr, HeapLayout, HeapProbed};
 use pgstrom_runtime::join::JoinSession;
 
 use crate::guc;
-use crate::heappage::PageReader;
+use crate::source::heap_pages::PageReader;
 
 /// Blocks per request (64 MB of 8 kB blocks; within one segment file).
 pub const BATCH_BLOCKS: usize = 8192;
@@ -283,7 +283,7 @@ impl HeapDirect {
         let bytes = blocks * pg_sys::BLCKSZ as u64;
         let mut text = format!(
             "{blocks} blocks ({}) by the GPU service, {} through the buffer manager",
-            crate::arrow_fdw::reader::size_text(bytes),
+            crate::pg::explain::size_text(bytes),
             buffered + refused + changed
         );
         if refused + changed > 0 {
@@ -333,52 +333,5 @@ unsafe fn dirty_in_shared_buffers(rel: pg_sys::Relation, blkno: pg_sys::BlockNum
         };
         pg_sys::LWLockRelease(lock);
         dirty
-    }
-}
-
-/// The planner's view of the path: the share of `outer`'s rows a device
-/// node reading `columns_of(outer)` would take through it (the table's
-/// all-visible fraction, from `pg_class.relallvisible`), or 0 where it
-/// does not apply (the settings, a table that is not a permanent heap, a
-/// referenced column that is not fixed-width as the device holds it, a
-/// SERIALIZABLE transaction).  Those rows cost the host no gathering.
-///
-/// # Safety
-/// Planner state of a base relation and its RTE.
-pub(crate) unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::RangeTblEntry) -> f64 {
-    if !guc::HEAP_DIRECT.get() || !guc::HEAP_PAGE_READS.get() || !crate::gpuscan::path::is_heap_relation(rte) {
-        return 0.0;
-    }
-    // SAFETY: planner state (caller); the planner holds a lock on the table.
-    unsafe {
-        if pg_sys::XactIsoLevel == pg_sys::XACT_SERIALIZABLE as i32 || pg_sys::RecoveryInProgress() {
-            return 0.0;
-        }
-        let relid = (*outer).relid;
-        let mut attnos: *mut pg_sys::Bitmapset = std::ptr::null_mut();
-        pg_sys::pull_varattnos((*(*outer).reltarget).exprs.cast(), relid, &mut attnos);
-        for ri in crate::gpuscan::path::from_list((*outer).baserestrictinfo) {
-            pg_sys::pull_varattnos((*ri.cast::<pg_sys::RestrictInfo>()).clause.cast(), relid, &mut attnos);
-        }
-        let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
-        let mut any = false;
-        let mut k = pg_sys::bms_next_member(attnos, -1);
-        while k >= 0 {
-            let attno = (k + offset) as i16;
-            if attno <= 0 {
-                return 0.0;
-            }
-            let typid = pg_sys::get_atttype((*rte).relid, attno);
-            let width = crate::codegen::device_type_of(typid)
-                .and_then(pgstrom_runtime::catalog::type_info)
-                .map_or(0, |t| t.width);
-            if width == 0 || pg_sys::get_typlen(typid) as usize != width {
-                return 0.0;
-            }
-            any = true;
-            k = pg_sys::bms_next_member(attnos, k);
-        }
-        let temp = pg_sys::get_rel_persistence((*rte).relid) as u8 == pg_sys::RELPERSISTENCE_TEMP;
-        if !any || temp { 0.0 } else { (*outer).allvisfrac.clamp(0.0, 1.0) }
     }
 }

@@ -9,13 +9,12 @@
 
 use pgrx::pg_sys;
 
-use pgstrom_runtime::engine::ParamValue;
-
 use pgstrom_runtime::catalog;
 
 use crate::chunk::ColumnChunk;
-use crate::heappage::PageReader;
-use crate::{codegen, guc};
+use crate::guc;
+use crate::pg::memctx::new_context;
+use crate::source::heap_pages::PageReader;
 
 /// The word offset of a row the arena holds only as a TID.
 const NOT_COPIED: usize = usize::MAX;
@@ -110,20 +109,6 @@ impl TupleArena {
             t_data: self.words[at..].as_mut_ptr().cast(),
         };
         &mut self.current
-    }
-}
-
-/// A memory context (AllocSet, default sizes) under `parent`.
-pub(crate) fn new_context(parent: pg_sys::MemoryContext, name: &'static std::ffi::CStr) -> pg_sys::MemoryContext {
-    // SAFETY: a child of a live context.
-    unsafe {
-        pg_sys::AllocSetContextCreateInternal(
-            parent,
-            name.as_ptr(),
-            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
-            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
-            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
-        )
     }
 }
 
@@ -506,11 +491,11 @@ impl HeapChunks {
             }
             let buf = self.refetch.0;
             pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
-            let (off, len) = crate::heappage::item(buf, tid.ip_posid);
+            let (off, len) = crate::source::heap_pages::item(buf, tid.ip_posid);
             self.refetch_words.clear();
             self.refetch_words.resize(len.div_ceil(8), 0);
             std::ptr::copy_nonoverlapping(
-                crate::heappage::page_of(buf).add(off),
+                crate::source::heap_pages::page_of(buf).add(off),
                 self.refetch_words.as_mut_ptr().cast::<u8>(),
                 len,
             );
@@ -673,68 +658,4 @@ pub unsafe fn pscan_initialize(node: *mut pg_sys::CustomScanState, coordinate: *
 pub unsafe fn pscan_reinitialize(node: *mut pg_sys::CustomScanState, coordinate: *mut std::ffi::c_void, head: usize) {
     // SAFETY: caller's contract.
     unsafe { pg_sys::table_parallelscan_reinitialize((*node).ss.ss_currentRelation, pscan_at(coordinate, head)) }
-}
-
-/// Evaluate hoisted parameter expressions (once per scan or rescan).  One
-/// that raises an error becomes [`ParamValue::failed`]: PostgreSQL may
-/// never have evaluated it (a short-circuited AND/OR, a CASE branch), so
-/// the error is raised only where a row needs the value (see
-/// [`reraise_failed_param`]).  Hoisted expressions hold no subqueries
-/// (codegen hoists an InitPlan's output only as the bare Param, whose
-/// errors are raised as they come: catching them would abandon the
-/// subquery's run), so errors are caught from plain function calls only.
-///
-/// # Safety
-/// `states` are initialised ExprStates of Var-free expressions whose
-/// device types are `types`.
-pub unsafe fn eval_params(
-    states: &[*mut pg_sys::ExprState],
-    types: &[u16],
-    econtext: *mut pg_sys::ExprContext,
-) -> Vec<ParamValue> {
-    states
-        .iter()
-        .zip(types)
-        .map(|(&state, &t)| {
-            // SAFETY: caller's contract; the memory context is restored
-            // after a caught error.
-            unsafe {
-                let eval = || {
-                    let mut isnull = false;
-                    let d = pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull);
-                    if isnull { ParamValue::null() } else { codegen::param_value(t, d) }
-                };
-                if codegen::contains_exec_param((*state).expr.cast()) {
-                    return eval();
-                }
-                let cxt = pg_sys::CurrentMemoryContext;
-                pgrx::PgTryBuilder::new(eval)
-                    .catch_others(|_| {
-                        pg_sys::CurrentMemoryContext = cxt;
-                        ParamValue::failed()
-                    })
-                    .execute()
-            }
-        })
-        .collect()
-}
-
-/// Raise the error of the first failed parameter (evaluating it again),
-/// when an engine could not finish a request that read it and PostgreSQL
-/// has no other way to evaluate the rows (join quals, aggregates).
-///
-/// # Safety
-/// As [`eval_params`], with `params` what it returned for `states`.
-pub unsafe fn reraise_failed_param(
-    states: &[*mut pg_sys::ExprState],
-    params: &[ParamValue],
-    econtext: *mut pg_sys::ExprContext,
-) {
-    for (&state, p) in states.iter().zip(params) {
-        if p.is_failed() {
-            let mut isnull = false;
-            // SAFETY: caller's contract; this raises the error again.
-            unsafe { pg_sys::ExecEvalExprSwitchContext(state, econtext, &mut isnull) };
-        }
-    }
 }

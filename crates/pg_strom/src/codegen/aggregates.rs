@@ -186,7 +186,7 @@ pub unsafe fn classify_aggref(a: *mut pg_sys::Aggref) -> Result<AggrefInfo, Stri
             return Err("an aggregate has no name".into());
         }
         let name = std::ffi::CStr::from_ptr(name_p).to_string_lossy().into_owned();
-        let args: Vec<*mut pg_sys::Node> = crate::gpuscan::path::from_list((*a).args)
+        let args: Vec<*mut pg_sys::Node> = crate::pg::list::from_list((*a).args)
             .into_iter()
             .map(|t| (*(t as *mut pg_sys::TargetEntry)).expr.cast())
             .collect();

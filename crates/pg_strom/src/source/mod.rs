@@ -8,6 +8,17 @@
 //! and the parallel coordination area after the node's own head (the
 //! table AM's parallel scan descriptor, or Arrow_Fdw's batch counter).
 //! The nodes keep their counters, programs and engines.
+//!
+//! The family: [`heap_chunks`] (rows through the table AM, copied or kept
+//! as TIDs), [`heap_pages`] (the pages of a heap table taken apart in the
+//! backend), [`heap_direct`] (blocks the GPU service reads from the files
+//! itself, for GpuPreAgg), and Arrow_Fdw's reader
+//! (`crate::arrow_fdw::reader`, which lives with the FDW it shares its
+//! files and statistics with).  A GPU store joins them here.
+
+pub mod heap_chunks;
+pub mod heap_direct;
+pub mod heap_pages;
 
 use pgrx::pg_sys;
 
@@ -16,7 +27,7 @@ use pgstrom_runtime::engine::ColumnData;
 use pgstrom_runtime::join::JoinSession;
 
 use crate::arrow_fdw::reader::{self, ArrowReader};
-use crate::heapchunk::{self, HeapChunks};
+use heap_chunks::HeapChunks;
 
 /// Rows of a chunk of an Arrow table whose columns the engine reads from
 /// the files itself (a record batch, unless larger): a multiple of 64.
@@ -324,7 +335,10 @@ impl Source {
     ///
     /// # Safety
     /// The node's executor callbacks; `snapshot` the scan's.
-    pub unsafe fn page_reader(&mut self, snapshot: pg_sys::Snapshot) -> Option<&mut crate::heappage::PageReader> {
+    pub unsafe fn page_reader(
+        &mut self,
+        snapshot: pg_sys::Snapshot,
+    ) -> Option<&mut crate::source::heap_pages::PageReader> {
         match self {
             // SAFETY: caller's promise.
             Source::Heap(h) => unsafe { h.page_reader(snapshot) },
@@ -378,7 +392,7 @@ impl Source {
         match self {
             Source::Arrow { .. } => head + reader::SHARED_SIZE,
             // SAFETY: caller's promise.
-            Source::Heap(_) => unsafe { heapchunk::pscan_estimate(node, head) },
+            Source::Heap(_) => unsafe { heap_chunks::pscan_estimate(node, head) },
         }
     }
 
@@ -400,7 +414,7 @@ impl Source {
                     std::ptr::write_bytes(coordinate as *mut u8, 0, head);
                     reader::init_shared(coordinate.cast::<u8>().add(head).cast());
                 }
-                Source::Heap(_) => heapchunk::pscan_initialize(node, coordinate, head),
+                Source::Heap(_) => heap_chunks::pscan_initialize(node, coordinate, head),
             }
         }
     }
@@ -423,7 +437,7 @@ impl Source {
                     reader.reset();
                     (*start, *len) = (0, 0);
                 }
-                Source::Heap(_) => heapchunk::pscan_reinitialize(node, coordinate, head),
+                Source::Heap(_) => heap_chunks::pscan_reinitialize(node, coordinate, head),
             }
         }
     }
@@ -436,7 +450,7 @@ impl Source {
         // SAFETY: caller's promise.
         unsafe {
             match self {
-                Source::Heap(h) => h.begin_parallel(heapchunk::pscan_at(coordinate, head)),
+                Source::Heap(h) => h.begin_parallel(heap_chunks::pscan_at(coordinate, head)),
                 Source::Arrow { reader, .. } => reader.attach(coordinate.cast::<u8>().add(head).cast()),
             }
         }

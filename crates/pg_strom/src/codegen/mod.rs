@@ -36,6 +36,8 @@ use pgstrom_runtime::program::{
     Builder, Op, Program, SetElement, in_set_type, is_returned, is_varlena, is_wide, type_id,
 };
 
+pub mod aggregates;
+
 include!(concat!(env!("OUT_DIR"), "/device_function_oids.rs"));
 
 /// Why an expression stays on the CPU.

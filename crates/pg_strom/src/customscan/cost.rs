@@ -1,0 +1,129 @@
+//! What the device nodes' cost models share: which relations a device
+//! node reads and in how many pages, the host's per-row costs of reading
+//! and returning them, and the share of a heap table the heap direct path
+//! reads without the host.
+
+use pgrx::pg_sys;
+
+use crate::guc;
+use crate::pg::list::from_list;
+
+/// True for a plain heap table or materialized view (no TABLESAMPLE).
+pub(crate) fn is_heap_relation(rte: *mut pg_sys::RangeTblEntry) -> bool {
+    // SAFETY: a relation RTE of the query being planned; the planner holds
+    // a lock on it, so opening it with NoLock is safe.
+    unsafe {
+        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
+            || !((*rte).relkind as u8 == pg_sys::RELKIND_RELATION || (*rte).relkind as u8 == pg_sys::RELKIND_MATVIEW)
+            || !(*rte).tablesample.is_null()
+        {
+            return false;
+        }
+        let rel = pg_sys::table_open((*rte).relid, pg_sys::NoLock as i32);
+        let heap = (*(*rel).rd_rel).relam == pg_sys::HEAP_TABLE_AM_OID;
+        pg_sys::table_close(rel, pg_sys::NoLock as i32);
+        heap
+    }
+}
+
+/// What a device node reading `rel` reads: a heap table's pages, or for
+/// an Arrow_Fdw table the bytes of its referenced columns (as its
+/// GetForeignRelSize found them) in pages, with the table's
+/// `parallel_workers` option (-1: none).  None: a relation the device
+/// nodes do not read.
+///
+/// # Safety
+/// Planner state of a base relation and its RTE.
+pub unsafe fn scan_pages(rte: *mut pg_sys::RangeTblEntry, rel: *mut pg_sys::RelOptInfo) -> Option<(f64, i32)> {
+    // SAFETY: caller's promise; fdw_private of an arrow_fdw table is its RelInfo.
+    unsafe {
+        // An inheritance parent (`inh`) stands for itself and its children:
+        // PostgreSQL plans it as an Append over member relations, each of
+        // which gets its own paths.  One scan of the parent's own file would
+        // read only the parent's rows.
+        if (*rte).inh {
+            return None;
+        }
+        if (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
+            && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
+            && crate::arrow_fdw::is_arrow_table((*rte).relid)
+            && !(*rel).fdw_private.is_null()
+        {
+            let info = &*((*rel).fdw_private as *const crate::arrow_fdw::scan::RelInfo);
+            return Some(((info.bytes / pg_sys::BLCKSZ as f64).ceil(), info.parallel_workers));
+        }
+        is_heap_relation(rte).then(|| ((*rel).pages as f64, -1))
+    }
+}
+
+/// The host's per-row cost of reading `rte` into chunks:
+/// `pg_strom.heap_gather_cost` for a heap table, 0 for Arrow (read column
+/// by column).
+///
+/// # Safety
+/// A planner RTE.
+pub unsafe fn gather_cost_per_row(rte: *mut pg_sys::RangeTblEntry) -> f64 {
+    if is_heap_relation(rte) { guc::HEAP_GATHER_COST.get() } else { 0.0 }
+}
+
+/// Host cost of forming one row of `rte` returned by a device node as a
+/// tuple: `cpu_tuple_cost`, or `pg_strom.arrow_tuple_cost` for an Arrow
+/// table (its values are converted one by one from the record batch).
+///
+/// # Safety
+/// A relation RTE of the query being planned.
+pub unsafe fn tuple_cost_of(rte: *mut pg_sys::RangeTblEntry) -> f64 {
+    // SAFETY: caller's promise; planner globals read in the backend.
+    unsafe {
+        let foreign =
+            (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE;
+        if foreign { guc::ARROW_TUPLE_COST.get() } else { pg_sys::cpu_tuple_cost }
+    }
+}
+
+/// The planner's view of the path: the share of `outer`'s rows a device
+/// node reading `columns_of(outer)` would take through it (the table's
+/// all-visible fraction, from `pg_class.relallvisible`), or 0 where it
+/// does not apply (the settings, a table that is not a permanent heap, a
+/// referenced column that is not fixed-width as the device holds it, a
+/// SERIALIZABLE transaction).  Those rows cost the host no gathering.
+///
+/// # Safety
+/// Planner state of a base relation and its RTE.
+pub unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::RangeTblEntry) -> f64 {
+    if !guc::HEAP_DIRECT.get() || !guc::HEAP_PAGE_READS.get() || !is_heap_relation(rte) {
+        return 0.0;
+    }
+    // SAFETY: planner state (caller); the planner holds a lock on the table.
+    unsafe {
+        if pg_sys::XactIsoLevel == pg_sys::XACT_SERIALIZABLE as i32 || pg_sys::RecoveryInProgress() {
+            return 0.0;
+        }
+        let relid = (*outer).relid;
+        let mut attnos: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+        pg_sys::pull_varattnos((*(*outer).reltarget).exprs.cast(), relid, &mut attnos);
+        for ri in from_list((*outer).baserestrictinfo) {
+            pg_sys::pull_varattnos((*ri.cast::<pg_sys::RestrictInfo>()).clause.cast(), relid, &mut attnos);
+        }
+        let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
+        let mut any = false;
+        let mut k = pg_sys::bms_next_member(attnos, -1);
+        while k >= 0 {
+            let attno = (k + offset) as i16;
+            if attno <= 0 {
+                return 0.0;
+            }
+            let typid = pg_sys::get_atttype((*rte).relid, attno);
+            let width = crate::codegen::device_type_of(typid)
+                .and_then(pgstrom_runtime::catalog::type_info)
+                .map_or(0, |t| t.width);
+            if width == 0 || pg_sys::get_typlen(typid) as usize != width {
+                return 0.0;
+            }
+            any = true;
+            k = pg_sys::bms_next_member(attnos, k);
+        }
+        let temp = pg_sys::get_rel_persistence((*rte).relid) as u8 == pg_sys::RELPERSISTENCE_TEMP;
+        if !any || temp { 0.0 } else { (*outer).allvisfrac.clamp(0.0, 1.0) }
+    }
+}

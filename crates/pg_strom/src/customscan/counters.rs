@@ -1,0 +1,151 @@
+//! The counters EXPLAIN ANALYZE shows for a device node.  Each process
+//! counts its own; in a parallel plan every process also adds them to a
+//! [`SharedCounters`] at the head of the node's DSM area, and the leader
+//! reads the sums when the node shuts down.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pgstrom_runtime::join::MAX_SOURCES;
+
+/// What a device node counts (GpuScan uses the first eight).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counters {
+    /// Chunks handed to the engine.
+    pub chunks: u64,
+    /// Rows read (of the scanned or outer table).
+    pub rows_in: u64,
+    /// Rows of chunks that took the CPU path (chunks the engine could not
+    /// finish; for a join, its scan quals).
+    pub rows_cpu_path: u64,
+    /// Bytes of chunks handed to the engine.
+    pub bytes: u64,
+    /// Nanoseconds spent handing chunks to the engine and waiting for its
+    /// answers (reading ahead overlaps the rest).
+    pub engine_ns: u64,
+    /// Chunks read while the engine worked on the one before.
+    pub ahead: u64,
+    /// Chunks whose rows were kept as TIDs (few of them were returned).
+    pub tid_chunks: u64,
+    /// The GPUs the node's processes ran on (engine::gpu_bit).
+    pub gpus: u64,
+    /// GpuJoin: combinations after the scan quals (0) and after each
+    /// depth (d).
+    pub stage: [u64; MAX_SOURCES],
+    /// GpuJoin: unmatched inner rows returned by RIGHT / FULL depths
+    /// (counted by the process that returns them, never shared).
+    pub unmatched: u64,
+    /// GpuPreAgg: partial groups returned (one per group and chunk).
+    pub groups: u64,
+    /// Bytes of chunk columns the engine read from Arrow files itself.
+    pub file_bytes: u64,
+    /// Of the column buffers behind them: bytes cuFile read, bytes read
+    /// through pinned buffers, bytes found in the GPU's column cache.
+    pub cufile_bytes: u64,
+    pub pinned_bytes: u64,
+    pub cached_bytes: u64,
+    /// The heap direct path: blocks the service took apart, refused,
+    /// found changed after the read, and sent to the buffer manager at
+    /// once (source::heap_direct::DirectCounters).
+    pub direct: [u64; 4],
+}
+
+impl Counters {
+    /// Add `c` (whose `gpus` is ignored: that mask is kept by
+    /// engine::engine_of_scan).
+    pub fn add(&mut self, c: &Counters) {
+        self.chunks += c.chunks;
+        self.rows_in += c.rows_in;
+        self.rows_cpu_path += c.rows_cpu_path;
+        self.bytes += c.bytes;
+        self.engine_ns += c.engine_ns;
+        self.ahead += c.ahead;
+        self.tid_chunks += c.tid_chunks;
+        self.groups += c.groups;
+        self.file_bytes += c.file_bytes;
+        self.cufile_bytes += c.cufile_bytes;
+        self.pinned_bytes += c.pinned_bytes;
+        self.cached_bytes += c.cached_bytes;
+        for i in 0..MAX_SOURCES {
+            self.stage[i] += c.stage[i];
+        }
+        for i in 0..4 {
+            self.direct[i] += c.direct[i];
+        }
+    }
+}
+
+/// The counters of every process of a parallel plan, in its DSM area.
+#[repr(C)]
+pub struct SharedCounters {
+    chunks: AtomicU64,
+    rows_in: AtomicU64,
+    rows_cpu_path: AtomicU64,
+    bytes: AtomicU64,
+    engine_ns: AtomicU64,
+    ahead: AtomicU64,
+    tid_chunks: AtomicU64,
+    /// The GPUs any process ran on (engine::engine_of_scan sets bits).
+    pub gpus: AtomicU64,
+    stage: [AtomicU64; MAX_SOURCES],
+    groups: AtomicU64,
+    file_bytes: AtomicU64,
+    cufile_bytes: AtomicU64,
+    pinned_bytes: AtomicU64,
+    cached_bytes: AtomicU64,
+    direct: [AtomicU64; 4],
+}
+
+impl SharedCounters {
+    /// Add one process's counts.
+    pub fn add(&self, c: &Counters) {
+        let add = |a: &AtomicU64, v: u64| {
+            if v != 0 {
+                a.fetch_add(v, Ordering::Relaxed);
+            }
+        };
+        add(&self.chunks, c.chunks);
+        add(&self.rows_in, c.rows_in);
+        add(&self.rows_cpu_path, c.rows_cpu_path);
+        add(&self.bytes, c.bytes);
+        add(&self.engine_ns, c.engine_ns);
+        add(&self.ahead, c.ahead);
+        add(&self.tid_chunks, c.tid_chunks);
+        add(&self.groups, c.groups);
+        add(&self.file_bytes, c.file_bytes);
+        add(&self.cufile_bytes, c.cufile_bytes);
+        add(&self.pinned_bytes, c.pinned_bytes);
+        add(&self.cached_bytes, c.cached_bytes);
+        for i in 0..MAX_SOURCES {
+            add(&self.stage[i], c.stage[i]);
+        }
+        for i in 0..4 {
+            add(&self.direct[i], c.direct[i]);
+        }
+    }
+
+    /// The sums over every process into `c` (the leader's, at shutdown):
+    /// each shared count replaces the leader's own; `gpus` is the union;
+    /// `unmatched` stays the leader's.
+    pub fn load_into(&self, c: &mut Counters) {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        c.chunks = get(&self.chunks);
+        c.rows_in = get(&self.rows_in);
+        c.rows_cpu_path = get(&self.rows_cpu_path);
+        c.bytes = get(&self.bytes);
+        c.engine_ns = get(&self.engine_ns);
+        c.ahead = get(&self.ahead);
+        c.tid_chunks = get(&self.tid_chunks);
+        c.gpus |= get(&self.gpus);
+        c.groups = get(&self.groups);
+        c.file_bytes = get(&self.file_bytes);
+        c.cufile_bytes = get(&self.cufile_bytes);
+        c.pinned_bytes = get(&self.pinned_bytes);
+        c.cached_bytes = get(&self.cached_bytes);
+        for i in 0..MAX_SOURCES {
+            c.stage[i] = get(&self.stage[i]);
+        }
+        for i in 0..4 {
+            c.direct[i] = get(&self.direct[i]);
+        }
+    }
+}

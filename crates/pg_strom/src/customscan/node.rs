@@ -1,0 +1,263 @@
+//! The life of a device node's executor state, shared by GpuScan, GpuJoin
+//! and GpuPreAgg: one generic implementation of PostgreSQL's
+//! CustomExecMethods that each node plugs into by implementing
+//! [`DeviceNode`].
+//!
+//! - The node PostgreSQL sees is a [`NodeState`]: its CustomScanState and
+//!   a pointer to the Rust state, a `Box<T>` made at BeginCustomScan and
+//!   freed by a reset callback on the query's memory context (so an ERROR
+//!   anywhere frees it too) or at EndCustomScan, whichever comes first.
+//! - Parallel plans: the DSM area starts with the node's
+//!   [`SharedCounters`], then whatever its [`Source`] needs (a parallel
+//!   table scan descriptor, an Arrow batch counter) at [`DSM_HEAD`].  The
+//!   leader copies the sums of every process at ShutdownCustomScan,
+//!   before the area goes.
+//! - Custom children (`custom_ps`, GpuJoin's inner plans) are ended with
+//!   the node.
+
+use std::ffi::CStr;
+
+use pgrx::pg_guard;
+use pgrx::pg_sys;
+
+use crate::customscan::counters::{Counters, SharedCounters};
+use crate::pg::list::from_list;
+use crate::pg::memctx;
+use crate::source::Source;
+
+/// Where the source's part of the DSM area starts.
+pub const DSM_HEAD: usize = std::mem::size_of::<SharedCounters>().next_multiple_of(64);
+
+/// A device node's executor state.
+pub trait DeviceNode: Sized + 'static {
+    /// BeginCustomScan: the state of `node`, whose plan is this node's
+    /// CustomScan.
+    ///
+    /// # Safety
+    /// Executor start; the arguments are BeginCustomScan's.
+    unsafe fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) -> Self;
+
+    /// ExecCustomScan: the next row, or an empty slot at the end.
+    ///
+    /// # Safety
+    /// `node` is a live [`NodeState<Self>`].
+    unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot;
+
+    /// EndCustomScan: release what the state holds outside Rust (its
+    /// source, slots, engine sessions); the state is freed after.
+    ///
+    /// # Safety
+    /// `node` is this state's node.
+    unsafe fn end(&mut self, node: *mut pg_sys::CustomScanState);
+
+    /// ReScanCustomScan.
+    ///
+    /// # Safety
+    /// `node` is this state's node.
+    unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState);
+
+    /// The table the node reads chunk by chunk.
+    fn source(&mut self) -> &mut Source;
+
+    /// This process's counters.
+    fn counters(&mut self) -> &mut Counters;
+
+    /// Where the node keeps the DSM area's counters (NULL outside a
+    /// parallel plan).
+    fn shared(&mut self) -> &mut *mut SharedCounters;
+}
+
+/// The node PostgreSQL sees: a CustomScanState with the Rust state after it.
+#[repr(C)]
+pub struct NodeState<T> {
+    css: pg_sys::CustomScanState,
+    exec: *mut T,
+}
+
+/// The Rust state of a node, if still alive.
+///
+/// # Safety
+/// `node` is a [`NodeState<T>`] made by [`create`].
+pub unsafe fn state_of<'a, T>(node: *mut pg_sys::CustomScanState) -> Option<&'a mut T> {
+    // SAFETY: node is a NodeState<T> (caller); exec is NULL or a live Box.
+    unsafe { (*(node as *mut NodeState<T>)).exec.as_mut() }
+}
+
+/// The CustomExecMethods of a node whose state is `T`.
+pub const fn exec_methods<T: DeviceNode>(
+    name: &'static CStr,
+    explain: unsafe extern "C-unwind" fn(*mut pg_sys::CustomScanState, *mut pg_sys::List, *mut pg_sys::ExplainState),
+) -> pg_sys::CustomExecMethods {
+    pg_sys::CustomExecMethods {
+        CustomName: name.as_ptr(),
+        BeginCustomScan: Some(begin::<T>),
+        ExecCustomScan: Some(exec::<T>),
+        EndCustomScan: Some(end::<T>),
+        ReScanCustomScan: Some(rescan::<T>),
+        MarkPosCustomScan: None,
+        RestrPosCustomScan: None,
+        EstimateDSMCustomScan: Some(estimate_dsm::<T>),
+        InitializeDSMCustomScan: Some(initialize_dsm::<T>),
+        ReInitializeDSMCustomScan: Some(reinitialize_dsm::<T>),
+        InitializeWorkerCustomScan: Some(initialize_worker::<T>),
+        ShutdownCustomScan: Some(shutdown::<T>),
+        ExplainCustomScan: Some(explain),
+    }
+}
+
+/// CreateCustomScanState: a zeroed [`NodeState<T>`] with `methods`.
+///
+/// # Safety
+/// Planner/executor context; `methods` and `slot_ops` live for the process.
+pub unsafe fn create<T>(
+    methods: *const pg_sys::CustomExecMethods,
+    slot_ops: *const pg_sys::TupleTableSlotOps,
+) -> *mut pg_sys::Node {
+    // SAFETY: palloc0 of our node; the executor fills the standard fields.
+    unsafe {
+        let node = pg_sys::palloc0(std::mem::size_of::<NodeState<T>>()) as *mut NodeState<T>;
+        (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+        (*node).css.methods = methods;
+        (*node).css.slotOps = slot_ops;
+        node.cast()
+    }
+}
+
+/// Frees the Rust state when the query's memory goes (normal end or ERROR).
+#[pg_guard]
+unsafe extern "C-unwind" fn free_state<T>(arg: *mut std::ffi::c_void) {
+    // SAFETY: arg is the node; its exec pointer is a Box or NULL.
+    unsafe {
+        let node = arg as *mut NodeState<T>;
+        if !(*node).exec.is_null() {
+            drop(Box::from_raw((*node).exec));
+            (*node).exec = std::ptr::null_mut();
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn begin<T: DeviceNode>(
+    node: *mut pg_sys::CustomScanState,
+    estate: *mut pg_sys::EState,
+    eflags: i32,
+) {
+    // SAFETY: executor callback for a node made by create::<T>.
+    unsafe {
+        let state = Box::new(T::begin(node, estate, eflags));
+        let gnode = node as *mut NodeState<T>;
+        (*gnode).exec = Box::into_raw(state);
+        memctx::on_reset((*estate).es_query_cxt, free_state::<T>, gnode.cast());
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn exec<T: DeviceNode>(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    // SAFETY: executor callback for our node.
+    unsafe { T::exec(node) }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn end<T: DeviceNode>(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: executor callback; resources released once (EXPLAIN ANALYZE
+    // has printed the counters before the executor ends).
+    unsafe {
+        if let Some(st) = state_of::<T>(node) {
+            pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+            st.end(node);
+        }
+        for child in from_list((*node).custom_ps) {
+            pg_sys::ExecEndNode(child.cast());
+        }
+        free_state::<T>(node.cast());
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn rescan<T: DeviceNode>(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: executor callback for our node.
+    unsafe {
+        if let Some(st) = state_of::<T>(node) {
+            pg_sys::ExecClearTuple((*node).ss.ss_ScanTupleSlot);
+            st.rescan(node);
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn estimate_dsm<T: DeviceNode>(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+) -> usize {
+    // SAFETY: executor callback for our node.
+    unsafe { state_of::<T>(node).map_or(DSM_HEAD, |st| st.source().dsm_size(node, DSM_HEAD)) }
+}
+
+/// Point the node at the coordination area and begin the parallel scan.
+///
+/// # Safety
+/// `coordinate` is the node's DSM area, laid out by initialize_dsm.
+unsafe fn attach_shared<T: DeviceNode>(node: *mut pg_sys::CustomScanState, coordinate: *mut std::ffi::c_void) {
+    // SAFETY: caller's promise; the counters are at the area's head.
+    unsafe {
+        let Some(st) = state_of::<T>(node) else { return };
+        *st.shared() = coordinate.cast();
+        st.source().dsm_attach(coordinate, DSM_HEAD);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_dsm<T: DeviceNode>(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    // SAFETY: coordinate has estimate_dsm's size.
+    unsafe {
+        if let Some(st) = state_of::<T>(node) {
+            st.source().dsm_initialize(node, coordinate, DSM_HEAD);
+        }
+        attach_shared::<T>(node, coordinate);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn reinitialize_dsm<T: DeviceNode>(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    // SAFETY: the area initialize_dsm laid out.
+    unsafe {
+        if let Some(st) = state_of::<T>(node) {
+            st.source().dsm_reinitialize(node, coordinate, DSM_HEAD);
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_worker<T: DeviceNode>(
+    node: *mut pg_sys::CustomScanState,
+    _toc: *mut pg_sys::shm_toc,
+    coordinate: *mut std::ffi::c_void,
+) {
+    // SAFETY: the leader's area.
+    unsafe { attach_shared::<T>(node, coordinate) }
+}
+
+/// Before the DSM goes away: the leader keeps the sums of every process.
+#[pg_guard]
+unsafe extern "C-unwind" fn shutdown<T: DeviceNode>(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: executor callback; shared is NULL or the still-mapped area.
+    unsafe {
+        let Some(st) = state_of::<T>(node) else { return };
+        st.source().dsm_detach();
+        let shared = std::mem::replace(st.shared(), std::ptr::null_mut());
+        if pg_sys::ParallelWorkerNumber >= 0 {
+            return;
+        }
+        if let Some(s) = shared.as_ref() {
+            s.load_into(st.counters());
+        }
+    }
+}

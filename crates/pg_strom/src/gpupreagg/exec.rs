@@ -1,0 +1,228 @@
+//! GpuPreAgg execution: the groups a chunk reduces to, as rows of the
+//! partial aggregate's target list.
+//!
+//! GpuPreAgg runs on GpuJoin's pipeline (`crate::gpujoin::exec`): the
+//! outer table read chunk by chunk, its scan quals and the join depths on
+//! the engine, and the aggregation in the same device pass, which returns
+//! one partial state per group and chunk instead of joined combinations
+//! (a scan is a join of no depth; the heap direct path feeds a GpuPreAgg
+//! over a heap table).  What is GpuPreAgg's own is here: the grouping keys
+//! PostgreSQL evaluates (text, bpchar and bytea expressions, at each
+//! group's representative combination) and the forming of each group's
+//! row from the device's key values and accumulator words.
+
+use pgrx::pg_guard;
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use crate::codegen::aggregates::{self, Encoding};
+use crate::customscan::counters::{Counters, SharedCounters};
+use crate::customscan::node::{self, DeviceNode};
+use crate::errors;
+use crate::gpujoin::exec::{GpuJoinExec, recheck};
+use crate::gpujoin::plan::{AggOutput, GpuJoinInfo};
+use crate::gpupreagg::NAME;
+use crate::source::Source;
+
+/// The Rust side of a GpuPreAgg node.
+pub struct GpuPreAggExec {
+    /// The scan or join that feeds the aggregation, with it.
+    pub(crate) join: GpuJoinExec,
+    /// The grouping keys PostgreSQL evaluates (`AggOutput::host_evaluated`),
+    /// in key order, and the slot holding a group's representative
+    /// combination for them.
+    host_keys: Vec<*mut pg_sys::ExprState>,
+    key_slot: *mut pg_sys::TupleTableSlot,
+    /// Per aggregate operation: its first word in a group's accumulator.
+    agg_words_at: Vec<u32>,
+}
+
+static mut EXEC_METHODS: pg_sys::CustomExecMethods =
+    node::exec_methods::<GpuPreAggExec>(NAME, crate::gpupreagg::explain::explain);
+
+/// The Rust state of a node, if still alive.
+///
+/// # Safety
+/// `node` is a GpuPreAgg node made by [`create_scan_state`].
+pub unsafe fn state_of<'a>(node: *mut pg_sys::CustomScanState) -> Option<&'a mut GpuPreAggExec> {
+    // SAFETY: caller's promise.
+    unsafe { node::state_of::<GpuPreAggExec>(node) }
+}
+
+/// CreateCustomScanState.
+#[pg_guard]
+pub unsafe extern "C-unwind" fn create_scan_state(_cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
+    // SAFETY: the methods and slot ops are statics.
+    unsafe { node::create::<GpuPreAggExec>(&raw const EXEC_METHODS, &raw const pg_sys::TTSOpsVirtual) }
+}
+
+impl DeviceNode for GpuPreAggExec {
+    unsafe fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) -> GpuPreAggExec {
+        // SAFETY: executor callback; the plan is a GpuPreAgg CustomScan.
+        unsafe {
+            let join = GpuJoinExec::begin(node, estate, eflags);
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let ps = &raw mut (*node).ss.ps;
+            let Some(agg) = join.info.agg.as_ref() else {
+                errors::raise_plain(
+                    PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                    "invalid GpuPreAgg plan: no aggregation".into(),
+                    None,
+                    Some("Re-plan the query."),
+                )
+            };
+            let host_key_exprs = GpuJoinInfo::host_keys((*cscan).custom_private);
+            let nhost = agg.outputs.iter().filter(|o| o.host_evaluated()).count();
+            if host_key_exprs.len() != nhost {
+                errors::raise_plain(
+                    PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                    "invalid GpuPreAgg plan: grouping key expressions do not match".into(),
+                    None,
+                    Some("Re-plan the query."),
+                );
+            }
+            let host_keys = host_key_exprs.iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
+            let key_slot = if nhost > 0 {
+                pg_sys::ExecInitExtraTupleSlot(
+                    estate,
+                    (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor,
+                    &raw const pg_sys::TTSOpsVirtual,
+                )
+            } else {
+                std::ptr::null_mut()
+            };
+            let agg_words_at = join.agg_spec.as_ref().map(|a| a.layout().0).unwrap_or_default();
+            GpuPreAggExec { join, host_keys, key_slot, agg_words_at }
+        }
+    }
+
+    unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        // SAFETY: executor callback.
+        unsafe { pg_sys::ExecScan(&raw mut (*node).ss, Some(next_group), Some(recheck)) }
+    }
+
+    unsafe fn end(&mut self, node: *mut pg_sys::CustomScanState) {
+        // SAFETY: executor callback.
+        unsafe { self.join.end(node) }
+    }
+
+    unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
+        // SAFETY: executor callback.
+        unsafe { self.join.rescan(node) }
+    }
+
+    fn source(&mut self) -> &mut Source {
+        self.join.source()
+    }
+
+    fn counters(&mut self) -> &mut Counters {
+        self.join.counters()
+    }
+
+    fn shared(&mut self) -> &mut *mut SharedCounters {
+        self.join.shared()
+    }
+}
+
+impl GpuPreAggExec {
+    /// Fill the scan slot with group `g`: its keys and partial states
+    /// (made in the per-tuple memory, which lives until the next row).
+    unsafe fn fill_group_slot(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        slot: *mut pg_sys::TupleTableSlot,
+        g: usize,
+    ) {
+        // SAFETY: the slot has the custom_scan_tlist's descriptor, whose
+        // first columns are the outputs.
+        unsafe {
+            pg_sys::ExecClearTuple(slot);
+            let natts = (*(*slot).tts_tupleDescriptor).natts as usize;
+            for i in 0..natts {
+                *(*slot).tts_isnull.add(i) = true;
+                *(*slot).tts_values.add(i) = pg_sys::Datum::from(0);
+            }
+            let econtext = (*node).ss.ps.ps_ExprContext;
+            let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+            let nout = self.join.info.agg.as_ref().map_or(0, |a| a.outputs.len()).min(natts);
+            let mut host_key = 0;
+            for i in 0..nout {
+                let out = self.join.info.agg.as_ref().expect("GpuPreAgg").outputs[i];
+                let (isnull, value) = match out {
+                    _ if out.host_evaluated() => {
+                        // PostgreSQL's value of the key at the group's
+                        // representative combination (a member of the group)
+                        if host_key == 0 {
+                            self.join.fill_slot_group(self.key_slot, g);
+                        }
+                        let st = self.host_keys[host_key];
+                        host_key += 1;
+                        let saved = (*econtext).ecxt_scantuple;
+                        (*econtext).ecxt_scantuple = self.key_slot;
+                        let mut isnull = false;
+                        let d = pg_sys::ExecEvalExprSwitchContext(st, econtext, &mut isnull);
+                        (*econtext).ecxt_scantuple = saved;
+                        (isnull, d)
+                    }
+                    AggOutput::Key { index, type_oid, column: None } => {
+                        let v = self.join.groups.key_value(g, index as usize);
+                        if v.isnull {
+                            (true, pg_sys::Datum::from(0))
+                        } else {
+                            (false, aggregates::device_datum(type_oid.into(), &v))
+                        }
+                    }
+                    AggOutput::Key { column: Some((s, key)), .. } => {
+                        let row = self.join.groups.row(s as usize, g);
+                        self.join.source_value(s, key, row)
+                    }
+                    AggOutput::Agg { op, encoding, arg_type } => {
+                        let spec = self.join.agg_spec.as_ref().expect("GpuPreAgg");
+                        let kind = spec.ops[op as usize].kind;
+                        let at = self.agg_words_at[op as usize] as usize;
+                        let words = &self.join.groups.group_words(g)[at..at + kind.nwords()];
+                        let Some(enc) = Encoding::from_u32(encoding) else {
+                            errors::raise_plain(
+                                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                                "invalid GpuPreAgg plan: unknown partial state".into(),
+                                None,
+                                Some("Re-plan the query."),
+                            )
+                        };
+                        let scale = spec.ops[op as usize].scale;
+                        let (d, n) = aggregates::partial_datum(enc, kind, arg_type.into(), scale, words);
+                        (n, d)
+                    }
+                };
+                *(*slot).tts_isnull.add(i) = isnull;
+                *(*slot).tts_values.add(i) = value;
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+            pg_sys::ExecStoreVirtualTuple(slot);
+        }
+    }
+}
+
+/// ExecScan's access method: the next group as a scan tuple.
+#[pg_guard]
+unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sys::TupleTableSlot {
+    let node = ss as *mut pg_sys::CustomScanState;
+    // SAFETY: ExecScan calls this with our node.
+    unsafe {
+        let Some(st) = state_of(node) else { return std::ptr::null_mut() };
+        let slot = (*ss).ss_ScanTupleSlot;
+        st.join.prepare(node);
+        loop {
+            if st.join.cursor < st.join.groups.count {
+                let g = st.join.cursor;
+                st.join.cursor += 1;
+                st.fill_group_slot(node, slot, g);
+                return slot;
+            }
+            if st.join.fill_chunk(node) || st.join.next_unmatched() {
+                continue;
+            }
+            return pg_sys::ExecClearTuple(slot);
+        }
+    }
+}
