@@ -49,6 +49,8 @@ fn main() {
         .flag("-Werror")
         .flag("-Wno-unused-function")
         .opt_level(2);
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    check_headers_stand_alone(&build, &headers, &out_dir);
     for unit in &units {
         build.file(unit);
     }
@@ -69,13 +71,55 @@ fn main() {
         writeln!(table, "    ({name:?}, include_str!({:?})),", u.display().to_string()).unwrap();
     }
     table.push_str("];\n");
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("device_sources.rs");
+    let out = out_dir.join("device_sources.rs");
     std::fs::write(out, table).expect("write device_sources.rs");
 
     // The device catalog (types and functions), from the same .def files
     // the device code includes.
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("device_catalog.rs");
+    let out = out_dir.join("device_catalog.rs");
     std::fs::write(out, catalog_rs(&include)).expect("write device_catalog.rs");
+}
+
+/// Every header must stand alone: a translation unit that includes it
+/// (twice, which proves its include guard too) and nothing else must
+/// compile with the CPU engine's compiler and flags.  A header that leans
+/// on what another happened to include before it fails the build here,
+/// naming the header, instead of some later unit that includes it first.
+/// NVRTC's view of the same headers is checked by the tests
+/// (`tests/engines.rs`, each header alone with `-fdevice-syntax-only`).
+fn check_headers_stand_alone(build: &cc::Build, headers: &[PathBuf], out_dir: &Path) {
+    let dir = out_dir.join("standalone");
+    std::fs::create_dir_all(&dir).expect("create standalone/");
+    let compiler = build.get_compiler();
+    let mut running = Vec::new();
+    for h in headers.iter().filter(|h| h.extension().is_some_and(|x| x == "h")) {
+        let name = h.file_name().unwrap().to_string_lossy().into_owned();
+        let unit = dir.join(format!("{name}.cpp"));
+        std::fs::write(&unit, format!("#include \"{name}\"\n#include \"{name}\"\n")).expect("write unit");
+        let child = compiler
+            .to_command()
+            .arg("-fsyntax-only")
+            .arg(&unit)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", compiler.path()));
+        running.push((name, child));
+    }
+    let mut failed = String::new();
+    for (name, child) in running {
+        let out = child.wait_with_output().expect("wait for the compiler");
+        if !out.status.success() {
+            writeln!(
+                failed,
+                "{name} does not compile as the only include of a unit:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+            .unwrap();
+        }
+    }
+    assert!(failed.is_empty(), "device headers must stand alone (include what they use):\n{failed}");
 }
 
 /// The arguments of each `NAME(...)` line of a .def file.

@@ -10,10 +10,17 @@
  * the text of int2, int4, int8 and numeric values (their output
  * functions, as a cast to text calls them) and of bool (booltext).
  *
- * Included by device_interp.h after device_wide.h.
+ * Mirrors: src/backend/utils/adt/timestamp.c, date.c, int.c, int8.c,
+ * numeric.c (float4_numeric, float8_numeric, numeric_out) and bool.c.
  */
 #ifndef PGSTROM_DEVICE_CASTS_H
 #define PGSTROM_DEVICE_CASTS_H
+
+#include "device_datetime.h"
+#include "device_float.h"
+#include "device_numeric.h"
+#include "device_text.h"
+#include "device_wide.h"
 
 /* timestamp_time: the time of day; NULL for an infinite timestamp */
 DEVICE_FUNC int32_t

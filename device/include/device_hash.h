@@ -8,6 +8,9 @@
  * float8 with -0 = 0 and one NaN, text by its bytes, bpchar without
  * trailing blanks, numerics by value whatever their display scale (1.0 =
  * 1.00), intervals by their span.
+ *
+ * Mirrors: no PostgreSQL file; these are pg_strom's own hashes, not the
+ * values of PostgreSQL's hash functions (hashfunc.c and friends).
  */
 #ifndef PGSTROM_DEVICE_HASH_H
 #define PGSTROM_DEVICE_HASH_H

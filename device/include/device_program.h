@@ -16,6 +16,9 @@
  * of every path.  The interpreter checks bounds again as it runs and
  * reports DEVERR_INVALID_PROGRAM rather than touching memory it should not.
  * Keep this file and program.rs in step.
+ *
+ * Mirrors: no PostgreSQL file; the counterpart of src/include/executor/
+ * execExpr.h (ExprEvalStep) for pg_strom's own byte code.
  */
 #ifndef PGSTROM_DEVICE_PROGRAM_H
 #define PGSTROM_DEVICE_PROGRAM_H
@@ -203,5 +206,17 @@ typedef struct
     const uint32_t *offsets;    /* variable-length types: nrows+1 offsets
                                  * into values; NULL otherwise */
 } DevColumn;
+
+/* A little-endian integer of `n` bytes at any alignment (columns,
+ * constants and tables in the data section are little-endian). */
+DEVICE_FUNC int64_t
+dev_load_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+
+    for (int i = n - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return (int64_t) v;
+}
 
 #endif  /* PGSTROM_DEVICE_PROGRAM_H */

@@ -4,12 +4,17 @@
  * btrim / ltrim / rtrim and split_part, as varlena.c and oracle_compat.c
  * compute them: by UTF-8 characters for text (codegen offloads them in
  * UTF-8 databases only), by bytes for bytea.  A result points into its
- * argument's bytes, which live as long as the row's evaluation.
+ * argument's bytes, which live as long as the row's evaluation.  Also
+ * lower / upper and || (in the row's scratch memory) and ILIKE over ASCII
+ * text.
  *
- * Included by device_interp.h after the text helpers.
+ * Mirrors: src/backend/utils/adt/varlena.c, oracle_compat.c, like.c
+ * (ILIKE).
  */
 #ifndef PGSTROM_DEVICE_STRINGS_H
 #define PGSTROM_DEVICE_STRINGS_H
+
+#include "device_text.h"
 
 /* Bytes of the UTF-8 character starting at s[0] (pg_utf_mblen), at most
  * `len`; one byte a character when `bytes`. */

@@ -26,9 +26,17 @@
  * PostgreSQL (the host found neither rule; no zone is known to do this).
  * The host checked the layout, the order of the segments and every mode
  * (program.rs), so the device only reads it.
+ *
+ * Mirrors: src/timezone/localtime.c (pg_localtime, pg_next_dst_boundary),
+ * src/backend/utils/adt/datetime.c (DetermineTimeZoneOffset) and the
+ * timestamptz functions of timestamp.c and date.c.
  */
 #ifndef PGSTROM_DEVICE_TZ_H
 #define PGSTROM_DEVICE_TZ_H
+
+#include "device_compare.h"
+#include "device_datetime.h"
+#include "device_wide.h"
 
 #define DEV_TZ_MAGIC        0x315A5450U     /* "PTZ1" little-endian */
 #define DEV_TZ_HEADER       104
@@ -38,8 +46,6 @@
 #define DEV_TZ_PERIODIC     2
 /* (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY */
 #define DEV_PG_UNIX_SECS    946684800LL
-
-DEVICE_FUNC int64_t dev_load_le(const uint8_t *p, int n);
 
 /* What pg_next_dst_boundary and pg_localtime say at one second. */
 typedef struct

@@ -8,10 +8,16 @@
  * time - time, and LIKE over bytea.  Each follows timestamp.c, date.c,
  * uuid.c and varlena.c: the same results, infinities and errors.
  *
- * Included by device_interp.h after the date/time and text helpers.
+ * Mirrors: src/backend/utils/adt/timestamp.c (interval), date.c (time,
+ * timetz), uuid.c, varlena.c (bytea).
  */
 #ifndef PGSTROM_DEVICE_WIDE_H
 #define PGSTROM_DEVICE_WIDE_H
+
+#include "device_datetime.h"
+#include "device_float.h"
+#include "device_numeric.h"
+#include "device_text.h"
 
 #define DEV_INT32_MIN           (-2147483647 - 1)
 #define DEV_INT32_MAX           2147483647

@@ -10,6 +10,9 @@
  * Rules for device code: no exceptions, no RTTI, no libc beyond what is
  * defined here, no dynamic allocation.  Errors are reported as a status
  * code (PGSTROM_STATUS_*) and never as a C++ exception or a trap.
+ *
+ * Mirrors: src/include/c.h in spirit (the base every other header
+ * includes); no PostgreSQL code.
  */
 #ifndef PGSTROM_DEVICE_H
 #define PGSTROM_DEVICE_H

@@ -134,6 +134,27 @@ fn nvrtc_compiles_all_device_code_once_per_cache() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// NVRTC's half of the standalone-header check (build.rs does the host
+/// compiler's): each device header, as the only include of a unit (twice:
+/// its include guard too), passes NVRTC's front end with the options of
+/// the real build, so the GPU-only branches stand alone as well.
+#[test]
+fn nvrtc_accepts_each_header_alone() {
+    let Some(nvrtc) = nvrtc_or_skip() else { return };
+    let arch = nvrtc_archs().remove(0);
+    let mut options = device_code::NVRTC_OPTIONS.to_vec();
+    options.push("-fdevice-syntax-only");
+    let files = device_code::includable_files();
+    let mut failed = Vec::new();
+    for (name, _) in device_code::DEVICE_HEADERS.iter().filter(|(n, _)| n.ends_with(".h")) {
+        let unit = format!("#include \"{name}\"\n#include \"{name}\"\n");
+        if let Err(e) = nvrtc.compile_cubin("alone.cu", &unit, &files, &arch, &options) {
+            failed.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(failed.is_empty(), "device headers that do not stand alone under NVRTC:\n{}", failed.join("\n"));
+}
+
 #[test]
 fn nvrtc_compile_errors_carry_the_log() {
     let Some(nvrtc) = nvrtc_or_skip() else { return };
