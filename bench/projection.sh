@@ -4,7 +4,7 @@
 #
 # Against the running cluster of the environment, on the GPU machine after
 # scripts/carry-install.sh: a table of ROWS rows (default 20,000,000) of
-# three float8 coordinates; the seed's distance and another expression
+# three float8 coordinates; PG-Strom's write-ups' distance and another expression
 # computed for the rows of a filter passing 50%, consumed above the scan
 # (OFFSET 0 keeps them in the scan's output), serial and with 8 workers,
 # each timed 3 times (the median).  Results must be equal.

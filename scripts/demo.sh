@@ -2,8 +2,8 @@
 # scripts/demo.sh - the main job on the development cluster (make demo):
 # which GPU and engine pg_strom found, the device code built by NVRTC, then
 # the Star Schema Benchmark at a small scale (SSB_SF, default 1): the
-# generated tables, the plans pg_strom makes, and the 13 queries (plus the
-# seed's Q1.2 variant) with pg_strom on and off, their times and speedups,
+# generated tables, the plans pg_strom makes, and the 13 queries (plus
+# PG-Strom's write-ups' Q1.2 variant) with pg_strom on and off, their times and speedups,
 # results compared (bench/ssb/ssb.py; docs/benchmark.md).
 set -euo pipefail
 # shellcheck source=env.sh
@@ -24,7 +24,7 @@ fi
 sf=${SSB_SF:-1}
 echo; echo "=> the Star Schema Benchmark at scale $sf (lineorder: $(python3 -c "print(int(6000000 * $sf))") rows)"
 python3 "$PGSTROM_ROOT/bench/ssb/ssb.py" gen --sf "$sf"
-echo; echo "=> Q1.2 of the seed (statistics-friendly variant): the lineorder quals run in GpuScan"
+echo; echo "=> Q1.2 of PG-Strom's write-ups (statistics-friendly variant): the lineorder quals run in GpuScan"
 psql -X -P pager=off -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF)
 $(grep -v '^--' "$PGSTROM_ROOT/bench/ssb/queries/q1_2s.sql")"
 echo; echo "=> the queries with pg_strom off (pg) and on (strom)"

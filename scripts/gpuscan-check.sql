@@ -1,5 +1,5 @@
 -- scripts/gpuscan-check.sql - GpuScan on a larger generated table, run by
--- scripts/gpu-check.sh on the GPU machine: the seed's queries and a few
+-- scripts/gpu-check.sh on the GPU machine: PG-Strom's write-ups' queries and a few
 -- filters, each with PostgreSQL's own plan, GpuScan on the GPU engine and
 -- GpuScan on the CPU engine.  Results are compared (md5 of the sorted ids);
 -- times are one warm run each (plpgsql, so no parallel plans): a smoke

@@ -1,7 +1,7 @@
 -- bench/ssb/schema.sql - the Star Schema Benchmark tables and the value
 -- helpers of the generator (schema ssb_gen).  Column names and types follow
--- the seeds' lineorder (lo_ordertotalprice, lo_commit_date char(8)), except
--- that the keys are integers (the seeds' numeric keys do not change what a
+-- PG-Strom's write-ups' lineorder (lo_ordertotalprice, lo_commit_date char(8)), except
+-- that the keys are integers (PG-Strom's write-ups' numeric keys do not change what a
 -- query reads, and DuckDB gets the same types).
 -- psql variables: none.  Idempotent: drops and re-creates the tables.
 DROP TABLE IF EXISTS lineorder, lineorder_sort, date1, customer, supplier, part;

@@ -223,9 +223,9 @@ def cmd_load(a):
 
 def write_arrow(con, data):
     """lineorder as an Arrow file for the arrow mode, sorted by lo_orderdate
-    (the seed's log-like layout) with min/max statistics of lo_orderdate per
+    (PG-Strom's write-ups' log-like layout) with min/max statistics of lo_orderdate per
     record batch, in about 64 batches: written by pg2arrow --stat (installed
-    beside psql) as the seed does, else by pyarrow from DuckDB's table."""
+    beside psql) as PG-Strom's write-ups do, else by pyarrow from DuckDB's table."""
     path = os.path.join(data, "lineorder.arrow")
     if os.path.exists(path):
         os.remove(path)
@@ -536,7 +536,7 @@ def print_table(results, ran, queries, db_bytes, skipped):
 
 def write_chart(out, results, ran, queries, db_bytes, sf):
     """Throughput (database size / response time) per query per mode, as
-    the seeds chart it."""
+    PG-Strom's write-ups chart it."""
     try:
         from PIL import Image, ImageDraw
     except ImportError:

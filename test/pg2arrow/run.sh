@@ -11,7 +11,7 @@
 #     SIGTERM in the middle of a large append leave the file byte-identical;
 #     after SIGKILL Arrow_Fdw still reads the old rows and --recover puts
 #     the old bytes back
-#  4. --inner-join / --outer-join as in the seed (t_b holds the even ids)
+#  4. --inner-join / --outer-join as in PG-Strom's write-ups (t_b holds the even ids)
 #  5. bad input: options, SQL errors, unwritable output, values Arrow
 #     cannot hold; never a file left as if complete
 set -uo pipefail
@@ -221,7 +221,7 @@ else
 fi
 [ "$(q -c "SELECT count(*) FROM ap")" = 3000 ] || bad "rows after the interrupted appends"
 
-# --- 4. --inner-join / --outer-join (seed 002) -------------------------------------
+# --- 4. --inner-join / --outer-join (as in PG-Strom's write-ups on Arrow statistics) -------------------------------------
 # ($(id) is pg2arrow's placeholder for a column of the row, not the shell's)
 # shellcheck disable=SC2016
 "$P" -d $db -t t_a --inner-join 'SELECT b1,b2 FROM t_b WHERE $(id) = id' -o "$dir/j1.arrow" || bad "--inner-join"

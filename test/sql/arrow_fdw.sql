@@ -1,6 +1,6 @@
 -- Arrow_Fdw: files written by pyarrow (test/arrow/gen.py, run by
 -- scripts/test-sql.sh into /tmp/pgstrom_arrow_test) read back exactly;
--- IMPORT FOREIGN SCHEMA as the seeds write it; referenced columns,
+-- IMPORT FOREIGN SCHEMA as PG-Strom's write-ups write it; referenced columns,
 -- statistics hints and files in EXPLAIN; parallel scans; options,
 -- permissions and damaged files.
 SET TimeZone = 'UTC';
@@ -30,7 +30,7 @@ BEGIN
   RETURN NULL;
 END $$;
 
--- the seed's IMPORT FOREIGN SCHEMA: a table named after the remote schema
+-- PG-Strom's write-ups' IMPORT FOREIGN SCHEMA: a table named after the remote schema
 IMPORT FOREIGN SCHEMA arrow_types FROM SERVER arrow_fdw INTO public
   OPTIONS (file '/tmp/pgstrom_arrow_test/types.arrow');
 \d arrow_types
@@ -85,7 +85,7 @@ EXECUTE af_p(19941001);
 EXECUTE af_p(0);
 EXECUTE af_p(NULL);
 RESET plan_cache_mode;
--- the seed's switch
+-- PG-Strom's write-ups' switch
 SET arrow_fdw.stats_hint_enabled = off;
 SELECT * FROM explain_masked('SELECT count(*) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430');
 SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430;

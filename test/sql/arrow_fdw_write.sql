@@ -1,4 +1,4 @@
--- Writable Arrow_Fdw (docs/arrow_fdw.md): the seed's example verbatim,
+-- Writable Arrow_Fdw (docs/arrow_fdw.md): PG-Strom's write-ups' example verbatim,
 -- every writable type with NULLs read back exactly, COPY FROM, a
 -- transactional truncate, and the refusals.  Files go to
 -- /tmp/pgstrom_arrow_test/w (made by test/arrow/gen.py, writable by all).

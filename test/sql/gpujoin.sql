@@ -13,7 +13,7 @@ CREATE TABLE gj_t2 AS SELECT i AS bid, 'b' || i AS bname FROM generate_series(0,
 ANALYZE gj_t0, gj_t1, gj_t2;
 
 
--- the seed's query
+-- PG-Strom's write-ups' query
 SELECT * FROM explain_masked('SELECT cat, count(*), avg(ax) FROM gj_t0 NATURAL JOIN gj_t1 GROUP BY cat');
 -- (avg rounded: the join returns rows in any order, float sums vary in the last bits)
 SELECT cat, count(*), round(avg(ax)::numeric, 9) FROM gj_t0 NATURAL JOIN gj_t1 GROUP BY cat ORDER BY cat;

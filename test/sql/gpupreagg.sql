@@ -18,7 +18,7 @@ CREATE TABLE pa_supp AS SELECT i AS s_key, CASE WHEN i % 4 = 0 THEN 'AMERICA' EL
 ANALYZE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp;
 
 
--- the seed's query: GROUP BY cat over the join, in one node
+-- PG-Strom's write-ups' query: GROUP BY cat over the join, in one node
 SELECT * FROM explain_masked('SELECT cat, count(*), avg(ax) FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY cat');
 SELECT cat, count(*), round(avg(ax)::numeric, 9) FROM pa_t0 NATURAL JOIN pa_t1 GROUP BY cat ORDER BY cat;
 

@@ -317,7 +317,7 @@ SELECT gs_plan('SELECT * FROM gs_t WHERE f8 < 0') AS disabled;
 RESET pg_strom.enable_gpuscan;
 SET pg_strom.gpu_setup_cost = 0;
 
--- The seed's queries: a distance filter and LIKE on a generated table.
+-- PG-Strom's write-ups' queries: a distance filter and LIKE on a generated table.
 SELECT pgstrom.random_setseed(64);
 CREATE TABLE t_64g AS
 SELECT id, pgstrom.random_float(0, 0, 1000) AS x, pgstrom.random_float(0, 0, 1000) AS y,
@@ -331,7 +331,7 @@ SELECT * FROM explain_masked($$SELECT * FROM t_64g WHERE memo LIKE '%abcd%'$$);
 \set q 'SELECT * FROM t_64g WHERE memo LIKE $$%ab%$$'
 :check
 
--- GPU Projection: output expressions computed on the device (the seed's
+-- GPU Projection: output expressions computed on the device (PG-Strom's write-ups'
 -- distance as a column; every fixed-width type, NULLs, NaN, -0), the
 -- others (text, a function the device lacks) on the CPU; only for rows the
 -- device filter passes (the division by zero of removed rows is never

@@ -22,7 +22,7 @@ SELECT pgstrom.random_setseed(1);
 SELECT count(*) FILTER (WHERE v < 0) > 0 AS neg, count(*) FILTER (WHERE v > 0) > 0 AS pos
   FROM (SELECT pgstrom.random_int(0, -9223372036854775808, 9223372036854775807) v FROM generate_series(1, 100)) s;
 SELECT DISTINCT pgstrom.random_int(0, 5, 5) FROM generate_series(1, 10);
--- Ratio 1.0 gives only NULLs; the seeds' calls with defaults.
+-- Ratio 1.0 gives only NULLs; PG-Strom's write-ups' calls with defaults.
 SELECT count(*) FILTER (WHERE pgstrom.random_int(1.0) IS NULL) AS all_null FROM generate_series(1, 50);
 SELECT bool_and(v >= 123.0 AND v < 154.2) AS seed_float_ok
   FROM (SELECT pgstrom.random_float(0, 123.0, 154.2) v FROM generate_series(1, 1000)) s;

@@ -1,4 +1,4 @@
--- the seed's Q1.2 with a range on lo_orderdate that statistics can skip by
+-- PG-Strom's write-ups' Q1.2 with a range on lo_orderdate that statistics can skip by
 SELECT sum(lo_extendedprice * lo_discount) AS revenue
   FROM lineorder, date1
  WHERE lo_orderdate = d_datekey

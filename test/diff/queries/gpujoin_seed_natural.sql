@@ -1,4 +1,4 @@
--- the seed's query: NATURAL JOIN then GROUP BY cat (avg is a float aggregate)
+-- PG-Strom's write-ups' query: NATURAL JOIN then GROUP BY cat (avg is a float aggregate)
 -- expect: GpuJoin
 -- set: pg_strom.enable_gpupreagg = off
 -- set: pg_strom.gpu_setup_cost = 0

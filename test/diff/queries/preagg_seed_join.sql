@@ -1,4 +1,4 @@
--- the seed's join and GROUP BY: GpuPreAgg with the GpuJoin combined
+-- PG-Strom's write-ups' join and GROUP BY: GpuPreAgg with the GpuJoin combined
 -- expect: GpuPreAgg
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0

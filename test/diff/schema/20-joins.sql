@@ -1,7 +1,7 @@
 -- test/diff/schema/20-joins.sql - inner relations for the GpuJoin tests,
 -- joined with diff_types (the outer, 100,000 rows): duplicate keys, NULL
--- keys, keys of every hashable device type, an empty relation, and the
--- seed's t0 / t1 (NATURAL JOIN ... GROUP BY cat).
+-- keys, keys of every hashable device type, an empty relation, and
+-- PG-Strom's write-ups' t0 / t1 (NATURAL JOIN ... GROUP BY cat).
 DROP TABLE IF EXISTS dj_a, dj_b, dj_c, dj_empty, t0, t1, diff_pk;
 CREATE TABLE dj_a AS
 SELECT i AS ak,
