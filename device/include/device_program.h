@@ -15,7 +15,10 @@
  * run: magic, version, jump targets, operand indexes and the stack depth
  * of every path.  The interpreter checks bounds again as it runs and
  * reports DEVERR_INVALID_PROGRAM rather than touching memory it should not.
- * Keep this file and program.rs in step.
+ * The constants, op codes and error codes come from device_program.def,
+ * device_ops.def and device_errors.def, which build.rs turns into
+ * program.rs's too; the struct layouts here and program.rs's serializer
+ * are kept in step by hand.
  *
  * Mirrors: no PostgreSQL file; the counterpart of src/include/executor/
  * execExpr.h (ExprEvalStep) for pg_strom's own byte code.
@@ -25,10 +28,14 @@
 
 #include "pgstrom_device.h"
 
-#define PGSTROM_PROGRAM_MAGIC    0x47505350U    /* "PSPG" little-endian */
-#define PGSTROM_PROGRAM_VERSION  3
-#define PGSTROM_MAX_STACK        32
-#define PGSTROM_MAX_LOCALS       16
+/* PGSTROM_PROGRAM_MAGIC, PGSTROM_PROGRAM_VERSION, PGSTROM_MAX_STACK and
+ * PGSTROM_MAX_LOCALS (device_program.def, shared with program.rs) */
+enum DevProgramConst
+{
+#define DEVPROG(name, rust_name, rust_type, value, doc) PGSTROM_##name = value,
+#include "device_program.def"
+#undef DEVPROG
+};
 
 typedef struct
 {
@@ -71,85 +78,29 @@ enum DevFunc
     FUNC__COUNT
 };
 
-/* Instructions (stack effect in brackets). */
+/* Instructions: OP_<name> (device_ops.def, shared with program.rs, has
+ * each one's stack effect and meaning). */
 enum DevOp
 {
-    OP_VAR = 1,                 /* [+1] push column `arg` of this row */
-    OP_CONST = 2,               /* [+1] push `imm` as a value of `type`; for
-                                 * text/bpchar/numeric: data + imm, `arg`
-                                 * bytes */
-    OP_NULL = 3,                /* [+1] push NULL */
-    OP_PARAM = 4,               /* [+1] push parameter `arg` */
-    OP_FUNC = 5,                /* [-nargs+1] call function `arg` */
-    OP_JUMP = 6,                /* [0] go to `arg` */
-    OP_JUMP_IF_FALSE_KEEP = 7,  /* [0] top is FALSE: go to `arg` */
-    OP_JUMP_IF_TRUE_KEEP = 8,   /* [0] top is TRUE: go to `arg` */
-    OP_JUMP_IF_NOT_TRUE = 9,    /* [-1] pop; not TRUE (false/NULL): go to `arg` */
-    OP_JUMP_IF_NOT_NULL_KEEP = 10, /* [0] top is not NULL: go to `arg` */
-    OP_POP = 11,                /* [-1] */
-    OP_AND2 = 12,               /* [-1] three-valued AND of the top two */
-    OP_OR2 = 13,                /* [-1] three-valued OR */
-    OP_NOT = 14,                /* [0] */
-    OP_IS_NULL = 15,            /* [0] */
-    OP_IS_NOT_NULL = 16,        /* [0] */
-    OP_IS_TRUE = 17,            /* [0] BooleanTest family, never NULL */
-    OP_IS_NOT_TRUE = 18,
-    OP_IS_FALSE = 19,
-    OP_IS_NOT_FALSE = 20,
-    OP_IS_UNKNOWN = 21,
-    OP_IS_NOT_UNKNOWN = 22,
-    OP_DISTINCT = 23,           /* [-1] IS DISTINCT FROM; `arg` = equality function */
-    OP_STORE_LOCAL = 24,        /* [-1] pop into local slot `arg` */
-    OP_LOAD_LOCAL = 25,         /* [+1] push local slot `arg` (NULL if never stored) */
-    OP_MINMAX2 = 26,            /* [-1] GREATEST/LEAST step: of a, b keep b when
-                                 * b is not NULL and (a is NULL or `arg`(b, a)) */
-    OP_IN_SORTED = 27,          /* [0] x = ANY / x <> ALL (a constant array):
-                                 * binary search of the sorted set at data +
-                                 * imm (DevInSet) for the top value, of
-                                 * element type `type`, confirmed by
-                                 * comparison `arg` (= for ANY, <> for ALL) */
+#define DEVOP(name, rust_name, code, mnemonic, doc) OP_##name = code,
+#include "device_ops.def"
+#undef DEVOP
     OP__COUNT
 };
 
 /*
- * Errors a program can raise.  Those >= DEVERR_SQL_FIRST are PostgreSQL's
- * own errors (same SQLSTATE and message, see runtime::program::SqlError);
- * the others mean the program itself is broken.
+ * Errors a program can raise: DEVERR_<name> (device_errors.def, shared with
+ * program.rs).  Those with a SQLSTATE are PostgreSQL's own errors (same
+ * SQLSTATE and message, see runtime::program::sql_error); the others mean
+ * the row must go to PostgreSQL (DEVERR_NEEDS_CPU) or the program itself
+ * is broken.
  */
-#define DEVERR_OK                0
-#define DEVERR_INVALID_PROGRAM   3
-#define DEVERR_SQL_FIRST         16
-#define DEVERR_SMALLINT_RANGE    16     /* 22003 smallint out of range */
-#define DEVERR_INTEGER_RANGE     17     /* 22003 integer out of range */
-#define DEVERR_BIGINT_RANGE      18     /* 22003 bigint out of range */
-#define DEVERR_DIVISION_BY_ZERO  19     /* 22012 division by zero */
-#define DEVERR_FLOAT_OVERFLOW    20     /* 22003 value out of range: overflow */
-#define DEVERR_FLOAT_UNDERFLOW   21     /* 22003 value out of range: underflow */
-#define DEVERR_DATE_RANGE        22     /* 22008 date out of range */
-#define DEVERR_INFINITE_DATES    23     /* 22008 cannot subtract infinite dates */
-#define DEVERR_SQRT_NEGATIVE     24     /* 2201F cannot take square root of a negative number */
-#define DEVERR_LIKE_ESCAPE       25     /* 22025 LIKE pattern must not end with escape character */
-#define DEVERR_LIKE_TOO_COMPLEX  4      /* a pattern nests more '%' than the device tracks */
-#define DEVERR_NEEDS_CPU         5      /* this engine cannot compute the value exactly as
-                                         * PostgreSQL does: the row takes the CPU path */
-#define DEVERR_POWER_ZERO_NEG    26     /* 2201F zero raised to a negative power is undefined */
-#define DEVERR_POWER_COMPLEX     27     /* 2201F a negative number raised to a non-integer power ... */
-#define DEVERR_NUMERIC_NAN_INT2  28     /* 0A000 cannot convert NaN to smallint */
-#define DEVERR_NUMERIC_NAN_INT4  29     /* 0A000 cannot convert NaN to integer */
-#define DEVERR_NUMERIC_NAN_INT8  30     /* 0A000 cannot convert NaN to bigint */
-#define DEVERR_NUMERIC_INF_INT2  31     /* 0A000 cannot convert infinity to smallint */
-#define DEVERR_NUMERIC_INF_INT4  32     /* 0A000 cannot convert infinity to integer */
-#define DEVERR_NUMERIC_INF_INT8  33     /* 0A000 cannot convert infinity to bigint */
-#define DEVERR_DATE_TS_RANGE     34     /* 22008 date out of range for timestamp */
-#define DEVERR_TIMESTAMP_RANGE   35     /* 22008 timestamp out of range */
-#define DEVERR_INTERVAL_RANGE    36     /* 22008 interval out of range */
-#define DEVERR_TIME_INFINITE_ADD 37     /* 22008 cannot add infinite interval to time */
-#define DEVERR_TIME_INFINITE_SUB 38     /* 22008 cannot subtract infinite interval from time */
-#define DEVERR_SUBSTRING_NEGATIVE 39    /* 22011 negative substring length not allowed */
-#define DEVERR_SPLIT_PART_ZERO   40     /* 22023 field position must not be zero */
-#define DEVERR_LOG_ZERO          41     /* 2201E cannot take logarithm of zero */
-#define DEVERR_LOG_NEGATIVE      42     /* 2201E cannot take logarithm of a negative number */
-#define DEVERR_INPUT_RANGE       43     /* 22003 input is out of range */
+enum DevErr
+{
+#define DEVERR(name, code, sqlstate, message) DEVERR_##name = code,
+#include "device_errors.def"
+#undef DEVERR
+};
 
 /*
  * A program is evaluated at one row of each source (see DevColumn.source):

@@ -64,21 +64,13 @@
  */
 #include "device_hash.h"
 
-#define AGGOP_COUNT         1
-#define AGGOP_SUM_INT       2
-#define AGGOP_SUM_FLT       3
-#define AGGOP_MOMENTS       4
-#define AGGOP_MOMENTS2      5
-#define AGGOP_MIN_INT       6
-#define AGGOP_MAX_INT       7
-#define AGGOP_MIN_FLT       8
-#define AGGOP_MAX_FLT       9
-#define AGGOP_SUM_NUM       10
-#define AGGOP_SUM_INTV      11
-#define AGGOP_MIN_NUM       12
-#define AGGOP_MAX_NUM       13
-#define AGGOP_MIN_ANY       14
-#define AGGOP_MAX_ANY       15
+/* The operations: AGGOP_<name> (device_aggops.def, shared with agg.rs). */
+enum DevAggKind
+{
+#define DEVAGG(name, rust_name, code, nwords, doc) AGGOP_##name = code,
+#include "device_aggops.def"
+#undef DEVAGG
+};
 
 #define PGSTROM_MAX_GROUP_KEYS  16
 #define PGSTROM_AGG_EMPTY       0xffffffffU

@@ -8,7 +8,7 @@
 
 use crate::catalog::type_info;
 use crate::error::DeviceError;
-use crate::program::{DEVERR_INVALID_PROGRAM, DEVERR_NEEDS_CPU, Program, sql_error};
+use crate::program::{DEVERR_INVALID_PROGRAM, DEVERR_LIKE_TOO_COMPLEX, DEVERR_NEEDS_CPU, Program, sql_error};
 
 /// Which engine runs the device code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -707,7 +707,7 @@ pub fn validate_columns_in(columns: &[ColumnData<'_>], nrows: u32, holds: Holds)
 pub fn eval_error(code: i32, row: u32) -> DeviceError {
     match sql_error(code) {
         Some((sqlstate, message)) => DeviceError::Sql { sqlstate, message, row },
-        None if code == 4 => DeviceError::Kernel {
+        None if code == DEVERR_LIKE_TOO_COMPLEX => DeviceError::Kernel {
             status: code,
             message: format!("LIKE pattern at row {row} nests more '%' wildcards than the device handles (16)"),
         },
