@@ -32,7 +32,10 @@ def run_psql(script, *, csv_out=True, extra_args=()):
     if csv_out:
         args += ["--csv", "-P", "null=" + NULL_MARK]
     args += list(extra_args)
-    return subprocess.run(args, input=script, capture_output=True, text=True)
+    # an error message may quote a value cut in the middle of a multibyte
+    # character (sqlsmith makes such values): undecodable bytes become
+    # U+FFFD, the same way for pg_strom on and off
+    return subprocess.run(args, input=script, capture_output=True, text=True, encoding="utf-8", errors="replace")
 
 
 def psql(sql, *, settings=(), csv_out=True, timing=False, extra_args=()):

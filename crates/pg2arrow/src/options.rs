@@ -174,7 +174,7 @@ fn long_of(short: char) -> Option<&'static str> {
 /// Parse the arguments (without the program name).
 pub fn parse(args: &[String]) -> Result<Options, String> {
     let mut o = Options::default();
-    // `pg2arrow -h` alone (no host given) shows the usage, as in the seed
+    // `pg2arrow -h` alone (no host given) shows the usage, as in PG-Strom's pg2arrow
     if args.len() == 1 && args[0] == "-h" {
         o.help = true;
         return Ok(o);

@@ -75,6 +75,8 @@ impl Default for DiscoveryTable {
 // SAFETY: plain old data with no pointers.
 unsafe impl PGRXSharedMemory for DiscoveryTable {}
 
+// SAFETY: one lock of this name, initialised by pg_shmem_init! in _PG_init
+// before any backend reads it.
 static TABLE: PgLwLock<DiscoveryTable> = unsafe { PgLwLock::new(c"pg_strom device discovery") };
 
 fn put_str(dst: &mut [u8], s: &str) {

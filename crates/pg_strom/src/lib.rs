@@ -26,6 +26,10 @@
 //!   EXPLAIN).
 //! - [`timezone`]: the session time zone as a table device programs read.
 
+// Every unsafe block says why it is sound; every unsafe fn says what its
+// callers promise.
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
 use pgrx::prelude::*;
 
 pub mod arrow_fdw;

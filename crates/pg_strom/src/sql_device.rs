@@ -29,7 +29,7 @@ fn device_info_rows() -> TableIterator<'static, (name!(id, i32), name!(property,
     TableIterator::new(rows)
 }
 
-/// The seeds' `pgstrom_device_info()`: every GPU property, one per row.
+/// PG-Strom's `pgstrom_device_info()`: every GPU property, one per row.
 #[pg_extern(volatile, parallel_safe)]
 fn pgstrom_device_info() -> TableIterator<'static, (name!(id, i32), name!(property, String), name!(value, String))> {
     device_info_rows()

@@ -3,7 +3,7 @@
 //! the writing transaction only until it commits.
 //!
 //! - One writer at a time: the first write of a transaction locks the
-//!   table in SHARE ROW EXCLUSIVE mode (as the seed says), and the file
+//!   table in SHARE ROW EXCLUSIVE mode (as PG-Strom does), and the file
 //!   with `flock` (shared with pg2arrow --append); readers are not blocked.
 //! - Values are written as pg2arrow writes them (`pgstrom_arrow::column`,
 //!   fed PostgreSQL's binary send format: fixed-width values from the
@@ -40,6 +40,7 @@ use super::file::ArrowFile;
 use super::scan::raise;
 use super::{options, types};
 use crate::errors::raise_plain;
+use crate::pg::memctx::Switched;
 
 /// Rows per record batch written (a statement writes at least one batch).
 const BATCH_ROWS: usize = 1 << 20;
@@ -225,13 +226,12 @@ impl ModifyState {
         // context is ours.
         unsafe {
             pg_sys::slot_getallattrs(slot);
-            let old = pg_sys::MemoryContextSwitchTo(self.row_cxt);
+            let cxt = Switched::to(self.row_cxt);
             let mut scratch = [0u8; 16];
             for c in &mut self.cols {
                 let v = (!*(*slot).tts_isnull.add(c.att))
                     .then(|| send_bytes(&c.plan, *(*slot).tts_values.add(c.att), c.send, &mut scratch));
                 if let Err(e) = c.column.append(v) {
-                    pg_sys::MemoryContextSwitchTo(old);
                     let code = if ["date", "timestamp", "interval"].iter().any(|w| e.contains(w)) {
                         PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW
                     } else if e.contains("UTF-8") {
@@ -250,7 +250,7 @@ impl ModifyState {
                     );
                 }
             }
-            pg_sys::MemoryContextSwitchTo(old);
+            drop(cxt);
             pg_sys::MemoryContextReset(self.row_cxt);
             self.rows += 1;
         }

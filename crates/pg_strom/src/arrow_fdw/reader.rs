@@ -28,6 +28,7 @@ use super::scan::{open_files, raise};
 use super::{stats, types};
 use crate::chunk::ColumnChunk;
 use crate::pg::explain::{prop_text, size_text};
+use crate::pg::memctx::Switched;
 
 /// Shared state of a parallel scan (in the DSM).
 #[repr(C)]
@@ -506,7 +507,7 @@ impl ArrowReader {
         // SAFETY: conversions allocate in dev_cxt, reset here.
         unsafe {
             pg_sys::MemoryContextReset(self.dev_cxt);
-            let old = pg_sys::MemoryContextSwitchTo(self.dev_cxt);
+            let _cxt = Switched::to(self.dev_cxt);
             let utf8_db = pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32;
             let ks: Vec<usize> = (0..self.device_columns)
                 .map(|d| {
@@ -570,7 +571,6 @@ impl ArrowReader {
                 }
                 self.pos.column = None;
             }
-            pg_sys::MemoryContextSwitchTo(old);
         }
     }
 

@@ -23,6 +23,10 @@
 //! | sum(interval), avg(interval) | SumIntv | interval_avg_serialize's bytea |
 //! | min, max (numeric(p,s) columns, p <= 18) | MinNum/MaxNum | numeric |
 //! | min, max (other numerics of <= 38 digits, interval, timetz) | MinAny/MaxAny | the type |
+//!
+//! Also the compilation of aggregate arguments and grouping keys, which
+//! must never need PostgreSQL (an aggregation has no per-row fallback):
+//! numerics only where [`numeric_bound`] proves 38 digits or fewer.
 
 use pgrx::IntoDatum;
 use pgrx::pg_sys;
@@ -30,7 +34,18 @@ use pgrx::prelude::*;
 
 use pgstrom_runtime::agg::{self, AggKind};
 
+use pgstrom_runtime::catalog::func_info;
+use pgstrom_runtime::program::Program;
+
+use super::catalog::device_function_of;
+use super::datum::numeric_of;
+use super::expr::{Fallback, compile_inner};
+use super::{Inputs, NotSupported, unsupported};
 use crate::errors;
+use crate::pg::list::from_list as list_nodes;
+
+pub(crate) use super::datum::varlena_datum;
+pub use super::datum::{device_datum, int_datum};
 
 /// How a group's words become a partial state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,17 +290,6 @@ fn f8d(v: f64) -> Datum8 {
     Datum8(v.into_datum().expect("float8 datum"))
 }
 
-/// A text, bpchar or bytea datum of `b` (in the current memory context).
-pub(crate) fn varlena_datum(b: &[u8]) -> pg_sys::Datum {
-    // SAFETY: a fresh varlena of the bytes' length.
-    unsafe {
-        let v = pg_sys::palloc(b.len() + pg_sys::VARHDRSZ) as *mut u8;
-        std::ptr::copy_nonoverlapping(b.as_ptr(), v.add(pg_sys::VARHDRSZ), b.len());
-        pgrx::set_varsize_4b(v.cast(), (b.len() + pg_sys::VARHDRSZ) as i32);
-        pg_sys::Datum::from(v)
-    }
-}
-
 /// Compile aggregate argument `x` for operation `kind`: the program and
 /// the operation's scale (`AggOp::scale`).
 ///
@@ -417,57 +421,269 @@ pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, scale: i32,
     }
 }
 
-/// A by-value datum of an integer-like type (int2, int4, date: 32 bits or
-/// fewer; int8, time, timestamp(tz): 64) from its sign-extended value.
-pub fn int_datum(t: pg_sys::Oid, v: i64) -> pg_sys::Datum {
-    match t {
-        pg_sys::INT2OID => (v as i16).into_datum().expect("int2"),
-        pg_sys::INT4OID | pg_sys::DATEOID => (v as i32).into_datum().expect("int4"),
-        pg_sys::BOOLOID => (v != 0).into_datum().expect("bool"),
-        _ => v.into_datum().expect("int8"),
+/// A bound on the values of numeric expression `e`: (precision, scale):
+/// every value has at most `scale` decimals and, at that scale, at most
+/// `precision` digits.  Known for typmod'd columns, constants, integers
+/// cast to numeric, + - * and the unary functions, round/trunc to a
+/// constant scale, ceil/floor/sign; None otherwise (division, ...).
+///
+/// # Safety
+/// `e` is a valid expression.
+pub unsafe fn numeric_bound(e: *mut pg_sys::Node) -> Option<(i32, i32)> {
+    // SAFETY: a valid expression (caller); each branch casts to the type
+    // its tag names.
+    unsafe {
+        let digits = |m: u128| m.checked_ilog10().map_or(1, |d| d as i32 + 1);
+        let int_digits = |t: pg_sys::Oid| match t {
+            pg_sys::INT2OID => Some(5),
+            pg_sys::INT4OID => Some(10),
+            pg_sys::INT8OID => Some(19),
+            _ => None,
+        };
+        match (*e).type_ {
+            pg_sys::NodeTag::T_RelabelType => numeric_bound((*(e as *mut pg_sys::RelabelType)).arg.cast()),
+            pg_sys::NodeTag::T_Var if (*(e as *mut pg_sys::Var)).vartype == pg_sys::NUMERICOID => {
+                let typmod = (*(e as *mut pg_sys::Var)).vartypmod;
+                if typmod < pg_sys::VARHDRSZ as i32 {
+                    return None;
+                }
+                let t = typmod - pg_sys::VARHDRSZ as i32;
+                let (p, s) = ((t >> 16) & 0xffff, (((t & 0x7ff) ^ 1024) - 1024));
+                (s >= 0 && p >= s).then_some((p, s))
+            }
+            pg_sys::NodeTag::T_Const => {
+                let c = e as *mut pg_sys::Const;
+                if (*c).constisnull {
+                    return Some((1, 0));
+                }
+                match (*c).consttype {
+                    pg_sys::NUMERICOID => {
+                        let n = numeric_of((*c).constvalue);
+                        match n.scale {
+                            pgstrom_runtime::numeric::NUM_BIG => None,
+                            s if s < 0 => Some((1, 0)),
+                            s => Some((digits(n.mant.unsigned_abs()).max(s), s)),
+                        }
+                    }
+                    t => int_digits(t).map(|p| (p, 0)),
+                }
+            }
+            pg_sys::NodeTag::T_OpExpr | pg_sys::NodeTag::T_FuncExpr => {
+                let (funcid, args) = if (*e).type_ == pg_sys::NodeTag::T_OpExpr {
+                    let o = e as *mut pg_sys::OpExpr;
+                    ((*o).opfuncid, (*o).args)
+                } else {
+                    let f = e as *mut pg_sys::FuncExpr;
+                    ((*f).funcid, (*f).args)
+                };
+                let f = func_info(device_function_of(funcid)?)?;
+                let args = list_nodes(args);
+                let arg = |i: usize| args.get(i).and_then(|&a| numeric_bound(a));
+                Some(match f.name {
+                    "NUMERIC_ADD" | "NUMERIC_SUB" => {
+                        let ((p1, s1), (p2, s2)) = (arg(0)?, arg(1)?);
+                        let s = s1.max(s2);
+                        ((p1 - s1).max(p2 - s2) + 1 + s, s)
+                    }
+                    "NUMERIC_MUL" => {
+                        let ((p1, s1), (p2, s2)) = (arg(0)?, arg(1)?);
+                        (p1 + p2, s1 + s2)
+                    }
+                    "NUMERIC_UMINUS" | "NUMERIC_UPLUS" | "NUMERIC_ABS" | "ABS_NUMERIC" => arg(0)?,
+                    "NUMERIC_INT2" | "NUMERIC_INT4" | "NUMERIC_INT8" => (int_digits(pg_sys::exprType(args[0]))?, 0),
+                    "ROUND_NUMERIC" | "TRUNC_NUMERIC" => {
+                        let (p, s) = arg(0)?;
+                        let c = args.get(1).copied()?;
+                        if (*c).type_ != pg_sys::NodeTag::T_Const || (*(c as *mut pg_sys::Const)).constisnull {
+                            return None;
+                        }
+                        let to = (*(c as *mut pg_sys::Const)).constvalue.value() as i32;
+                        if !(0..=38).contains(&to) {
+                            return None;
+                        }
+                        (p - s + 1 + to, to)
+                    }
+                    "CEIL_NUMERIC" | "CEILING_NUMERIC" | "FLOOR_NUMERIC" => {
+                        let (p, s) = arg(0)?;
+                        (p - s + 1, 0)
+                    }
+                    "SIGN_NUMERIC" => (1, 0),
+                    _ => return None,
+                })
+            }
+            _ => None,
+        }
     }
 }
 
-/// A non-NULL value the device computed (a grouping key, MinAny's
-/// value) as a datum of type `t`, a fixed-width device type.  Memory comes
-/// from the current context.
-pub fn device_datum(t: pg_sys::Oid, v: &agg::KeyValue) -> pg_sys::Datum {
-    let dtype = crate::codegen::device_type_of(t);
-    let info = dtype.and_then(pgstrom_runtime::catalog::type_info);
-    match t {
-        pg_sys::FLOAT4OID => f32::from_bits(v.bits as u32).into_datum().expect("float4"),
-        pg_sys::FLOAT8OID => f64::from_bits(v.bits as u64).into_datum().expect("float8"),
-        pg_sys::NUMERICOID => {
-            let n = v.numeric();
-            if n.scale == pgstrom_runtime::numeric::NUM_BIG {
-                errors::raise_plain(
-                    PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-                    "a numeric beyond the device's digits came back as a value".into(),
-                    None,
-                    None,
-                )
+/// Compile sum()'s or avg()'s numeric argument, when [`numeric_bound`]
+/// proves its values fit the device (38 digits): then the device never
+/// needs PostgreSQL for it.  Returns the program and the scale to sum at.
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_numeric_sum(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+) -> Result<(Program, i32), NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe {
+        match numeric_bound(expr) {
+            Some((p, s)) if p <= 38 => {
+                let (program, _) = compile_inner(expr, resolve, inputs, false, true, Fallback::BoundedNumeric)?;
+                Ok((program, s))
             }
-            let numeric = pgrx::AnyNumeric::try_from(n.to_text().as_str()).unwrap_or_else(|e| {
-                errors::raise_plain(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("device numeric: {e}"), None, None)
-            });
-            numeric.into_datum().expect("numeric datum")
+            Some((p, _)) => unsupported(format!("a numeric sum of up to {p} digits (the device sums 38)")),
+            None => unsupported("a numeric sum whose digits the planner cannot bound (declare numeric(p,s))".into()),
         }
-        _ if info.is_some_and(|i| i.name == "FLOAT2") => {
-            // held as the float4 of its value (exact)
-            let h = pgstrom_arrow::float2::f16::from_f32(f32::from_bits(v.bits as u32));
-            pg_sys::Datum::from(h.to_bits() as usize)
+    }
+}
+
+/// A grouping key, hashed and compared on the device, which returns its
+/// value (text, bpchar and bytea keys are read at the group's
+/// representative row instead).  A numeric key needs [`numeric_bound`] to
+/// prove at most 38 digits: with no PostgreSQL fallback in an aggregation,
+/// the device must hold every value.
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_group_key(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+) -> Result<(Program, pg_sys::Oid), NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe {
+        if pg_sys::exprType(expr) != pg_sys::NUMERICOID {
+            return compile_inner(expr, resolve, inputs, true, false, Fallback::None);
         }
-        _ if info.is_some_and(|i| i.width > 8) => {
-            // uuid, interval, timetz: their stored bytes
-            let width = info.map_or(0, |i| i.width);
-            let bytes = v.wide_bytes(width);
-            // SAFETY: a fresh allocation of the type's length.
-            unsafe {
-                let p = pg_sys::palloc(width) as *mut u8;
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, width);
-                pg_sys::Datum::from(p)
+        match numeric_bound(expr) {
+            Some((p, _)) if p <= 38 => compile_inner(expr, resolve, inputs, true, true, Fallback::BoundedNumeric),
+            Some((p, _)) => unsupported(format!("a numeric grouping key of up to {p} digits (the device holds 38)")),
+            None => unsupported(
+                "a numeric grouping key whose digits the planner cannot bound (declare numeric(p,s))".into(),
+            ),
+        }
+    }
+}
+
+/// The argument of min() / max() over numeric (of at most 38 digits, by
+/// [`numeric_bound`]), interval or timetz, compared on the device, which
+/// returns the winning value.
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_minmax_any(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+) -> Result<Program, NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe {
+        if pg_sys::exprType(expr) != pg_sys::NUMERICOID {
+            return compile_inner(expr, resolve, inputs, false, true, Fallback::None).map(|(p, _)| p);
+        }
+        match numeric_bound(expr) {
+            Some((p, _)) if p <= 38 => {
+                compile_inner(expr, resolve, inputs, false, true, Fallback::BoundedNumeric).map(|(p, _)| p)
             }
+            Some((p, _)) => unsupported(format!("min / max of a numeric of up to {p} digits (the device holds 38)")),
+            None => unsupported(
+                "min / max of a numeric whose digits the planner cannot bound (declare numeric(p,s))".into(),
+            ),
         }
-        _ => int_datum(t, v.bits),
+    }
+}
+
+/// The scale s of `e` when it is a column of type numeric(p,s) with p <=
+/// 18 (under any RelabelType): its values, NaN aside, are integers below
+/// 10^18 at scale s, which min() and max() compare on the device.
+///
+/// # Safety
+/// `e` is a valid expression.
+pub unsafe fn numeric_column_scale(e: *mut pg_sys::Node) -> Option<i32> {
+    // SAFETY: a valid expression (caller).
+    unsafe {
+        let v = strip_relabel(e);
+        if (*v).type_ != pg_sys::NodeTag::T_Var {
+            return None;
+        }
+        // a numeric Var's bound is its typmod's (precision, scale)
+        numeric_bound(v).filter(|&(p, _)| p <= 18).map(|(_, s)| s)
+    }
+}
+
+/// `e` without the RelabelTypes (binary-compatible casts) above it.
+///
+/// # Safety
+/// `e` is a valid expression.
+pub unsafe fn strip_relabel(e: *mut pg_sys::Node) -> *mut pg_sys::Node {
+    let mut v = e;
+    // SAFETY: a valid expression (caller); a RelabelType's arg is one too.
+    unsafe {
+        while (*v).type_ == pg_sys::NodeTag::T_RelabelType {
+            v = (*(v as *mut pg_sys::RelabelType)).arg.cast();
+        }
+    }
+    v
+}
+
+/// The argument of min() / max() over a numeric(p,s) column
+/// ([`numeric_column_scale`]): the column, its value kept on the device.
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_numeric_column(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+) -> Result<(Program, i32), NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe {
+        let Some(scale) = numeric_column_scale(expr) else {
+            return unsupported("min / max of numeric other than a numeric(p,s) column with p <= 18".into());
+        };
+        // a column of the type holds no value the device cannot
+        let (p, _) = compile_inner(expr, resolve, inputs, true, true, Fallback::BoundedNumeric)?;
+        Ok((p, scale))
+    }
+}
+
+/// A count() argument, of which only NULLs matter: a bare column of any
+/// device type compiles as `CASE WHEN col IS NOT NULL THEN true END`
+/// (numeric included: testing a value never needs PostgreSQL, and the
+/// program returns no numeric), anything else as [`compile_shared`] with
+/// its value kept on the device.
+///
+/// # Safety
+/// `expr` must be a valid expression tree.
+pub unsafe fn compile_count_arg(
+    expr: *mut pg_sys::Node,
+    resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
+    inputs: &mut Inputs,
+) -> Result<(Program, pg_sys::Oid), NotSupported> {
+    // SAFETY: valid expression (caller).
+    unsafe {
+        if (*strip_relabel(expr)).type_ != pg_sys::NodeTag::T_Var {
+            return compile_inner(expr, resolve, inputs, true, false, Fallback::None);
+        }
+        let nt = pg_sys::palloc0(std::mem::size_of::<pg_sys::NullTest>()) as *mut pg_sys::NullTest;
+        (*nt).xpr.type_ = pg_sys::NodeTag::T_NullTest;
+        (*nt).arg = expr.cast();
+        (*nt).nulltesttype = pg_sys::NullTestType::IS_NOT_NULL;
+        (*nt).location = -1;
+        let cw = pg_sys::palloc0(std::mem::size_of::<pg_sys::CaseWhen>()) as *mut pg_sys::CaseWhen;
+        (*cw).xpr.type_ = pg_sys::NodeTag::T_CaseWhen;
+        (*cw).expr = nt.cast();
+        (*cw).result = pg_sys::makeBoolConst(true, false).cast();
+        (*cw).location = -1;
+        let ce = pg_sys::palloc0(std::mem::size_of::<pg_sys::CaseExpr>()) as *mut pg_sys::CaseExpr;
+        (*ce).xpr.type_ = pg_sys::NodeTag::T_CaseExpr;
+        (*ce).casetype = pg_sys::BOOLOID;
+        (*ce).args = pg_sys::lappend(std::ptr::null_mut(), cw.cast());
+        (*ce).defresult = pg_sys::makeBoolConst(false, true).cast();
+        (*ce).location = -1;
+        compile_inner(ce.cast(), resolve, inputs, false, false, Fallback::BoundedNumeric)
     }
 }

@@ -39,6 +39,7 @@ use crate::customscan::params;
 use crate::gpujoin::NAME;
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo, NO_SOURCE};
 use crate::pg::list::{from_list, to_list};
+use crate::pg::memctx::Switched;
 use crate::pg::memctx::new_context;
 use crate::source::Source;
 use crate::source::heap_direct::{self, DirectCounters, HeapDirect};
@@ -371,7 +372,7 @@ impl GpuJoinExec {
                     if mslot.is_null() {
                         mslot = pg_sys::MakeSingleTupleTableSlot(desc, &raw const pg_sys::TTSOpsMinimalTuple);
                     }
-                    let old = pg_sys::MemoryContextSwitchTo(self.inner_cxt);
+                    let cxt = Switched::to(self.inner_cxt);
                     let mtup = pg_sys::ExecCopySlotMinimalTuple(slot);
                     pg_sys::ExecStoreMinimalTuple(mtup, mslot, false);
                     pg_sys::slot_getallattrs(mslot);
@@ -384,7 +385,7 @@ impl GpuJoinExec {
                     if max_attnum > 0 {
                         inner.chunk.append_slot(mslot);
                     }
-                    pg_sys::MemoryContextSwitchTo(old);
+                    drop(cxt);
                     inner.nrows += 1;
                 }
                 if !mslot.is_null() {
@@ -635,9 +636,8 @@ impl GpuJoinExec {
                 } else {
                     // the whole row, made in the row's context (reset for
                     // the next outer row)
-                    let old = pg_sys::MemoryContextSwitchTo(self.row_cxt);
+                    let _cxt = Switched::to(self.row_cxt);
                     let d = pg_sys::ExecFetchSlotHeapTupleDatum(self.tup_slot);
-                    pg_sys::MemoryContextSwitchTo(old);
                     (false, d)
                 }
             } else {
@@ -724,6 +724,7 @@ impl GpuJoinExec {
         }
         // SAFETY: executor state of a live node.
         let snapshot = unsafe { (*(*node).ss.ps.state).es_snapshot };
+        // SAFETY: the query's snapshot, during the scan.
         let Some(pages) = (unsafe { self.source.page_reader(snapshot) }) else {
             d.active = false;
             return false;

@@ -8,11 +8,13 @@
 //! - [`plan`]: PlanCustomPath compiles the device programs against the
 //!   inner plans' target lists and builds the scan tuple; the plan's
 //!   private state is one [`plan::GpuJoinInfo`].
-//! - [`exec`]: the executor callbacks: inner relations loaded into the
-//!   engine once, chunks of the heap table joined there, joined rows
-//!   formed on the host; parallel DSM callbacks as GpuScan's.
+//! - [`exec`]: the executor pipeline: inner relations loaded into the
+//!   engine once, chunks of the outer table joined there, joined rows
+//!   formed on the host (GpuPreAgg runs on the same pipeline, its
+//!   aggregation in the same device pass); the node's life and parallel
+//!   DSM are `crate::customscan::node`'s.
 //! - [`explain`]: `Depth N: GpuHashJoin ...`, `JoinQuals`, `Nrows`,
-//!   `KDS-Hash` as in the seeds.
+//!   `KDS-Hash` as PG-Strom prints it.
 
 pub mod exec;
 pub mod explain;

@@ -22,6 +22,7 @@ use crate::errors;
 use crate::gpujoin::exec::{GpuJoinExec, recheck};
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo};
 use crate::gpupreagg::NAME;
+use crate::pg::memctx::Switched;
 use crate::source::Source;
 
 /// The Rust side of a GpuPreAgg node.
@@ -143,7 +144,7 @@ impl GpuPreAggExec {
                 *(*slot).tts_values.add(i) = pg_sys::Datum::from(0);
             }
             let econtext = (*node).ss.ps.ps_ExprContext;
-            let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+            let cxt = Switched::to((*econtext).ecxt_per_tuple_memory);
             let nout = self.join.info.agg.as_ref().map_or(0, |a| a.outputs.len()).min(natts);
             let mut host_key = 0;
             for i in 0..nout {
@@ -197,7 +198,7 @@ impl GpuPreAggExec {
                 *(*slot).tts_isnull.add(i) = isnull;
                 *(*slot).tts_values.add(i) = value;
             }
-            pg_sys::MemoryContextSwitchTo(old);
+            drop(cxt);
             pg_sys::ExecStoreVirtualTuple(slot);
         }
     }

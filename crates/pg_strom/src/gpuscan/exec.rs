@@ -42,6 +42,7 @@ use crate::customscan::params;
 use crate::gpuscan::NAME;
 use crate::gpuscan::plan::GpuScanInfo;
 use crate::pg::list::from_list;
+use crate::pg::memctx::Switched;
 use crate::source::Source;
 use crate::{codegen, engine, errors, guc};
 
@@ -577,7 +578,7 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
         pg_sys::ExecClearTuple(result);
         // the row's values live as long as its scanned row: until the
         // next row resets the per-tuple memory (as ExecProject's do)
-        let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+        let cxt = Switched::to((*econtext).ecxt_per_tuple_memory);
         let cols = if st.projections.iter().any(|p| pgstrom_runtime::program::is_varlena(p.program.result_type)) {
             st.source.column_data().0
         } else {
@@ -613,7 +614,7 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
             *(*result).tts_values.add(j) = value;
             *(*result).tts_isnull.add(j) = isnull;
         }
-        pg_sys::MemoryContextSwitchTo(old);
+        drop(cxt);
         pg_sys::ExecStoreVirtualTuple(result)
     }
 }

@@ -13,6 +13,7 @@ use pgstrom_runtime::catalog;
 
 use crate::chunk::ColumnChunk;
 use crate::guc;
+use crate::pg::memctx::Switched;
 use crate::pg::memctx::new_context;
 use crate::source::heap_pages::PageReader;
 
@@ -352,7 +353,7 @@ impl HeapChunks {
                 };
             }
             let max_attnum = self.chunk.max_attnum() as i32;
-            let old = pg_sys::MemoryContextSwitchTo(self.cxt);
+            let cxt = Switched::to(self.cxt);
             while self.tuples.len() < limit {
                 if self.tuples.len().is_multiple_of(1024) {
                     pgrx::check_for_interrupts!();
@@ -380,7 +381,7 @@ impl HeapChunks {
                     break;
                 }
             }
-            pg_sys::MemoryContextSwitchTo(old);
+            drop(cxt);
             self.chunk.nrows()
         }
     }
@@ -396,7 +397,7 @@ impl HeapChunks {
         unsafe {
             let oid = (*self.rel).rd_id;
             let max_attnum = self.chunk.max_attnum() as i32;
-            let old = pg_sys::MemoryContextSwitchTo(self.cxt);
+            let cxt = Switched::to(self.cxt);
             self.by_tid = !self.copy_pages;
             // the word offset of the current page's copy in this chunk
             let mut page_at = None;
@@ -439,7 +440,7 @@ impl HeapChunks {
                     break;
                 }
             }
-            pg_sys::MemoryContextSwitchTo(old);
+            drop(cxt);
             self.chunk.nrows()
         }
     }

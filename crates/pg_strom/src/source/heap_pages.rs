@@ -18,6 +18,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use crate::errors;
+use crate::pg::memctx::Switched;
 
 /// Bytes of a page.
 const BLCKSZ: usize = pg_sys::BLCKSZ as usize;
@@ -307,9 +308,8 @@ impl PageReader {
         // SAFETY: backend globals.
         unsafe {
             if self.strategy.is_null() && nblocks as i64 > (pg_sys::NBuffers / 4) as i64 {
-                let old = pg_sys::MemoryContextSwitchTo(self.cxt);
+                let _cxt = Switched::to(self.cxt);
                 self.strategy = pg_sys::GetAccessStrategy(pg_sys::BufferAccessStrategyType::BAS_BULKREAD);
-                pg_sys::MemoryContextSwitchTo(old);
             }
         }
     }

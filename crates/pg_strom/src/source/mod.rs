@@ -27,6 +27,7 @@ use pgstrom_runtime::engine::ColumnData;
 use pgstrom_runtime::join::JoinSession;
 
 use crate::arrow_fdw::reader::{self, ArrowReader};
+use crate::pg::memctx::Switched;
 use heap_chunks::HeapChunks;
 
 /// Rows of a chunk of an Arrow table whose columns the engine reads from
@@ -228,8 +229,8 @@ impl Source {
     /// As [`Self::read`].
     pub unsafe fn read_ahead(&mut self, sent: bool, snapshot: pg_sys::Snapshot, limit: usize) -> u64 {
         match self {
-            // SAFETY: caller's promise.
             Source::Heap(h) if sent && crate::guc::CHUNK_READ_AHEAD.get() => {
+                // SAFETY: caller's promise.
                 (unsafe { h.read_ahead(snapshot, limit) } > 0) as u64
             }
             _ => 0,
@@ -315,11 +316,10 @@ impl Source {
                 }
                 Source::Arrow { reader, start, .. } => {
                     pg_sys::MemoryContextReset(cxt);
-                    let old = pg_sys::MemoryContextSwitchTo(cxt);
+                    let _cxt = Switched::to(cxt);
                     reader.push_context();
                     reader.store_row(*start + i, slot);
                     reader.pop_context();
-                    pg_sys::MemoryContextSwitchTo(old);
                 }
             }
         }
