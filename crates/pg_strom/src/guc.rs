@@ -81,7 +81,7 @@ pub static GPU_JOIN_MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(4 * 1
 pub static HEAP_PAGE_READS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
 /// `pg_strom.heap_direct`: the GPU service reads all-visible heap blocks
-/// from the table's files itself (heapdirect.rs).
+/// from the table's files itself (source::heap_direct).
 pub static HEAP_DIRECT: GucSetting<bool> = GucSetting::<bool>::new(true);
 
 /// `pg_strom.chunk_read_ahead`: a heap scan reads its next chunk while

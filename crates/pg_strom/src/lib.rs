@@ -4,27 +4,32 @@
 //! runtime (CUDA, NVRTC, the engines) lives in `pgstrom-runtime` and never
 //! calls PostgreSQL; the modules here translate between the two:
 //!
-//! - [`guc`]: the `pg_strom.*` settings.
-//! - [`discovery_worker`]: the start-up background worker that finds the
-//!   GPUs (CUDA must not be initialised in the postmaster) and publishes
-//!   them in shared memory.
-//! - [`engine`]: picks the engine a backend runs device code on.
-//! - [`service_worker`]: keeps the GPU service process running.
-//! - [`errors`]: runtime errors as `ereport`s with SQLSTATEs.
-//! - [`sql_device`]: SQL functions about devices and device code.
-//! - [`codegen`]: PostgreSQL expressions to device programs.
-//! - [`device_eval`]: SQL entry points that run device programs.
-//! - [`random`]: the `pgstrom.random_*` test-data generators.
-//! - [`chunk`]: rows gathered into the device's columnar layout.
-//! - [`heapchunk`]: heap tables read in chunks (GpuScan, GpuJoin).
-//! - [`heapdirect`]: heap blocks the GPU service reads from the files itself (GpuPreAgg).
-//! - [`scansource`]: a node's outer rows: heap chunks or Arrow batches.
-//! - [`gpujoin`]: the GpuJoin custom scan (joins with up to eight inner
-//!   relations on the device).
-//! - [`arrow_fdw`]: Arrow_Fdw, Apache Arrow files as foreign tables.
-//! - [`gpuscan`]: the GpuScan custom scan (planner path, plan, executor,
-//!   EXPLAIN).
-//! - [`timezone`]: the session time zone as a table device programs read.
+//! Modules by layer; each imports only from layers above it (no import
+//! cycles: `scripts/check-module-cycles.py`, run by `make lint`).  The
+//! map with the way a query takes through them is docs/architecture.md.
+//!
+//! 0. PostgreSQL helpers: [`pg`] (Lists, memory contexts, EXPLAIN
+//!    properties, the planner's parallel rules), [`errors`] (`ereport`s
+//!    with SQLSTATEs), [`guc`] (the `pg_strom.*` and `arrow_fdw.*`
+//!    settings), [`float2`] (the float2 type), [`timezone`] (the session
+//!    time zone as a table device programs read).
+//! 1. Device programs: [`codegen`] (expressions to device programs, the
+//!    device catalog, datums, aggregates), [`chunk`] (rows gathered into
+//!    the device's columnar layout).
+//! 2. GPUs: [`discovery_worker`] (the start-up worker that finds the GPUs;
+//!    CUDA is never initialised in the postmaster), [`gpu_preference`]
+//!    (which GPUs a relation's storage prefers), [`engine`] (the engine a
+//!    node runs device code on), [`service_worker`] (keeps the GPU
+//!    service running), [`sql_device`] and [`device_eval`] (SQL functions
+//!    about devices and device code), [`random`] (`pgstrom.random_*`).
+//! 3. Storage: [`arrow_fdw`] (Apache Arrow files as foreign tables, and
+//!    their reader), [`source`] (a node's outer rows: heap chunks, heap
+//!    pages, the heap direct path, or Arrow batches, behind one interface).
+//! 4. [`customscan`]: what every device node shares (costs, plan-private
+//!    encoding, parameters, the executor life and parallel DSM, counters).
+//! 5. Nodes: [`gpuscan`], [`gpujoin`] (up to eight inner relations on the
+//!    device), [`gpupreagg`] (GROUP BY on the device, on GpuJoin's
+//!    pipeline).
 
 // Every unsafe block says why it is sound; every unsafe fn says what its
 // callers promise.

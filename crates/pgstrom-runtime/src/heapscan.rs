@@ -8,7 +8,7 @@
 //! the two kernel passes (count, deform) on each engine, and which blocks
 //! the kernels refused (read again by the backend through the buffer
 //! manager).  What a block may be read this way for (all-visible, not
-//! dirty in shared buffers) is the backend's business (heapdirect.rs of
+//! dirty in shared buffers) is the backend's business (source/heap_direct.rs of
 //! the extension).
 
 use std::ffi::c_void;

@@ -20,7 +20,11 @@ use std::ffi::CStr;
 use pgrx::pg_guard;
 use pgrx::pg_sys;
 
+use pgstrom_runtime::Engine;
+use pgstrom_runtime::placement::Preference;
+
 use crate::customscan::counters::{Counters, SharedCounters};
+use crate::engine;
 use crate::pg::list::from_list;
 use crate::pg::memctx;
 use crate::source::Source;
@@ -56,15 +60,65 @@ pub trait DeviceNode: Sized + 'static {
     /// `node` is this state's node.
     unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState);
 
+    /// ExplainCustomScan: the node's own EXPLAIN fields.
+    ///
+    /// # Safety
+    /// `node` is this state's node, `es` a valid ExplainState.
+    unsafe fn explain(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    );
+
     /// The table the node reads chunk by chunk.
     fn source(&mut self) -> &mut Source;
 
-    /// This process's counters.
-    fn counters(&mut self) -> &mut Counters;
+    /// The node's engine and counters.
+    fn device(&mut self) -> &mut DeviceState;
+}
 
-    /// Where the node keeps the DSM area's counters (NULL outside a
-    /// parallel plan).
-    fn shared(&mut self) -> &mut *mut SharedCounters;
+/// What every device node keeps about its engine and its counts.
+pub struct DeviceState {
+    /// The engine, chosen at first use ([`Self::engine_of`]).
+    pub engine: Option<&'static dyn Engine>,
+    /// The GPUs the engine was chosen among, with several GPUs.
+    pub candidates: Option<Preference>,
+    /// This process's counters.
+    pub counters: Counters,
+    /// The DSM area's counters (NULL outside a parallel plan).
+    shared: *mut SharedCounters,
+}
+
+impl Default for DeviceState {
+    fn default() -> DeviceState {
+        DeviceState { engine: None, candidates: None, counters: Counters::default(), shared: std::ptr::null_mut() }
+    }
+}
+
+impl DeviceState {
+    /// The node's engine, chosen on first use among the GPUs the storage
+    /// of `source` prefers (when there are several).
+    pub fn engine_of(&mut self, source: &Source) -> &'static dyn Engine {
+        // SAFETY: shared is NULL or the DSM area, alive during the scan.
+        let shared = unsafe { self.shared.as_ref() }.map(|s| &s.gpus);
+        engine::engine_of_scan(
+            &mut self.engine,
+            &|| source.storage_refs(),
+            &mut self.candidates,
+            &mut self.counters.gpus,
+            shared,
+        )
+    }
+
+    /// Count `c`, in this process and (in a parallel plan) in the sums.
+    pub fn add_counters(&mut self, c: Counters) {
+        self.counters.add(&c);
+        // SAFETY: shared is NULL or the DSM area, alive during the scan.
+        if let Some(s) = unsafe { self.shared.as_ref() } {
+            s.add(&c);
+        }
+    }
 }
 
 /// The node PostgreSQL sees: a CustomScanState with the Rust state after it.
@@ -84,10 +138,7 @@ pub unsafe fn state_of<'a, T>(node: *mut pg_sys::CustomScanState) -> Option<&'a 
 }
 
 /// The CustomExecMethods of a node whose state is `T`.
-pub const fn exec_methods<T: DeviceNode>(
-    name: &'static CStr,
-    explain: unsafe extern "C-unwind" fn(*mut pg_sys::CustomScanState, *mut pg_sys::List, *mut pg_sys::ExplainState),
-) -> pg_sys::CustomExecMethods {
+pub const fn exec_methods<T: DeviceNode>(name: &'static CStr) -> pg_sys::CustomExecMethods {
     pg_sys::CustomExecMethods {
         CustomName: name.as_ptr(),
         BeginCustomScan: Some(begin::<T>),
@@ -101,7 +152,7 @@ pub const fn exec_methods<T: DeviceNode>(
         ReInitializeDSMCustomScan: Some(reinitialize_dsm::<T>),
         InitializeWorkerCustomScan: Some(initialize_worker::<T>),
         ShutdownCustomScan: Some(shutdown::<T>),
-        ExplainCustomScan: Some(explain),
+        ExplainCustomScan: Some(explain::<T>),
     }
 }
 
@@ -174,6 +225,20 @@ unsafe extern "C-unwind" fn end<T: DeviceNode>(node: *mut pg_sys::CustomScanStat
 }
 
 #[pg_guard]
+unsafe extern "C-unwind" fn explain<T: DeviceNode>(
+    node: *mut pg_sys::CustomScanState,
+    ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
+    // SAFETY: EXPLAIN callback with our node and a valid ExplainState.
+    unsafe {
+        if let Some(st) = state_of::<T>(node) {
+            st.explain(node, ancestors, es);
+        }
+    }
+}
+
+#[pg_guard]
 unsafe extern "C-unwind" fn rescan<T: DeviceNode>(node: *mut pg_sys::CustomScanState) {
     // SAFETY: executor callback for our node.
     unsafe {
@@ -201,7 +266,7 @@ unsafe fn attach_shared<T: DeviceNode>(node: *mut pg_sys::CustomScanState, coord
     // SAFETY: caller's promise; the counters are at the area's head.
     unsafe {
         let Some(st) = state_of::<T>(node) else { return };
-        *st.shared() = coordinate.cast();
+        st.device().shared = coordinate.cast();
         st.source().dsm_attach(coordinate, DSM_HEAD);
     }
 }
@@ -252,12 +317,80 @@ unsafe extern "C-unwind" fn shutdown<T: DeviceNode>(node: *mut pg_sys::CustomSca
     unsafe {
         let Some(st) = state_of::<T>(node) else { return };
         st.source().dsm_detach();
-        let shared = std::mem::replace(st.shared(), std::ptr::null_mut());
+        let dev = st.device();
+        let shared = std::mem::replace(&mut dev.shared, std::ptr::null_mut());
         if pg_sys::ParallelWorkerNumber >= 0 {
             return;
         }
         if let Some(s) = shared.as_ref() {
-            s.load_into(st.counters());
+            s.load_into(&mut dev.counters);
         }
     }
 }
+
+/// The statics and entry points of a node whose executor state is
+/// `$state` (a [`DeviceNode`]), in the module that invokes it:
+/// `EXEC_METHODS`, `state_of(node)`,
+/// and `create_scan_state`, the CreateCustomScanState callback, whose
+/// scan slots have the ops `pg_sys::$slot_ops`.
+macro_rules! device_node {
+    ($state:ty, $name:expr, $slot_ops:ident) => {
+        static mut EXEC_METHODS: pgrx::pg_sys::CustomExecMethods =
+            $crate::customscan::node::exec_methods::<$state>($name);
+
+        /// The Rust state of a node, if it is still alive.
+        ///
+        /// # Safety
+        /// `node` is a node made by [`create_scan_state`].
+        pub unsafe fn state_of<'a>(node: *mut pgrx::pg_sys::CustomScanState) -> Option<&'a mut $state> {
+            // SAFETY: caller's promise.
+            unsafe { $crate::customscan::node::state_of::<$state>(node) }
+        }
+
+        /// CreateCustomScanState: allocate the node.
+        ///
+        /// # Safety
+        /// Called by PostgreSQL's executor, for a plan of this node.
+        #[pgrx::pg_guard]
+        pub unsafe extern "C-unwind" fn create_scan_state(
+            _cscan: *mut pgrx::pg_sys::CustomScan,
+        ) -> *mut pgrx::pg_sys::Node {
+            // SAFETY: the methods and slot ops are statics.
+            unsafe {
+                $crate::customscan::node::create::<$state>(&raw const EXEC_METHODS, &raw const pgrx::pg_sys::$slot_ops)
+            }
+        }
+    };
+}
+pub(crate) use device_node;
+
+/// A node's CustomPathMethods and CustomScanMethods, in the module that
+/// invokes it: `PATH_METHODS` (PlanCustomPath `$plan`), `SCAN_METHODS`
+/// (CreateCustomScanState `$create`), `path_methods()` (also how the
+/// node's paths are recognised) and `register_methods()` (by name, for
+/// parallel workers; called once from `_PG_init`).
+macro_rules! plan_methods {
+    ($name:expr, $plan:path, $create:path) => {
+        static mut PATH_METHODS: pgrx::pg_sys::CustomPathMethods = pgrx::pg_sys::CustomPathMethods {
+            CustomName: $name.as_ptr(),
+            PlanCustomPath: Some($plan),
+            ReparameterizeCustomPathByChild: None,
+        };
+
+        static mut SCAN_METHODS: pgrx::pg_sys::CustomScanMethods =
+            pgrx::pg_sys::CustomScanMethods { CustomName: $name.as_ptr(), CreateCustomScanState: Some($create) };
+
+        /// The path methods (PlanCustomPath); also how the node's paths are
+        /// recognised.
+        pub fn path_methods() -> *const pgrx::pg_sys::CustomPathMethods {
+            &raw const PATH_METHODS
+        }
+
+        /// Register the scan methods by name, for parallel workers.
+        pub fn register_methods() {
+            // SAFETY: _PG_init, once; the methods live for the process.
+            unsafe { pgrx::pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS) };
+        }
+    };
+}
+pub(crate) use plan_methods;

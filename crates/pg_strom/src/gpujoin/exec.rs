@@ -24,7 +24,6 @@ use std::time::Instant;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use pgstrom_runtime::placement::Preference;
 
 use pgstrom_runtime::agg::{AggGroups, AggKind, AggOp, AggSpec};
 use pgstrom_runtime::engine::ParamValue;
@@ -33,8 +32,8 @@ use pgstrom_runtime::{DeviceError, Engine, EngineKind};
 
 use crate::arrow_fdw::stats;
 use crate::chunk::ColumnChunk;
-use crate::customscan::counters::{Counters, SharedCounters};
-use crate::customscan::node::{self, DeviceNode};
+use crate::customscan::counters::Counters;
+use crate::customscan::node::{self, DeviceNode, DeviceState};
 use crate::customscan::params;
 use crate::gpujoin::NAME;
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo, NO_SOURCE};
@@ -84,9 +83,6 @@ pub struct GpuJoinExec {
     scan_quals: *mut pg_sys::ExprState,
     param_exprs: Vec<*mut pg_sys::ExprState>,
     params: Option<Vec<ParamValue>>,
-    pub(crate) engine: Option<&'static dyn Engine>,
-    /// The GPUs the engine was chosen among, with several GPUs.
-    pub(crate) candidates: Option<Preference>,
     session: Option<Box<dyn JoinSession>>,
     /// The CPU engine's session, for chunks the GPU cannot finish.
     cpu_session: Option<Box<dyn JoinSession>>,
@@ -121,32 +117,15 @@ pub struct GpuJoinExec {
     unmatched_done: bool,
     /// The session's file reads when last counted.
     file_reads: pgstrom_runtime::fileread::ReadStats,
-    /// The heap direct path (a GpuPreAgg over a heap table; heapdirect.rs).
+    /// The heap direct path (a GpuPreAgg over a heap table; source::heap_direct).
     pub(crate) direct: Option<Box<HeapDirect>>,
     /// Its counters when last added to `counters`.
     direct_counted: DirectCounters,
-    shared: *mut SharedCounters,
-    pub(crate) counters: Counters,
+    /// The engine and the counters.
+    pub(crate) dev: DeviceState,
 }
 
-static mut EXEC_METHODS: pg_sys::CustomExecMethods =
-    node::exec_methods::<GpuJoinExec>(NAME, crate::gpujoin::explain::explain);
-
-/// The Rust state of a node, if still alive.
-///
-/// # Safety
-/// `node` is a GpuJoin or GpuPreAgg node made by [`create_scan_state`].
-pub unsafe fn state_of<'a>(node: *mut pg_sys::CustomScanState) -> Option<&'a mut GpuJoinExec> {
-    // SAFETY: caller's promise.
-    unsafe { node::state_of::<GpuJoinExec>(node) }
-}
-
-/// CreateCustomScanState.
-#[pg_guard]
-pub unsafe extern "C-unwind" fn create_scan_state(_cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    // SAFETY: the methods and slot ops are statics.
-    unsafe { node::create::<GpuJoinExec>(&raw const EXEC_METHODS, &raw const pg_sys::TTSOpsVirtual) }
-}
+node::device_node!(GpuJoinExec, NAME, TTSOpsVirtual);
 
 impl DeviceNode for GpuJoinExec {
     unsafe fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) -> GpuJoinExec {
@@ -258,8 +237,6 @@ impl DeviceNode for GpuJoinExec {
                 scan_quals,
                 param_exprs,
                 params: None,
-                engine: None,
-                candidates: None,
                 session: None,
                 cpu_session: None,
                 inners: Vec::new(),
@@ -282,8 +259,7 @@ impl DeviceNode for GpuJoinExec {
                 file_reads: Default::default(),
                 direct,
                 direct_counted: DirectCounters::default(),
-                shared: std::ptr::null_mut(),
-                counters: Counters::default(),
+                dev: DeviceState::default(),
             }
         }
     }
@@ -309,26 +285,29 @@ impl DeviceNode for GpuJoinExec {
         unsafe { self.rescan_join(node) }
     }
 
+    unsafe fn explain(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    ) {
+        // SAFETY: caller's promise.
+        unsafe { crate::gpujoin::explain::explain(node, self, ancestors, es) }
+    }
+
     fn source(&mut self) -> &mut Source {
         &mut self.source
     }
 
-    fn counters(&mut self) -> &mut Counters {
-        &mut self.counters
-    }
-
-    fn shared(&mut self) -> &mut *mut SharedCounters {
-        &mut self.shared
+    fn device(&mut self) -> &mut DeviceState {
+        &mut self.dev
     }
 }
 
 /// The engine of this join, chosen on first use (among the GPUs the
 /// outer table's storage prefers, when there are several).
 pub(crate) fn engine_of(st: &mut GpuJoinExec) -> &'static dyn Engine {
-    // SAFETY: shared is NULL or the DSM area, alive during the scan.
-    let shared = unsafe { st.shared.as_ref() }.map(|s| &s.gpus);
-    let source = &st.source;
-    engine::engine_of_scan(&mut st.engine, &|| source.storage_refs(), &mut st.candidates, &mut st.counters.gpus, shared)
+    st.dev.engine_of(&st.source)
 }
 
 impl GpuJoinExec {
@@ -488,7 +467,7 @@ impl GpuJoinExec {
         )
         .report(PgLogLevel::WARNING);
         let eng = engine::local_cpu();
-        self.engine = Some(eng);
+        self.dev.engine = Some(eng);
         self.cpu_session = None;
         self.stop_direct();
         // SAFETY: called from the node's executor callbacks.
@@ -520,7 +499,7 @@ impl GpuJoinExec {
         let bytes: usize = self.inners.iter().map(|i| i.chunk.bytes() + i.nrows * 16).sum();
         if eng.kind() == EngineKind::Gpu && bytes as f64 > guc::GPU_JOIN_MEMORY_LIMIT.get() as f64 * 1024.0 {
             eng = engine::cpu();
-            self.engine = Some(eng);
+            self.dev.engine = Some(eng);
             self.over_limit = true;
         }
         match self.open_session(eng) {
@@ -954,14 +933,14 @@ impl GpuJoinExec {
         };
         match res {
             Ok(Probed::Combos(c)) => {
-                self.counters.unmatched += c.count as u64;
+                self.dev.counters.unmatched += c.count as u64;
                 // SAFETY: the scan slot was cleared by the caller's fill_chunk.
                 unsafe { self.reset_chunk() };
                 self.combos = c;
             }
             Ok(Probed::Groups(g)) => {
-                self.counters.unmatched += g.stage_counts.first().copied().unwrap_or(0);
-                self.counters.groups += g.count as u64;
+                self.dev.counters.unmatched += g.stage_counts.first().copied().unwrap_or(0);
+                self.dev.counters.groups += g.count as u64;
                 // SAFETY: as above.
                 unsafe { self.reset_chunk() };
                 self.groups = g;
@@ -974,11 +953,7 @@ impl GpuJoinExec {
     }
 
     fn add_counters(&mut self, c: Counters) {
-        self.counters.add(&c);
-        // SAFETY: shared is NULL or the DSM area, alive during the scan.
-        if let Some(s) = unsafe { self.shared.as_ref() } {
-            s.add(&c);
-        }
+        self.dev.add_counters(c);
     }
 }
 

@@ -23,10 +23,9 @@
 
 use std::ffi::{CStr, CString};
 
-use pgrx::pg_guard;
 use pgrx::pg_sys;
 
-use crate::gpujoin::exec::{GpuJoinExec, engine_of, state_of};
+use crate::gpujoin::exec::{GpuJoinExec, engine_of};
 use crate::pg::explain::{prop_text, size_text_kb};
 use crate::pg::list::{from_list, to_list};
 
@@ -34,25 +33,11 @@ fn kind_label(kind: u32) -> &'static str {
     pgstrom_runtime::join::JoinKind::from_pg(kind).map_or("?", |k| k.label())
 }
 
-/// ExplainCustomScan.
-#[pg_guard]
-pub unsafe extern "C-unwind" fn explain(
-    node: *mut pg_sys::CustomScanState,
-    ancestors: *mut pg_sys::List,
-    es: *mut pg_sys::ExplainState,
-) {
-    // SAFETY: EXPLAIN callback with our node and a valid ExplainState.
-    unsafe {
-        let Some(st) = state_of(node) else { return };
-        explain_state(node, st, ancestors, es);
-    }
-}
-
 /// GpuJoin's (and GpuPreAgg's) EXPLAIN fields of a node whose state is `st`.
 ///
 /// # Safety
 /// EXPLAIN callback of `node`, whose executor state `st` is.
-pub unsafe fn explain_state(
+pub unsafe fn explain(
     node: *mut pg_sys::CustomScanState,
     st: &mut GpuJoinExec,
     ancestors: *mut pg_sys::List,
@@ -69,7 +54,7 @@ pub unsafe fn explain_state(
             let t = pg_sys::deparse_expression(e, context, true, false);
             CStr::from_ptr(t).to_string_lossy().into_owned()
         };
-        let c = st.counters;
+        let c = st.dev.counters;
         if let Some(a) = &st.info.agg {
             prop_text(c"Reduction", if a.keys.is_empty() { "NoGroup" } else { "Local" }, es);
             if !st.info.depths.is_empty() {
@@ -178,7 +163,7 @@ pub unsafe fn explain_state(
             }
         }
         prop_text(c"GPU Preference", &pref, es);
-        crate::customscan::explain::explain_placement(st.candidates.as_ref(), st.counters.gpus, es);
+        crate::customscan::explain::explain_placement(st.dev.candidates.as_ref(), st.dev.counters.gpus, es);
         if let Some(r) = st.arrow_reader() {
             r.explain((*node).ss.ps.plan, es);
         }

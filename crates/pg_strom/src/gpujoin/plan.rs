@@ -23,6 +23,7 @@ use pgrx::prelude::*;
 use pgstrom_runtime::program::Program;
 
 use crate::codegen::{self, Inputs};
+use crate::customscan::node::plan_methods;
 use crate::customscan::private::{self, Reader, Writer};
 use crate::errors;
 use crate::gpujoin::path::JoinDesc;
@@ -341,27 +342,7 @@ unsafe extern "C-unwind" fn index_mutator(node: *mut pg_sys::Node, ctx: *mut std
     }
 }
 
-static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
-    CustomName: NAME.as_ptr(),
-    PlanCustomPath: Some(plan_custom_path),
-    ReparameterizeCustomPathByChild: None,
-};
-
-static mut SCAN_METHODS: pg_sys::CustomScanMethods =
-    pg_sys::CustomScanMethods { CustomName: NAME.as_ptr(), CreateCustomScanState: Some(exec::create_scan_state) };
-
-/// The path methods (PlanCustomPath); also how our paths are recognised.
-pub fn path_methods() -> *const pg_sys::CustomPathMethods {
-    &raw const PATH_METHODS
-}
-
-/// Register the scan methods by name, for parallel workers.
-pub fn register_methods() {
-    // SAFETY: _PG_init, once; the methods live for the process.
-    unsafe {
-        pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS);
-    }
-}
+plan_methods!(NAME, plan_custom_path, exec::create_scan_state);
 
 /// Every Var in `node` (inside aggregates too).
 unsafe fn vars_of(node: *mut pg_sys::Node) -> Vec<*mut pg_sys::Var> {

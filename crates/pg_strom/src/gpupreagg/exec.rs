@@ -16,8 +16,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use crate::codegen::aggregates::{self, Encoding};
-use crate::customscan::counters::{Counters, SharedCounters};
-use crate::customscan::node::{self, DeviceNode};
+use crate::customscan::node::{self, DeviceNode, DeviceState};
 use crate::errors;
 use crate::gpujoin::exec::{GpuJoinExec, recheck};
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo};
@@ -38,24 +37,7 @@ pub struct GpuPreAggExec {
     agg_words_at: Vec<u32>,
 }
 
-static mut EXEC_METHODS: pg_sys::CustomExecMethods =
-    node::exec_methods::<GpuPreAggExec>(NAME, crate::gpupreagg::explain::explain);
-
-/// The Rust state of a node, if still alive.
-///
-/// # Safety
-/// `node` is a GpuPreAgg node made by [`create_scan_state`].
-pub unsafe fn state_of<'a>(node: *mut pg_sys::CustomScanState) -> Option<&'a mut GpuPreAggExec> {
-    // SAFETY: caller's promise.
-    unsafe { node::state_of::<GpuPreAggExec>(node) }
-}
-
-/// CreateCustomScanState.
-#[pg_guard]
-pub unsafe extern "C-unwind" fn create_scan_state(_cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    // SAFETY: the methods and slot ops are statics.
-    unsafe { node::create::<GpuPreAggExec>(&raw const EXEC_METHODS, &raw const pg_sys::TTSOpsVirtual) }
-}
+node::device_node!(GpuPreAggExec, NAME, TTSOpsVirtual);
 
 impl DeviceNode for GpuPreAggExec {
     unsafe fn begin(node: *mut pg_sys::CustomScanState, estate: *mut pg_sys::EState, eflags: i32) -> GpuPreAggExec {
@@ -112,16 +94,22 @@ impl DeviceNode for GpuPreAggExec {
         unsafe { self.join.rescan(node) }
     }
 
+    unsafe fn explain(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    ) {
+        // SAFETY: caller's promise.
+        unsafe { crate::gpujoin::explain::explain(node, &mut self.join, ancestors, es) }
+    }
+
     fn source(&mut self) -> &mut Source {
         self.join.source()
     }
 
-    fn counters(&mut self) -> &mut Counters {
-        self.join.counters()
-    }
-
-    fn shared(&mut self) -> &mut *mut SharedCounters {
-        self.join.shared()
+    fn device(&mut self) -> &mut DeviceState {
+        self.join.device()
     }
 }
 

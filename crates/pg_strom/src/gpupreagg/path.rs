@@ -326,7 +326,7 @@ unsafe fn add_paths(
                 if host_keys || keeps_inner { 0.0 } else { crate::customscan::cost::planned_fraction(outer, rte) };
             let direct = frac * (*outer).tuples.max(0.0) * crate::customscan::cost::gather_cost_per_row(rte) / div;
             // partial groups: per chunk, and a direct request (up to
-            // heapdirect::BATCH_BLOCKS blocks) is one chunk
+            // heap_direct::BATCH_BLOCKS blocks) is one chunk
             let nchunks = ((1.0 - frac) * (*outer).tuples / guc::CHUNK_ROWS.get().max(1) as f64
                 + frac * (*outer).pages as f64 / crate::source::heap_direct::BATCH_BLOCKS as f64)
                 .ceil()

@@ -8,28 +8,11 @@
 
 use pgrx::pg_sys;
 
+use crate::customscan::node::plan_methods;
 use crate::gpujoin;
 use crate::gpupreagg::{NAME, exec};
 
-static mut PATH_METHODS: pg_sys::CustomPathMethods = pg_sys::CustomPathMethods {
-    CustomName: NAME.as_ptr(),
-    PlanCustomPath: Some(plan_custom_path),
-    ReparameterizeCustomPathByChild: None,
-};
-
-static mut SCAN_METHODS: pg_sys::CustomScanMethods =
-    pg_sys::CustomScanMethods { CustomName: NAME.as_ptr(), CreateCustomScanState: Some(exec::create_scan_state) };
-
-/// GpuPreAgg's path methods.
-pub fn path_methods() -> *const pg_sys::CustomPathMethods {
-    &raw const PATH_METHODS
-}
-
-/// Register the scan methods by name, for parallel workers.
-pub fn register_methods() {
-    // SAFETY: _PG_init, once; the methods live for the process.
-    unsafe { pg_sys::RegisterCustomScanMethods(&raw const SCAN_METHODS) };
-}
+plan_methods!(NAME, plan_custom_path, exec::create_scan_state);
 
 /// PlanCustomPath: GpuJoin's plan with GpuPreAgg's scan methods.
 #[pgrx::pg_guard]

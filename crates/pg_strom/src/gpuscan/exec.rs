@@ -28,7 +28,6 @@ use std::time::Instant;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use pgstrom_runtime::placement::Preference;
 
 use pgstrom_runtime::engine::{EvalOutput, ParamValue};
 use pgstrom_runtime::program::Program;
@@ -36,8 +35,8 @@ use pgstrom_runtime::{DeviceError, Engine};
 
 use crate::arrow_fdw::reader::ArrowReader;
 use crate::arrow_fdw::stats;
-use crate::customscan::counters::{Counters, SharedCounters};
-use crate::customscan::node::{self, DeviceNode};
+use crate::customscan::counters::Counters;
+use crate::customscan::node::{self, DeviceNode, DeviceState};
 use crate::customscan::params;
 use crate::gpuscan::NAME;
 use crate::gpuscan::plan::GpuScanInfo;
@@ -165,9 +164,6 @@ pub struct GpuScanExec {
     host_quals: *mut pg_sys::ExprState,
     param_exprs: Vec<*mut pg_sys::ExprState>,
     params: Option<Vec<ParamValue>>,
-    pub(crate) engine: Option<&'static dyn Engine>,
-    /// The GPUs the engine was chosen among, with several GPUs.
-    pub(crate) candidates: Option<Preference>,
     /// The table, read chunk by chunk.
     pub(crate) source: Source,
     /// Per row of the chunk: 1 when the device filter passed it.
@@ -182,29 +178,12 @@ pub struct GpuScanExec {
     /// This chunk goes through the CPU path.
     cpu_path: bool,
     cursor: usize,
-    shared: *mut SharedCounters,
-    pub(crate) counters: Counters,
+    /// The engine and the counters.
+    pub(crate) dev: DeviceState,
 }
 
-static mut EXEC_METHODS: pg_sys::CustomExecMethods =
-    node::exec_methods::<GpuScanExec>(NAME, crate::gpuscan::explain::explain);
-
-/// The Rust state of a node, if it is still alive.
-///
-/// # Safety
-/// `node` is a GpuScan node made by [`create_scan_state`].
-pub unsafe fn state_of<'a>(node: *mut pg_sys::CustomScanState) -> Option<&'a mut GpuScanExec> {
-    // SAFETY: caller's promise.
-    unsafe { node::state_of::<GpuScanExec>(node) }
-}
-
-/// CreateCustomScanState: allocate the node.
-#[pg_guard]
-pub unsafe extern "C-unwind" fn create_scan_state(_cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    // Scan tuples are heap tuples copied into the chunk.
-    // SAFETY: the methods and slot ops are statics.
-    unsafe { node::create::<GpuScanExec>(&raw const EXEC_METHODS, &raw const pg_sys::TTSOpsHeapTuple) }
-}
+// (scan tuples are heap tuples copied into the chunk)
+node::device_node!(GpuScanExec, NAME, TTSOpsHeapTuple);
 
 impl DeviceNode for GpuScanExec {
     unsafe fn begin(node: *mut pg_sys::CustomScanState, _estate: *mut pg_sys::EState, eflags: i32) -> GpuScanExec {
@@ -275,8 +254,6 @@ impl DeviceNode for GpuScanExec {
                 host_quals,
                 param_exprs,
                 params: None,
-                engine: None,
-                candidates: None,
                 source,
                 pass: Vec::new(),
                 projections,
@@ -284,8 +261,7 @@ impl DeviceNode for GpuScanExec {
                 outputs,
                 cpu_path: false,
                 cursor: 0,
-                shared: std::ptr::null_mut(),
-                counters: Counters::default(),
+                dev: DeviceState::default(),
             }
         }
     }
@@ -305,26 +281,29 @@ impl DeviceNode for GpuScanExec {
         self.params = None; // parameters may have changed
     }
 
+    unsafe fn explain(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    ) {
+        // SAFETY: caller's promise.
+        unsafe { crate::gpuscan::explain::explain(node, self, ancestors, es) }
+    }
+
     fn source(&mut self) -> &mut Source {
         &mut self.source
     }
 
-    fn counters(&mut self) -> &mut Counters {
-        &mut self.counters
-    }
-
-    fn shared(&mut self) -> &mut *mut SharedCounters {
-        &mut self.shared
+    fn device(&mut self) -> &mut DeviceState {
+        &mut self.dev
     }
 }
 
 /// The engine of this scan, chosen on first use (among the GPUs its
 /// storage prefers, when there are several).
 pub(crate) fn engine_of(st: &mut GpuScanExec) -> &'static dyn Engine {
-    // SAFETY: shared is NULL or the DSM area, alive during the scan.
-    let shared = unsafe { st.shared.as_ref() }.map(|s| &s.gpus);
-    let source = &st.source;
-    engine::engine_of_scan(&mut st.engine, &|| source.storage_refs(), &mut st.candidates, &mut st.counters.gpus, shared)
+    st.dev.engine_of(&st.source)
 }
 
 impl GpuScanExec {
@@ -395,7 +374,7 @@ impl GpuScanExec {
                 )
                 .report(PgLogLevel::WARNING);
                 eng = engine::local_cpu();
-                self.engine = Some(eng);
+                self.dev.engine = Some(eng);
                 let (cols, _) = self.source.column_data();
                 let params = self.params.as_deref().unwrap_or(&[]);
                 results = programs.iter().map(|p| eng.eval_program(p, &cols, params, nrows)).collect();
@@ -478,11 +457,7 @@ impl GpuScanExec {
     }
 
     fn add_counters(&mut self, c: Counters) {
-        self.counters.add(&c);
-        // SAFETY: shared is NULL or the DSM area, alive during the scan.
-        if let Some(s) = unsafe { self.shared.as_ref() } {
-            s.add(&c);
-        }
+        self.dev.add_counters(c);
     }
 }
 

@@ -17,24 +17,26 @@
 
 use std::ffi::{CStr, CString};
 
-use pgrx::pg_guard;
 use pgrx::pg_sys;
 
 use crate::customscan::explain::explain_placement;
-use crate::gpuscan::exec::{engine_of, state_of};
+use crate::gpuscan::exec::{GpuScanExec, engine_of};
 use crate::pg::explain::{column_name, prop_int, prop_text};
 use crate::pg::list::{from_list, to_list};
 
-/// ExplainCustomScan.
-#[pg_guard]
-pub unsafe extern "C-unwind" fn explain(
+/// GpuScan's EXPLAIN fields (ExplainCustomScan) of a node whose state is
+/// `st`.
+///
+/// # Safety
+/// EXPLAIN callback of `node`, whose executor state `st` is; `es` valid.
+pub unsafe fn explain(
     node: *mut pg_sys::CustomScanState,
+    st: &mut GpuScanExec,
     ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,
 ) {
-    // SAFETY: EXPLAIN callback with our node and a valid ExplainState.
+    // SAFETY: caller's promise.
     unsafe {
-        let Some(st) = state_of(node) else { return };
         let plan = (*node).ss.ps.plan;
         let cscan = plan as *mut pg_sys::CustomScan;
         let exprs = from_list((*cscan).custom_exprs);
@@ -75,7 +77,7 @@ pub unsafe extern "C-unwind" fn explain(
         }
         let eng = engine_of(st);
         prop_text(c"GPU Preference", &eng.describe(), es);
-        explain_placement(st.candidates.as_ref(), st.counters.gpus, es);
+        explain_placement(st.dev.candidates.as_ref(), st.dev.counters.gpus, es);
         let relid = (*(*node).ss.ss_currentRelation).rd_id;
         let names: Vec<String> = st.info.columns.iter().map(|(a, _)| column_name(relid, *a)).collect();
         match st.arrow_reader() {
@@ -102,7 +104,7 @@ pub unsafe extern "C-unwind" fn explain(
             }
         }
         if (*es).analyze {
-            let c = st.counters;
+            let c = st.dev.counters;
             prop_int(c"GPU Chunks", None, c.chunks as i64, es);
             prop_int(c"GPU Input Rows", None, c.rows_in as i64, es);
             prop_int(c"GPU Input Bytes", None, c.bytes as i64, es);

@@ -83,7 +83,7 @@ pub struct PageReader {
     prefix_end: usize,
     prefix_wanted: Vec<(usize, u32, u32)>,
     /// Blocks to read before (or, with `queue_only`, instead of) those the
-    /// scan hands out: the heap direct path's leftovers (heapdirect.rs).
+    /// scan hands out: the heap direct path's leftovers (source::heap_direct).
     queue: std::collections::VecDeque<pg_sys::BlockNumber>,
     queue_only: bool,
 }

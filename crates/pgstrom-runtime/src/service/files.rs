@@ -169,7 +169,7 @@ impl SessionFiles {
     /// context is current.
     ///
     /// A block is only sent here when shared buffers hold no dirty copy of
-    /// it (heapdirect.rs of the extension), so the file has its contents;
+    /// it (source/heap_direct.rs of the extension), so the file has its contents;
     /// the cached extent has them too when the file's identity taken now
     /// is the one it was read under, which no write since leaves alone
     /// ([`FileId::settled`]).
