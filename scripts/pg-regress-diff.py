@@ -29,7 +29,9 @@ outputs are cut into statements (scripts/pgregress_split.py) and compared:
   explain    the statement shows a plan (EXPLAIN, a function wrapping it,
              a QUERY PLAN column): only its ERROR lines are compared
   order      the same rows in another order, and the statement has no
-             ORDER BY at its top level
+             ORDER BY at its top level, or its ORDER BY names output
+             columns (or positions) whose values come in the same order
+             in both: only rows whose sort keys tie were swapped
   float      numbers of at most 17 significant digits equal within a
              relative 1e-12 (float sums added in another order)
   excepted   listed in test/pg-regress/exceptions (file, fingerprint,
@@ -300,6 +302,92 @@ def close_lines(a, b):
     return True
 
 
+_ORDER_TAIL = re.compile(r"\b(limit|offset|fetch|for\s+(update|share|no\s+key\s+update|key\s+share))\b", re.I)
+_COLUMN_REF = re.compile(r"[a-z_][\w$]*(\.[a-z_][\w$]*)?", re.I)
+
+
+def order_keys(sql):
+    """The top-level ORDER BY items of `sql` as output column names (lower
+    case) or 1-based positions; None where an item is anything else (an
+    expression, a quoted name): then ties cannot be told apart."""
+    # (a marker before each parenthesis survives top_level, which drops
+    # what is inside: a function call or sub-expression shows)
+    top = ps.top_level(ps.strip_comments(sql).replace("(", "\x01("))
+    found = list(re.finditer(r"\border\s+by\b", top, re.I))
+    if not found:
+        return None
+    tail = top[found[-1].end():].split(";")[0]
+    t = _ORDER_TAIL.search(tail)
+    if t:
+        tail = tail[:t.start()]
+    keys = []
+    for item in tail.split(","):
+        item = re.sub(r"\b(asc|desc|nulls\s+first|nulls\s+last)\b", "", item, flags=re.I).strip()
+        if re.fullmatch(r"\d+", item):
+            keys.append(int(item))
+        elif _COLUMN_REF.fullmatch(item):
+            keys.append(item.split(".")[-1].lower())
+        else:
+            return None
+    return keys or None
+
+
+def ties_only(a, b, keys):
+    """True when the result tables of outputs `a` and `b` list the same
+    ORDER BY key values in the same order, and each run of tied keys holds
+    the same rows: the outputs differ only in how ties were broken."""
+    ta, tb = tables(a), tables(b)
+    if len(ta) != len(tb) or not ta:
+        return False
+    for (head_a, rows_a), (head_b, rows_b) in zip(ta, tb, strict=True):
+        if head_a != head_b or len(rows_a) != len(rows_b):
+            return False
+        cols = [c.strip().lower() for c in head_a.split("|")]
+        idx = []
+        for k in keys:
+            if isinstance(k, int):
+                if not 1 <= k <= len(cols):
+                    return False
+                idx.append(k - 1)
+            elif cols.count(k) == 1:
+                idx.append(cols.index(k))
+            else:
+                return False
+
+        def key_runs(rows, cols=cols, idx=idx):
+            runs = []
+            for r in rows:
+                f = r.split("|")
+                if len(f) != len(cols):
+                    return None  # a value holds "|": cannot tell columns apart
+                k = tuple(f[i].strip() for i in idx)
+                if runs and runs[-1][0] == k:
+                    runs[-1][1].append(r)
+                else:
+                    runs.append((k, [r]))
+            return [(k, sorted(rs)) for k, rs in runs]
+
+        ra, rb = key_runs(rows_a), key_runs(rows_b)
+        if ra is None or ra != rb:
+            return False
+    return True
+
+
+def tables(lines):
+    """The result tables of an output: (header line, row lines) each."""
+    out, i, n = [], 0, len(lines)
+    while i < n:
+        if i + 1 < n and SEP.match(lines[i + 1]) and lines[i + 1]:
+            j = i + 2
+            while j < n and not ROWS.match(lines[j]):
+                j += 1
+            out.append((lines[i], lines[i + 2:j]))
+            i = j
+        else:
+            i += 1
+    return out
+
+
 def plan_functions(us):
     """Names of the functions the file defines that run EXPLAIN (wrappers
     that filter or pick fields of a plan, e.g. join_hash's
@@ -343,6 +431,9 @@ def classify(unit, a, b, planfns=()):
     ordered = re.search(r"\border\s+by\b", ps.top_level(unit.sql), re.I)
     if sa == sb:
         if not ordered:
+            return "order", None
+        keys = order_keys(unit.sql)
+        if keys and ties_only(a, b, keys):
             return "order", None
         return "DIFF", "row order differs under ORDER BY"
     if close_lines(a, b):

@@ -1,12 +1,13 @@
-//! SQL entry points to device programs, until the scan/join/aggregate
-//! executors run them inside queries:
+//! SQL entry points to device programs, outside any query plan (the
+//! nodes run them inside queries):
 //!
 //! - `pgstrom.device_eval(rel, expr, engine)`: compile `expr` over the
 //!   columns of `rel`, evaluate it on an engine for every row, and return
 //!   (ctid, value as text): the differential tests compare this with
 //!   PostgreSQL's own evaluation, row by row, and errors with errors.
 //! - `pgstrom.device_program(rel, expr)`: the program listing (what EXPLAIN
-//!   VERBOSE will print), or why the expression stays on the CPU.
+//!   VERBOSE prints as `GPU Program`), or why the expression is left to
+//!   PostgreSQL.
 //! - `pgstrom.device_functions()`: the device function catalog.
 
 use std::ffi::{CStr, CString};

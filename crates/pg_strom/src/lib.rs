@@ -31,10 +31,6 @@
 //!    device), [`gpupreagg`] (GROUP BY on the device, on GpuJoin's
 //!    pipeline).
 
-// Every unsafe block says why it is sound; every unsafe fn says what its
-// callers promise.
-#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
-
 use pgrx::prelude::*;
 
 pub mod arrow_fdw;

@@ -8,6 +8,10 @@
 //! - [`reader`]: a running read (batches, rows into slots, device
 //!   columns, EXPLAIN), shared by the FDW scan and GpuScan.
 //! - [`scan`]: the planner and executor callbacks.
+//! - [`modify`]: INSERT and COPY FROM (a writable table's file appended
+//!   to, undone if the transaction aborts).
+//! - [`gpudirect`]: what EXPLAIN says of GPUDirect SQL and of the bytes
+//!   each storage path moved.
 //! - [`import`]: IMPORT FOREIGN SCHEMA.
 //! - [`analyze`]: ANALYZE (row count and a sample of rows).
 //! - [`write_stats`]: `pgstrom.arrow_fdw_write_stats`, statistics added

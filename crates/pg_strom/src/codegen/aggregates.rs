@@ -430,90 +430,115 @@ pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, scale: i32,
 /// # Safety
 /// `e` is a valid expression.
 pub unsafe fn numeric_bound(e: *mut pg_sys::Node) -> Option<(i32, i32)> {
-    // SAFETY: a valid expression (caller); each branch casts to the type
-    // its tag names.
+    let int_digits = |t: pg_sys::Oid| match t {
+        pg_sys::INT2OID => Some(5),
+        pg_sys::INT4OID => Some(10),
+        pg_sys::INT8OID => Some(19),
+        _ => None,
+    };
+    // SAFETY: a valid expression (caller); each arm reads the node as the
+    // struct its tag names.
     unsafe {
-        let digits = |m: u128| m.checked_ilog10().map_or(1, |d| d as i32 + 1);
-        let int_digits = |t: pg_sys::Oid| match t {
-            pg_sys::INT2OID => Some(5),
-            pg_sys::INT4OID => Some(10),
-            pg_sys::INT8OID => Some(19),
-            _ => None,
-        };
         match (*e).type_ {
             pg_sys::NodeTag::T_RelabelType => numeric_bound((*(e as *mut pg_sys::RelabelType)).arg.cast()),
-            pg_sys::NodeTag::T_Var if (*(e as *mut pg_sys::Var)).vartype == pg_sys::NUMERICOID => {
-                let typmod = (*(e as *mut pg_sys::Var)).vartypmod;
-                if typmod < pg_sys::VARHDRSZ as i32 {
-                    return None;
-                }
-                let t = typmod - pg_sys::VARHDRSZ as i32;
-                let (p, s) = ((t >> 16) & 0xffff, (((t & 0x7ff) ^ 1024) - 1024));
-                (s >= 0 && p >= s).then_some((p, s))
+            pg_sys::NodeTag::T_Var => var_bound(&*e.cast()),
+            pg_sys::NodeTag::T_Const => const_bound(&*e.cast(), int_digits),
+            pg_sys::NodeTag::T_OpExpr => {
+                let o: &pg_sys::OpExpr = &*e.cast();
+                call_bound(o.opfuncid, o.args, int_digits)
             }
-            pg_sys::NodeTag::T_Const => {
-                let c = e as *mut pg_sys::Const;
-                if (*c).constisnull {
-                    return Some((1, 0));
-                }
-                match (*c).consttype {
-                    pg_sys::NUMERICOID => {
-                        let n = numeric_of((*c).constvalue);
-                        match n.scale {
-                            pgstrom_runtime::numeric::NUM_BIG => None,
-                            s if s < 0 => Some((1, 0)),
-                            s => Some((digits(n.mant.unsigned_abs()).max(s), s)),
-                        }
-                    }
-                    t => int_digits(t).map(|p| (p, 0)),
-                }
-            }
-            pg_sys::NodeTag::T_OpExpr | pg_sys::NodeTag::T_FuncExpr => {
-                let (funcid, args) = if (*e).type_ == pg_sys::NodeTag::T_OpExpr {
-                    let o = e as *mut pg_sys::OpExpr;
-                    ((*o).opfuncid, (*o).args)
-                } else {
-                    let f = e as *mut pg_sys::FuncExpr;
-                    ((*f).funcid, (*f).args)
-                };
-                let f = func_info(device_function_of(funcid)?)?;
-                let args = list_nodes(args);
-                let arg = |i: usize| args.get(i).and_then(|&a| numeric_bound(a));
-                Some(match f.name {
-                    "NUMERIC_ADD" | "NUMERIC_SUB" => {
-                        let ((p1, s1), (p2, s2)) = (arg(0)?, arg(1)?);
-                        let s = s1.max(s2);
-                        ((p1 - s1).max(p2 - s2) + 1 + s, s)
-                    }
-                    "NUMERIC_MUL" => {
-                        let ((p1, s1), (p2, s2)) = (arg(0)?, arg(1)?);
-                        (p1 + p2, s1 + s2)
-                    }
-                    "NUMERIC_UMINUS" | "NUMERIC_UPLUS" | "NUMERIC_ABS" | "ABS_NUMERIC" => arg(0)?,
-                    "NUMERIC_INT2" | "NUMERIC_INT4" | "NUMERIC_INT8" => (int_digits(pg_sys::exprType(args[0]))?, 0),
-                    "ROUND_NUMERIC" | "TRUNC_NUMERIC" => {
-                        let (p, s) = arg(0)?;
-                        let c = args.get(1).copied()?;
-                        if (*c).type_ != pg_sys::NodeTag::T_Const || (*(c as *mut pg_sys::Const)).constisnull {
-                            return None;
-                        }
-                        let to = (*(c as *mut pg_sys::Const)).constvalue.value() as i32;
-                        if !(0..=38).contains(&to) {
-                            return None;
-                        }
-                        (p - s + 1 + to, to)
-                    }
-                    "CEIL_NUMERIC" | "CEILING_NUMERIC" | "FLOOR_NUMERIC" => {
-                        let (p, s) = arg(0)?;
-                        (p - s + 1, 0)
-                    }
-                    "SIGN_NUMERIC" => (1, 0),
-                    _ => return None,
-                })
+            pg_sys::NodeTag::T_FuncExpr => {
+                let f: &pg_sys::FuncExpr = &*e.cast();
+                call_bound(f.funcid, f.args, int_digits)
             }
             _ => None,
         }
     }
+}
+
+/// Digits of `m` (1 for 0).
+fn digits(m: u128) -> i32 {
+    m.checked_ilog10().map_or(1, |d| d as i32 + 1)
+}
+
+/// A numeric(p,s) column's (p, s); None for an unconstrained numeric or
+/// another type.
+fn var_bound(v: &pg_sys::Var) -> Option<(i32, i32)> {
+    if v.vartype != pg_sys::NUMERICOID || v.vartypmod < pg_sys::VARHDRSZ as i32 {
+        return None;
+    }
+    let t = v.vartypmod - pg_sys::VARHDRSZ as i32;
+    let (p, s) = ((t >> 16) & 0xffff, (((t & 0x7ff) ^ 1024) - 1024));
+    (s >= 0 && p >= s).then_some((p, s))
+}
+
+/// A constant's bound: its own digits (a numeric), an integer type's.
+fn const_bound(c: &pg_sys::Const, int_digits: impl Fn(pg_sys::Oid) -> Option<i32>) -> Option<(i32, i32)> {
+    if c.constisnull {
+        return Some((1, 0));
+    }
+    match c.consttype {
+        pg_sys::NUMERICOID => {
+            // SAFETY: a non-NULL numeric constant.
+            let n = unsafe { numeric_of(c.constvalue) };
+            match n.scale {
+                pgstrom_runtime::numeric::NUM_BIG => None,
+                s if s < 0 => Some((1, 0)),
+                s => Some((digits(n.mant.unsigned_abs()).max(s), s)),
+            }
+        }
+        t => int_digits(t).map(|p| (p, 0)),
+    }
+}
+
+/// The bound of a call of function `funcid` on `args`, from its
+/// arguments' bounds, where the device catalog has the function.
+fn call_bound(
+    funcid: pg_sys::Oid,
+    args: *mut pg_sys::List,
+    int_digits: impl Fn(pg_sys::Oid) -> Option<i32>,
+) -> Option<(i32, i32)> {
+    let f = func_info(device_function_of(funcid)?)?;
+    // SAFETY: the call's argument list.
+    let args = unsafe { list_nodes(args) };
+    // SAFETY: arguments of a valid expression.
+    let arg = |i: usize| args.get(i).and_then(|&a| unsafe { numeric_bound(a) });
+    Some(match f.name {
+        "NUMERIC_ADD" | "NUMERIC_SUB" => {
+            let ((p1, s1), (p2, s2)) = (arg(0)?, arg(1)?);
+            let s = s1.max(s2);
+            ((p1 - s1).max(p2 - s2) + 1 + s, s)
+        }
+        "NUMERIC_MUL" => {
+            let ((p1, s1), (p2, s2)) = (arg(0)?, arg(1)?);
+            (p1 + p2, s1 + s2)
+        }
+        "NUMERIC_UMINUS" | "NUMERIC_UPLUS" | "NUMERIC_ABS" | "ABS_NUMERIC" => arg(0)?,
+        // SAFETY: an argument of a valid expression.
+        "NUMERIC_INT2" | "NUMERIC_INT4" | "NUMERIC_INT8" => (int_digits(unsafe { pg_sys::exprType(args[0]) })?, 0),
+        "ROUND_NUMERIC" | "TRUNC_NUMERIC" => {
+            let (p, s) = arg(0)?;
+            let c = args.get(1).copied()?;
+            // SAFETY: an argument of a valid expression, read as a Const
+            // when its tag says so.
+            let to = unsafe {
+                if (*c).type_ != pg_sys::NodeTag::T_Const || (*(c as *mut pg_sys::Const)).constisnull {
+                    return None;
+                }
+                (*(c as *mut pg_sys::Const)).constvalue.value() as i32
+            };
+            if !(0..=38).contains(&to) {
+                return None;
+            }
+            (p - s + 1 + to, to)
+        }
+        "CEIL_NUMERIC" | "CEILING_NUMERIC" | "FLOOR_NUMERIC" => {
+            let (p, s) = arg(0)?;
+            (p - s + 1, 0)
+        }
+        "SIGN_NUMERIC" => (1, 0),
+        _ => return None,
+    })
 }
 
 /// Compile sum()'s or avg()'s numeric argument, when [`numeric_bound`]

@@ -257,6 +257,7 @@ fn main() {
             }
             // SAFETY: dst holds len bytes.
             unsafe { (drv.cuMemsetD8)(dst, 0, len as usize) };
+            // SAFETY: the context made current above.
             unsafe { (drv.cuCtxSynchronize)() };
             let t = Instant::now();
             if let Err(e) = run() {
