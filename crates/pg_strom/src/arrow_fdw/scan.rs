@@ -279,13 +279,7 @@ pub unsafe extern "C-unwind" fn begin(node: *mut pg_sys::ForeignScanState, eflag
             ArrowReader::open(rel, &attnums, from_list((*plan).fdw_exprs), &mut (*node).ss.ps, &[], explain_only);
         (*node).fdw_state = Box::into_raw(Box::new(ScanState { reader, row: 0 })).cast();
         let estate = (*node).ss.ps.state;
-        let cb =
-            pg_sys::MemoryContextAlloc((*estate).es_query_cxt, std::mem::size_of::<pg_sys::MemoryContextCallback>())
-                as *mut pg_sys::MemoryContextCallback;
-        (*cb).func = Some(free_state);
-        (*cb).arg = node.cast();
-        (*cb).next = std::ptr::null_mut();
-        pg_sys::MemoryContextRegisterResetCallback((*estate).es_query_cxt, cb);
+        crate::pg::memctx::on_reset((*estate).es_query_cxt, free_state, node.cast());
     }
 }
 

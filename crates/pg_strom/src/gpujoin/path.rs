@@ -201,11 +201,7 @@ unsafe fn stash_put(
     unsafe {
         let cxt = pg_sys::CurrentMemoryContext;
         if !WATCHED.with(|w| w.borrow().contains(&(cxt as usize))) {
-            let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
-                as *mut pg_sys::MemoryContextCallback;
-            (*cb).func = Some(forget_context);
-            (*cb).arg = cxt.cast();
-            pg_sys::MemoryContextRegisterResetCallback(cxt, cb);
+            crate::pg::memctx::on_reset(cxt, forget_context, cxt.cast());
             WATCHED.with(|w| w.borrow_mut().push(cxt as usize));
         }
         let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
