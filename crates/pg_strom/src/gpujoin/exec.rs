@@ -918,13 +918,20 @@ impl GpuJoinExec {
 
     /// After the last chunk, once: the unmatched inner rows of RIGHT and
     /// FULL depths as the next chunk's combinations (or, for GpuPreAgg,
-    /// their groups).  False when there is nothing more to return.
+    /// their groups).  False when there is nothing more to return (always
+    /// without RIGHT and FULL depths, asking the engine nothing).
     pub(crate) fn next_unmatched(&mut self) -> bool {
         if self.unmatched_done {
             return false;
         }
         self.unmatched_done = true;
         self.count_file_reads();
+        if !self.keeps_inner() {
+            // only RIGHT and FULL depths have rows to return now: no
+            // request (a GPU service lost after the last chunk then ends
+            // nothing, as it took nothing with it)
+            return false;
+        }
         let session = self.session.as_mut().expect("prepared");
         let res = if self.agg_spec.is_some() {
             session.unmatched_agg().map(Probed::Groups)
