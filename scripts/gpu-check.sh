@@ -76,7 +76,8 @@ fi
 fi
 
 # the SQL steps in two calls (scripts/test-sql.sh, PGSTROM_SQL_STEPS)
-sql_steps_1="regress arrow isolation service pg2arrow diff"
+# (PGSTROM_GPU_SQL_STEPS picks some of part 1's steps, for a quick re-check)
+sql_steps_1=${PGSTROM_GPU_SQL_STEPS:-"regress arrow isolation service pg2arrow diff"}
 sql_steps_2="shapes soak ssb pgregress docs"
 if part sql; then
 echo "== SQL suites (GPU variant), part 1: $sql_steps_1"
