@@ -102,7 +102,10 @@ else
   step FAIL "GPUDirect SQL storage paths (test/service/gpudirect.sh)"
 fi
 dvp=$(grep -o 'device_vs_plain: [0-9]* files.*' "$sql_log" | tail -n 1)
-if [ -n "$dvp" ] && ! grep -q 'device_vs_plain: differs' "$sql_log"; then
+sql_has() { [[ " $sql_steps_1 " == *" $1 "* ]]; }
+if ! sql_has arrow; then
+  echo "gpu-check: the arrow step was not chosen (PGSTROM_GPU_SQL_STEPS): Arrow device paths not judged"
+elif [ -n "$dvp" ] && ! grep -q 'device_vs_plain: differs' "$sql_log"; then
   step PASS "Arrow: $dvp"
 else
   step FAIL "Arrow device paths against the plain scan: ${dvp:-did not run}"
@@ -110,7 +113,9 @@ fi
 cp "$PGSTROM_VAR/results/regress/results/gpu.out" "$out/" 2>/dev/null
 cp "$PGSTROM_VAR/results/regress/regression.diffs" "$out/" 2>/dev/null
 hd=$(grep -cE '^ok +[0-9]+ +- heap_direct(_mvcc)? ' "$sql_log")
-if [ "$hd" = 2 ]; then
+if ! sql_has regress || ! sql_has isolation; then
+  echo "gpu-check: regress and isolation were not both chosen (PGSTROM_GPU_SQL_STEPS): heap direct tests not judged"
+elif [ "$hd" = 2 ]; then
   step PASS "heap direct path on the GPU: heap_direct (pg_regress) and heap_direct_mvcc (isolation) pass"
 else
   step FAIL "heap direct path tests (heap_direct, heap_direct_mvcc)"
