@@ -256,20 +256,26 @@ def run_file(cl, sqlfile, outfile, builddir, timeout):
                 plans=count_plans(logtext))
 
 
-def sort_rows(lines):
-    out, i, n = [], 0, len(lines)
+def blocks(lines):
+    """An output as blocks: (header line, separator, row lines) for each
+    result table, (line, None, None) for every other line."""
+    i, n = 0, len(lines)
     while i < n:
         if i + 1 < n and SEP.match(lines[i + 1]) and lines[i + 1]:
             j = i + 2
-            rows = []
             while j < n and not ROWS.match(lines[j]):
-                rows.append(lines[j])
                 j += 1
-            out += lines[i:i + 2] + sorted(rows)
+            yield lines[i], lines[i + 1], lines[i + 2:j]
             i = j
         else:
-            out.append(lines[i])
+            yield lines[i], None, None
             i += 1
+
+
+def sort_rows(lines):
+    out = []
+    for head, sep, rows in blocks(lines):
+        out += [head] if sep is None else [head, sep, *sorted(rows)]
     return out
 
 
@@ -375,17 +381,7 @@ def ties_only(a, b, keys):
 
 def tables(lines):
     """The result tables of an output: (header line, row lines) each."""
-    out, i, n = [], 0, len(lines)
-    while i < n:
-        if i + 1 < n and SEP.match(lines[i + 1]) and lines[i + 1]:
-            j = i + 2
-            while j < n and not ROWS.match(lines[j]):
-                j += 1
-            out.append((lines[i], lines[i + 2:j]))
-            i = j
-        else:
-            i += 1
-    return out
+    return [(head, rows) for head, sep, rows in blocks(lines) if sep is not None]
 
 
 def plan_functions(us):

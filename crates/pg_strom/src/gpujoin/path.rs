@@ -21,7 +21,7 @@ use crate::codegen::{self, Inputs};
 use crate::customscan::cost::scan_pages;
 use crate::gpujoin::plan;
 use crate::pg::cost::{parallel_divisor, scan_parallel_workers};
-use crate::pg::list::{from_list, to_list};
+use crate::pg::list::{float_node, float_of, from_list, to_list};
 use crate::{engine, guc};
 
 use pgstrom_runtime::join::{MAX_DEPTHS, MAX_KEYS};
@@ -74,17 +74,6 @@ pub struct JoinDesc {
     pub depths: Vec<Depth>,
     /// GpuPreAgg: the aggregation of the joined rows.
     pub agg: Option<AggDesc>,
-}
-
-fn float_node(v: f64) -> *mut pg_sys::Node {
-    let s = std::ffi::CString::new(format!("{v:e}")).expect("no NUL");
-    // SAFETY: makeFloat keeps the palloc'd string.
-    unsafe { pg_sys::makeFloat(pg_sys::pstrdup(s.as_ptr())).cast() }
-}
-
-fn float_of(n: *mut pg_sys::Node) -> f64 {
-    // SAFETY: a Float node made by float_node.
-    unsafe { std::ffi::CStr::from_ptr((*(n as *mut pg_sys::Float)).fval).to_string_lossy().parse().unwrap_or(0.0) }
 }
 
 impl JoinDesc {
