@@ -180,6 +180,23 @@ fn gpu_engine(index: usize) -> Result<&'static GpuEngine, DeviceError> {
         .map_err(Clone::clone)
 }
 
+/// Whether a device scan planned now would run in the GPU service (a GPU
+/// of the service, or the CPU engine there with
+/// `pg_strom.cpu_engine_in_service`): the engine that reads an Arrow
+/// table's columns from the files itself, a whole record batch per chunk.
+/// Never waits for start-up discovery: while it runs, no GPU counts as
+/// found.
+pub fn planned_in_service() -> bool {
+    if !guc::GPU_SERVICE.get() {
+        return false;
+    }
+    match guc::ENGINE.get() {
+        EngineSetting::Cpu => guc::CPU_ENGINE_IN_SERVICE.get(),
+        EngineSetting::Gpu => true,
+        EngineSetting::Auto => guc::CPU_ENGINE_IN_SERVICE.get() || discovery_worker::state() == STATE_FOUND,
+    }
+}
+
 /// Whether a device scan planned now would first have to open the GPU:
 /// without the GPU service, the engine would be a GPU, and it is not open
 /// in this backend yet, or the scan runs in parallel workers (new

@@ -30,6 +30,10 @@ use crate::chunk::ColumnChunk;
 use crate::pg::explain::{prop_text, size_text};
 use crate::pg::memctx::Switched;
 
+/// Rows of a chunk of an Arrow table whose columns the engine reads from
+/// the files itself (a record batch, unless larger): a multiple of 64.
+pub const FILE_CHUNK_ROWS: usize = 1 << 24;
+
 /// Shared state of a parallel scan (in the DSM).
 #[repr(C)]
 pub struct Shared {

@@ -106,6 +106,13 @@ pub struct RelInfo {
     /// Bytes of the referenced columns in every batch.
     pub bytes: f64,
     pub parallel_workers: i32,
+    /// Chunks a device scan of every batch reads: one per record batch
+    /// when the engine reads the columns from the files itself (a whole
+    /// batch at once, `reader::FILE_CHUNK_ROWS`) ...
+    pub chunks_from_files: f64,
+    /// ... or one per `pg_strom.chunk_rows` rows of each batch when the
+    /// backend hands the columns over in memory.
+    pub chunks_in_memory: f64,
 }
 
 /// The attnums (1-based) a scan of `baserel` needs: its target and quals;
@@ -143,6 +150,12 @@ pub unsafe extern "C-unwind" fn get_rel_size(
         (*info).rows = tuples as f64;
         (*info).bytes = bytes as f64;
         (*info).parallel_workers = opts.parallel_workers.unwrap_or(-1);
+        let chunks = |limit: usize| -> f64 {
+            let limit = limit.max(1) as i64;
+            files.iter().flat_map(|f| f.batches.iter()).map(|b| ((b.rows.max(0) + limit - 1) / limit) as f64).sum()
+        };
+        (*info).chunks_from_files = chunks(reader::FILE_CHUNK_ROWS);
+        (*info).chunks_in_memory = chunks(crate::guc::CHUNK_ROWS.get() as usize);
         (*baserel).fdw_private = info.cast();
         (*baserel).tuples = tuples as f64;
         let sel = pg_sys::clauselist_selectivity(

@@ -1,7 +1,7 @@
 //! What the device nodes' cost models share: which relations a device
 //! node reads and in how many pages, the host's per-row costs of reading
 //! and returning them, and the share of a heap table the heap direct path
-//! reads without the host.
+//! reads without the host, and the chunks it goes through.
 
 use pgrx::pg_sys;
 
@@ -126,4 +126,40 @@ pub unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys:
         let temp = pg_sys::get_rel_persistence((*rte).relid) as u8 == pg_sys::RELPERSISTENCE_TEMP;
         if !any || temp { 0.0 } else { (*outer).allvisfrac.clamp(0.0, 1.0) }
     }
+}
+
+/// The chunks a device node reading `outer` goes through, over the whole
+/// scan: for an Arrow table one per record batch when the engine reads
+/// the columns from the files itself (the GPU service), else one per
+/// `pg_strom.chunk_rows` rows of each batch; for a heap table one per
+/// `pg_strom.chunk_rows` rows, except that the share `direct` of it read
+/// by the heap direct path goes in requests of up to
+/// `heap_direct::BATCH_BLOCKS` blocks.  GpuPreAgg returns its partial
+/// groups per chunk.
+///
+/// # Safety
+/// Planner state of a base relation and its RTE.
+pub unsafe fn planned_chunks(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::RangeTblEntry, direct: f64) -> f64 {
+    // SAFETY: caller's promise; fdw_private of an arrow_fdw table is its RelInfo.
+    unsafe {
+        if (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
+            && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
+            && crate::arrow_fdw::is_arrow_table((*rte).relid)
+            && !(*outer).fdw_private.is_null()
+        {
+            let info = &*((*outer).fdw_private as *const crate::arrow_fdw::scan::RelInfo);
+            return if crate::engine::planned_in_service() { info.chunks_from_files } else { info.chunks_in_memory };
+        }
+        (1.0 - direct) * (*outer).tuples.max(0.0) / guc::CHUNK_ROWS.get().max(1) as f64
+            + direct * (*outer).pages as f64 / crate::source::heap_direct::BATCH_BLOCKS as f64
+    }
+}
+
+/// The groups expected among `rows` rows drawn from `groups` groups
+/// alike: `groups * (1 - (1 - 1/groups)^rows)`, at most either.
+pub fn groups_among(groups: f64, rows: f64) -> f64 {
+    if groups <= 1.0 || rows <= 1.0 {
+        return groups.min(rows).max(0.0);
+    }
+    groups * -(rows * (-1.0 / groups).ln_1p()).exp_m1()
 }

@@ -325,16 +325,20 @@ unsafe fn add_paths(
             let frac =
                 if host_keys || keeps_inner { 0.0 } else { crate::customscan::cost::planned_fraction(outer, rte) };
             let direct = frac * (*outer).tuples.max(0.0) * crate::customscan::cost::gather_cost_per_row(rte) / div;
-            // partial groups: per chunk, and a direct request (up to
-            // heap_direct::BATCH_BLOCKS blocks) is one chunk
-            let nchunks = ((1.0 - frac) * (*outer).tuples / guc::CHUNK_ROWS.get().max(1) as f64
-                + frac * (*outer).pages as f64 / crate::source::heap_direct::BATCH_BLOCKS as f64)
-                .ceil()
-                .max(workers as f64 + 1.0);
-            let partial_total = pg_sys::clamp_row_est(rows_in.min(groups * nchunks));
+            // partial groups: those found among each chunk's rows (a direct
+            // request of up to heap_direct::BATCH_BLOCKS blocks is one
+            // chunk, an Arrow record batch read by the GPU service too)
+            let nchunks = crate::customscan::cost::planned_chunks(outer, rte, frac).ceil().max(workers as f64 + 1.0);
+            let per_chunk = crate::customscan::cost::groups_among(groups, rows_in / nchunks);
+            let partial_total = pg_sys::clamp_row_est(rows_in.min(per_chunk * nchunks));
             let partial_proc = pg_sys::clamp_row_est(partial_total / div);
             let reduce = rows_proc * guc::GPU_OPERATOR_COST.get() * (nkeys + nops + 1) as f64
                 + partial_proc * pg_sys::cpu_tuple_cost;
+            pgrx::debug2!(
+                "GpuPreAgg: {workers} workers, {rows_in:.0} rows in, {groups:.0} groups, {nchunks:.0} chunks, \
+                 {partial_total:.0} partial groups, cost {:.2}",
+                (total - formed - direct + reduce).max(startup)
+            );
             desc.agg = Some(AggDesc { target: exprs.clone(), rows_in, groups });
 
             let cpath = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;

@@ -30,10 +30,6 @@ use crate::arrow_fdw::reader::{self, ArrowReader};
 use crate::pg::memctx::Switched;
 use heap_chunks::HeapChunks;
 
-/// Rows of a chunk of an Arrow table whose columns the engine reads from
-/// the files itself (a record batch, unless larger): a multiple of 64.
-const FILE_CHUNK_ROWS: usize = 1 << 24;
-
 /// EXPLAIN ANALYZE's `Heap Read`: how the heap was read, in how many of
 /// the `chunks` the rows were kept as TIDs by the adaptive choice, and how
 /// many chunks were read ahead while the engine worked (when any were).
@@ -188,7 +184,7 @@ impl Source {
                     }
                     // an engine that reads the columns from the files takes
                     // a whole record batch at once: nothing is gathered here
-                    let limit = if reader.reads_files() { limit.max(FILE_CHUNK_ROWS) } else { limit };
+                    let limit = if reader.reads_files() { limit.max(reader::FILE_CHUNK_ROWS) } else { limit };
                     let n = reader.batch_rows().saturating_sub(*start).min(limit);
                     if n > 0 {
                         reader.fill_device(*start, n);
