@@ -87,7 +87,13 @@ def cmd_gen(a):
         pc.psql("CREATE TABLE lineorder_sort AS SELECT * FROM lineorder ORDER BY lo_orderdate, lo_orderkey, lo_linenumber;",
                 settings=[("max_parallel_workers_per_gather", a.jobs)], csv_out=False)
     tables = TABLES + (["lineorder_sort"] if a.sorted else [])
-    # all-visible pages and statistics, as a loaded warehouse has them
+    # all-visible pages and statistics, as a loaded warehouse has them.
+    # The CHECKPOINT first flushes the generating sessions' commits (the
+    # cluster runs synchronous_commit = off): VACUUM marks a page
+    # all-visible only once its rows' commit hint bits can be set, which
+    # waits for the commit's WAL flush (it left 26% of SF 1's lineorder
+    # all-visible without it, and the planner charged the rest gathering)
+    pc.psql("CHECKPOINT;", csv_out=False)
     psql_at_once([["-c", f"VACUUM (FREEZE, ANALYZE) {t}"] for t in tables], "VACUUM")
     # ... and written out, as a warehouse's pages are long after loading
     # (the heap direct path reads only blocks no dirty buffer holds)
