@@ -21,6 +21,8 @@ SELECT relname, relkind FROM pg_class WHERE relnamespace = 'pgstrom'::regnamespa
 --                                 (test/service/gpudirect.sh checks them)
 --   Nrows (in/out: N%             planned ratios come from ANALYZE's sample
 --   ", N chunks read ahead" dropped: only the GPU service reads ahead
+--   Inner Build: built by N processes (how many took part varies), and
+--                in N ms, rows ready after N ms with TIMING
 -- keep names masks not applied: 'nrows' and 'read-ahead' where the values
 -- are the same everywhere; 'gpu-number' shows GPU Preference as
 -- GPU0 (...), the GPU's number kept and its name masked (test/schedule-gpu).
@@ -38,6 +40,9 @@ BEGIN
     ln := regexp_replace(ln, 'engine memory: [0-9.]+[KMG]B', 'engine memory: xxx');
     ln := regexp_replace(ln, 'GPU Time: .*', 'GPU Time: xxx');
     ln := regexp_replace(ln, 'Memory Usage: [0-9]+kB', 'Memory Usage: NkB');
+    ln := regexp_replace(ln, 'built by [0-9]+ process(es)?', 'built by N processes');
+    ln := regexp_replace(ln, 'built by N processes in [0-9.]+ ms', 'built by N processes in N ms');
+    ln := regexp_replace(ln, 'rows ready after [0-9.]+ ms', 'rows ready after N ms');
     ln := regexp_replace(ln, '\(read: [0-9.]+(GB|MB|KB| bytes), size: [0-9.]+(GB|MB|KB| bytes)\)', '(read: X, size: Y)');
     IF NOT 'nrows' = ANY (keep) THEN
       ln := regexp_replace(ln, 'Nrows \(in/out: [0-9.]+%', 'Nrows (in/out: N%');

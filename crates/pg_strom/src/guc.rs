@@ -84,6 +84,10 @@ pub static HEAP_PAGE_READS: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// from the table's files itself (source::heap_direct).
 pub static HEAP_DIRECT: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pg_strom.parallel_inner_build`: a parallel GpuJoin may scan an inner
+/// relation with a partial plan, each process a share (gpujoin::shared_build).
+pub static PARALLEL_INNER_BUILD: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 /// `pg_strom.chunk_read_ahead`: a heap scan reads its next chunk while
 /// the GPU service works on the current one.
 pub static CHUNK_READ_AHEAD: GucSetting<bool> = GucSetting::<bool>::new(true);
@@ -150,6 +154,14 @@ pub fn init() {
         c"Lets the GPU service read a GpuPreAgg's heap table from its files itself (all-visible blocks not dirty in shared buffers), and take the tuples apart on the device.",
         c"off reads every block through the buffer manager in the backend. The files are read by the path pg_strom.gpudirect picks.",
         &HEAP_DIRECT,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.parallel_inner_build",
+        c"Lets a parallel GpuJoin or GpuPreAgg scan an inner relation with a partial plan (a Parallel Seq Scan, say): every process scans a share and the shares are put together once, for all of them.",
+        c"off runs each inner relation's whole plan in one process of the query (the others wait for its rows).",
+        &PARALLEL_INNER_BUILD,
         GucContext::Userset,
         GucFlags::default(),
     );

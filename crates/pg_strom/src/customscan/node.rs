@@ -8,10 +8,11 @@
 //!   freed by a reset callback on the query's memory context (so an ERROR
 //!   anywhere frees it too) or at EndCustomScan, whichever comes first.
 //! - Parallel plans: the DSM area starts with the node's
-//!   [`SharedCounters`], then whatever its [`Source`] needs (a parallel
-//!   table scan descriptor, an Arrow batch counter) at [`DSM_HEAD`].  The
-//!   leader copies the sums of every process at ShutdownCustomScan,
-//!   before the area goes.
+//!   [`SharedCounters`], then the node's own part at [`DSM_HEAD`]
+//!   ([`DeviceNode::shared_size`] bytes: GpuJoin's shared inner build),
+//!   then whatever its [`Source`] needs (a parallel table scan descriptor,
+//!   an Arrow batch counter).  The leader copies the sums of every process
+//!   at ShutdownCustomScan, before the area goes.
 //! - Custom children (`custom_ps`, GpuJoin's inner plans) are ended with
 //!   the node.
 
@@ -29,8 +30,13 @@ use crate::pg::list::from_list;
 use crate::pg::memctx;
 use crate::source::Source;
 
-/// Where the source's part of the DSM area starts.
+/// Where the node's own part of the DSM area starts.
 pub const DSM_HEAD: usize = std::mem::size_of::<SharedCounters>().next_multiple_of(64);
+
+/// Where the source's part of the DSM area of `st` starts.
+fn source_offset<T: DeviceNode>(st: &T) -> usize {
+    DSM_HEAD + st.shared_size().next_multiple_of(64)
+}
 
 /// A device node's executor state.
 pub trait DeviceNode: Sized + 'static {
@@ -76,6 +82,42 @@ pub trait DeviceNode: Sized + 'static {
 
     /// The node's engine and counters.
     fn device(&mut self) -> &mut DeviceState;
+
+    /// Bytes of the node's own part of a parallel plan's DSM area (the
+    /// same in every process: it depends on the plan only); 0: none.
+    fn shared_size(&self) -> usize {
+        0
+    }
+
+    /// Lay out the node's part (InitializeDSM, in the leader); attaching
+    /// follows.
+    ///
+    /// # Safety
+    /// `area` has [`Self::shared_size`] bytes.
+    unsafe fn shared_init(&mut self, area: *mut u8) {
+        let _ = area;
+    }
+
+    /// Reset the node's part for a rescan (ReInitializeDSM, in the leader,
+    /// no worker running).
+    ///
+    /// # Safety
+    /// `area` is the part [`Self::shared_init`] laid out.
+    unsafe fn shared_reinit(&mut self, area: *mut u8) {
+        let _ = area;
+    }
+
+    /// Use the node's part (the leader after InitializeDSM, a worker at
+    /// InitializeWorker); `dsa` is the query's DSA area (or NULL).
+    ///
+    /// # Safety
+    /// `area` is the laid-out part, alive until [`Self::shared_detach`].
+    unsafe fn shared_attach(&mut self, area: *mut u8, dsa: *mut pg_sys::dsa_area) {
+        let _ = (area, dsa);
+    }
+
+    /// The area goes (ShutdownCustomScan): keep what EXPLAIN needs of it.
+    fn shared_detach(&mut self) {}
 }
 
 /// What every device node keeps about its engine and its counts.
@@ -255,7 +297,12 @@ unsafe extern "C-unwind" fn estimate_dsm<T: DeviceNode>(
     _pcxt: *mut pg_sys::ParallelContext,
 ) -> usize {
     // SAFETY: executor callback for our node.
-    unsafe { state_of::<T>(node).map_or(DSM_HEAD, |st| st.source().dsm_size(node, DSM_HEAD)) }
+    unsafe {
+        state_of::<T>(node).map_or(DSM_HEAD, |st| {
+            let at = source_offset(st);
+            st.source().dsm_size(node, at)
+        })
+    }
 }
 
 /// Point the node at the coordination area and begin the parallel scan.
@@ -267,7 +314,10 @@ unsafe fn attach_shared<T: DeviceNode>(node: *mut pg_sys::CustomScanState, coord
     unsafe {
         let Some(st) = state_of::<T>(node) else { return };
         st.device().shared = coordinate.cast();
-        st.source().dsm_attach(coordinate, DSM_HEAD);
+        let dsa = (*(*node).ss.ps.state).es_query_dsa;
+        st.shared_attach((coordinate as *mut u8).add(DSM_HEAD), dsa);
+        let at = source_offset(st);
+        st.source().dsm_attach(coordinate, at);
     }
 }
 
@@ -280,7 +330,11 @@ unsafe extern "C-unwind" fn initialize_dsm<T: DeviceNode>(
     // SAFETY: coordinate has estimate_dsm's size.
     unsafe {
         if let Some(st) = state_of::<T>(node) {
-            st.source().dsm_initialize(node, coordinate, DSM_HEAD);
+            // the source zeroes everything before its part: the node's
+            // part is laid out after
+            let at = source_offset(st);
+            st.source().dsm_initialize(node, coordinate, at);
+            st.shared_init((coordinate as *mut u8).add(DSM_HEAD));
         }
         attach_shared::<T>(node, coordinate);
     }
@@ -295,7 +349,9 @@ unsafe extern "C-unwind" fn reinitialize_dsm<T: DeviceNode>(
     // SAFETY: the area initialize_dsm laid out.
     unsafe {
         if let Some(st) = state_of::<T>(node) {
-            st.source().dsm_reinitialize(node, coordinate, DSM_HEAD);
+            st.shared_reinit((coordinate as *mut u8).add(DSM_HEAD));
+            let at = source_offset(st);
+            st.source().dsm_reinitialize(node, coordinate, at);
         }
     }
 }
@@ -317,6 +373,7 @@ unsafe extern "C-unwind" fn shutdown<T: DeviceNode>(node: *mut pg_sys::CustomSca
     unsafe {
         let Some(st) = state_of::<T>(node) else { return };
         st.source().dsm_detach();
+        st.shared_detach();
         let dev = st.device();
         let shared = std::mem::replace(&mut dev.shared, std::ptr::null_mut());
         if pg_sys::ParallelWorkerNumber >= 0 {

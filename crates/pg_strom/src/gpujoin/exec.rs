@@ -1,6 +1,7 @@
 //! GpuJoin execution: the CustomScanState callbacks.
 //!
-//! First call: every inner plan runs to the end; its rows are kept on the
+//! First call: every inner plan runs to the end (in a parallel plan once
+//! for all processes, `shared_build`); its rows are kept on the
 //! host (datums copied into the node's memory, for the output) and the
 //! columns the programs read are gathered into a column chunk that the
 //! engine loads, hashing the keys (a [`JoinSession`]).  Then the heap
@@ -37,6 +38,7 @@ use crate::customscan::node::{self, DeviceNode, DeviceState};
 use crate::customscan::params;
 use crate::gpujoin::NAME;
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo, NO_SOURCE};
+use crate::gpujoin::shared_build::{self, BuildStats, SharedInner};
 use crate::pg::list::{from_list, to_list};
 use crate::pg::memctx::Switched;
 use crate::pg::memctx::new_context;
@@ -53,6 +55,46 @@ struct InnerRows {
     nrows: usize,
     /// The columns the programs read.
     chunk: ColumnChunk,
+}
+
+impl InnerRows {
+    /// No rows yet; the programs read `columns`.
+    fn new(columns: &[(i16, u16)]) -> InnerRows {
+        InnerRows { ncols: 0, values: Vec::new(), nulls: Vec::new(), nrows: 0, chunk: ColumnChunk::new(columns) }
+    }
+
+    /// Keep the row in `mslot` (a minimal tuple that lives as long as the
+    /// node): its datums for the output, its read columns for the engine.
+    ///
+    /// # Safety
+    /// `mslot` holds a tuple in the node's inner memory.
+    unsafe fn add(&mut self, mslot: *mut pg_sys::TupleTableSlot) {
+        if self.nrows.is_multiple_of(1024) {
+            pgrx::check_for_interrupts!();
+        }
+        if self.nrows + 1 >= NULL_ROW as usize {
+            errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                "an inner relation of GpuJoin has more than 4294967294 rows".into(),
+                None,
+                Some("Set pg_strom.enable_gpujoin to off for this query."),
+            );
+        }
+        // SAFETY: caller's promise.
+        unsafe {
+            pg_sys::slot_getallattrs(mslot);
+            let natts = (*(*mslot).tts_tupleDescriptor).natts as usize;
+            self.ncols = natts;
+            for i in 0..natts {
+                self.values.push(*(*mslot).tts_values.add(i));
+                self.nulls.push(*(*mslot).tts_isnull.add(i));
+            }
+            if self.chunk.max_attnum() > 0 {
+                self.chunk.append_slot(mslot);
+            }
+        }
+        self.nrows += 1;
+    }
 }
 
 /// The runtime's operation for a plan's number; a damaged plan is an ERROR.
@@ -123,6 +165,14 @@ pub struct GpuJoinExec {
     direct_counted: DirectCounters,
     /// The engine and the counters.
     pub(crate) dev: DeviceState,
+    /// The shared inner build in the DSM area, and the query's DSA area
+    /// (NULL outside a parallel plan).
+    shared: *mut SharedInner,
+    dsa: *mut pg_sys::dsa_area,
+    /// How long this process took to have every inner relation's rows
+    /// (ns), and the shared build's figures (kept at shutdown).
+    pub(crate) load_ns: u64,
+    pub(crate) build_stats: Option<BuildStats>,
 }
 
 node::device_node!(GpuJoinExec, NAME, TTSOpsVirtual);
@@ -260,6 +310,10 @@ impl DeviceNode for GpuJoinExec {
                 direct,
                 direct_counted: DirectCounters::default(),
                 dev: DeviceState::default(),
+                shared: std::ptr::null_mut(),
+                dsa: std::ptr::null_mut(),
+                load_ns: 0,
+                build_stats: None,
             }
         }
     }
@@ -302,6 +356,39 @@ impl DeviceNode for GpuJoinExec {
     fn device(&mut self) -> &mut DeviceState {
         &mut self.dev
     }
+
+    fn shared_size(&self) -> usize {
+        if self.info.depths.is_empty() { 0 } else { std::mem::size_of::<SharedInner>() }
+    }
+
+    unsafe fn shared_init(&mut self, area: *mut u8) {
+        if !self.info.depths.is_empty() {
+            // SAFETY: caller's promise: shared_size bytes.
+            unsafe { SharedInner::init(area.cast()) };
+        }
+    }
+
+    unsafe fn shared_reinit(&mut self, area: *mut u8) {
+        if !self.info.depths.is_empty() {
+            // SAFETY: the part shared_init laid out; no process is attached.
+            unsafe { (*area.cast::<SharedInner>()).reset(self.dsa) };
+        }
+    }
+
+    unsafe fn shared_attach(&mut self, area: *mut u8, dsa: *mut pg_sys::dsa_area) {
+        if !self.info.depths.is_empty() {
+            self.shared = area.cast();
+            self.dsa = dsa;
+        }
+    }
+
+    fn shared_detach(&mut self) {
+        // SAFETY: NULL or the still-mapped area.
+        if let Some(sh) = unsafe { self.shared.as_ref() } {
+            self.build_stats = Some(sh.stats());
+        }
+        self.shared = std::ptr::null_mut();
+    }
 }
 
 /// The engine of this join, chosen on first use (among the GPUs the
@@ -311,70 +398,155 @@ pub(crate) fn engine_of(st: &mut GpuJoinExec) -> &'static dyn Engine {
 }
 
 impl GpuJoinExec {
-    /// Run every inner plan to the end and keep its rows.
+    /// Run every inner plan to the end and keep its rows: in a parallel
+    /// plan once for all processes (`shared_build`), else by this process.
     unsafe fn load_inners(&mut self, node: *mut pg_sys::CustomScanState) {
+        let t0 = Instant::now();
         // SAFETY: executor state of a live node.
         unsafe {
             self.inners.clear();
             pg_sys::MemoryContextReset(self.inner_cxt);
-            let children = from_list((*node).custom_ps);
-            for (d, child) in children.iter().enumerate() {
-                let child = *child as *mut pg_sys::PlanState;
-                let mut inner = InnerRows {
-                    ncols: 0,
-                    values: Vec::new(),
-                    nulls: Vec::new(),
-                    nrows: 0,
-                    chunk: ColumnChunk::new(&self.info.depths[d].inner_columns),
-                };
-                let max_attnum = inner.chunk.max_attnum() as i32;
-                let mut mslot: *mut pg_sys::TupleTableSlot = std::ptr::null_mut();
-                loop {
-                    let slot = pg_sys::ExecProcNode(child);
-                    if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
-                        break;
-                    }
-                    if inner.nrows.is_multiple_of(1024) {
-                        pgrx::check_for_interrupts!();
-                    }
-                    if inner.nrows + 1 >= NULL_ROW as usize {
-                        errors::raise_plain(
-                            PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                            "an inner relation of GpuJoin has more than 4294967294 rows".into(),
-                            None,
-                            Some("Set pg_strom.enable_gpujoin to off for this query."),
-                        );
-                    }
-                    // a flat copy (expanded and short values made plain) that
-                    // lives as long as the node; its datums are the output's
-                    let desc = (*slot).tts_tupleDescriptor;
-                    if mslot.is_null() {
-                        mslot = pg_sys::MakeSingleTupleTableSlot(desc, &raw const pg_sys::TTSOpsMinimalTuple);
-                    }
-                    let cxt = Switched::to(self.inner_cxt);
-                    let mtup = pg_sys::ExecCopySlotMinimalTuple(slot);
-                    pg_sys::ExecStoreMinimalTuple(mtup, mslot, false);
-                    pg_sys::slot_getallattrs(mslot);
-                    let natts = (*desc).natts as usize;
-                    inner.ncols = natts;
-                    for i in 0..natts {
-                        inner.values.push(*(*mslot).tts_values.add(i));
-                        inner.nulls.push(*(*mslot).tts_isnull.add(i));
-                    }
-                    if max_attnum > 0 {
-                        inner.chunk.append_slot(mslot);
-                    }
-                    drop(cxt);
-                    inner.nrows += 1;
+            let children: Vec<*mut pg_sys::PlanState> =
+                from_list((*node).custom_ps).into_iter().map(|c| c.cast()).collect();
+            if let Some(sh) = self.shared.as_ref() {
+                if self.dsa.is_null() {
+                    errors::raise_plain(
+                        PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                        "parallel GpuJoin has no dynamic shared memory area for its inner relations".into(),
+                        None,
+                        None,
+                    );
                 }
-                if !mslot.is_null() {
-                    pg_sys::ExecDropSingleTupleTableSlot(mslot);
+                if sh.attach() {
+                    for (d, &child) in children.iter().enumerate() {
+                        if self.info.depths[d].partial_inner || sh.claim(d) {
+                            self.publish_inner(sh, d, child);
+                        }
+                    }
+                    sh.arrive_and_wait(t0.elapsed().as_nanos() as u64);
                 }
-                self.inners.push(inner);
+                for (d, &child) in children.iter().enumerate() {
+                    let inner = self.read_published(sh, d, child);
+                    self.inners.push(inner);
+                }
+            } else {
+                for (d, &child) in children.iter().enumerate() {
+                    let inner = self.read_inner_plan(d, child);
+                    self.inners.push(inner);
+                }
             }
             self.inner_rows = self.inners.iter().map(|i| i.nrows).collect();
             self.inners_loaded = true;
         }
+        self.load_ns = t0.elapsed().as_nanos() as u64;
+    }
+
+    /// Depth `d`'s rows from its inner plan `child`, read to the end.
+    unsafe fn read_inner_plan(&mut self, d: usize, child: *mut pg_sys::PlanState) -> InnerRows {
+        let mut inner = InnerRows::new(&self.info.depths[d].inner_columns);
+        // SAFETY: a live inner plan of this node.
+        unsafe {
+            let mut mslot: *mut pg_sys::TupleTableSlot = std::ptr::null_mut();
+            loop {
+                let slot = pg_sys::ExecProcNode(child);
+                if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+                    break;
+                }
+                // a flat copy (expanded and short values made plain) that
+                // lives as long as the node; its datums are the output's
+                if mslot.is_null() {
+                    let desc = (*slot).tts_tupleDescriptor;
+                    mslot = pg_sys::MakeSingleTupleTableSlot(desc, &raw const pg_sys::TTSOpsMinimalTuple);
+                }
+                let cxt = Switched::to(self.inner_cxt);
+                let mtup = pg_sys::ExecCopySlotMinimalTuple(slot);
+                pg_sys::ExecStoreMinimalTuple(mtup, mslot, false);
+                inner.add(mslot);
+                drop(cxt);
+            }
+            if !mslot.is_null() {
+                pg_sys::ExecDropSingleTupleTableSlot(mslot);
+            }
+        }
+        inner
+    }
+
+    /// Run depth `d`'s inner plan `child` (this process's share of a
+    /// partial plan, or the whole plan) and publish its rows, formed as
+    /// minimal tuples of the plan's result type, for every process.
+    unsafe fn publish_inner(&mut self, sh: &SharedInner, d: usize, child: *mut pg_sys::PlanState) {
+        // SAFETY: a live inner plan of this node; the DSA area of the query.
+        unsafe {
+            let desc = pg_sys::ExecGetResultType(child);
+            let natts = (*desc).natts as usize;
+            let mut values = vec![pg_sys::Datum::from(0usize); natts];
+            let mut nulls = vec![true; natts];
+            let mut buf: Vec<u8> = Vec::new();
+            let mut nrows = 0u64;
+            loop {
+                let slot = pg_sys::ExecProcNode(child);
+                if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+                    break;
+                }
+                if nrows.is_multiple_of(1024) {
+                    pgrx::check_for_interrupts!();
+                }
+                pg_sys::slot_getallattrs(slot);
+                let sdesc = (*slot).tts_tupleDescriptor;
+                if (*sdesc).natts as usize != natts {
+                    errors::raise_plain(
+                        PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                        format!(
+                            "an inner plan of GpuJoin returned {} columns where its result type has {natts}",
+                            (*sdesc).natts
+                        ),
+                        None,
+                        None,
+                    );
+                }
+                for i in 0..natts {
+                    // a dropped column of a scan's physical row is NULL in
+                    // the result type (which may not even know its width)
+                    let dropped = (*pg_sys::TupleDescAttr(sdesc, i as i32)).attisdropped;
+                    values[i] = *(*slot).tts_values.add(i);
+                    nulls[i] = *(*slot).tts_isnull.add(i) || dropped;
+                }
+                let mt = pg_sys::heap_form_minimal_tuple(desc, values.as_ptr(), nulls.as_ptr(), 0);
+                let len = (*mt).t_len as usize;
+                buf.extend_from_slice(std::slice::from_raw_parts(mt as *const u8, len));
+                buf.resize(shared_build::max_align(buf.len()), 0);
+                pg_sys::heap_free_minimal_tuple(mt);
+                nrows += 1;
+                if buf.len() >= shared_build::PUBLISH_BYTES {
+                    sh.publish(self.dsa, d, &buf, nrows);
+                    buf.clear();
+                    nrows = 0;
+                }
+            }
+            sh.publish(self.dsa, d, &buf, nrows);
+        }
+    }
+
+    /// Depth `d`'s rows as every process published them (the build is over).
+    unsafe fn read_published(&mut self, sh: &SharedInner, d: usize, child: *mut pg_sys::PlanState) -> InnerRows {
+        let mut inner = InnerRows::new(&self.info.depths[d].inner_columns);
+        // SAFETY: the area's published minimal tuples, copied into the
+        // node's inner memory before they are stored in the slot.
+        unsafe {
+            let desc = pg_sys::ExecGetResultType(child);
+            let mslot = pg_sys::MakeSingleTupleTableSlot(desc, &raw const pg_sys::TTSOpsMinimalTuple);
+            inner.ncols = (*desc).natts as usize;
+            sh.for_each_row(self.dsa, d, |bytes| {
+                let cxt = Switched::to(self.inner_cxt);
+                let copy = pg_sys::palloc(bytes.len()) as *mut u8;
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), copy, bytes.len());
+                pg_sys::ExecStoreMinimalTuple(copy.cast(), mslot, false);
+                inner.add(mslot);
+                drop(cxt);
+            });
+            pg_sys::ExecDropSingleTupleTableSlot(mslot);
+        }
+        inner
     }
 
     /// For the depths whose outer rows that match no inner row are dropped
@@ -424,6 +596,11 @@ impl GpuJoinExec {
             base += ncols;
         }
         out
+    }
+
+    /// True once the inner relations were read (EXPLAIN ANALYZE).
+    pub(crate) fn inners_were_loaded(&self) -> bool {
+        self.inners_loaded
     }
 
     /// Load the inner relations into `eng`.
@@ -1023,7 +1200,8 @@ impl GpuJoinExec {
             // ExecProcNode when they depend on one)
             let children: Vec<*mut pg_sys::PlanState> =
                 from_list((*node).custom_ps).into_iter().map(|c| c.cast()).collect();
-            let mut changed = false;
+            // a shared build is redone after the leader's ReInitializeDSM
+            let mut changed = !st.shared.is_null();
             for &child in &children {
                 if !(*node).ss.ps.chgParam.is_null() {
                     pg_sys::UpdateChangedParamSet(child, (*node).ss.ps.chgParam);

@@ -33,6 +33,34 @@ fn kind_label(kind: u32) -> &'static str {
     pgstrom_runtime::join::JoinKind::from_pg(kind).map_or("?", |k| k.label())
 }
 
+/// How the inner relations were read (EXPLAIN ANALYZE `Inner Build`):
+/// once for every process of a parallel plan, with how many processes
+/// took part (and, with TIMING, the longest time one spent), or by this
+/// process alone; the depths whose inner plans were scanned in shares;
+/// with TIMING, how long this process waited for all the rows.
+fn inner_build_text(st: &GpuJoinExec, timing: bool) -> String {
+    let partial: Vec<String> =
+        st.info.depths.iter().enumerate().filter(|(_, d)| d.partial_inner).map(|(i, _)| (i + 1).to_string()).collect();
+    let mut text = match st.build_stats {
+        Some(b) => {
+            let who = if b.builders == 1 { "1 process".to_string() } else { format!("{} processes", b.builders) };
+            let mut t = format!("shared, built by {who}");
+            if timing {
+                t.push_str(&format!(" in {:.3} ms", b.build_ns as f64 / 1e6));
+            }
+            t
+        }
+        None => "this process".to_string(),
+    };
+    if !partial.is_empty() {
+        text.push_str(&format!(", partial scans of depth {}", partial.join(", ")));
+    }
+    if timing {
+        text.push_str(&format!("; rows ready after {:.3} ms", st.load_ns as f64 / 1e6));
+    }
+    text
+}
+
 /// GpuJoin's (and GpuPreAgg's) EXPLAIN fields of a node whose state is `st`.
 ///
 /// # Safety
@@ -140,6 +168,9 @@ pub unsafe fn explain(
                 pg_sys::ExplainPropertyInteger(c"Batches".as_ptr(), std::ptr::null(), 1, es);
                 pg_sys::ExplainCloseGroup(label.as_ptr(), label.as_ptr(), true, es);
             }
+        }
+        if analyze && !st.info.depths.is_empty() && st.inners_were_loaded() {
+            prop_text(c"Inner Build", &inner_build_text(st, (*es).timing), es);
         }
         let eng = engine_of(st);
         let mut pref = eng.describe();

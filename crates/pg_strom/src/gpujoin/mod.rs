@@ -13,6 +13,9 @@
 //!   formed on the host (GpuPreAgg runs on the same pipeline, its
 //!   aggregation in the same device pass); the node's life and parallel
 //!   DSM are `crate::customscan::node`'s.
+//! - [`shared_build`]: in a parallel plan, the inner relations read once
+//!   for all processes (partial inner plans scanned in shares), through
+//!   the node's DSM area and the query's DSA area.
 //! - [`explain`]: `Depth N: GpuHashJoin ...`, `JoinQuals`, `Nrows`,
 //!   `KDS-Hash` as PG-Strom prints it.
 
@@ -20,6 +23,7 @@ pub mod exec;
 pub mod explain;
 pub mod path;
 pub mod plan;
+pub mod shared_build;
 
 /// The name the plan and EXPLAIN show (`Custom Scan (GpuJoin)`).
 pub const NAME: &std::ffi::CStr = c"GpuJoin";

@@ -50,6 +50,10 @@ pub struct Depth {
     pub rows_in: f64,
     /// See `rows_in`.
     pub rows_out: f64,
+    /// The inner path is partial: every process of the parallel plan
+    /// scans a share of the inner relation, and the shares are put
+    /// together before any process probes (gpujoin::shared_build).
+    pub partial_inner: bool,
 }
 
 /// The aggregation a GpuPreAgg path adds on top of its join (or scan).
@@ -89,6 +93,7 @@ impl JoinDesc {
                 let mut ints: *mut pg_sys::List = std::ptr::null_mut();
                 ints = pg_sys::lappend_int(ints, d.kind as i32);
                 ints = pg_sys::lappend_int(ints, d.hash_keys.len() as i32);
+                ints = pg_sys::lappend_int(ints, d.partial_inner as i32);
                 list = pg_sys::lappend(list, ints.cast());
                 list = pg_sys::lappend(list, to_list(&d.quals).cast());
                 let keys: Vec<*mut pg_sys::Node> = d.hash_keys.iter().flat_map(|(o, i)| [*o, *i]).collect();
@@ -127,6 +132,7 @@ impl JoinDesc {
                     hash_keys: keys.chunks(2).map(|c| (c[0], c[1])).collect(),
                     rows_in: float_of(est[0]),
                     rows_out: float_of(est[1]),
+                    partial_inner: pg_sys::list_nth_int(ints, 2) != 0,
                 });
             }
             let agg = (items.len() == 3 + 4 * n).then(|| {
@@ -389,7 +395,7 @@ unsafe fn make_depth(
                 quals.push(q);
             }
         }
-        Some(Depth { kind: jointype, quals, hash_keys, rows_in, rows_out: (*joinrel).rows })
+        Some(Depth { kind: jointype, quals, hash_keys, rows_in, rows_out: (*joinrel).rows, partial_inner: false })
     }
 }
 
@@ -476,13 +482,16 @@ pub(crate) unsafe fn cost(
         let gather = crate::customscan::cost::gather_cost_per_row(rte);
         let mut run = ntuples * (gather + guc::GPU_TUPLE_COST.get() + scan_cost.per_tuple * op_ratio);
         for (d, p) in desc.depths.iter().zip(inner_paths) {
-            // the inner relation is read once, then loaded and hashed
-            startup += (**p).total_cost + (**p).rows * (pg_sys::cpu_tuple_cost + 2.0 * pg_sys::cpu_operator_cost);
+            // the inner relation is read once (a partial inner path: a share
+            // by each process, its cost is per process), then every process
+            // loads and hashes all of its rows
+            let inner_rows = inner_rows_of(*p);
+            startup += (**p).total_cost + inner_rows * (pg_sys::cpu_tuple_cost + 2.0 * pg_sys::cpu_operator_cost);
             // probing: one hash plus the join quals per candidate; a depth
             // without hash keys (a nested loop) evaluates its quals on
             // every pair of an outer row and an inner row
             run += if d.hash_keys.is_empty() {
-                d.rows_in * (**p).rows.max(1.0) * gpu_op * d.quals.len().max(1) as f64
+                d.rows_in * inner_rows.max(1.0) * gpu_op * d.quals.len().max(1) as f64
             } else {
                 d.rows_in * gpu_op * (1.0 + d.quals.len() as f64) + d.rows_out * gpu_op * d.quals.len() as f64
             };
@@ -500,10 +509,44 @@ pub(crate) unsafe fn cost(
     }
 }
 
+/// Rows of the inner relation `p` reads: all of its relation's, also for
+/// a partial path (whose own row count is one process's share).
+pub(crate) unsafe fn inner_rows_of(p: *mut pg_sys::Path) -> f64 {
+    // SAFETY: a valid unparameterized path.
+    unsafe { (*p).rows.max((*(*p).parent).rows) }
+}
+
 /// Estimated bytes of the inner relations on the device.
 pub(crate) unsafe fn inner_bytes(inner_paths: &[*mut pg_sys::Path]) -> f64 {
     // SAFETY: valid paths.
-    unsafe { inner_paths.iter().map(|&p| (*p).rows * ((*(*p).pathtarget).width as f64 + 16.0)).sum() }
+    unsafe { inner_paths.iter().map(|&p| inner_rows_of(p) * ((*(*p).pathtarget).width as f64 + 16.0)).sum() }
+}
+
+/// The inner path of a depth: the cheapest unparameterized path of
+/// `innerrel` (parallel safe for a partial GpuJoin, where every process
+/// runs it), or for a partial GpuJoin the cheapest partial path when it
+/// costs less (the processes scan shares of the relation and put them
+/// together; `pg_strom.parallel_inner_build`).  (path, partial)
+unsafe fn inner_path(innerrel: *mut pg_sys::RelOptInfo, parallel: bool) -> Option<(*mut pg_sys::Path, bool)> {
+    // SAFETY: planner state.
+    unsafe {
+        let cheapest = |list: *mut pg_sys::List| {
+            from_list(list)
+                .into_iter()
+                .map(|p| p as *mut pg_sys::Path)
+                .filter(|&p| (*p).param_info.is_null() && (!parallel || (*p).parallel_safe))
+                .min_by(|a, b| (**a).total_cost.total_cmp(&(**b).total_cost))
+        };
+        let whole = cheapest((*innerrel).pathlist);
+        let partial =
+            if parallel && guc::PARALLEL_INNER_BUILD.get() { cheapest((*innerrel).partial_pathlist) } else { None };
+        match (whole, partial) {
+            (Some(w), Some(p)) if (*p).total_cost < (*w).total_cost => Some((p, true)),
+            (None, Some(p)) => Some((p, true)),
+            (Some(w), _) => Some((w, false)),
+            (None, None) => None,
+        }
+    }
 }
 
 #[pgrx::pg_guard]
@@ -545,14 +588,7 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             return;
         }
         for parallel in [false, true] {
-            // the inner side: the cheapest unparameterized path (parallel
-            // safe for a partial path: every worker runs it whole)
-            let inner = from_list((*innerrel).pathlist)
-                .into_iter()
-                .map(|p| p as *mut pg_sys::Path)
-                .filter(|&p| (*p).param_info.is_null() && (!parallel || (*p).parallel_safe))
-                .min_by(|a, b| (**a).total_cost.total_cmp(&(**b).total_cost));
-            let Some(inner) = inner else { continue };
+            let Some((inner, partial_inner)) = inner_path(innerrel, parallel) else { continue };
             if parallel
                 && (!(*joinrel).consider_parallel
                     || matches!(jointype, pg_sys::JoinType::JOIN_FULL | pg_sys::JoinType::JOIN_RIGHT))
@@ -605,10 +641,16 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             }
             let outer_rows =
                 if desc.depths.is_empty() { (*outerrel).rows } else { desc.depths.last().expect("not empty").rows_out };
-            let Some(depth) = make_depth(root, joinrel, outerrel, innerrel, jointype, extra, outer_rows) else {
+            let Some(mut depth) = make_depth(root, joinrel, outerrel, innerrel, jointype, extra, outer_rows) else {
                 pgrx::debug2!("GpuJoin: join type {jointype} has quals it cannot run");
                 return;
             };
+            // a partial inner plan needs the node's shared build, which
+            // only a parallel-aware node has
+            if partial_inner && workers == 0 {
+                continue;
+            }
+            depth.partial_inner = partial_inner;
             desc.depths.push(depth);
             inner_paths.push(inner);
             let inner_relids: Vec<*mut pg_sys::Bitmapset> =

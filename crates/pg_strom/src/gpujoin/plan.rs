@@ -31,7 +31,7 @@ use crate::gpujoin::{NAME, exec};
 use crate::pg::list::{from_list, to_list};
 
 /// Layout version of [`GpuJoinInfo`].
-const INFO_VERSION: u32 = 2;
+const INFO_VERSION: u32 = 3;
 
 /// `scan_map` source of a scan tuple column that is not a column of a
 /// source (a GpuPreAgg key expression or partial aggregate).
@@ -111,6 +111,9 @@ pub struct DepthInfo {
     pub rows_out: f64,
     /// Planned rows of the inner relation.
     pub inner_rows: f64,
+    /// The inner plan is partial: its rows are put together from every
+    /// process's share (gpujoin::shared_build).
+    pub partial_inner: bool,
 }
 
 /// What a GpuJoin plan knows beyond the standard fields.
@@ -152,6 +155,7 @@ impl GpuJoinInfo {
             w.f64(d.rows_in);
             w.f64(d.rows_out);
             w.f64(d.inner_rows);
+            w.u32(d.partial_inner as u32);
         }
         let map: Vec<(i16, u16)> = self.scan_map.iter().map(|&(s, k)| (k, s as u16)).collect();
         w.columns(&map);
@@ -221,6 +225,7 @@ impl GpuJoinInfo {
             let inner_columns = r.columns()?;
             let nquals = r.u32()?;
             let (rows_in, rows_out, inner_rows) = (r.f64()?, r.f64()?, r.f64()?);
+            let partial_inner = r.u32()? != 0;
             depths.push(DepthInfo {
                 kind,
                 outer_keys,
@@ -231,6 +236,7 @@ impl GpuJoinInfo {
                 rows_in,
                 rows_out,
                 inner_rows,
+                partial_inner,
             });
         }
         let scan_map = r.columns()?.into_iter().map(|(k, s)| (s as u8, k)).collect();
@@ -402,7 +408,9 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
     unsafe {
         let desc = JoinDesc::from_list((*best_path).custom_private);
         let plans: Vec<*mut pg_sys::Plan> = from_list(custom_plans).into_iter().map(|p| p.cast()).collect();
-        if plans.len() != desc.depths.len() {
+        let inner_paths: Vec<*mut pg_sys::Path> =
+            from_list((*best_path).custom_paths).into_iter().map(|p| p.cast()).collect();
+        if plans.len() != desc.depths.len() || inner_paths.len() != plans.len() {
             internal("inner plan count differs from depth count");
         }
         let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
@@ -501,7 +509,8 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
                 nquals: dd.quals.len() as u32,
                 rows_in: dd.rows_in,
                 rows_out: dd.rows_out,
-                inner_rows: (*plans[d]).plan_rows,
+                inner_rows: crate::gpujoin::path::inner_rows_of(inner_paths[d]),
+                partial_inner: dd.partial_inner,
             });
         }
         let mut host_keys: Vec<*mut pg_sys::Node> = Vec::new();

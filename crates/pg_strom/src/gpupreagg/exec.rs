@@ -111,6 +111,29 @@ impl DeviceNode for GpuPreAggExec {
     fn device(&mut self) -> &mut DeviceState {
         self.join.device()
     }
+
+    fn shared_size(&self) -> usize {
+        self.join.shared_size()
+    }
+
+    unsafe fn shared_init(&mut self, area: *mut u8) {
+        // SAFETY: caller's promise, passed on.
+        unsafe { self.join.shared_init(area) }
+    }
+
+    unsafe fn shared_reinit(&mut self, area: *mut u8) {
+        // SAFETY: caller's promise, passed on.
+        unsafe { self.join.shared_reinit(area) }
+    }
+
+    unsafe fn shared_attach(&mut self, area: *mut u8, dsa: *mut pg_sys::dsa_area) {
+        // SAFETY: caller's promise, passed on.
+        unsafe { self.join.shared_attach(area, dsa) }
+    }
+
+    fn shared_detach(&mut self) {
+        self.join.shared_detach();
+    }
 }
 
 impl GpuPreAggExec {
