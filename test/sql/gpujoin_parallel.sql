@@ -96,6 +96,14 @@ SELECT count(*) AS groups,
   FROM gjp_whole;
 RESET pg_strom.enabled;
 
+-- a partial inner path is priced for the node's processes, not its own:
+-- the fact table is not made the inner relation of a dimension scanned
+-- by fewer workers (every process would load all of it)
+ALTER TABLE gjp_part SET (parallel_workers = 1);
+SELECT * FROM explain_masked('SELECT p.brand, sum(f.price) FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey
+  WHERE p.category = ''cat1'' GROUP BY p.brand') WHERE explain_masked ~ 'Custom Scan|Seq Scan';
+ALTER TABLE gjp_part SET (parallel_workers = 2);
+
 -- an empty share and an empty inner relation
 SELECT count(*) FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey WHERE p.category = 'none';
 SELECT p.brand, count(*) FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey

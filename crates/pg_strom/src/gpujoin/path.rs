@@ -486,7 +486,14 @@ pub(crate) unsafe fn cost(
             // by each process, its cost is per process), then every process
             // loads and hashes all of its rows
             let inner_rows = inner_rows_of(*p);
-            startup += (**p).total_cost + inner_rows * (pg_sys::cpu_tuple_cost + 2.0 * pg_sys::cpu_operator_cost);
+            // a partial path's cost is one of its own processes' share; here
+            // the node's processes share the scan
+            let inner_cost = if d.partial_inner && workers > 0 {
+                (**p).total_cost * parallel_divisor((**p).parallel_workers) / parallel_divisor(workers)
+            } else {
+                (**p).total_cost
+            };
+            startup += inner_cost + inner_rows * (pg_sys::cpu_tuple_cost + 2.0 * pg_sys::cpu_operator_cost);
             // probing: one hash plus the join quals per candidate; a depth
             // without hash keys (a nested loop) evaluates its quals on
             // every pair of an outer row and an inner row
@@ -663,6 +670,12 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
                 return;
             }
             let (startup, total, rows) = cost(root, &desc, &inner_paths, workers);
+            pgrx::debug2!(
+                "GpuJoin: outer relid {}, {} depths (partial inner: {:?}), {workers} workers, cost {startup:.2}..{total:.2}, {rows:.0} rows",
+                desc.outer_relid,
+                desc.depths.len(),
+                desc.depths.iter().map(|d| d.partial_inner).collect::<Vec<_>>()
+            );
             let cpath = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
             let p = &mut (*cpath).path;
             p.type_ = pg_sys::NodeTag::T_CustomPath;
