@@ -104,6 +104,17 @@ SELECT * FROM explain_masked('SELECT p.brand, sum(f.price) FROM gjp_fact f JOIN 
   WHERE p.category = ''cat1'' GROUP BY p.brand') WHERE explain_masked ~ 'Custom Scan|Seq Scan';
 ALTER TABLE gjp_part SET (parallel_workers = 2);
 
+-- a statement timeout while the processes wait for a slow inner relation
+-- (pg_sleep in its qual): the query ends with the ERROR, no process is
+-- left waiting, and the next query runs
+SELECT * FROM explain_masked('SELECT count(*) FROM gjp_fact f JOIN gjp_date d ON f.dkey = d.dkey
+  WHERE pg_sleep(0.05 + d.year * 0) IS NOT NULL') WHERE explain_masked ~ 'Gather|Custom Scan|Seq Scan|Filter';
+SET statement_timeout = '300ms';
+SELECT count(*) FROM gjp_fact f JOIN gjp_date d ON f.dkey = d.dkey WHERE pg_sleep(0.05 + d.year * 0) IS NOT NULL;
+RESET statement_timeout;
+SELECT count(*) AS waiting FROM pg_stat_activity WHERE wait_event = 'PgStromInnerBuild';
+SELECT count(*) FROM gjp_fact f JOIN gjp_date d ON f.dkey = d.dkey WHERE d.year = 1991;
+
 -- an empty share and an empty inner relation
 SELECT count(*) FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey WHERE p.category = 'none';
 SELECT p.brand, count(*) FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey
