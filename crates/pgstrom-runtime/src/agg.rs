@@ -262,6 +262,69 @@ impl AggGroups {
     }
 }
 
+impl AggKind {
+    /// Whether [`combine`] merges two accumulators of this operation on
+    /// the host (GpuPreAgg's partial groups of one process's chunks).
+    pub fn combines_on_host(self) -> bool {
+        matches!(
+            self,
+            AggKind::Count
+                | AggKind::SumInt
+                | AggKind::SumFlt
+                | AggKind::MinInt
+                | AggKind::MaxInt
+                | AggKind::MinFlt
+                | AggKind::MaxFlt
+                | AggKind::SumIntv
+        )
+    }
+}
+
+/// Combine accumulator `b` of operation `kind` into `a` (the layouts of
+/// device_aggops.def), as PostgreSQL's combine function would combine the
+/// two partial states.  False, and `a` unchanged, where it is left to
+/// PostgreSQL: an operation [`AggKind::combines_on_host`] does not cover,
+/// or a float sum of finite values that overflows (float8pl raises the
+/// error there).
+pub fn combine(kind: AggKind, a: &mut [u64], b: &[u64]) -> bool {
+    let add = |a: &mut [u64], i: usize| a[i] = a[i].wrapping_add(b[i]);
+    match kind {
+        AggKind::Count => add(a, 0),
+        AggKind::SumInt | AggKind::SumIntv => {
+            for i in 0..a.len() {
+                add(a, i);
+            }
+        }
+        AggKind::SumFlt => {
+            let (x, y) = (f64::from_bits(a[1]), f64::from_bits(b[1]));
+            let s = x + y;
+            if s.is_infinite() && x.is_finite() && y.is_finite() {
+                return false;
+            }
+            a[0] = a[0].wrapping_add(b[0]);
+            a[1] = s.to_bits();
+        }
+        AggKind::MinInt | AggKind::MaxInt | AggKind::MinFlt | AggKind::MaxFlt => {
+            if b[0] == 0 {
+                return true;
+            }
+            let take_b = a[0] == 0
+                || match kind {
+                    AggKind::MinInt => (b[1] as i64) < (a[1] as i64),
+                    AggKind::MaxInt => (b[1] as i64) > (a[1] as i64),
+                    AggKind::MinFlt => b[1] < a[1],
+                    _ => b[1] > a[1],
+                };
+            a[0] = a[0].wrapping_add(b[0]);
+            if take_b {
+                a[1] = b[1];
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
 /// An exact integer sum from SumInt's words (low and high halves).
 pub fn sum_int(words: &[u64]) -> i128 {
     let lo = words[1] as i128;
@@ -509,6 +572,36 @@ mod tests {
             w[2] = w[2].wrapping_add((v >> 32) as u64);
         }
         assert_eq!(sum_int(&w), vals.iter().map(|&v| v as i128).sum::<i128>());
+    }
+
+    #[test]
+    fn accumulators_combine_as_postgres_combines_partial_states() {
+        // integer sums of two chunks: the halves add
+        let mut a = [2, 10, 0];
+        assert!(combine(AggKind::SumInt, &mut a, &[3, 5, u64::MAX]));
+        assert_eq!(sum_int(&a), 15 - (1i128 << 32));
+        assert_eq!(a[0], 5);
+        // minimum: an empty accumulator (no row passed) takes the other's
+        let mut m = [0, i64::MAX as u64];
+        assert!(combine(AggKind::MinInt, &mut m, &[1, (-4i64) as u64]));
+        assert!(combine(AggKind::MinInt, &mut m, &[2, 7]));
+        assert!(combine(AggKind::MinInt, &mut m, &[0, 0]));
+        assert_eq!((m[0], m[1] as i64), (3, -4));
+        let mut x = [1, 3];
+        assert!(combine(AggKind::MaxInt, &mut x, &[1, (-1i64) as u64]));
+        assert_eq!(x[1], 3);
+        // float sums: an overflow of finite sums is left to PostgreSQL
+        let mut f = [1, 1e308f64.to_bits()];
+        assert!(!combine(AggKind::SumFlt, &mut f, &[1, 1e308f64.to_bits()]));
+        assert_eq!(f, [1, 1e308f64.to_bits()]);
+        assert!(combine(AggKind::SumFlt, &mut f, &[2, 1.0f64.to_bits()]));
+        assert_eq!(f[0], 3);
+        let mut inf = [1, f64::INFINITY.to_bits()];
+        assert!(combine(AggKind::SumFlt, &mut inf, &[1, 1.0f64.to_bits()]));
+        // operations not combined here
+        assert!(!AggKind::SumNum.combines_on_host());
+        assert!(!combine(AggKind::SumNum, &mut [0; 9], &[0; 9]));
+        assert!(!combine(AggKind::Moments, &mut [0; 4], &[0; 4]));
     }
 
     #[test]

@@ -165,6 +165,9 @@ pub struct GpuJoinExec {
     direct_counted: DirectCounters,
     /// The engine and the counters.
     pub(crate) dev: DeviceState,
+    /// Count a chunk's groups as `Partial Groups` when they arrive (false:
+    /// GpuPreAgg merges them and counts what it returns).
+    pub(crate) count_groups: bool,
     /// The shared inner build in the DSM area, and the query's DSA area
     /// (NULL outside a parallel plan).
     shared: *mut SharedInner,
@@ -310,6 +313,7 @@ impl DeviceNode for GpuJoinExec {
                 direct,
                 direct_counted: DirectCounters::default(),
                 dev: DeviceState::default(),
+                count_groups: true,
                 shared: std::ptr::null_mut(),
                 dsa: std::ptr::null_mut(),
                 load_ns: 0,
@@ -910,7 +914,7 @@ impl GpuJoinExec {
                     rows_in: p.nrows as u64,
                     bytes: 0,
                     engine_ns,
-                    groups: p.groups.count as u64,
+                    groups: if self.count_groups { p.groups.count as u64 } else { 0 },
                     ..Counters::default()
                 };
                 for (i, n) in p.groups.stage_counts.iter().enumerate().take(MAX_SOURCES) {
@@ -1068,7 +1072,7 @@ impl GpuJoinExec {
             match out {
                 Probed::Combos(combos) => self.combos = combos,
                 Probed::Groups(groups) => {
-                    c.groups = groups.count as u64;
+                    c.groups = if self.count_groups { groups.count as u64 } else { 0 };
                     self.groups = groups;
                 }
             }
@@ -1124,7 +1128,9 @@ impl GpuJoinExec {
             }
             Ok(Probed::Groups(g)) => {
                 self.dev.counters.unmatched += g.stage_counts.first().copied().unwrap_or(0);
-                self.dev.counters.groups += g.count as u64;
+                if self.count_groups {
+                    self.dev.counters.groups += g.count as u64;
+                }
                 // SAFETY: as above.
                 unsafe { self.reset_chunk() };
                 self.groups = g;

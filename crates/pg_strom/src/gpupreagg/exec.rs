@@ -16,11 +16,13 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use crate::codegen::aggregates::{self, Encoding};
+use crate::customscan::counters::Counters;
 use crate::customscan::node::{self, DeviceNode, DeviceState};
 use crate::errors;
 use crate::gpujoin::exec::{GpuJoinExec, recheck};
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo};
 use crate::gpupreagg::NAME;
+use crate::gpupreagg::merge::GroupMerger;
 use crate::pg::memctx::Switched;
 use crate::source::Source;
 
@@ -35,6 +37,9 @@ pub struct GpuPreAggExec {
     key_slot: *mut pg_sys::TupleTableSlot,
     /// Per aggregate operation: its first word in a group's accumulator.
     agg_words_at: Vec<u32>,
+    /// The process's partial groups merged across chunks (None: each
+    /// chunk's are returned as they come).
+    merger: Option<GroupMerger>,
 }
 
 node::device_node!(GpuPreAggExec, NAME, TTSOpsVirtual);
@@ -75,7 +80,14 @@ impl DeviceNode for GpuPreAggExec {
                 std::ptr::null_mut()
             };
             let agg_words_at = join.agg_spec.as_ref().map(|a| a.layout().0).unwrap_or_default();
-            GpuPreAggExec { join, host_keys, key_slot, agg_words_at }
+            let merger = join
+                .agg_spec
+                .as_ref()
+                .and_then(|spec| GroupMerger::new(agg, spec, pg_sys::work_mem.max(64) as usize * 1024));
+            let mut join = join;
+            // merged groups are counted when they are returned
+            join.count_groups = merger.is_none();
+            GpuPreAggExec { join, host_keys, key_slot, agg_words_at, merger }
         }
     }
 
@@ -92,6 +104,9 @@ impl DeviceNode for GpuPreAggExec {
     unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
         // SAFETY: executor callback.
         unsafe { self.join.rescan(node) }
+        if let Some(m) = self.merger.as_mut() {
+            m.take();
+        }
     }
 
     unsafe fn explain(
@@ -231,10 +246,30 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                 st.fill_group_slot(node, slot, g);
                 return slot;
             }
-            if st.join.fill_chunk(node) || st.join.next_unmatched() {
-                continue;
+            let more = st.join.fill_chunk(node) || st.join.next_unmatched();
+            let Some(m) = st.merger.as_mut() else {
+                if more {
+                    continue;
+                }
+                return pg_sys::ExecClearTuple(slot);
+            };
+            // merge the chunk's groups; return them when the merger is
+            // full, and what it holds after the last chunk
+            let ready = if more {
+                let g = std::mem::take(&mut st.join.groups);
+                m.add(g)
+            } else {
+                m.take()
+            };
+            st.join.cursor = 0;
+            match ready {
+                Some(g) => {
+                    st.join.dev.add_counters(Counters { groups: g.count as u64, ..Counters::default() });
+                    st.join.groups = g;
+                }
+                None if more => {}
+                None => return pg_sys::ExecClearTuple(slot),
             }
-            return pg_sys::ExecClearTuple(slot);
         }
     }
 }

@@ -11,12 +11,14 @@
 //! - [`plan`]: its path and scan methods; the plan is GpuJoin's with the
 //!   aggregation stage filled in (a scan is a join of no depth).
 //! - [`exec`]: the groups as rows, on GpuJoin's executor pipeline.
+//! - [`merge`]: a process's partial groups merged across its chunks.
 //! - EXPLAIN: GpuJoin's fields (`crate::gpujoin::explain`), which begin
 //!   with how the node reduces (`Reduction`, `Combined GpuJoin`).
 //! - The device's accumulator words as PostgreSQL's partial aggregate
 //!   states are `crate::codegen::aggregates`.
 
 pub mod exec;
+pub mod merge;
 pub mod path;
 pub mod plan;
 

@@ -205,6 +205,27 @@ unsafe fn supported(
     }
 }
 
+/// Whether the executor will merge a process's partial groups across its
+/// chunks (`gpupreagg::merge`): every aggregate combines on the host and
+/// every grouping key is a fixed-width device value or a column of an
+/// inner relation.  Only for the estimate: the executor decides on the
+/// compiled plan.
+unsafe fn merges_partial_groups(target: *mut pg_sys::PathTarget, desc: &JoinDesc) -> bool {
+    // SAFETY: planner state; the target passed `supported`.
+    unsafe {
+        from_list((*target).exprs).into_iter().all(|e| {
+            if (*e).type_ == pg_sys::NodeTag::T_Aggref {
+                return aggregates::classify_aggref(e.cast()).is_ok_and(|i| i.kind.combines_on_host());
+            }
+            match aggregates::key_source(e) {
+                aggregates::KeySource::Device => true,
+                aggregates::KeySource::Column(v) => (*v).varno != desc.outer_relid as i32,
+                aggregates::KeySource::Expr => false,
+            }
+        })
+    }
+}
+
 /// The input of the aggregation for the serial or the parallel plan:
 /// (join description, inner paths, workers).
 unsafe fn input_of(
@@ -330,7 +351,14 @@ unsafe fn add_paths(
             // chunk, an Arrow record batch read by the GPU service too)
             let nchunks = crate::customscan::cost::planned_chunks(outer, rte, frac).ceil().max(workers as f64 + 1.0);
             let per_chunk = crate::customscan::cost::groups_among(groups, rows_in / nchunks);
-            let partial_total = pg_sys::clamp_row_est(rows_in.min(per_chunk * nchunks));
+            // a process's chunks merged: its groups once (processes as
+            // PostgreSQL counts them for a partial path: the divisor)
+            let merged = if merges_partial_groups(target, &desc) {
+                (div.ceil() * crate::customscan::cost::groups_among(groups, rows_proc)).max(1.0)
+            } else {
+                f64::INFINITY
+            };
+            let partial_total = pg_sys::clamp_row_est(rows_in.min(per_chunk * nchunks).min(merged));
             let partial_proc = pg_sys::clamp_row_est(partial_total / div);
             let reduce = rows_proc * guc::GPU_OPERATOR_COST.get() * (nkeys + nops + 1) as f64
                 + partial_proc * pg_sys::cpu_tuple_cost;

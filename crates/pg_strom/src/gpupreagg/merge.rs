@@ -1,0 +1,211 @@
+//! GpuPreAgg's partial groups merged across the chunks of one process:
+//! the engine returns one partial state per group and chunk; where the
+//! groups can be told apart and their states combined exactly, the
+//! process keeps one state per group and returns it after its last chunk
+//! (or when `work_mem` is full), so the Gather and PostgreSQL's Finalize
+//! Aggregate see each process's groups once instead of once per chunk.
+//!
+//! A group is known by its keys' device values (fixed-width types: the
+//! value as the device computed it, bit for bit) and, for a text, bpchar
+//! or bytea column of an inner relation, by the inner row the group's
+//! representative read (the same row has the same value).  Groups whose
+//! keys are equal but not bit-identical (1.0 and 1.00, -0 and 0) or that
+//! read different inner rows with equal text stay apart: the Finalize
+//! Aggregate combines them, as it combines the processes' groups; merging
+//! never joins groups PostgreSQL would keep apart.
+//!
+//! Merged only where every accumulator combines exactly or as
+//! PostgreSQL's combine function would (counts, integer and interval
+//! sums, float sums, integer and float minimum and maximum); a float sum
+//! that would overflow when combined is left to the Finalize Aggregate,
+//! which raises PostgreSQL's error.  Not merged: keys PostgreSQL
+//! evaluates on the host, text keys read from the scanned table's rows
+//! (the chunk is gone after it), numeric sums, moments and min/max of
+//! numeric, interval or timetz values.
+
+use std::collections::HashMap;
+
+use pgstrom_runtime::agg::{self, AggGroups, AggKind, AggSpec, KeyValue};
+
+use crate::gpujoin::plan::{AggInfo, AggOutput};
+
+/// What tells one group from another, per device key.
+#[derive(Debug, Clone, Copy)]
+enum Part {
+    /// The key's device value (key index).
+    Value(usize),
+    /// The inner row of source s the representative read.
+    Row(usize),
+}
+
+/// Whether a key of device type width `width` (0: by row) read from
+/// `column` can tell groups apart after its chunk.
+pub fn mergeable_key(width: usize, column: Option<(u8, i16)>) -> bool {
+    width > 0 || matches!(column, Some((s, _)) if s >= 1)
+}
+
+/// The merged groups of one process.
+pub struct GroupMerger {
+    parts: Vec<Part>,
+    /// Per operation: its kind and first word.
+    ops: Vec<(AggKind, usize)>,
+    map: HashMap<Vec<u64>, usize>,
+    /// Row-major copies of the merged groups.
+    nsources: usize,
+    nkeys: usize,
+    nwords: usize,
+    rows: Vec<u32>,
+    keys: Vec<KeyValue>,
+    words: Vec<u64>,
+    count: usize,
+    /// Groups kept before they are returned.
+    limit: usize,
+}
+
+impl GroupMerger {
+    /// A merger for `agg` (`spec` its runtime form), or None where the
+    /// groups are not merged; at most `limit_bytes` of groups are kept.
+    pub fn new(agg: &AggInfo, spec: &AggSpec, limit_bytes: usize) -> Option<GroupMerger> {
+        if spec.ops.iter().any(|o| !o.kind.combines_on_host()) {
+            return None;
+        }
+        let mut parts = Vec::with_capacity(agg.keys.len());
+        for k in 0..agg.keys.len() {
+            let out = agg.outputs.iter().find(|o| matches!(o, AggOutput::Key { index, .. } if *index as usize == k))?;
+            let AggOutput::Key { type_oid, column, .. } = *out else { return None };
+            if out.host_evaluated() {
+                return None;
+            }
+            let width = crate::codegen::device_type_of(type_oid.into())
+                .and_then(pgstrom_runtime::catalog::type_info)
+                .map(|t| t.width)?;
+            if !mergeable_key(width as usize, column) {
+                return None;
+            }
+            parts.push(match column {
+                Some((s, _)) if width == 0 => Part::Row(s as usize),
+                _ => Part::Value(k),
+            });
+        }
+        let (at, nwords) = spec.layout();
+        let ops = spec.ops.iter().zip(at).map(|(o, a)| (o.kind, a as usize)).collect();
+        let per_group = nwords * 8 + agg.keys.len() * (std::mem::size_of::<KeyValue>() + 32) + 64;
+        Some(GroupMerger {
+            parts,
+            ops,
+            map: HashMap::new(),
+            nsources: 0,
+            nkeys: 0,
+            nwords: 0,
+            rows: Vec::new(),
+            keys: Vec::new(),
+            words: Vec::new(),
+            count: 0,
+            limit: (limit_bytes / per_group).max(1024),
+        })
+    }
+
+    /// Merge a chunk's groups.  Returns the groups to return now when the
+    /// merged ones filled the limit (or the layout changed), else None.
+    pub fn add(&mut self, g: AggGroups) -> Option<AggGroups> {
+        if g.count == 0 {
+            return None;
+        }
+        let mut out = None;
+        if self.count > 0 && (g.nsources != self.nsources || g.nkeys != self.nkeys || g.nwords != self.nwords) {
+            out = self.take();
+        }
+        if self.count == 0 {
+            (self.nsources, self.nkeys, self.nwords) = (g.nsources, g.nkeys, g.nwords);
+        }
+        for i in 0..g.count {
+            let id = self.identity(&g, i);
+            let words = g.group_words(i);
+            let found = self.map.get(&id).copied();
+            match found {
+                Some(at) if self.combine(at, words) => {}
+                found => {
+                    let at = self.push(&g, i);
+                    if found.is_none() {
+                        self.map.insert(id, at);
+                    }
+                }
+            }
+        }
+        if out.is_none() && self.count >= self.limit {
+            out = self.take();
+        }
+        out
+    }
+
+    /// The groups held, as one set (None when there are none); the
+    /// merger starts empty again.
+    pub fn take(&mut self) -> Option<AggGroups> {
+        if self.count == 0 {
+            return None;
+        }
+        let (count, nsources) = (self.count, self.nsources);
+        let mut rows = vec![0u32; nsources * count];
+        for g in 0..count {
+            for s in 0..nsources {
+                rows[s * count + g] = self.rows[g * nsources + s];
+            }
+        }
+        let groups = AggGroups {
+            nsources,
+            count,
+            rows,
+            nkeys: self.nkeys,
+            keys: std::mem::take(&mut self.keys),
+            nwords: self.nwords,
+            words: std::mem::take(&mut self.words),
+            stage_counts: Vec::new(),
+        };
+        self.rows.clear();
+        self.map.clear();
+        self.count = 0;
+        Some(groups)
+    }
+
+    fn identity(&self, g: &AggGroups, i: usize) -> Vec<u64> {
+        let mut id = Vec::with_capacity(self.parts.len() * 3);
+        for p in &self.parts {
+            match *p {
+                Part::Value(k) => {
+                    let v = g.key_value(i, k);
+                    id.push(v.bits as u64);
+                    id.push(v.hi as u64);
+                    id.push(v.len as u32 as u64 | (v.isnull as u64) << 32);
+                }
+                Part::Row(s) => id.push(g.row(s, i) as u64),
+            }
+        }
+        id
+    }
+
+    fn push(&mut self, g: &AggGroups, i: usize) -> usize {
+        for s in 0..g.nsources {
+            self.rows.push(g.row(s, i));
+        }
+        for k in 0..g.nkeys {
+            self.keys.push(g.key_value(i, k));
+        }
+        self.words.extend_from_slice(g.group_words(i));
+        self.count += 1;
+        self.count - 1
+    }
+
+    /// Add `src`'s accumulators into merged group `at`; false (nothing
+    /// changed) where an operation cannot combine them here.
+    fn combine(&mut self, at: usize, src: &[u64]) -> bool {
+        let dst = &self.words[at * self.nwords..(at + 1) * self.nwords];
+        let mut merged = dst.to_vec();
+        for &(kind, o) in &self.ops {
+            if !agg::combine(kind, &mut merged[o..o + kind.nwords()], &src[o..o + kind.nwords()]) {
+                return false;
+            }
+        }
+        self.words[at * self.nwords..(at + 1) * self.nwords].copy_from_slice(&merged);
+        true
+    }
+}
