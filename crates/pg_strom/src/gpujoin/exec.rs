@@ -808,6 +808,32 @@ impl GpuJoinExec {
         }
     }
 
+    /// The bytes of a variable-length value of inner source `s` (>= 1),
+    /// column `key`, row `row` (None: NULL), detoasted.
+    pub(crate) fn inner_bytes_of(&mut self, s: u8, key: i16, row: u32) -> Option<Vec<u8>> {
+        if s == 0 {
+            return None;
+        }
+        // SAFETY: an inner row of the loaded relations; a varlena column
+        // (the plan's text, bpchar or bytea key), copied out before any
+        // detoasted copy is freed.
+        unsafe {
+            let (isnull, d) = self.source_value(s, key, row);
+            if isnull {
+                return None;
+            }
+            let p = d.cast_mut_ptr::<pg_sys::varlena>();
+            let v = pg_sys::pg_detoast_datum_packed(p);
+            let len = pgrx::varlena::varsize_any_exhdr(v);
+            let data = pgrx::varlena::vardata_any(v) as *const u8;
+            let out = std::slice::from_raw_parts(data, len).to_vec();
+            if v != p {
+                pg_sys::pfree(v.cast());
+            }
+            Some(out)
+        }
+    }
+
     /// The scan quals' CPU path: the chunk rows that pass them.
     unsafe fn cpu_scan_quals(&mut self, node: *mut pg_sys::CustomScanState) -> Vec<u32> {
         let n = self.source.len() as u32;

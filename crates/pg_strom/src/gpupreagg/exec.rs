@@ -247,7 +247,7 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                 return slot;
             }
             let more = st.join.fill_chunk(node) || st.join.next_unmatched();
-            let Some(m) = st.merger.as_mut() else {
+            let Some(mut m) = st.merger.take() else {
                 if more {
                     continue;
                 }
@@ -257,10 +257,12 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
             // full, and what it holds after the last chunk
             let ready = if more {
                 let g = std::mem::take(&mut st.join.groups);
-                m.add(g)
+                let join = &mut st.join;
+                m.add(g, &mut |s, key, row| join.inner_bytes_of(s, key, row))
             } else {
                 m.take()
             };
+            st.merger = Some(m);
             st.join.cursor = 0;
             match ready {
                 Some(g) => {

@@ -7,10 +7,11 @@
 //!
 //! A group is known by its keys' device values (fixed-width types: the
 //! value as the device computed it, bit for bit) and, for a text, bpchar
-//! or bytea column of an inner relation, by the inner row the group's
-//! representative read (the same row has the same value).  Groups whose
-//! keys are equal but not bit-identical (1.0 and 1.00, -0 and 0) or that
-//! read different inner rows with equal text stay apart: the Finalize
+//! or bytea column of an inner relation, by the bytes of the value the
+//! group's representative inner row holds (the device groups such keys
+//! by their bytes too: deterministic collations only).  Groups whose keys
+//! are equal but not bit-identical (1.0 and 1.00, -0 and 0, an unpadded
+//! bpchar with and without trailing blanks) stay apart: the Finalize
 //! Aggregate combines them, as it combines the processes' groups; merging
 //! never joins groups PostgreSQL would keep apart.
 //!
@@ -34,8 +35,8 @@ use crate::gpujoin::plan::{AggInfo, AggOutput};
 enum Part {
     /// The key's device value (key index).
     Value(usize),
-    /// The inner row of source s the representative read.
-    Row(usize),
+    /// The bytes of column `key` of inner source s at the representative.
+    Bytes(u8, i16),
 }
 
 /// Whether a key of device type width `width` (0: by row) read from
@@ -83,7 +84,7 @@ impl GroupMerger {
                 return None;
             }
             parts.push(match column {
-                Some((s, _)) if width == 0 => Part::Row(s as usize),
+                Some((s, key)) if width == 0 => Part::Bytes(s, key),
                 _ => Part::Value(k),
             });
         }
@@ -105,9 +106,11 @@ impl GroupMerger {
         })
     }
 
-    /// Merge a chunk's groups.  Returns the groups to return now when the
-    /// merged ones filled the limit (or the layout changed), else None.
-    pub fn add(&mut self, g: AggGroups) -> Option<AggGroups> {
+    /// Merge a chunk's groups; `bytes(s, key, row)` is the value of column
+    /// `key` of inner source `s` at `row` (None: NULL).  Returns the groups
+    /// to return now when the merged ones filled the limit (or the layout
+    /// changed), else None.
+    pub fn add(&mut self, g: AggGroups, bytes: &mut dyn FnMut(u8, i16, u32) -> Option<Vec<u8>>) -> Option<AggGroups> {
         if g.count == 0 {
             return None;
         }
@@ -119,7 +122,7 @@ impl GroupMerger {
             (self.nsources, self.nkeys, self.nwords) = (g.nsources, g.nkeys, g.nwords);
         }
         for i in 0..g.count {
-            let id = self.identity(&g, i);
+            let id = self.identity(&g, i, bytes);
             let words = g.group_words(i);
             let found = self.map.get(&id).copied();
             match found {
@@ -167,7 +170,7 @@ impl GroupMerger {
         Some(groups)
     }
 
-    fn identity(&self, g: &AggGroups, i: usize) -> Vec<u64> {
+    fn identity(&self, g: &AggGroups, i: usize, bytes: &mut dyn FnMut(u8, i16, u32) -> Option<Vec<u8>>) -> Vec<u64> {
         let mut id = Vec::with_capacity(self.parts.len() * 3);
         for p in &self.parts {
             match *p {
@@ -177,7 +180,17 @@ impl GroupMerger {
                     id.push(v.hi as u64);
                     id.push(v.len as u32 as u64 | (v.isnull as u64) << 32);
                 }
-                Part::Row(s) => id.push(g.row(s, i) as u64),
+                Part::Bytes(s, key) => match bytes(s, key, g.row(s as usize, i)) {
+                    None => id.push(u64::MAX),
+                    Some(b) => {
+                        id.push(b.len() as u64);
+                        id.extend(b.chunks(8).map(|c| {
+                            let mut w = [0u8; 8];
+                            w[..c.len()].copy_from_slice(c);
+                            u64::from_le_bytes(w)
+                        }));
+                    }
+                },
             }
         }
         id
