@@ -95,14 +95,16 @@ for mode in on off; do
   if [ -n "$gd" ] && ! grep -q "diff-check (gpudirect=$mode): FAILED" "$sql_log"; then step PASS "$gd"
   else step FAIL "Arrow and heap GpuPreAgg queries with pg_strom.gpudirect = $mode"; fi
 done
+sql_has() { [[ " $sql_steps_1 " == *" $1 "* ]]; }
 gs_direct=$(grep -o 'gpudirect: [0-9]* GpuPreAgg runs.*' "$sql_log" | tail -n 1)
-if [ -n "$gs_direct" ] && ! grep -q 'gpudirect: FAIL' "$sql_log"; then
+if ! sql_has service; then
+  echo "gpu-check: the service step was not chosen (PGSTROM_GPU_SQL_STEPS): GPUDirect SQL storage paths not judged"
+elif [ -n "$gs_direct" ] && ! grep -q 'gpudirect: FAIL' "$sql_log"; then
   step PASS "${gs_direct}"
 else
   step FAIL "GPUDirect SQL storage paths (test/service/gpudirect.sh)"
 fi
 dvp=$(grep -o 'device_vs_plain: [0-9]* files.*' "$sql_log" | tail -n 1)
-sql_has() { [[ " $sql_steps_1 " == *" $1 "* ]]; }
 if ! sql_has arrow; then
   echo "gpu-check: the arrow step was not chosen (PGSTROM_GPU_SQL_STEPS): Arrow device paths not judged"
 elif [ -n "$dvp" ] && ! grep -q 'device_vs_plain: differs' "$sql_log"; then
