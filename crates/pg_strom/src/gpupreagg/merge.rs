@@ -61,6 +61,10 @@ pub struct GroupMerger {
     count: usize,
     /// Groups kept before they are returned.
     limit: usize,
+    /// Reused for each group: its identity, and its accumulators while
+    /// they are combined.
+    id: Vec<u64>,
+    scratch: Vec<u64>,
 }
 
 impl GroupMerger {
@@ -103,6 +107,8 @@ impl GroupMerger {
             words: Vec::new(),
             count: 0,
             limit: (limit_bytes / per_group).max(1024),
+            id: Vec::new(),
+            scratch: Vec::new(),
         })
     }
 
@@ -121,20 +127,22 @@ impl GroupMerger {
         if self.count == 0 {
             (self.nsources, self.nkeys, self.nwords) = (g.nsources, g.nkeys, g.nwords);
         }
+        let mut id = std::mem::take(&mut self.id);
         for i in 0..g.count {
-            let id = self.identity(&g, i, bytes);
+            self.identity(&mut id, &g, i, bytes);
             let words = g.group_words(i);
-            let found = self.map.get(&id).copied();
+            let found = self.map.get(id.as_slice()).copied();
             match found {
                 Some(at) if self.combine(at, words) => {}
                 found => {
                     let at = self.push(&g, i);
                     if found.is_none() {
-                        self.map.insert(id, at);
+                        self.map.insert(id.clone(), at);
                     }
                 }
             }
         }
+        self.id = id;
         if out.is_none() && self.count >= self.limit {
             out = self.take();
         }
@@ -170,8 +178,15 @@ impl GroupMerger {
         Some(groups)
     }
 
-    fn identity(&self, g: &AggGroups, i: usize, bytes: &mut dyn FnMut(u8, i16, u32) -> Option<Vec<u8>>) -> Vec<u64> {
-        let mut id = Vec::with_capacity(self.parts.len() * 3);
+    /// Group `i`'s identity, into `id`.
+    fn identity(
+        &self,
+        id: &mut Vec<u64>,
+        g: &AggGroups,
+        i: usize,
+        bytes: &mut dyn FnMut(u8, i16, u32) -> Option<Vec<u8>>,
+    ) {
+        id.clear();
         for p in &self.parts {
             match *p {
                 Part::Value(k) => {
@@ -193,7 +208,6 @@ impl GroupMerger {
                 },
             }
         }
-        id
     }
 
     fn push(&mut self, g: &AggGroups, i: usize) -> usize {
@@ -211,14 +225,15 @@ impl GroupMerger {
     /// Add `src`'s accumulators into merged group `at`; false (nothing
     /// changed) where an operation cannot combine them here.
     fn combine(&mut self, at: usize, src: &[u64]) -> bool {
-        let dst = &self.words[at * self.nwords..(at + 1) * self.nwords];
-        let mut merged = dst.to_vec();
+        let dst = &mut self.words[at * self.nwords..(at + 1) * self.nwords];
+        self.scratch.clear();
+        self.scratch.extend_from_slice(dst);
         for &(kind, o) in &self.ops {
-            if !agg::combine(kind, &mut merged[o..o + kind.nwords()], &src[o..o + kind.nwords()]) {
+            if !agg::combine(kind, &mut self.scratch[o..o + kind.nwords()], &src[o..o + kind.nwords()]) {
                 return false;
             }
         }
-        self.words[at * self.nwords..(at + 1) * self.nwords].copy_from_slice(&merged);
+        dst.copy_from_slice(&self.scratch);
         true
     }
 }
