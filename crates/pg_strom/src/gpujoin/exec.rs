@@ -453,7 +453,7 @@ impl GpuJoinExec {
             let mut mslot: *mut pg_sys::TupleTableSlot = std::ptr::null_mut();
             loop {
                 let slot = pg_sys::ExecProcNode(child);
-                if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+                if crate::pg::tup_is_null(slot) {
                     break;
                 }
                 // a flat copy (expanded and short values made plain) that
@@ -489,7 +489,7 @@ impl GpuJoinExec {
             let mut nrows = 0u64;
             loop {
                 let slot = pg_sys::ExecProcNode(child);
-                if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+                if crate::pg::tup_is_null(slot) {
                     break;
                 }
                 if nrows.is_multiple_of(1024) {

@@ -540,7 +540,7 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
     unsafe {
         let result = (*node).ss.ps.ps_ResultTupleSlot;
         let slot = next_tuple(&raw mut (*node).ss);
-        if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+        if crate::pg::tup_is_null(slot) {
             return pg_sys::ExecClearTuple(result);
         }
         let Some(st) = state_of(node) else { return pg_sys::ExecClearTuple(result) };
