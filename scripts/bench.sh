@@ -6,11 +6,13 @@
 #
 # Starts (or reuses) a cluster tuned for analytics in $RUN/bench
 # (shared_buffers a quarter of RAM up to 32GB, parallel workers = cores),
-# generates SSB at scale SF there unless it is already loaded, loads the
-# same data into DuckDB and Parquet ($RUN/ssb-data), runs the
-# queries in every mode (bench/ssb/ssb.py; docs/benchmark.md), writes
-# OUT/ssb.csv and OUT/ssb.png and prints the table last.  Exit status 1
-# when any result differs between modes.  The options go to `ssb.py all`:
+# generates SSB at scale SF there unless it is already loaded, writes only
+# the files the requested modes read into $RUN/ssb-data (lineorder.arrow
+# for arrow, DuckDB's database and Parquet for the duckdb modes, nothing
+# for pg and strom), runs the queries in every mode (bench/ssb/ssb.py;
+# docs/benchmark.md), writes OUT/ssb.csv and OUT/ssb.png and prints the
+# table last.  Exit status 1 when any result differs between modes.  The
+# options go to `ssb.py all`:
 # `--order generation` keeps lineorder in generation order in the Arrow
 # file and DuckDB's tables (their own files in $RUN/ssb-data/generation;
 # the default, date, sorts them by lo_orderdate).

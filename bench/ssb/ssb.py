@@ -4,7 +4,7 @@
     ssb.py gen  --sf SF [--seed N] [--jobs N] [--sorted] [--force]
     ssb.py load --data DIR [--jobs N] [--order date|generation]   (Arrow files, DuckDB database, Parquet)
     ssb.py run  --out DIR [--data DIR] [--order date|generation] [--modes ...] [--runs N] [--queries ...]
-    ssb.py all  --sf SF --out DIR [--data DIR] [--order ...] ...   (gen + load + run)
+    ssb.py all  --sf SF --out DIR [--data DIR] [--order ...] ...   (gen + the load --modes needs + run)
 
 Connects with the PG* environment (`. .run/env`, or the benchmark cluster
 of scripts/bench.sh).  See docs/benchmark.md for what each mode measures,
@@ -55,6 +55,16 @@ ORDERS = {
     "generation": "lo_orderkey, lo_linenumber",
 }
 HEAP_MODES = ("pg", "strom")
+# The modes that read the files of `load`: arrow reads only lineorder.arrow;
+# the DuckDB modes read DuckDB's database or the Parquet files, which `load`
+# makes from the Arrow files (so it writes lineorder.arrow for them too).
+# `all` loads only what its --modes read.
+ARROW_MODES = ("arrow",)
+DUCK_MODES = ("duckdb", "duckdb-parquet", "duckdb-arrow")
+# DATA/LOADED: every file of `load`; DATA/LOADED.arrow: lineorder.arrow
+# alone (a load for the arrow mode only).  Both hold "SF/SEED ORDER".
+STAMP = "LOADED"
+ARROW_STAMP = "LOADED.arrow"
 
 
 def say(msg):
@@ -171,28 +181,42 @@ def mode_order(mode, order):
 
 
 def loaded_stamp(order):
-    """What DATA/LOADED says once `load` has written `order`'s files for
-    the tables now in PostgreSQL: "SF/SEED ORDER"."""
+    """What DATA/LOADED (or DATA/LOADED.arrow) says once `load` has written
+    `order`'s files for the tables now in PostgreSQL: "SF/SEED ORDER"."""
     return pc.scalar("SELECT sf || '/' || seed FROM ssb_gen.params") + f" {order}"
 
 
-def read_stamp(data):
-    """DATA/LOADED, or None.  A stamp without an order was written before
-    --order existed, always in date order."""
-    path = os.path.join(data, "LOADED")
+def read_stamp(data, name=STAMP):
+    """DATA/LOADED (or DATA/`name`), or None.  A stamp without an order was
+    written before --order existed, always in date order."""
+    path = os.path.join(data, name)
     if not os.path.exists(path):
         return None
     stamp = open(path).read().strip()
     return stamp if " " in stamp else f"{stamp} date"
 
 
-def not_loaded(data, order):
+def remove_stamps(data, *names):
+    for name in names:
+        path = os.path.join(data, name)
+        if os.path.exists(path):
+            os.remove(path)
+
+
+def not_loaded(data, order, arrow_only=False):
     """Why `order`'s files in `data` cannot be used for the tables now in
-    PostgreSQL, or None."""
+    PostgreSQL, or None.  arrow_only: only lineorder.arrow is needed (the
+    arrow mode), which a load for the arrow mode alone also wrote."""
     have, want = read_stamp(data), loaded_stamp(order)
-    if have == want:
+    arrow = read_stamp(data, ARROW_STAMP)
+    if have == want or (arrow_only and arrow == want):
         return None
-    why = f"no data loaded in {data}" if have is None else f"{data} holds {have}, not {want}"
+    if have is None and arrow == want:
+        why = f"{data} holds only lineorder.arrow of {want} (loaded for the arrow mode alone)"
+    elif have is None:
+        why = f"no data loaded in {data}"
+    else:
+        why = f"{data} holds {have}, not {want}"
     return f"{why} (run: ssb.py load --data DIR --order {order})"
 
 
@@ -222,34 +246,91 @@ def export_dimensions(data):
             sys.exit(f"ssb: pg2arrow failed on {t}: {r.stderr.strip()}")
 
 
+def load_for_modes(a, modes):
+    """`all`'s load: only the files that --modes read (ARROW_MODES,
+    DUCK_MODES), saying what it leaves out and why."""
+    arrow = [m for m in modes if m in ARROW_MODES]
+    duck = [m for m in modes if m in DUCK_MODES]
+    if not arrow and not duck:
+        say(f"load: skipped: modes {', '.join(modes)} read only PostgreSQL's tables, so neither lineorder.arrow "
+            "(pg2arrow) nor DuckDB's database and Parquet files are written (modes arrow and duckdb* read them)")
+        return
+    if duck and _import_duckdb() is None:
+        say(f"load: the duckdb module is not installed: DuckDB's database and Parquet files skipped "
+            f"(modes {', '.join(duck)} skipped)")
+        if not arrow:
+            return
+    elif duck or not shutil.which("pg2arrow"):
+        # everything, as before (without pg2arrow, lineorder.arrow comes
+        # from DuckDB's table)
+        cmd_load(a)
+        return
+    else:
+        say(f"load: DuckDB's database and Parquet files skipped: no DuckDB mode in {', '.join(modes)} "
+            "(only lineorder.arrow is written, for the arrow mode)")
+    if shutil.which("pg2arrow"):
+        load_arrow(a)
+    else:
+        say("load: pg2arrow is not installed and the duckdb module is not either: arrow mode skipped")
+
+
+def load_arrow(a):
+    """lineorder.arrow alone, for the arrow mode (pg2arrow; write_arrow),
+    stamped DATA/LOADED.arrow; kept when DATA/LOADED or DATA/LOADED.arrow
+    already says the tables now in PostgreSQL."""
+    data, order = order_data(a.data, a.order), a.order
+    os.makedirs(data, exist_ok=True)
+    stamp = loaded_stamp(order)
+    if stamp in (read_stamp(data), read_stamp(data, ARROW_STAMP)) and not a.force:
+        say(f"load: {data} already holds lineorder.arrow of {stamp} (ORDER BY {ORDERS[order]})")
+        return
+    say(f"load: lineorder.arrow of {stamp} into {data}, ORDER BY {ORDERS[order]}")
+    # the file is rewritten: neither stamp holds until it is done
+    remove_stamps(data, STAMP, ARROW_STAMP)
+    arrow = write_arrow(None, data, order)
+    with open(os.path.join(data, ARROW_STAMP), "w") as f:
+        f.write(stamp)
+    say(f"load: {arrow}")
+
+
 def cmd_load(a):
     """Export the tables as Arrow files with pg2arrow (lineorder in
     --order's order with statistics of lo_orderdate, for the arrow mode)
     and load DuckDB's database from them, keeping that order; write each
     table as Parquet too.  Without pg2arrow or pyarrow, DuckDB loads CSV
     exports (char(n) without its padding, lineorder put in --order's
-    order) and lineorder.arrow comes from DuckDB's table."""
+    order) and lineorder.arrow comes from DuckDB's table.  A lineorder.arrow
+    that load_arrow wrote for the same data is kept.  Without the duckdb
+    module, only lineorder.arrow (with pg2arrow)."""
     duckdb = _import_duckdb()
     if duckdb is None:
-        say("load: the duckdb module is not installed: DuckDB modes skipped")
+        if shutil.which("pg2arrow"):
+            say("load: the duckdb module is not installed: DuckDB modes skipped, lineorder.arrow only")
+            load_arrow(a)
+        else:
+            say("load: neither the duckdb module nor pg2arrow is installed: DuckDB and arrow modes skipped")
         return
     data, order = order_data(a.data, a.order), a.order
     os.makedirs(data, exist_ok=True)
     stamp = loaded_stamp(order)
-    stamp_file = os.path.join(data, "LOADED")
+    stamp_file = os.path.join(data, STAMP)
     if read_stamp(data) == stamp and not a.force:
         say(f"load: {data} already holds {stamp} (lineorder ORDER BY {ORDERS[order]})")
         return
     say(f"load: {stamp} into {data}, lineorder ORDER BY {ORDERS[order]}")
     t0 = time.time()
+    # lineorder.arrow of a load for the arrow mode alone, of the same data
+    keep_arrow = (not a.force and read_stamp(data, ARROW_STAMP) == stamp
+                  and os.path.exists(os.path.join(data, "lineorder.arrow")))
     dbfile = os.path.join(data, "ssb.duckdb")
-    for f in [dbfile, dbfile + ".wal", stamp_file]:
+    for f in [dbfile, dbfile + ".wal"]:
         if os.path.exists(f):
             os.remove(f)
+    remove_stamps(data, STAMP, *([] if keep_arrow else [ARROW_STAMP]))
     con = duckdb.connect(dbfile)
     arrow_mods = _arrow_modules()
     if shutil.which("pg2arrow") and arrow_mods:
-        arrow = write_arrow(con, data, order)
+        arrow = kept_arrow(data, stamp) if keep_arrow else write_arrow(con, data, order)
         export_dimensions(data)
         t1 = time.time()
         load_duck_from_arrow(con, data, arrow_mods)
@@ -277,11 +358,16 @@ def cmd_load(a):
         con.execute(f"COPY {t} TO '{os.path.join(data, t + '.parquet')}' (FORMAT parquet)")
         for f in files:
             os.remove(f)
-    arrow = write_arrow(con, data, order)
+    arrow = kept_arrow(data, stamp) if keep_arrow else write_arrow(con, data, order)
     con.close()
     with open(stamp_file, "w") as f:
         f.write(stamp)
     say(f"load: DuckDB database and Parquet files in {data} ({time.time() - t0:.1f} s); {arrow}")
+
+
+def kept_arrow(data, stamp):
+    path = os.path.join(data, "lineorder.arrow")
+    return f"{path}: kept (written for the arrow mode with the same data, {stamp}), {os.path.getsize(path) / 1e6:.1f} MB"
 
 
 def write_arrow(con, data, order):
@@ -289,7 +375,8 @@ def write_arrow(con, data, order):
     (ORDERS; date: PG-Strom's write-ups' log-like layout) with min/max
     statistics of lo_orderdate per record batch, in about 64 batches:
     written by pg2arrow --stat (installed beside psql) as PG-Strom's
-    write-ups do, else by pyarrow from DuckDB's table."""
+    write-ups do, else by pyarrow from DuckDB's table (`con`; None only
+    where pg2arrow is installed)."""
     path = os.path.join(data, "lineorder.arrow")
     if os.path.exists(path):
         os.remove(path)
@@ -340,7 +427,7 @@ def arrow_setup(data, order, cores):
     """The arrow mode's lineorder: a foreign table over the loaded Arrow
     file of `order` in schema ssb_arrow (the other tables stay heap
     tables), analyzed.  Returns why the mode cannot run, or None."""
-    why = not_loaded(data, order)
+    why = not_loaded(data, order, arrow_only=True)
     if why:
         return why
     path = os.path.abspath(os.path.join(data, "lineorder.arrow"))
@@ -459,11 +546,16 @@ def duck_connect(mode, data, order):
     return con, None
 
 
-def cmd_run(a):
-    modes = [m.strip() for m in a.modes.split(",") if m.strip()]
+def parse_modes(text):
+    modes = [m.strip() for m in text.split(",") if m.strip()]
     for m in modes:
         if m not in MODES:
             raise SystemExit(f"ssb: unknown mode {m!r} (modes: {', '.join(MODES)})")
+    return modes
+
+
+def cmd_run(a):
+    modes = parse_modes(a.modes)
     queries = [q.strip() for q in a.queries.split(",")] if a.queries else QUERIES
     cores = a.workers or os.cpu_count()
     # PostgreSQL would plan about 7 workers for SF 10's lineorder (its
@@ -711,13 +803,17 @@ def main():
     add_order(p)
     add_run(p)
     p.add_argument("--no-load", action="store_true",
-                   help="skip load (DuckDB, Parquet, Arrow files: the pg and strom modes need none)")
+                   help="skip load (without it, all writes only the files --modes read: lineorder.arrow for arrow, "
+                        "DuckDB's database and the Parquet files for the duckdb modes; pg and strom need none)")
     a = ap.parse_args()
+    modes = parse_modes(a.modes) if a.cmd in ("run", "all") else []
     try:
         if a.cmd in ("gen", "all"):
             cmd_gen(a)
-        if a.cmd == "load" or (a.cmd == "all" and not a.no_load):
+        if a.cmd == "load":
             cmd_load(a)
+        if a.cmd == "all" and not a.no_load:
+            load_for_modes(a, modes)
         if a.cmd in ("run", "all"):
             return cmd_run(a)
     except pc.PsqlError as e:
