@@ -93,6 +93,30 @@ CREATE TABLE hd_dim AS SELECT i AS k, 'name' || (i % 5) AS name FROM generate_se
 ANALYZE hd_dim;
 SELECT hd_how('SELECT name, count(*), sum(f8) FROM hd_t JOIN hd_dim ON g % 100 = k GROUP BY name');
 SELECT hd_diff('SELECT name, count(*), sum(f8) FROM hd_t JOIN hd_dim ON g % 100 = k GROUP BY name');
+-- where the time went (EXPLAIN ANALYZE with TIMING): the engine's own time
+-- by phase, no phase longer than the whole, and the host's block checks
+CREATE FUNCTION hd_times(q text) RETURNS TABLE (engine_phases text, phases_within_total bool, host_checks bool)
+LANGUAGE plpgsql AS $$
+DECLARE ln text; m text[]; total float8; part text; ok bool := true; names text[] := '{}';
+BEGIN
+  host_checks := false;
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, SUMMARY OFF) ' || q LOOP
+    m := regexp_match(ln, 'Engine Time: ([0-9.]+) ms \((.*)\)$');
+    IF m IS NOT NULL THEN
+      total := m[1]::float8;
+      FOREACH part IN ARRAY string_to_array(m[2], ', ') LOOP
+        names := names || regexp_replace(part, ' [0-9.]+$', '');
+        ok := ok AND substring(part from '([0-9.]+)$')::float8 <= total;
+      END LOOP;
+    END IF;
+    m := regexp_match(ln, 'Host Time: block checks ([0-9.]+) ms, chunk reads [0-9.]+ ms, group merging [0-9.]+ ms');
+    IF m IS NOT NULL THEN host_checks := m[1]::float8 > 0; END IF;
+  END LOOP;
+  engine_phases := array_to_string(ARRAY(SELECT unnest(names) INTERSECT SELECT unnest('{storage reads,heap tuples,join probes,aggregation,other}'::text[]) ORDER BY 1), ', ');
+  phases_within_total := ok AND total > 0;
+  RETURN NEXT;
+END $$;
+SELECT * FROM hd_times('SELECT name, count(*), sum(f8) FROM hd_t JOIN hd_dim ON g % 100 = k GROUP BY name');
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;

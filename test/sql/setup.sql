@@ -19,6 +19,8 @@ SELECT relname, relkind FROM pg_class WHERE relnamespace = 'pgstrom'::regnamespa
 --                                 version that wrote them
 --   Storage Read: lines dropped   a GPU's storage paths
 --                                 (test/service/gpudirect.sh checks them)
+--   Engine Time:, Host Time: lines dropped (timings; heap_direct.sql
+--                                 checks them)
 --   Nrows (in/out: N%             planned ratios come from ANALYZE's sample
 --   ", N chunks read ahead" dropped: only the GPU service reads ahead
 --   Inner Build: built by N processes (how many took part varies), and
@@ -32,6 +34,7 @@ DECLARE ln text;
 BEGIN
   FOR ln IN EXECUTE 'EXPLAIN (' || opts || ') ' || q LOOP
     CONTINUE WHEN ln ~ '^\s*Storage Read: ';
+    CONTINUE WHEN ln ~ '^\s*(Engine|Host) Time: ';
     IF 'gpu-number' = ANY (keep) THEN
       ln := regexp_replace(ln, 'GPU Preference: (GPU[0-9]+) \(.*\)$', 'GPU Preference: \1 (...)');
     ELSE

@@ -173,6 +173,7 @@ impl Engine for CpuEngine {
         let mut text = vec![0u8; text_capacity(program, nrows as usize)];
         let mut text_used = 0u64;
         let mut error_row = 0u32;
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Eval);
         // SAFETY: the request was validated against the program (operand
         // ranges, buffer lengths); pointers stay alive for the call.
         let rc = unsafe {
@@ -208,6 +209,6 @@ impl Engine for CpuEngine {
         &'e self,
         spec: &crate::join::JoinSpec<'_>,
     ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError> {
-        Ok(Box::new(crate::join_cpu::CpuJoin::open(spec)?))
+        Ok(Box::new(crate::clock::Clocked::open(|| crate::join_cpu::CpuJoin::open(spec))?))
     }
 }

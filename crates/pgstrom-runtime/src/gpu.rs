@@ -318,6 +318,7 @@ impl GpuEngine {
         }
         let f = self.function(kernel)?;
         let drv = self.drv;
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::of_kernel(kernel));
         // SAFETY: caller's contract.
         unsafe {
             drv.check(
@@ -624,7 +625,7 @@ impl Engine for GpuEngine {
         &'e self,
         spec: &crate::join::JoinSpec<'_>,
     ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError> {
-        Ok(Box::new(crate::join_gpu::GpuJoin::open(self, spec)?))
+        Ok(Box::new(crate::clock::Clocked::open(|| crate::join_gpu::GpuJoin::open(self, spec))?))
     }
 }
 

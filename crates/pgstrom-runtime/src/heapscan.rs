@@ -172,6 +172,7 @@ impl HostHeap {
         }
         let nblocks = pages.len() / bs;
         let mut counts = vec![0u32; nblocks];
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Heap);
         // SAFETY: nblocks blocks of blcksz bytes; counts holds nblocks.
         unsafe {
             pgstrom_cpu_heap_count(

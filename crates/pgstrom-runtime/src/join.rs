@@ -231,6 +231,13 @@ pub trait JoinSession {
     fn file_stats(&mut self) -> Result<Option<crate::fileread::ReadStats>, DeviceError> {
         Ok(None)
     }
+
+    /// The time the engine worked for this session since the last time
+    /// asked, by phase ([`crate::clock`]); zero for an engine that keeps
+    /// no clock.
+    fn take_clock(&mut self) -> Result<crate::clock::DeviceClock, DeviceError> {
+        Ok(crate::clock::DeviceClock::default())
+    }
 }
 
 /// What a probe returns.

@@ -200,6 +200,7 @@ impl CpuJoin {
                 let mut hashes = vec![0u32; n];
                 let mut valid = vec![0u8; n];
                 let mut at = 0u32;
+                let _clock = crate::clock::Timer::start(crate::clock::Phase::Hash);
                 // SAFETY: validated programs and columns; outputs of n
                 // entries; every pointer outlives the call.
                 let rc = unsafe {
@@ -309,6 +310,7 @@ impl JoinSteps for Steps<'_> {
         let qual = pref(self.join.scan_qual.as_ref());
         let (mut count, mut at) = (0u32, 0u32);
         let j = &mut *self.join;
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Scan);
         // SAFETY: validated chunk and programs; the output holds out_cap
         // combinations of nsources sources.
         let rc = unsafe {
@@ -344,6 +346,7 @@ impl JoinSteps for Steps<'_> {
     fn probe(&mut self, depth: u32, n_in: u32) -> Result<u64, DeviceError> {
         let (mut count, mut at) = (0u32, 0u32);
         let j = &mut *self.join;
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Probe);
         // SAFETY: the input holds n_in combinations at stride in_cap (made
         // by our own steps), the output out_cap; depth is within range.
         let rc = unsafe {
@@ -403,6 +406,7 @@ impl JoinSteps for Steps<'_> {
         let mut out_words = vec![0u64; (count * agg.nwords).max(1)];
         let (mut ngroups, mut at) = (0u32, 0u32);
         let input = if count == 0 { [0u32].as_ptr() } else { j.input.as_ptr() };
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Aggregate);
         // SAFETY: the input holds `count` combinations at stride in_cap
         // (made by our own steps); every buffer has the size the entry
         // point documents; the spec's pointers live in `agg`.

@@ -327,6 +327,7 @@ impl<'e> GpuJoin<'e> {
             return Ok(());
         }
         assert!(off + b.len() <= self.arena_len, "arena upload out of range");
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
         // SAFETY: within the arena (checked).
         self.eng.drv.check("cuMemcpyHtoD", unsafe {
             (self.eng.drv.cuMemcpyHtoD)(self.addr(off), b.as_ptr() as *const c_void, b.len())
@@ -339,6 +340,7 @@ impl<'e> GpuJoin<'e> {
             return Ok(());
         }
         assert!(off + len <= self.arena_len, "arena download out of range");
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
         // SAFETY: within the arena (checked).
         self.eng.drv.check("cuMemcpyDtoH", unsafe {
             (self.eng.drv.cuMemcpyDtoH)(out.as_mut_ptr() as *mut c_void, self.addr(off), len)
@@ -449,6 +451,7 @@ impl<'e> GpuJoin<'e> {
         let cb = bytes_of(&cols);
         img.bytes[cols_at..cols_at + cb.len()].copy_from_slice(cb);
         let drv = self.eng.drv;
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
         // SAFETY: the pinned buffer holds stage_size >= total bytes; the
         // device copy as many.
         unsafe {
@@ -526,6 +529,7 @@ impl JoinSteps for Steps<'_, '_> {
     fn load(&mut self, rows: &[u32], nsources: usize, count: usize) -> Result<(), DeviceError> {
         let j = &mut *self.join;
         let out = j.out.as_ref().expect("grown before use").ptr;
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
         for s in 0..nsources {
             let part = &rows[s * count..(s + 1) * count];
             if part.is_empty() {
@@ -586,6 +590,7 @@ impl JoinSteps for Steps<'_, '_> {
             return Ok(rows);
         }
         let input = j.input.as_ref().expect("input exists").ptr;
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
         for s in 0..nsources {
             // SAFETY: the input holds in_cap >= count entries per source.
             j.eng.drv.check("cuMemcpyDtoH", unsafe {
@@ -703,6 +708,7 @@ impl Steps<'_, '_> {
         let mut words = vec![0u64; g * nwords];
         let mut keys = vec![DevDatumRepr::default(); g * nkeys];
         let drv = j.eng.drv;
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
         if g > 0 {
             for s in 0..nsources {
                 // SAFETY: out_rows holds `count` >= g entries per source.

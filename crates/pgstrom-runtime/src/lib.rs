@@ -16,6 +16,7 @@
 pub mod agg;
 pub mod cache;
 pub mod catalog;
+pub mod clock;
 pub mod colcache;
 pub mod cpu;
 pub mod cuda;

@@ -6,6 +6,7 @@
 
 mod common;
 
+use pgstrom_runtime::clock::{DeviceClock, Phase};
 use pgstrom_runtime::cpu::CpuEngine;
 use pgstrom_runtime::engine::{ColumnData, ParamValue};
 use pgstrom_runtime::error::DeviceError;
@@ -255,7 +256,17 @@ fn file_columns_join_as_in_memory_columns() {
             }
         }
         let info = svc.info().unwrap();
+        // the in-process engine times its own calls the same way
+        let local = want.take_clock().unwrap();
+        assert!(local.ns[Phase::Probe as usize] > 0 && local.ns[Phase::Read as usize] == 0, "{local:?}");
         let read = s.file_stats().unwrap().expect("the service counts what it read");
+        // the engine's time for the session: the file reads and the join
+        // probes, within the whole; asked again, only what came since
+        let clock = s.take_clock().unwrap();
+        let phase = |p: Phase| clock.ns[p as usize];
+        assert!(phase(Phase::Read) > 0 && phase(Phase::Probe) > 0, "engine {index}: {clock:?}");
+        assert!(clock.ns.iter().sum::<u64>() <= clock.total_ns, "engine {index}: {clock:?}");
+        assert_eq!(s.take_clock().unwrap(), DeviceClock::default(), "engine {index}");
         if index != CPU_ENGINE {
             let c = info.gpu_cache[0];
             assert!(c.hits >= 5 && c.misses >= 1 && c.bytes > 0, "{c:?}");

@@ -5,7 +5,22 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use pgstrom_runtime::clock::PHASES;
 use pgstrom_runtime::join::MAX_SOURCES;
+
+/// Host work a node times besides waiting for the engine: checking the
+/// heap direct path's blocks, reading chunks, merging partial groups.
+pub const HOST_PHASES: usize = 3;
+/// [`Counters::host_ns`]: the heap direct path's block checks (visibility
+/// map, shared buffers).
+pub const HOST_BLOCK_CHECKS: usize = 0;
+/// [`Counters::host_ns`]: reading chunks (the buffer manager's pages, an
+/// Arrow file's batches), read-ahead included.
+pub const HOST_CHUNK_READS: usize = 1;
+/// [`Counters::host_ns`]: merging partial groups across chunks.
+pub const HOST_MERGE: usize = 2;
+/// EXPLAIN ANALYZE's words for the host phases.
+pub const HOST_LABELS: [&str; HOST_PHASES] = ["block checks", "chunk reads", "group merging"];
 
 /// What a device node counts (GpuScan uses the first eight).
 #[derive(Debug, Default, Clone, Copy)]
@@ -47,6 +62,12 @@ pub struct Counters {
     /// found changed after the read, and sent to the buffer manager at
     /// once (source::heap_direct::DirectCounters).
     pub direct: [u64; 4],
+    /// The engine's own time for the node's sessions
+    /// (pgstrom_runtime::clock): the total, then per phase.
+    pub device_total_ns: u64,
+    pub device_ns: [u64; PHASES],
+    /// Host work, per [`HOST_PHASES`] phase.
+    pub host_ns: [u64; HOST_PHASES],
 }
 
 impl Counters {
@@ -71,6 +92,13 @@ impl Counters {
         for i in 0..4 {
             self.direct[i] += c.direct[i];
         }
+        self.device_total_ns += c.device_total_ns;
+        for i in 0..PHASES {
+            self.device_ns[i] += c.device_ns[i];
+        }
+        for i in 0..HOST_PHASES {
+            self.host_ns[i] += c.host_ns[i];
+        }
     }
 }
 
@@ -93,6 +121,9 @@ pub struct SharedCounters {
     pinned_bytes: AtomicU64,
     cached_bytes: AtomicU64,
     direct: [AtomicU64; 4],
+    device_total_ns: AtomicU64,
+    device_ns: [AtomicU64; PHASES],
+    host_ns: [AtomicU64; HOST_PHASES],
 }
 
 impl SharedCounters {
@@ -121,6 +152,13 @@ impl SharedCounters {
         for i in 0..4 {
             add(&self.direct[i], c.direct[i]);
         }
+        add(&self.device_total_ns, c.device_total_ns);
+        for i in 0..PHASES {
+            add(&self.device_ns[i], c.device_ns[i]);
+        }
+        for i in 0..HOST_PHASES {
+            add(&self.host_ns[i], c.host_ns[i]);
+        }
     }
 
     /// The sums over every process into `c` (the leader's, at shutdown):
@@ -146,6 +184,13 @@ impl SharedCounters {
         }
         for i in 0..4 {
             c.direct[i] = get(&self.direct[i]);
+        }
+        c.device_total_ns = get(&self.device_total_ns);
+        for i in 0..PHASES {
+            c.device_ns[i] = get(&self.device_ns[i]);
+        }
+        for i in 0..HOST_PHASES {
+            c.host_ns[i] = get(&self.host_ns[i]);
         }
     }
 }

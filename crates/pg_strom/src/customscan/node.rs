@@ -118,6 +118,10 @@ pub trait DeviceNode: Sized + 'static {
 
     /// The area goes (ShutdownCustomScan): keep what EXPLAIN needs of it.
     fn shared_detach(&mut self) {}
+
+    /// At ShutdownCustomScan, in every process, before the sums are read:
+    /// count what the node still holds uncounted (the engine's clock).
+    fn finish_counters(&mut self) {}
 }
 
 /// What every device node keeps about its engine and its counts.
@@ -372,6 +376,7 @@ unsafe extern "C-unwind" fn shutdown<T: DeviceNode>(node: *mut pg_sys::CustomSca
     // SAFETY: executor callback; shared is NULL or the still-mapped area.
     unsafe {
         let Some(st) = state_of::<T>(node) else { return };
+        st.finish_counters();
         st.source().dsm_detach();
         st.shared_detach();
         let dev = st.device();

@@ -27,13 +27,14 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use pgstrom_runtime::agg::{AggGroups, AggKind, AggOp, AggSpec};
+use pgstrom_runtime::clock::DeviceClock;
 use pgstrom_runtime::engine::ParamValue;
 use pgstrom_runtime::join::{Combos, JoinDepthSpec, JoinKind, JoinSession, JoinSpec, MAX_SOURCES, NULL_ROW, Probed};
 use pgstrom_runtime::{DeviceError, Engine, EngineKind};
 
 use crate::arrow_fdw::stats;
 use crate::chunk::ColumnChunk;
-use crate::customscan::counters::Counters;
+use crate::customscan::counters::{Counters, HOST_BLOCK_CHECKS, HOST_CHUNK_READS, HOST_PHASES};
 use crate::customscan::node::{self, DeviceNode, DeviceState};
 use crate::customscan::params;
 use crate::gpujoin::NAME;
@@ -386,6 +387,10 @@ impl DeviceNode for GpuJoinExec {
         }
     }
 
+    fn finish_counters(&mut self) {
+        self.count_device_clock();
+    }
+
     fn shared_detach(&mut self) {
         // SAFETY: NULL or the still-mapped area.
         if let Some(sh) = unsafe { self.shared.as_ref() } {
@@ -649,6 +654,7 @@ impl GpuJoinExec {
         .report(PgLogLevel::WARNING);
         let eng = engine::local_cpu();
         self.dev.engine = Some(eng);
+        self.count_device_clock();
         self.cpu_session = None;
         self.stop_direct();
         // SAFETY: called from the node's executor callbacks.
@@ -919,8 +925,13 @@ impl GpuJoinExec {
             return false;
         }
         pages.set_queue_only(true);
+        let checking = Instant::now();
         // SAFETY: during the scan.
-        let Some((segno, blocks)) = (unsafe { d.next_batch(pages) }) else {
+        let batch = unsafe { d.next_batch(pages) };
+        let mut host_ns = [0; HOST_PHASES];
+        host_ns[HOST_BLOCK_CHECKS] = checking.elapsed().as_nanos() as u64;
+        self.dev.add_counters(Counters { host_ns, ..Counters::default() });
+        let Some((segno, blocks)) = batch else {
             d.active = false;
             pages.set_queue_only(false);
             return false;
@@ -997,8 +1008,13 @@ impl GpuJoinExec {
             self.reset_chunk();
             let snapshot = (*(*node).ss.ps.state).es_snapshot;
             let limit = guc::CHUNK_ROWS.get().max(1) as usize;
+            let reading = Instant::now();
             let nrows = self.source.next_chunk(snapshot, limit);
+            let mut read_ns = reading.elapsed().as_nanos() as u64;
             if nrows == 0 {
+                let mut host_ns = [0; HOST_PHASES];
+                host_ns[HOST_CHUNK_READS] = read_ns;
+                self.add_counters(Counters { host_ns, ..Counters::default() });
                 return false;
             }
             let started = Instant::now();
@@ -1014,7 +1030,9 @@ impl GpuJoinExec {
             let pending = self.session.as_mut().expect("prepared").probe_begin(&cols, nrows, None, agg);
             drop(cols);
             let mut engine_ns = started.elapsed().as_nanos() as u64;
+            let reading = Instant::now();
             let ahead = self.source.read_ahead(!pending.is_done(), snapshot, limit);
+            read_ns += reading.elapsed().as_nanos() as u64;
             let waited = Instant::now();
             let mut first = self.session.as_mut().expect("prepared").probe_end(pending);
             engine_ns += waited.elapsed().as_nanos() as u64;
@@ -1086,6 +1104,7 @@ impl GpuJoinExec {
                 tid_chunks: self.source.chunk_by_tid() as u64,
                 ..Counters::default()
             };
+            c.host_ns[HOST_CHUNK_READS] = read_ns;
             for (i, n) in stage_counts.iter().enumerate().take(MAX_SOURCES) {
                 c.stage[i] = *n;
             }
@@ -1171,6 +1190,21 @@ impl GpuJoinExec {
     fn add_counters(&mut self, c: Counters) {
         self.dev.add_counters(c);
     }
+
+    /// Add the engine's time for this node's sessions since the last time
+    /// (EXPLAIN ANALYZE's `Engine Time`).  A session whose engine is gone
+    /// has nothing more to say.
+    pub(crate) fn count_device_clock(&mut self) {
+        let mut clock = DeviceClock::default();
+        for s in [self.session.as_mut(), self.cpu_session.as_mut()].into_iter().flatten() {
+            if let Ok(c) = s.take_clock() {
+                clock.add(&c);
+            }
+        }
+        if clock != DeviceClock::default() {
+            self.add_counters(Counters { device_total_ns: clock.total_ns, device_ns: clock.ns, ..Counters::default() });
+        }
+    }
 }
 
 /// ExecScan's access method: the next joined row as a scan tuple.
@@ -1225,6 +1259,7 @@ impl GpuJoinExec {
             // parameters may have changed: sessions are rebuilt; inner
             // relations are re-read only when their parameters changed
             st.params = None;
+            st.count_device_clock();
             st.session = None;
             st.cpu_session = None;
             // ExecReScan passes changed parameters to lefttree/righttree only:

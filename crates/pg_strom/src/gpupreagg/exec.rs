@@ -11,12 +11,14 @@
 //! group's representative combination) and the forming of each group's
 //! row from the device's key values and accumulator words.
 
+use std::time::Instant;
+
 use pgrx::pg_guard;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use crate::codegen::aggregates::{self, Encoding};
-use crate::customscan::counters::Counters;
+use crate::customscan::counters::{Counters, HOST_MERGE, HOST_PHASES};
 use crate::customscan::node::{self, DeviceNode, DeviceState};
 use crate::errors;
 use crate::gpujoin::exec::{GpuJoinExec, recheck};
@@ -149,6 +151,10 @@ impl DeviceNode for GpuPreAggExec {
     fn shared_detach(&mut self) {
         self.join.shared_detach();
     }
+
+    fn finish_counters(&mut self) {
+        self.join.count_device_clock();
+    }
 }
 
 impl GpuPreAggExec {
@@ -255,6 +261,7 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
             };
             // merge the chunk's groups; return them when the merger is
             // full, and what it holds after the last chunk
+            let merging = Instant::now();
             let ready = if more {
                 let g = std::mem::take(&mut st.join.groups);
                 let join = &mut st.join;
@@ -262,6 +269,9 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
             } else {
                 m.take()
             };
+            let mut host_ns = [0; HOST_PHASES];
+            host_ns[HOST_MERGE] = merging.elapsed().as_nanos() as u64;
+            st.join.dev.add_counters(Counters { host_ns, ..Counters::default() });
             st.merger = Some(m);
             st.join.cursor = 0;
             match ready {

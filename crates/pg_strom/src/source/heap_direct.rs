@@ -177,10 +177,12 @@ impl HeapDirect {
             }
             let &first = taken.first()?;
             let segno = first / seg_blocks;
+            let visible: Vec<bool> = taken.iter().map(|&b| self.all_visible(b)).collect();
+            let dirty = dirty_in_shared_buffers(self.rel, &taken, &visible);
             let mut direct = Vec::with_capacity(taken.len());
             let mut rest = Vec::new();
-            for &b in &taken {
-                if self.all_visible(b) && !dirty_in_shared_buffers(self.rel, b) {
+            for (i, &b) in taken.iter().enumerate() {
+                if visible[i] && !dirty[i] {
                     direct.push(b % seg_blocks);
                 } else {
                     rest.push(b);
@@ -302,36 +304,55 @@ impl HeapDirect {
     }
 }
 
-/// Shared buffers hold block `blkno` of `rel` with changes not yet
-/// written to its file.
+/// For each of `blocks` of `rel` whose `wanted` entry is true: shared
+/// buffers hold it with changes not yet written to its file (false for
+/// the others).  The blocks are looked up by buffer-mapping partition,
+/// each partition's lock taken once for all of its blocks of the batch.
 ///
 /// # Safety
 /// Backend; `rel` open.
-unsafe fn dirty_in_shared_buffers(rel: pg_sys::Relation, blkno: pg_sys::BlockNumber) -> bool {
+unsafe fn dirty_in_shared_buffers(rel: pg_sys::Relation, blocks: &[pg_sys::BlockNumber], wanted: &[bool]) -> Vec<bool> {
+    let mut dirty = vec![false; blocks.len()];
     // SAFETY: the buffer mapping table is read under its partition's
-    // lock, which keeps the buffer's tag while held; the state word is
+    // lock, which keeps each buffer's tag while held; the state word is
     // read atomically.
     unsafe {
         let loc = (*rel).rd_locator;
-        let mut tag = pg_sys::BufferTag {
+        let tag_of = |blkno| pg_sys::BufferTag {
             spcOid: loc.spcOid,
             dbOid: loc.dbOid,
             relNumber: loc.relNumber,
             forkNum: pg_sys::ForkNumber::MAIN_FORKNUM,
             blockNum: blkno,
         };
-        let hash = pg_sys::BufTableHashCode(&mut tag);
-        let lock = &raw mut (*pg_sys::MainLWLockArray
-            .add((pg_sys::BUFFER_MAPPING_LWLOCK_OFFSET + hash % pg_sys::NUM_BUFFER_PARTITIONS) as usize))
-        .lock;
-        pg_sys::LWLockAcquire(lock, pg_sys::LWLockMode::LW_SHARED);
-        let id = pg_sys::BufTableLookup(&mut tag, hash);
-        let dirty = id >= 0 && {
-            let desc = &raw const (*pg_sys::BufferDescriptors.add(id as usize)).bufferdesc;
-            let state = std::ptr::read_volatile(&raw const (*desc).state.value);
-            state & pg_sys::BM_DIRTY != 0
-        };
-        pg_sys::LWLockRelease(lock);
-        dirty
+        // (partition, hash, index into blocks), by partition
+        let mut order: Vec<(u32, u32, usize)> = blocks
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| wanted[*i])
+            .map(|(i, &b)| {
+                let mut tag = tag_of(b);
+                let hash = pg_sys::BufTableHashCode(&mut tag);
+                (hash % pg_sys::NUM_BUFFER_PARTITIONS, hash, i)
+            })
+            .collect();
+        order.sort_unstable_by_key(|e| e.0);
+        for group in order.chunk_by(|a, b| a.0 == b.0) {
+            let lock = &raw mut (*pg_sys::MainLWLockArray
+                .add((pg_sys::BUFFER_MAPPING_LWLOCK_OFFSET + group[0].0) as usize))
+            .lock;
+            pg_sys::LWLockAcquire(lock, pg_sys::LWLockMode::LW_SHARED);
+            for &(_, hash, i) in group {
+                let mut tag = tag_of(blocks[i]);
+                let id = pg_sys::BufTableLookup(&mut tag, hash);
+                dirty[i] = id >= 0 && {
+                    let desc = &raw const (*pg_sys::BufferDescriptors.add(id as usize)).bufferdesc;
+                    let state = std::ptr::read_volatile(&raw const (*desc).state.value);
+                    state & pg_sys::BM_DIRTY != 0
+                };
+            }
+            pg_sys::LWLockRelease(lock);
+        }
     }
+    dirty
 }

@@ -663,6 +663,10 @@ impl JoinSession for RemoteJoin<'_> {
             },
         )
     }
+
+    fn take_clock(&mut self) -> Result<crate::clock::DeviceClock, DeviceError> {
+        self.call(op::JOIN_CLOCK, |_| Ok(()), wire::get_clock)
+    }
 }
 
 impl Drop for RemoteJoin<'_> {

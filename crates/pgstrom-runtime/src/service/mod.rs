@@ -22,7 +22,7 @@ pub mod shm;
 pub mod wire;
 
 /// Protocol version (HELLO).
-pub const PROTOCOL_VERSION: u32 = 8;
+pub const PROTOCOL_VERSION: u32 = 9;
 /// The engine number of the CPU engine (GPUs are 0..n).
 pub const CPU_ENGINE: u32 = u32::MAX;
 
@@ -68,6 +68,9 @@ pub mod op {
     /// join and aggregate them (the heap direct path); the groups and the
     /// blocks refused out.
     pub const JOIN_PROBE_HEAP_AGG: u32 = 17;
+    /// The time the engine worked for a join session since the last
+    /// time asked, by phase (crate::clock).
+    pub const JOIN_CLOCK: u32 = 18;
 }
 
 /// Reply status words.

@@ -19,6 +19,7 @@ use super::shm::{Header, MAGIC, Region, Socket};
 use super::wire::{self, Reader, Writer};
 use super::{CPU_ENGINE, PROTOCOL_VERSION, ServiceInfo, op, status};
 use crate::agg::AggGroups;
+use crate::clock::{DeviceClock, Lap, Phase, Timer};
 use crate::cpu::CpuEngine;
 use crate::engine::{ColumnData, CompareOp, Engine, EvalOutput, FilterColumn, FilterResult};
 use crate::error::DeviceError;
@@ -288,6 +289,7 @@ enum Answer {
     Combos(Combos),
     Groups(AggGroups),
     HeapGroups(HeapProbed),
+    Clock(DeviceClock),
 }
 
 impl Answer {
@@ -319,6 +321,7 @@ impl Answer {
             Answer::Combos(c) => wire::put_combos(w, c),
             Answer::Groups(g) => wire::put_groups(w, g),
             Answer::HeapGroups(p) => wire::put_heap_probed(w, p),
+            Answer::Clock(c) => wire::put_clock(w, c),
         }
     }
 }
@@ -337,6 +340,10 @@ struct Session {
     join: Box<dyn JoinSession + 'static>,
     engine: u32,
     files: SessionFiles,
+    /// The engine's work for the session outside the join session's own
+    /// calls (reading file columns and heap blocks, taking heap tuples
+    /// apart), since JOIN_CLOCK last asked.
+    clock: DeviceClock,
 }
 
 impl Drop for Connection {
@@ -541,7 +548,15 @@ impl Connection {
                 let id = self.next_session;
                 self.next_session = self.next_session.wrapping_add(1).max(1);
                 let bytes = s.inner_bytes() as u64;
-                self.sessions.insert(id, Session { join: s, engine: h.engine, files: SessionFiles::default() });
+                self.sessions.insert(
+                    id,
+                    Session {
+                        join: s,
+                        engine: h.engine,
+                        files: SessionFiles::default(),
+                        clock: DeviceClock::default(),
+                    },
+                );
                 count_session(h.engine, true);
                 Ok(Answer::Session(id, bytes))
             }
@@ -555,6 +570,8 @@ impl Connection {
                 // bytes read now for the CPU engine
                 let (mut _keep, mut host) = (Vec::new(), None);
                 if cols.iter().any(|c| c.file.is_some()) {
+                    let lap = Lap::start();
+                    let read = Timer::start(Phase::Read);
                     match engines.gpus.get(s.engine as usize) {
                         Some(Ok(gpu)) if s.engine != CPU_ENGINE => {
                             gpu.make_current()?;
@@ -562,6 +579,8 @@ impl Connection {
                         }
                         _ => host = Some(s.files.read_for_host(&cols, nrows)?),
                     }
+                    drop(read);
+                    s.clock.add(&lap.stop());
                 }
                 let cols = match &host {
                     Some(h) => files::with_host(&cols, h),
@@ -579,11 +598,15 @@ impl Connection {
                 let blocks = r.slice::<u32>()?;
                 let engines = self.engines;
                 let s = self.session(h.session)?;
+                let lap = Lap::start();
                 Ok(Answer::HeapGroups(match engines.gpus.get(s.engine as usize) {
                     Some(Ok(gpu)) if s.engine != CPU_ENGINE => {
                         gpu.make_current()?;
-                        let (pages, _extents) = s.files.read_blocks_to_gpu(gpu, file, blocks, layout.blcksz)?;
+                        let (pages, _extents) = crate::clock::timed(Phase::Read, || {
+                            s.files.read_blocks_to_gpu(gpu, file, blocks, layout.blcksz)
+                        })?;
                         let heap = gpu.heap_deform(pages, blocks.len(), &layout)?;
+                        s.clock.add(&lap.stop());
                         let cols: Vec<ColumnData<'_>> = heap
                             .columns
                             .iter()
@@ -600,8 +623,10 @@ impl Connection {
                         heap_probed(s, &cols, heap.nrows, &heap.refused, blocks)?
                     }
                     _ => {
-                        let pages = s.files.read_blocks(file, blocks, layout.blcksz)?;
+                        let pages =
+                            crate::clock::timed(Phase::Read, || s.files.read_blocks(file, blocks, layout.blcksz))?;
                         let heap = HostHeap::deform(&pages, &layout)?;
+                        s.clock.add(&lap.stop());
                         heap_probed(s, &heap.column_data(&layout), heap.nrows, &heap.refused, blocks)?
                     }
                 }))
@@ -621,6 +646,12 @@ impl Connection {
                 Ok(Answer::Placed(self.place(&wanted)?))
             }
             op::FILE_STATS => Ok(Answer::ReadStats(self.session(h.session)?.files.read_stats())),
+            op::JOIN_CLOCK => {
+                let s = self.session(h.session)?;
+                let mut c = std::mem::take(&mut s.clock);
+                c.add(&s.join.take_clock()?);
+                Ok(Answer::Clock(c))
+            }
             op::JOIN_UNMATCHED => Ok(Answer::Combos(self.session(h.session)?.join.unmatched()?)),
             op::JOIN_UNMATCHED_AGG => Ok(Answer::Groups(self.session(h.session)?.join.unmatched_agg()?)),
             op::JOIN_RESET => {

@@ -502,6 +502,23 @@ pub fn get_heap_probed(r: &mut Reader<'_>) -> Result<HeapProbed, DeviceError> {
     Ok(HeapProbed { groups: get_groups(r)?, nrows: r.u32()?, fallback: r.slice::<u32>()?.to_vec() })
 }
 
+/// A session's engine time.
+pub fn put_clock(w: &mut Writer<'_>, c: &crate::clock::DeviceClock) {
+    w.u64(c.total_ns);
+    for v in c.ns {
+        w.u64(v);
+    }
+}
+
+/// A session's engine time.
+pub fn get_clock(r: &mut Reader<'_>) -> Result<crate::clock::DeviceClock, DeviceError> {
+    let mut c = crate::clock::DeviceClock { total_ns: r.u64()?, ..Default::default() };
+    for v in c.ns.iter_mut() {
+        *v = r.u64()?;
+    }
+    Ok(c)
+}
+
 /// How a file is read (the FILE_OPEN answer).
 pub fn put_file_access(w: &mut Writer<'_>, a: &FileAccess) {
     match a {
