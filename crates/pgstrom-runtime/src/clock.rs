@@ -172,8 +172,8 @@ impl Lap {
     pub fn stop(&self) -> DeviceClock {
         let now = snapshot();
         let mut c = DeviceClock { total_ns: self.t0.elapsed().as_nanos() as u64, ns: [0; PHASES] };
-        for i in 0..PHASES {
-            c.ns[i] = now[i].wrapping_sub(self.at[i]);
+        for ((d, n), a) in c.ns.iter_mut().zip(now).zip(self.at) {
+            *d = n.wrapping_sub(a);
         }
         c
     }
