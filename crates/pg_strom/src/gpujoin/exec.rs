@@ -427,6 +427,14 @@ impl GpuJoinExec {
                     );
                 }
                 if sh.attach() {
+                    // the heap direct path's dirty blocks, in shares of
+                    // the buffer descriptors
+                    if let Some(rel) = self.direct.as_ref().map(|d| d.relation()) {
+                        while let Some((from, to)) = sh.claim_descriptors() {
+                            let blocks = heap_direct::dirty_blocks_among(rel, from, to);
+                            sh.publish_dirty(self.dsa, &blocks);
+                        }
+                    }
                     for (d, &child) in children.iter().enumerate() {
                         if self.info.depths[d].partial_inner || sh.claim(d) {
                             self.publish_inner(sh, d, child);
@@ -438,10 +446,20 @@ impl GpuJoinExec {
                     let inner = self.read_published(sh, d, child);
                     self.inners.push(inner);
                 }
+                if let (Some(d), Some(set)) = (self.direct.as_mut(), sh.dirty_set(self.dsa)) {
+                    d.use_dirty_set(set);
+                }
             } else {
                 for (d, &child) in children.iter().enumerate() {
                     let inner = self.read_inner_plan(d, child);
                     self.inners.push(inner);
+                }
+                // a scan this process makes alone (a parallel one without a
+                // shared build looks its blocks up: its share is unknown)
+                if !(*(*node).ss.ps.plan).parallel_aware
+                    && let Some(d) = self.direct.as_mut()
+                {
+                    d.scan_buffers_if_cheaper();
                 }
             }
             self.inner_rows = self.inners.iter().map(|i| i.nrows).collect();

@@ -49,6 +49,12 @@ pub struct SharedInner {
     builders: AtomicU32,
     /// The longest time a process spent building (ns).
     build_ns: AtomicU64,
+    /// The heap direct path of the outer scan: the next buffer descriptor
+    /// a builder scans for the relation's dirty blocks
+    /// (source::heap_direct::dirty_blocks_among), in shares.
+    dirty_next: AtomicU32,
+    /// The dirty blocks found, as contributions of u32 block numbers.
+    dirty_head: AtomicU64,
 }
 
 /// The header of one contribution in the DSA area; the minimal tuples
@@ -100,7 +106,7 @@ impl SharedInner {
     /// # Safety
     /// `dsa` is the area the rows were published in (or NULL: none was).
     pub unsafe fn reset(&self, dsa: *mut pg_sys::dsa_area) {
-        for head in &self.heads {
+        for head in self.heads.iter().chain([&self.dirty_head]) {
             let mut dp = head.swap(0, Ordering::AcqRel);
             while dp != 0 && !dsa.is_null() {
                 // SAFETY: dp is a contribution of this area.
@@ -117,6 +123,7 @@ impl SharedInner {
         }
         self.builders.store(0, Ordering::Relaxed);
         self.build_ns.store(0, Ordering::Relaxed);
+        self.dirty_next.store(0, Ordering::Relaxed);
         self.phase.store(0, Ordering::Release);
     }
 
@@ -148,6 +155,68 @@ impl SharedInner {
     /// # Safety
     /// `dsa` is the query's DSA area; called while attached.
     pub unsafe fn publish(&self, dsa: *mut pg_sys::dsa_area, d: usize, bytes: &[u8], nrows: u64) {
+        // SAFETY: caller's promise.
+        unsafe { self.push(&self.heads[d], dsa, bytes, nrows) }
+    }
+
+    /// The next share of buffer descriptors to scan for the outer
+    /// relation's dirty blocks (None: every share was taken).  A builder
+    /// takes shares until none is left, before it arrives: when the build
+    /// is over, every share was scanned.
+    pub fn claim_descriptors(&self) -> Option<(u32, u32)> {
+        // SAFETY: set at start-up, read-only afterwards.
+        let n = unsafe { pg_sys::NBuffers }.max(0) as u32;
+        let share = crate::source::heap_direct::DESCRIPTOR_SHARE;
+        let from = self.dirty_next.fetch_add(share, Ordering::AcqRel);
+        (from < n).then(|| (from, from.saturating_add(share).min(n)))
+    }
+
+    /// Publish dirty blocks found in a share.
+    ///
+    /// # Safety
+    /// As [`Self::publish`].
+    pub unsafe fn publish_dirty(&self, dsa: *mut pg_sys::dsa_area, blocks: &[pg_sys::BlockNumber]) {
+        let bytes: Vec<u8> = blocks.iter().flat_map(|b| b.to_ne_bytes()).collect();
+        // SAFETY: caller's promise.
+        unsafe { self.push(&self.dirty_head, dsa, &bytes, blocks.len() as u64) }
+    }
+
+    /// After the build: the outer relation's dirty blocks, or None when no
+    /// builder scanned the descriptors (the scan looks blocks up itself).
+    ///
+    /// # Safety
+    /// `dsa` is the area they were published in; the build is over.
+    pub unsafe fn dirty_set(
+        &self,
+        dsa: *mut pg_sys::dsa_area,
+    ) -> Option<std::collections::HashSet<pg_sys::BlockNumber>> {
+        // SAFETY: set at start-up, read-only afterwards.
+        let nbuffers = unsafe { pg_sys::NBuffers }.max(0) as u64;
+        if (self.dirty_next.load(Ordering::Acquire) as u64) < nbuffers {
+            return None;
+        }
+        let head = max_align(std::mem::size_of::<Contribution>());
+        let mut set = std::collections::HashSet::new();
+        let mut dp = self.dirty_head.load(Ordering::Acquire);
+        while dp != 0 {
+            // SAFETY: a contribution of `publish_dirty`: header, then
+            // `nbytes` of block numbers.
+            unsafe {
+                let at = pg_sys::dsa_get_address(dsa, dp) as *const u8;
+                let c = at as *const Contribution;
+                let bytes = std::slice::from_raw_parts(at.add(head), (*c).nbytes as usize);
+                set.extend(bytes.chunks_exact(4).map(|b| u32::from_ne_bytes(b.try_into().expect("4 bytes"))));
+                dp = (*c).next;
+            }
+        }
+        Some(set)
+    }
+
+    /// Push a contribution of `nrows` items (`bytes`) on list `list`.
+    ///
+    /// # Safety
+    /// As [`Self::publish`].
+    unsafe fn push(&self, list: &AtomicU64, dsa: *mut pg_sys::dsa_area, bytes: &[u8], nrows: u64) {
         if nrows == 0 {
             return;
         }
@@ -161,10 +230,10 @@ impl SharedInner {
             let c = at as *mut Contribution;
             (*c).nrows = nrows;
             (*c).nbytes = bytes.len() as u64;
-            let mut cur = self.heads[d].load(Ordering::Acquire);
+            let mut cur = list.load(Ordering::Acquire);
             loop {
                 (*c).next = cur;
-                match self.heads[d].compare_exchange_weak(cur, dp, Ordering::AcqRel, Ordering::Acquire) {
+                match list.compare_exchange_weak(cur, dp, Ordering::AcqRel, Ordering::Acquire) {
                     Ok(_) => break,
                     Err(now) => cur = now,
                 }

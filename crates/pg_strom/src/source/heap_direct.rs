@@ -20,7 +20,7 @@
 //! the segment files handed to the session, and the counters EXPLAIN
 //! ANALYZE shows.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use pgrx::pg_sys;
 
@@ -35,6 +35,10 @@ use crate::source::heap_pages::PageReader;
 
 /// Blocks per request (64 MB of 8 kB blocks; within one segment file).
 pub const BATCH_BLOCKS: usize = 8192;
+
+/// Buffer descriptors one share of a scan of them covers
+/// ([`dirty_blocks_among`]).
+pub const DESCRIPTOR_SHARE: u32 = 1 << 16;
 
 /// What the path did, for EXPLAIN ANALYZE.
 #[derive(Debug, Clone, Copy, Default)]
@@ -62,6 +66,10 @@ pub struct HeapDirect {
     carry: Option<pg_sys::BlockNumber>,
     /// Still taking blocks from the scan.
     pub active: bool,
+    /// The relation's blocks shared buffers held dirty when the scan
+    /// began, from one pass over the buffer descriptors (None: each batch
+    /// looks its blocks up in the buffer mapping table instead).
+    dirty: Option<HashSet<pg_sys::BlockNumber>>,
     /// Files cuFile read, and why it refused one (EXPLAIN).
     pub cufile_files: u64,
     pub refused_why: Option<String>,
@@ -123,6 +131,7 @@ impl HeapDirect {
                 segments: HashMap::new(),
                 carry: None,
                 active: true,
+                dirty: None,
                 cufile_files: 0,
                 refused_why: None,
                 counters: DirectCounters::default(),
@@ -130,8 +139,44 @@ impl HeapDirect {
         }
     }
 
+    /// The relation's blocks shared buffers hold dirty, found by one pass
+    /// over the buffer descriptors (of every process of a parallel plan
+    /// together: [`crate::gpujoin::shared_build`]), for the rest of the
+    /// scan: a block dirty now is never read direct; one that becomes
+    /// dirty later can only have been changed (which clears its
+    /// visibility map bit: the check after the read sees it) or been
+    /// marked all-visible by a vacuum, which cannot happen to a change
+    /// our snapshot does not see, so its file holds the rows we see.
+    pub fn use_dirty_set(&mut self, set: HashSet<pg_sys::BlockNumber>) {
+        self.dirty = Some(set);
+    }
+
+    /// For a scan this process makes alone: when the relation has more
+    /// blocks than a 64th of shared buffers (a lookup costs about as much
+    /// as scanning 64 descriptors), find its dirty blocks with one pass
+    /// over the buffer descriptors instead of a lookup per block.
+    ///
+    /// # Safety
+    /// Backend, after the query's snapshot was taken.
+    pub unsafe fn scan_buffers_if_cheaper(&mut self) {
+        // SAFETY: the open relation; a backend's shared memory.
+        unsafe {
+            let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(self.rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+            if self.dirty.is_none() && nblocks as u64 > pg_sys::NBuffers as u64 / 64 {
+                let set = dirty_blocks_among(self.rel, 0, pg_sys::NBuffers as u32).into_iter().collect();
+                self.dirty = Some(set);
+            }
+        }
+    }
+
+    /// The relation scanned.
+    pub fn relation(&self) -> pg_sys::Relation {
+        self.rel
+    }
+
     /// Start over (ReScan).
     pub fn rescan(&mut self) {
+        self.dirty = None;
         self.carry = None;
         self.active = true;
         // (a rescan opens a new session)
@@ -178,7 +223,10 @@ impl HeapDirect {
             let &first = taken.first()?;
             let segno = first / seg_blocks;
             let visible: Vec<bool> = taken.iter().map(|&b| self.all_visible(b)).collect();
-            let dirty = dirty_in_shared_buffers(self.rel, &taken, &visible);
+            let dirty = match &self.dirty {
+                Some(set) => taken.iter().map(|b| set.contains(b)).collect(),
+                None => dirty_in_shared_buffers(self.rel, &taken, &visible),
+            };
             let mut direct = Vec::with_capacity(taken.len());
             let mut rest = Vec::new();
             for (i, &b) in taken.iter().enumerate() {
@@ -302,6 +350,43 @@ impl HeapDirect {
             self.vmbuf = pg_sys::InvalidBuffer as pg_sys::Buffer;
         }
     }
+}
+
+/// The blocks of `rel`'s main fork that buffers `from..to` (descriptor
+/// numbers) hold dirty.  Read without the buffer headers' locks: a dirty
+/// buffer keeps its tag until it is written (a buffer is re-tagged only
+/// once clean), so a buffer holding one of our blocks dirty throughout is
+/// always seen; a torn read can only add a block (read through the buffer
+/// manager for nothing) or miss one that was written meanwhile.
+///
+/// # Safety
+/// Backend; `rel` open.
+pub unsafe fn dirty_blocks_among(rel: pg_sys::Relation, from: u32, to: u32) -> Vec<pg_sys::BlockNumber> {
+    let mut out = Vec::new();
+    // SAFETY: descriptors below NBuffers, in shared memory; the state word
+    // read atomically (volatile), the tag after it.
+    unsafe {
+        let loc = (*rel).rd_locator;
+        for i in from..to.min(pg_sys::NBuffers as u32) {
+            if i % 65536 == 0 {
+                pgrx::check_for_interrupts!();
+            }
+            let desc = &raw const (*pg_sys::BufferDescriptors.add(i as usize)).bufferdesc;
+            let state = std::ptr::read_volatile(&raw const (*desc).state.value);
+            if state & pg_sys::BM_DIRTY == 0 {
+                continue;
+            }
+            let tag = std::ptr::read_volatile(&raw const (*desc).tag);
+            if tag.relNumber == loc.relNumber
+                && tag.dbOid == loc.dbOid
+                && tag.spcOid == loc.spcOid
+                && tag.forkNum == pg_sys::ForkNumber::MAIN_FORKNUM
+            {
+                out.push(tag.blockNum);
+            }
+        }
+    }
+    out
 }
 
 /// For each of `blocks` of `rel` whose `wanted` entry is true: shared
