@@ -71,6 +71,14 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Counters of `ns` nanoseconds of host phase `phase` (one of
+    /// [`HOST_PHASES`]), nothing else.
+    pub fn host(phase: usize, ns: u64) -> Counters {
+        let mut c = Counters::default();
+        c.host_ns[phase] = ns;
+        c
+    }
+
     /// Add `c` (whose `gpus` is ignored: that mask is kept by
     /// engine::engine_of_scan).
     pub fn add(&mut self, c: &Counters) {

@@ -34,7 +34,7 @@ use pgstrom_runtime::{DeviceError, Engine, EngineKind};
 
 use crate::arrow_fdw::stats;
 use crate::chunk::ColumnChunk;
-use crate::customscan::counters::{Counters, HOST_BLOCK_CHECKS, HOST_CHUNK_READS, HOST_PHASES};
+use crate::customscan::counters::{Counters, HOST_BLOCK_CHECKS, HOST_CHUNK_READS};
 use crate::customscan::node::{self, DeviceNode, DeviceState};
 use crate::customscan::params;
 use crate::gpujoin::NAME;
@@ -946,9 +946,7 @@ impl GpuJoinExec {
         let checking = Instant::now();
         // SAFETY: during the scan.
         let batch = unsafe { d.next_batch(pages) };
-        let mut host_ns = [0; HOST_PHASES];
-        host_ns[HOST_BLOCK_CHECKS] = checking.elapsed().as_nanos() as u64;
-        self.dev.add_counters(Counters { host_ns, ..Counters::default() });
+        self.dev.add_counters(Counters::host(HOST_BLOCK_CHECKS, checking.elapsed().as_nanos() as u64));
         let Some((segno, blocks)) = batch else {
             d.active = false;
             pages.set_queue_only(false);
@@ -1030,9 +1028,7 @@ impl GpuJoinExec {
             let nrows = self.source.next_chunk(snapshot, limit);
             let mut read_ns = reading.elapsed().as_nanos() as u64;
             if nrows == 0 {
-                let mut host_ns = [0; HOST_PHASES];
-                host_ns[HOST_CHUNK_READS] = read_ns;
-                self.add_counters(Counters { host_ns, ..Counters::default() });
+                self.add_counters(Counters::host(HOST_CHUNK_READS, read_ns));
                 return false;
             }
             let started = Instant::now();

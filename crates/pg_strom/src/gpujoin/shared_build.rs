@@ -195,19 +195,13 @@ impl SharedInner {
         if (self.dirty_next.load(Ordering::Acquire) as u64) < nbuffers {
             return None;
         }
-        let head = max_align(std::mem::size_of::<Contribution>());
         let mut set = std::collections::HashSet::new();
-        let mut dp = self.dirty_head.load(Ordering::Acquire);
-        while dp != 0 {
-            // SAFETY: a contribution of `publish_dirty`: header, then
-            // `nbytes` of block numbers.
-            unsafe {
-                let at = pg_sys::dsa_get_address(dsa, dp) as *const u8;
-                let c = at as *const Contribution;
-                let bytes = std::slice::from_raw_parts(at.add(head), (*c).nbytes as usize);
+        // SAFETY: caller's promise; contributions of `publish_dirty`
+        // hold block numbers.
+        unsafe {
+            Self::for_each_contribution(&self.dirty_head, dsa, |bytes| {
                 set.extend(bytes.chunks_exact(4).map(|b| u32::from_ne_bytes(b.try_into().expect("4 bytes"))));
-                dp = (*c).next;
-            }
+            });
         }
         Some(set)
     }
@@ -284,22 +278,34 @@ impl SharedInner {
     /// # Safety
     /// `dsa` is the area the rows were published in; the build is over.
     pub unsafe fn for_each_row(&self, dsa: *mut pg_sys::dsa_area, d: usize, mut f: impl FnMut(&[u8])) {
-        let head = max_align(std::mem::size_of::<Contribution>());
-        let mut dp = self.heads[d].load(Ordering::Acquire);
-        while dp != 0 {
-            // SAFETY: a contribution published by `publish`: header, then
-            // `nbytes` of MAXALIGNed minimal tuples, each starting with
-            // its length.
-            unsafe {
-                let at = pg_sys::dsa_get_address(dsa, dp) as *const u8;
-                let c = at as *const Contribution;
-                let bytes = std::slice::from_raw_parts(at.add(head), (*c).nbytes as usize);
+        // SAFETY: caller's promise; contributions of `publish` hold
+        // MAXALIGNed minimal tuples, each starting with its length.
+        unsafe {
+            Self::for_each_contribution(&self.heads[d], dsa, |bytes| {
                 let mut off = 0;
                 while off + 4 <= bytes.len() {
                     let len = u32::from_ne_bytes(bytes[off..off + 4].try_into().expect("4 bytes")) as usize;
                     f(&bytes[off..off + len]);
                     off += max_align(len);
                 }
+            });
+        }
+    }
+
+    /// The bytes of every contribution on list `list`.
+    ///
+    /// # Safety
+    /// `dsa` is the area they were published in; nothing is pushed meanwhile.
+    unsafe fn for_each_contribution(list: &AtomicU64, dsa: *mut pg_sys::dsa_area, mut f: impl FnMut(&[u8])) {
+        let head = max_align(std::mem::size_of::<Contribution>());
+        let mut dp = list.load(Ordering::Acquire);
+        while dp != 0 {
+            // SAFETY: a contribution pushed by `push`: header, then
+            // `nbytes` of payload.
+            unsafe {
+                let at = pg_sys::dsa_get_address(dsa, dp) as *const u8;
+                let c = at as *const Contribution;
+                f(std::slice::from_raw_parts(at.add(head), (*c).nbytes as usize));
                 dp = (*c).next;
             }
         }

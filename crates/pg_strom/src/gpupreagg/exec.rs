@@ -18,7 +18,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use crate::codegen::aggregates::{self, Encoding};
-use crate::customscan::counters::{Counters, HOST_MERGE, HOST_PHASES};
+use crate::customscan::counters::{Counters, HOST_MERGE};
 use crate::customscan::node::{self, DeviceNode, DeviceState};
 use crate::errors;
 use crate::gpujoin::exec::{GpuJoinExec, recheck};
@@ -269,9 +269,7 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
             } else {
                 m.take()
             };
-            let mut host_ns = [0; HOST_PHASES];
-            host_ns[HOST_MERGE] = merging.elapsed().as_nanos() as u64;
-            st.join.dev.add_counters(Counters { host_ns, ..Counters::default() });
+            st.join.dev.add_counters(Counters::host(HOST_MERGE, merging.elapsed().as_nanos() as u64));
             st.merger = Some(m);
             st.join.cursor = 0;
             match ready {

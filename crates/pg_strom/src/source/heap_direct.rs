@@ -161,8 +161,11 @@ impl HeapDirect {
     pub unsafe fn scan_buffers_if_cheaper(&mut self) {
         // SAFETY: the open relation; a backend's shared memory.
         unsafe {
+            if self.dirty.is_some() {
+                return;
+            }
             let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(self.rel, pg_sys::ForkNumber::MAIN_FORKNUM);
-            if self.dirty.is_none() && nblocks as u64 > pg_sys::NBuffers as u64 / 64 {
+            if nblocks as u64 > pg_sys::NBuffers as u64 / 64 {
                 let set = dirty_blocks_among(self.rel, 0, pg_sys::NBuffers as u32).into_iter().collect();
                 self.dirty = Some(set);
             }
