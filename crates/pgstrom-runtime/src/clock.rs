@@ -195,6 +195,13 @@ impl<S: JoinSession> Clocked<S> {
         Ok(Clocked { inner, clock: lap.stop() })
     }
 
+    /// As [`Self::open`] for an opening that may find nothing to open
+    /// (an attach to a shared build).
+    pub fn open_if(open: impl FnOnce() -> Result<Option<S>, DeviceError>) -> Result<Option<Clocked<S>>, DeviceError> {
+        let lap = Lap::start();
+        Ok(open()?.map(|inner| Clocked { inner, clock: lap.stop() }))
+    }
+
     fn run<T>(&mut self, f: impl FnOnce(&mut S) -> T) -> T {
         let lap = Lap::start();
         let r = f(&mut self.inner);

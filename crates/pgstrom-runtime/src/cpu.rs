@@ -211,4 +211,21 @@ impl Engine for CpuEngine {
     ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError> {
         Ok(Box::new(crate::clock::Clocked::open(|| crate::join_cpu::CpuJoin::open(spec))?))
     }
+
+    fn join_open_shared<'e>(
+        &'e self,
+        spec: &crate::join::JoinSpec<'_>,
+        key: u64,
+    ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError> {
+        Ok(Box::new(crate::clock::Clocked::open(|| crate::join_cpu::CpuJoin::open_shared(spec, key))?))
+    }
+
+    fn join_attach<'e>(
+        &'e self,
+        spec: &crate::join::JoinSpec<'_>,
+        key: u64,
+    ) -> Result<Option<Box<dyn crate::join::JoinSession + 'e>>, DeviceError> {
+        let s = crate::clock::Clocked::open_if(|| crate::join_cpu::CpuJoin::attach(spec, key))?;
+        Ok(s.map(|s| Box::new(s) as Box<dyn crate::join::JoinSession + 'e>))
+    }
 }

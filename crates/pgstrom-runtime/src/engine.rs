@@ -212,6 +212,34 @@ pub trait Engine {
         &'e self,
         spec: &crate::join::JoinSpec<'_>,
     ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError>;
+
+    /// As [`Self::join_open`], and the engine keeps the inner relations it
+    /// built under `key` (the query's) for [`Self::join_attach`] while
+    /// this session lives.  An engine that shares nothing just opens.
+    fn join_open_shared<'e>(
+        &'e self,
+        spec: &crate::join::JoinSpec<'_>,
+        key: u64,
+    ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError> {
+        let _ = key;
+        self.join_open(spec)
+    }
+
+    /// A session over the inner relations another session of the same
+    /// query opened with [`Self::join_open_shared`] under `key` and still
+    /// holds: no inner row is loaded or hashed again.  `spec` is that
+    /// session's request without the inner rows (each depth's `inner`
+    /// empty, `ninner` as there).  None: the engine holds no such build
+    /// (it was closed, or lives on another engine); the caller opens its
+    /// own.
+    fn join_attach<'e>(
+        &'e self,
+        spec: &crate::join::JoinSpec<'_>,
+        key: u64,
+    ) -> Result<Option<Box<dyn crate::join::JoinSession + 'e>>, DeviceError> {
+        let _ = (spec, key);
+        Ok(None)
+    }
 }
 
 /// A request sent to an engine whose answer is read later

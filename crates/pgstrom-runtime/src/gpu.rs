@@ -51,6 +51,8 @@ pub struct GpuEngine {
     /// Whether evaluations hand the rows the GPU cannot compute exactly to
     /// the CPU engine (always, but for tests of the GPU's own rows).
     cpu_recompute: bool,
+    /// Inner relations of joins kept for the other sessions of a query.
+    pub(crate) shared_joins: crate::join::SharedBuilds<crate::join_gpu::GpuInner>,
 }
 
 /// Grow-only memory for [`Engine::eval_program`]: one device arena and one
@@ -253,6 +255,7 @@ impl GpuEngine {
             columns: ColumnCache::new(0),
             fault_after: AtomicI64::new(-1),
             cpu_recompute: true,
+            shared_joins: crate::join::SharedBuilds::new(),
         })
     }
 
@@ -626,6 +629,23 @@ impl Engine for GpuEngine {
         spec: &crate::join::JoinSpec<'_>,
     ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError> {
         Ok(Box::new(crate::clock::Clocked::open(|| crate::join_gpu::GpuJoin::open(self, spec))?))
+    }
+
+    fn join_open_shared<'e>(
+        &'e self,
+        spec: &crate::join::JoinSpec<'_>,
+        key: u64,
+    ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError> {
+        Ok(Box::new(crate::clock::Clocked::open(|| crate::join_gpu::GpuJoin::open_shared(self, spec, key))?))
+    }
+
+    fn join_attach<'e>(
+        &'e self,
+        spec: &crate::join::JoinSpec<'_>,
+        key: u64,
+    ) -> Result<Option<Box<dyn crate::join::JoinSession + 'e>>, DeviceError> {
+        let s = crate::clock::Clocked::open_if(|| crate::join_gpu::GpuJoin::attach(self, spec, key))?;
+        Ok(s.map(|s| Box::new(s) as Box<dyn crate::join::JoinSession + 'e>))
     }
 }
 

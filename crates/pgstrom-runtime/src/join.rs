@@ -277,11 +277,35 @@ pub(crate) struct DevJoinDepthRepr {
 
 /// Check a join request.  Returns the number of columns of every source.
 pub fn validate_spec(spec: &JoinSpec<'_>) -> Result<usize, DeviceError> {
+    for (i, d) in spec.depths.iter().enumerate() {
+        if d.ninner == NULL_ROW {
+            return Err(DeviceError::InvalidRequest(format!("depth {} has too many rows", i + 1)));
+        }
+        validate_columns(&d.inner, d.ninner)?;
+    }
+    let inner_cols: Vec<usize> = spec.depths.iter().map(|d| d.inner.len()).collect();
+    validate_programs(spec, &inner_cols)
+}
+
+/// Check a request that attaches to a shared build ([`SharedBuilds`]):
+/// its depths carry no columns; the build has `inner_cols` columns and
+/// `ninner` rows per depth.  Returns the number of columns of every source.
+pub(crate) fn validate_attach(spec: &JoinSpec<'_>, inner_cols: &[usize], ninner: &[u32]) -> Result<usize, DeviceError> {
+    let same = spec.depths.len() == ninner.len()
+        && spec.depths.iter().zip(ninner).all(|(d, &n)| d.ninner == n && d.inner.is_empty());
+    if !same {
+        return Err(DeviceError::InvalidRequest("a shared join build differs from the request".into()));
+    }
+    validate_programs(spec, inner_cols)
+}
+
+/// Check a request's programs and types, with `inner_cols` columns per depth.
+fn validate_programs(spec: &JoinSpec<'_>, inner_cols: &[usize]) -> Result<usize, DeviceError> {
     let bad = |m: String| Err(DeviceError::InvalidRequest(m));
     if (spec.depths.is_empty() && spec.agg.is_none()) || spec.depths.len() > MAX_DEPTHS {
         return bad(format!("a join has 1 to {MAX_DEPTHS} depths, not {}", spec.depths.len()));
     }
-    let ncols = spec.outer_types.len() + spec.depths.iter().map(|d| d.inner.len()).sum::<usize>();
+    let ncols = spec.outer_types.len() + inner_cols.iter().sum::<usize>();
     let mut programs: Vec<&Program> = spec.scan_qual.iter().collect();
     for (i, d) in spec.depths.iter().enumerate() {
         if d.outer_keys.len() != d.inner_keys.len() || d.outer_keys.len() > MAX_KEYS {
@@ -295,7 +319,6 @@ pub fn validate_spec(spec: &JoinSpec<'_>) -> Result<usize, DeviceError> {
         if d.ninner == NULL_ROW {
             return bad(format!("depth {} has too many rows", i + 1));
         }
-        validate_columns(&d.inner, d.ninner)?;
         programs.extend(d.outer_keys.iter().chain(&d.inner_keys).chain(&d.qual));
     }
     for p in programs {
@@ -310,6 +333,52 @@ pub fn validate_spec(spec: &JoinSpec<'_>) -> Result<usize, DeviceError> {
         agg.validate(ncols, spec.params.len())?;
     }
     Ok(ncols)
+}
+
+/// What a join request is, but for its inner rows: two sessions of one
+/// query (the processes of a parallel plan) have the same fingerprint.
+pub(crate) fn fingerprint(spec: &JoinSpec<'_>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{:?}|{:?}|{:?}|{:?}", spec.scan_qual, spec.outer_types, spec.params, spec.agg).hash(&mut h);
+    for d in &spec.depths {
+        format!("{:?}|{:?}|{:?}|{:?}|{}", d.kind, d.outer_keys, d.inner_keys, d.qual, d.ninner).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// The inner relations an engine built for one session and keeps for the
+/// other sessions of the same query ([`crate::engine::Engine::join_open_shared`]
+/// and [`crate::engine::Engine::join_attach`]): by the query's key and the
+/// request's [`fingerprint`], while a session holds the build.  A build
+/// no session holds any more is gone; an attach then finds nothing and
+/// the caller loads its own.
+pub(crate) struct SharedBuilds<T> {
+    builds: std::sync::Mutex<Vec<(u64, u64, std::sync::Weak<T>)>>,
+}
+
+impl<T> SharedBuilds<T> {
+    /// None kept.
+    pub(crate) const fn new() -> SharedBuilds<T> {
+        SharedBuilds { builds: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    /// Keep `build` under `key` for requests like `spec` (the newest build
+    /// of a key wins).
+    pub(crate) fn keep(&self, key: u64, spec: &JoinSpec<'_>, build: &std::sync::Arc<T>) {
+        let fp = fingerprint(spec);
+        let mut b = self.builds.lock().unwrap_or_else(|p| p.into_inner());
+        b.retain(|(k, _, w)| *k != key && w.strong_count() > 0);
+        b.push((key, fp, std::sync::Arc::downgrade(build)));
+    }
+
+    /// The build kept under `key` for a request like `spec`, if a session
+    /// still holds it.
+    pub(crate) fn find(&self, key: u64, spec: &JoinSpec<'_>) -> Option<std::sync::Arc<T>> {
+        let fp = fingerprint(spec);
+        let b = self.builds.lock().unwrap_or_else(|p| p.into_inner());
+        b.iter().find(|(k, f, _)| *k == key && *f == fp).and_then(|(_, _, w)| w.upgrade())
+    }
 }
 
 /// Check a chunk against the types given at open.

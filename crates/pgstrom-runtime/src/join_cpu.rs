@@ -7,10 +7,11 @@ use crate::engine::{ColumnData, DevColumnRepr, DevDatumRepr};
 use crate::error::DeviceError;
 use crate::join::{
     Combos, DevJoinDepthRepr, DevProgramRefRepr, Finish, JoinKind, JoinSession, JoinSpec, JoinSteps, MAX_KEYS, Output,
-    agg_reprs, build_buckets, no_agg, params_repr, program_ref, run_chunk, run_unmatched, step_error, validate_chunk,
-    validate_spec,
+    SharedBuilds, agg_reprs, build_buckets, no_agg, params_repr, program_ref, run_chunk, run_unmatched, step_error,
+    validate_attach, validate_chunk, validate_spec,
 };
 use crate::program::{Instr, Program};
+use std::sync::Arc;
 
 unsafe extern "C" {
     fn pgstrom_cpu_join_scan(
@@ -133,11 +134,23 @@ struct CpuDepth {
     outer_keys: Vec<Program>,
     qual: Option<Program>,
     ninner: u32,
-    buckets: Vec<u32>,
-    next: Vec<u32>,
-    hashes: Vec<u32>,
     matched: Vec<u8>,
 }
+
+/// The inner relations and their hash tables: read-only once built, and
+/// shared by the sessions of one query ([`SHARED`]).
+struct CpuInner {
+    columns: Vec<OwnedColumn>,
+    /// Columns per depth.
+    ncols: Vec<usize>,
+    /// Rows per depth.
+    ninner: Vec<u32>,
+    /// Per depth: bucket heads, chains and hashes (empty for a nested loop).
+    tables: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)>,
+}
+
+/// The builds sessions opened with a share key keep for the others.
+static SHARED: SharedBuilds<CpuInner> = SharedBuilds::new();
 
 fn pref(p: Option<&Program>) -> DevProgramRefRepr {
     program_ref(p, p.map_or(0, |p| p.code.as_ptr() as u64), p.map_or(0, |p| p.data.as_ptr() as u64))
@@ -148,7 +161,7 @@ pub struct CpuJoin {
     scan_qual: Option<Program>,
     outer_types: Vec<u16>,
     depths: Vec<CpuDepth>,
-    inner: Vec<OwnedColumn>,
+    inner: Arc<CpuInner>,
     params: Vec<DevDatumRepr>,
     out: Vec<u32>,
     out_cap: usize,
@@ -161,10 +174,10 @@ impl CpuJoin {
     /// Copy the inner relations and build their hash tables.
     pub fn open(spec: &JoinSpec<'_>) -> Result<CpuJoin, DeviceError> {
         validate_spec(spec)?;
-        let mut inner = Vec::new();
+        let mut columns = Vec::new();
         for (i, d) in spec.depths.iter().enumerate() {
             for c in &d.inner {
-                inner.push(OwnedColumn {
+                columns.push(OwnedColumn {
                     source: (i + 1) as u32,
                     type_id: c.type_id,
                     values: c.values.to_vec(),
@@ -173,10 +186,90 @@ impl CpuJoin {
                 });
             }
         }
-        let mut join = CpuJoin {
+        let inner = CpuInner {
+            columns,
+            ncols: spec.depths.iter().map(|d| d.inner.len()).collect(),
+            ninner: spec.depths.iter().map(|d| d.ninner).collect(),
+            tables: Vec::new(),
+        };
+        let mut join = CpuJoin::with_inner(spec, Arc::new(inner));
+        // placeholders for the chunk's columns: never read (source 0 is
+        // NULL while the inner keys are hashed)
+        let cols = join.columns(&[]);
+        let mut tables = Vec::new();
+        for (i, d) in spec.depths.iter().enumerate() {
+            let n = d.ninner as usize;
+            if d.outer_keys.is_empty() {
+                tables.push((Vec::new(), Vec::new(), Vec::new()));
+                continue;
+            }
+            let mut keys = [DevProgramRefRepr::default(); MAX_KEYS];
+            for (k, p) in d.inner_keys.iter().enumerate() {
+                keys[k] = pref(Some(p));
+            }
+            let mut hashes = vec![0u32; n];
+            let mut valid = vec![0u8; n];
+            let mut at = 0u32;
+            let _clock = crate::clock::Timer::start(crate::clock::Phase::Hash);
+            // SAFETY: validated programs and columns; outputs of n
+            // entries; every pointer outlives the call.
+            let rc = unsafe {
+                pgstrom_cpu_join_hash(
+                    keys.as_ptr(),
+                    d.inner_keys.len() as u32,
+                    (i + 1) as u32,
+                    cols.as_ptr(),
+                    cols.len() as u32,
+                    join.params.as_ptr(),
+                    join.params.len() as u32,
+                    d.ninner,
+                    hashes.as_mut_ptr(),
+                    valid.as_mut_ptr(),
+                    &mut at,
+                )
+            };
+            if rc != 0 {
+                return Err(step_error(rc, at));
+            }
+            let (b, nx) = build_buckets(&hashes, &valid);
+            tables.push((b, nx, hashes));
+        }
+        Arc::get_mut(&mut join.inner).expect("not shared yet").tables = tables;
+        Ok(join)
+    }
+
+    /// As [`Self::open`], and keep the build under `key` for
+    /// [`Self::attach`].
+    pub fn open_shared(spec: &JoinSpec<'_>, key: u64) -> Result<CpuJoin, DeviceError> {
+        let join = CpuJoin::open(spec)?;
+        SHARED.keep(key, spec, &join.inner);
+        Ok(join)
+    }
+
+    /// A session over the build kept under `key` for requests like `spec`
+    /// (which carries no inner rows), or None.
+    pub fn attach(spec: &JoinSpec<'_>, key: u64) -> Result<Option<CpuJoin>, DeviceError> {
+        let Some(inner) = SHARED.find(key, spec) else { return Ok(None) };
+        validate_attach(spec, &inner.ncols, &inner.ninner)?;
+        Ok(Some(CpuJoin::with_inner(spec, inner)))
+    }
+
+    /// The session's own parts over `inner`.
+    fn with_inner(spec: &JoinSpec<'_>, inner: Arc<CpuInner>) -> CpuJoin {
+        CpuJoin {
             scan_qual: spec.scan_qual.clone(),
             outer_types: spec.outer_types.clone(),
-            depths: Vec::new(),
+            depths: spec
+                .depths
+                .iter()
+                .map(|d| CpuDepth {
+                    kind: d.kind,
+                    outer_keys: d.outer_keys.clone(),
+                    qual: d.qual.clone(),
+                    ninner: d.ninner,
+                    matched: if d.kind.keeps_inner() { vec![0; d.ninner as usize] } else { Vec::new() },
+                })
+                .collect(),
             inner,
             params: params_repr(&spec.params),
             out: Vec::new(),
@@ -184,58 +277,7 @@ impl CpuJoin {
             input: Vec::new(),
             in_cap: 0,
             agg: spec.agg.as_ref().map(CpuAgg::new),
-        };
-        // placeholders for the chunk's columns: never read (source 0 is
-        // NULL while the inner keys are hashed)
-        let cols = join.columns(&[]);
-        for (i, d) in spec.depths.iter().enumerate() {
-            let n = d.ninner as usize;
-            let (buckets, next, hashes) = if d.outer_keys.is_empty() {
-                (Vec::new(), Vec::new(), Vec::new())
-            } else {
-                let mut keys = [DevProgramRefRepr::default(); MAX_KEYS];
-                for (k, p) in d.inner_keys.iter().enumerate() {
-                    keys[k] = pref(Some(p));
-                }
-                let mut hashes = vec![0u32; n];
-                let mut valid = vec![0u8; n];
-                let mut at = 0u32;
-                let _clock = crate::clock::Timer::start(crate::clock::Phase::Hash);
-                // SAFETY: validated programs and columns; outputs of n
-                // entries; every pointer outlives the call.
-                let rc = unsafe {
-                    pgstrom_cpu_join_hash(
-                        keys.as_ptr(),
-                        d.inner_keys.len() as u32,
-                        (i + 1) as u32,
-                        cols.as_ptr(),
-                        cols.len() as u32,
-                        join.params.as_ptr(),
-                        join.params.len() as u32,
-                        d.ninner,
-                        hashes.as_mut_ptr(),
-                        valid.as_mut_ptr(),
-                        &mut at,
-                    )
-                };
-                if rc != 0 {
-                    return Err(step_error(rc, at));
-                }
-                let (b, nx) = build_buckets(&hashes, &valid);
-                (b, nx, hashes)
-            };
-            join.depths.push(CpuDepth {
-                kind: d.kind,
-                outer_keys: d.outer_keys.clone(),
-                qual: d.qual.clone(),
-                ninner: d.ninner,
-                buckets,
-                next,
-                hashes,
-                matched: if d.kind.keeps_inner() { vec![0; n] } else { Vec::new() },
-            });
         }
-        Ok(join)
     }
 
     /// Column descriptors: the chunk's (or placeholders), then the inner ones.
@@ -257,14 +299,16 @@ impl CpuJoin {
                 })
                 .collect()
         };
-        cols.extend(self.inner.iter().map(OwnedColumn::repr));
+        cols.extend(self.inner.columns.iter().map(OwnedColumn::repr));
         cols
     }
 
     fn depth_reprs(&mut self) -> Vec<DevJoinDepthRepr> {
+        let inner = &self.inner;
         self.depths
             .iter_mut()
-            .map(|d| {
+            .zip(&inner.tables)
+            .map(|(d, (buckets, next, hashes))| {
                 let mut keys = [DevProgramRefRepr::default(); MAX_KEYS];
                 for (k, p) in d.outer_keys.iter().enumerate() {
                     keys[k] = pref(Some(p));
@@ -273,12 +317,13 @@ impl CpuJoin {
                     kind: d.kind as u32,
                     nkeys: d.outer_keys.len() as u32,
                     ninner: d.ninner,
-                    nbuckets: d.buckets.len() as u32,
+                    nbuckets: buckets.len() as u32,
                     qual: pref(d.qual.as_ref()),
                     keys,
-                    buckets: d.buckets.as_ptr() as u64,
-                    next: d.next.as_ptr() as u64,
-                    hashes: d.hashes.as_ptr() as u64,
+                    // read only by the steps
+                    buckets: buckets.as_ptr() as u64,
+                    next: next.as_ptr() as u64,
+                    hashes: hashes.as_ptr() as u64,
                     matched: if d.matched.is_empty() { 0 } else { d.matched.as_mut_ptr() as u64 },
                 }
             })
@@ -529,14 +574,15 @@ impl JoinSession for CpuJoin {
     fn inner_bytes(&self) -> usize {
         let cols: usize = self
             .inner
+            .columns
             .iter()
             .map(|c| {
                 c.values.len() + c.validity.as_ref().map_or(0, Vec::len) + c.offsets.as_ref().map_or(0, |o| o.len() * 4)
             })
             .sum();
-        let tables: usize =
-            self.depths.iter().map(|d| (d.buckets.len() + d.next.len() + d.hashes.len()) * 4 + d.matched.len()).sum();
-        cols + tables
+        let tables: usize = self.inner.tables.iter().map(|(b, n, h)| (b.len() + n.len() + h.len()) * 4).sum();
+        let matched: usize = self.depths.iter().map(|d| d.matched.len()).sum();
+        cols + tables + matched
     }
 }
 

@@ -14,9 +14,11 @@ use crate::error::DeviceError;
 use crate::gpu::{DeviceBuffer, GpuEngine};
 use crate::join::{
     Combos, DevJoinDepthRepr, DevProgramRefRepr, Finish, JoinKind, JoinSession, JoinSpec, JoinSteps, MAX_KEYS, Output,
-    agg_reprs, build_buckets, no_agg, params_repr, run_chunk, run_unmatched, step_error, validate_chunk, validate_spec,
+    agg_reprs, build_buckets, no_agg, params_repr, run_chunk, run_unmatched, step_error, validate_attach,
+    validate_chunk, validate_spec,
 };
 use crate::program::Program;
+use std::sync::Arc;
 
 /// Kernel parameters as the launch takes them.
 macro_rules! kparams {
@@ -55,9 +57,6 @@ impl Image {
     }
 }
 
-/// An inner column in the arena: (source, type, values, validity, offsets).
-type ColumnPlace = (u32, u16, usize, Option<usize>, Option<usize>);
-
 struct GpuDepth {
     kind: JoinKind,
     ninner: u32,
@@ -65,12 +64,90 @@ struct GpuDepth {
     outer_keys: Vec<(usize, usize, u32, u16)>,
     qual: Option<(usize, usize, u32, u16)>,
     inner_keys: Vec<(usize, usize, u32, u16)>,
+    matched: Option<usize>,
+}
+
+/// One depth's hash table in a [`GpuInner`]'s buffer (offsets).
+struct InnerTable {
+    hashed: bool,
     hashes: usize,
     valid: usize,
     buckets: usize,
     nbuckets: u32,
     next: usize,
-    matched: Option<usize>,
+}
+
+/// The inner relations in device memory: their columns and each depth's
+/// hash table, read-only once built, shared by the sessions of one query
+/// (the processes of a parallel plan) through the engine's
+/// [`GpuEngine::shared_joins`].
+pub(crate) struct GpuInner {
+    buf: DeviceBuffer<'static>,
+    len: usize,
+    /// Descriptors of the inner columns (device addresses).
+    cols: Vec<DevColumnRepr>,
+    /// Columns per depth.
+    ncols: Vec<usize>,
+    /// Rows per depth.
+    ninner: Vec<u32>,
+    tables: Vec<InnerTable>,
+}
+
+impl GpuInner {
+    /// Upload the inner columns of `spec` and make room for the tables.
+    fn upload(eng: &GpuEngine, spec: &JoinSpec<'_>) -> Result<GpuInner, DeviceError> {
+        let mut img = Image::default();
+        let mut places: Vec<(u32, u16, usize, Option<usize>, Option<usize>)> = Vec::new();
+        let mut tables = Vec::new();
+        for (i, d) in spec.depths.iter().enumerate() {
+            let n = d.ninner as usize;
+            for c in &d.inner {
+                let v = img.place(c.values);
+                let vb = c.validity.map(|b| img.place(&b[..n.div_ceil(8)]));
+                let ob = c.offsets.map(|o| img.place(bytes_of(&o[..=n])));
+                places.push(((i + 1) as u32, c.type_id, v, vb, ob));
+            }
+            let hashed = !d.outer_keys.is_empty();
+            let nb = if hashed { n.max(1).next_power_of_two() } else { 0 };
+            tables.push(InnerTable {
+                hashed,
+                hashes: img.reserve(if hashed { n * 4 } else { 0 }),
+                valid: img.reserve(if hashed { n } else { 0 }),
+                buckets: img.reserve(nb * 4),
+                nbuckets: 0,
+                next: img.reserve(if hashed { n * 4 } else { 0 }),
+            });
+        }
+        let len = img.bytes.len();
+        let drv = eng.drv;
+        let buf = DeviceBuffer::alloc(drv, len)?;
+        let base = buf.ptr;
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
+        // SAFETY: the buffer holds len bytes.
+        drv.check("cuMemcpyHtoD", unsafe { (drv.cuMemcpyHtoD)(base, img.bytes.as_ptr() as *const c_void, len) })?;
+        let cols = places
+            .iter()
+            .map(|&(source, t, v, vb, ob)| DevColumnRepr {
+                type_id: t as u32,
+                source,
+                values: base + v as u64,
+                validity: vb.map_or(0, |o| base + o as u64),
+                offsets: ob.map_or(0, |o| base + o as u64),
+            })
+            .collect();
+        Ok(GpuInner {
+            buf,
+            len,
+            cols,
+            ncols: spec.depths.iter().map(|d| d.inner.len()).collect(),
+            ninner: spec.depths.iter().map(|d| d.ninner).collect(),
+            tables,
+        })
+    }
+
+    fn addr(&self, off: usize) -> CuDevicePtr {
+        self.buf.ptr + off as u64
+    }
 }
 
 /// The session.
@@ -78,10 +155,11 @@ pub struct GpuJoin<'e> {
     eng: &'e GpuEngine,
     outer_types: Vec<u16>,
     depths: Vec<GpuDepth>,
+    /// The inner relations (maybe another session's too).
+    inner: Arc<GpuInner>,
+    /// Programs, parameters and descriptors of this session.
     arena: DeviceBuffer<'static>,
     arena_len: usize,
-    /// Descriptors of the inner columns (device addresses).
-    inner_cols: Vec<DevColumnRepr>,
     /// Arena offset of the column array with placeholder outer columns.
     open_cols: usize,
     ncols: usize,
@@ -89,6 +167,8 @@ pub struct GpuJoin<'e> {
     nparams: u32,
     scan_qual_at: usize,
     depth_reprs: usize,
+    /// Per depth: arena offset of its inner key references.
+    key_refs_at: Vec<usize>,
     /// Chunk staging: pinned host memory and its device copy.
     stage_host: *mut u8,
     stage_dev: Option<DeviceBuffer<'static>>,
@@ -127,36 +207,113 @@ impl<'e> GpuJoin<'e> {
     pub fn open(eng: &'e GpuEngine, spec: &JoinSpec<'_>) -> Result<GpuJoin<'e>, DeviceError> {
         let ncols = validate_spec(spec)?;
         eng.make_current()?;
+        let inner = Arc::new(GpuInner::upload(eng, spec)?);
+        let mut join = GpuJoin::with_inner(eng, spec, inner, ncols)?;
+        // hash the inner keys on the GPU, link the chains here
+        for i in 0..join.depths.len() {
+            if !join.inner.tables[i].hashed {
+                continue;
+            }
+            let n = join.depths[i].ninner as usize;
+            join.reset_counters()?;
+            let mut p_keys = join.addr(join.key_refs_at[i]);
+            let mut p_nkeys = join.depths[i].inner_keys.len() as u32;
+            let mut p_depth = (i + 1) as u32;
+            let mut p_cols = join.addr(join.open_cols);
+            let mut p_ncols = ncols as u32;
+            let mut p_params = join.addr(join.params);
+            let mut p_nparams = join.nparams;
+            let mut p_ninner = n as u32;
+            let mut p_hashes = join.inner.addr(join.inner.tables[i].hashes);
+            let mut p_valid = join.inner.addr(join.inner.tables[i].valid);
+            let mut p_error = join.counters.ptr + 8;
+            let mut kp = kparams!(
+                p_keys, p_nkeys, p_depth, p_cols, p_ncols, p_params, p_nparams, p_ninner, p_hashes, p_valid, p_error
+            );
+            if n > 0 {
+                // SAFETY: kernel parameters in order; the arena outlives it.
+                unsafe { eng.launch_and_wait("kern_join_hash", eng.grid_for(n as u32), &mut kp)? };
+            }
+            join.check_error()?;
+            let mut hashes = vec![0u32; n];
+            let mut valid = vec![0u8; n];
+            let t = &join.inner.tables[i];
+            join.copy_inner(t.hashes, &mut hashes, false)?;
+            join.copy_inner(t.valid, &mut valid, false)?;
+            let (mut buckets, mut next) = build_buckets(&hashes, &valid);
+            join.copy_inner(t.buckets, &mut buckets, true)?;
+            join.copy_inner(t.next, &mut next, true)?;
+            Arc::get_mut(&mut join.inner).expect("not shared yet").tables[i].nbuckets = buckets.len() as u32;
+        }
+        join.upload_depths()?;
+        Ok(join)
+    }
+
+    /// As [`Self::open`], and keep the inner relations under `key` for
+    /// [`Self::attach`].
+    pub fn open_shared(eng: &'e GpuEngine, spec: &JoinSpec<'_>, key: u64) -> Result<GpuJoin<'e>, DeviceError> {
+        let join = GpuJoin::open(eng, spec)?;
+        eng.shared_joins.keep(key, spec, &join.inner);
+        Ok(join)
+    }
+
+    /// A session over the inner relations kept under `key` for requests
+    /// like `spec` (which carries no inner rows), or None.
+    pub fn attach(eng: &'e GpuEngine, spec: &JoinSpec<'_>, key: u64) -> Result<Option<GpuJoin<'e>>, DeviceError> {
+        let Some(inner) = eng.shared_joins.find(key, spec) else { return Ok(None) };
+        let ncols = validate_attach(spec, &inner.ncols, &inner.ninner)?;
+        eng.make_current()?;
+        let join = GpuJoin::with_inner(eng, spec, inner, ncols)?;
+        join.upload_depths()?;
+        Ok(Some(join))
+    }
+
+    /// Copy between host memory and the inner relations' buffer at `off`
+    /// (`up`: to the device).
+    fn copy_inner<T: Copy>(&self, off: usize, data: &mut [T], up: bool) -> Result<(), DeviceError> {
+        let len = std::mem::size_of_val(data);
+        if len == 0 {
+            return Ok(());
+        }
+        assert!(off + len <= self.inner.len, "inner copy out of range");
+        let drv = self.eng.drv;
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
+        // SAFETY: within the inner buffer (checked); `data` holds len bytes.
+        unsafe {
+            if up {
+                drv.check("cuMemcpyHtoD", (drv.cuMemcpyHtoD)(self.inner.addr(off), data.as_ptr() as *const c_void, len))
+            } else {
+                drv.check(
+                    "cuMemcpyDtoH",
+                    (drv.cuMemcpyDtoH)(data.as_mut_ptr() as *mut c_void, self.inner.addr(off), len),
+                )
+            }
+        }
+    }
+
+    /// The session's own arena (programs, parameters, descriptors and the
+    /// matched flags of RIGHT and FULL depths) over `inner`.
+    fn with_inner(
+        eng: &'e GpuEngine,
+        spec: &JoinSpec<'_>,
+        inner: Arc<GpuInner>,
+        ncols: usize,
+    ) -> Result<GpuJoin<'e>, DeviceError> {
         let drv = eng.drv;
         let mut img = Image::default();
         let scan_qual = spec.scan_qual.as_ref().map(|p| place_program(&mut img, p));
-        let mut depths = Vec::new();
-        // inner columns: (source, values, validity, offsets) offsets in the arena
-        let mut col_places: Vec<ColumnPlace> = Vec::new();
-        for (i, d) in spec.depths.iter().enumerate() {
-            let n = d.ninner as usize;
-            for c in &d.inner {
-                let v = img.place(c.values);
-                let vb = c.validity.map(|b| img.place(&b[..n.div_ceil(8)]));
-                let ob = c.offsets.map(|o| img.place(bytes_of(&o[..=n])));
-                col_places.push(((i + 1) as u32, c.type_id, v, vb, ob));
-            }
-            let hashed = !d.outer_keys.is_empty();
-            let nb = if hashed { n.max(1).next_power_of_two() } else { 0 };
-            depths.push(GpuDepth {
+        let depths: Vec<GpuDepth> = spec
+            .depths
+            .iter()
+            .map(|d| GpuDepth {
                 kind: d.kind,
                 ninner: d.ninner,
                 outer_keys: d.outer_keys.iter().map(|p| place_program(&mut img, p)).collect(),
                 qual: d.qual.as_ref().map(|p| place_program(&mut img, p)),
                 inner_keys: d.inner_keys.iter().map(|p| place_program(&mut img, p)).collect(),
-                hashes: img.reserve(if hashed { n * 4 } else { 0 }),
-                valid: img.reserve(if hashed { n } else { 0 }),
-                buckets: img.reserve(nb * 4),
-                nbuckets: 0,
-                next: img.reserve(if hashed { n * 4 } else { 0 }),
-                matched: d.kind.keeps_inner().then(|| img.reserve(n)),
-            });
-        }
+                matched: d.kind.keeps_inner().then(|| img.reserve(d.ninner as usize)),
+            })
+            .collect();
         let pars = params_repr(&spec.params);
         let params = img.place(bytes_of(&pars));
         let open_cols = img.reserve(ncols * std::mem::size_of::<DevColumnRepr>());
@@ -193,22 +350,12 @@ impl<'e> GpuJoin<'e> {
             result_type: p.3 as u32,
             data: addr(p.1),
         };
-        let inner_cols: Vec<DevColumnRepr> = col_places
-            .iter()
-            .map(|&(source, t, v, vb, ob)| DevColumnRepr {
-                type_id: t as u32,
-                source,
-                values: addr(v),
-                validity: vb.map_or(0, addr),
-                offsets: ob.map_or(0, addr),
-            })
-            .collect();
         let mut cols: Vec<DevColumnRepr> = spec
             .outer_types
             .iter()
             .map(|t| DevColumnRepr { type_id: *t as u32, source: 0, values: 0, validity: 0, offsets: 0 })
             .collect();
-        cols.extend(&inner_cols);
+        cols.extend(&inner.cols);
         let put = |img: &mut Image, at: usize, b: &[u8]| img.bytes[at..at + b.len()].copy_from_slice(b);
         put(&mut img, open_cols, bytes_of(&cols));
         let sq = scan_qual.as_ref().map_or(DevProgramRefRepr::default(), pref);
@@ -250,22 +397,27 @@ impl<'e> GpuJoin<'e> {
             put(&mut img, spec_at, bytes_of(&[repr]));
             agg = Some((spec_at, a.keys.len(), nwords));
         }
-        // SAFETY: the arena holds arena_len bytes.
-        drv.check("cuMemcpyHtoD", unsafe { (drv.cuMemcpyHtoD)(base, img.bytes.as_ptr() as *const c_void, arena_len) })?;
-
-        let mut join = GpuJoin {
+        {
+            let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
+            // SAFETY: the arena holds arena_len bytes.
+            drv.check("cuMemcpyHtoD", unsafe {
+                (drv.cuMemcpyHtoD)(base, img.bytes.as_ptr() as *const c_void, arena_len)
+            })?;
+        }
+        Ok(GpuJoin {
             eng,
             outer_types: spec.outer_types.clone(),
             depths,
+            inner,
             arena,
             arena_len,
-            inner_cols,
             open_cols,
             ncols,
             params,
             nparams: pars.len() as u32,
             scan_qual_at,
             depth_reprs,
+            key_refs_at,
             stage_host: std::ptr::null_mut(),
             stage_dev: None,
             stage_size: 0,
@@ -277,44 +429,7 @@ impl<'e> GpuJoin<'e> {
             agg,
             agg_scratch: None,
             agg_scratch_len: 0,
-        };
-        // hash the inner keys on the GPU, link the chains here
-        for (i, &keys_at) in key_refs_at.iter().enumerate() {
-            if join.depths[i].inner_keys.is_empty() {
-                continue;
-            }
-            let n = join.depths[i].ninner as usize;
-            join.reset_counters()?;
-            let mut p_keys = addr(keys_at);
-            let mut p_nkeys = join.depths[i].inner_keys.len() as u32;
-            let mut p_depth = (i + 1) as u32;
-            let mut p_cols = addr(open_cols);
-            let mut p_ncols = ncols as u32;
-            let mut p_params = addr(params);
-            let mut p_nparams = join.nparams;
-            let mut p_ninner = n as u32;
-            let mut p_hashes = addr(join.depths[i].hashes);
-            let mut p_valid = addr(join.depths[i].valid);
-            let mut p_error = join.counters.ptr + 8;
-            let mut kp = kparams!(
-                p_keys, p_nkeys, p_depth, p_cols, p_ncols, p_params, p_nparams, p_ninner, p_hashes, p_valid, p_error
-            );
-            if n > 0 {
-                // SAFETY: kernel parameters in order; the arena outlives it.
-                unsafe { eng.launch_and_wait("kern_join_hash", eng.grid_for(n as u32), &mut kp)? };
-            }
-            join.check_error()?;
-            let mut hashes = vec![0u32; n];
-            let mut valid = vec![0u8; n];
-            join.download(join.depths[i].hashes, &mut hashes)?;
-            join.download(join.depths[i].valid, &mut valid)?;
-            let (buckets, next) = build_buckets(&hashes, &valid);
-            join.upload(join.depths[i].buckets, &buckets)?;
-            join.upload(join.depths[i].next, &next)?;
-            join.depths[i].nbuckets = buckets.len() as u32;
-        }
-        join.upload_depths()?;
-        Ok(join)
+        })
     }
 
     fn addr(&self, off: usize) -> CuDevicePtr {
@@ -351,7 +466,8 @@ impl<'e> GpuJoin<'e> {
         let reprs: Vec<DevJoinDepthRepr> = self
             .depths
             .iter()
-            .map(|d| {
+            .zip(&self.inner.tables)
+            .map(|(d, t)| {
                 let pref = |p: &(usize, usize, u32, u16)| program_ref_at(self, p);
                 let mut keys = [DevProgramRefRepr::default(); MAX_KEYS];
                 for (k, p) in d.outer_keys.iter().enumerate() {
@@ -361,12 +477,12 @@ impl<'e> GpuJoin<'e> {
                     kind: d.kind as u32,
                     nkeys: d.outer_keys.len() as u32,
                     ninner: d.ninner,
-                    nbuckets: d.nbuckets,
+                    nbuckets: t.nbuckets,
                     qual: d.qual.as_ref().map_or(DevProgramRefRepr::default(), pref),
                     keys,
-                    buckets: self.addr(d.buckets),
-                    next: self.addr(d.next),
-                    hashes: self.addr(d.hashes),
+                    buckets: self.inner.addr(t.buckets),
+                    next: self.inner.addr(t.next),
+                    hashes: self.inner.addr(t.hashes),
                     matched: d.matched.map_or(0, |m| self.addr(m)),
                 }
             })
@@ -447,7 +563,7 @@ impl<'e> GpuJoin<'e> {
                 },
             })
             .collect();
-        cols.extend(&self.inner_cols);
+        cols.extend(&self.inner.cols);
         let cb = bytes_of(&cols);
         img.bytes[cols_at..cols_at + cb.len()].copy_from_slice(cb);
         let drv = self.eng.drv;
@@ -808,7 +924,7 @@ impl JoinSession for GpuJoin<'_> {
     }
 
     fn inner_bytes(&self) -> usize {
-        self.arena_len
+        self.arena_len + self.inner.len
     }
 }
 

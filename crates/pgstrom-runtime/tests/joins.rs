@@ -342,3 +342,63 @@ fn errors_and_bad_requests() {
         assert!(eng.join_open(&bad).is_err());
     }
 }
+
+#[test]
+fn sessions_share_one_inner_build() {
+    // two depths, as two processes of one query would open them: one
+    // loads the inner relations under a key, the others attach by it
+    let a = Col::new("INT4", values(3000, 11, 50, 7));
+    let b = Col::new("INT4", values(3000, 12, 30, 0));
+    let k1 = Col::new("INT4", values(80, 13, 50, 9));
+    let k2 = Col::new("INT4", values(40, 14, 30, 0));
+    let spec = |with_rows: bool, qual_col: i32| JoinSpec {
+        scan_qual: None,
+        outer_types: vec![a.type_id, b.type_id],
+        depths: vec![
+            JoinDepthSpec {
+                kind: JoinKind::Inner,
+                outer_keys: vec![var(0, "INT4")],
+                inner_keys: vec![var(2, "INT4")],
+                qual: Some(cmp(0, 2, "INT4EQ")),
+                inner: if with_rows { vec![k1.data()] } else { vec![] },
+                ninner: 80,
+            },
+            JoinDepthSpec {
+                kind: JoinKind::Left,
+                outer_keys: vec![var(1, "INT4")],
+                inner_keys: vec![var(3, "INT4")],
+                qual: Some(cmp(qual_col, 3, "INT4EQ")),
+                inner: if with_rows { vec![k2.data()] } else { vec![] },
+                ninner: 40,
+            },
+        ],
+        params: vec![],
+        agg: None,
+    };
+    for (i, eng) in engines("join-share").iter().enumerate() {
+        let key = 0x5eed_0000 + i as u64 * 7919 + std::process::id() as u64;
+        let mut own = eng.join_open(&spec(true, 1)).unwrap();
+        let want = combos_sorted(&own.probe(&[a.data(), b.data()], 3000, None).unwrap());
+        assert!(!want.is_empty());
+        // nothing kept yet under the key
+        assert!(eng.join_attach(&spec(false, 1), key).unwrap().is_none(), "{}", eng.describe());
+        let mut first = eng.join_open_shared(&spec(true, 1), key).unwrap();
+        let mut second = eng.join_attach(&spec(false, 1), key).unwrap().expect("the build is kept");
+        // another request (a different qual) or key finds nothing
+        assert!(eng.join_attach(&spec(false, 0), key).unwrap().is_none());
+        assert!(eng.join_attach(&spec(false, 1), key + 1).unwrap().is_none());
+        for s in [&mut first, &mut second] {
+            let got = s.probe(&[a.data(), b.data()], 3000, None).unwrap();
+            assert_eq!(combos_sorted(&got), want, "{}", eng.describe());
+        }
+        // the build lives while any session holds it
+        drop(first);
+        let got = second.probe(&[a.data(), b.data()], 3000, None).unwrap();
+        assert_eq!(combos_sorted(&got), want);
+        let third = eng.join_attach(&spec(false, 1), key).unwrap();
+        assert!(third.is_some(), "{}", eng.describe());
+        drop(third);
+        drop(second);
+        assert!(eng.join_attach(&spec(false, 1), key).unwrap().is_none(), "{}", eng.describe());
+    }
+}

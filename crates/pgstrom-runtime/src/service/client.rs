@@ -464,16 +464,56 @@ impl Engine for ServiceEngine {
     }
 
     fn join_open<'e>(&'e self, spec: &JoinSpec<'_>) -> Result<Box<dyn JoinSession + 'e>, DeviceError> {
+        self.join_open_shared(spec, 0)
+    }
+
+    fn join_open_shared<'e>(&'e self, spec: &JoinSpec<'_>, key: u64) -> Result<Box<dyn JoinSession + 'e>, DeviceError> {
         let (id, bytes) = self.with(|c| {
-            c.call(op::JOIN_OPEN, self.engine, 0, |w| wire::put_join_spec(w, spec), |r| Ok((r.u32()?, r.u64()?)))
+            c.call(
+                op::JOIN_OPEN,
+                self.engine,
+                0,
+                |w| {
+                    w.u64(key);
+                    wire::put_join_spec(w, spec)
+                },
+                |r| Ok((r.u32()?, r.u64()?)),
+            )
         })?;
-        Ok(Box::new(RemoteJoin {
+        Ok(Box::new(self.remote_join(id, bytes)))
+    }
+
+    fn join_attach<'e>(
+        &'e self,
+        spec: &JoinSpec<'_>,
+        key: u64,
+    ) -> Result<Option<Box<dyn JoinSession + 'e>>, DeviceError> {
+        let (id, bytes) = self.with(|c| {
+            c.call(
+                op::JOIN_ATTACH,
+                self.engine,
+                0,
+                |w| {
+                    w.u64(key);
+                    wire::put_join_spec(w, spec)
+                },
+                |r| Ok((r.u32()?, r.u64()?)),
+            )
+        })?;
+        Ok((id != 0).then(|| Box::new(self.remote_join(id, bytes)) as Box<dyn JoinSession + 'e>))
+    }
+}
+
+impl ServiceEngine {
+    /// The backend's handle of service session `id`.
+    fn remote_join(&self, id: u32, bytes: u64) -> RemoteJoin<'_> {
+        RemoteJoin {
             eng: self,
             id,
             generation: self.generation.load(Ordering::Relaxed),
             inner_bytes: bytes as usize,
             agg_pending: false,
-        }))
+        }
     }
 }
 

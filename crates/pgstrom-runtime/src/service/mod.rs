@@ -22,7 +22,7 @@ pub mod shm;
 pub mod wire;
 
 /// Protocol version (HELLO).
-pub const PROTOCOL_VERSION: u32 = 9;
+pub const PROTOCOL_VERSION: u32 = 10;
 /// The engine number of the CPU engine (GPUs are 0..n).
 pub const CPU_ENGINE: u32 = u32::MAX;
 
@@ -33,7 +33,8 @@ pub mod op {
     // 2: the single-program evaluation of protocol 2 (now EVAL_MULTI)
     /// The filter kernels (self-test).
     pub const FILTER: u32 = 3;
-    /// Load a join's inner relations; a session number out.
+    /// Load a join's inner relations (kept for JOIN_ATTACH under the
+    /// request's share key, unless 0); a session number out.
     pub const JOIN_OPEN: u32 = 4;
     /// Join a chunk.
     pub const JOIN_PROBE: u32 = 5;
@@ -71,6 +72,10 @@ pub mod op {
     /// The time the engine worked for a join session since the last
     /// time asked, by phase (crate::clock).
     pub const JOIN_CLOCK: u32 = 18;
+    /// A join session over the inner relations another session of the
+    /// same query loaded with JOIN_OPEN under the request's share key; a
+    /// session number out, 0 when the service holds no such build.
+    pub const JOIN_ATTACH: u32 = 19;
 }
 
 /// Reply status words.

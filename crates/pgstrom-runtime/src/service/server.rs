@@ -541,10 +541,20 @@ impl Connection {
                 };
                 Ok(Answer::Filter(eng.filter_compare(&col, validity, op)?))
             }
-            op::JOIN_OPEN => {
+            op::JOIN_OPEN | op::JOIN_ATTACH => {
                 let eng = self.engine(h.engine)?;
+                let key = r.u64()?;
                 let spec = wire::get_join_spec(&mut r)?;
-                let s = eng.join_open(&spec)?;
+                let s = if h.op == op::JOIN_ATTACH {
+                    match eng.join_attach(&spec, key)? {
+                        Some(s) => s,
+                        None => return Ok(Answer::Session(0, 0)),
+                    }
+                } else if key != 0 {
+                    eng.join_open_shared(&spec, key)?
+                } else {
+                    eng.join_open(&spec)?
+                };
                 let id = self.next_session;
                 self.next_session = self.next_session.wrapping_add(1).max(1);
                 let bytes = s.inner_bytes() as u64;
