@@ -150,4 +150,57 @@ RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_material;
 
+-- one load of the inner relations in the engine for the whole query: with
+-- the CPU engine in the GPU service (an engine every process shares), one
+-- process loads and hashes them and the others open their sessions over
+-- that load.  pg_sleep in the dimension's qual keeps the build running
+-- until every process has taken part in it.
+SET pg_strom.cpu_engine_in_service = on;
+SELECT * FROM explain_masked('SELECT d.year, count(*), sum(f.price) FROM gjp_fact f JOIN gjp_date d ON f.dkey = d.dkey
+  WHERE pg_sleep(0.02 + d.year * 0) IS NOT NULL GROUP BY d.year',
+  'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF')
+  WHERE explain_masked ~ 'Inner Build|Custom Scan';
+SET pg_strom.enable_gpupreagg = off;
+SELECT * FROM explain_masked('SELECT f.id, d.year FROM gjp_fact f JOIN gjp_date d ON f.dkey = d.dkey
+  WHERE pg_sleep(0.02 + d.year * 0) IS NOT NULL AND f.id % 3 = 0',
+  'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF')
+  WHERE explain_masked ~ 'Inner Build|Custom Scan';
+RESET pg_strom.enable_gpupreagg;
+-- the answers over one load equal PostgreSQL's: groups keyed by the
+-- dimension's char(n) column (its rows taken apart one at a time), and
+-- joined rows (taken apart at once), over a partial build of gjp_part
+CREATE TEMP TABLE gjp_shared_groups AS SELECT p.brand, d.year, sum(f.price) AS s, count(*) AS n
+  FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey JOIN gjp_date d ON f.dkey = d.dkey
+  WHERE p.category = 'cat1' GROUP BY p.brand, d.year;
+SET pg_strom.enable_gpupreagg = off;
+CREATE TEMP TABLE gjp_shared_rows AS SELECT f.id, p.brand, p.category, d.year
+  FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey JOIN gjp_date d ON f.dkey = d.dkey
+  WHERE p.category <> 'cat3' AND f.id % 7 = 0;
+RESET pg_strom.enable_gpupreagg;
+-- each process its own load, for comparison
+SET pg_strom.shared_inner_tables = off;
+SELECT * FROM explain_masked('SELECT p.brand, count(*) FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey
+  WHERE p.category = ''cat1'' GROUP BY p.brand',
+  'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF')
+  WHERE explain_masked ~ 'Inner Build';
+RESET pg_strom.shared_inner_tables;
+RESET pg_strom.cpu_engine_in_service;
+SET pg_strom.enabled = off;
+SELECT count(*) AS groups,
+  (SELECT count(*) FROM (SELECT * FROM gjp_shared_groups EXCEPT ALL
+     SELECT p.brand, d.year, sum(f.price), count(*)
+     FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey JOIN gjp_date d ON f.dkey = d.dkey
+     WHERE p.category = 'cat1' GROUP BY p.brand, d.year) x) AS differ
+  FROM gjp_shared_groups;
+SELECT count(*) AS rows,
+  (SELECT count(*) FROM (SELECT * FROM gjp_shared_rows EXCEPT ALL
+     SELECT f.id, p.brand, p.category, d.year
+     FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey JOIN gjp_date d ON f.dkey = d.dkey
+     WHERE p.category <> 'cat3' AND f.id % 7 = 0) x) AS missing_in_pg,
+  (SELECT count(*) FROM (SELECT f.id, p.brand, p.category, d.year
+     FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey JOIN gjp_date d ON f.dkey = d.dkey
+     WHERE p.category <> 'cat3' AND f.id % 7 = 0 EXCEPT ALL SELECT * FROM gjp_shared_rows) x) AS missing_in_strom
+  FROM gjp_shared_rows;
+RESET pg_strom.enabled;
+
 DROP TABLE gjp_fact, gjp_part, gjp_date, gjp_outer;

@@ -88,6 +88,10 @@ pub static HEAP_DIRECT: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// relation with a partial plan, each process a share (gpujoin::shared_build).
 pub static PARALLEL_INNER_BUILD: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pg_strom.shared_inner_tables`: the processes of a parallel GpuJoin
+/// probe one load of the inner relations in the engine (gpujoin::shared_build).
+pub static SHARED_INNER_TABLES: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 /// `pg_strom.chunk_read_ahead`: a heap scan reads its next chunk while
 /// the GPU service works on the current one.
 pub static CHUNK_READ_AHEAD: GucSetting<bool> = GucSetting::<bool>::new(true);
@@ -162,6 +166,14 @@ pub fn init() {
         c"Lets a parallel GpuJoin or GpuPreAgg scan an inner relation with a partial plan (a Parallel Seq Scan, say): every process scans a share and the shares are put together once, for all of them.",
         c"off runs each inner relation's whole plan in one process of the query (the others wait for its rows).",
         &PARALLEL_INNER_BUILD,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.shared_inner_tables",
+        c"Lets the processes of a parallel GpuJoin or GpuPreAgg share one load of the inner relations in the engine: one process loads and hashes them, the others probe the same tables.",
+        c"off loads the inner relations into the engine once per process.",
+        &SHARED_INNER_TABLES,
         GucContext::Userset,
         GucFlags::default(),
     );

@@ -213,6 +213,13 @@ pub trait Engine {
         spec: &crate::join::JoinSpec<'_>,
     ) -> Result<Box<dyn crate::join::JoinSession + 'e>, DeviceError>;
 
+    /// True when this engine serves every backend (the GPU service): a
+    /// build that one process opened with [`Self::join_open_shared`] can
+    /// be attached to by the others.
+    fn shared_by_processes(&self) -> bool {
+        false
+    }
+
     /// As [`Self::join_open`], and the engine keeps the inner relations it
     /// built under `key` (the query's) for [`Self::join_attach`] while
     /// this session lives.  An engine that shares nothing just opens.

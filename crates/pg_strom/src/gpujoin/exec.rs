@@ -47,29 +47,49 @@ use crate::source::Source;
 use crate::source::heap_direct::{self, DirectCounters, HeapDirect};
 use crate::{engine, errors, guc};
 
-/// One inner relation, loaded.
+/// One inner relation, loaded: its rows as minimal tuples (in the node's
+/// inner memory, or where a parallel build published them in the query's
+/// DSA area), taken apart only as far as they are needed.
 struct InnerRows {
+    tuples: Vec<pg_sys::MinimalTuple>,
+    /// A slot of the inner plan's result type that deforms one row.
+    slot: *mut pg_sys::TupleTableSlot,
+    /// The row `slot` holds (NULL_ROW: none).
+    slot_row: u32,
     /// Attributes per row (the inner plan's target list).
     ncols: usize,
+    /// Every row's datums (`values[row * ncols + attribute]`), when taken
+    /// apart at once (a GpuJoin, whose output reads many rows); empty
+    /// when rows are deformed one at a time (GpuPreAgg reads only its
+    /// groups' rows).
     values: Vec<pg_sys::Datum>,
     nulls: Vec<bool>,
     nrows: usize,
-    /// The columns the programs read.
-    chunk: ColumnChunk,
+    /// The columns the programs read, once an engine needs them.
+    chunk: Option<ColumnChunk>,
+    columns: Vec<(i16, u16)>,
 }
 
 impl InnerRows {
-    /// No rows yet; the programs read `columns`.
-    fn new(columns: &[(i16, u16)]) -> InnerRows {
-        InnerRows { ncols: 0, values: Vec::new(), nulls: Vec::new(), nrows: 0, chunk: ColumnChunk::new(columns) }
+    /// No rows yet; the programs read `columns`; `slot` deforms rows.
+    fn new(columns: &[(i16, u16)], slot: *mut pg_sys::TupleTableSlot) -> InnerRows {
+        // SAFETY: a live slot of the inner plan's result type.
+        let ncols = unsafe { (*(*slot).tts_tupleDescriptor).natts as usize };
+        InnerRows {
+            tuples: Vec::new(),
+            slot,
+            slot_row: NULL_ROW,
+            ncols,
+            values: Vec::new(),
+            nulls: Vec::new(),
+            nrows: 0,
+            chunk: None,
+            columns: columns.to_vec(),
+        }
     }
 
-    /// Keep the row in `mslot` (a minimal tuple that lives as long as the
-    /// node): its datums for the output, its read columns for the engine.
-    ///
-    /// # Safety
-    /// `mslot` holds a tuple in the node's inner memory.
-    unsafe fn add(&mut self, mslot: *mut pg_sys::TupleTableSlot) {
+    /// Keep row `tup`, which lives as long as the node's inner rows.
+    fn add(&mut self, tup: pg_sys::MinimalTuple) {
         if self.nrows.is_multiple_of(1024) {
             pgrx::check_for_interrupts!();
         }
@@ -81,20 +101,85 @@ impl InnerRows {
                 Some("Set pg_strom.enable_gpujoin to off for this query."),
             );
         }
-        // SAFETY: caller's promise.
-        unsafe {
-            pg_sys::slot_getallattrs(mslot);
-            let natts = (*(*mslot).tts_tupleDescriptor).natts as usize;
-            self.ncols = natts;
-            for i in 0..natts {
-                self.values.push(*(*mslot).tts_values.add(i));
-                self.nulls.push(*(*mslot).tts_isnull.add(i));
+        self.tuples.push(tup);
+        self.nrows += 1;
+    }
+
+    /// Store row `row` in the slot, deformed.
+    ///
+    /// # Safety
+    /// `row` < nrows; the rows are alive.
+    unsafe fn deform(&mut self, row: u32) {
+        if self.slot_row != row {
+            // SAFETY: caller's promise; the slot does not own the tuple.
+            unsafe {
+                pg_sys::ExecStoreMinimalTuple(self.tuples[row as usize], self.slot, false);
+                pg_sys::slot_getallattrs(self.slot);
             }
-            if self.chunk.max_attnum() > 0 {
-                self.chunk.append_slot(mslot);
+            self.slot_row = row;
+        }
+    }
+
+    /// Take every row apart at once (values and nulls).
+    ///
+    /// # Safety
+    /// The rows are alive.
+    unsafe fn deform_all(&mut self) {
+        self.values.reserve(self.nrows * self.ncols);
+        self.nulls.reserve(self.nrows * self.ncols);
+        for r in 0..self.nrows {
+            if r.is_multiple_of(4096) {
+                pgrx::check_for_interrupts!();
+            }
+            // SAFETY: caller's promise; the datums point into the tuple.
+            unsafe {
+                self.deform(r as u32);
+                for i in 0..self.ncols {
+                    self.values.push(*(*self.slot).tts_values.add(i));
+                    self.nulls.push(*(*self.slot).tts_isnull.add(i));
+                }
             }
         }
-        self.nrows += 1;
+    }
+
+    /// Attribute `attnum` (1-based) of row `row`.
+    ///
+    /// # Safety
+    /// As [`Self::deform`].
+    unsafe fn value(&mut self, row: u32, attnum: usize) -> (bool, pg_sys::Datum) {
+        if !self.values.is_empty() {
+            let at = row as usize * self.ncols + attnum - 1;
+            return (self.nulls[at], self.values[at]);
+        }
+        // SAFETY: caller's promise.
+        unsafe {
+            self.deform(row);
+            (*(*self.slot).tts_isnull.add(attnum - 1), *(*self.slot).tts_values.add(attnum - 1))
+        }
+    }
+
+    /// The columns the programs read, made from the rows the first time.
+    ///
+    /// # Safety
+    /// The rows are alive.
+    unsafe fn chunk(&mut self) -> &ColumnChunk {
+        if self.chunk.is_none() {
+            let mut chunk = ColumnChunk::new(&self.columns);
+            if chunk.max_attnum() > 0 {
+                for r in 0..self.nrows {
+                    if r.is_multiple_of(4096) {
+                        pgrx::check_for_interrupts!();
+                    }
+                    // SAFETY: caller's promise.
+                    unsafe {
+                        self.deform(r as u32);
+                        chunk.append_slot(self.slot);
+                    }
+                }
+            }
+            self.chunk = Some(chunk);
+        }
+        self.chunk.as_ref().expect("made above")
     }
 }
 
@@ -130,6 +215,8 @@ pub struct GpuJoinExec {
     /// The CPU engine's session, for chunks the GPU cannot finish.
     cpu_session: Option<Box<dyn JoinSession>>,
     inners: Vec<InnerRows>,
+    /// Per depth: a slot of the inner plan's result type (InnerRows).
+    inner_slots: Vec<*mut pg_sys::TupleTableSlot>,
     inners_loaded: bool,
     /// Per depth, per hash key: the outer table's column (attnum) when the
     /// outer key is a plain column of it.
@@ -177,6 +264,8 @@ pub struct GpuJoinExec {
     /// (ns), and the shared build's figures (kept at shutdown).
     pub(crate) load_ns: u64,
     pub(crate) build_stats: Option<BuildStats>,
+    /// How long this process took to have its session open (ns).
+    pub(crate) open_ns: u64,
 }
 
 node::device_node!(GpuJoinExec, NAME, TTSOpsVirtual);
@@ -202,9 +291,14 @@ impl DeviceNode for GpuJoinExec {
             let scan_quals = pg_sys::ExecInitQual(to_list(&exprs[..info.nscan_quals as usize]), ps);
             let param_exprs = exprs[nstatic..].iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
             // the inner plans
+            let mut inner_slots = Vec::new();
             for p in from_list((*cscan).custom_plans) {
                 let child = pg_sys::ExecInitNode(p.cast(), estate, eflags);
                 (*node).custom_ps = pg_sys::lappend((*node).custom_ps, child.cast());
+                inner_slots.push(pg_sys::MakeSingleTupleTableSlot(
+                    pg_sys::ExecGetResultType(child),
+                    &raw const pg_sys::TTSOpsMinimalTuple,
+                ));
             }
             let rel = (*node).ss.ss_currentRelation;
             let tup_slot = pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &raw const pg_sys::TTSOpsHeapTuple);
@@ -294,6 +388,7 @@ impl DeviceNode for GpuJoinExec {
                 session: None,
                 cpu_session: None,
                 inners: Vec::new(),
+                inner_slots,
                 inners_loaded: false,
                 key_columns,
                 inner_cxt: new_context((*estate).es_query_cxt, c"GpuJoin inner rows"),
@@ -319,6 +414,7 @@ impl DeviceNode for GpuJoinExec {
                 dsa: std::ptr::null_mut(),
                 load_ns: 0,
                 build_stats: None,
+                open_ns: 0,
             }
         }
     }
@@ -333,8 +429,14 @@ impl DeviceNode for GpuJoinExec {
             d.end();
         }
         self.source.end();
-        // SAFETY: the slot made at begin, dropped once.
-        unsafe { pg_sys::ExecDropSingleTupleTableSlot(self.tup_slot) };
+        // SAFETY: the slots made at begin, dropped once.
+        unsafe {
+            pg_sys::ExecDropSingleTupleTableSlot(self.tup_slot);
+            self.inners.clear();
+            for slot in self.inner_slots.drain(..) {
+                pg_sys::ExecDropSingleTupleTableSlot(slot);
+            }
+        }
         self.session = None;
         self.cpu_session = None;
     }
@@ -414,6 +516,9 @@ impl GpuJoinExec {
         // SAFETY: executor state of a live node.
         unsafe {
             self.inners.clear();
+            for &slot in &self.inner_slots {
+                pg_sys::ExecClearTuple(slot);
+            }
             pg_sys::MemoryContextReset(self.inner_cxt);
             let children: Vec<*mut pg_sys::PlanState> =
                 from_list((*node).custom_ps).into_iter().map(|c| c.cast()).collect();
@@ -442,8 +547,8 @@ impl GpuJoinExec {
                     }
                     sh.arrive_and_wait(t0.elapsed().as_nanos() as u64);
                 }
-                for (d, &child) in children.iter().enumerate() {
-                    let inner = self.read_published(sh, d, child);
+                for d in 0..children.len() {
+                    let inner = self.read_published(sh, d);
                     self.inners.push(inner);
                 }
                 if let (Some(d), Some(set)) = (self.direct.as_mut(), sh.dirty_set(self.dsa)) {
@@ -462,6 +567,13 @@ impl GpuJoinExec {
                     d.scan_buffers_if_cheaper();
                 }
             }
+            // a GpuJoin's output reads many inner rows: take them apart
+            // now (GpuPreAgg reads only its groups' rows, one at a time)
+            if self.agg_spec.is_none() {
+                for inner in &mut self.inners {
+                    inner.deform_all();
+                }
+            }
             self.inner_rows = self.inners.iter().map(|i| i.nrows).collect();
             self.inners_loaded = true;
         }
@@ -470,10 +582,9 @@ impl GpuJoinExec {
 
     /// Depth `d`'s rows from its inner plan `child`, read to the end.
     unsafe fn read_inner_plan(&mut self, d: usize, child: *mut pg_sys::PlanState) -> InnerRows {
-        let mut inner = InnerRows::new(&self.info.depths[d].inner_columns);
+        let mut inner = InnerRows::new(&self.info.depths[d].inner_columns, self.inner_slots[d]);
         // SAFETY: a live inner plan of this node.
         unsafe {
-            let mut mslot: *mut pg_sys::TupleTableSlot = std::ptr::null_mut();
             loop {
                 let slot = pg_sys::ExecProcNode(child);
                 if crate::pg::tup_is_null(slot) {
@@ -481,18 +592,10 @@ impl GpuJoinExec {
                 }
                 // a flat copy (expanded and short values made plain) that
                 // lives as long as the node; its datums are the output's
-                if mslot.is_null() {
-                    let desc = (*slot).tts_tupleDescriptor;
-                    mslot = pg_sys::MakeSingleTupleTableSlot(desc, &raw const pg_sys::TTSOpsMinimalTuple);
-                }
                 let cxt = Switched::to(self.inner_cxt);
                 let mtup = pg_sys::ExecCopySlotMinimalTuple(slot);
-                pg_sys::ExecStoreMinimalTuple(mtup, mslot, false);
-                inner.add(mslot);
                 drop(cxt);
-            }
-            if !mslot.is_null() {
-                pg_sys::ExecDropSingleTupleTableSlot(mslot);
+                inner.add(mtup);
             }
         }
         inner
@@ -554,24 +657,14 @@ impl GpuJoinExec {
         }
     }
 
-    /// Depth `d`'s rows as every process published them (the build is over).
-    unsafe fn read_published(&mut self, sh: &SharedInner, d: usize, child: *mut pg_sys::PlanState) -> InnerRows {
-        let mut inner = InnerRows::new(&self.info.depths[d].inner_columns);
-        // SAFETY: the area's published minimal tuples, copied into the
-        // node's inner memory before they are stored in the slot.
+    /// Depth `d`'s rows as every process published them (the build is
+    /// over): the minimal tuples stay where they are, in the query's DSA
+    /// area, which lives as long as the parallel query.
+    unsafe fn read_published(&mut self, sh: &SharedInner, d: usize) -> InnerRows {
+        let mut inner = InnerRows::new(&self.info.depths[d].inner_columns, self.inner_slots[d]);
+        // SAFETY: the area's published minimal tuples, MAXALIGNed.
         unsafe {
-            let desc = pg_sys::ExecGetResultType(child);
-            let mslot = pg_sys::MakeSingleTupleTableSlot(desc, &raw const pg_sys::TTSOpsMinimalTuple);
-            inner.ncols = (*desc).natts as usize;
-            sh.for_each_row(self.dsa, d, |bytes| {
-                let cxt = Switched::to(self.inner_cxt);
-                let copy = pg_sys::palloc(bytes.len()) as *mut u8;
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), copy, bytes.len());
-                pg_sys::ExecStoreMinimalTuple(copy.cast(), mslot, false);
-                inner.add(mslot);
-                drop(cxt);
-            });
-            pg_sys::ExecDropSingleTupleTableSlot(mslot);
+            sh.for_each_row(self.dsa, d, |bytes| inner.add(bytes.as_ptr() as pg_sys::MinimalTuple));
         }
         inner
     }
@@ -581,9 +674,10 @@ impl GpuJoinExec {
     /// date column on both sides: (outer attnum, the inner keys' (min,
     /// max), or None when the inner relation has no non-NULL key).  An
     /// Arrow outer table skips the record batches outside these ranges.
-    fn join_key_ranges(&self) -> Vec<(i16, Option<(i64, i64)>)> {
+    unsafe fn join_key_ranges(&mut self) -> Vec<(i16, Option<(i64, i64)>)> {
         let ints = ["INT2", "INT4", "INT8", "DATE"].map(pgstrom_runtime::program::type_id);
-        let mut out = Vec::new();
+        // (depth, the key's column among the depth's, outer attnum)
+        let mut wanted = Vec::new();
         let mut base = self.info.outer_columns.len();
         for (d, depth) in self.info.depths.iter().enumerate() {
             let ncols = depth.inner_columns.len();
@@ -593,34 +687,40 @@ impl GpuJoinExec {
                 let Some(k) = depth.inner_keys.get(i).and_then(|p| p.single_column()).map(|k| k as usize) else {
                     continue;
                 };
-                if k < base || k >= base + ncols {
+                if k < base || k >= base + ncols || d >= self.inners.len() {
                     continue;
                 }
-                let Some(inner) = self.inners.get(d) else { continue };
-                let cols = inner.chunk.column_data();
-                let c = &cols[k - base];
-                let outer_type = self.info.outer_columns.iter().find(|(a, _)| *a == attnum).map(|x| x.1);
-                if outer_type != Some(c.type_id) || !ints.contains(&c.type_id) {
-                    continue;
-                }
-                let width = c.values.len() / inner.nrows.max(1);
-                let mut range: Option<(i64, i64)> = None;
-                for r in 0..inner.nrows {
-                    if c.validity.is_some_and(|v| v[r / 8] & (1 << (r % 8)) == 0) {
-                        continue;
-                    }
-                    let b = &c.values[r * width..(r + 1) * width];
-                    let v = match width {
-                        2 => i16::from_le_bytes([b[0], b[1]]) as i64,
-                        4 => i32::from_le_bytes(b.try_into().expect("4 bytes")) as i64,
-                        8 => i64::from_le_bytes(b.try_into().expect("8 bytes")),
-                        _ => continue,
-                    };
-                    range = Some(range.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
-                }
-                out.push((attnum, range));
+                wanted.push((d, k - base, attnum));
             }
             base += ncols;
+        }
+        let mut out = Vec::new();
+        for (d, k, attnum) in wanted {
+            let outer_type = self.info.outer_columns.iter().find(|(a, _)| *a == attnum).map(|x| x.1);
+            let inner = &mut self.inners[d];
+            let nrows = inner.nrows;
+            // SAFETY: the node's loaded rows.
+            let cols = unsafe { inner.chunk() }.column_data();
+            let c = &cols[k];
+            if outer_type != Some(c.type_id) || !ints.contains(&c.type_id) {
+                continue;
+            }
+            let width = c.values.len() / nrows.max(1);
+            let mut range: Option<(i64, i64)> = None;
+            for r in 0..nrows {
+                if c.validity.is_some_and(|v| v[r / 8] & (1 << (r % 8)) == 0) {
+                    continue;
+                }
+                let b = &c.values[r * width..(r + 1) * width];
+                let v = match width {
+                    2 => i16::from_le_bytes([b[0], b[1]]) as i64,
+                    4 => i32::from_le_bytes(b.try_into().expect("4 bytes")) as i64,
+                    8 => i64::from_le_bytes(b.try_into().expect("8 bytes")),
+                    _ => continue,
+                };
+                range = Some(range.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
+            }
+            out.push((attnum, range));
         }
         out
     }
@@ -630,9 +730,16 @@ impl GpuJoinExec {
         self.inners_loaded
     }
 
-    /// Load the inner relations into `eng`.
-    fn open_session(&self, eng: &'static dyn Engine) -> Result<Box<dyn JoinSession>, DeviceError> {
-        let spec = JoinSpec {
+    /// The join request; with `rows`, the inner relations' columns (made
+    /// from the rows the first time), else none (an attach to a load).
+    unsafe fn join_spec(&mut self, rows: bool) -> JoinSpec<'_> {
+        if rows {
+            for inner in &mut self.inners {
+                // SAFETY: the node's loaded rows.
+                unsafe { inner.chunk() };
+            }
+        }
+        JoinSpec {
             scan_qual: self.info.scan_qual.clone(),
             outer_types: self.info.outer_columns.iter().map(|c| c.1).collect(),
             depths: self
@@ -645,14 +752,52 @@ impl GpuJoinExec {
                     outer_keys: d.outer_keys.clone(),
                     inner_keys: d.inner_keys.clone(),
                     qual: d.qual.clone(),
-                    inner: i.chunk.column_data(),
+                    inner: if rows {
+                        i.chunk.as_ref().map(|c| c.column_data()).unwrap_or_default()
+                    } else {
+                        Vec::new()
+                    },
                     ninner: i.nrows as u32,
                 })
                 .collect(),
             params: self.params.clone().unwrap_or_default(),
             agg: self.agg_spec.clone(),
-        };
-        eng.join_open(&spec)
+        }
+    }
+
+    /// Load the inner relations into `eng` (kept there under `key` for the
+    /// other processes of the query, when given).
+    fn open_session(
+        &mut self,
+        eng: &'static dyn Engine,
+        key: Option<u64>,
+    ) -> Result<Box<dyn JoinSession>, DeviceError> {
+        // SAFETY: the node's loaded rows.
+        let spec = unsafe { self.join_spec(true) };
+        match key {
+            Some(k) => eng.join_open_shared(&spec, k),
+            None => eng.join_open(&spec),
+        }
+    }
+
+    /// Bytes of the inner relations in an engine (their columns, and
+    /// hash tables counted as 16 bytes a row), for the memory limit.
+    fn inner_load_bytes(&mut self) -> usize {
+        self.inners
+            .iter_mut()
+            // SAFETY: the node's loaded rows.
+            .map(|i| unsafe { i.chunk() }.bytes() + i.nrows * 16)
+            .sum()
+    }
+
+    /// The shared build whose engine load this process takes part in: a
+    /// parallel plan's, unless a depth keeps per-row state (RIGHT, FULL)
+    /// or `pg_strom.shared_inner_tables` is off.
+    fn shared_load(&self) -> Option<&'static SharedInner> {
+        // SAFETY: NULL or the node's part of the mapped DSM area, which
+        // outlives every use during execution.
+        let sh = unsafe { self.shared.as_ref::<'static>() }?;
+        (guc::SHARED_INNER_TABLES.get() && !self.keeps_inner()).then_some(sh)
     }
 
     /// True when a depth returns unmatched inner rows at the end (RIGHT,
@@ -677,7 +822,7 @@ impl GpuJoinExec {
         self.stop_direct();
         // SAFETY: called from the node's executor callbacks.
         unsafe { self.source.columns_in_memory() };
-        match self.open_session(eng) {
+        match self.open_session(eng, None) {
             Ok(s) => self.session = Some(s),
             Err(e) => errors::raise(&format!("{} on the CPU engine failed", self.name()), &e),
         }
@@ -685,12 +830,24 @@ impl GpuJoinExec {
 
     /// Make sure the inner relations are loaded and a session is open.
     pub(crate) unsafe fn prepare(&mut self, node: *mut pg_sys::CustomScanState) {
+        let t0 = (!self.inners_loaded).then(Instant::now);
+        // SAFETY: caller's promise.
+        unsafe { self.prepare_session(node) };
+        if let Some(t0) = t0 {
+            self.open_ns = t0.elapsed().as_nanos() as u64;
+        }
+    }
+
+    /// [`Self::prepare`]'s work.
+    unsafe fn prepare_session(&mut self, node: *mut pg_sys::CustomScanState) {
         // SAFETY: live node.
         unsafe {
             if !self.inners_loaded {
                 self.load_inners(node);
-                let ranges = self.join_key_ranges();
-                self.source.set_join_hints(&ranges);
+                if self.shared_load().is_none() {
+                    let ranges = self.join_key_ranges();
+                    self.source.set_join_hints(&ranges);
+                }
             }
             if self.params.is_none() {
                 self.params =
@@ -700,14 +857,84 @@ impl GpuJoinExec {
         if self.session.is_some() {
             return;
         }
-        let mut eng = engine_of(self);
-        let bytes: usize = self.inners.iter().map(|i| i.chunk.bytes() + i.nrows * 16).sum();
-        if eng.kind() == EngineKind::Gpu && bytes as f64 > guc::GPU_JOIN_MEMORY_LIMIT.get() as f64 * 1024.0 {
-            eng = engine::cpu();
-            self.dev.engine = Some(eng);
-            self.over_limit = true;
+        let shares = engine_of(self).shared_by_processes();
+        let Some(sh) = self.shared_load().filter(|_| shares) else {
+            let bytes = self.inner_load_bytes();
+            let eng = self.engine_for(bytes);
+            let opened = self.open_session(eng, None);
+            // SAFETY: NULL or the node's part of the DSM area.
+            if let Some(sh) = unsafe { self.shared.as_ref() } {
+                sh.count_session(false);
+            }
+            self.install_session(eng, opened);
+            return;
+        };
+        // one process loads the inner relations into its engine for all;
+        // the others open their sessions over that load
+        let key = sh.share_key();
+        if sh.claim_load() {
+            // SAFETY: the node's loaded rows; the scan has not read yet.
+            let ranges = unsafe {
+                let ranges = self.join_key_ranges();
+                self.source.set_join_hints(&ranges);
+                ranges
+            };
+            let bytes = self.inner_load_bytes();
+            let eng = self.engine_for(bytes);
+            let opened = self.open_session(eng, Some(key));
+            // (also after a failure: the others then try their own)
+            sh.loaded(bytes as u64, &ranges);
+            sh.count_session(false);
+            self.install_session(eng, opened);
+            // SAFETY: the DSM area's build, which is over.
+            unsafe { sh.wait_sessions() };
+            return;
         }
-        match self.open_session(eng) {
+        // SAFETY: the DSM area's build; another process claimed the load.
+        let (bytes, ranges) = unsafe { sh.wait_loaded() };
+        // SAFETY: before the scan reads.
+        unsafe { self.source.set_join_hints(&ranges) };
+        let eng = self.engine_for(bytes as usize);
+        // SAFETY: the node's loaded rows.
+        let attached = eng.join_attach(&unsafe { self.join_spec(false) }, key);
+        match attached {
+            Ok(Some(s)) => {
+                sh.count_session(true);
+                self.install_session(eng, Ok(s));
+            }
+            // the load is gone (its process finished already) or on
+            // another engine: this process loads its own, for the others
+            // that come later
+            Ok(None) => {
+                let opened = self.open_session(eng, Some(key));
+                sh.count_session(false);
+                self.install_session(eng, opened);
+            }
+            Err(e) => {
+                sh.count_session(false);
+                self.install_session(eng, Err(e));
+            }
+        }
+    }
+
+    /// The engine the inner relations (`bytes` of them) are loaded into:
+    /// the node's, or the CPU engine when they pass
+    /// `pg_strom.gpu_join_memory_limit` on a GPU.
+    fn engine_for(&mut self, bytes: usize) -> &'static dyn Engine {
+        let eng = engine_of(self);
+        if eng.kind() == EngineKind::Gpu && bytes as f64 > guc::GPU_JOIN_MEMORY_LIMIT.get() as f64 * 1024.0 {
+            let cpu = engine::cpu();
+            self.dev.engine = Some(cpu);
+            self.over_limit = true;
+            return cpu;
+        }
+        eng
+    }
+
+    /// Take the session `opened` on `eng`, or fall back or fail as its
+    /// error says.
+    fn install_session(&mut self, eng: &'static dyn Engine, opened: Result<Box<dyn JoinSession>, DeviceError>) {
+        match opened {
             Ok(mut s) => {
                 self.inner_bytes = s.inner_bytes();
                 // a failure only means the columns go in memory (a lost
@@ -825,9 +1052,7 @@ impl GpuJoinExec {
                     (false, d)
                 }
             } else {
-                let inner = &self.inners[s as usize - 1];
-                let at = row as usize * inner.ncols + (key - 1) as usize;
-                (inner.nulls[at], inner.values[at])
+                self.inners[s as usize - 1].value(row, key as usize)
             }
         }
     }
@@ -1075,13 +1300,13 @@ impl GpuJoinExec {
                         Err(DeviceError::NeedsCpu { .. }) if on_gpu => {
                             drop(cols);
                             self.source.columns_in_memory();
-                            let (cols, _) = self.source.column_data();
                             if self.cpu_session.is_none() {
-                                match self.open_session(engine::cpu()) {
+                                match self.open_session(engine::cpu(), None) {
                                     Ok(s) => self.cpu_session = Some(s),
                                     Err(e) => errors::raise(&format!("{} on the CPU engine failed", self.name()), &e),
                                 }
                             }
+                            let (cols, _) = self.source.column_data();
                             probe(self.cpu_session.as_mut().expect("opened"), &cols, Some(&sel))
                         }
                         other => other,

@@ -67,7 +67,10 @@ fn kind_label(kind: u32) -> &'static str {
 /// once for every process of a parallel plan, with how many processes
 /// took part (and, with TIMING, the longest time one spent), or by this
 /// process alone; the depths whose inner plans were scanned in shares;
-/// with TIMING, how long this process waited for all the rows.
+/// with TIMING, how long this process waited for all the rows; for a
+/// shared build, how many processes loaded the rows into their engine and
+/// how many opened their sessions over another's load (and, with TIMING,
+/// when this process's session was open).
 fn inner_build_text(st: &GpuJoinExec, timing: bool) -> String {
     let partial: Vec<String> =
         st.info.depths.iter().enumerate().filter(|(_, d)| d.partial_inner).map(|(i, _)| (i + 1).to_string()).collect();
@@ -87,6 +90,25 @@ fn inner_build_text(st: &GpuJoinExec, timing: bool) -> String {
     }
     if timing {
         text.push_str(&format!("; rows ready after {:.3} ms", st.load_ns as f64 / 1e6));
+    }
+    if let Some(b) = st.build_stats
+        && b.loads + b.attaches > 0
+    {
+        let loads = if !b.shared_load {
+            "by each process".to_string()
+        } else if b.loads == 1 {
+            "once".to_string()
+        } else {
+            format!("{} times", b.loads)
+        };
+        text.push_str(&format!("; loaded into the engine {loads}"));
+        if b.attaches > 0 {
+            let who = if b.attaches == 1 { "1 process".to_string() } else { format!("{} processes", b.attaches) };
+            text.push_str(&format!(", attached by {who}"));
+        }
+        if timing {
+            text.push_str(&format!(", sessions open after {:.3} ms", st.open_ns as f64 / 1e6));
+        }
     }
     text
 }

@@ -16,6 +16,14 @@
 //!   arrives, the build is over and every process (also those that come
 //!   later) reads every depth's rows from the lists.
 //!
+//! Once the rows are there, one process loads them into its engine under
+//! the build's random key (the first to claim the load); the others wait
+//! for it and open their sessions over that engine's copy
+//! (`Engine::join_attach`): the inner relations are hashed and kept once
+//! per query, not once per process, and the others never take the rows
+//! apart into columns.  A process whose engine holds no such copy (another
+//! GPU, a session closed already) loads its own.
+//!
 //! The phase word works as PostgreSQL's Barrier with dynamic attach does:
 //! a process attaches while the build runs (and then takes part in it) or
 //! after it (and only reads).  Processes wait on a condition variable,
@@ -27,13 +35,21 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use pgrx::pg_sys;
-use pgstrom_runtime::join::MAX_DEPTHS;
+use pgstrom_runtime::join::{MAX_DEPTHS, MAX_KEYS};
 
 /// The phase word's bit set once the build is over.
 const BUILT: u64 = 1 << 63;
 
 /// A contribution of rows bigger than this is published in parts.
 pub const PUBLISH_BYTES: usize = 32 << 20;
+
+/// Most join key ranges the loader publishes (one per depth and key).
+pub const MAX_RANGES: usize = MAX_DEPTHS * MAX_KEYS;
+
+/// `load` states: nobody loads yet, a process loads, the load is done.
+const LOAD_FREE: u32 = 0;
+const LOAD_CLAIMED: u32 = 1;
+const LOAD_DONE: u32 = 2;
 
 /// The node's part of the DSM area.
 #[repr(C)]
@@ -55,6 +71,23 @@ pub struct SharedInner {
     dirty_next: AtomicU32,
     /// The dirty blocks found, as contributions of u32 block numbers.
     dirty_head: AtomicU64,
+    /// The key of this build in the engines (random, new per build).
+    share_key: AtomicU64,
+    /// LOAD_FREE, LOAD_CLAIMED or LOAD_DONE.
+    load: AtomicU32,
+    /// Processes that loaded the inner relations into an engine, and
+    /// processes that attached to a load.
+    loads: AtomicU32,
+    attaches: AtomicU32,
+    /// The loader's figures: the inner relations' bytes, and the join key
+    /// ranges an Arrow outer scan skips record batches by: attnum (0: no
+    /// range, the inner side has no non-NULL key: the high bit set), low
+    /// and high key.
+    load_bytes: AtomicU64,
+    nranges: AtomicU32,
+    range_attnum: [AtomicU32; MAX_RANGES],
+    range_lo: [AtomicU64; MAX_RANGES],
+    range_hi: [AtomicU64; MAX_RANGES],
 }
 
 /// The header of one contribution in the DSA area; the minimal tuples
@@ -73,6 +106,13 @@ pub struct BuildStats {
     pub builders: u32,
     /// The longest time one of them spent (ns).
     pub build_ns: u64,
+    /// Processes that loaded the inner relations into their engine.
+    pub loads: u32,
+    /// Processes whose sessions used another process's load.
+    pub attaches: u32,
+    /// Whether a process loaded the inner relations for the others
+    /// (false: each process loaded its own).
+    pub shared_load: bool,
 }
 
 /// The wait event of a process waiting for the others' inner rows.
@@ -80,6 +120,19 @@ fn wait_event() -> u32 {
     static EVENT: OnceLock<u32> = OnceLock::new();
     // SAFETY: a backend with shared memory; the name is a C string.
     *EVENT.get_or_init(|| unsafe { pg_sys::WaitEventExtensionNew(c"PgStromInnerBuild".as_ptr()) })
+}
+
+/// A key for a new build: random, so that no other query's sessions in
+/// the GPU service can take it for theirs.
+fn new_key() -> u64 {
+    let mut b = [0u8; 8];
+    // SAFETY: an 8-byte buffer.
+    if !unsafe { pg_sys::pg_strong_random(b.as_mut_ptr().cast(), b.len()) } {
+        // no strong source: time and process make it unique enough
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        b = (t ^ ((std::process::id() as u64) << 40)).to_ne_bytes();
+    }
+    u64::from_ne_bytes(b).max(1)
 }
 
 /// MAXALIGN.
@@ -97,6 +150,7 @@ impl SharedInner {
         unsafe {
             std::ptr::write_bytes(p, 0, 1);
             pg_sys::ConditionVariableInit(&raw mut (*p).cv);
+            (*p).share_key.store(new_key(), Ordering::Relaxed);
         }
     }
 
@@ -124,7 +178,106 @@ impl SharedInner {
         self.builders.store(0, Ordering::Relaxed);
         self.build_ns.store(0, Ordering::Relaxed);
         self.dirty_next.store(0, Ordering::Relaxed);
+        self.share_key.store(new_key(), Ordering::Relaxed);
+        self.load.store(LOAD_FREE, Ordering::Relaxed);
+        self.loads.store(0, Ordering::Relaxed);
+        self.attaches.store(0, Ordering::Relaxed);
         self.phase.store(0, Ordering::Release);
+    }
+
+    /// The key the loader keeps the inner relations under in its engine.
+    pub fn share_key(&self) -> u64 {
+        self.share_key.load(Ordering::Relaxed)
+    }
+
+    /// Take the load (true: this process loads the inner relations into
+    /// its engine for all, then calls [`Self::loaded`]).
+    pub fn claim_load(&self) -> bool {
+        self.load.compare_exchange(LOAD_FREE, LOAD_CLAIMED, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    /// The load is done (or failed: the others then load their own): its
+    /// figures for the others.
+    pub fn loaded(&self, bytes: u64, ranges: &[(i16, Option<(i64, i64)>)]) {
+        let n = ranges.len().min(MAX_RANGES);
+        for (i, (attnum, range)) in ranges.iter().take(n).enumerate() {
+            let (lo, hi) = range.unwrap_or((0, 0));
+            let tag = (*attnum as u16 as u32) | if range.is_some() { 1 << 31 } else { 0 };
+            self.range_attnum[i].store(tag, Ordering::Relaxed);
+            self.range_lo[i].store(lo as u64, Ordering::Relaxed);
+            self.range_hi[i].store(hi as u64, Ordering::Relaxed);
+        }
+        self.nranges.store(n as u32, Ordering::Relaxed);
+        self.load_bytes.store(bytes, Ordering::Relaxed);
+        self.load.store(LOAD_DONE, Ordering::Release);
+        let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
+        // SAFETY: the area's condition variable.
+        unsafe { pg_sys::ConditionVariableBroadcast(cv) };
+    }
+
+    /// Wait until the loader is done; its figures (as given to
+    /// [`Self::loaded`]).
+    ///
+    /// # Safety
+    /// `self` lives in the DSM area; another process claimed the load.
+    pub unsafe fn wait_loaded(&self) -> (u64, Vec<(i16, Option<(i64, i64)>)>) {
+        if self.load.load(Ordering::Acquire) != LOAD_DONE {
+            let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
+            // SAFETY: as in arrive_and_wait.
+            unsafe {
+                pg_sys::ConditionVariablePrepareToSleep(cv);
+                while self.load.load(Ordering::Acquire) != LOAD_DONE {
+                    pg_sys::ConditionVariableSleep(cv, wait_event());
+                }
+                pg_sys::ConditionVariableCancelSleep();
+            }
+        }
+        let n = (self.nranges.load(Ordering::Relaxed) as usize).min(MAX_RANGES);
+        let ranges = (0..n)
+            .map(|i| {
+                let tag = self.range_attnum[i].load(Ordering::Relaxed);
+                let range = (tag & (1 << 31) != 0).then(|| {
+                    (self.range_lo[i].load(Ordering::Relaxed) as i64, self.range_hi[i].load(Ordering::Relaxed) as i64)
+                });
+                (tag as u16 as i16, range)
+            })
+            .collect();
+        (self.load_bytes.load(Ordering::Relaxed), ranges)
+    }
+
+    /// Count this process's session: its own load, or an attach.  Every
+    /// process of the build counts one (the loader waits for them all).
+    pub fn count_session(&self, attached: bool) {
+        if attached { &self.attaches } else { &self.loads }.fetch_add(1, Ordering::AcqRel);
+        let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
+        // SAFETY: the area's condition variable.
+        unsafe { pg_sys::ConditionVariableBroadcast(cv) };
+    }
+
+    /// The loader: wait until every process that took part in the build
+    /// has its session, so that none finds the load closed (the loader's
+    /// session holds it).  Nobody waits on the loader meanwhile: the
+    /// others only open their sessions.
+    ///
+    /// # Safety
+    /// `self` lives in the DSM area; the build is over.
+    pub unsafe fn wait_sessions(&self) {
+        let done = || {
+            self.loads.load(Ordering::Acquire) + self.attaches.load(Ordering::Acquire)
+                >= self.builders.load(Ordering::Acquire)
+        };
+        if done() {
+            return;
+        }
+        let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
+        // SAFETY: as in arrive_and_wait.
+        unsafe {
+            pg_sys::ConditionVariablePrepareToSleep(cv);
+            while !done() {
+                pg_sys::ConditionVariableSleep(cv, wait_event());
+            }
+            pg_sys::ConditionVariableCancelSleep();
+        }
     }
 
     /// Join the build if it still runs (true: this process builds, then
@@ -313,6 +466,12 @@ impl SharedInner {
 
     /// The build's figures.
     pub fn stats(&self) -> BuildStats {
-        BuildStats { builders: self.builders.load(Ordering::Relaxed), build_ns: self.build_ns.load(Ordering::Relaxed) }
+        BuildStats {
+            builders: self.builders.load(Ordering::Relaxed),
+            build_ns: self.build_ns.load(Ordering::Relaxed),
+            loads: self.loads.load(Ordering::Relaxed),
+            attaches: self.attaches.load(Ordering::Relaxed),
+            shared_load: self.load.load(Ordering::Relaxed) != LOAD_FREE,
+        }
     }
 }

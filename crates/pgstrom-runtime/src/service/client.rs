@@ -467,6 +467,10 @@ impl Engine for ServiceEngine {
         self.join_open_shared(spec, 0)
     }
 
+    fn shared_by_processes(&self) -> bool {
+        true
+    }
+
     fn join_open_shared<'e>(&'e self, spec: &JoinSpec<'_>, key: u64) -> Result<Box<dyn JoinSession + 'e>, DeviceError> {
         let (id, bytes) = self.with(|c| {
             c.call(
