@@ -57,6 +57,10 @@ impl Image {
     }
 }
 
+/// An inner column in the inner buffer: (source, type, values, validity,
+/// offsets) offsets.
+type ColumnPlace = (u32, u16, usize, Option<usize>, Option<usize>);
+
 struct GpuDepth {
     kind: JoinKind,
     ninner: u32,
@@ -97,7 +101,7 @@ impl GpuInner {
     /// Upload the inner columns of `spec` and make room for the tables.
     fn upload(eng: &GpuEngine, spec: &JoinSpec<'_>) -> Result<GpuInner, DeviceError> {
         let mut img = Image::default();
-        let mut places: Vec<(u32, u16, usize, Option<usize>, Option<usize>)> = Vec::new();
+        let mut places: Vec<ColumnPlace> = Vec::new();
         let mut tables = Vec::new();
         for (i, d) in spec.depths.iter().enumerate() {
             let n = d.ninner as usize;

@@ -43,6 +43,10 @@ const BUILT: u64 = 1 << 63;
 /// A contribution of rows bigger than this is published in parts.
 pub const PUBLISH_BYTES: usize = 32 << 20;
 
+/// A join key range: the outer table's column (attnum) and the inner
+/// keys' (min, max), None when the inner side has no non-NULL key.
+pub type KeyRange = (i16, Option<(i64, i64)>);
+
 /// Most join key ranges the loader publishes (one per depth and key).
 pub const MAX_RANGES: usize = MAX_DEPTHS * MAX_KEYS;
 
@@ -198,7 +202,7 @@ impl SharedInner {
 
     /// The load is done (or failed: the others then load their own): its
     /// figures for the others.
-    pub fn loaded(&self, bytes: u64, ranges: &[(i16, Option<(i64, i64)>)]) {
+    pub fn loaded(&self, bytes: u64, ranges: &[KeyRange]) {
         let n = ranges.len().min(MAX_RANGES);
         for (i, (attnum, range)) in ranges.iter().take(n).enumerate() {
             let (lo, hi) = range.unwrap_or((0, 0));
@@ -220,7 +224,7 @@ impl SharedInner {
     ///
     /// # Safety
     /// `self` lives in the DSM area; another process claimed the load.
-    pub unsafe fn wait_loaded(&self) -> (u64, Vec<(i16, Option<(i64, i64)>)>) {
+    pub unsafe fn wait_loaded(&self) -> (u64, Vec<KeyRange>) {
         if self.load.load(Ordering::Acquire) != LOAD_DONE {
             let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
             // SAFETY: as in arrive_and_wait.
