@@ -25,8 +25,10 @@ SELECT relname, relkind FROM pg_class WHERE relnamespace = 'pgstrom'::regnamespa
 --   ", N chunks read ahead" dropped: only the GPU service reads ahead
 --   Inner Build: built by N processes (how many took part varies), and
 --                in N ms, rows ready after N ms with TIMING; loaded
---                into the engine N times (but "once"), attached by N
---                processes, sessions open after N ms
+--                into the engine ... (whether the processes share one
+--                load depends on the engine), sessions open after N ms
+-- keep 'engine-load' shows how the processes loaded the engine: by each
+--   process, or once (N times masked), attached by N processes
 -- keep names masks not applied: 'nrows' and 'read-ahead' where the values
 -- are the same everywhere; 'gpu-number' shows GPU Preference as
 -- GPU0 (...), the GPU's number kept and its name masked (test/schedule-gpu).
@@ -48,8 +50,12 @@ BEGIN
     ln := regexp_replace(ln, 'built by [0-9]+ process(es)?', 'built by N processes');
     ln := regexp_replace(ln, 'built by N processes in [0-9.]+ ms', 'built by N processes in N ms');
     ln := regexp_replace(ln, 'rows ready after [0-9.]+ ms', 'rows ready after N ms');
-    ln := regexp_replace(ln, 'loaded into the engine [0-9]+ times', 'loaded into the engine N times');
-    ln := regexp_replace(ln, 'attached by [0-9]+ process(es)?', 'attached by N processes');
+    IF 'engine-load' = ANY (keep) THEN
+      ln := regexp_replace(ln, 'loaded into the engine [0-9]+ times', 'loaded into the engine N times');
+      ln := regexp_replace(ln, 'attached by [0-9]+ process(es)?', 'attached by N processes');
+    ELSE
+      ln := regexp_replace(ln, 'loaded into the engine [^;]*?(, sessions open after|$)', 'loaded into the engine ...\1');
+    END IF;
     ln := regexp_replace(ln, 'sessions open after [0-9.]+ ms', 'sessions open after N ms');
     ln := regexp_replace(ln, '\(read: [0-9.]+(GB|MB|KB| bytes), size: [0-9.]+(GB|MB|KB| bytes)\)', '(read: X, size: Y)');
     IF NOT 'nrows' = ANY (keep) THEN
