@@ -334,6 +334,82 @@ impl ColumnChunk {
 
     /// The columns as an engine takes them; a column without NULLs has no
     /// bitmap.
+    /// The rows' columns as bytes, for [`Self::append_encoded`] in another
+    /// process (a parallel inner build publishes them beside its rows).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.bytes() + 8 + self.cols.len() * 32);
+        let put = |out: &mut Vec<u8>, b: &[u8]| {
+            out.extend_from_slice(&(b.len() as u64).to_ne_bytes());
+            out.extend_from_slice(b);
+        };
+        out.extend_from_slice(&self.nrows.to_ne_bytes());
+        for c in &self.cols {
+            put(&mut out, &c.values);
+            put(&mut out, &c.validity);
+            let offsets: Vec<u8> = c.offsets.iter().flat_map(|o| o.to_ne_bytes()).collect();
+            put(&mut out, &offsets);
+            out.push(c.has_nulls as u8);
+        }
+        out
+    }
+
+    /// Append the rows `bytes` holds: [`Self::encode`] of a chunk with the
+    /// same columns.  False (nothing appended) when they do not fit.
+    pub fn append_encoded(&mut self, bytes: &[u8]) -> bool {
+        let mut at = 0usize;
+        let mut take = |n: usize| -> Option<&[u8]> {
+            let b = bytes.get(at..at.checked_add(n)?)?;
+            at += n;
+            Some(b)
+        };
+        let mut parts = Vec::with_capacity(self.cols.len());
+        let Some(nrows) = take(4).map(|b| u32::from_ne_bytes(b.try_into().expect("4 bytes"))) else { return false };
+        for c in &self.cols {
+            let mut part = [&[][..]; 3];
+            for p in &mut part {
+                let Some(len) = take(8).map(|b| u64::from_ne_bytes(b.try_into().expect("8 bytes")) as usize) else {
+                    return false;
+                };
+                let Some(b) = take(len) else { return false };
+                *p = b;
+            }
+            let Some(has_nulls) = take(1).map(|b| b[0] != 0) else { return false };
+            let n = nrows as usize;
+            let fits = part[1].len() == n.div_ceil(8)
+                && if c.width == 0 {
+                    part[2].len() == (n + 1) * 4
+                } else {
+                    part[2].is_empty() && part[0].len() == n * c.width
+                };
+            if !fits {
+                return false;
+            }
+            parts.push((part, has_nulls));
+        }
+        let base = self.nrows as usize;
+        for (c, (part, has_nulls)) in self.cols.iter_mut().zip(parts) {
+            let [values, validity, offsets] = part;
+            if c.width == 0 {
+                let shift = c.values.len() as u64;
+                for o in offsets.chunks_exact(4).skip(1) {
+                    let end = shift + u32::from_ne_bytes(o.try_into().expect("4 bytes")) as u64;
+                    c.offsets.push(u32::try_from(end).unwrap_or_else(|_| too_much_text()));
+                }
+            }
+            c.values.extend_from_slice(values);
+            if base.is_multiple_of(8) {
+                c.validity.extend_from_slice(validity);
+            } else {
+                for r in 0..nrows as usize {
+                    c.set_valid(base + r, validity[r / 8] & (1 << (r % 8)) != 0);
+                }
+            }
+            c.has_nulls |= has_nulls;
+        }
+        self.nrows += nrows;
+        true
+    }
+
     pub fn column_data(&self) -> Vec<ColumnData<'_>> {
         self.cols
             .iter()

@@ -68,6 +68,9 @@ struct InnerRows {
     /// The columns the programs read, once an engine needs them.
     chunk: Option<ColumnChunk>,
     columns: Vec<(i16, u16)>,
+    /// The same columns as a parallel build published them beside the
+    /// rows (`ColumnChunk::encode`, in the rows' order), in the DSA area.
+    published: Vec<&'static [u8]>,
 }
 
 impl InnerRows {
@@ -85,6 +88,7 @@ impl InnerRows {
             nrows: 0,
             chunk: None,
             columns: columns.to_vec(),
+            published: Vec::new(),
         }
     }
 
@@ -163,6 +167,14 @@ impl InnerRows {
     /// # Safety
     /// The rows are alive.
     unsafe fn chunk(&mut self) -> &ColumnChunk {
+        if self.chunk.is_none() && !self.published.is_empty() {
+            // put together what the processes of the build made
+            let mut chunk = ColumnChunk::new(&self.columns);
+            let whole = self.published.iter().all(|p| chunk.append_encoded(p));
+            if whole && (chunk.max_attnum() == 0 || chunk.nrows() as usize == self.nrows) {
+                self.chunk = Some(chunk);
+            }
+        }
         if self.chunk.is_none() {
             let mut chunk = ColumnChunk::new(&self.columns);
             if chunk.max_attnum() > 0 {
@@ -613,6 +625,9 @@ impl GpuJoinExec {
             let mut nulls = vec![true; natts];
             let mut buf: Vec<u8> = Vec::new();
             let mut nrows = 0u64;
+            // the rows' columns too: each process makes those of its rows
+            let mut chunk = ColumnChunk::new(&self.info.depths[d].inner_columns);
+            let make_columns = chunk.max_attnum() > 0;
             loop {
                 let slot = pg_sys::ExecProcNode(child);
                 if crate::pg::tup_is_null(slot) {
@@ -646,14 +661,21 @@ impl GpuJoinExec {
                 buf.extend_from_slice(std::slice::from_raw_parts(mt as *const u8, len));
                 buf.resize(shared_build::max_align(buf.len()), 0);
                 pg_sys::heap_free_minimal_tuple(mt);
+                if make_columns {
+                    chunk.append_row(|attnum| {
+                        let a = attnum as usize - 1;
+                        (nulls[a], values[a])
+                    });
+                }
                 nrows += 1;
-                if buf.len() >= shared_build::PUBLISH_BYTES {
-                    sh.publish(self.dsa, d, &buf, nrows);
+                if buf.len() + chunk.bytes() >= shared_build::PUBLISH_BYTES {
+                    sh.publish(self.dsa, d, &buf, &chunk.encode(), nrows);
                     buf.clear();
+                    chunk.clear();
                     nrows = 0;
                 }
             }
-            sh.publish(self.dsa, d, &buf, nrows);
+            sh.publish(self.dsa, d, &buf, &chunk.encode(), nrows);
         }
     }
 
@@ -662,9 +684,13 @@ impl GpuJoinExec {
     /// area, which lives as long as the parallel query.
     unsafe fn read_published(&mut self, sh: &SharedInner, d: usize) -> InnerRows {
         let mut inner = InnerRows::new(&self.info.depths[d].inner_columns, self.inner_slots[d]);
-        // SAFETY: the area's published minimal tuples, MAXALIGNed.
+        // SAFETY: the area's published minimal tuples, MAXALIGNed, and
+        // their columns; the area lives as long as the query.
         unsafe {
             sh.for_each_row(self.dsa, d, |bytes| inner.add(bytes.as_ptr() as pg_sys::MinimalTuple));
+            sh.for_each_columns(self.dsa, d, |bytes| {
+                inner.published.push(std::slice::from_raw_parts(bytes.as_ptr(), bytes.len()))
+            });
         }
         inner
     }

@@ -95,12 +95,14 @@ pub struct SharedInner {
 }
 
 /// The header of one contribution in the DSA area; the minimal tuples
-/// follow, each at a MAXALIGNed offset.
+/// follow, each at a MAXALIGNed offset, then (MAXALIGNed) the same rows'
+/// columns as the programs read them (`ColumnChunk::encode`).
 #[repr(C)]
 struct Contribution {
     next: u64,
     nrows: u64,
     nbytes: u64,
+    ncolbytes: u64,
 }
 
 /// What EXPLAIN ANALYZE says of a shared build.
@@ -307,13 +309,14 @@ impl SharedInner {
         self.claimed[d].swap(1, Ordering::AcqRel) == 0
     }
 
-    /// Publish `nrows` minimal tuples (`bytes`, each MAXALIGNed) of depth `d`.
+    /// Publish `nrows` minimal tuples (`bytes`, each MAXALIGNed) of depth
+    /// `d`, and the same rows' columns (`columns`).
     ///
     /// # Safety
     /// `dsa` is the query's DSA area; called while attached.
-    pub unsafe fn publish(&self, dsa: *mut pg_sys::dsa_area, d: usize, bytes: &[u8], nrows: u64) {
+    pub unsafe fn publish(&self, dsa: *mut pg_sys::dsa_area, d: usize, bytes: &[u8], columns: &[u8], nrows: u64) {
         // SAFETY: caller's promise.
-        unsafe { self.push(&self.heads[d], dsa, bytes, nrows) }
+        unsafe { self.push(&self.heads[d], dsa, bytes, columns, nrows) }
     }
 
     /// The next share of buffer descriptors to scan for the outer
@@ -335,7 +338,7 @@ impl SharedInner {
     pub unsafe fn publish_dirty(&self, dsa: *mut pg_sys::dsa_area, blocks: &[pg_sys::BlockNumber]) {
         let bytes: Vec<u8> = blocks.iter().flat_map(|b| b.to_ne_bytes()).collect();
         // SAFETY: caller's promise.
-        unsafe { self.push(&self.dirty_head, dsa, &bytes, blocks.len() as u64) }
+        unsafe { self.push(&self.dirty_head, dsa, &bytes, &[], blocks.len() as u64) }
     }
 
     /// After the build: the outer relation's dirty blocks, or None when no
@@ -363,24 +366,28 @@ impl SharedInner {
         Some(set)
     }
 
-    /// Push a contribution of `nrows` items (`bytes`) on list `list`.
+    /// Push a contribution of `nrows` items (`bytes`, and `extra` after
+    /// them) on list `list`.
     ///
     /// # Safety
     /// As [`Self::publish`].
-    unsafe fn push(&self, list: &AtomicU64, dsa: *mut pg_sys::dsa_area, bytes: &[u8], nrows: u64) {
+    unsafe fn push(&self, list: &AtomicU64, dsa: *mut pg_sys::dsa_area, bytes: &[u8], extra: &[u8], nrows: u64) {
         if nrows == 0 {
             return;
         }
         let head = max_align(std::mem::size_of::<Contribution>());
-        // SAFETY: a fresh allocation of header + bytes (an ERROR if the
-        // area cannot grow, which ends the query).
+        let extra_at = head + max_align(bytes.len());
+        // SAFETY: a fresh allocation of header + bytes + extra (an ERROR
+        // if the area cannot grow, which ends the query).
         unsafe {
-            let dp = pg_sys::dsa_allocate_extended(dsa, head + bytes.len(), pg_sys::DSA_ALLOC_HUGE as i32);
+            let dp = pg_sys::dsa_allocate_extended(dsa, extra_at + extra.len(), pg_sys::DSA_ALLOC_HUGE as i32);
             let at = pg_sys::dsa_get_address(dsa, dp) as *mut u8;
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), at.add(head), bytes.len());
+            std::ptr::copy_nonoverlapping(extra.as_ptr(), at.add(extra_at), extra.len());
             let c = at as *mut Contribution;
             (*c).nrows = nrows;
             (*c).nbytes = bytes.len() as u64;
+            (*c).ncolbytes = extra.len() as u64;
             let mut cur = list.load(Ordering::Acquire);
             loop {
                 (*c).next = cur;
@@ -449,20 +456,44 @@ impl SharedInner {
         }
     }
 
+    /// The columns of every contribution of depth `d` (after the build),
+    /// in the order [`Self::for_each_row`] gives their rows.
+    ///
+    /// # Safety
+    /// As [`Self::for_each_row`].
+    pub unsafe fn for_each_columns(&self, dsa: *mut pg_sys::dsa_area, d: usize, mut f: impl FnMut(&[u8])) {
+        // SAFETY: caller's promise.
+        unsafe { Self::for_each_part(&self.heads[d], dsa, |_, columns| f(columns)) }
+    }
+
     /// The bytes of every contribution on list `list`.
     ///
     /// # Safety
     /// `dsa` is the area they were published in; nothing is pushed meanwhile.
     unsafe fn for_each_contribution(list: &AtomicU64, dsa: *mut pg_sys::dsa_area, mut f: impl FnMut(&[u8])) {
+        // SAFETY: caller's promise.
+        unsafe { Self::for_each_part(list, dsa, |bytes, _| f(bytes)) }
+    }
+
+    /// The bytes, and the extra bytes, of every contribution on `list`.
+    ///
+    /// # Safety
+    /// As [`Self::for_each_contribution`].
+    unsafe fn for_each_part(list: &AtomicU64, dsa: *mut pg_sys::dsa_area, mut f: impl FnMut(&[u8], &[u8])) {
         let head = max_align(std::mem::size_of::<Contribution>());
         let mut dp = list.load(Ordering::Acquire);
         while dp != 0 {
-            // SAFETY: a contribution pushed by `push`: header, then
-            // `nbytes` of payload.
+            // SAFETY: a contribution pushed by `push`: header, `nbytes` of
+            // payload, then (MAXALIGNed) `ncolbytes` of extra bytes.
             unsafe {
                 let at = pg_sys::dsa_get_address(dsa, dp) as *const u8;
                 let c = at as *const Contribution;
-                f(std::slice::from_raw_parts(at.add(head), (*c).nbytes as usize));
+                let n = (*c).nbytes as usize;
+                let extra_at = head + max_align(n);
+                f(
+                    std::slice::from_raw_parts(at.add(head), n),
+                    std::slice::from_raw_parts(at.add(extra_at), (*c).ncolbytes as usize),
+                );
                 dp = (*c).next;
             }
         }
