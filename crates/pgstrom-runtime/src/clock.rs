@@ -39,10 +39,16 @@ pub enum Phase {
     Transfer = 6,
     /// Evaluating projections (GpuScan's device projection, expressions).
     Eval = 7,
+    /// Allocating and freeing device and pinned host memory (the memory
+    /// budget's waits included).
+    Alloc = 8,
+    /// The small synchronous steps between kernels: resetting and reading
+    /// a step's counters, staging a request's descriptors.
+    Sync = 9,
 }
 
 /// Number of phases.
-pub const PHASES: usize = 8;
+pub const PHASES: usize = 10;
 
 impl Phase {
     /// Every phase, in order.
@@ -55,6 +61,8 @@ impl Phase {
         Phase::Aggregate,
         Phase::Transfer,
         Phase::Eval,
+        Phase::Alloc,
+        Phase::Sync,
     ];
 
     /// The words EXPLAIN ANALYZE uses.
@@ -68,6 +76,8 @@ impl Phase {
             Phase::Aggregate => "aggregation",
             Phase::Transfer => "transfers",
             Phase::Eval => "projection",
+            Phase::Alloc => "allocations",
+            Phase::Sync => "step syncs",
         }
     }
 
@@ -112,6 +122,9 @@ impl DeviceClock {
 
 thread_local! {
     static PHASE_NS: Cell<[u64; PHASES]> = const { Cell::new([0; PHASES]) };
+    /// Every nanosecond added to any phase so far (a timer subtracts what
+    /// timers inside it added: each moment counts once).
+    static ACCOUNTED_NS: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Add `ns` nanoseconds of `phase` to this thread's clock.
@@ -121,32 +134,35 @@ pub fn add(phase: Phase, ns: u64) {
         v[phase as usize] = v[phase as usize].wrapping_add(ns);
         c.set(v);
     });
+    ACCOUNTED_NS.with(|a| a.set(a.get().wrapping_add(ns)));
 }
 
-/// Run `f`, adding its time to `phase`.
+/// Run `f`, adding its time to `phase` (less what timers inside it took).
 pub fn timed<T>(phase: Phase, f: impl FnOnce() -> T) -> T {
-    let t0 = Instant::now();
-    let r = f();
-    add(phase, t0.elapsed().as_nanos() as u64);
-    r
+    let _t = Timer::start(phase);
+    f()
 }
 
-/// A guard that adds the time until it is dropped to a phase.
+/// A guard that adds the time until it is dropped to a phase, less the
+/// time timers started meanwhile added to theirs (an allocation inside a
+/// storage read counts as an allocation only).
 pub struct Timer {
     phase: Phase,
     t0: Instant,
+    accounted: u64,
 }
 
 impl Timer {
     /// Start timing `phase`.
     pub fn start(phase: Phase) -> Timer {
-        Timer { phase, t0: Instant::now() }
+        Timer { phase, t0: Instant::now(), accounted: ACCOUNTED_NS.with(Cell::get) }
     }
 }
 
 impl Drop for Timer {
     fn drop(&mut self) {
-        add(self.phase, self.t0.elapsed().as_nanos() as u64);
+        let inner = ACCOUNTED_NS.with(Cell::get).wrapping_sub(self.accounted);
+        add(self.phase, (self.t0.elapsed().as_nanos() as u64).saturating_sub(inner));
     }
 }
 
@@ -316,6 +332,21 @@ mod tests {
         c.ns[Phase::Scan as usize] = 30;
         c.add(&DeviceClock { total_ns: 50, ns: [1; PHASES] });
         assert_eq!(c.total_ns, 150);
-        assert_eq!(c.other_ns(), 150 - 38);
+        assert_eq!(c.other_ns(), 150 - (30 + PHASES as u64));
+    }
+
+    #[test]
+    fn a_timer_inside_another_counts_once() {
+        let lap = Lap::start();
+        timed(Phase::Read, || {
+            std::thread::sleep(std::time::Duration::from_millis(4));
+            let _alloc = Timer::start(Phase::Alloc);
+            std::thread::sleep(std::time::Duration::from_millis(6));
+        });
+        let c = lap.stop();
+        let (read, alloc) = (c.ns[Phase::Read as usize], c.ns[Phase::Alloc as usize]);
+        assert!(alloc >= 6_000_000, "{alloc}");
+        assert!((4_000_000..6_000_000).contains(&read), "the read's own time: {read}");
+        assert!(read + alloc <= c.total_ns);
     }
 }

@@ -150,6 +150,7 @@ fn reserve_current(drv: &Driver, bytes: usize) -> Result<Reservation, DeviceErro
 /// device refuses memory the budget allowed (other processes use it), the
 /// pool's waiters are given a chance to free some first.
 fn device_alloc(drv: &Driver, bytes: usize) -> Result<(CuDevicePtr, Reservation), DeviceError> {
+    let _clock = crate::clock::Timer::start(crate::clock::Phase::Alloc);
     let res = reserve_current(drv, bytes)?;
     let deadline = std::time::Instant::now() + mempool::MEMORY_WAIT;
     loop {
@@ -209,6 +210,7 @@ impl<'a> DeviceBuffer<'a> {
 
 impl Drop for DeviceBuffer<'_> {
     fn drop(&mut self) {
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Alloc);
         // SAFETY: ptr came from cuMemAlloc; a failure here cannot be
         // reported and leaks nothing worse than the allocation.
         unsafe { (self.drv.cuMemFree)(self.ptr) };
@@ -653,6 +655,7 @@ impl GpuEngine {
     /// A scratch arena of at least `bytes` (device memory and a pinned
     /// staging buffer) from the engine's pool, given back when dropped.
     pub(crate) fn scratch(&self, bytes: usize) -> Result<ScratchGuard<'_>, DeviceError> {
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Alloc);
         // the smallest arena that is large enough, else the largest (grown)
         let s = {
             let mut pool = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
@@ -676,6 +679,7 @@ impl GpuEngine {
         if scratch.size >= bytes {
             return Ok(());
         }
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Alloc);
         let size = bytes.next_power_of_two();
         self.free_scratch(scratch);
         let drv = self.drv;

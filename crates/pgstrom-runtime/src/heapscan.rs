@@ -276,6 +276,7 @@ impl crate::gpu::GpuEngine {
         let cols_off = reprs_off + align(widths.len() * std::mem::size_of::<HeapColumnRepr>());
         let mut work = self.scratch(cols_off)?;
         let stage = |work: &crate::gpu::ScratchGuard<'_>, parts: &[(usize, &[u8])], upto: usize| {
+            let _clock = crate::clock::Timer::start(crate::clock::Phase::Sync);
             // SAFETY: every part lies within the first `upto` bytes of the
             // arena's pinned staging buffer (laid out above).
             unsafe {
@@ -309,9 +310,11 @@ impl crate::gpu::GpuEngine {
         // arenas live until the launch returns.
         unsafe { self.launch_and_wait("kern_heap_count", grid, &mut params)? };
         let mut counts = vec![0u32; nblocks];
-        // SAFETY: the counts lie in the arena; the buffer is that long.
-        drv.check("cuMemcpyDtoH", unsafe {
-            (drv.cuMemcpyDtoH)(counts.as_mut_ptr().cast(), work.dev() + counts_off as u64, nblocks * 4)
+        crate::clock::timed(crate::clock::Phase::Sync, || {
+            // SAFETY: the counts lie in the arena; the buffer is that long.
+            drv.check("cuMemcpyDtoH", unsafe {
+                (drv.cuMemcpyDtoH)(counts.as_mut_ptr().cast(), work.dev() + counts_off as u64, nblocks * 4)
+            })
         })?;
         let (bases, nrows, refused) = row_bases(&counts)?;
         let mut places = Vec::with_capacity(widths.len());
@@ -347,10 +350,15 @@ impl crate::gpu::GpuEngine {
             ],
             cols_off,
         )?;
-        for &(_, b, _) in &places {
-            // SAFETY: the validity words lie within the arena.
-            drv.check("cuMemsetD8", unsafe { (drv.cuMemsetD8)(dev + b as u64, 0, (nrows as usize).div_ceil(32) * 4) })?;
-        }
+        crate::clock::timed(crate::clock::Phase::Sync, || {
+            for &(_, b, _) in &places {
+                // SAFETY: the validity words lie within the arena.
+                drv.check("cuMemsetD8", unsafe {
+                    (drv.cuMemsetD8)(dev + b as u64, 0, (nrows as usize).div_ceil(32) * 4)
+                })?;
+            }
+            Ok::<(), DeviceError>(())
+        })?;
         let (mut p_attrs, mut p_counts, mut p_bases, mut p_cols) =
             (dev, dev + counts_off as u64, dev + bases_off as u64, dev + reprs_off as u64);
         let mut params = [

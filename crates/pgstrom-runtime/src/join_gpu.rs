@@ -495,6 +495,7 @@ impl<'e> GpuJoin<'e> {
     }
 
     fn reset_counters(&self) -> Result<(), DeviceError> {
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Sync);
         let drv = self.eng.drv;
         // SAFETY: the 16-byte counters buffer.
         unsafe {
@@ -505,6 +506,7 @@ impl<'e> GpuJoin<'e> {
 
     /// The count made by the last step, or its error.
     fn check_error(&self) -> Result<u64, DeviceError> {
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Sync);
         let mut words = [0u64; 2];
         self.counters.download(&mut words)?;
         if words[1] != u64::MAX {
@@ -533,6 +535,7 @@ impl<'e> GpuJoin<'e> {
         let cols_at = img.reserve(self.ncols * std::mem::size_of::<DevColumnRepr>());
         let total = img.bytes.len();
         if self.stage_size < total {
+            let _clock = crate::clock::Timer::start(crate::clock::Phase::Alloc);
             let size = total.next_power_of_two();
             let drv = self.eng.drv;
             if !self.stage_host.is_null() {
