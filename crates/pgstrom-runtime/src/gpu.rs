@@ -53,6 +53,60 @@ pub struct GpuEngine {
     cpu_recompute: bool,
     /// Inner relations of joins kept for the other sessions of a query.
     pub(crate) shared_joins: crate::join::SharedBuilds<crate::join_gpu::GpuInner>,
+    /// Device buffers join sessions gave back ([`PooledBuffer`]).
+    idle_buffers: Mutex<Vec<IdleBuffer>>,
+}
+
+/// Most bytes of idle buffers an engine keeps for later sessions.
+const IDLE_BUFFER_BYTES: usize = 2 << 30;
+
+/// A buffer in an engine's pool: device memory, still reserved.
+struct IdleBuffer {
+    ptr: CuDevicePtr,
+    size: usize,
+    res: Reservation,
+}
+
+/// Device memory of a join session (its programs, counters and step
+/// buffers), given back to its engine when dropped and handed to the next
+/// session that asks for the same size (a power of two): the sessions of
+/// every query want the same buffers again, and a `cuMemFree` waits for
+/// the whole device (every connection's work).  The engine keeps up to
+/// [`IDLE_BUFFER_BYTES`] of them, and frees them all when the memory
+/// budget runs short ([`GpuEngine::release_buffers`]).
+pub(crate) struct PooledBuffer<'a> {
+    eng: &'a GpuEngine,
+    pub(crate) ptr: CuDevicePtr,
+    size: usize,
+    res: Option<Reservation>,
+}
+
+impl PooledBuffer<'_> {
+    /// Copy the buffer's first bytes into `out`.
+    pub(crate) fn download<T: Copy>(&self, out: &mut [T]) -> Result<(), DeviceError> {
+        let bytes = std::mem::size_of_val(out);
+        if bytes == 0 {
+            return Ok(());
+        }
+        assert!(bytes <= self.size, "download beyond a pooled buffer");
+        let drv = self.eng.drv;
+        // SAFETY: the allocation is at least `bytes` long (checked).
+        drv.check("cuMemcpyDtoH", unsafe { (drv.cuMemcpyDtoH)(out.as_mut_ptr() as *mut c_void, self.ptr, bytes) })
+    }
+}
+
+impl Drop for PooledBuffer<'_> {
+    fn drop(&mut self) {
+        let Some(res) = self.res.take() else { return };
+        let buf = IdleBuffer { ptr: self.ptr, size: self.size, res };
+        let mut idle = self.eng.idle_buffers.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.iter().map(|b| b.size).sum::<usize>() + buf.size <= IDLE_BUFFER_BYTES {
+            idle.push(buf);
+            return;
+        }
+        drop(idle);
+        self.eng.free_idle(buf);
+    }
 }
 
 /// Grow-only memory for [`Engine::eval_program`]: one device arena and one
@@ -258,6 +312,7 @@ impl GpuEngine {
             fault_after: AtomicI64::new(-1),
             cpu_recompute: true,
             shared_joins: crate::join::SharedBuilds::new(),
+            idle_buffers: Mutex::new(Vec::new()),
         })
     }
 
@@ -651,7 +706,55 @@ impl Engine for GpuEngine {
     }
 }
 
+impl Drop for GpuEngine {
+    fn drop(&mut self) {
+        if self.make_current().is_ok() {
+            self.release_buffers();
+        }
+    }
+}
+
 impl GpuEngine {
+    /// A device buffer of at least `bytes` for a join session: an idle one
+    /// of the pool when it has one of that size class, else a new one.
+    /// The GPU's context is current.
+    pub(crate) fn buffer(&self, bytes: usize) -> Result<PooledBuffer<'_>, DeviceError> {
+        let size = bytes.max(1).next_power_of_two().max(4096);
+        let found = {
+            let mut idle = self.idle_buffers.lock().unwrap_or_else(|p| p.into_inner());
+            idle.iter().position(|b| b.size == size).map(|i| idle.swap_remove(i))
+        };
+        let (ptr, res) = match found {
+            Some(b) => (b.ptr, b.res),
+            None => device_alloc(self.drv, size)?,
+        };
+        Ok(PooledBuffer { eng: self, ptr, size, res: Some(res) })
+    }
+
+    /// As [`Self::buffer`], its first `bytes` zeroed.
+    pub(crate) fn buffer_zeroed(&self, bytes: usize) -> Result<PooledBuffer<'_>, DeviceError> {
+        let b = self.buffer(bytes)?;
+        // SAFETY: within the allocation.
+        self.drv.check("cuMemsetD8", unsafe { (self.drv.cuMemsetD8)(b.ptr, 0, bytes.max(1)) })?;
+        Ok(b)
+    }
+
+    /// Free every idle pooled buffer (the memory budget ran short).
+    pub fn release_buffers(&self) {
+        let idle = std::mem::take(&mut *self.idle_buffers.lock().unwrap_or_else(|p| p.into_inner()));
+        for b in idle {
+            self.free_idle(b);
+        }
+    }
+
+    fn free_idle(&self, b: IdleBuffer) {
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Alloc);
+        // SAFETY: a buffer of cuMemAlloc no session uses; its reservation
+        // goes after the memory.
+        unsafe { (self.drv.cuMemFree)(b.ptr) };
+        drop(b.res);
+    }
+
     /// A scratch arena of at least `bytes` (device memory and a pinned
     /// staging buffer) from the engine's pool, given back when dropped.
     pub(crate) fn scratch(&self, bytes: usize) -> Result<ScratchGuard<'_>, DeviceError> {

@@ -11,7 +11,7 @@ use crate::agg::{AggGroups, DevAggSpecRepr, table_slots};
 use crate::cuda::CuDevicePtr;
 use crate::engine::{ColumnData, DevColumnRepr, DevDatumRepr};
 use crate::error::DeviceError;
-use crate::gpu::{DeviceBuffer, GpuEngine};
+use crate::gpu::{DeviceBuffer, GpuEngine, PooledBuffer, ScratchGuard};
 use crate::join::{
     Combos, DevJoinDepthRepr, DevProgramRefRepr, Finish, JoinKind, JoinSession, JoinSpec, JoinSteps, MAX_KEYS, Output,
     agg_reprs, build_buckets, no_agg, params_repr, run_chunk, run_unmatched, step_error, validate_attach,
@@ -162,7 +162,7 @@ pub struct GpuJoin<'e> {
     /// The inner relations (maybe another session's too).
     inner: Arc<GpuInner>,
     /// Programs, parameters and descriptors of this session.
-    arena: DeviceBuffer<'static>,
+    arena: PooledBuffer<'e>,
     arena_len: usize,
     /// Arena offset of the column array with placeholder outer columns.
     open_cols: usize,
@@ -173,31 +173,21 @@ pub struct GpuJoin<'e> {
     depth_reprs: usize,
     /// Per depth: arena offset of its inner key references.
     key_refs_at: Vec<usize>,
-    /// Chunk staging: pinned host memory and its device copy.
-    stage_host: *mut u8,
-    stage_dev: Option<DeviceBuffer<'static>>,
-    stage_size: usize,
-    out: Option<DeviceBuffer<'static>>,
+    /// Chunk staging: a scratch arena (pinned host memory and its device
+    /// copy) of the engine's, held while the session lives.
+    stage: Option<ScratchGuard<'e>>,
+    out: Option<PooledBuffer<'e>>,
     out_cap: usize,
-    input: Option<DeviceBuffer<'static>>,
+    input: Option<PooledBuffer<'e>>,
     in_cap: usize,
     /// count (u32) at 0, error word (u64) at 8.
-    counters: DeviceBuffer<'static>,
+    counters: PooledBuffer<'e>,
     /// The aggregation: (arena offset of its DevAggSpec, keys, words per
     /// group), or None.
     agg: Option<(usize, usize, usize)>,
     /// Per-chunk aggregation buffers.
-    agg_scratch: Option<DeviceBuffer<'static>>,
+    agg_scratch: Option<PooledBuffer<'e>>,
     agg_scratch_len: usize,
-}
-
-impl Drop for GpuJoin<'_> {
-    fn drop(&mut self) {
-        if !self.stage_host.is_null() {
-            // SAFETY: allocated by cuMemHostAlloc.
-            unsafe { (self.eng.drv.cuMemFreeHost)(self.stage_host.cast()) };
-        }
-    }
 }
 
 fn place_program(img: &mut Image, p: &Program) -> (usize, usize, u32, u16) {
@@ -345,7 +335,7 @@ impl<'e> GpuJoin<'e> {
         });
 
         let arena_len = img.bytes.len();
-        let arena = DeviceBuffer::alloc(drv, arena_len)?;
+        let arena = eng.buffer(arena_len)?;
         let base = arena.ptr;
         let addr = |off: usize| base + off as u64;
         let pref = |p: &(usize, usize, u32, u16)| DevProgramRefRepr {
@@ -422,14 +412,12 @@ impl<'e> GpuJoin<'e> {
             scan_qual_at,
             depth_reprs,
             key_refs_at,
-            stage_host: std::ptr::null_mut(),
-            stage_dev: None,
-            stage_size: 0,
+            stage: None,
             out: None,
             out_cap: 0,
             input: None,
             in_cap: 0,
-            counters: DeviceBuffer::zeroed(drv, 16)?,
+            counters: eng.buffer_zeroed(16)?,
             agg,
             agg_scratch: None,
             agg_scratch_len: 0,
@@ -534,25 +522,12 @@ impl<'e> GpuJoin<'e> {
         }
         let cols_at = img.reserve(self.ncols * std::mem::size_of::<DevColumnRepr>());
         let total = img.bytes.len();
-        if self.stage_size < total {
-            let _clock = crate::clock::Timer::start(crate::clock::Phase::Alloc);
-            let size = total.next_power_of_two();
-            let drv = self.eng.drv;
-            if !self.stage_host.is_null() {
-                // SAFETY: allocated by cuMemHostAlloc.
-                unsafe { (drv.cuMemFreeHost)(self.stage_host.cast()) };
-                self.stage_host = std::ptr::null_mut();
-                self.stage_size = 0;
-            }
-            self.stage_dev = None;
-            let mut host: *mut c_void = std::ptr::null_mut();
-            // SAFETY: valid out-pointer; freed on drop or regrowth.
-            drv.check("cuMemHostAlloc", unsafe { (drv.cuMemHostAlloc)(&mut host, size, 0) })?;
-            self.stage_host = host.cast();
-            self.stage_dev = Some(DeviceBuffer::alloc(drv, size)?);
-            self.stage_size = size;
+        match self.stage.as_mut() {
+            Some(g) => self.eng.grow_scratch(g, total)?,
+            None => self.stage = Some(self.eng.scratch(total)?),
         }
-        let base = self.stage_dev.as_ref().expect("allocated above").ptr;
+        let stage = self.stage.as_ref().expect("taken above");
+        let (base, stage_host) = (stage.dev(), stage.host());
         let at = |off: usize| base + off as u64;
         let mut cols: Vec<DevColumnRepr> = places
             .iter()
@@ -575,11 +550,11 @@ impl<'e> GpuJoin<'e> {
         img.bytes[cols_at..cols_at + cb.len()].copy_from_slice(cb);
         let drv = self.eng.drv;
         let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
-        // SAFETY: the pinned buffer holds stage_size >= total bytes; the
-        // device copy as many.
+        // SAFETY: the arena's pinned buffer holds at least total bytes;
+        // its device copy as many.
         unsafe {
-            std::ptr::copy_nonoverlapping(img.bytes.as_ptr(), self.stage_host, total);
-            drv.check("cuMemcpyHtoD", (drv.cuMemcpyHtoD)(base, self.stage_host as *const c_void, total))?;
+            std::ptr::copy_nonoverlapping(img.bytes.as_ptr(), stage_host, total);
+            drv.check("cuMemcpyHtoD", (drv.cuMemcpyHtoD)(base, stage_host as *const c_void, total))?;
         }
         Ok(at(cols_at))
     }
@@ -622,7 +597,7 @@ impl JoinSteps for Steps<'_, '_> {
         // connection's work) per chunk would serialize the connections
         let cap = (n + n / 4).max(1024).max(self.join.in_cap);
         self.join.out = None;
-        self.join.out = Some(DeviceBuffer::alloc(self.join.eng.drv, cap * self.nsources * 4)?);
+        self.join.out = Some(self.join.eng.buffer(cap * self.nsources * 4)?);
         self.join.out_cap = cap;
         Ok(())
     }
@@ -757,7 +732,7 @@ impl Steps<'_, '_> {
         if j.agg_scratch_len < total {
             j.agg_scratch = None;
             let len = total + total / 4;
-            j.agg_scratch = Some(DeviceBuffer::alloc(j.eng.drv, len)?);
+            j.agg_scratch = Some(j.eng.buffer(len)?);
             j.agg_scratch_len = len;
         }
         let base = j.agg_scratch.as_ref().expect("allocated above").ptr;

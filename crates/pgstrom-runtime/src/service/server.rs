@@ -168,9 +168,13 @@ fn open_engines(config: &ServiceConfig) -> Engines {
             }
             g.map(|g| {
                 let g: &'static GpuEngine = Box::leak(Box::new(g));
-                // memory short: the column cache gives back what it holds
+                // memory short: the column cache gives back what it
+                // holds, and the idle session buffers go
                 if let Some(p) = pool {
-                    p.set_relief(Box::new(move || g.columns.clear()));
+                    p.set_relief(Box::new(move || {
+                        g.columns.clear();
+                        g.release_buffers();
+                    }));
                 }
                 g
             })
