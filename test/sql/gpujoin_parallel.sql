@@ -137,6 +137,17 @@ SELECT * FROM explain_masked('SELECT o.k, x.id, x.brand FROM gjp_outer o JOIN
 CREATE TEMP TABLE gjp_rescan AS SELECT o.k, x.id, x.brand FROM gjp_outer o JOIN
   (SELECT f.id, f.dkey, p.brand FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey WHERE p.category = 'cat4') x
   ON md5(x.dkey::text) = md5(o.k::text);
+-- the same with one engine load per build (the CPU engine in the GPU
+-- service): each rescan loads under a new key
+SET pg_strom.cpu_engine_in_service = on;
+CREATE TEMP TABLE gjp_rescan_shared AS SELECT o.k, x.id, x.brand FROM gjp_outer o JOIN
+  (SELECT f.id, f.dkey, p.brand FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey WHERE p.category = 'cat4') x
+  ON md5(x.dkey::text) = md5(o.k::text);
+RESET pg_strom.cpu_engine_in_service;
+SELECT count(*) AS rows,
+  (SELECT count(*) FROM (SELECT * FROM gjp_rescan EXCEPT ALL SELECT * FROM gjp_rescan_shared) d) AS differ,
+  (SELECT count(*) FROM (SELECT * FROM gjp_rescan_shared EXCEPT ALL SELECT * FROM gjp_rescan) d) AS differ_shared
+  FROM gjp_rescan_shared;
 -- (PostgreSQL's answer with its usual join methods: a nested loop over
 -- the fact table would take minutes)
 RESET pg_strom.enable_gpupreagg;
@@ -187,6 +198,14 @@ SELECT * FROM explain_masked('SELECT p.brand, count(*) FROM gjp_fact f JOIN gjp_
   'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF', '{engine-load}')
   WHERE explain_masked ~ 'Inner Build';
 RESET pg_strom.shared_inner_tables;
+-- a statement timeout while the processes of a shared load wait for the
+-- build: the ERROR, no process left waiting, no load left in the service
+-- for the next query (which runs)
+SET statement_timeout = '300ms';
+SELECT count(*) FROM gjp_fact f JOIN gjp_date d ON f.dkey = d.dkey WHERE pg_sleep(0.05 + d.year * 0) IS NOT NULL;
+RESET statement_timeout;
+SELECT count(*) AS waiting FROM pg_stat_activity WHERE wait_event = 'PgStromInnerBuild';
+SELECT count(*) FROM gjp_fact f JOIN gjp_date d ON f.dkey = d.dkey WHERE d.year = 1991;
 RESET pg_strom.cpu_engine_in_service;
 SET pg_strom.enabled = off;
 SELECT count(*) AS groups,
