@@ -747,6 +747,15 @@ impl GpuEngine {
         }
     }
 
+    /// Free the scratch arenas no request holds now (the memory budget
+    /// ran short); requests make new ones as they need them.
+    pub fn release_scratch(&self) {
+        let idle = std::mem::take(&mut *self.scratch.lock().unwrap_or_else(|p| p.into_inner()));
+        for mut s in idle {
+            self.free_scratch(&mut s);
+        }
+    }
+
     fn free_idle(&self, b: IdleBuffer) {
         let _clock = crate::clock::Timer::start(crate::clock::Phase::Alloc);
         // SAFETY: a buffer of cuMemAlloc no session uses; its reservation

@@ -169,11 +169,12 @@ fn open_engines(config: &ServiceConfig) -> Engines {
             g.map(|g| {
                 let g: &'static GpuEngine = Box::leak(Box::new(g));
                 // memory short: the column cache gives back what it
-                // holds, and the idle session buffers go
+                // holds, and the idle session buffers and scratch arenas go
                 if let Some(p) = pool {
                     p.set_relief(Box::new(move || {
                         g.columns.clear();
                         g.release_buffers();
+                        g.release_scratch();
                     }));
                 }
                 g
