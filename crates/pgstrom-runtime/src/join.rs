@@ -277,14 +277,13 @@ pub(crate) struct DevJoinDepthRepr {
 
 /// Check a join request.  Returns the number of columns of every source.
 pub fn validate_spec(spec: &JoinSpec<'_>) -> Result<usize, DeviceError> {
-    for (i, d) in spec.depths.iter().enumerate() {
-        if d.ninner == NULL_ROW {
-            return Err(DeviceError::InvalidRequest(format!("depth {} has too many rows", i + 1)));
-        }
+    let inner_cols: Vec<usize> = spec.depths.iter().map(|d| d.inner.len()).collect();
+    // (row counts first: the columns are checked against them)
+    let ncols = validate_programs(spec, &inner_cols)?;
+    for d in &spec.depths {
         validate_columns(&d.inner, d.ninner)?;
     }
-    let inner_cols: Vec<usize> = spec.depths.iter().map(|d| d.inner.len()).collect();
-    validate_programs(spec, &inner_cols)
+    Ok(ncols)
 }
 
 /// Check a request that attaches to a shared build ([`SharedBuilds`]):

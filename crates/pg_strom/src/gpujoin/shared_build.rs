@@ -216,9 +216,7 @@ impl SharedInner {
         self.nranges.store(n as u32, Ordering::Relaxed);
         self.load_bytes.store(bytes, Ordering::Relaxed);
         self.load.store(LOAD_DONE, Ordering::Release);
-        let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
-        // SAFETY: the area's condition variable.
-        unsafe { pg_sys::ConditionVariableBroadcast(cv) };
+        self.wake_all();
     }
 
     /// Wait until the loader is done; its figures (as given to
@@ -227,17 +225,8 @@ impl SharedInner {
     /// # Safety
     /// `self` lives in the DSM area; another process claimed the load.
     pub unsafe fn wait_loaded(&self) -> (u64, Vec<KeyRange>) {
-        if self.load.load(Ordering::Acquire) != LOAD_DONE {
-            let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
-            // SAFETY: as in arrive_and_wait.
-            unsafe {
-                pg_sys::ConditionVariablePrepareToSleep(cv);
-                while self.load.load(Ordering::Acquire) != LOAD_DONE {
-                    pg_sys::ConditionVariableSleep(cv, wait_event());
-                }
-                pg_sys::ConditionVariableCancelSleep();
-            }
-        }
+        // SAFETY: caller's promise.
+        unsafe { self.sleep_until(|| self.load.load(Ordering::Acquire) == LOAD_DONE) };
         let n = (self.nranges.load(Ordering::Relaxed) as usize).min(MAX_RANGES);
         let ranges = (0..n)
             .map(|i| {
@@ -255,9 +244,7 @@ impl SharedInner {
     /// process of the build counts one (the loader waits for them all).
     pub fn count_session(&self, attached: bool) {
         if attached { &self.attaches } else { &self.loads }.fetch_add(1, Ordering::AcqRel);
-        let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
-        // SAFETY: the area's condition variable.
-        unsafe { pg_sys::ConditionVariableBroadcast(cv) };
+        self.wake_all();
     }
 
     /// The loader: wait until every process that took part in the build
@@ -268,19 +255,41 @@ impl SharedInner {
     /// # Safety
     /// `self` lives in the DSM area; the build is over.
     pub unsafe fn wait_sessions(&self) {
-        let done = || {
-            self.loads.load(Ordering::Acquire) + self.attaches.load(Ordering::Acquire)
-                >= self.builders.load(Ordering::Acquire)
-        };
+        // SAFETY: caller's promise.
+        unsafe {
+            self.sleep_until(|| {
+                self.loads.load(Ordering::Acquire) + self.attaches.load(Ordering::Acquire)
+                    >= self.builders.load(Ordering::Acquire)
+            })
+        }
+    }
+
+    /// Wake every process sleeping on the area's condition variable.
+    fn wake_all(&self) {
+        let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
+        // SAFETY: the area's condition variable.
+        unsafe { pg_sys::ConditionVariableBroadcast(cv) };
+    }
+
+    /// Sleep on the area's condition variable (wait event
+    /// `PgStromInnerBuild`) until `done`; at once when it already is.  The
+    /// sleep checks for interrupts: an ERROR leaves through PostgreSQL's
+    /// longjmp, and the abort cancels the wait.
+    ///
+    /// # Safety
+    /// `self` lives in the DSM area; whoever makes `done` true calls
+    /// [`Self::wake_all`] after.
+    unsafe fn sleep_until(&self, done: impl Fn() -> bool) {
         if done() {
             return;
         }
         let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
-        // SAFETY: as in arrive_and_wait.
+        let event = wait_event();
+        // SAFETY: the area's condition variable (caller's promise).
         unsafe {
             pg_sys::ConditionVariablePrepareToSleep(cv);
             while !done() {
-                pg_sys::ConditionVariableSleep(cv, wait_event());
+                pg_sys::ConditionVariableSleep(cv, event);
             }
             pg_sys::ConditionVariableCancelSleep();
         }
@@ -413,9 +422,7 @@ impl SharedInner {
             match self.phase.compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
                     if next == BUILT {
-                        let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
-                        // SAFETY: the area's condition variable.
-                        unsafe { pg_sys::ConditionVariableBroadcast(cv) };
+                        self.wake_all();
                         return;
                     }
                     break;
@@ -423,18 +430,8 @@ impl SharedInner {
                 Err(now) => cur = now,
             }
         }
-        let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
-        let event = wait_event();
-        // SAFETY: the area's condition variable; the sleep checks for
-        // interrupts (an ERROR leaves through PostgreSQL's longjmp, and
-        // the wait is cancelled by the abort).
-        unsafe {
-            pg_sys::ConditionVariablePrepareToSleep(cv);
-            while self.phase.load(Ordering::Acquire) & BUILT == 0 {
-                pg_sys::ConditionVariableSleep(cv, event);
-            }
-            pg_sys::ConditionVariableCancelSleep();
-        }
+        // SAFETY: caller's promise; the last to arrive wakes everyone.
+        unsafe { self.sleep_until(|| self.phase.load(Ordering::Acquire) & BUILT != 0) }
     }
 
     /// Every minimal tuple of depth `d` (after the build), as bytes.

@@ -472,18 +472,7 @@ impl Engine for ServiceEngine {
     }
 
     fn join_open_shared<'e>(&'e self, spec: &JoinSpec<'_>, key: u64) -> Result<Box<dyn JoinSession + 'e>, DeviceError> {
-        let (id, bytes) = self.with(|c| {
-            c.call(
-                op::JOIN_OPEN,
-                self.engine,
-                0,
-                |w| {
-                    w.u64(key);
-                    wire::put_join_spec(w, spec)
-                },
-                |r| Ok((r.u32()?, r.u64()?)),
-            )
-        })?;
+        let (id, bytes) = self.join_request(op::JOIN_OPEN, spec, key)?;
         Ok(Box::new(self.remote_join(id, bytes)))
     }
 
@@ -492,9 +481,18 @@ impl Engine for ServiceEngine {
         spec: &JoinSpec<'_>,
         key: u64,
     ) -> Result<Option<Box<dyn JoinSession + 'e>>, DeviceError> {
-        let (id, bytes) = self.with(|c| {
+        let (id, bytes) = self.join_request(op::JOIN_ATTACH, spec, key)?;
+        Ok((id != 0).then(|| Box::new(self.remote_join(id, bytes)) as Box<dyn JoinSession + 'e>))
+    }
+}
+
+impl ServiceEngine {
+    /// JOIN_OPEN or JOIN_ATTACH of `spec` under share key `key` (0: none):
+    /// the session number (0: no build to attach to) and its inner bytes.
+    fn join_request(&self, request: u32, spec: &JoinSpec<'_>, key: u64) -> Result<(u32, u64), DeviceError> {
+        self.with(|c| {
             c.call(
-                op::JOIN_ATTACH,
+                request,
                 self.engine,
                 0,
                 |w| {
@@ -503,12 +501,9 @@ impl Engine for ServiceEngine {
                 },
                 |r| Ok((r.u32()?, r.u64()?)),
             )
-        })?;
-        Ok((id != 0).then(|| Box::new(self.remote_join(id, bytes)) as Box<dyn JoinSession + 'e>))
+        })
     }
-}
 
-impl ServiceEngine {
     /// The backend's handle of service session `id`.
     fn remote_join(&self, id: u32, bytes: u64) -> RemoteJoin<'_> {
         RemoteJoin {
