@@ -228,4 +228,28 @@ impl Engine for CpuEngine {
         let s = crate::clock::Clocked::open_if(|| crate::join_cpu::CpuJoin::attach(spec, key))?;
         Ok(s.map(|s| Box::new(s) as Box<dyn crate::join::JoinSession + 'e>))
     }
+
+    fn join_cache_keep(
+        &self,
+        spec: &crate::join::JoinSpec<'_>,
+        share: u64,
+        key: &[u8],
+        rows: &[u8],
+    ) -> Result<bool, DeviceError> {
+        Ok(crate::join_cpu::CpuJoin::cache_keep(spec, share, key, rows))
+    }
+
+    fn join_cache_rows(&self, key: &[u8]) -> Result<Option<Vec<u8>>, DeviceError> {
+        Ok(crate::join_cpu::CpuJoin::cache_rows(key))
+    }
+
+    fn join_open_cached<'e>(
+        &'e self,
+        spec: &crate::join::JoinSpec<'_>,
+        key: &[u8],
+        share: u64,
+    ) -> Result<Option<Box<dyn crate::join::JoinSession + 'e>>, DeviceError> {
+        let s = crate::clock::Clocked::open_if(|| crate::join_cpu::CpuJoin::open_cached(spec, key, share))?;
+        Ok(s.map(|s| Box::new(s) as Box<dyn crate::join::JoinSession + 'e>))
+    }
 }

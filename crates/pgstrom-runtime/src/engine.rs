@@ -247,6 +247,46 @@ pub trait Engine {
         let _ = (spec, key);
         Ok(None)
     }
+
+    /// Keep the build a session of this query holds under share key
+    /// `share` (opened with [`Self::join_open_shared`]) across queries,
+    /// under `key`, with `rows` (the caller's copy of the inner rows, given
+    /// back by [`Self::join_cache_rows`]).  `spec` is the request without
+    /// the inner rows.  The caller's key must change whenever the inner
+    /// relations' contents may have: the engine only compares keys.
+    /// False: not kept (no such build; too big; an engine that keeps
+    /// nothing across queries).
+    fn join_cache_keep(
+        &self,
+        spec: &crate::join::JoinSpec<'_>,
+        share: u64,
+        key: &[u8],
+        rows: &[u8],
+    ) -> Result<bool, DeviceError> {
+        let _ = (spec, share, key, rows);
+        Ok(false)
+    }
+
+    /// The rows kept with the build under `key` ([`Self::join_cache_keep`]),
+    /// or None.
+    fn join_cache_rows(&self, key: &[u8]) -> Result<Option<Vec<u8>>, DeviceError> {
+        let _ = key;
+        Ok(None)
+    }
+
+    /// A session over the build kept under `key` for requests like `spec`
+    /// (no inner rows), kept from now on also under share key `share` for
+    /// [`Self::join_attach`]; None when the engine keeps no such build (it
+    /// went since [`Self::join_cache_rows`]: the caller loads the rows).
+    fn join_open_cached<'e>(
+        &'e self,
+        spec: &crate::join::JoinSpec<'_>,
+        key: &[u8],
+        share: u64,
+    ) -> Result<Option<Box<dyn crate::join::JoinSession + 'e>>, DeviceError> {
+        let _ = (spec, key, share);
+        Ok(None)
+    }
 }
 
 /// A request sent to an engine whose answer is read later

@@ -704,6 +704,30 @@ impl Engine for GpuEngine {
         let s = crate::clock::Clocked::open_if(|| crate::join_gpu::GpuJoin::attach(self, spec, key))?;
         Ok(s.map(|s| Box::new(s) as Box<dyn crate::join::JoinSession + 'e>))
     }
+
+    fn join_cache_keep(
+        &self,
+        spec: &crate::join::JoinSpec<'_>,
+        share: u64,
+        key: &[u8],
+        rows: &[u8],
+    ) -> Result<bool, DeviceError> {
+        Ok(crate::join_gpu::GpuJoin::cache_keep(self, spec, share, key, rows))
+    }
+
+    fn join_cache_rows(&self, key: &[u8]) -> Result<Option<Vec<u8>>, DeviceError> {
+        Ok(self.shared_joins.cache_rows(key).map(|r| r.as_ref().clone()))
+    }
+
+    fn join_open_cached<'e>(
+        &'e self,
+        spec: &crate::join::JoinSpec<'_>,
+        key: &[u8],
+        share: u64,
+    ) -> Result<Option<Box<dyn crate::join::JoinSession + 'e>>, DeviceError> {
+        let s = crate::clock::Clocked::open_if(|| crate::join_gpu::GpuJoin::open_cached(self, spec, key, share))?;
+        Ok(s.map(|s| Box::new(s) as Box<dyn crate::join::JoinSession + 'e>))
+    }
 }
 
 impl Drop for GpuEngine {

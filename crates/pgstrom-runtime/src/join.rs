@@ -352,14 +352,94 @@ pub(crate) fn fingerprint(spec: &JoinSpec<'_>) -> u64 {
 /// request's [`fingerprint`], while a session holds the build.  A build
 /// no session holds any more is gone; an attach then finds nothing and
 /// the caller loads its own.
+///
+/// It also keeps builds across queries ([`crate::engine::Engine::join_cache_keep`]):
+/// by a key the caller made (the inner relations' identity and state), with
+/// the rows the caller gave, the most recently used first, up to
+/// [`CACHE_MAX_ENTRIES`] builds and [`CACHE_MAX_BYTES`] bytes.  The engine
+/// never judges a key: the backend's key says which relation contents the
+/// build holds, and a changed relation makes another key.
 pub(crate) struct SharedBuilds<T> {
     builds: std::sync::Mutex<Vec<(u64, u64, std::sync::Weak<T>)>>,
+    cache: std::sync::Mutex<Vec<Cached<T>>>,
+}
+
+/// Most builds the cross-query cache keeps.
+pub const CACHE_MAX_ENTRIES: usize = 32;
+/// Most bytes (the builds' and their rows') the cross-query cache keeps.
+pub const CACHE_MAX_BYTES: usize = 1 << 30;
+
+/// A build kept across queries.
+struct Cached<T> {
+    key: Vec<u8>,
+    fingerprint: u64,
+    build: std::sync::Arc<T>,
+    rows: std::sync::Arc<Vec<u8>>,
+    bytes: usize,
 }
 
 impl<T> SharedBuilds<T> {
     /// None kept.
     pub(crate) const fn new() -> SharedBuilds<T> {
-        SharedBuilds { builds: std::sync::Mutex::new(Vec::new()) }
+        SharedBuilds { builds: std::sync::Mutex::new(Vec::new()), cache: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    /// Keep the build a session holds under share key `share` for requests
+    /// like `spec` across queries, under `key`, with `rows` (the caller's
+    /// copy of the inner rows); `bytes` is the build's size.  False when
+    /// no session holds such a build, or it is too big to keep.
+    pub(crate) fn cache_keep(&self, share: u64, spec: &JoinSpec<'_>, key: &[u8], rows: Vec<u8>, bytes: usize) -> bool {
+        let Some(build) = self.find(share, spec) else { return false };
+        let bytes = bytes + rows.len() + key.len();
+        if bytes > CACHE_MAX_BYTES {
+            return false;
+        }
+        let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        c.retain(|e| e.key != key);
+        c.insert(
+            0,
+            Cached { key: key.to_vec(), fingerprint: fingerprint(spec), build, rows: std::sync::Arc::new(rows), bytes },
+        );
+        let mut total = 0;
+        let mut n = 0;
+        for e in c.iter() {
+            if n == CACHE_MAX_ENTRIES || total + e.bytes > CACHE_MAX_BYTES {
+                break;
+            }
+            total += e.bytes;
+            n += 1;
+        }
+        c.truncate(n);
+        true
+    }
+
+    /// The rows kept with the build under `key`, which becomes the most
+    /// recently used.
+    pub(crate) fn cache_rows(&self, key: &[u8]) -> Option<std::sync::Arc<Vec<u8>>> {
+        let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let i = c.iter().position(|e| e.key == key)?;
+        let e = c.remove(i);
+        let rows = e.rows.clone();
+        c.insert(0, e);
+        Some(rows)
+    }
+
+    /// The build kept under `key` for requests like `spec`, kept from now
+    /// on also under share key `share` for the query's other sessions.
+    pub(crate) fn cache_find(&self, key: &[u8], share: u64, spec: &JoinSpec<'_>) -> Option<std::sync::Arc<T>> {
+        let fp = fingerprint(spec);
+        let build = {
+            let c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            c.iter().find(|e| e.key == key && e.fingerprint == fp)?.build.clone()
+        };
+        self.keep(share, spec, &build);
+        Some(build)
+    }
+
+    /// Forget every build kept across queries (memory ran short); those
+    /// that sessions hold live on until the sessions end.
+    pub(crate) fn cache_clear(&self) {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     /// Keep `build` under `key` for requests like `spec` (the newest build

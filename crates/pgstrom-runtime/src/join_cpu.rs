@@ -254,6 +254,37 @@ impl CpuJoin {
         Ok(Some(CpuJoin::with_inner(spec, inner)))
     }
 
+    /// A session over the build kept across queries under `key` for
+    /// requests like `spec` (no inner rows), kept from now on also under
+    /// share key `share`; or None.
+    pub fn open_cached(spec: &JoinSpec<'_>, key: &[u8], share: u64) -> Result<Option<CpuJoin>, DeviceError> {
+        let Some(inner) = SHARED.cache_find(key, share, spec) else { return Ok(None) };
+        validate_attach(spec, &inner.ncols, &inner.ninner)?;
+        Ok(Some(CpuJoin::with_inner(spec, inner)))
+    }
+
+    /// Keep the build held under share key `share` across queries under
+    /// `key`, with `rows` (see `Engine::join_cache_keep`).
+    pub fn cache_keep(spec: &JoinSpec<'_>, share: u64, key: &[u8], rows: &[u8]) -> bool {
+        let bytes = SHARED.find(share, spec).map_or(0, |b| {
+            b.columns
+                .iter()
+                .map(|c| {
+                    c.values.len()
+                        + c.validity.as_ref().map_or(0, Vec::len)
+                        + 4 * c.offsets.as_ref().map_or(0, Vec::len)
+                })
+                .sum::<usize>()
+                + b.tables.iter().map(|(b, n, h)| 4 * (b.len() + n.len() + h.len())).sum::<usize>()
+        });
+        SHARED.cache_keep(share, spec, key, rows.to_vec(), bytes)
+    }
+
+    /// The rows kept with the build under `key`.
+    pub fn cache_rows(key: &[u8]) -> Option<Vec<u8>> {
+        SHARED.cache_rows(key).map(|r| r.as_ref().clone())
+    }
+
     /// The session's own parts over `inner`.
     fn with_inner(spec: &JoinSpec<'_>, inner: Arc<CpuInner>) -> CpuJoin {
         CpuJoin {

@@ -262,6 +262,30 @@ impl<'e> GpuJoin<'e> {
         Ok(Some(join))
     }
 
+    /// A session over the build kept across queries under `key` for
+    /// requests like `spec` (no inner rows), kept from now on also under
+    /// share key `share`; or None.
+    pub fn open_cached(
+        eng: &'e GpuEngine,
+        spec: &JoinSpec<'_>,
+        key: &[u8],
+        share: u64,
+    ) -> Result<Option<GpuJoin<'e>>, DeviceError> {
+        let Some(inner) = eng.shared_joins.cache_find(key, share, spec) else { return Ok(None) };
+        let ncols = validate_attach(spec, &inner.ncols, &inner.ninner)?;
+        eng.make_current()?;
+        let join = GpuJoin::with_inner(eng, spec, inner, ncols)?;
+        join.upload_depths()?;
+        Ok(Some(join))
+    }
+
+    /// Keep the build held under share key `share` across queries under
+    /// `key`, with `rows` (see `Engine::join_cache_keep`).
+    pub fn cache_keep(eng: &GpuEngine, spec: &JoinSpec<'_>, share: u64, key: &[u8], rows: &[u8]) -> bool {
+        let bytes = eng.shared_joins.find(share, spec).map_or(0, |b| b.len);
+        eng.shared_joins.cache_keep(share, spec, key, rows.to_vec(), bytes)
+    }
+
     /// Copy between host memory and the inner relations' buffer at `off`
     /// (`up`: to the device).
     fn copy_inner<T: Copy>(&self, off: usize, data: &mut [T], up: bool) -> Result<(), DeviceError> {

@@ -402,3 +402,55 @@ fn sessions_share_one_inner_build() {
         assert!(eng.join_attach(&spec(false, 1), key).unwrap().is_none(), "{}", eng.describe());
     }
 }
+
+#[test]
+fn builds_kept_across_queries_by_their_cache_key() {
+    // one query keeps its build in the cache; a later query (another share
+    // key) opens a session over it and gets the rows back; another cache
+    // key, or another request, finds nothing
+    let a = Col::new("INT4", values(2000, 21, 40, 5));
+    let k = Col::new("INT4", values(60, 22, 40, 3));
+    let spec = |with_rows: bool, ninner: u32| JoinSpec {
+        scan_qual: None,
+        outer_types: vec![a.type_id],
+        depths: vec![JoinDepthSpec {
+            kind: JoinKind::Inner,
+            outer_keys: vec![var(0, "INT4")],
+            inner_keys: vec![var(1, "INT4")],
+            qual: None,
+            inner: if with_rows { vec![k.data()] } else { vec![] },
+            ninner,
+        }],
+        params: vec![],
+        agg: None,
+    };
+    let rows: Vec<u8> = (0..100u8).collect();
+    for (i, eng) in engines("join-cache").iter().enumerate() {
+        let pid = std::process::id() as u64;
+        let (share, later) = (0x0cac_0000 + i as u64 * 31 + pid, 0x0cad_0000 + i as u64 * 31 + pid);
+        let ck = format!("cache key {i} {pid}").into_bytes();
+        let mut own = eng.join_open(&spec(true, 60)).unwrap();
+        let want = combos_sorted(&own.probe(&[a.data()], 2000, None).unwrap());
+        assert!(!want.is_empty());
+        assert!(eng.join_cache_rows(&ck).unwrap().is_none(), "{}", eng.describe());
+        assert!(eng.join_open_cached(&spec(false, 60), &ck, later).unwrap().is_none());
+        // only a build a session holds can be kept
+        assert!(!eng.join_cache_keep(&spec(false, 60), share, &ck, &rows).unwrap());
+        let first = eng.join_open_shared(&spec(true, 60), share).unwrap();
+        assert!(eng.join_cache_keep(&spec(false, 60), share, &ck, &rows).unwrap(), "{}", eng.describe());
+        drop(first);
+        // the query ended; the cache holds the build and its rows
+        assert_eq!(eng.join_cache_rows(&ck).unwrap().as_deref(), Some(&rows[..]));
+        let mut other = ck.clone();
+        other.push(b'!');
+        assert!(eng.join_cache_rows(&other).unwrap().is_none());
+        assert!(eng.join_open_cached(&spec(false, 60), &other, later).unwrap().is_none());
+        // a request of another shape (row count) finds nothing
+        assert!(eng.join_open_cached(&spec(false, 59), &ck, later).unwrap().is_none());
+        let mut s = eng.join_open_cached(&spec(false, 60), &ck, later).unwrap().expect("kept");
+        assert_eq!(combos_sorted(&s.probe(&[a.data()], 2000, None).unwrap()), want, "{}", eng.describe());
+        // the later query's processes attach by its share key
+        let mut t = eng.join_attach(&spec(false, 60), later).unwrap().expect("shared");
+        assert_eq!(combos_sorted(&t.probe(&[a.data()], 2000, None).unwrap()), want);
+    }
+}

@@ -472,7 +472,7 @@ impl Engine for ServiceEngine {
     }
 
     fn join_open_shared<'e>(&'e self, spec: &JoinSpec<'_>, key: u64) -> Result<Box<dyn JoinSession + 'e>, DeviceError> {
-        let (id, bytes) = self.join_request(op::JOIN_OPEN, spec, key)?;
+        let (id, bytes) = self.join_request(op::JOIN_OPEN, spec, key, None)?;
         Ok(Box::new(self.remote_join(id, bytes)))
     }
 
@@ -481,15 +481,64 @@ impl Engine for ServiceEngine {
         spec: &JoinSpec<'_>,
         key: u64,
     ) -> Result<Option<Box<dyn JoinSession + 'e>>, DeviceError> {
-        let (id, bytes) = self.join_request(op::JOIN_ATTACH, spec, key)?;
+        let (id, bytes) = self.join_request(op::JOIN_ATTACH, spec, key, None)?;
+        Ok((id != 0).then(|| Box::new(self.remote_join(id, bytes)) as Box<dyn JoinSession + 'e>))
+    }
+
+    fn join_cache_keep(&self, spec: &JoinSpec<'_>, share: u64, key: &[u8], rows: &[u8]) -> Result<bool, DeviceError> {
+        self.with(|c| {
+            c.call(
+                op::JOIN_CACHE_KEEP,
+                self.engine,
+                0,
+                |w| {
+                    w.u64(share);
+                    w.blob(key);
+                    w.blob(rows);
+                    wire::put_join_spec(w, spec)
+                },
+                |r| Ok(r.u32()? != 0),
+            )
+        })
+    }
+
+    fn join_cache_rows(&self, key: &[u8]) -> Result<Option<Vec<u8>>, DeviceError> {
+        self.with(|c| {
+            c.call(
+                op::JOIN_CACHE_ROWS,
+                self.engine,
+                0,
+                |w| {
+                    w.blob(key);
+                    Ok(())
+                },
+                |r| r.opt(|r| Ok(r.blob()?.to_vec())),
+            )
+        })
+    }
+
+    fn join_open_cached<'e>(
+        &'e self,
+        spec: &JoinSpec<'_>,
+        key: &[u8],
+        share: u64,
+    ) -> Result<Option<Box<dyn JoinSession + 'e>>, DeviceError> {
+        let (id, bytes) = self.join_request(op::JOIN_OPEN_CACHED, spec, share, Some(key))?;
         Ok((id != 0).then(|| Box::new(self.remote_join(id, bytes)) as Box<dyn JoinSession + 'e>))
     }
 }
 
 impl ServiceEngine {
-    /// JOIN_OPEN or JOIN_ATTACH of `spec` under share key `key` (0: none):
-    /// the session number (0: no build to attach to) and its inner bytes.
-    fn join_request(&self, request: u32, spec: &JoinSpec<'_>, key: u64) -> Result<(u32, u64), DeviceError> {
+    /// JOIN_OPEN, JOIN_ATTACH or JOIN_OPEN_CACHED (with `cache_key`) of
+    /// `spec` under share key `key` (0: none): the session number (0: no
+    /// build to attach to) and its inner bytes.
+    fn join_request(
+        &self,
+        request: u32,
+        spec: &JoinSpec<'_>,
+        key: u64,
+        cache_key: Option<&[u8]>,
+    ) -> Result<(u32, u64), DeviceError> {
         self.with(|c| {
             c.call(
                 request,
@@ -497,6 +546,9 @@ impl ServiceEngine {
                 0,
                 |w| {
                     w.u64(key);
+                    if let Some(ck) = cache_key {
+                        w.blob(ck);
+                    }
                     wire::put_join_spec(w, spec)
                 },
                 |r| Ok((r.u32()?, r.u64()?)),

@@ -22,7 +22,7 @@ pub mod shm;
 pub mod wire;
 
 /// Protocol version (HELLO).
-pub const PROTOCOL_VERSION: u32 = 11;
+pub const PROTOCOL_VERSION: u32 = 12;
 /// The engine number of the CPU engine (GPUs are 0..n).
 pub const CPU_ENGINE: u32 = u32::MAX;
 
@@ -76,6 +76,15 @@ pub mod op {
     /// same query loaded with JOIN_OPEN under the request's share key; a
     /// session number out, 0 when the service holds no such build.
     pub const JOIN_ATTACH: u32 = 19;
+    /// Keep the build a session holds under the request's share key across
+    /// queries, under the request's cache key, with the rows given; 1 out
+    /// when kept.
+    pub const JOIN_CACHE_KEEP: u32 = 20;
+    /// The rows kept with the build under the request's cache key, if any.
+    pub const JOIN_CACHE_ROWS: u32 = 21;
+    /// A join session over the build kept under the request's cache key
+    /// (kept from now on also under its share key); session 0 when none.
+    pub const JOIN_OPEN_CACHED: u32 = 22;
 }
 
 /// Reply status words.

@@ -173,6 +173,7 @@ fn open_engines(config: &ServiceConfig) -> Engines {
                 if let Some(p) = pool {
                     p.set_relief(Box::new(move || {
                         g.columns.clear();
+                        g.shared_joins.cache_clear();
                         g.release_buffers();
                         g.release_scratch();
                     }));
@@ -295,6 +296,8 @@ enum Answer {
     Groups(AggGroups),
     HeapGroups(HeapProbed),
     Clock(DeviceClock),
+    Flag(bool),
+    Rows(Option<Vec<u8>>),
 }
 
 impl Answer {
@@ -314,6 +317,8 @@ impl Answer {
                 w.u64(*bytes);
             }
             Answer::Placed(gpu) => w.u32(*gpu),
+            Answer::Flag(b) => w.u32(*b as u32),
+            Answer::Rows(rows) => w.opt(rows.as_deref(), |w, r| w.blob(r)),
             Answer::FileOpened(n, access) => {
                 w.u32(*n);
                 wire::put_file_access(w, access);
@@ -546,11 +551,30 @@ impl Connection {
                 };
                 Ok(Answer::Filter(eng.filter_compare(&col, validity, op)?))
             }
-            op::JOIN_OPEN | op::JOIN_ATTACH => {
+            op::JOIN_CACHE_KEEP => {
+                let eng = self.engine(h.engine)?;
+                let share = r.u64()?;
+                let key = r.blob()?;
+                let rows = r.blob()?;
+                let spec = wire::get_join_spec(&mut r)?;
+                Ok(Answer::Flag(eng.join_cache_keep(&spec, share, key, rows)?))
+            }
+            op::JOIN_CACHE_ROWS => {
+                let eng = self.engine(h.engine)?;
+                let key = r.blob()?;
+                Ok(Answer::Rows(eng.join_cache_rows(key)?))
+            }
+            op::JOIN_OPEN | op::JOIN_ATTACH | op::JOIN_OPEN_CACHED => {
                 let eng = self.engine(h.engine)?;
                 let key = r.u64()?;
+                let cache_key = if h.op == op::JOIN_OPEN_CACHED { Some(r.blob()?) } else { None };
                 let spec = wire::get_join_spec(&mut r)?;
-                let s = if h.op == op::JOIN_ATTACH {
+                let s = if let Some(ck) = cache_key {
+                    match eng.join_open_cached(&spec, ck, key)? {
+                        Some(s) => s,
+                        None => return Ok(Answer::Session(0, 0)),
+                    }
+                } else if h.op == op::JOIN_ATTACH {
                     match eng.join_attach(&spec, key)? {
                         Some(s) => s,
                         None => return Ok(Answer::Session(0, 0)),
