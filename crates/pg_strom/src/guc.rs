@@ -92,6 +92,11 @@ pub static PARALLEL_INNER_BUILD: GucSetting<bool> = GucSetting::<bool>::new(true
 /// probe one load of the inner relations in the engine (gpujoin::shared_build).
 pub static SHARED_INNER_TABLES: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pg_strom.inner_cache`: the GPU service keeps GpuJoin inner builds
+/// across queries while the inner relations do not change
+/// (gpujoin::inner_cache).
+pub static INNER_CACHE: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 /// `pg_strom.chunk_read_ahead`: a heap scan reads its next chunk while
 /// the GPU service works on the current one.
 pub static CHUNK_READ_AHEAD: GucSetting<bool> = GucSetting::<bool>::new(true);
@@ -174,6 +179,14 @@ pub fn init() {
         c"Lets the processes of a parallel GpuJoin or GpuPreAgg share one load of the inner relations in the engine: one process loads and hashes them, the others probe the same tables.",
         c"off loads the inner relations into the engine once per process.",
         &SHARED_INNER_TABLES,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.inner_cache",
+        c"Lets the GPU service keep the inner relations of a GpuJoin or GpuPreAgg, hashed, for later queries, while no row of them changes.",
+        c"A build is kept and used only when every page of its inner tables is all-visible and unchanged since; off builds the inner relations for every query.",
+        &INNER_CACHE,
         GucContext::Userset,
         GucFlags::default(),
     );

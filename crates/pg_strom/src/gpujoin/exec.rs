@@ -47,6 +47,8 @@ use crate::source::Source;
 use crate::source::heap_direct::{self, DirectCounters, HeapDirect};
 use crate::{engine, errors, guc};
 
+mod cached;
+
 /// One inner relation, loaded: its rows as minimal tuples (in the node's
 /// inner memory, or where a parallel build published them in the query's
 /// DSA area), taken apart only as far as they are needed.
@@ -278,6 +280,12 @@ pub struct GpuJoinExec {
     pub(crate) build_stats: Option<BuildStats>,
     /// How long this process took to have its session open (ns).
     pub(crate) open_ns: u64,
+    /// The cross-query cache: what the inner plans are for it (made once),
+    /// the build's key (when it may be cached), and the outcome of a
+    /// process of no parallel plan (a parallel plan's is in the DSM area).
+    cache_plan: Option<Result<crate::gpujoin::inner_cache::CachePlan, crate::gpujoin::inner_cache::Outcome>>,
+    cache_key: Option<Vec<u8>>,
+    cache_outcome: crate::gpujoin::inner_cache::Outcome,
 }
 
 node::device_node!(GpuJoinExec, NAME, TTSOpsVirtual);
@@ -427,6 +435,9 @@ impl DeviceNode for GpuJoinExec {
                 load_ns: 0,
                 build_stats: None,
                 open_ns: 0,
+                cache_plan: None,
+                cache_key: None,
+                cache_outcome: Default::default(),
             }
         }
     }
@@ -543,6 +554,10 @@ impl GpuJoinExec {
                         None,
                     );
                 }
+                // the rows of a build kept by an earlier query, published
+                // as this build's by the process that looked
+                self.consult_cache_shared(sh, &children);
+                let cached = sh.cache_outcome() == crate::gpujoin::inner_cache::Outcome::Hit;
                 if sh.attach() {
                     // the heap direct path's dirty blocks, in shares of
                     // the buffer descriptors
@@ -553,7 +568,7 @@ impl GpuJoinExec {
                         }
                     }
                     for (d, &child) in children.iter().enumerate() {
-                        if self.info.depths[d].partial_inner || sh.claim(d) {
+                        if !cached && (self.info.depths[d].partial_inner || sh.claim(d)) {
                             self.publish_inner(sh, d, child);
                         }
                     }
@@ -567,9 +582,12 @@ impl GpuJoinExec {
                     d.use_dirty_set(set);
                 }
             } else {
-                for (d, &child) in children.iter().enumerate() {
-                    let inner = self.read_inner_plan(d, child);
-                    self.inners.push(inner);
+                // (or the rows of a build an earlier query kept)
+                if !self.inners_from_cache(&children) {
+                    for (d, &child) in children.iter().enumerate() {
+                        let inner = self.read_inner_plan(d, child);
+                        self.inners.push(inner);
+                    }
                 }
                 // a scan this process makes alone (a parallel one without a
                 // shared build looks its blocks up: its share is unknown)
@@ -887,7 +905,7 @@ impl GpuJoinExec {
         let Some(sh) = self.shared_load().filter(|_| shares) else {
             let bytes = self.inner_load_bytes();
             let eng = self.engine_for(bytes);
-            let opened = self.open_session(eng, None);
+            let opened = self.open_session_cached(eng, None);
             // SAFETY: NULL or the node's part of the DSM area.
             if let Some(sh) = unsafe { self.shared.as_ref() } {
                 sh.count_session(false);
@@ -907,7 +925,7 @@ impl GpuJoinExec {
             };
             let bytes = self.inner_load_bytes();
             let eng = self.engine_for(bytes);
-            let opened = self.open_session(eng, Some(key));
+            let opened = self.open_session_cached(eng, Some(key));
             // (also after a failure: the others then try their own)
             sh.loaded(bytes as u64, &ranges);
             sh.count_session(false);

@@ -223,6 +223,10 @@ pub unsafe fn explain(
         }
         if analyze && !st.info.depths.is_empty() && st.inners_were_loaded() {
             prop_text(c"Inner Build", &inner_build_text(st, (*es).timing), es);
+            let cache = st.build_stats.map_or(st.cache_outcome(), |b| b.cache);
+            if cache != crate::gpujoin::inner_cache::Outcome::Unknown {
+                prop_text(c"Inner Cache", cache.text(), es);
+            }
         }
         let eng = engine_of(st);
         let mut pref = eng.describe();

@@ -16,11 +16,14 @@
 //! - [`shared_build`]: in a parallel plan, the inner relations read once
 //!   for all processes (partial inner plans scanned in shares), through
 //!   the node's DSM area and the query's DSA area.
+//! - [`inner_cache`]: the cross-query cache of inner builds in the GPU
+//!   service: when a build may be kept and found again, and its key.
 //! - [`explain`]: `Depth N: GpuHashJoin ...`, `JoinQuals`, `Nrows`,
 //!   `KDS-Hash` as PG-Strom prints it.
 
 pub mod exec;
 pub mod explain;
+pub mod inner_cache;
 pub mod path;
 pub mod plan;
 pub mod shared_build;

@@ -92,7 +92,19 @@ pub struct SharedInner {
     range_attnum: [AtomicU32; MAX_RANGES],
     range_lo: [AtomicU64; MAX_RANGES],
     range_hi: [AtomicU64; MAX_RANGES],
+    /// The cross-query cache (gpujoin::inner_cache): CACHE_FREE,
+    /// CACHE_CHECKING or CACHE_DECIDED; the outcome (inner_cache::Outcome);
+    /// the key (a dsa_pointer and its length; 0: none).
+    cache_state: AtomicU32,
+    cache_outcome: AtomicU32,
+    cache_key: AtomicU64,
+    cache_key_len: AtomicU64,
 }
+
+/// `cache_state` states: nobody looked yet, a process looks, decided.
+const CACHE_FREE: u32 = 0;
+const CACHE_CHECKING: u32 = 1;
+const CACHE_DECIDED: u32 = 2;
 
 /// The header of one contribution in the DSA area; the minimal tuples
 /// follow, each at a MAXALIGNed offset, then (MAXALIGNed) the same rows'
@@ -119,6 +131,8 @@ pub struct BuildStats {
     /// Whether a process loaded the inner relations for the others
     /// (false: each process loaded its own).
     pub shared_load: bool,
+    /// The cross-query cache's outcome.
+    pub cache: crate::gpujoin::inner_cache::Outcome,
 }
 
 /// The wait event of a process waiting for the others' inner rows.
@@ -130,7 +144,7 @@ fn wait_event() -> u32 {
 
 /// A key for a new build: random, so that no other query's sessions in
 /// the GPU service can take it for theirs.
-fn new_key() -> u64 {
+pub fn new_key() -> u64 {
     let mut b = [0u8; 8];
     // SAFETY: an 8-byte buffer.
     if !unsafe { pg_sys::pg_strong_random(b.as_mut_ptr().cast(), b.len()) } {
@@ -178,6 +192,14 @@ impl SharedInner {
                 }
             }
         }
+        let key = self.cache_key.swap(0, Ordering::AcqRel);
+        if key != 0 && !dsa.is_null() {
+            // SAFETY: the key's allocation in this area.
+            unsafe { pg_sys::dsa_free(dsa, key) };
+        }
+        self.cache_key_len.store(0, Ordering::Relaxed);
+        self.cache_outcome.store(0, Ordering::Relaxed);
+        self.cache_state.store(CACHE_FREE, Ordering::Relaxed);
         for c in &self.claimed {
             c.store(0, Ordering::Relaxed);
         }
@@ -194,6 +216,80 @@ impl SharedInner {
     /// The key the loader keeps the inner relations under in its engine.
     pub fn share_key(&self) -> u64 {
         self.share_key.load(Ordering::Relaxed)
+    }
+
+    /// Take the look into the cross-query cache (true: this process looks,
+    /// publishes the kept rows when found, and calls
+    /// [`Self::cache_decided`]; the others call [`Self::wait_cache_decided`]).
+    pub fn claim_cache_check(&self) -> bool {
+        self.cache_state.compare_exchange(CACHE_FREE, CACHE_CHECKING, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    /// The cache is looked into: its `outcome` and the build's `key`.
+    ///
+    /// # Safety
+    /// `dsa` is the query's DSA area; called once, after
+    /// [`Self::claim_cache_check`] returned true.
+    pub unsafe fn cache_decided(
+        &self,
+        dsa: *mut pg_sys::dsa_area,
+        key: Option<&[u8]>,
+        outcome: crate::gpujoin::inner_cache::Outcome,
+    ) {
+        if let Some(key) = key.filter(|k| !k.is_empty()) {
+            // SAFETY: a fresh allocation of the key's length (an ERROR if
+            // the area cannot grow, which ends the query).
+            unsafe {
+                let dp = pg_sys::dsa_allocate_extended(dsa, key.len(), pg_sys::DSA_ALLOC_HUGE as i32);
+                let at = pg_sys::dsa_get_address(dsa, dp) as *mut u8;
+                std::ptr::copy_nonoverlapping(key.as_ptr(), at, key.len());
+                self.cache_key.store(dp, Ordering::Relaxed);
+            }
+            self.cache_key_len.store(key.len() as u64, Ordering::Relaxed);
+        }
+        self.cache_outcome.store(outcome as u32, Ordering::Relaxed);
+        self.cache_state.store(CACHE_DECIDED, Ordering::Release);
+        self.wake_all();
+    }
+
+    /// Wait until the process looking into the cache decided.
+    ///
+    /// # Safety
+    /// `self` lives in the DSM area; another process claimed the look.
+    pub unsafe fn wait_cache_decided(&self) {
+        // SAFETY: caller's promise.
+        unsafe { self.sleep_until(|| self.cache_state.load(Ordering::Acquire) == CACHE_DECIDED) }
+    }
+
+    /// The cache's outcome (once decided; later changed by the loader).
+    pub fn cache_outcome(&self) -> crate::gpujoin::inner_cache::Outcome {
+        crate::gpujoin::inner_cache::Outcome::from_u32(self.cache_outcome.load(Ordering::Acquire))
+    }
+
+    /// The loader's outcome (kept or not, loaded again).
+    pub fn set_cache_outcome(&self, outcome: crate::gpujoin::inner_cache::Outcome) {
+        self.cache_outcome.store(outcome as u32, Ordering::Release);
+    }
+
+    /// The build's key in the cache (once decided), or None.
+    ///
+    /// # Safety
+    /// `dsa` is the area the key was stored in.
+    pub unsafe fn cache_key(&self, dsa: *mut pg_sys::dsa_area) -> Option<Vec<u8>> {
+        let dp = self.cache_key.load(Ordering::Acquire);
+        let len = self.cache_key_len.load(Ordering::Acquire) as usize;
+        // SAFETY: the key's allocation of `len` bytes (caller's area).
+        (dp != 0).then(|| unsafe { std::slice::from_raw_parts(pg_sys::dsa_get_address(dsa, dp) as *const u8, len).to_vec() })
+    }
+
+    /// Every contribution of depth `d` (after the build): its rows, tuple
+    /// bytes and column bytes.
+    ///
+    /// # Safety
+    /// As [`Self::for_each_row`].
+    pub unsafe fn for_each_published(&self, dsa: *mut pg_sys::dsa_area, d: usize, f: impl FnMut(u64, &[u8], &[u8])) {
+        // SAFETY: caller's promise.
+        unsafe { Self::for_each_part(&self.heads[d], dsa, f) }
     }
 
     /// Take the load (true: this process loads the inner relations into
@@ -443,13 +539,8 @@ impl SharedInner {
         // MAXALIGNed minimal tuples, each starting with its length.
         unsafe {
             Self::for_each_contribution(&self.heads[d], dsa, |bytes| {
-                let mut off = 0;
-                while off + 4 <= bytes.len() {
-                    let len = u32::from_ne_bytes(bytes[off..off + 4].try_into().expect("4 bytes")) as usize;
-                    f(&bytes[off..off + len]);
-                    off += max_align(len);
-                }
-            });
+                for_each_tuple(bytes, &mut f);
+            })
         }
     }
 
@@ -460,7 +551,7 @@ impl SharedInner {
     /// As [`Self::for_each_row`].
     pub unsafe fn for_each_columns(&self, dsa: *mut pg_sys::dsa_area, d: usize, mut f: impl FnMut(&[u8])) {
         // SAFETY: caller's promise.
-        unsafe { Self::for_each_part(&self.heads[d], dsa, |_, columns| f(columns)) }
+        unsafe { Self::for_each_part(&self.heads[d], dsa, |_, _, columns| f(columns)) }
     }
 
     /// The bytes of every contribution on list `list`.
@@ -469,14 +560,15 @@ impl SharedInner {
     /// `dsa` is the area they were published in; nothing is pushed meanwhile.
     unsafe fn for_each_contribution(list: &AtomicU64, dsa: *mut pg_sys::dsa_area, mut f: impl FnMut(&[u8])) {
         // SAFETY: caller's promise.
-        unsafe { Self::for_each_part(list, dsa, |bytes, _| f(bytes)) }
+        unsafe { Self::for_each_part(list, dsa, |_, bytes, _| f(bytes)) }
     }
 
-    /// The bytes, and the extra bytes, of every contribution on `list`.
+    /// The items, the bytes and the extra bytes of every contribution on
+    /// `list`.
     ///
     /// # Safety
     /// As [`Self::for_each_contribution`].
-    unsafe fn for_each_part(list: &AtomicU64, dsa: *mut pg_sys::dsa_area, mut f: impl FnMut(&[u8], &[u8])) {
+    unsafe fn for_each_part(list: &AtomicU64, dsa: *mut pg_sys::dsa_area, mut f: impl FnMut(u64, &[u8], &[u8])) {
         let head = max_align(std::mem::size_of::<Contribution>());
         let mut dp = list.load(Ordering::Acquire);
         while dp != 0 {
@@ -488,6 +580,7 @@ impl SharedInner {
                 let n = (*c).nbytes as usize;
                 let extra_at = head + max_align(n);
                 f(
+                    (*c).nrows,
                     std::slice::from_raw_parts(at.add(head), n),
                     std::slice::from_raw_parts(at.add(extra_at), (*c).ncolbytes as usize),
                 );
@@ -504,6 +597,23 @@ impl SharedInner {
             loads: self.loads.load(Ordering::Relaxed),
             attaches: self.attaches.load(Ordering::Relaxed),
             shared_load: self.load.load(Ordering::Relaxed) != LOAD_FREE,
+            cache: self.cache_outcome(),
         }
     }
+}
+
+/// Every minimal tuple of `bytes` (MAXALIGNed minimal tuples, each starting
+/// with its length), as bytes; false when the bytes are not such tuples
+/// (a length that is too short or runs past the end).
+pub fn for_each_tuple(bytes: &[u8], mut f: impl FnMut(&[u8])) -> bool {
+    let mut off = 0;
+    while off + 4 <= bytes.len() {
+        let len = u32::from_ne_bytes(bytes[off..off + 4].try_into().expect("4 bytes")) as usize;
+        if len < 4 || off + len > bytes.len() {
+            return false;
+        }
+        f(&bytes[off..off + len]);
+        off += max_align(len);
+    }
+    off >= bytes.len()
 }

@@ -1,0 +1,245 @@
+//! A GpuJoin's use of the cross-query cache of inner builds
+//! (`gpujoin::inner_cache`): before the inner plans run, look for a kept
+//! build of the relations as they are now and take its rows (one process
+//! for all in a parallel plan, publishing them as the build's); when the
+//! session opens, open it over the kept build, or load the rows and keep
+//! the new build when the relations did not change meanwhile.
+
+use pgrx::pg_sys;
+use pgstrom_runtime::join::JoinSession;
+use pgstrom_runtime::{DeviceError, Engine};
+
+use super::{GpuJoinExec, InnerRows, engine_of};
+use crate::gpujoin::inner_cache::{self, CachePlan, KeptRows, Outcome};
+use crate::gpujoin::shared_build::{self, SharedInner};
+use crate::guc;
+
+impl GpuJoinExec {
+    /// The inner relations' key in the cache as they are now, or why
+    /// there is none.
+    ///
+    /// # Safety
+    /// `children` are the node's live inner plans.
+    unsafe fn cache_key_now(&mut self, children: &[*mut pg_sys::PlanState]) -> Result<Vec<u8>, Outcome> {
+        if !guc::INNER_CACHE.get() {
+            return Err(Outcome::Off);
+        }
+        if !engine_of(self).shared_by_processes() {
+            return Err(Outcome::OwnEngine);
+        }
+        // SAFETY: caller's promise.
+        match unsafe { self.cache_plan(children) } {
+            // SAFETY: the node's relations are open.
+            Ok(p) => unsafe { p.key() },
+            Err(o) => Err(*o),
+        }
+    }
+
+    /// What the inner plans are for the cache (made the first time).
+    ///
+    /// # Safety
+    /// As [`Self::cache_key_now`].
+    unsafe fn cache_plan(&mut self, children: &[*mut pg_sys::PlanState]) -> &Result<CachePlan, Outcome> {
+        if self.cache_plan.is_none() {
+            let columns: Vec<Vec<(i16, u16)>> = self.info.depths.iter().map(|d| d.inner_columns.clone()).collect();
+            // SAFETY: caller's promise.
+            self.cache_plan = Some(unsafe { inner_cache::plan(children, &columns) });
+        }
+        self.cache_plan.as_ref().expect("made above")
+    }
+
+    /// A process of no parallel plan: look into the cache; true when the
+    /// inner rows came from it (`inners` holds them).
+    ///
+    /// # Safety
+    /// As [`Self::cache_key_now`].
+    pub(super) unsafe fn inners_from_cache(&mut self, children: &[*mut pg_sys::PlanState]) -> bool {
+        self.cache_key = None;
+        // SAFETY: caller's promise.
+        let key = match unsafe { self.cache_key_now(children) } {
+            Ok(k) => k,
+            Err(o) => {
+                self.cache_outcome = o;
+                return false;
+            }
+        };
+        // (a lost service shows at the session's opening)
+        let rows = engine_of(self).join_cache_rows(&key).ok().flatten();
+        // SAFETY: the node's inner memory, reset with the rows.
+        let hit = rows.is_some_and(|r| unsafe { self.inners_from_rows(&r) });
+        self.cache_outcome = if hit { Outcome::Hit } else { Outcome::Miss };
+        self.cache_key = Some(key);
+        hit
+    }
+
+    /// Make `inners` from kept rows, copied into the node's inner memory
+    /// (MAXALIGNed, as the tuples need); false when they are damaged.
+    ///
+    /// # Safety
+    /// Backend; `inner_cxt` lives as long as the rows.
+    unsafe fn inners_from_rows(&mut self, rows: &[u8]) -> bool {
+        // SAFETY: a fresh allocation of rows.len() bytes; the copy lives
+        // until the inner memory is reset, with the rows made of it.
+        let copy: &'static [u8] = unsafe {
+            let p = pg_sys::MemoryContextAllocHuge(self.inner_cxt, rows.len().max(1)) as *mut u8;
+            std::ptr::copy_nonoverlapping(rows.as_ptr(), p, rows.len());
+            std::slice::from_raw_parts(p, rows.len())
+        };
+        let Some(parts) = inner_cache::decode_rows(copy, self.info.depths.len()) else { return false };
+        self.inners = parts
+            .iter()
+            .enumerate()
+            .map(|(d, parts)| {
+                let mut inner = InnerRows::new(&self.info.depths[d].inner_columns, self.inner_slots[d]);
+                for &(_, tuples, columns) in parts {
+                    shared_build::for_each_tuple(tuples, |t| inner.add(t.as_ptr() as pg_sys::MinimalTuple));
+                    inner.published.push(columns);
+                }
+                inner
+            })
+            .collect();
+        true
+    }
+
+    /// A process of a parallel plan, before the build: the first looks
+    /// into the cache for all and publishes the kept rows as the build's;
+    /// the others wait for its decision.  Afterwards every process knows
+    /// the key and the outcome.
+    ///
+    /// # Safety
+    /// `sh` is the node's part of the DSM area, `children` its live inner
+    /// plans; `dsa` is the query's area.
+    pub(super) unsafe fn consult_cache_shared(&mut self, sh: &SharedInner, children: &[*mut pg_sys::PlanState]) {
+        if sh.claim_cache_check() {
+            let looked = if self.shared_load().is_none() {
+                Err(Outcome::NoSharedLoad)
+            } else {
+                // SAFETY: caller's promise.
+                unsafe { self.cache_key_now(children) }
+            };
+            let (key, outcome) = match looked {
+                Err(o) => (None, o),
+                Ok(key) => {
+                    let rows = engine_of(self).join_cache_rows(&key).ok().flatten();
+                    let parts = rows.as_deref().and_then(|r| inner_cache::decode_rows(r, self.info.depths.len()));
+                    let hit = parts.is_some();
+                    for (d, parts) in parts.into_iter().flatten().enumerate() {
+                        for (nrows, tuples, columns) in parts {
+                            // SAFETY: the query's area (caller); nobody
+                            // reads the rows before the decision.
+                            unsafe { sh.publish(self.dsa, d, tuples, columns, nrows) };
+                        }
+                    }
+                    (Some(key), if hit { Outcome::Hit } else { Outcome::Miss })
+                }
+            };
+            // SAFETY: caller's promise; this process claimed the look.
+            unsafe { sh.cache_decided(self.dsa, key.as_deref(), outcome) };
+        } else {
+            // SAFETY: caller's promise; another process claimed the look.
+            unsafe { sh.wait_cache_decided() };
+        }
+        // SAFETY: the area the key was stored in.
+        self.cache_key = unsafe { sh.cache_key(self.dsa) };
+        if self.cache_key.is_some() {
+            // (for the check after the build, should this process load)
+            // SAFETY: caller's promise.
+            unsafe { self.cache_plan(children) };
+        }
+    }
+
+    /// The cache's outcome for this node so far.
+    pub(crate) fn cache_outcome(&self) -> Outcome {
+        // SAFETY: NULL or the node's part of the mapped DSM area.
+        match unsafe { self.shared.as_ref() } {
+            Some(sh) => sh.cache_outcome(),
+            None => self.cache_outcome,
+        }
+    }
+
+    fn set_cache_state(&mut self, o: Outcome) {
+        // SAFETY: NULL or the node's part of the mapped DSM area.
+        match unsafe { self.shared.as_ref() } {
+            Some(sh) => sh.set_cache_outcome(o),
+            None => self.cache_outcome = o,
+        }
+    }
+
+    /// Open this process's session on `eng` as the loader of the inner
+    /// relations (kept under share key `share`, or a new one): over the
+    /// kept build after a hit, else by loading the rows, and then keep the
+    /// build when the relations did not change during the build.
+    pub(super) fn open_session_cached(
+        &mut self,
+        eng: &'static dyn Engine,
+        share: Option<u64>,
+    ) -> Result<Box<dyn JoinSession>, DeviceError> {
+        let Some(key) = self.cache_key.clone() else { return self.open_session(eng, share) };
+        let share = share.unwrap_or_else(shared_build::new_key);
+        match self.cache_outcome() {
+            Outcome::Hit => {
+                // SAFETY: the node's loaded rows.
+                let spec = unsafe { self.join_spec(false) };
+                if let Some(s) = eng.join_open_cached(&spec, &key, share)? {
+                    return Ok(s);
+                }
+                // the build went (memory ran short) while its rows stayed:
+                // the rows are the key's, so the new build is kept again
+                self.set_cache_state(Outcome::HitLoaded);
+                let s = self.open_session(eng, Some(share))?;
+                self.keep_in_cache(eng, share, &key);
+                Ok(s)
+            }
+            Outcome::Miss => {
+                let s = self.open_session(eng, Some(share))?;
+                // SAFETY: the node's relations are open.
+                let now = match self.cache_plan.as_ref() {
+                    Some(Ok(p)) => unsafe { p.key() }.ok(),
+                    _ => None,
+                };
+                if now.as_deref() == Some(&key[..]) {
+                    let kept = self.keep_in_cache(eng, share, &key);
+                    self.set_cache_state(if kept { Outcome::Kept } else { Outcome::Refused });
+                } else {
+                    self.set_cache_state(Outcome::Changed);
+                }
+                Ok(s)
+            }
+            _ => self.open_session(eng, Some(share)),
+        }
+    }
+
+    /// Keep the build this process's session holds under `share` in the
+    /// cache under `key`, with the rows; true when kept.
+    fn keep_in_cache(&mut self, eng: &'static dyn Engine, share: u64, key: &[u8]) -> bool {
+        let mut rows = KeptRows::new(self.info.depths.len());
+        // SAFETY: NULL or the node's part of the mapped DSM area.
+        match unsafe { self.shared.as_ref() } {
+            Some(sh) => {
+                for d in 0..self.info.depths.len() {
+                    // SAFETY: the query's area; the build is over.
+                    unsafe { sh.for_each_published(self.dsa, d, |n, tuples, columns| rows.add(d, n, tuples, columns)) };
+                }
+            }
+            None => {
+                for (d, inner) in self.inners.iter_mut().enumerate() {
+                    let mut tuples = Vec::new();
+                    for &t in &inner.tuples {
+                        // SAFETY: a live minimal tuple of the node's rows.
+                        unsafe {
+                            let len = (*t).t_len as usize;
+                            tuples.extend_from_slice(std::slice::from_raw_parts(t as *const u8, len));
+                        }
+                        tuples.resize(shared_build::max_align(tuples.len()), 0);
+                    }
+                    // SAFETY: the node's loaded rows.
+                    let columns = unsafe { inner.chunk() }.encode();
+                    rows.add(d, inner.nrows as u64, &tuples, &columns);
+                }
+            }
+        }
+        // SAFETY: the node's loaded rows.
+        let spec = unsafe { self.join_spec(false) };
+        eng.join_cache_keep(&spec, share, key, &rows.encode()).unwrap_or(false)
+    }
+}

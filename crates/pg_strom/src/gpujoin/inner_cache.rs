@@ -1,0 +1,410 @@
+//! The cross-query cache of a GpuJoin's inner relations: whether a
+//! node's build may be kept in the GPU service and found again by a later
+//! query, the key it is kept under, and the rows kept with it.
+//!
+//! The service keeps a build (the inner relations' columns and hash
+//! tables) and the rows the backends read it from under a key the backend
+//! makes; it only compares keys.  The key holds everything the build
+//! depends on, so that a key found again names the same rows:
+//!
+//! - the database, and per depth the relation, its file (relfilenode), its
+//!   size in blocks, the inner plan's target list and quals (as plan text
+//!   without source positions) and the columns the device programs read;
+//! - per depth, the LSN of every visibility-map page of the relation.
+//!
+//! A build is kept, and a kept one used, only when every heap page of
+//! every inner relation is all-visible (checked under the visibility map
+//! page's lock, with its LSN).  Every change of a row clears its page's
+//! all-visible bit first (an INSERT, UPDATE or DELETE, committed or not,
+//! rolled back or not); the bit is set again only by VACUUM, which also
+//! moves the map page's LSN (the relation is WAL-logged: temporary and
+//! unlogged tables are never cached).  TRUNCATE, VACUUM FULL, CLUSTER and
+//! a rewriting ALTER TABLE give the relation a new file.  So a key made
+//! now equals a key made at a build only when no row changed in between.
+//! And a page all-visible now holds only rows every snapshot sees (VACUUM
+//! sets the bit only when no snapshot could still see otherwise), so the
+//! kept rows are the rows of the query's snapshot too.  The key is made
+//! before the inner scans and again after them; a build is kept only when
+//! both are equal.
+//!
+//! Plans that can give other rows for the same relation contents are never
+//! cached: an inner plan other than a plain Seq Scan; a target list or
+//! qual with a parameter, a subplan, a function that is not immutable or
+//! not built in (a user's function can be replaced by another body under
+//! the same name and OID); a relation created or given a new file in the
+//! current transaction (its writes may not be WAL-logged).
+
+use pgrx::pg_sys;
+
+use crate::source::heap_pages::page_of;
+
+/// Heap blocks one visibility-map page covers (two bits per block).
+const HEAPBLOCKS_PER_VM_PAGE: u32 = (pg_sys::BLCKSZ - 24) * 4;
+/// Where the map starts on its page (MAXALIGN(SizeOfPageHeaderData)).
+const VM_MAP_OFFSET: usize = 24;
+
+/// What became of a node's build and the cache (EXPLAIN ANALYZE `Inner
+/// Cache`); kept in the DSM area as a number for a parallel plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u32)]
+pub enum Outcome {
+    /// Not decided (the inner relations were not read).
+    #[default]
+    Unknown = 0,
+    Off,
+    OwnEngine,
+    NoSharedLoad,
+    NotSeqScan,
+    NotTable,
+    NotLogged,
+    NotHeap,
+    NewFile,
+    Unstable,
+    NotAllVisible,
+    /// Found: the rows and the engine's build.
+    Hit,
+    /// Found the rows, but the engine's build was gone: loaded again.
+    HitLoaded,
+    /// Not found; the build is kept or not when loaded.
+    Miss,
+    Kept,
+    Changed,
+    Refused,
+}
+
+/// Why a node's build is not cached: an [`Outcome`] of the "not used" kind.
+pub type NotCached = Outcome;
+
+const OUTCOMES: [Outcome; 17] = [
+    Outcome::Unknown,
+    Outcome::Off,
+    Outcome::OwnEngine,
+    Outcome::NoSharedLoad,
+    Outcome::NotSeqScan,
+    Outcome::NotTable,
+    Outcome::NotLogged,
+    Outcome::NotHeap,
+    Outcome::NewFile,
+    Outcome::Unstable,
+    Outcome::NotAllVisible,
+    Outcome::Hit,
+    Outcome::HitLoaded,
+    Outcome::Miss,
+    Outcome::Kept,
+    Outcome::Changed,
+    Outcome::Refused,
+];
+
+impl Outcome {
+    /// The outcome numbered `n` (as kept in the DSM area).
+    pub fn from_u32(n: u32) -> Outcome {
+        OUTCOMES.get(n as usize).copied().unwrap_or_default()
+    }
+
+    /// What EXPLAIN ANALYZE says.
+    pub fn text(self) -> &'static str {
+        match self {
+            Outcome::Unknown => "not consulted",
+            Outcome::Off => "not used (pg_strom.inner_cache is off)",
+            Outcome::OwnEngine => "not used (the engine is this process's own, not the GPU service)",
+            Outcome::NoSharedLoad => "not used (each process loads its own inner relations)",
+            Outcome::NotSeqScan => "not used (an inner plan is not a Seq Scan)",
+            Outcome::NotTable => "not used (an inner relation is not a table)",
+            Outcome::NotLogged => "not used (an inner relation is temporary or unlogged)",
+            Outcome::NotHeap => "not used (an inner relation is not a heap table)",
+            Outcome::NewFile => "not used (an inner relation was created or rewritten in this transaction)",
+            Outcome::Unstable => {
+                "not used (an inner plan has a parameter, a subplan, or a function that is not immutable and built in)"
+            }
+            Outcome::NotAllVisible => "not used (a page of an inner relation is not all-visible)",
+            Outcome::Hit => "hit",
+            Outcome::HitLoaded => "hit, loaded into the engine again",
+            Outcome::Miss => "miss",
+            Outcome::Kept => "miss, kept for later queries",
+            Outcome::Changed => "miss, not kept (an inner relation changed during the build)",
+            Outcome::Refused => "miss, not kept (the engine did not keep it)",
+        }
+    }
+}
+
+/// What a node's inner relations are, for the cache: the part of the key
+/// that the plan fixes, and the relations whose state completes it.
+pub struct CachePlan {
+    head: Vec<u8>,
+    rels: Vec<pg_sys::Relation>,
+}
+
+/// The cache plan of a GpuJoin whose inner plans are `children` and whose
+/// programs read `columns` (per depth, (attnum, device type)); or why
+/// there is none.
+///
+/// # Safety
+/// Live executor state of the node's inner plans.
+pub unsafe fn plan(children: &[*mut pg_sys::PlanState], columns: &[Vec<(i16, u16)>]) -> Result<CachePlan, NotCached> {
+    let mut head = format!(
+        "pg_strom {} protocol {} db {}\n",
+        env!("CARGO_PKG_VERSION"),
+        pgstrom_runtime::service::PROTOCOL_VERSION,
+        // SAFETY: set at backend start.
+        unsafe { pg_sys::MyDatabaseId }.to_u32()
+    )
+    .into_bytes();
+    let mut rels = Vec::with_capacity(children.len());
+    for (d, &child) in children.iter().enumerate() {
+        // SAFETY: a live inner plan state (caller).
+        unsafe {
+            let plan = (*child).plan;
+            if (*plan).type_ != pg_sys::NodeTag::T_SeqScan || !(*plan).initPlan.is_null() {
+                return Err(Outcome::NotSeqScan);
+            }
+            let rel = (*(child as *mut pg_sys::ScanState)).ss_currentRelation;
+            if rel.is_null() {
+                return Err(Outcome::NotSeqScan);
+            }
+            let form = (*rel).rd_rel;
+            let kind = (*form).relkind as u8;
+            if kind != pg_sys::RELKIND_RELATION && kind != pg_sys::RELKIND_MATVIEW {
+                return Err(Outcome::NotTable);
+            }
+            if (*form).relpersistence as u8 != pg_sys::RELPERSISTENCE_PERMANENT {
+                return Err(Outcome::NotLogged);
+            }
+            if (*rel).rd_tableam != pg_sys::GetHeapamTableAmRoutine() {
+                return Err(Outcome::NotHeap);
+            }
+            if (*rel).rd_createSubid != 0
+                || (*rel).rd_firstRelfilelocatorSubid != 0
+            {
+                return Err(Outcome::NewFile);
+            }
+            let tlist = (*plan).targetlist as *mut pg_sys::Node;
+            let qual = (*plan).qual as *mut pg_sys::Node;
+            for n in [tlist, qual] {
+                if !n.is_null() && (unstable(n) || pg_sys::contain_mutable_functions(n)) {
+                    return Err(Outcome::Unstable);
+                }
+            }
+            head.extend_from_slice(
+                format!(
+                    "depth {} rel {} columns {:?}\ntlist {}\nqual {}\n",
+                    d + 1,
+                    (*rel).rd_id.to_u32(),
+                    columns.get(d),
+                    node_text(tlist),
+                    node_text(qual)
+                )
+                .as_bytes(),
+            );
+            rels.push(rel);
+        }
+    }
+    Ok(CachePlan { head, rels })
+}
+
+impl CachePlan {
+    /// The key of the inner relations as they are now, or why they cannot
+    /// be cached now (a page not all-visible).
+    ///
+    /// # Safety
+    /// Backend, while the node's relations are open.
+    pub unsafe fn key(&self) -> Result<Vec<u8>, NotCached> {
+        let mut key = self.head.clone();
+        for &rel in &self.rels {
+            // SAFETY: an open relation (caller).
+            unsafe { relation_state(rel, &mut key)? };
+        }
+        Ok(key)
+    }
+}
+
+/// Append `rel`'s file, size and visibility-map page LSNs to `out`; an
+/// error when a page is not all-visible.
+///
+/// # Safety
+/// `rel` is an open heap relation.
+unsafe fn relation_state(rel: pg_sys::Relation, out: &mut Vec<u8>) -> Result<(), NotCached> {
+    // SAFETY: an open relation (caller); the map buffer is pinned by
+    // visibilitymap_get_status and read under its share lock.
+    unsafe {
+        let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
+        out.extend_from_slice(
+            format!("file {} blocks {nblocks} lsns", (*rel).rd_locator.relNumber.to_u32()).as_bytes(),
+        );
+        let mut vmbuf = pg_sys::InvalidBuffer as pg_sys::Buffer;
+        let mut result = Ok(());
+        let mut blk = 0;
+        while blk < nblocks {
+            let status = pg_sys::visibilitymap_get_status(rel, blk, &mut vmbuf);
+            if status as u32 & pg_sys::VISIBILITYMAP_ALL_VISIBLE == 0 || vmbuf == pg_sys::InvalidBuffer as pg_sys::Buffer {
+                result = Err(Outcome::NotAllVisible);
+                break;
+            }
+            let end = (blk / HEAPBLOCKS_PER_VM_PAGE + 1).saturating_mul(HEAPBLOCKS_PER_VM_PAGE).min(nblocks);
+            pg_sys::LockBuffer(vmbuf, pg_sys::BUFFER_LOCK_SHARE as i32);
+            let page = page_of(vmbuf);
+            let lsn = *(page as *const [u8; 8]);
+            let all = (blk..end).all(|b| {
+                let i = (b % HEAPBLOCKS_PER_VM_PAGE) as usize;
+                *page.add(VM_MAP_OFFSET + i / 4) >> ((i % 4) * 2) & 1 != 0
+            });
+            pg_sys::LockBuffer(vmbuf, pg_sys::BUFFER_LOCK_UNLOCK as i32);
+            if !all {
+                result = Err(Outcome::NotAllVisible);
+                break;
+            }
+            out.push(b' ');
+            out.extend_from_slice(&lsn);
+            blk = end;
+        }
+        if vmbuf != pg_sys::InvalidBuffer as pg_sys::Buffer {
+            pg_sys::ReleaseBuffer(vmbuf);
+        }
+        out.push(b'\n');
+        result
+    }
+}
+
+/// The plan text of `node` without source positions (the same qual in two
+/// queries stands at different places of their texts).
+///
+/// # Safety
+/// `node` is NULL or a valid node tree.
+unsafe fn node_text(node: *mut pg_sys::Node) -> String {
+    if node.is_null() {
+        return String::new();
+    }
+    // SAFETY: a valid node tree (caller); nodeToString pallocs its text.
+    let text = unsafe {
+        let s = pg_sys::nodeToString(node as *const std::ffi::c_void);
+        let t = std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned();
+        pg_sys::pfree(s.cast());
+        t
+    };
+    strip_locations(&text)
+}
+
+/// `text` without its `:location N` fields.
+fn strip_locations(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(" :location ") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + " :location ".len()..];
+        let n = after.find(|c: char| c != '-' && !c.is_ascii_digit()).unwrap_or(after.len());
+        rest = &after[n..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Whether `node` holds a parameter, a subplan or sublink, a sequence's
+/// next value, or a function that is not built in.
+///
+/// # Safety
+/// `node` is a valid expression tree.
+unsafe fn unstable(node: *mut pg_sys::Node) -> bool {
+    #[pgrx::pg_guard]
+    unsafe extern "C-unwind" fn not_builtin(func: pg_sys::Oid, _ctx: *mut std::ffi::c_void) -> bool {
+        func.to_u32() >= pg_sys::FirstNormalObjectId
+    }
+    #[pgrx::pg_guard]
+    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
+        if node.is_null() {
+            return false;
+        }
+        // SAFETY: expression_tree_walker hands us valid nodes.
+        unsafe {
+            match (*node).type_ {
+                pg_sys::NodeTag::T_Param
+                | pg_sys::NodeTag::T_SubPlan
+                | pg_sys::NodeTag::T_AlternativeSubPlan
+                | pg_sys::NodeTag::T_SubLink
+                | pg_sys::NodeTag::T_NextValueExpr => return true,
+                _ => {}
+            }
+            if pg_sys::check_functions_in_node(node, Some(not_builtin), ctx) {
+                return true;
+            }
+            pg_sys::expression_tree_walker_impl(node, Some(walker), ctx)
+        }
+    }
+    // SAFETY: valid tree (caller).
+    unsafe { walker(node, std::ptr::null_mut()) }
+}
+
+/// The rows kept with a build: per depth, the parts as the processes
+/// published them (the minimal tuples, MAXALIGNed, and the same rows'
+/// columns as the programs read them).  Encoded as a header (magic, the
+/// number of depths, parts per depth, then per part its rows, tuple bytes
+/// and column bytes) and the parts, each piece starting 8-aligned.
+#[derive(Default)]
+pub struct KeptRows {
+    bytes: Vec<u8>,
+    /// Per depth, per part: (rows, tuple bytes, column bytes).
+    depths: Vec<Vec<[u64; 3]>>,
+}
+
+/// The header word of kept rows.
+const ROWS_MAGIC: u64 = u64::from_be_bytes(*b"pgstrom1");
+
+impl KeptRows {
+    /// No rows yet, for `ndepths` depths.
+    pub fn new(ndepths: usize) -> KeptRows {
+        KeptRows { bytes: Vec::new(), depths: vec![Vec::new(); ndepths] }
+    }
+
+    /// Add a part of depth `d`: `nrows` tuples (`tuples`) and their columns.
+    pub fn add(&mut self, d: usize, nrows: u64, tuples: &[u8], columns: &[u8]) {
+        for piece in [tuples, columns] {
+            self.bytes.extend_from_slice(piece);
+            self.bytes.resize(self.bytes.len().next_multiple_of(8), 0);
+        }
+        self.depths[d].push([nrows, tuples.len() as u64, columns.len() as u64]);
+    }
+
+    /// The bytes to keep.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut head: Vec<u64> = vec![ROWS_MAGIC, self.depths.len() as u64];
+        head.extend(self.depths.iter().map(|p| p.len() as u64));
+        head.extend(self.depths.iter().flatten().flatten());
+        let mut out: Vec<u8> = head.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        out.extend_from_slice(&self.bytes);
+        out
+    }
+}
+
+/// The parts of kept rows `bytes` (as [`KeptRows::encode`] made them), per
+/// depth: (rows, tuples, columns); None when the bytes are not such rows of
+/// `ndepths` depths.
+pub fn decode_rows(bytes: &[u8], ndepths: usize) -> Option<Vec<Vec<(u64, &[u8], &[u8])>>> {
+    let word = |i: usize| -> Option<u64> { Some(u64::from_ne_bytes(bytes.get(i * 8..i * 8 + 8)?.try_into().ok()?)) };
+    if word(0)? != ROWS_MAGIC || word(1)? != ndepths as u64 {
+        return None;
+    }
+    let counts: Vec<usize> = (0..ndepths).map(|d| word(2 + d).map(|n| n as usize)).collect::<Option<_>>()?;
+    let nparts = counts.iter().try_fold(0usize, |a, &n| a.checked_add(n))?;
+    let mut w = 2 + ndepths;
+    let mut at = w.checked_add(nparts.checked_mul(3)?)?.checked_mul(8)?;
+    let mut piece = |len: usize| -> Option<&[u8]> {
+        let p = bytes.get(at..at.checked_add(len)?)?;
+        at = (at + len).next_multiple_of(8);
+        Some(p)
+    };
+    let mut out = Vec::with_capacity(ndepths);
+    for &n in &counts {
+        let mut parts = Vec::with_capacity(n.min(1024));
+        for _ in 0..n {
+            let (nrows, ntup, ncol) = (word(w)?, word(w + 1)? as usize, word(w + 2)? as usize);
+            w += 3;
+            let tuples = piece(ntup)?;
+            let columns = piece(ncol)?;
+            let mut n = 0u64;
+            if !crate::gpujoin::shared_build::for_each_tuple(tuples, |_| n += 1) || n != nrows {
+                return None;
+            }
+            parts.push((nrows, tuples, columns));
+        }
+        out.push(parts);
+    }
+    Some(out)
+}
