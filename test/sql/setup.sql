@@ -21,6 +21,9 @@ SELECT relname, relkind FROM pg_class WHERE relnamespace = 'pgstrom'::regnamespa
 --                                 (test/service/gpudirect.sh checks them)
 --   Engine Time:, Host Time: lines dropped (timings; heap_direct.sql
 --                                 checks them)
+--   Inner Cache: line dropped     what the cache did depends on the tests
+--                                 before (inner_cache.sql checks it); keep
+--                                 'inner-cache' shows it
 --   Nrows (in/out: N%             planned ratios come from ANALYZE's sample
 --   ", N chunks read ahead" dropped: only the GPU service reads ahead
 --   Inner Build: built by N processes (how many took part varies), and
@@ -39,6 +42,7 @@ BEGIN
   FOR ln IN EXECUTE 'EXPLAIN (' || opts || ') ' || q LOOP
     CONTINUE WHEN ln ~ '^\s*Storage Read: ';
     CONTINUE WHEN ln ~ '^\s*(Engine|Host) Time: ';
+    CONTINUE WHEN ln ~ '^\s*Inner Cache: ' AND NOT 'inner-cache' = ANY (keep);
     IF 'gpu-number' = ANY (keep) THEN
       ln := regexp_replace(ln, 'GPU Preference: (GPU[0-9]+) \(.*\)$', 'GPU Preference: \1 (...)');
     ELSE

@@ -9,7 +9,8 @@
 //!
 //! - the database, and per depth the relation, its file (relfilenode), its
 //!   size in blocks, the inner plan's target list and quals (as plan text
-//!   without source positions) and the columns the device programs read;
+//!   without source positions; a GpuScan's device program too) and the
+//!   columns the device programs read;
 //! - per depth, the LSN of every visibility-map page of the relation.
 //!
 //! A build is kept, and a kept one used, only when every heap page of
@@ -28,8 +29,8 @@
 //! both are equal.
 //!
 //! Plans that can give other rows for the same relation contents are never
-//! cached: an inner plan other than a plain Seq Scan; a target list or
-//! qual with a parameter, a subplan, a function that is not immutable or
+//! cached: an inner plan other than a Seq Scan or a GpuScan of the table;
+//! a target list or qual with a parameter, a subplan, a function that is not immutable or
 //! not built in (a user's function can be replaced by another body under
 //! the same name and OID); a relation created or given a new file in the
 //! current transaction (its writes may not be WAL-logged).
@@ -108,7 +109,7 @@ impl Outcome {
             Outcome::Off => "not used (pg_strom.inner_cache is off)",
             Outcome::OwnEngine => "not used (the engine is this process's own, not the GPU service)",
             Outcome::NoSharedLoad => "not used (each process loads its own inner relations)",
-            Outcome::NotSeqScan => "not used (an inner plan is not a Seq Scan)",
+            Outcome::NotSeqScan => "not used (an inner plan is not a Seq Scan or a GpuScan)",
             Outcome::NotTable => "not used (an inner relation is not a table)",
             Outcome::NotLogged => "not used (an inner relation is temporary or unlogged)",
             Outcome::NotHeap => "not used (an inner relation is not a heap table)",
@@ -154,7 +155,19 @@ pub unsafe fn plan(children: &[*mut pg_sys::PlanState], columns: &[Vec<(i16, u16
         // SAFETY: a live inner plan state (caller).
         unsafe {
             let plan = (*child).plan;
-            if (*plan).type_ != pg_sys::NodeTag::T_SeqScan || !(*plan).initPlan.is_null() {
+            // a Seq Scan, or a GpuScan (its quals in custom_exprs, its
+            // device program in custom_private)
+            let custom = match (*plan).type_ {
+                pg_sys::NodeTag::T_SeqScan => None,
+                pg_sys::NodeTag::T_CustomScan
+                    if std::ffi::CStr::from_ptr((*(*(plan as *mut pg_sys::CustomScan)).methods).CustomName)
+                        == crate::gpuscan::NAME =>
+                {
+                    Some(plan as *mut pg_sys::CustomScan)
+                }
+                _ => return Err(Outcome::NotSeqScan),
+            };
+            if !(*plan).initPlan.is_null() {
                 return Err(Outcome::NotSeqScan);
             }
             let rel = (*(child as *mut pg_sys::ScanState)).ss_currentRelation;
@@ -179,19 +192,31 @@ pub unsafe fn plan(children: &[*mut pg_sys::PlanState], columns: &[Vec<(i16, u16
             }
             let tlist = (*plan).targetlist as *mut pg_sys::Node;
             let qual = (*plan).qual as *mut pg_sys::Node;
-            for n in [tlist, qual] {
+            let (exprs, private, scan_tlist) = match custom {
+                Some(c) => (
+                    (*c).custom_exprs as *mut pg_sys::Node,
+                    (*c).custom_private as *mut pg_sys::Node,
+                    (*c).custom_scan_tlist as *mut pg_sys::Node,
+                ),
+                None => (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()),
+            };
+            for n in [tlist, qual, exprs, scan_tlist] {
                 if !n.is_null() && (unstable(n) || pg_sys::contain_mutable_functions(n)) {
                     return Err(Outcome::Unstable);
                 }
             }
             head.extend_from_slice(
                 format!(
-                    "depth {} rel {} columns {:?}\ntlist {}\nqual {}\n",
+                    "depth {} rel {} columns {:?}\ntlist {}\nqual {}\ngpuscan {} {} {} {}\n",
                     d + 1,
                     (*rel).rd_id.to_u32(),
                     columns.get(d),
                     node_text(tlist),
-                    node_text(qual)
+                    node_text(qual),
+                    custom.is_some(),
+                    node_text(exprs),
+                    node_text(private),
+                    node_text(scan_tlist)
                 )
                 .as_bytes(),
             );

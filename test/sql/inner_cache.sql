@@ -1,0 +1,105 @@
+-- The cross-query cache of inner builds (pg_strom.inner_cache): the GPU
+-- service (here its CPU engine) keeps a GpuJoin's hashed inner relations,
+-- and their rows, for later queries while no row of them changes.
+-- EXPLAIN ANALYZE's Inner Cache line says what happened; every answer
+-- equals PostgreSQL's.  (Concurrent writers: the isolation test
+-- inner_cache_mvcc.)
+SET pg_strom.gpu_setup_cost = 0;
+SET pg_strom.gpu_context_cost = 0;
+SET pg_strom.gpu_tuple_cost = 0;
+SET pg_strom.heap_gather_cost = 0;
+SET pg_strom.cpu_engine_in_service = on;
+SET max_parallel_workers_per_gather = 0;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+CREATE TABLE icx_fact (k int, x int) WITH (autovacuum_enabled = off);
+INSERT INTO icx_fact SELECT i % 5003, i FROM generate_series(1, 100000) i;
+-- char(n) and text columns, a dropped column between them
+CREATE TABLE icx_dim (k int PRIMARY KEY, junk text, c char(7), t text) WITH (autovacuum_enabled = off);
+INSERT INTO icx_dim SELECT i, repeat('j', i % 9), 'c' || i % 13, 'τ' || i % 17 FROM generate_series(0, 4999) i;
+ALTER TABLE icx_dim DROP COLUMN junk;
+ALTER TABLE icx_fact SET (parallel_workers = 2);
+VACUUM (FREEZE, ANALYZE) icx_dim;
+ANALYZE icx_fact;
+
+-- the Inner Cache lines of a query's plan, and the node that had them
+CREATE FUNCTION icx_how(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE ln text; node text; m text[];
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    m := regexp_match(ln, 'Custom Scan \((Gpu[A-Za-z]+)\)');
+    IF m IS NOT NULL THEN node := m[1]; END IF;
+    m := regexp_match(ln, 'Inner Cache: (.*)$');
+    IF m IS NOT NULL THEN RETURN NEXT node || ': ' || m[1]; END IF;
+  END LOOP;
+END $$;
+-- rows of q with pg_strom on that PostgreSQL does not return, and back
+CREATE FUNCTION icx_diff(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE a text[]; b text[];
+BEGIN
+  EXECUTE 'SELECT array_agg(r::text ORDER BY r::text) FROM (' || q || ') r' INTO a;
+  PERFORM set_config('pg_strom.enabled', 'off', true);
+  EXECUTE 'SELECT array_agg(r::text ORDER BY r::text) FROM (' || q || ') r' INTO b;
+  PERFORM set_config('pg_strom.enabled', 'on', true);
+  RETURN CASE WHEN a IS NOT DISTINCT FROM b THEN 'equal, ' || coalesce(cardinality(a), 0) || ' rows'
+              ELSE 'DIFFERENT' END;
+END $$;
+
+-- a GpuJoin: kept, then found (its rows and its build)
+SELECT * FROM icx_how('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
+SELECT * FROM icx_how('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
+SELECT icx_diff('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
+-- the same inner plan in another query (the qual's place in the text
+-- differs): the same build; the inner columns in another order: another
+SELECT * FROM icx_how('SELECT f.x * 2, d.c, d.t FROM icx_fact f, icx_dim d WHERE f.k = d.k AND d.k % 50 = 1');
+SELECT * FROM icx_how('SELECT d.t, f.x, d.c FROM icx_fact f, icx_dim d WHERE d.k % 50 = 1 AND d.k = f.k');
+-- GpuPreAgg with the combined join, grouped by the char(n) column of the
+-- kept rows; another inner qual is another build
+SELECT * FROM icx_how('SELECT d.c, count(*), sum(f.x) FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.t <> ''τ3'' GROUP BY d.c');
+SELECT * FROM icx_how('SELECT d.c, count(*), sum(f.x) FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.t <> ''τ3'' GROUP BY d.c');
+SELECT icx_diff('SELECT d.c, count(*), sum(f.x) FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.t <> ''τ3'' GROUP BY d.c');
+
+-- a parallel plan: one process looks into the cache for all
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT * FROM icx_how('SELECT d.t, count(*), sum(f.x) FROM icx_fact f JOIN icx_dim d ON f.k = d.k GROUP BY d.t');
+SELECT * FROM icx_how('SELECT d.t, count(*), sum(f.x) FROM icx_fact f JOIN icx_dim d ON f.k = d.k GROUP BY d.t');
+SELECT icx_diff('SELECT d.t, count(*), sum(f.x) FROM icx_fact f JOIN icx_dim d ON f.k = d.k GROUP BY d.t');
+RESET max_parallel_workers_per_gather;
+SET max_parallel_workers_per_gather = 0;
+
+-- a change: not all-visible until a VACUUM, which makes a new build
+UPDATE icx_dim SET t = 'changed' WHERE k % 100 = 7;
+SELECT * FROM icx_how('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
+SELECT icx_diff('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
+VACUUM icx_dim;
+SELECT * FROM icx_how('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
+SELECT * FROM icx_how('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
+SELECT icx_diff('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
+
+-- when the cache is not used
+SET pg_strom.inner_cache = off;
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
+RESET pg_strom.inner_cache;
+SET pg_strom.cpu_engine_in_service = off;
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
+SET pg_strom.cpu_engine_in_service = on;
+CREATE FUNCTION icx_odd(int) RETURNS bool IMMUTABLE LANGUAGE plpgsql AS $$ BEGIN RETURN $1 % 2 = 1; END $$;
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1 AND icx_odd(d.k)');
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1 AND d.t < now()::text');
+SELECT * FROM icx_how('SELECT f.x, d.m FROM icx_fact f JOIN (SELECT k, max(t) AS m FROM icx_dim WHERE k % 50 = 1 GROUP BY k) d ON f.k = d.k');
+CREATE TEMP TABLE icx_temp AS SELECT * FROM icx_dim;
+VACUUM icx_temp;
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_temp d ON f.k = d.k WHERE d.k % 50 = 1');
+CREATE UNLOGGED TABLE icx_unlogged AS SELECT * FROM icx_dim;
+VACUUM icx_unlogged;
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_unlogged d ON f.k = d.k WHERE d.k % 50 = 1');
+BEGIN;
+CREATE TABLE icx_new AS SELECT * FROM icx_dim;
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_new d ON f.k = d.k WHERE d.k % 50 = 1');
+ROLLBACK;
+
+DROP TABLE icx_fact, icx_dim, icx_temp, icx_unlogged;
+DROP FUNCTION icx_how(text), icx_diff(text), icx_odd(int);
