@@ -185,9 +185,7 @@ pub unsafe fn plan(children: &[*mut pg_sys::PlanState], columns: &[Vec<(i16, u16
             if (*rel).rd_tableam != pg_sys::GetHeapamTableAmRoutine() {
                 return Err(Outcome::NotHeap);
             }
-            if (*rel).rd_createSubid != 0
-                || (*rel).rd_firstRelfilelocatorSubid != 0
-            {
+            if (*rel).rd_createSubid != 0 || (*rel).rd_firstRelfilelocatorSubid != 0 {
                 return Err(Outcome::NewFile);
             }
             let tlist = (*plan).targetlist as *mut pg_sys::Node;
@@ -260,7 +258,9 @@ unsafe fn relation_state(rel: pg_sys::Relation, out: &mut Vec<u8>) -> Result<(),
         let mut blk = 0;
         while blk < nblocks {
             let status = pg_sys::visibilitymap_get_status(rel, blk, &mut vmbuf);
-            if status as u32 & pg_sys::VISIBILITYMAP_ALL_VISIBLE == 0 || vmbuf == pg_sys::InvalidBuffer as pg_sys::Buffer {
+            if status as u32 & pg_sys::VISIBILITYMAP_ALL_VISIBLE == 0
+                || vmbuf == pg_sys::InvalidBuffer as pg_sys::Buffer
+            {
                 result = Err(Outcome::NotAllVisible);
                 break;
             }
@@ -398,10 +398,13 @@ impl KeptRows {
     }
 }
 
+/// A part of kept rows: its rows, their minimal tuples and their columns.
+pub type KeptPart<'a> = (u64, &'a [u8], &'a [u8]);
+
 /// The parts of kept rows `bytes` (as [`KeptRows::encode`] made them), per
 /// depth: (rows, tuples, columns); None when the bytes are not such rows of
 /// `ndepths` depths.
-pub fn decode_rows(bytes: &[u8], ndepths: usize) -> Option<Vec<Vec<(u64, &[u8], &[u8])>>> {
+pub fn decode_rows(bytes: &[u8], ndepths: usize) -> Option<Vec<Vec<KeptPart<'_>>>> {
     let word = |i: usize| -> Option<u64> { Some(u64::from_ne_bytes(bytes.get(i * 8..i * 8 + 8)?.try_into().ok()?)) };
     if word(0)? != ROWS_MAGIC || word(1)? != ndepths as u64 {
         return None;

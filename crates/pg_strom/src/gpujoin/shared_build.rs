@@ -279,7 +279,8 @@ impl SharedInner {
         let dp = self.cache_key.load(Ordering::Acquire);
         let len = self.cache_key_len.load(Ordering::Acquire) as usize;
         // SAFETY: the key's allocation of `len` bytes (caller's area).
-        (dp != 0).then(|| unsafe { std::slice::from_raw_parts(pg_sys::dsa_get_address(dsa, dp) as *const u8, len).to_vec() })
+        (dp != 0)
+            .then(|| unsafe { std::slice::from_raw_parts(pg_sys::dsa_get_address(dsa, dp) as *const u8, len).to_vec() })
     }
 
     /// Every contribution of depth `d` (after the build): its rows, tuple

@@ -192,8 +192,8 @@ impl GpuJoinExec {
             }
             Outcome::Miss => {
                 let s = self.open_session(eng, Some(share))?;
-                // SAFETY: the node's relations are open.
                 let now = match self.cache_plan.as_ref() {
+                    // SAFETY: the node's relations are open.
                     Some(Ok(p)) => unsafe { p.key() }.ok(),
                     _ => None,
                 };
