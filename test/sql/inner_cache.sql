@@ -1,5 +1,5 @@
 -- The cross-query cache of inner builds (pg_strom.inner_cache): the GPU
--- service (here its CPU engine) keeps a GpuJoin's hashed inner relations,
+-- service (a GPU, or its CPU engine without one) keeps a GpuJoin's hashed inner relations,
 -- and their rows, for later queries while no row of them changes.
 -- EXPLAIN ANALYZE's Inner Cache line says what happened; every answer
 -- equals PostgreSQL's.  (Concurrent writers: the isolation test
@@ -83,8 +83,10 @@ SELECT icx_diff('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.
 SET pg_strom.inner_cache = off;
 SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
 RESET pg_strom.inner_cache;
+SET pg_strom.engine = cpu;
 SET pg_strom.cpu_engine_in_service = off;
 SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
+RESET pg_strom.engine;
 SET pg_strom.cpu_engine_in_service = on;
 CREATE FUNCTION icx_odd(int) RETURNS bool IMMUTABLE LANGUAGE plpgsql AS $$ BEGIN RETURN $1 % 2 = 1; END $$;
 SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1 AND icx_odd(d.k)');
