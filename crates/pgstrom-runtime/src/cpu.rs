@@ -239,8 +239,8 @@ impl Engine for CpuEngine {
         Ok(crate::join_cpu::CpuJoin::cache_keep(spec, share, key, rows))
     }
 
-    fn join_cache_rows(&self, key: &[u8]) -> Result<Option<Vec<u8>>, DeviceError> {
-        Ok(crate::join_cpu::CpuJoin::cache_rows(key))
+    fn join_cache_rows(&self, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool, DeviceError> {
+        Ok(crate::join_cpu::CpuJoin::cache_rows(key).map(|r| f(&r)).is_some())
     }
 
     fn join_open_cached<'e>(

@@ -267,11 +267,12 @@ pub trait Engine {
         Ok(false)
     }
 
-    /// The rows kept with the build under `key` ([`Self::join_cache_keep`]),
-    /// or None.
-    fn join_cache_rows(&self, key: &[u8]) -> Result<Option<Vec<u8>>, DeviceError> {
-        let _ = key;
-        Ok(None)
+    /// Hand `f` the rows kept with the build under `key`
+    /// ([`Self::join_cache_keep`]); false (and `f` not called) when none
+    /// are kept.
+    fn join_cache_rows(&self, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool, DeviceError> {
+        let _ = (key, f);
+        Ok(false)
     }
 
     /// A session over the build kept under `key` for requests like `spec`

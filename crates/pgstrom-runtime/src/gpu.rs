@@ -715,8 +715,8 @@ impl Engine for GpuEngine {
         Ok(crate::join_gpu::GpuJoin::cache_keep(self, spec, share, key, rows))
     }
 
-    fn join_cache_rows(&self, key: &[u8]) -> Result<Option<Vec<u8>>, DeviceError> {
-        Ok(self.shared_joins.cache_rows(key).map(|r| r.as_ref().clone()))
+    fn join_cache_rows(&self, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool, DeviceError> {
+        Ok(self.shared_joins.cache_rows(key).map(|r| f(&r)).is_some())
     }
 
     fn join_open_cached<'e>(

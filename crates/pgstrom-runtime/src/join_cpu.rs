@@ -281,8 +281,8 @@ impl CpuJoin {
     }
 
     /// The rows kept with the build under `key`.
-    pub fn cache_rows(key: &[u8]) -> Option<Vec<u8>> {
-        SHARED.cache_rows(key).map(|r| r.as_ref().clone())
+    pub fn cache_rows(key: &[u8]) -> Option<Arc<Vec<u8>>> {
+        SHARED.cache_rows(key)
     }
 
     /// The session's own parts over `inner`.

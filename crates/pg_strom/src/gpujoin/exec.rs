@@ -719,6 +719,11 @@ impl GpuJoinExec {
     /// max), or None when the inner relation has no non-NULL key).  An
     /// Arrow outer table skips the record batches outside these ranges.
     unsafe fn join_key_ranges(&mut self) -> Vec<(i16, Option<(i64, i64)>)> {
+        if self.arrow_reader().is_none() {
+            // (only an Arrow scan skips by them; the columns they would
+            // need may not be made at all, as after a cache hit)
+            return Vec::new();
+        }
         let ints = ["INT2", "INT4", "INT8", "DATE"].map(pgstrom_runtime::program::type_id);
         // (depth, the key's column among the depth's, outer attnum)
         let mut wanted = Vec::new();
@@ -829,8 +834,18 @@ impl GpuJoinExec {
     fn inner_load_bytes(&mut self) -> usize {
         self.inners
             .iter_mut()
-            // SAFETY: the node's loaded rows.
-            .map(|i| unsafe { i.chunk() }.bytes() + i.nrows * 16)
+            .map(|i| {
+                // the columns as published (their encoding's size) when
+                // they are not made yet: a session opened over a kept
+                // build never makes them
+                let cols = if i.chunk.is_none() && !i.published.is_empty() {
+                    i.published.iter().map(|p| p.len()).sum()
+                } else {
+                    // SAFETY: the node's loaded rows.
+                    unsafe { i.chunk() }.bytes()
+                };
+                cols + i.nrows * 16
+            })
             .sum()
     }
 

@@ -502,7 +502,8 @@ impl Engine for ServiceEngine {
         })
     }
 
-    fn join_cache_rows(&self, key: &[u8]) -> Result<Option<Vec<u8>>, DeviceError> {
+    fn join_cache_rows(&self, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool, DeviceError> {
+        // (the rows are handed over where the answer lies, not copied)
         self.with(|c| {
             c.call(
                 op::JOIN_CACHE_ROWS,
@@ -512,7 +513,7 @@ impl Engine for ServiceEngine {
                     w.blob(key);
                     Ok(())
                 },
-                |r| r.opt(|r| Ok(r.blob()?.to_vec())),
+                |r| Ok(r.opt(|r| r.blob())?.map(&mut *f).is_some()),
             )
         })
     }

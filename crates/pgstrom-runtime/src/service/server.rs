@@ -562,7 +562,9 @@ impl Connection {
             op::JOIN_CACHE_ROWS => {
                 let eng = self.engine(h.engine)?;
                 let key = r.blob()?;
-                Ok(Answer::Rows(eng.join_cache_rows(key)?))
+                let mut rows = None;
+                eng.join_cache_rows(key, &mut |b| rows = Some(b.to_vec()))?;
+                Ok(Answer::Rows(rows))
             }
             op::JOIN_OPEN | op::JOIN_ATTACH | op::JOIN_OPEN_CACHED => {
                 let eng = self.engine(h.engine)?;

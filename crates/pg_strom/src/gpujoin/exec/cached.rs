@@ -64,9 +64,10 @@ impl GpuJoinExec {
             }
         };
         // (a lost service shows at the session's opening)
-        let rows = engine_of(self).join_cache_rows(&key).ok().flatten();
+        let mut hit = false;
+        let eng = engine_of(self);
         // SAFETY: the node's inner memory, reset with the rows.
-        let hit = rows.is_some_and(|r| unsafe { self.inners_from_rows(&r) });
+        let _ = eng.join_cache_rows(&key, &mut |r| hit = unsafe { self.inners_from_rows(r) });
         self.cache_outcome = if hit { Outcome::Hit } else { Outcome::Miss };
         self.cache_key = Some(key);
         hit
@@ -120,16 +121,19 @@ impl GpuJoinExec {
             let (key, outcome) = match looked {
                 Err(o) => (None, o),
                 Ok(key) => {
-                    let rows = engine_of(self).join_cache_rows(&key).ok().flatten();
-                    let parts = rows.as_deref().and_then(|r| inner_cache::decode_rows(r, self.info.depths.len()));
-                    let hit = parts.is_some();
-                    for (d, parts) in parts.into_iter().flatten().enumerate() {
-                        for (nrows, tuples, columns) in parts {
-                            // SAFETY: the query's area (caller); nobody
-                            // reads the rows before the decision.
-                            unsafe { sh.publish(self.dsa, d, tuples, columns, nrows) };
+                    let (ndepths, dsa) = (self.info.depths.len(), self.dsa);
+                    let mut hit = false;
+                    let _ = engine_of(self).join_cache_rows(&key, &mut |r| {
+                        let Some(parts) = inner_cache::decode_rows(r, ndepths) else { return };
+                        for (d, parts) in parts.into_iter().enumerate() {
+                            for (nrows, tuples, columns) in parts {
+                                // SAFETY: the query's area (caller); nobody
+                                // reads the rows before the decision.
+                                unsafe { sh.publish(dsa, d, tuples, columns, nrows) };
+                            }
                         }
-                    }
+                        hit = true;
+                    });
                     (Some(key), if hit { Outcome::Hit } else { Outcome::Miss })
                 }
             };
