@@ -22,11 +22,15 @@ ALTER TABLE icx_fact SET (parallel_workers = 2);
 VACUUM (FREEZE, ANALYZE) icx_dim;
 ANALYZE icx_fact;
 
--- the Inner Cache lines of a query's plan, and the node that had them
+-- q's rows as one sorted array (icx_diff compares them; icx_how runs the
+-- same query, so that the two use the same builds)
+CREATE FUNCTION icx_rows(q text) RETURNS text LANGUAGE sql
+  RETURN 'SELECT array_agg(r::text ORDER BY r::text) FROM (' || q || ') r';
+-- the Inner Cache lines of the plan of icx_rows(q), and the node that had them
 CREATE FUNCTION icx_how(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE ln text; node text; m text[];
 BEGIN
-  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || icx_rows(q) LOOP
     m := regexp_match(ln, 'Custom Scan \((Gpu[A-Za-z]+)\)');
     IF m IS NOT NULL THEN node := m[1]; END IF;
     m := regexp_match(ln, 'Inner Cache: (.*)$');
@@ -37,9 +41,9 @@ END $$;
 CREATE FUNCTION icx_diff(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE a text[]; b text[];
 BEGIN
-  EXECUTE 'SELECT array_agg(r::text ORDER BY r::text) FROM (' || q || ') r' INTO a;
+  EXECUTE icx_rows(q) INTO a;
   PERFORM set_config('pg_strom.enabled', 'off', true);
-  EXECUTE 'SELECT array_agg(r::text ORDER BY r::text) FROM (' || q || ') r' INTO b;
+  EXECUTE icx_rows(q) INTO b;
   PERFORM set_config('pg_strom.enabled', 'on', true);
   RETURN CASE WHEN a IS NOT DISTINCT FROM b THEN 'equal, ' || coalesce(cardinality(a), 0) || ' rows'
               ELSE 'DIFFERENT' END;
@@ -67,6 +71,20 @@ SET min_parallel_table_scan_size = 0;
 SELECT * FROM icx_how('SELECT d.t, count(*), sum(f.x) FROM icx_fact f JOIN icx_dim d ON f.k = d.k GROUP BY d.t');
 SELECT * FROM icx_how('SELECT d.t, count(*), sum(f.x) FROM icx_fact f JOIN icx_dim d ON f.k = d.k GROUP BY d.t');
 SELECT icx_diff('SELECT d.t, count(*), sum(f.x) FROM icx_fact f JOIN icx_dim d ON f.k = d.k GROUP BY d.t');
+-- a dimension of more than 32 MB (the rows not compressed): the processes
+-- publish its rows in several parts (each process its share, in parts of
+-- 32 MB at most); the kept build numbers them in that order, and a hit
+-- gives them back in the same order
+CREATE TABLE icx_wide (k int PRIMARY KEY, g int, w text) WITH (autovacuum_enabled = off);
+INSERT INTO icx_wide SELECT i, i % 7, (SELECT string_agg(md5(i || '.' || j), '') FROM generate_series(1, 40) j)
+  FROM generate_series(0, 29999) i;
+ALTER TABLE icx_wide SET (parallel_workers = 2);
+VACUUM (FREEZE, ANALYZE) icx_wide;
+SET enable_nestloop = off;
+SELECT * FROM icx_how('SELECT f.x, w.g, substr(w.w, 1 + f.x % 1000, 8) FROM icx_fact f JOIN icx_wide w ON f.k = w.k');
+SELECT * FROM icx_how('SELECT f.x, w.g, substr(w.w, 1 + f.x % 1000, 8) FROM icx_fact f JOIN icx_wide w ON f.k = w.k');
+SELECT icx_diff('SELECT f.x, w.g, substr(w.w, 1 + f.x % 1000, 8) FROM icx_fact f JOIN icx_wide w ON f.k = w.k');
+RESET enable_nestloop;
 RESET max_parallel_workers_per_gather;
 SET max_parallel_workers_per_gather = 0;
 
@@ -103,5 +121,5 @@ CREATE TABLE icx_new AS SELECT * FROM icx_dim;
 SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_new d ON f.k = d.k WHERE d.k % 50 = 1');
 ROLLBACK;
 
-DROP TABLE icx_fact, icx_dim, icx_temp, icx_unlogged;
-DROP FUNCTION icx_how(text), icx_diff(text), icx_odd(int);
+DROP TABLE icx_fact, icx_dim, icx_wide, icx_temp, icx_unlogged;
+DROP FUNCTION icx_how(text), icx_diff(text), icx_rows(text), icx_odd(int);

@@ -126,7 +126,11 @@ impl GpuJoinExec {
                     let _ = engine_of(self).join_cache_rows(&key, &mut |r| {
                         let Some(parts) = inner_cache::decode_rows(r, ndepths) else { return };
                         for (d, parts) in parts.into_iter().enumerate() {
-                            for (nrows, tuples, columns) in parts {
+                            // the kept build numbers the rows in the order
+                            // they were kept, the order the lists give them
+                            // in: the list gives the last published part
+                            // first, so the parts go in last to first
+                            for (nrows, tuples, columns) in parts.into_iter().rev() {
                                 // SAFETY: the query's area (caller); nobody
                                 // reads the rows before the decision.
                                 unsafe { sh.publish(dsa, d, tuples, columns, nrows) };
