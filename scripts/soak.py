@@ -36,6 +36,31 @@ import pgcompare as pc  # noqa: E402
 TABLESAMPLE_RE = re.compile(r"tablesample\s+\w+\s*\([^)]*\)(?!\s*repeatable)", re.I)
 LIMIT_RE = re.compile(r"\blimit\s+\d+", re.I)
 ORDER_BY_RE = re.compile(r"\border\s+by\b", re.I)
+LEVEL_TOKEN_RE = re.compile(r"'(?:[^']|'')*'|\(|\)|\blimit\b|\boffset\b|\border\s+by\b", re.I)
+
+
+def limit_without_order(sql):
+    """True when a query level (the statement, or a subquery in
+    parentheses) has a LIMIT or OFFSET and no ORDER BY of its own: which
+    rows it keeps depends on the order a scan returns them in (an ORDER BY
+    inside OVER (...) or an aggregate's parentheses is another level's)."""
+    levels = [[False, False]]
+    found = False
+    for m in LEVEL_TOKEN_RE.finditer(sql):
+        t = m.group(0).lower()
+        if t.startswith("'"):
+            continue
+        if t == "(":
+            levels.append([False, False])
+        elif t == ")":
+            if len(levels) > 1:
+                limit, order = levels.pop()
+                found = found or (limit and not order)
+        elif t in ("limit", "offset"):
+            levels[-1][0] = True
+        else:
+            levels[-1][1] = True
+    return found or any(limit and not order for limit, order in levels)
 FLOAT_OVERFLOW_RE = re.compile(r"value out of range: (overflow|underflow)")
 FLOAT_AGG_RE = re.compile(r"\b(sum|avg|stddev|stddev_pop|stddev_samp|variance|var_pop|var_samp"
                           r"|corr|covar_pop|covar_samp|regr_\w+)\s*\(", re.I)
@@ -166,8 +191,9 @@ def main():
         # nothing: the statement's result is not a function of the data
         # LIMIT without any ORDER BY takes whichever rows come first (a
         # sequential scan may start mid-table: synchronize_seqscans)
-        unordered_limit = LIMIT_RE.search(sql) and not ORDER_BY_RE.search(sql) and off1[0] == on[0] == "rows" \
-            and len(off1[1]) == len(on[1])
+        unordered_limit = off1[0] == on[0] == "rows" and (
+            (LIMIT_RE.search(sql) and not ORDER_BY_RE.search(sql) and len(off1[1]) == len(on[1]))
+            or limit_without_order(sql))
         if TABLESAMPLE_RE.search(sql) or not offloaded or unordered_limit or not all(
                 same(off1, run_once(sql, "off", a.timeout_ms), sql) for _ in range(2)):
             counts["nondeterministic"] += 1
