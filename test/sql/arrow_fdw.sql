@@ -158,7 +158,33 @@ SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE 
 SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q9';
 SELECT count(*), count(d.ymd) FROM sorted s LEFT JOIN af_days d ON s.ymd = d.ymd AND d.quarter = 'Q2';
 SET pg_strom.enabled = on;
--- a qual the device cannot run stays on the CPU above the GPU filter
+-- a build kept in the cross-query cache keeps its key ranges with its
+-- rows: after a hit the same batches are skipped, without the columns made
+-- to find them again (one process, then a parallel plan, where one process
+-- looks into the cache and another loads)
+VACUUM af_days;
+CREATE FUNCTION af_hint(q text) RETURNS SETOF text LANGUAGE sql AS $f$
+  SELECT trim(e) FROM explain_masked(q, 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF',
+                                     '{nrows,inner-cache}') e
+   WHERE e ~ 'Custom Scan|Inner Cache|Join-Key Hint|Workers Launched'
+$f$;
+SELECT af_hint($$SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q3'$$);
+SELECT af_hint($$SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q3'$$);
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT af_hint($$SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q4'$$);
+SELECT af_hint($$SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q4'$$);
+SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q4';
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET max_parallel_workers_per_gather;
+SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q3';
+SET pg_strom.enabled = off;
+SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q3';
+SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q4';
+SET pg_strom.enabled = on;
+ stays on the CPU above the GPU filter
 SELECT * FROM explain_masked($$SELECT id, s FROM arrow_types WHERE i32 > 0 AND md5(s) < '5'$$);
 -- dictionaries whose values hold NULLs: a row pointing at a NULL value
 -- is NULL on the device paths too (the FDW's own scan's answers)

@@ -62,6 +62,32 @@ SELECT count(*) AS q41_differ FROM ((TABLE st_q41 EXCEPT ALL
   EXCEPT ALL TABLE st_q41)) x;
 SELECT count(*) AS groups FROM st_q41;
 SET pg_strom.enabled = on;
+-- SSB Q2.2's shape: a range of char(9) brands, few rows estimated to
+-- join and about as many groups.  A GpuJoin returning the joined rows
+-- would have the backend read the record batches from the file to form
+-- them (the GPU service reads its own copy of the columns); GpuPreAgg
+-- returns groups made on the device, which the planner now counts in.
+SELECT * FROM explain_masked($$SELECT d_year, p_brand1, sum(lo_revenue)
+  FROM st_lo, st_date, st_part, st_supp
+ WHERE lo_orderdate = d_datekey AND lo_partkey = p_partkey AND lo_suppkey = s_suppkey
+   AND p_brand1 BETWEEN 'MFGR#2221' AND 'MFGR#2228' AND s_region = 'REGION4'
+ GROUP BY d_year, p_brand1$$);
+CREATE TABLE st_q22 AS SELECT d_year, p_brand1, sum(lo_revenue)
+  FROM st_lo, st_date, st_part, st_supp
+ WHERE lo_orderdate = d_datekey AND lo_partkey = p_partkey AND lo_suppkey = s_suppkey
+   AND p_brand1 BETWEEN 'MFGR#2221' AND 'MFGR#2228' AND s_region = 'REGION4'
+ GROUP BY d_year, p_brand1;
+SET pg_strom.enabled = off;
+SELECT count(*) AS q22_differ FROM ((TABLE st_q22 EXCEPT ALL
+  SELECT d_year, p_brand1, sum(lo_revenue) FROM st_lo, st_date, st_part, st_supp
+   WHERE lo_orderdate = d_datekey AND lo_partkey = p_partkey AND lo_suppkey = s_suppkey
+     AND p_brand1 BETWEEN 'MFGR#2221' AND 'MFGR#2228' AND s_region = 'REGION4' GROUP BY d_year, p_brand1)
+  UNION ALL (SELECT d_year, p_brand1, sum(lo_revenue) FROM st_lo, st_date, st_part, st_supp
+   WHERE lo_orderdate = d_datekey AND lo_partkey = p_partkey AND lo_suppkey = s_suppkey
+     AND p_brand1 BETWEEN 'MFGR#2221' AND 'MFGR#2228' AND s_region = 'REGION4' GROUP BY d_year, p_brand1
+  EXCEPT ALL TABLE st_q22)) x;
+SELECT count(*) AS groups FROM st_q22;
+SET pg_strom.enabled = on;
 RESET pg_strom.chunk_rows;
 RESET parallel_setup_cost;
 RESET max_parallel_workers_per_gather;

@@ -155,6 +155,41 @@ pub unsafe fn planned_chunks(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::R
     }
 }
 
+/// The host's cost of reading an Arrow table's referenced columns
+/// (`pages` of them, at `seq_page_cost` per page) for the rows a device
+/// node returns: when the GPU service reads the columns from the files
+/// itself, the backend reads a record batch only to form the rows it
+/// returns (or a group's row, for a key taken from the table), so it
+/// pays for each batch that returns any of `rows`, spread evenly over
+/// the batches.  0 for a heap table, and where the backend reads every
+/// batch anyway (no GPU service), which every plan pays alike.
+///
+/// # Safety
+/// Planner state of a base relation and its RTE.
+pub unsafe fn arrow_host_reads(
+    outer: *mut pg_sys::RelOptInfo,
+    rte: *mut pg_sys::RangeTblEntry,
+    rows: f64,
+    pages_cost: f64,
+) -> f64 {
+    // SAFETY: caller's promise; fdw_private of an arrow_fdw table is its RelInfo.
+    unsafe {
+        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
+            || (*rte).relkind as u8 != pg_sys::RELKIND_FOREIGN_TABLE
+            || !crate::arrow_fdw::is_arrow_table((*rte).relid)
+            || (*outer).fdw_private.is_null()
+            || !crate::engine::planned_in_service()
+        {
+            return 0.0;
+        }
+        let info = &*((*outer).fdw_private as *const crate::arrow_fdw::scan::RelInfo);
+        let batches = info.chunks_from_files.max(1.0);
+        // the share of batches with at least one of the rows
+        let share = -(-rows.max(0.0) / batches).exp_m1();
+        pages_cost * share
+    }
+}
+
 /// The groups expected among `rows` rows drawn from `groups` groups
 /// alike: `groups * (1 - (1 - 1/groups)^rows)`, at most either.
 pub fn groups_among(groups: f64, rows: f64) -> f64 {

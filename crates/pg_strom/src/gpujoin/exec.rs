@@ -286,6 +286,9 @@ pub struct GpuJoinExec {
     cache_plan: Option<Result<crate::gpujoin::inner_cache::CachePlan, crate::gpujoin::inner_cache::Outcome>>,
     cache_key: Option<Vec<u8>>,
     cache_outcome: crate::gpujoin::inner_cache::Outcome,
+    /// The key columns' ranges kept with the cached build this process
+    /// took its rows from (None: made from the rows' columns).
+    kept_ranges: Option<Vec<crate::gpujoin::inner_cache::KeptRange>>,
 }
 
 node::device_node!(GpuJoinExec, NAME, TTSOpsVirtual);
@@ -437,6 +440,7 @@ impl DeviceNode for GpuJoinExec {
                 open_ns: 0,
                 cache_plan: None,
                 cache_key: None,
+                kept_ranges: None,
                 cache_outcome: Default::default(),
             }
         }
@@ -539,6 +543,7 @@ impl GpuJoinExec {
         // SAFETY: executor state of a live node.
         unsafe {
             self.inners.clear();
+            self.kept_ranges = None;
             for &slot in &self.inner_slots {
                 pg_sys::ExecClearTuple(slot);
             }
@@ -724,8 +729,22 @@ impl GpuJoinExec {
             // need may not be made at all, as after a cache hit)
             return Vec::new();
         }
+        let mut out = Vec::new();
+        for (d, k, attnum) in self.range_keys() {
+            // SAFETY: the node's loaded rows.
+            if let Some(range) = unsafe { self.inner_key_range(d, k) } {
+                out.push((attnum, range));
+            }
+        }
+        out
+    }
+
+    /// The inner key columns whose ranges an Arrow outer scan can skip
+    /// record batches by: (depth, the key's column among the depth's,
+    /// outer attnum), for each hash key of an inner or semi join that is
+    /// one integer or date column of the same type on both sides.
+    fn range_keys(&self) -> Vec<(usize, usize, i16)> {
         let ints = ["INT2", "INT4", "INT8", "DATE"].map(pgstrom_runtime::program::type_id);
-        // (depth, the key's column among the depth's, outer attnum)
         let mut wanted = Vec::new();
         let mut base = self.info.outer_columns.len();
         for (d, depth) in self.info.depths.iter().enumerate() {
@@ -736,40 +755,72 @@ impl GpuJoinExec {
                 let Some(k) = depth.inner_keys.get(i).and_then(|p| p.single_column()).map(|k| k as usize) else {
                     continue;
                 };
-                if k < base || k >= base + ncols || d >= self.inners.len() {
+                if k < base || k >= base + ncols {
                     continue;
                 }
-                wanted.push((d, k - base, attnum));
+                let inner_type = depth.inner_columns[k - base].1;
+                let outer_type = self.info.outer_columns.iter().find(|(a, _)| *a == attnum).map(|x| x.1);
+                if outer_type == Some(inner_type) && ints.contains(&inner_type) {
+                    wanted.push((d, k - base, attnum));
+                }
             }
             base += ncols;
         }
-        let mut out = Vec::new();
-        for (d, k, attnum) in wanted {
-            let outer_type = self.info.outer_columns.iter().find(|(a, _)| *a == attnum).map(|x| x.1);
-            let inner = &mut self.inners[d];
-            let nrows = inner.nrows;
-            // SAFETY: the node's loaded rows.
-            let cols = unsafe { inner.chunk() }.column_data();
-            let c = &cols[k];
-            if outer_type != Some(c.type_id) || !ints.contains(&c.type_id) {
+        wanted
+    }
+
+    /// The (min, max) of depth `d`'s inner column `k` (an integer or date
+    /// column), None inside when it has no non-NULL value; None when the
+    /// column is not such a column.  From the ranges kept with a cached
+    /// build when there are, else from the rows' columns (made the first
+    /// time).
+    ///
+    /// # Safety
+    /// The node's rows are loaded.
+    unsafe fn inner_key_range(&mut self, d: usize, k: usize) -> Option<Option<(i64, i64)>> {
+        if let Some(kept) = &self.kept_ranges {
+            return kept.iter().find(|r| (r.0, r.1) == (d, k)).map(|r| r.2);
+        }
+        let inner = self.inners.get_mut(d)?;
+        let nrows = inner.nrows;
+        // SAFETY: caller's promise.
+        let cols = unsafe { inner.chunk() }.column_data();
+        let c = cols.get(k)?;
+        let width = c.values.len() / nrows.max(1);
+        if !matches!(width, 2 | 4 | 8) && nrows > 0 {
+            return None;
+        }
+        let mut range: Option<(i64, i64)> = None;
+        for r in 0..nrows {
+            if c.validity.is_some_and(|v| v[r / 8] & (1 << (r % 8)) == 0) {
                 continue;
             }
-            let width = c.values.len() / nrows.max(1);
-            let mut range: Option<(i64, i64)> = None;
-            for r in 0..nrows {
-                if c.validity.is_some_and(|v| v[r / 8] & (1 << (r % 8)) == 0) {
-                    continue;
-                }
-                let b = &c.values[r * width..(r + 1) * width];
-                let v = match width {
-                    2 => i16::from_le_bytes([b[0], b[1]]) as i64,
-                    4 => i32::from_le_bytes(b.try_into().expect("4 bytes")) as i64,
-                    8 => i64::from_le_bytes(b.try_into().expect("8 bytes")),
-                    _ => continue,
-                };
-                range = Some(range.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
+            let b = &c.values[r * width..(r + 1) * width];
+            let v = match width {
+                2 => i16::from_le_bytes([b[0], b[1]]) as i64,
+                4 => i32::from_le_bytes(b.try_into().expect("4 bytes")) as i64,
+                _ => i64::from_le_bytes(b.try_into().expect("8 bytes")),
+            };
+            range = Some(range.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
+        }
+        Some(range)
+    }
+
+    /// The ranges of every inner key column an Arrow outer scan could
+    /// skip by, as kept with a build in the cache: (depth, column, range).
+    ///
+    /// # Safety
+    /// The node's rows are loaded.
+    unsafe fn inner_key_ranges(&mut self) -> Vec<crate::gpujoin::inner_cache::KeptRange> {
+        let mut out = Vec::new();
+        for (d, k, _) in self.range_keys() {
+            if out.iter().any(|r: &crate::gpujoin::inner_cache::KeptRange| (r.0, r.1) == (d, k)) {
+                continue;
             }
-            out.push((attnum, range));
+            // SAFETY: caller's promise.
+            if let Some(range) = unsafe { self.inner_key_range(d, k) } {
+                out.push((d, k, range));
+            }
         }
         out
     }
@@ -934,7 +985,8 @@ impl GpuJoinExec {
         if sh.claim_load() {
             // SAFETY: the node's loaded rows; the scan has not read yet.
             let ranges = unsafe {
-                let ranges = self.join_key_ranges();
+                // (those kept with a cached build, when it was one)
+                let ranges = sh.cached_ranges().unwrap_or_else(|| self.join_key_ranges());
                 self.source.set_join_hints(&ranges);
                 ranges
             };

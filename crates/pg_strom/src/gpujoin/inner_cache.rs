@@ -359,23 +359,41 @@ unsafe fn unstable(node: *mut pg_sys::Node) -> bool {
 
 /// The rows kept with a build: per depth, the parts as the processes
 /// published them (the minimal tuples, MAXALIGNed, and the same rows'
-/// columns as the programs read them).  Encoded as a header (magic, the
-/// number of depths, parts per depth, then per part its rows, tuple bytes
-/// and column bytes) and the parts, each piece starting 8-aligned.
+/// columns as the programs read them), and the ranges of the integer key
+/// columns (what an Arrow outer scan skips record batches by, so that a
+/// hit need not make the columns to find them).  Encoded as a header
+/// (magic, the number of depths, parts per depth, then per part its rows,
+/// tuple bytes and column bytes), the parts, each piece starting
+/// 8-aligned, and the ranges (magic, their number, then per range the
+/// depth, the column among the depth's, 1 when it has a value, low and
+/// high).
 #[derive(Default)]
 pub struct KeptRows {
     bytes: Vec<u8>,
     /// Per depth, per part: (rows, tuple bytes, column bytes).
     depths: Vec<Vec<[u64; 3]>>,
+    ranges: Vec<KeptRange>,
 }
+
+/// A key column's range kept with a build: (depth, the column among the
+/// depth's inner columns, (min, max) or None when it has no non-NULL
+/// value).
+pub type KeptRange = (usize, usize, Option<(i64, i64)>);
 
 /// The header word of kept rows.
 const ROWS_MAGIC: u64 = u64::from_be_bytes(*b"pgstrom1");
+/// The word before the ranges.
+const RANGES_MAGIC: u64 = u64::from_be_bytes(*b"pgsrange");
 
 impl KeptRows {
     /// No rows yet, for `ndepths` depths.
     pub fn new(ndepths: usize) -> KeptRows {
-        KeptRows { bytes: Vec::new(), depths: vec![Vec::new(); ndepths] }
+        KeptRows { bytes: Vec::new(), depths: vec![Vec::new(); ndepths], ranges: Vec::new() }
+    }
+
+    /// Keep the key columns' ranges too.
+    pub fn set_ranges(&mut self, ranges: Vec<KeptRange>) {
+        self.ranges = ranges;
     }
 
     /// Add a part of depth `d`: `nrows` tuples (`tuples`) and their columns.
@@ -394,6 +412,12 @@ impl KeptRows {
         head.extend(self.depths.iter().flatten().flatten());
         let mut out: Vec<u8> = head.iter().flat_map(|w| w.to_ne_bytes()).collect();
         out.extend_from_slice(&self.bytes);
+        let mut tail: Vec<u64> = vec![RANGES_MAGIC, self.ranges.len() as u64];
+        for &(d, k, range) in &self.ranges {
+            let (lo, hi) = range.unwrap_or((0, 0));
+            tail.extend([d as u64, k as u64, range.is_some() as u64, lo as u64, hi as u64]);
+        }
+        out.extend(tail.iter().flat_map(|w| w.to_ne_bytes()));
         out
     }
 }
@@ -405,6 +429,36 @@ pub type KeptPart<'a> = (u64, &'a [u8], &'a [u8]);
 /// depth: (rows, tuples, columns); None when the bytes are not such rows of
 /// `ndepths` depths.
 pub fn decode_rows(bytes: &[u8], ndepths: usize) -> Option<Vec<Vec<KeptPart<'_>>>> {
+    decode(bytes, ndepths).map(|(parts, _)| parts)
+}
+
+/// The key columns' ranges kept with rows `bytes`; None when the bytes
+/// are not such rows of `ndepths` depths or hold no ranges.
+pub fn decode_ranges(bytes: &[u8], ndepths: usize) -> Option<Vec<KeptRange>> {
+    let (_, end) = decode(bytes, ndepths)?;
+    let word = |i: usize| -> Option<u64> {
+        let at = end.checked_add(i.checked_mul(8)?)?;
+        Some(u64::from_ne_bytes(bytes.get(at..at.checked_add(8)?)?.try_into().ok()?))
+    };
+    if word(0)? != RANGES_MAGIC {
+        return None;
+    }
+    let n = usize::try_from(word(1)?).ok()?;
+    if n > bytes.len() / 40 {
+        return None;
+    }
+    (0..n)
+        .map(|i| {
+            let w = 2 + i * 5;
+            let (d, k, has) = (word(w)? as usize, word(w + 1)? as usize, word(w + 2)? != 0);
+            let range = has.then_some((word(w + 3)? as i64, word(w + 4)? as i64));
+            Some((d, k, range))
+        })
+        .collect()
+}
+
+/// The parts and the offset where they end.
+fn decode(bytes: &[u8], ndepths: usize) -> Option<(Vec<Vec<KeptPart<'_>>>, usize)> {
     let word = |i: usize| -> Option<u64> { Some(u64::from_ne_bytes(bytes.get(i * 8..i * 8 + 8)?.try_into().ok()?)) };
     if word(0)? != ROWS_MAGIC || word(1)? != ndepths as u64 {
         return None;
@@ -432,5 +486,5 @@ pub fn decode_rows(bytes: &[u8], ndepths: usize) -> Option<Vec<Vec<KeptPart<'_>>
         }
         out.push(parts);
     }
-    Some(out)
+    Some((out, at))
 }

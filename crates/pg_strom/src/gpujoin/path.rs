@@ -451,13 +451,15 @@ pub(crate) unsafe fn compiles(
     }
 }
 
-/// Costs of a GpuJoin: (startup, total, rows).
+/// Costs of a GpuJoin: (startup, total, rows, the part of the total
+/// that is an Arrow outer table's record batches read on the host for the
+/// rows returned: see `arrow_host_reads`).
 pub(crate) unsafe fn cost(
     root: *mut pg_sys::PlannerInfo,
     desc: &JoinDesc,
     inner_paths: &[*mut pg_sys::Path],
     workers: i32,
-) -> (f64, f64, f64) {
+) -> (f64, f64, f64, f64) {
     // SAFETY: planner state.
     unsafe {
         let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
@@ -507,12 +509,16 @@ pub(crate) unsafe fn cost(
         // rows come back to the host and are formed into tuples (an Arrow
         // table's row from its record batch, value by value)
         run += rows * crate::customscan::cost::tuple_cost_of(rte);
+        // (and read from the Arrow file's record batches on the host)
+        let mut host_reads = crate::customscan::cost::arrow_host_reads(outer, rte, rows, disk);
+        run += host_reads;
         if workers > 0 {
             let div = parallel_divisor(workers);
             run /= div;
+            host_reads /= div;
             rows = pg_sys::clamp_row_est(rows / div);
         }
-        (startup, startup + disk + run, rows)
+        (startup, startup + disk + run, rows, host_reads)
     }
 }
 
@@ -669,7 +675,7 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             if inner_bytes(&inner_paths) > guc::GPU_JOIN_MEMORY_LIMIT.get() as f64 * 1024.0 {
                 return;
             }
-            let (startup, total, rows) = cost(root, &desc, &inner_paths, workers);
+            let (startup, total, rows, _) = cost(root, &desc, &inner_paths, workers);
             pgrx::debug2!(
                 "GpuJoin: outer relid {}, {} depths (partial inner: {:?}), {workers} workers, cost {startup:.2}..{total:.2}, {rows:.0} rows",
                 desc.outer_relid,

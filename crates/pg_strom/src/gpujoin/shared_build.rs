@@ -89,6 +89,9 @@ pub struct SharedInner {
     /// and high key.
     load_bytes: AtomicU64,
     nranges: AtomicU32,
+    /// 1 when the ranges were kept with a cached build and stored by the
+    /// process that looked into the cache (the loader takes them).
+    cached_ranges: AtomicU32,
     range_attnum: [AtomicU32; MAX_RANGES],
     range_lo: [AtomicU64; MAX_RANGES],
     range_hi: [AtomicU64; MAX_RANGES],
@@ -200,6 +203,7 @@ impl SharedInner {
         self.cache_key_len.store(0, Ordering::Relaxed);
         self.cache_outcome.store(0, Ordering::Relaxed);
         self.cache_state.store(CACHE_FREE, Ordering::Relaxed);
+        self.cached_ranges.store(0, Ordering::Relaxed);
         for c in &self.claimed {
             c.store(0, Ordering::Relaxed);
         }
@@ -302,6 +306,13 @@ impl SharedInner {
     /// The load is done (or failed: the others then load their own): its
     /// figures for the others.
     pub fn loaded(&self, bytes: u64, ranges: &[KeyRange]) {
+        self.store_ranges(ranges);
+        self.load_bytes.store(bytes, Ordering::Relaxed);
+        self.load.store(LOAD_DONE, Ordering::Release);
+        self.wake_all();
+    }
+
+    fn store_ranges(&self, ranges: &[KeyRange]) {
         let n = ranges.len().min(MAX_RANGES);
         for (i, (attnum, range)) in ranges.iter().take(n).enumerate() {
             let (lo, hi) = range.unwrap_or((0, 0));
@@ -311,9 +322,33 @@ impl SharedInner {
             self.range_hi[i].store(hi as u64, Ordering::Relaxed);
         }
         self.nranges.store(n as u32, Ordering::Relaxed);
-        self.load_bytes.store(bytes, Ordering::Relaxed);
-        self.load.store(LOAD_DONE, Ordering::Release);
-        self.wake_all();
+    }
+
+    fn read_ranges(&self) -> Vec<KeyRange> {
+        let n = (self.nranges.load(Ordering::Relaxed) as usize).min(MAX_RANGES);
+        (0..n)
+            .map(|i| {
+                let tag = self.range_attnum[i].load(Ordering::Relaxed);
+                let range = (tag & (1 << 31) != 0).then(|| {
+                    (self.range_lo[i].load(Ordering::Relaxed) as i64, self.range_hi[i].load(Ordering::Relaxed) as i64)
+                });
+                (tag as u16 as i16, range)
+            })
+            .collect()
+    }
+
+    /// The process looking into the cache found a kept build with its
+    /// join key ranges: store them for the loader (before
+    /// [`Self::cache_decided`]).
+    pub fn keep_cached_ranges(&self, ranges: &[KeyRange]) {
+        self.store_ranges(ranges);
+        self.cached_ranges.store(1, Ordering::Relaxed);
+    }
+
+    /// The join key ranges kept with a cached build, when the process that
+    /// looked into the cache stored them (after it decided).
+    pub fn cached_ranges(&self) -> Option<Vec<KeyRange>> {
+        (self.cached_ranges.load(Ordering::Relaxed) == 1).then(|| self.read_ranges())
     }
 
     /// Wait until the loader is done; its figures (as given to
@@ -324,17 +359,7 @@ impl SharedInner {
     pub unsafe fn wait_loaded(&self) -> (u64, Vec<KeyRange>) {
         // SAFETY: caller's promise.
         unsafe { self.sleep_until(|| self.load.load(Ordering::Acquire) == LOAD_DONE) };
-        let n = (self.nranges.load(Ordering::Relaxed) as usize).min(MAX_RANGES);
-        let ranges = (0..n)
-            .map(|i| {
-                let tag = self.range_attnum[i].load(Ordering::Relaxed);
-                let range = (tag & (1 << 31) != 0).then(|| {
-                    (self.range_lo[i].load(Ordering::Relaxed) as i64, self.range_hi[i].load(Ordering::Relaxed) as i64)
-                });
-                (tag as u16 as i16, range)
-            })
-            .collect();
-        (self.load_bytes.load(Ordering::Relaxed), ranges)
+        (self.load_bytes.load(Ordering::Relaxed), self.read_ranges())
     }
 
     /// Count this process's session: its own load, or an attach.  Every

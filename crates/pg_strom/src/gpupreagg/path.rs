@@ -322,7 +322,7 @@ unsafe fn add_paths(
             };
             // costs: the join's (or scan's), less forming joined rows on the
             // host, plus the reduction and the partial rows that come back
-            let (startup, total, _) = cost(root, &desc, &inner_paths, workers);
+            let (startup, total, _, host_reads) = cost(root, &desc, &inner_paths, workers);
             let div = if workers > 0 { parallel_divisor(workers) } else { 1.0 };
             let rows_proc = rows_in / div;
             let rte = *(*root).simple_rte_array.add(desc.outer_relid as usize);
@@ -345,6 +345,13 @@ unsafe fn add_paths(
                 .any(|d| matches!(d.kind, pg_sys::JoinType::JOIN_RIGHT | pg_sys::JoinType::JOIN_FULL));
             let frac =
                 if host_keys || keeps_inner { 0.0 } else { crate::customscan::cost::planned_fraction(outer, rte) };
+            // an Arrow table's record batches are read on the host for a
+            // group's row only when a grouping key reads the table's columns
+            let outer_keys = exprs.iter().any(|&e| {
+                (*e).type_ != pg_sys::NodeTag::T_Aggref
+                    && pg_sys::bms_is_member(desc.outer_relid as i32, pg_sys::pull_varnos(root, e))
+            });
+            let unread = if outer_keys { 0.0 } else { host_reads };
             let direct = frac * (*outer).tuples.max(0.0) * crate::customscan::cost::gather_cost_per_row(rte) / div;
             // partial groups: those found among each chunk's rows (a direct
             // request of up to heap_direct::BATCH_BLOCKS blocks is one
@@ -365,7 +372,7 @@ unsafe fn add_paths(
             pgrx::debug2!(
                 "GpuPreAgg: {workers} workers, {rows_in:.0} rows in, {groups:.0} groups, {nchunks:.0} chunks, \
                  {partial_total:.0} partial groups, cost {:.2}",
-                (total - formed - direct + reduce).max(startup)
+                (total - formed - direct - unread + reduce).max(startup)
             );
             desc.agg = Some(AggDesc { target: exprs.clone(), rows_in, groups });
 
@@ -382,7 +389,7 @@ unsafe fn add_paths(
             p.pathkeys = std::ptr::null_mut();
             p.rows = partial_proc;
             p.startup_cost = startup;
-            p.total_cost = (total - formed - direct + reduce).max(startup);
+            p.total_cost = (total - formed - direct - unread + reduce).max(startup);
             (*cpath).flags = 0;
             (*cpath).custom_paths = to_list(&inner_paths.iter().map(|p| p.cast()).collect::<Vec<_>>());
             (*cpath).custom_private = desc.to_list();

@@ -87,6 +87,7 @@ impl GpuJoinExec {
             std::slice::from_raw_parts(p, rows.len())
         };
         let Some(parts) = inner_cache::decode_rows(copy, self.info.depths.len()) else { return false };
+        self.kept_ranges = inner_cache::decode_ranges(copy, self.info.depths.len());
         self.inners = parts
             .iter()
             .enumerate()
@@ -123,8 +124,10 @@ impl GpuJoinExec {
                 Ok(key) => {
                     let (ndepths, dsa) = (self.info.depths.len(), self.dsa);
                     let mut hit = false;
+                    let mut kept = None;
                     let _ = engine_of(self).join_cache_rows(&key, &mut |r| {
                         let Some(parts) = inner_cache::decode_rows(r, ndepths) else { return };
+                        kept = inner_cache::decode_ranges(r, ndepths);
                         for (d, parts) in parts.into_iter().enumerate() {
                             // the kept build numbers the rows in the order
                             // they were kept, the order the lists give them
@@ -138,6 +141,14 @@ impl GpuJoinExec {
                         }
                         hit = true;
                     });
+                    if hit && kept.is_some() {
+                        // the join key ranges for the loader, from those
+                        // kept: no columns made to find them
+                        self.kept_ranges = kept;
+                        // SAFETY: the ranges are kept (no rows are read).
+                        let ranges = unsafe { self.join_key_ranges() };
+                        sh.keep_cached_ranges(&ranges);
+                    }
                     (Some(key), if hit { Outcome::Hit } else { Outcome::Miss })
                 }
             };
@@ -246,6 +257,8 @@ impl GpuJoinExec {
                 }
             }
         }
+        // SAFETY: the node's loaded rows.
+        rows.set_ranges(unsafe { self.inner_key_ranges() });
         // SAFETY: the node's loaded rows.
         let spec = unsafe { self.join_spec(false) };
         eng.join_cache_keep(&spec, share, key, &rows.encode()).unwrap_or(false)
