@@ -170,15 +170,21 @@ CREATE FUNCTION af_hint(q text) RETURNS SETOF text LANGUAGE sql AS $f$
 $f$;
 SELECT af_hint($$SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q3'$$);
 SELECT af_hint($$SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q3'$$);
+-- (over the columns the GPU service reads itself, workers save no device
+-- work: they pay where they share an inner scan, made costly here)
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET max_parallel_workers_per_gather = 2;
+SET min_parallel_table_scan_size = 0;
+SET cpu_tuple_cost = 1;
 SELECT af_hint($$SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q4'$$);
 SELECT af_hint($$SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q4'$$);
 SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q4';
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET max_parallel_workers_per_gather;
+RESET min_parallel_table_scan_size;
+RESET cpu_tuple_cost;
 SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q3';
 SET pg_strom.enabled = off;
 SELECT count(*), sum(s.val) FROM sorted s JOIN af_days d ON s.ymd = d.ymd WHERE d.quarter = 'Q3';

@@ -155,6 +155,25 @@ pub unsafe fn planned_chunks(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::R
     }
 }
 
+/// True when the engine a device node would run on reads `outer`'s
+/// columns itself: an Arrow table, with the GPU service planned (it reads
+/// the record batches from the files, and keeps them in device memory
+/// between queries).  The backend processes then only hand it the
+/// batches' places.
+///
+/// # Safety
+/// Planner state of a base relation and its RTE.
+pub unsafe fn device_reads_itself(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::RangeTblEntry) -> bool {
+    // SAFETY: caller's promise.
+    unsafe {
+        (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
+            && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
+            && crate::arrow_fdw::is_arrow_table((*rte).relid)
+            && !(*outer).fdw_private.is_null()
+            && crate::engine::planned_in_service()
+    }
+}
+
 /// The host's cost of reading an Arrow table's referenced columns
 /// (`pages` of them, at `seq_page_cost` per page) for the rows a device
 /// node returns: when the GPU service reads the columns from the files
@@ -174,12 +193,7 @@ pub unsafe fn arrow_host_reads(
 ) -> f64 {
     // SAFETY: caller's promise; fdw_private of an arrow_fdw table is its RelInfo.
     unsafe {
-        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
-            || (*rte).relkind as u8 != pg_sys::RELKIND_FOREIGN_TABLE
-            || !crate::arrow_fdw::is_arrow_table((*rte).relid)
-            || (*outer).fdw_private.is_null()
-            || !crate::engine::planned_in_service()
-        {
+        if !device_reads_itself(outer, rte) {
             return 0.0;
         }
         let info = &*((*outer).fdw_private as *const crate::arrow_fdw::scan::RelInfo);

@@ -482,7 +482,10 @@ pub(crate) unsafe fn cost(
             startup += guc::GPU_CONTEXT_COST.get();
         }
         let gather = crate::customscan::cost::gather_cost_per_row(rte);
-        let mut run = ntuples * (gather + guc::GPU_TUPLE_COST.get() + scan_cost.per_tuple * op_ratio);
+        // the host's part of the work (gathering heap rows, forming the
+        // rows returned) and the device's (filtering, probing)
+        let mut host = ntuples * gather;
+        let mut device = ntuples * (guc::GPU_TUPLE_COST.get() + scan_cost.per_tuple * op_ratio);
         for (d, p) in desc.depths.iter().zip(inner_paths) {
             // the inner relation is read once (a partial inner path: a share
             // by each process, its cost is per process), then every process
@@ -499,7 +502,7 @@ pub(crate) unsafe fn cost(
             // probing: one hash plus the join quals per candidate; a depth
             // without hash keys (a nested loop) evaluates its quals on
             // every pair of an outer row and an inner row
-            run += if d.hash_keys.is_empty() {
+            device += if d.hash_keys.is_empty() {
                 d.rows_in * inner_rows.max(1.0) * gpu_op * d.quals.len().max(1) as f64
             } else {
                 d.rows_in * gpu_op * (1.0 + d.quals.len() as f64) + d.rows_out * gpu_op * d.quals.len() as f64
@@ -508,16 +511,25 @@ pub(crate) unsafe fn cost(
         let mut rows = desc.depths.last().map_or(0.0, |d| d.rows_out);
         // rows come back to the host and are formed into tuples (an Arrow
         // table's row from its record batch, value by value)
-        run += rows * crate::customscan::cost::tuple_cost_of(rte);
+        host += rows * crate::customscan::cost::tuple_cost_of(rte);
         // (and read from the Arrow file's record batches on the host)
         let mut host_reads = crate::customscan::cost::arrow_host_reads(outer, rte, rows, disk);
-        run += host_reads;
+        host += host_reads;
         if workers > 0 {
             let div = parallel_divisor(workers);
-            run /= div;
+            host /= div;
             host_reads /= div;
+            // the processes share the device's work only where each does a
+            // share of the feeding: an Arrow table whose columns the GPU
+            // service reads itself has the same device work to do with one
+            // process or many (the columns stay in its memory), and the
+            // workers' start-up is then what a parallel plan adds
+            if !crate::customscan::cost::device_reads_itself(outer, rte) {
+                device /= div;
+            }
             rows = pg_sys::clamp_row_est(rows / div);
         }
+        let run = host + device;
         (startup, startup + disk + run, rows, host_reads)
     }
 }
