@@ -174,14 +174,14 @@ pub unsafe fn device_reads_itself(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_s
     }
 }
 
-/// The host's cost of reading an Arrow table's referenced columns
-/// (`pages` of them, at `seq_page_cost` per page) for the rows a device
-/// node returns: when the GPU service reads the columns from the files
-/// itself, the backend reads a record batch only to form the rows it
-/// returns (or a group's row, for a key taken from the table), so it
-/// pays for each batch that returns any of `rows`, spread evenly over
-/// the batches.  0 for a heap table, and where the backend reads every
-/// batch anyway (no GPU service), which every plan pays alike.
+/// The cost of the pages a device node over an Arrow table whose columns
+/// the GPU service reads itself still reads on the host (`pages_cost`:
+/// the referenced columns' pages at `seq_page_cost`): the service reads
+/// the columns from the files into its column cache, where later queries
+/// find them, so what is left is the backend reading a record batch to
+/// form the rows it returns (or a group's row, for a key taken from the
+/// table), for each batch that returns any of `rows`, spread evenly over
+/// the batches.  0 where the service does not read the columns itself.
 ///
 /// # Safety
 /// Planner state of a base relation and its RTE.

@@ -453,7 +453,8 @@ pub(crate) unsafe fn compiles(
 
 /// Costs of a GpuJoin: (startup, total, rows, the part of the total
 /// that is an Arrow outer table's record batches read on the host for the
-/// rows returned: see `arrow_host_reads`).
+/// rows returned, where the GPU service reads the columns itself: see
+/// `arrow_host_reads`).
 pub(crate) unsafe fn cost(
     root: *mut pg_sys::PlannerInfo,
     desc: &JoinDesc,
@@ -512,25 +513,28 @@ pub(crate) unsafe fn cost(
         // rows come back to the host and are formed into tuples (an Arrow
         // table's row from its record batch, value by value)
         host += rows * crate::customscan::cost::tuple_cost_of(rte);
-        // (and read from the Arrow file's record batches on the host)
-        let mut host_reads = crate::customscan::cost::arrow_host_reads(outer, rte, rows, disk);
-        host += host_reads;
+        // the pages read: the table's, or, over an Arrow table whose
+        // columns the GPU service reads itself (and keeps in its column
+        // cache), those of the record batches the backend reads to form
+        // the rows it returns
+        let reads_itself = crate::customscan::cost::device_reads_itself(outer, rte);
+        let host_reads = crate::customscan::cost::arrow_host_reads(outer, rte, rows, disk);
+        let io = if reads_itself { host_reads } else { disk };
         if workers > 0 {
             let div = parallel_divisor(workers);
             host /= div;
-            host_reads /= div;
             // the processes share the device's work only where each does a
             // share of the feeding: an Arrow table whose columns the GPU
             // service reads itself has the same device work to do with one
             // process or many (the columns stay in its memory), and the
             // workers' start-up is then what a parallel plan adds
-            if !crate::customscan::cost::device_reads_itself(outer, rte) {
+            if !reads_itself {
                 device /= div;
             }
             rows = pg_sys::clamp_row_est(rows / div);
         }
         let run = host + device;
-        (startup, startup + disk + run, rows, host_reads)
+        (startup, startup + io + run, rows, host_reads)
     }
 }
 
