@@ -174,6 +174,33 @@ pub unsafe fn device_reads_itself(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_s
     }
 }
 
+/// What a device node's device work (filtering, probing, reducing) is
+/// divided by with `workers` parallel workers.  Where each process feeds
+/// the device its share (a heap table's rows, columns handed over in
+/// memory), as PostgreSQL divides a scan's CPU work:
+/// `parallel_divisor(workers)`.  Where the GPU service reads an Arrow
+/// table's columns itself, the device does the same work with one process
+/// or many, as parallel as it is: divided as for the most workers
+/// PostgreSQL would give the scan, whatever the plan's own number (0 with
+/// parallel query off: the whole work), so that a parallel plan pays only
+/// where it saves host work.
+///
+/// # Safety
+/// Planner state of a base relation and its RTE.
+pub unsafe fn device_divisor(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::RangeTblEntry, workers: i32) -> f64 {
+    // SAFETY: caller's promise.
+    unsafe {
+        let most = if device_reads_itself(outer, rte) && (*outer).consider_parallel {
+            scan_pages(rte, outer)
+                .map_or(0, |(pages, table_workers)| crate::pg::cost::scan_parallel_workers(outer, pages, table_workers))
+        } else {
+            0
+        };
+        let w = if device_reads_itself(outer, rte) { most.max(workers) } else { workers };
+        if w > 0 { crate::pg::cost::parallel_divisor(w) } else { 1.0 }
+    }
+}
+
 /// The cost of the pages a device node over an Arrow table whose columns
 /// the GPU service reads itself still reads on the host (`pages_cost`:
 /// the referenced columns' pages at `seq_page_cost`): the service reads

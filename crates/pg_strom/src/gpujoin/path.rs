@@ -523,16 +523,13 @@ pub(crate) unsafe fn cost(
         if workers > 0 {
             let div = parallel_divisor(workers);
             host /= div;
-            // the processes share the device's work only where each does a
-            // share of the feeding: an Arrow table whose columns the GPU
-            // service reads itself has the same device work to do with one
-            // process or many (the columns stay in its memory), and the
-            // workers' start-up is then what a parallel plan adds
-            if !reads_itself {
-                device /= div;
-            }
             rows = pg_sys::clamp_row_est(rows / div);
         }
+        // the device's work: shared by the processes where each feeds it
+        // a share; over an Arrow table whose columns the GPU service reads
+        // itself the same with one process or many, so that a parallel
+        // plan must save host work worth its workers' start-up
+        device /= crate::customscan::cost::device_divisor(outer, rte, workers);
         let run = host + device;
         (startup, startup + io + run, rows, host_reads)
     }
