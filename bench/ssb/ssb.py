@@ -451,6 +451,8 @@ class Result:
         self.mode, self.query = mode, query
         self.times, self.rows, self.float_cols = [], [], set()
         self.status, self.note, self.offload = "ok", "", ""
+        # the GPU service's engines' busy time over the runs / their time
+        self.util = None
 
     @property
     def median(self):
@@ -470,6 +472,17 @@ def pg_settings(mode, cores):
     return s
 
 
+def service_busy_ms():
+    """The GPU service's engines' busy time so far (ms: wall time with a
+    request being served on an engine, summed over the engines), or None
+    (no service, or an extension without the column)."""
+    try:
+        v = pc.scalar("SELECT sum(busy_ms) FROM pgstrom.gpu_service_engines")
+        return float(v) if v else None
+    except (pc.PsqlError, ValueError):
+        return None
+
+
 def run_pg(mode, q, sql, runs, cores):
     r = Result(mode, q)
     settings = pg_settings(mode, cores)
@@ -482,8 +495,14 @@ def run_pg(mode, q, sql, runs, cores):
         r.offload = "+".join(nodes) or "-"
         # the first run warms up and returns the rows; the others are timed
         script = f"{sql}\n\\o /dev/null\n" + f"{sql}\n" * runs
+        busy = service_busy_ms() if mode != "pg" else None
         out, _ = pc.psql(script, settings=settings, timing=True)
-        r.times = pc.timings(out)[1:]
+        every = pc.timings(out)
+        r.times = every[1:]
+        # the engines' utilization over every run (the warm-up's too)
+        after = service_busy_ms() if busy is not None else None
+        if after is not None and sum(every) > 0:
+            r.util = (after - busy) / sum(every)
         body = "\n".join(line for line in out.splitlines() if not line.startswith("Time: ")) + "\n"
         r.rows = pc.parse_csv(body)[1]
     except pc.PsqlError as e:
@@ -656,18 +675,18 @@ def write_csv(out, results, modes, queries, db_bytes, sf, engine, order):
     with open(os.path.join(out, "ssb.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["sf", "engine", "query", "mode", "order", "median_ms", "min_ms", "runs", "gb_per_s", "rows",
-                    "status", "offload", "note"])
+                    "status", "offload", "note", "engine_util"])
         for q in queries:
             for m in modes:
                 r = results.get((m, q))
                 mo = mode_order(m, order)
                 if r is None:
-                    w.writerow([sf, engine, q, m, mo, "", "", 0, "", "", "skipped", "", ""])
+                    w.writerow([sf, engine, q, m, mo, "", "", 0, "", "", "skipped", "", "", ""])
                     continue
                 med = r.median
                 w.writerow([sf, engine, q, m, mo, f"{med:.2f}" if med else "", f"{min(r.times):.2f}" if r.times else "",
                             len(r.times), f"{gbps(db_bytes, med):.3f}" if med else "", len(r.rows), r.status,
-                            r.offload, r.note])
+                            r.offload, r.note, f"{r.util:.3f}" if r.util is not None else ""])
 
 
 def geomean(xs):
@@ -678,12 +697,18 @@ def geomean(xs):
 def print_table(results, ran, queries, db_bytes, skipped, sf, order_text):
     def fmt(x, spec):
         return format(x, spec) if x else "-"
+
+    def pct(x):
+        return f"{100 * x:.0f}%" if x is not None else "-"
     # the speedups of each pg_strom mode that ran, over PostgreSQL and DuckDB
     ratios = [(m, ref) for m in ("strom", "arrow") if m in ran for ref in ("pg", "duckdb") if ref in ran]
     head = f"{'query':<7}" + "".join(f"{m + ' ms':>19}" for m in ran)
     if "strom" in ran:
         head += f"{'strom GB/s':>11}"
     head += "".join(f"{m + ' x ' + ('pg' if ref == 'pg' else 'duck'):>14}" for m, ref in ratios)
+    # the GPU service's engines busy over each pg_strom mode's runs
+    busy = [m for m in ("strom", "arrow") if m in ran and any(results[(m, q)].util is not None for q in queries)]
+    head += "".join(f"{m + ' busy':>12}" for m in busy)
     head += "  check"
     print()
     print(f"SSB SF {sf}, lineorder order: {order_text}")
@@ -703,6 +728,7 @@ def print_table(results, ran, queries, db_bytes, skipped, sf, order_text):
         if "strom" in ran:
             line += f"{fmt(gbps(db_bytes, results[('strom', q)].median), '.2f'):>11}"
         line += "".join(f"{fmt(ratio(ref, m, q), '.2f'):>14}" for m, ref in ratios)
+        line += "".join(f"{pct(results[(m, q)].util):>12}" for m in busy)
         bad = [f"{m}: {results[(m, q)].status} {results[(m, q)].note}".strip() for m in ran
                if results[(m, q)].status != "ok"]
         line += "  " + ("; ".join(bad) if bad else "ok")
@@ -713,6 +739,9 @@ def print_table(results, ran, queries, db_bytes, skipped, sf, order_text):
         line += f"{fmt(gbps(db_bytes, g['strom']) if g.get('strom') else None, '.2f'):>11}"
     line += "".join(f"{fmt(g[ref] / g[m] if g.get(ref) and g.get(m) else None, '.2f'):>14}" for m, ref in ratios)
     print(line)
+    if busy:
+        print("M busy = the GPU service's engines' busy time (wall time with a request being served on one) "
+              "over mode M's runs of the query, the warm-up's included")
     for m, why in skipped.items():
         print(f"{m}: skipped ({why})")
     print("M x pg = PostgreSQL time / mode M's time; M x duck = DuckDB time / mode M's time (> 1: pg_strom faster)")

@@ -30,8 +30,13 @@ SELECT errors > 0 AS error_counted, in_flight, bytes_in > 0 AS bytes_counted FRO
 -- per engine: the CPU engine's row counts its own requests, chunks and errors
 SELECT engine, device, memory_used IS NULL AS no_memory, requests > 0 AS served, chunks > 0 AS chunked,
        in_flight, bytes_in > 0 AS bytes_counted, errors > 0 AS error_counted, arrow_cache_bytes IS NULL AS no_cache,
-       join_sessions, scans_placed
+       join_sessions, scans_placed, busy_ms > 0 AS busy_counted
   FROM pgstrom.gpu_service_engines WHERE engine = 'CPU';
+-- its busy time (wall time with a request being served on it) grows
+-- with a query it runs
+CREATE TEMP TABLE svc_busy AS SELECT busy_ms FROM pgstrom.gpu_service_engines WHERE engine = 'CPU';
+SELECT count(*) FROM svc JOIN svc_dim USING (a);
+SELECT e.busy_ms > b.busy_ms AS busy_grew FROM pgstrom.gpu_service_engines e, svc_busy b WHERE e.engine = 'CPU';
 SELECT pgstrom.active_engine();
 -- reading ahead: while the service works on a chunk, the backend reads
 -- the next one into its spare buffers (serial, 15 chunks of 7000 rows:

@@ -79,7 +79,9 @@ mod pgstrom {
     /// joined, bytes received, error replies, a GPU's Arrow column cache
     /// (bytes held, hits, misses, bytes read from files, of those by
     /// cuFile) and its device memory pool (budget, bytes reserved now,
-    /// requests that waited for memory, requests that failed for it).
+    /// requests that waited for memory, requests that failed for it), its
+    /// join sessions, scans placed on it, and its busy time (wall time
+    /// with at least one request being served on it, in milliseconds).
     #[pg_extern(volatile, parallel_safe)]
     #[allow(clippy::type_complexity)]
     fn gpu_service_engines_info() -> TableIterator<
@@ -104,6 +106,7 @@ mod pgstrom {
             name!(memory_failures, Option<i64>),
             name!(join_sessions, i64),
             name!(scans_placed, Option<i64>),
+            name!(busy_ms, f64),
         ),
     > {
         let info = service_info();
@@ -142,6 +145,7 @@ mod pgstrom {
                 pool.map(|p| p.failures as i64),
                 w.sessions as i64,
                 gpu.then_some(w.placed as i64),
+                w.busy_ns as f64 / 1e6,
             ));
         }
         TableIterator::new(rows)
@@ -396,7 +400,7 @@ extension_sql!(
     r#"
 CREATE VIEW pgstrom.gpu_device_info AS SELECT * FROM pgstrom.gpu_device_info();
 CREATE VIEW pgstrom.gpu_service_engines AS SELECT * FROM pgstrom.gpu_service_engines_info();
-COMMENT ON VIEW pgstrom.gpu_service_engines IS 'The GPU service per engine (each GPU, then its CPU engine): memory, queue depth, chunks, bytes, errors, Arrow column cache';
+COMMENT ON VIEW pgstrom.gpu_service_engines IS 'The GPU service per engine (each GPU, then its CPU engine): memory, queue depth, chunks, bytes, errors, Arrow column cache, busy time';
 CREATE VIEW pgstrom.gpu_service_status AS SELECT * FROM pgstrom.gpu_service_info();
 COMMENT ON VIEW pgstrom.gpu_service_status IS 'The GPU service process: connections, requests, queue depth, bytes in, errors, memory';
 COMMENT ON VIEW pgstrom.gpu_device_info IS 'GPU properties found by pg_strom at start-up, one row per property';

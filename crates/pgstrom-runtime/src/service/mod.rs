@@ -22,7 +22,7 @@ pub mod shm;
 pub mod wire;
 
 /// Protocol version (HELLO).
-pub const PROTOCOL_VERSION: u32 = 12;
+pub const PROTOCOL_VERSION: u32 = 13;
 /// The engine number of the CPU engine (GPUs are 0..n).
 pub const CPU_ENGINE: u32 = u32::MAX;
 
@@ -150,6 +150,9 @@ pub struct EngineWork {
     pub sessions: u64,
     /// Scans placed on it ([`op::PLACE`]) since the service started.
     pub placed: u64,
+    /// Wall time (ns) during which at least one request was being served
+    /// on it, since the service started.
+    pub busy_ns: u64,
 }
 
 impl ServiceInfo {
@@ -180,7 +183,7 @@ impl ServiceInfo {
         self.gpu_memory_used.iter().for_each(|m| w.u64(*m));
         w.u64(self.work.len() as u64);
         for e in &self.work {
-            for v in [e.requests, e.in_flight, e.chunks, e.bytes_in, e.errors, e.sessions, e.placed] {
+            for v in [e.requests, e.in_flight, e.chunks, e.bytes_in, e.errors, e.sessions, e.placed, e.busy_ns] {
                 w.u64(v);
             }
         }
@@ -232,6 +235,7 @@ impl ServiceInfo {
                     errors: r.u64()?,
                     sessions: r.u64()?,
                     placed: r.u64()?,
+                    busy_ns: r.u64()?,
                 })
             })
             .collect::<Result<_, crate::DeviceError>>()?;

@@ -9,8 +9,9 @@
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use std::os::fd::OwnedFd;
 
@@ -74,9 +75,58 @@ const W_SESSIONS: usize = 5;
 const W_PLACED: usize = 6;
 const W_COUNTERS: usize = 7;
 
+/// An engine's busy clock: the wall time during which at least one
+/// request was being served on it (the union of the requests' times, so
+/// that requests served together count once).
+struct Busy {
+    /// Requests being served on the engine now.
+    active: u64,
+    /// When `active` last went from 0 to 1.
+    since: Option<Instant>,
+    /// Nanoseconds of the intervals that ended.
+    total_ns: u64,
+}
+
+/// Per engine, as [`WORK`].
+static BUSY: [Mutex<Busy>; MAX_GPUS + 1] =
+    [const { Mutex::new(Busy { active: 0, since: None, total_ns: 0 }) }; MAX_GPUS + 1];
+
+/// The place of engine `engine` (a GPU's number or [`CPU_ENGINE`]) among
+/// the per-engine counters.
+fn engine_slot(engine: u32) -> usize {
+    if engine == CPU_ENGINE { MAX_GPUS } else { engine as usize }
+}
+
+/// A request on the engine at `slot` begins (true) or ends (false).
+fn busy_mark(slot: usize, begins: bool) {
+    let Some(b) = BUSY.get(slot) else { return };
+    let mut b = b.lock().unwrap_or_else(|e| e.into_inner());
+    if begins {
+        b.active += 1;
+        if b.active == 1 {
+            b.since = Some(Instant::now());
+        }
+    } else if b.active > 0 {
+        b.active -= 1;
+        if b.active == 0
+            && let Some(t) = b.since.take()
+        {
+            b.total_ns += t.elapsed().as_nanos() as u64;
+        }
+    }
+}
+
+/// The engine at `slot`'s busy time so far (ns), the interval under way
+/// included.
+fn busy_ns(slot: usize) -> u64 {
+    let Some(b) = BUSY.get(slot) else { return 0 };
+    let b = b.lock().unwrap_or_else(|e| e.into_inner());
+    b.total_ns + b.since.map_or(0, |t| t.elapsed().as_nanos() as u64)
+}
+
 /// The counters of engine `engine` (a GPU's number or [`CPU_ENGINE`]).
 fn work_counters_of(engine: u32) -> Option<&'static [AtomicU64; W_COUNTERS]> {
-    WORK.get(if engine == CPU_ENGINE { MAX_GPUS } else { engine as usize })
+    WORK.get(engine_slot(engine))
 }
 
 /// The counters of the engine a request names (None: no engine's work).
@@ -132,6 +182,7 @@ fn work_counters(i: usize) -> super::EngineWork {
         errors: get(W_ERRORS),
         sessions: get(W_SESSIONS),
         placed: get(W_PLACED),
+        busy_ns: busy_ns(i),
     }
 }
 static ERRORS: AtomicU64 = AtomicU64::new(0);
@@ -390,6 +441,9 @@ impl Connection {
                 IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
             }
             let work = work_of(&h);
+            if work.is_some() {
+                busy_mark(engine_slot(h.engine), true);
+            }
             if let Some(w) = work {
                 w[W_REQUESTS].fetch_add(1, Ordering::Relaxed);
                 w[W_IN_FLIGHT].fetch_add(1, Ordering::Relaxed);
@@ -438,6 +492,7 @@ impl Connection {
                 ERRORS.fetch_add(1, Ordering::Relaxed);
             }
             if let Some(w) = work {
+                busy_mark(engine_slot(h.engine), false);
                 w[W_IN_FLIGHT].fetch_sub(1, Ordering::Relaxed);
                 if answer.is_err() {
                     w[W_ERRORS].fetch_add(1, Ordering::Relaxed);
