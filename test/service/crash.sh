@@ -5,7 +5,8 @@
 # session runs GpuScan / GpuPreAgg-over-GpuJoin / FULL GpuJoin queries in a
 # loop, the service is killed with SIGKILL.  Checks that the scan and the
 # inner-join aggregate finish on the CPU engine with a WARNING and
-# PostgreSQL's result, that the FULL join ends with the ERROR, that an idle
+# PostgreSQL's result (also a parallel one whose processes share an inner
+# build), that the FULL join ends with the ERROR, that an idle
 # session keeps its connection, that the postmaster never restarted, that
 # the keeper started a new service, and that a new query runs on it.
 # Without a GPU the service's CPU engine is used (pg_strom.cpu_engine_in_service).
@@ -19,14 +20,23 @@ bad() { echo "service-crash: FAIL: $*"; fail=1; }
 service_db "$db" 1000000 1000 || exit 1
 
 # name | query | plan node it must use | expected outcome (result or error)
+# | settings of its own (after the common ones)
+# The parallel join shares one inner build among its processes (loaded
+# into the service once, the others attached to it): every process finishes
+# on its own CPU engine.
+parallel="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;"
+parallel+=" SET min_parallel_table_scan_size = 0; SET pg_strom.inner_cache = off;"
 scenarios=(
-  "scan|SELECT count(*) FROM (SELECT id FROM t WHERE a < 10 AND x > 50 OFFSET 0) s|GpuScan|result"
-  "join-agg|SELECT count(*) FROM t JOIN d ON t.a = d.a WHERE x > 10|GpuPreAgg|result"
-  "full-join|SELECT count(*) FROM (SELECT t.id, d.g FROM t FULL JOIN d ON t.a = d.a OFFSET 0) s|GpuJoin|error"
+  "scan|SELECT count(*) FROM (SELECT id FROM t WHERE a < 10 AND x > 50 OFFSET 0) s|GpuScan|result|"
+  "join-agg|SELECT count(*) FROM t JOIN d ON t.a = d.a WHERE x > 10|GpuPreAgg|result|"
+  "full-join|SELECT count(*) FROM (SELECT t.id, d.g FROM t FULL JOIN d ON t.a = d.a OFFSET 0) s|GpuJoin|error|"
+  "parallel-join-agg|SELECT count(*) FROM t JOIN d ON t.a = d.a WHERE x > 10|Parallel Custom Scan (GpuPreAgg)|result|$parallel"
 )
 started=$(psql -XAtq -c "SELECT pg_postmaster_start_time()")
+common=$settings
 for sc in "${scenarios[@]}"; do
-  IFS='|' read -r name query node outcome <<<"$sc"
+  IFS='|' read -r name query node outcome own <<<"$sc"
+  settings="$common $own"
   plan=$(psql -XAtq -c "$settings EXPLAIN (COSTS OFF) $query")
   grep -q "$node" <<<"$plan" || { bad "$name: plan does not use $node: $plan"; continue; }
   want=$(psql -XAtq -c "SET pg_strom.enabled = off; $query")
@@ -99,6 +109,6 @@ done
 [ "$(psql -XAtq -c "SELECT pg_postmaster_start_time()")" = "$started" ] || bad "the postmaster restarted"
 psql -XAtq -d postgres -c "DROP DATABASE $db" >/dev/null
 if [ $fail = 0 ]; then
-  echo "service-crash: 3 kills of the GPU service with SIGKILL, no server restart, idle sessions kept, new queries run"
+  echo "service-crash: ${#scenarios[@]} kills of the GPU service with SIGKILL (one in a parallel query sharing an inner build), no server restart, idle sessions kept, new queries run"
 fi
 exit $fail
