@@ -11,7 +11,9 @@
 # query that would run for minutes, with PostgreSQL's cancel error, within
 # 10 s: the client polls every 50 ms, so it takes well under a second on an
 # idle machine (1.6 s was seen with two compiles running beside the test;
-# this checks that the cancel is seen, not the machine's speed).
+# this checks that the cancel is seen, not the machine's speed).  Before
+# that, cancelling one worker of a parallel join that shares an inner build
+# ends the query and leaves the service no join session.
 set -uo pipefail
 db=pgstrom_service_interrupts
 fail=0
@@ -46,7 +48,51 @@ results=$(grep -cx "$want" "$out")
 [ "$results" = 3 ] || bad "expected 3 results '$want', got: $(cat "$out")"
 echo "service-interrupts: 3 queries under $signals harmless interrupts: $results equal to PostgreSQL's"
 
-# 2. a cancel still stops a wait promptly
+# 2. cancelling one process of a parallel query whose processes share an
+# inner build (loaded into the service once, the others attached): the
+# query ends with the cancel error, and once the service has finished the
+# requests under way the build and every session of it are gone (before
+# the next part: a cancelled request is finished by the service, and that
+# one runs for minutes on the CPU engine)
+par="$slow SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0; SET pg_strom.inner_cache = off; SET pg_strom.chunk_rows = 100000;"
+pjoin="SELECT count(*) FROM t JOIN d ON t.a = d.a WHERE sqrt(x * id) + sqrt(id + x) * sqrt(x + t.a) > 100 + sqrt(id)"
+plan=$(psql -XAtq -c "$par EXPLAIN (COSTS OFF) $pjoin")
+grep -q "Parallel Custom Scan (GpuPreAgg)" <<<"$plan" || bad "the join is not a parallel GpuPreAgg: $plan"
+psql -XAtq >"$out" 2>&1 <<SQL &
+$par
+DO \$\$ DECLARE t0 timestamptz := clock_timestamp(); n bigint;
+BEGIN
+  WHILE clock_timestamp() < t0 + interval '60 s' LOOP EXECUTE '$pjoin' INTO n; END LOOP;
+END \$\$;
+SQL
+q=$!
+# (a worker may end before the signal lands: cancel one again until the
+# query ends)
+worker=
+while kill -0 $q 2>/dev/null; do
+  w=$(psql -XAtq -c "SELECT pid FROM pg_stat_activity WHERE datname = '$db' AND backend_type = 'parallel worker' LIMIT 1")
+  [ -n "$w" ] && worker=$w && psql -XAtq -c "SELECT pg_cancel_backend($w)" >/dev/null 2>&1
+  sleep 0.1
+done
+wait $q
+state=
+for _ in $(seq 100); do
+  state=$(psql -XAtq -c "SELECT join_sessions || '/' || in_flight FROM pgstrom.gpu_service_info()")
+  [ "$state" = 0/0 ] && break
+  sleep 0.1
+done
+if [ -z "$worker" ]; then
+  bad "no parallel worker to cancel"
+elif ! grep -q "canceling statement due to user request" "$out"; then
+  bad "cancelling a parallel worker did not end the query: $(cat "$out")"
+elif [ "$state" != 0/0 ]; then
+  bad "10 s after the cancelled parallel query the service holds join sessions / requests $state"
+else
+  echo "service-interrupts: a parallel worker cancelled: the query ended with the cancel error, the service holds no join session"
+fi
+
+# 3. a cancel still stops a wait promptly
 long="SELECT count(*) FROM t a1, generate_series(1, 2000) g WHERE sqrt(x * id * g) + sqrt(id + x) * sqrt(x + a) > 100 + g"
 psql -XAtq -c "$slow $long" >"$out" 2>&1 &
 q=$!
