@@ -179,26 +179,32 @@ pub unsafe fn device_reads_itself(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_s
 /// the device its share (a heap table's rows, columns handed over in
 /// memory), as PostgreSQL divides a scan's CPU work:
 /// `parallel_divisor(workers)`.  Where the GPU service reads an Arrow
-/// table's columns itself, the device does the same work with one process
-/// or many, as parallel as it is: divided as for the most workers
-/// PostgreSQL would give the scan, whatever the plan's own number (0 with
-/// parallel query off: the whole work), so that a parallel plan pays only
-/// where it saves host work.
+/// table's columns itself (`reads_itself`: [`device_reads_itself`]), the
+/// device does the same work with one process or many, as parallel as it
+/// is: divided as for the most workers PostgreSQL would give the scan,
+/// whatever the plan's own number (0 with parallel query off: the whole
+/// work), so that a parallel plan pays only where it saves host work.
 ///
 /// # Safety
 /// Planner state of a base relation and its RTE.
-pub unsafe fn device_divisor(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::RangeTblEntry, workers: i32) -> f64 {
+pub unsafe fn device_divisor(
+    outer: *mut pg_sys::RelOptInfo,
+    rte: *mut pg_sys::RangeTblEntry,
+    workers: i32,
+    reads_itself: bool,
+) -> f64 {
     // SAFETY: caller's promise.
-    unsafe {
-        let most = if device_reads_itself(outer, rte) && (*outer).consider_parallel {
-            scan_pages(rte, outer)
-                .map_or(0, |(pages, table_workers)| crate::pg::cost::scan_parallel_workers(outer, pages, table_workers))
+    let w = unsafe {
+        if reads_itself && (*outer).consider_parallel {
+            let most = scan_pages(rte, outer).map_or(0, |(pages, table_workers)| {
+                crate::pg::cost::scan_parallel_workers(outer, pages, table_workers)
+            });
+            most.max(workers)
         } else {
-            0
-        };
-        let w = if device_reads_itself(outer, rte) { most.max(workers) } else { workers };
-        if w > 0 { crate::pg::cost::parallel_divisor(w) } else { 1.0 }
-    }
+            workers
+        }
+    };
+    if w > 0 { crate::pg::cost::parallel_divisor(w) } else { 1.0 }
 }
 
 /// The cost of the pages a device node over an Arrow table whose columns
@@ -208,27 +214,18 @@ pub unsafe fn device_divisor(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::R
 /// find them, so what is left is the backend reading a record batch to
 /// form the rows it returns (or a group's row, for a key taken from the
 /// table), for each batch that returns any of `rows`, spread evenly over
-/// the batches.  0 where the service does not read the columns itself.
+/// the batches.
 ///
 /// # Safety
-/// Planner state of a base relation and its RTE.
-pub unsafe fn arrow_host_reads(
-    outer: *mut pg_sys::RelOptInfo,
-    rte: *mut pg_sys::RangeTblEntry,
-    rows: f64,
-    pages_cost: f64,
-) -> f64 {
-    // SAFETY: caller's promise; fdw_private of an arrow_fdw table is its RelInfo.
-    unsafe {
-        if !device_reads_itself(outer, rte) {
-            return 0.0;
-        }
-        let info = &*((*outer).fdw_private as *const crate::arrow_fdw::scan::RelInfo);
-        let batches = info.chunks_from_files.max(1.0);
-        // the share of batches with at least one of the rows
-        let share = -(-rows.max(0.0) / batches).exp_m1();
-        pages_cost * share
-    }
+/// Planner state of a base relation for which [`device_reads_itself`] is
+/// true (its `fdw_private` is Arrow_Fdw's RelInfo).
+pub unsafe fn arrow_host_reads(outer: *mut pg_sys::RelOptInfo, rows: f64, pages_cost: f64) -> f64 {
+    // SAFETY: caller's promise.
+    let info = unsafe { &*((*outer).fdw_private as *const crate::arrow_fdw::scan::RelInfo) };
+    let batches = info.chunks_from_files.max(1.0);
+    // the share of batches with at least one of the rows
+    let share = -(-rows.max(0.0) / batches).exp_m1();
+    pages_cost * share
 }
 
 /// The groups expected among `rows` rows drawn from `groups` groups

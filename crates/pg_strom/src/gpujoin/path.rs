@@ -518,7 +518,8 @@ pub(crate) unsafe fn cost(
         // cache), those of the record batches the backend reads to form
         // the rows it returns
         let reads_itself = crate::customscan::cost::device_reads_itself(outer, rte);
-        let host_reads = crate::customscan::cost::arrow_host_reads(outer, rte, rows, disk);
+        // SAFETY: an Arrow table read by the service (just checked).
+        let host_reads = if reads_itself { crate::customscan::cost::arrow_host_reads(outer, rows, disk) } else { 0.0 };
         let io = if reads_itself { host_reads } else { disk };
         if workers > 0 {
             let div = parallel_divisor(workers);
@@ -529,7 +530,7 @@ pub(crate) unsafe fn cost(
         // a share; over an Arrow table whose columns the GPU service reads
         // itself the same with one process or many, so that a parallel
         // plan must save host work worth its workers' start-up
-        device /= crate::customscan::cost::device_divisor(outer, rte, workers);
+        device /= crate::customscan::cost::device_divisor(outer, rte, workers, reads_itself);
         let run = host + device;
         (startup, startup + io + run, rows, host_reads)
     }

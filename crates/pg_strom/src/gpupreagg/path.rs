@@ -368,7 +368,8 @@ unsafe fn add_paths(
             let partial_total = pg_sys::clamp_row_est(rows_in.min(per_chunk * nchunks).min(merged));
             let partial_proc = pg_sys::clamp_row_est(partial_total / div);
             // (the device's work, shared by the processes as the join's is)
-            let device_rows = rows_in / crate::customscan::cost::device_divisor(outer, rte, workers);
+            let reads_itself = crate::customscan::cost::device_reads_itself(outer, rte);
+            let device_rows = rows_in / crate::customscan::cost::device_divisor(outer, rte, workers, reads_itself);
             let reduce = device_rows * guc::GPU_OPERATOR_COST.get() * (nkeys + nops + 1) as f64
                 + partial_proc * pg_sys::cpu_tuple_cost;
             pgrx::debug2!(

@@ -441,10 +441,8 @@ impl Connection {
                 IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
             }
             let work = work_of(&h);
-            if work.is_some() {
-                busy_mark(engine_slot(h.engine), true);
-            }
             if let Some(w) = work {
+                busy_mark(engine_slot(h.engine), true);
                 w[W_REQUESTS].fetch_add(1, Ordering::Relaxed);
                 w[W_IN_FLIGHT].fetch_add(1, Ordering::Relaxed);
                 w[W_BYTES_IN].fetch_add(h.len, Ordering::Relaxed);
