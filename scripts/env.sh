@@ -33,8 +33,10 @@ link_into_checkout() {
 PG_WHEEL_VERSION=18.6.3
 NVRTC_WHEEL_VERSION=13.0.88
 PGRX_VERSION=0.18.0
-# Python modules of the benchmark (bench/ssb/ssb.py): DuckDB and the chart.
-BENCH_PY_WHEELS="duckdb==2.0.0 pillow==12.0.0"
+# Python modules of the benchmarks (bench/ssb/ssb.py, bench/tpch/tpch.py):
+# DuckDB, the chart, and TPC-H's data generator (tpchgen-cli, a program:
+# $BENCH_PYTHONPATH/bin/tpchgen-cli).
+BENCH_PY_WHEELS="duckdb==2.0.0 pillow==12.0.0 tpchgen-cli==4.0.0"
 BENCH_PYTHONPATH=$DEPS/py
 # Python modules of the tests (Arrow files for Arrow_Fdw's tests).  Not
 # carried to the GPU machine (the carry is small; it has pyarrow).

@@ -32,7 +32,15 @@ debs=$(mktemp -d)
 rm -rf "$debs"
 cp "$("$PG_CONFIG" --pkglibdir)/pg_strom.so" "$carry/ext/"
 cp "$("$PG_CONFIG" --sharedir)"/extension/pg_strom{.control,--*.sql} "$carry/ext/"
-cp "$("$PG_CONFIG" --bindir)/pg2arrow" "$carry/ext/"
+# pg2arrow always optimized: the benchmark writes SSB SF 10's 6.4 GB Arrow
+# file with it, and a `ci` build (dependencies unoptimized) spends six
+# times the client CPU of a release build decoding the rows
+if [ "$PGSTROM_PROFILE" = release ]; then
+  cp "$("$PG_CONFIG" --bindir)/pg2arrow" "$carry/ext/"
+else
+  cargo build --quiet --release -p pg2arrow
+  cp "${CARGO_TARGET_DIR:-target}/release/pg2arrow" "$carry/ext/"
+fi
 
 # The runtime's tests, built once here; they find CUDA and NVRTC at run time.
 # (pg_strom, which has no tests, named for the build's features.)

@@ -6,8 +6,9 @@
 #      and the Arrow_Fdw fuzz test (test/arrow/fuzz.py, bounded time)
 #   1c. the differential harness (scripts/diff-check.py over test/diff, and
 #      test/diff-fail, which it must reject), a bounded sqlsmith soak
-#      (scripts/soak.py, 1,000 statements), then the SSB benchmark at scale
-#      0.01 in every mode (bench/ssb/ssb.py), results compared
+#      (scripts/soak.py, 1,000 statements), then the SSB and TPC-H
+#      benchmarks at scale 0.01 in every mode (bench/ssb/ssb.py,
+#      bench/tpch/tpch.py), results compared
 #   1d. PostgreSQL's own regression SQL with pg_strom off and on, compared
 #      statement by statement (scripts/pg-regress-diff.py; the files are
 #      fetched by scripts/pg-regress-fetch.sh, cached outside the clone)
@@ -17,7 +18,7 @@
 # Each run uses fresh clusters under $RUN/test*.  Used by `make test` and by
 # scripts/gpu-check.sh.  Exit status is non-zero when anything fails.
 # PGSTROM_SQL_STEPS picks steps (default: all): regress arrow isolation
-# service pg2arrow diff shapes soak ssb pgregress docs ("arrow" needs
+# service pg2arrow diff shapes soak ssb tpch pgregress docs ("arrow" needs
 # "regress" before it; shapes, soak and ssb set up the differential
 # harness's database themselves when "diff" is not among them).  The GPU
 # check runs them in two calls, each under the device tool's 10 minutes.
@@ -35,7 +36,7 @@ t0=$(date +%s)
 # mark WHAT: how long the tests took so far (CI's log shows where time goes)
 mark() { echo "test-sql: [$(( $(date +%s) - t0 )) s] $1 done"; }
 
-steps=" ${PGSTROM_SQL_STEPS:-regress arrow isolation service pg2arrow diff shapes soak ssb pgregress docs} "
+steps=" ${PGSTROM_SQL_STEPS:-regress arrow isolation service pg2arrow diff shapes soak ssb tpch pgregress docs} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 fresh_cluster() { # dir port
@@ -234,6 +235,19 @@ if ! PGDATABASE=pgstrom_diff python3 "$PGSTROM_ROOT/bench/ssb/ssb.py" all --sf 0
   failures+=("ssb-tiny")
 fi
 mark "ssb-tiny"
+fi
+if want tpch; then
+# TPC-H at scale 0.01 in every mode, in its own database (its part,
+# supplier and customer are not SSB's); the test cluster's
+# heap_gather_cost = 0 offloads more of the heap mode's plans than a
+# default cluster would
+createdb pgstrom_tpch 2>/dev/null
+psql -X -q -d pgstrom_tpch -c "CREATE EXTENSION IF NOT EXISTS pg_strom" >/dev/null
+if ! PGDATABASE=pgstrom_tpch python3 "$PGSTROM_ROOT/bench/tpch/tpch.py" all --sf 0.01 --runs 1 \
+     --data "$dir/tpch-data" --out "$results/tpch-tiny"; then
+  failures+=("tpch-tiny")
+fi
+mark "tpch-tiny"
 fi
 if [ -n "$pgr_pid" ]; then
   wait "$pgr_pid"; rc=$?

@@ -15,17 +15,16 @@ module is reported and skipped).
 """
 
 import argparse
-import math
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
-import pgcompare as pc  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, ".."))
+import benchlib as bl  # noqa: E402
+from benchlib import pc  # noqa: E402
 
 QUERIES = ["q1_1", "q1_2", "q1_2s", "q1_3", "q2_1", "q2_2", "q2_3",
            "q3_1", "q3_2", "q3_3", "q3_4", "q4_1", "q4_2", "q4_3"]
@@ -72,22 +71,10 @@ def say(msg):
 
 
 def read_query(name):
-    with open(os.path.join(HERE, "queries", name + ".sql")) as f:
-        return "\n".join(line for line in f.read().splitlines() if not line.lstrip().startswith("--")).strip()
+    return bl.read_query(os.path.join(HERE, "queries"), name)
 
 
 # ---------------------------------------------------------------- gen
-
-
-def psql_at_once(arg_lists, what):
-    """Run one psql session per argument list, all at once; exit naming
-    `what` when one fails."""
-    procs = [subprocess.Popen(["psql", "-X", "-q", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for args in arg_lists]
-    errors = [p.communicate()[1] for p in procs]
-    failed = [e for p, e in zip(procs, errors, strict=True) if p.returncode != 0]
-    if failed:
-        raise SystemExit(f"ssb: {what} failed: {failed[0]}")
 
 
 def cmd_gen(a):
@@ -105,9 +92,9 @@ def cmd_gen(a):
             extra_args=("-v", f"sf={a.sf}", "-v", f"seed={a.seed}"))
     nlines = int(pc.scalar("SELECT nlines FROM ssb_gen.params"))
     step = -(-nlines // a.jobs)
-    psql_at_once([["-v", f"lo={lo}", "-v", f"hi={min(lo + step, nlines) - 1}",
+    bl.psql_at_once([["-v", f"lo={lo}", "-v", f"hi={min(lo + step, nlines) - 1}",
                    "-f", os.path.join(HERE, "gen_lineorder.sql")] for lo in range(0, nlines, step)],
-                 "lineorder generation")
+                 "lineorder generation", "ssb")
     say(f"lineorder: {nlines} rows in {time.time() - t0:.1f} s")
     if a.sorted:
         pc.psql("CREATE TABLE lineorder_sort AS SELECT * FROM lineorder ORDER BY lo_orderdate, lo_orderkey, lo_linenumber;",
@@ -120,7 +107,7 @@ def cmd_gen(a):
     # waits for the commit's WAL flush (it left 26% of SF 1's lineorder
     # all-visible without it, and the planner charged the rest gathering)
     pc.psql("CHECKPOINT;", csv_out=False)
-    psql_at_once([["-c", f"VACUUM (FREEZE, ANALYZE) {t}"] for t in tables], "VACUUM")
+    bl.psql_at_once([["-c", f"VACUUM (FREEZE, ANALYZE) {t}"] for t in tables], "VACUUM", "ssb")
     # ... and written out, as a warehouse's pages are long after loading
     # (the heap direct path reads only blocks no dirty buffer holds)
     pc.psql("CHECKPOINT;", csv_out=False)
@@ -140,14 +127,6 @@ def _has_sorted_if_needed(a):
 
 
 # ---------------------------------------------------------------- load
-
-
-def _import_duckdb():
-    try:
-        import duckdb
-        return duckdb
-    except ImportError:
-        return None
 
 
 def _columns(table):
@@ -255,7 +234,7 @@ def load_for_modes(a, modes):
         say(f"load: skipped: modes {', '.join(modes)} read only PostgreSQL's tables, so neither lineorder.arrow "
             "(pg2arrow) nor DuckDB's database and Parquet files are written (modes arrow and duckdb* read them)")
         return
-    if duck and _import_duckdb() is None:
+    if duck and bl.import_duckdb() is None:
         say(f"load: the duckdb module is not installed: DuckDB's database and Parquet files skipped "
             f"(modes {', '.join(duck)} skipped)")
         if not arrow:
@@ -302,7 +281,7 @@ def cmd_load(a):
     order) and lineorder.arrow comes from DuckDB's table.  A lineorder.arrow
     that load_arrow wrote for the same data is kept.  Without the duckdb
     module, only lineorder.arrow (with pg2arrow)."""
-    duckdb = _import_duckdb()
+    duckdb = bl.import_duckdb()
     if duckdb is None:
         if shutil.which("pg2arrow"):
             say("load: the duckdb module is not installed: DuckDB modes skipped, lineorder.arrow only")
@@ -346,7 +325,7 @@ def cmd_load(a):
         jobs = a.jobs if t == "lineorder" else 1
         files = [os.path.join(data, f"{t}.{k}.csv") for k in range(jobs)]
         where = [f" WHERE lo_orderkey % {jobs} = {k}" if jobs > 1 else "" for k in range(jobs)]
-        psql_at_once([["-c", f"\\copy (SELECT {select} FROM {t}{w}) TO '{f}' WITH (FORMAT csv)"]
+        bl.psql_at_once([["-c", f"\\copy (SELECT {select} FROM {t}{w}) TO '{f}' WITH (FORMAT csv)"]
                       for f, w in zip(files, where, strict=True)], f"export of {t}")
         coldefs = ", ".join(f"{c} {_duck_type(ty)}" for c, ty in cols)
         colmap = "{" + ", ".join(f"'{c}': '{_duck_type(ty)}'" for c, ty in cols) + "}"
@@ -446,19 +425,6 @@ def arrow_setup(data, order, cores):
 # ---------------------------------------------------------------- run
 
 
-class Result:
-    def __init__(self, mode, query):
-        self.mode, self.query = mode, query
-        self.times, self.rows, self.float_cols = [], [], set()
-        self.status, self.note, self.offload = "ok", "", ""
-        # the GPU service's engines' busy time over the runs / their time
-        self.util = None
-
-    @property
-    def median(self):
-        return statistics.median(self.times) if self.times else None
-
-
 def pg_settings(mode, cores):
     s = [("max_parallel_workers_per_gather", cores), ("max_parallel_workers", cores)]
     s.append(("pg_strom.enabled", "off" if mode == "pg" else "on"))
@@ -466,79 +432,12 @@ def pg_settings(mode, cores):
         s.append(("search_path", f"{ARROW_SCHEMA}, public"))
     if mode != "pg":
         # extra settings of the pg_strom modes, "name=value name=value"
-        for kv in os.environ.get("SSB_STROM_SET", "").split():
-            name, _, value = kv.partition("=")
-            s.append((name, value))
+        s += bl.strom_settings("SSB_STROM_SET")
     return s
 
 
-def service_busy_ms():
-    """The GPU service's engines' busy time so far (ms: wall time with a
-    request being served on an engine, summed over the engines), or None
-    (no service, or an extension without the column)."""
-    try:
-        v = pc.scalar("SELECT sum(busy_ms) FROM pgstrom.gpu_service_engines")
-        return float(v) if v else None
-    except (pc.PsqlError, ValueError):
-        return None
-
-
-def run_pg(mode, q, sql, runs, cores):
-    r = Result(mode, q)
-    settings = pg_settings(mode, cores)
-    try:
-        types = pc.column_types(sql, settings)
-        r.float_cols = {i for i, t in enumerate(types) if t in pc.FLOAT_TYPES}
-        plan = pc.plan_nodes(sql, settings)
-        nodes = sorted({line.split("Custom Scan (")[1].split(")")[0] for line in plan if "Custom Scan (" in line}
-                       | {"Arrow_Fdw" for line in plan if "Foreign Scan" in line})
-        r.offload = "+".join(nodes) or "-"
-        # the first run warms up and returns the rows; the others are timed
-        script = f"{sql}\n\\o /dev/null\n" + f"{sql}\n" * runs
-        busy = service_busy_ms() if mode != "pg" else None
-        out, _ = pc.psql(script, settings=settings, timing=True)
-        every = pc.timings(out)
-        r.times = every[1:]
-        # the engines' utilization over every run (the warm-up's too)
-        after = service_busy_ms() if busy is not None else None
-        if after is not None and sum(every) > 0:
-            r.util = (after - busy) / sum(every)
-        body = "\n".join(line for line in out.splitlines() if not line.startswith("Time: ")) + "\n"
-        r.rows = pc.parse_csv(body)[1]
-    except pc.PsqlError as e:
-        r.status, r.note = "error", str(e).splitlines()[0]
-    return r
-
-
-def _duck_text(v):
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return "t" if v else "f"
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
-
-
-def run_duck(mode, q, sql, runs, con):
-    r = Result(mode, q)
-    try:
-        cur = con.execute(sql)
-        rows = cur.fetchall()
-        r.float_cols = {i for i, d in enumerate(cur.description) if str(d[1]).upper() in ("DOUBLE", "FLOAT")}
-        r.rows = [tuple(_duck_text(v) for v in row) for row in rows]
-        for _ in range(runs):
-            t = time.perf_counter()
-            con.execute(sql).fetchall()
-            r.times.append((time.perf_counter() - t) * 1000)
-        r.offload = "duckdb"
-    except Exception as e:  # duckdb raises its own error classes
-        r.status, r.note = "error", str(e).splitlines()[0]
-    return r
-
-
 def duck_connect(mode, data, order):
-    duckdb = _import_duckdb()
+    duckdb = bl.import_duckdb()
     if duckdb is None:
         return None, "the duckdb module is not installed"
     why = not_loaded(data, order)
@@ -608,37 +507,22 @@ def cmd_run(a):
         t0 = time.time()
         for q in queries:
             sql = read_query(q)
-            r = run_pg(m, q, sql, a.runs, cores) if con is None else run_duck(m, q, sql, a.runs, con)
+            r = (bl.run_pg(m, q, sql, a.runs, pg_settings(m, cores)) if con is None
+                 else bl.run_duck(m, q, sql, a.runs, con))
             results[(m, q)] = r
         say(f"{m}: {len(queries)} queries in {time.time() - t0:.1f} s (lineorder order: {mode_order(m, order)})")
     for m, why in skipped.items():
         say(f"{m}: skipped: {why}")
     # every mode against the reference (the first mode that ran)
     ran = [m for m in modes if m not in skipped]
-    failures = 0
-    if ran:
-        ref_mode = ran[0]
-        for q in queries:
-            ref = results[(ref_mode, q)]
-            for m in ran:
-                r = results[(m, q)]
-                if r.status != "ok":
-                    failures += 1
-                    continue
-                if m == ref_mode:
-                    continue
-                if ref.status != "ok":
-                    r.status, r.note = "unchecked", f"{ref_mode} failed"
-                    continue
-                diff = pc.compare_rows(ref.rows, r.rows, ref.float_cols | r.float_cols,
-                                       strip=m.startswith("duckdb"))
-                if diff:
-                    r.status, r.note = "DIFFERS", f"vs {ref_mode}: {diff}"
-                    failures += 1
+    failures = bl.compare_modes(results, ran, queries)
     os.makedirs(a.out, exist_ok=True)
     write_csv(a.out, results, modes, queries, db_bytes, sf, engine, order)
-    chart = write_chart(a.out, results, ran, queries, db_bytes, sf, order)
-    print_table(results, ran, queries, db_bytes, skipped, sf, order_note(ran, order, heap_corr) or order)
+    chart = bl.write_chart(os.path.join(a.out, "ssb.png"), results, ran, queries, db_bytes,
+                           f"SSB SF {sf}, lineorder in {order} order (pg, strom: the heap)",
+                           lambda q: q.upper().replace("_", "."))
+    bl.print_table(results, ran, queries, db_bytes, skipped,
+                   f"SSB SF {sf}, lineorder order: {order_note(ran, order, heap_corr) or order}")
     if chart:
         say(f"wrote {os.path.join(a.out, 'ssb.csv')} and {chart}")
     else:
@@ -664,10 +548,6 @@ def order_note(modes, order, heap_corr):
     return "; ".join(parts)
 
 
-def gbps(db_bytes, ms):
-    return db_bytes / (ms / 1000.0) / 1e9 if ms else None
-
-
 def write_csv(out, results, modes, queries, db_bytes, sf, engine, order):
     """One row per query and mode; `order` is the order of lineorder the
     mode read (mode_order: heap, date or generation)."""
@@ -685,106 +565,8 @@ def write_csv(out, results, modes, queries, db_bytes, sf, engine, order):
                     continue
                 med = r.median
                 w.writerow([sf, engine, q, m, mo, f"{med:.2f}" if med else "", f"{min(r.times):.2f}" if r.times else "",
-                            len(r.times), f"{gbps(db_bytes, med):.3f}" if med else "", len(r.rows), r.status,
+                            len(r.times), f"{bl.gbps(db_bytes, med):.3f}" if med else "", len(r.rows), r.status,
                             r.offload, r.note, f"{r.util:.3f}" if r.util is not None else ""])
-
-
-def geomean(xs):
-    xs = [x for x in xs if x]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
-
-
-def print_table(results, ran, queries, db_bytes, skipped, sf, order_text):
-    def fmt(x, spec):
-        return format(x, spec) if x else "-"
-
-    def pct(x):
-        return f"{100 * x:.0f}%" if x is not None else "-"
-    # the speedups of each pg_strom mode that ran, over PostgreSQL and DuckDB
-    ratios = [(m, ref) for m in ("strom", "arrow") if m in ran for ref in ("pg", "duckdb") if ref in ran]
-    head = f"{'query':<7}" + "".join(f"{m + ' ms':>19}" for m in ran)
-    if "strom" in ran:
-        head += f"{'strom GB/s':>11}"
-    head += "".join(f"{m + ' x ' + ('pg' if ref == 'pg' else 'duck'):>14}" for m, ref in ratios)
-    # the GPU service's engines busy over each pg_strom mode's runs
-    busy = [m for m in ("strom", "arrow") if m in ran and any(results[(m, q)].util is not None for q in queries)]
-    head += "".join(f"{m + ' busy':>12}" for m in busy)
-    head += "  check"
-    print()
-    print(f"SSB SF {sf}, lineorder order: {order_text}")
-    print(head)
-    print("-" * len(head))
-    cols = {m: [] for m in ran}
-
-    def ratio(ref, m, q):
-        r, t = results[(ref, q)].median, results[(m, q)].median
-        return r / t if r and t else None
-    for q in queries:
-        line = f"{q:<7}"
-        for m in ran:
-            med = results[(m, q)].median
-            cols[m].append(med)
-            line += f"{fmt(med, '.1f'):>19}"
-        if "strom" in ran:
-            line += f"{fmt(gbps(db_bytes, results[('strom', q)].median), '.2f'):>11}"
-        line += "".join(f"{fmt(ratio(ref, m, q), '.2f'):>14}" for m, ref in ratios)
-        line += "".join(f"{pct(results[(m, q)].util):>12}" for m in busy)
-        bad = [f"{m}: {results[(m, q)].status} {results[(m, q)].note}".strip() for m in ran
-               if results[(m, q)].status != "ok"]
-        line += "  " + ("; ".join(bad) if bad else "ok")
-        print(line)
-    g = {m: geomean(cols[m]) for m in ran}
-    line = f"{'geomean':<7}" + "".join(f"{fmt(g[m], '.1f'):>19}" for m in ran)
-    if "strom" in ran:
-        line += f"{fmt(gbps(db_bytes, g['strom']) if g.get('strom') else None, '.2f'):>11}"
-    line += "".join(f"{fmt(g[ref] / g[m] if g.get(ref) and g.get(m) else None, '.2f'):>14}" for m, ref in ratios)
-    print(line)
-    if busy:
-        print("M busy = the GPU service's engines' busy time (wall time with a request being served on one) "
-              "over mode M's runs of the query, the warm-up's included")
-    for m, why in skipped.items():
-        print(f"{m}: skipped ({why})")
-    print("M x pg = PostgreSQL time / mode M's time; M x duck = DuckDB time / mode M's time (> 1: pg_strom faster)")
-
-
-def write_chart(out, results, ran, queries, db_bytes, sf, order):
-    """Throughput (database size / response time) per query per mode, as
-    PG-Strom's write-ups chart it."""
-    try:
-        from PIL import Image, ImageDraw
-    except ImportError:
-        return None
-    colors = {"pg": (52, 101, 164), "strom": (237, 125, 49), "arrow": (165, 165, 165),
-              "duckdb": (255, 192, 0), "duckdb-parquet": (112, 173, 71), "duckdb-arrow": (91, 155, 213)}
-    W, H, left, bottom, top = 1400, 640, 80, 60, 60
-    img = Image.new("RGB", (W, H), "white")
-    d = ImageDraw.Draw(img)
-    vals = {(m, q): gbps(db_bytes, results[(m, q)].median) or 0 for m in ran for q in queries}
-    vmax = max(list(vals.values()) + [1e-9]) * 1.1
-    plot_h = H - bottom - top
-    d.text((left, 15), f"SSB SF {sf}, lineorder in {order} order (pg, strom: the heap): "
-           "query execution throughput = database size / response time [GB/s]", fill="black")
-    for k in range(6):  # grid and axis labels
-        v = vmax * k / 5
-        y = H - bottom - plot_h * k / 5
-        d.line([(left, y), (W - 20, y)], fill=(220, 220, 220))
-        d.text((5, y - 6), f"{v:.1f}", fill="black")
-    group_w = (W - left - 20) / len(queries)
-    bar_w = group_w * 0.8 / max(len(ran), 1)
-    for i, q in enumerate(queries):
-        x0 = left + i * group_w + group_w * 0.1
-        for j, m in enumerate(ran):
-            h = plot_h * vals[(m, q)] / vmax
-            d.rectangle([x0 + j * bar_w, H - bottom - h, x0 + (j + 1) * bar_w - 2, H - bottom], fill=colors[m])
-        d.text((x0 + group_w * 0.25, H - bottom + 8), q.upper().replace("_", "."), fill="black")
-    x = left
-    for m in ran:  # legend
-        d.rectangle([x, H - 25, x + 12, H - 13], fill=colors[m])
-        d.text((x + 16, H - 25), m, fill="black")
-        x += 30 + 8 * len(m)
-    path = os.path.join(out, "ssb.png")
-    img.save(path)
-    return path
 
 
 def main():

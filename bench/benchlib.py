@@ -1,0 +1,275 @@
+"""bench/benchlib.py - what the benchmarks' runners share (bench/ssb/ssb.py,
+bench/tpch/tpch.py): a query's runs in PostgreSQL (pg_strom on or off) and
+in DuckDB, with the GPU service's busy time; the results of every mode
+compared with the reference mode's; the printed table and the chart.
+
+Python standard library, plus Pillow for the chart (optional).
+"""
+
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+import pgcompare as pc  # noqa: E402
+
+# the pg_strom modes, whose speed-ups and busy time the table shows
+STROM_MODES = ("strom", "arrow")
+COLORS = {"pg": (52, 101, 164), "strom": (237, 125, 49), "arrow": (165, 165, 165),
+          "duckdb": (255, 192, 0), "duckdb-parquet": (112, 173, 71), "duckdb-arrow": (91, 155, 213)}
+
+
+def import_duckdb():
+    try:
+        import duckdb
+        return duckdb
+    except ImportError:
+        return None
+
+
+def psql_at_once(arg_lists, what, prog):
+    """Run one psql session per argument list, all at once; exit naming
+    `what` when one fails."""
+    procs = [subprocess.Popen(["psql", "-X", "-q", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for args in arg_lists]
+    errors = [p.communicate()[1] for p in procs]
+    failed = [e for p, e in zip(procs, errors, strict=True) if p.returncode != 0]
+    if failed:
+        raise SystemExit(f"{prog}: {what} failed: {failed[0]}")
+
+
+def read_query(folder, name):
+    """A query file without its comment lines."""
+    with open(os.path.join(folder, name + ".sql")) as f:
+        return "\n".join(line for line in f.read().splitlines() if not line.lstrip().startswith("--")).strip()
+
+
+class Result:
+    def __init__(self, mode, query):
+        self.mode, self.query = mode, query
+        self.times, self.rows, self.float_cols = [], [], set()
+        self.status, self.note, self.offload = "ok", "", ""
+        # the GPU service's engines' busy time over the runs / their time
+        self.util = None
+
+    @property
+    def median(self):
+        return statistics.median(self.times) if self.times else None
+
+
+def strom_settings(env_var):
+    """Extra settings of the pg_strom modes from the environment variable
+    `env_var`: "name=value name=value"."""
+    out = []
+    for kv in os.environ.get(env_var, "").split():
+        name, _, value = kv.partition("=")
+        out.append((name, value))
+    return out
+
+
+def service_busy_ms():
+    """The GPU service's engines' busy time so far (ms: wall time with a
+    request being served on an engine, summed over the engines), or None
+    (no service, or an extension without the column)."""
+    try:
+        v = pc.scalar("SELECT sum(busy_ms) FROM pgstrom.gpu_service_engines")
+        return float(v) if v else None
+    except (pc.PsqlError, ValueError):
+        return None
+
+
+def run_pg(mode, q, sql, runs, settings):
+    """`sql` in PostgreSQL with `settings`: one warm-up run that returns the
+    rows, then `runs` timed runs; the pg_strom nodes of its plan, and for
+    the pg_strom modes the GPU service's busy share of the runs."""
+    r = Result(mode, q)
+    try:
+        types = pc.column_types(sql, settings)
+        r.float_cols = {i for i, t in enumerate(types) if t in pc.FLOAT_TYPES}
+        plan = pc.plan_nodes(sql, settings)
+        nodes = sorted({line.split("Custom Scan (")[1].split(")")[0] for line in plan if "Custom Scan (" in line}
+                       | {"Arrow_Fdw" for line in plan if "Foreign Scan" in line})
+        r.offload = "+".join(nodes) or "-"
+        # the first run warms up and returns the rows; the others are timed
+        script = f"{sql}\n\\o /dev/null\n" + f"{sql}\n" * runs
+        busy = service_busy_ms() if mode in STROM_MODES else None
+        out, _ = pc.psql(script, settings=settings, timing=True)
+        every = pc.timings(out)
+        r.times = every[1:]
+        # the engines' utilization over every run (the warm-up's too)
+        after = service_busy_ms() if busy is not None else None
+        if after is not None and sum(every) > 0:
+            r.util = (after - busy) / sum(every)
+        body = "\n".join(line for line in out.splitlines() if not line.startswith("Time: ")) + "\n"
+        r.rows = pc.parse_csv(body)[1]
+    except pc.PsqlError as e:
+        r.status, r.note = "error", str(e).splitlines()[0]
+    return r
+
+
+def _duck_text(v):
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return "t" if v else "f"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def run_duck(mode, q, sql, runs, con):
+    """`sql` in DuckDB: one run that returns the rows, then `runs` timed."""
+    r = Result(mode, q)
+    try:
+        cur = con.execute(sql)
+        rows = cur.fetchall()
+        r.float_cols = {i for i, d in enumerate(cur.description) if str(d[1]).upper() in ("DOUBLE", "FLOAT")}
+        r.rows = [tuple(_duck_text(v) for v in row) for row in rows]
+        for _ in range(runs):
+            t = time.perf_counter()
+            con.execute(sql).fetchall()
+            r.times.append((time.perf_counter() - t) * 1000)
+        r.offload = "duckdb"
+    except Exception as e:  # duckdb raises its own error classes
+        r.status, r.note = "error", str(e).splitlines()[0]
+    return r
+
+
+def compare_modes(results, ran, queries):
+    """Every mode's rows against the reference mode's (the first that
+    ran): exact, floating-point columns within pgcompare's relative
+    tolerance, DuckDB's text without char(n)'s padding.  Marks the results
+    that differ; returns how many differ or failed."""
+    failures = 0
+    if not ran:
+        return 0
+    ref_mode = ran[0]
+    for q in queries:
+        ref = results[(ref_mode, q)]
+        for m in ran:
+            r = results[(m, q)]
+            if r.status != "ok":
+                failures += 1
+                continue
+            if m == ref_mode:
+                continue
+            if ref.status != "ok":
+                r.status, r.note = "unchecked", f"{ref_mode} failed"
+                continue
+            diff = pc.compare_rows(ref.rows, r.rows, ref.float_cols | r.float_cols, strip=m.startswith("duckdb"))
+            if diff:
+                r.status, r.note = "DIFFERS", f"vs {ref_mode}: {diff}"
+                failures += 1
+    return failures
+
+
+def gbps(db_bytes, ms):
+    return db_bytes / (ms / 1000.0) / 1e9 if ms else None
+
+
+def geomean(xs):
+    xs = [x for x in xs if x]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def print_table(results, ran, queries, db_bytes, skipped, title):
+    """Per query: each mode's median, the heap mode's GB/s, the pg_strom
+    modes' speed-ups over PostgreSQL and DuckDB and their busy share, and
+    whether the results agree; the geometric means last."""
+    def fmt(x, spec):
+        return format(x, spec) if x else "-"
+
+    def pct(x):
+        return f"{100 * x:.0f}%" if x is not None else "-"
+    # the speedups of each pg_strom mode that ran, over PostgreSQL and DuckDB
+    ratios = [(m, ref) for m in STROM_MODES if m in ran for ref in ("pg", "duckdb") if ref in ran]
+    head = f"{'query':<7}" + "".join(f"{m + ' ms':>19}" for m in ran)
+    if "strom" in ran:
+        head += f"{'strom GB/s':>11}"
+    head += "".join(f"{m + ' x ' + ('pg' if ref == 'pg' else 'duck'):>14}" for m, ref in ratios)
+    # the GPU service's engines busy over each pg_strom mode's runs
+    busy = [m for m in STROM_MODES if m in ran and any(results[(m, q)].util is not None for q in queries)]
+    head += "".join(f"{m + ' busy':>12}" for m in busy)
+    head += "  check"
+    print()
+    print(title)
+    print(head)
+    print("-" * len(head))
+    cols = {m: [] for m in ran}
+
+    def ratio(ref, m, q):
+        r, t = results[(ref, q)].median, results[(m, q)].median
+        return r / t if r and t else None
+    for q in queries:
+        line = f"{q:<7}"
+        for m in ran:
+            med = results[(m, q)].median
+            cols[m].append(med)
+            line += f"{fmt(med, '.1f'):>19}"
+        if "strom" in ran:
+            line += f"{fmt(gbps(db_bytes, results[('strom', q)].median), '.2f'):>11}"
+        line += "".join(f"{fmt(ratio(ref, m, q), '.2f'):>14}" for m, ref in ratios)
+        line += "".join(f"{pct(results[(m, q)].util):>12}" for m in busy)
+        bad = [f"{m}: {results[(m, q)].status} {results[(m, q)].note}".strip() for m in ran
+               if results[(m, q)].status != "ok"]
+        line += "  " + ("; ".join(bad) if bad else "ok")
+        print(line)
+    g = {m: geomean(cols[m]) for m in ran}
+    line = f"{'geomean':<7}" + "".join(f"{fmt(g[m], '.1f'):>19}" for m in ran)
+    if "strom" in ran:
+        line += f"{fmt(gbps(db_bytes, g['strom']) if g.get('strom') else None, '.2f'):>11}"
+    line += "".join(f"{fmt(g[ref] / g[m] if g.get(ref) and g.get(m) else None, '.2f'):>14}" for m, ref in ratios)
+    print(line)
+    # the worst ratio of each pg_strom mode to PostgreSQL (never slower)
+    for m in STROM_MODES:
+        rs = [(ratio("pg", m, q), q) for q in queries if m in ran and "pg" in ran]
+        rs = [(x, q) for x, q in rs if x]
+        if rs:
+            x, q = min(rs)
+            print(f"{m}: worst ratio to PostgreSQL {x:.2f} ({q})")
+    if busy:
+        print("M busy = the GPU service's engines' busy time (wall time with a request being served on one) "
+              "over mode M's runs of the query, the warm-up's included")
+    for m, why in skipped.items():
+        print(f"{m}: skipped ({why})")
+    print("M x pg = PostgreSQL time / mode M's time; M x duck = DuckDB time / mode M's time (> 1: pg_strom faster)")
+
+
+def write_chart(path, results, ran, queries, db_bytes, title, label=str):
+    """Throughput (database size / response time) per query per mode, as
+    PG-Strom's write-ups chart it; `label` names a query under its bars.
+    Returns the path, or None without Pillow."""
+    try:
+        from PIL import Image, ImageDraw
+    except ImportError:
+        return None
+    W, H, left, bottom, top = 1400, 640, 80, 60, 60
+    img = Image.new("RGB", (W, H), "white")
+    d = ImageDraw.Draw(img)
+    vals = {(m, q): gbps(db_bytes, results[(m, q)].median) or 0 for m in ran for q in queries}
+    vmax = max(list(vals.values()) + [1e-9]) * 1.1
+    plot_h = H - bottom - top
+    d.text((left, 15), f"{title}: query execution throughput = database size / response time [GB/s]", fill="black")
+    for k in range(6):  # grid and axis labels
+        v = vmax * k / 5
+        y = H - bottom - plot_h * k / 5
+        d.line([(left, y), (W - 20, y)], fill=(220, 220, 220))
+        d.text((5, y - 6), f"{v:.1f}", fill="black")
+    group_w = (W - left - 20) / len(queries)
+    bar_w = group_w * 0.8 / max(len(ran), 1)
+    for i, q in enumerate(queries):
+        x0 = left + i * group_w + group_w * 0.1
+        for j, m in enumerate(ran):
+            h = plot_h * vals[(m, q)] / vmax
+            d.rectangle([x0 + j * bar_w, H - bottom - h, x0 + (j + 1) * bar_w - 2, H - bottom], fill=COLORS[m])
+        d.text((x0 + group_w * 0.25, H - bottom + 8), label(q), fill="black")
+    x = left
+    for m in ran:  # legend
+        d.rectangle([x, H - 25, x + 12, H - 13], fill=COLORS[m])
+        d.text((x + 16, H - 25), m, fill="black")
+        x += 30 + 8 * len(m)
+    img.save(path)
+    return path

@@ -1,0 +1,407 @@
+#!/usr/bin/env python3
+"""bench/tpch/tpch.py - TPC-H: generator, loader, runner.
+
+    tpch.py gen  --sf SF [--data DIR] [--jobs N] [--force]    (tpchgen-cli's files into PostgreSQL, with indexes)
+    tpch.py load --data DIR [--modes ...] [--force]           (Arrow files by pg2arrow, DuckDB's database)
+    tpch.py run  --out DIR [--data DIR] [--modes ...] [--runs N] [--queries ...]
+    tpch.py all  --sf SF --out DIR [--data DIR] ...           (gen + the load --modes needs + run)
+
+Connects with the PG* environment (`. .run/env`, or the benchmark cluster
+of scripts/bench-tpch.sh).  The data comes from tpchgen-cli (the PyPI
+package of the same name, a generator of the specification's data; `make
+setup` installs it), as '|'-separated files in DATA/sfSF/csv; the schema is
+the specification's (schema.sql) with its primary keys and the indexes a
+DBA adds (indexes.sql); the 22 queries (queries/) carry the
+specification's validation parameters.  See docs/benchmark.md for the
+modes and the comparison rules.  Python standard library, plus the duckdb
+module for the duckdb mode and Pillow for the chart (both optional: a mode
+or the chart without its module is reported and skipped).
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import benchlib as bl  # noqa: E402
+from benchlib import pc  # noqa: E402
+
+QUERIES = [f"q{n:02d}" for n in range(1, 23)]
+TABLES = ["region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem"]
+# the tables tpchgen-cli writes one file of, whatever --parts says
+SMALL_TABLES = ("region", "nation")
+# the tables the arrow mode reads from Arrow files (the others stay heap)
+ARROW_TABLES = ["lineitem", "orders"]
+ARROW_SCHEMA = "tpch_arrow"
+MODES = {
+    "pg": "PostgreSQL (pg_strom.enabled = off, parallel workers = cores)",
+    "strom": "pg_strom on heap tables",
+    "arrow": "pg_strom with lineitem and orders as Arrow files (pg2arrow)",
+    "duckdb": "DuckDB, its own tables (loaded from the same files)",
+}
+DEFAULT_MODES = "pg,strom,arrow,duckdb"
+# DATA/sfSF/LOADED.arrow and LOADED.duckdb: the Arrow files, DuckDB's
+# database; each holds the SF of the tables they were made from
+ARROW_STAMP = "LOADED.arrow"
+DUCK_STAMP = "LOADED.duckdb"
+
+
+def say(msg):
+    print(f"tpch: {msg}", flush=True)
+
+
+def fmt_sf(sf):
+    return f"{float(sf):g}"
+
+
+def sf_data(data, sf):
+    """The folder of scale factor `sf`'s files under --data."""
+    return os.path.join(data, f"sf{fmt_sf(sf)}")
+
+
+def tpchgen():
+    """tpchgen-cli: on PATH, or where `make setup` installed it."""
+    found = shutil.which("tpchgen-cli")
+    if found:
+        return found
+    for d in os.environ.get("BENCH_PYTHONPATH", "").split(":") + os.environ.get("PYTHONPATH", "").split(":"):
+        p = os.path.join(d, "bin", "tpchgen-cli")
+        if d and os.access(p, os.X_OK):
+            return p
+    raise SystemExit("tpch: tpchgen-cli is not installed (make setup installs it; or: pip install tpchgen-cli)")
+
+
+def loaded_sf():
+    """The SF of the tables now in PostgreSQL, or None."""
+    if pc.scalar("SELECT to_regclass('tpch_gen.params') IS NOT NULL") != "t":
+        return None
+    return fmt_sf(pc.scalar("SELECT sf FROM tpch_gen.params"))
+
+
+def run_at_most(arg_lists, jobs, what):
+    """psql sessions, `jobs` at a time."""
+    for i in range(0, len(arg_lists), max(jobs, 1)):
+        bl.psql_at_once(arg_lists[i:i + max(jobs, 1)], what, "tpch")
+
+
+# ---------------------------------------------------------------- gen
+
+
+def csv_files(folder, table):
+    """The generator's files of `table`, in part order."""
+    d = os.path.join(folder, table)
+    if not os.path.isdir(d):
+        return []
+    parts = [f for f in os.listdir(d) if f.endswith(".csv")]
+    return [os.path.join(d, f) for f in sorted(parts, key=lambda f: int(f.split(".")[-2]))]
+
+
+def cmd_gen(a):
+    t0 = time.time()
+    want = fmt_sf(a.sf)
+    if loaded_sf() == want and not a.force:
+        say(f"SF {want} is already loaded; --force regenerates")
+        return
+    folder = os.path.join(sf_data(a.data, a.sf), "csv")
+    jobs = max(1, a.jobs)
+    if not (csv_files(folder, "lineitem") and os.path.exists(os.path.join(folder, "DONE"))) or a.force:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        say(f"generating SF {want} with tpchgen-cli into {folder} ({jobs} parts)")
+        r = subprocess.run([tpchgen(), "csv", "-s", want, "--delimiter", "|", "--parts", str(jobs), "-n", str(jobs),
+                            "-q", "-o", folder], stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"tpch: tpchgen-cli failed: {r.stderr.strip()}")
+        open(os.path.join(folder, "DONE"), "w").close()
+        say(f"generated in {time.time() - t0:.1f} s")
+    pc.psql("DROP SCHEMA IF EXISTS tpch_gen CASCADE;\n" + open(os.path.join(HERE, "schema.sql")).read(), csv_out=False)
+    t1 = time.time()
+    copies = [["-c", f"\\copy {t} FROM '{f}' WITH (FORMAT csv, HEADER true, DELIMITER '|')"]
+              for t in TABLES for f in csv_files(folder, t)]
+    if any(not csv_files(folder, t) for t in TABLES):
+        raise SystemExit(f"tpch: {folder} lacks the files of some tables (run with --force)")
+    run_at_most(copies, jobs, "COPY")
+    say(f"loaded {len(copies)} files in {time.time() - t1:.1f} s")
+    # all-visible pages and statistics, as a loaded warehouse has them (the
+    # CHECKPOINT first: the benchmark cluster runs synchronous_commit = off,
+    # and VACUUM marks a page all-visible only once its commits are flushed)
+    pc.psql("CHECKPOINT;", csv_out=False)
+    run_at_most([["-c", f"VACUUM (FREEZE, ANALYZE) {t}"] for t in TABLES], jobs, "VACUUM")
+    t1 = time.time()
+    stmts = [line for line in open(os.path.join(HERE, "indexes.sql")).read().splitlines()
+             if line.strip() and not line.startswith("--")]
+    run_at_most([["-c", s] for s in stmts], jobs, "indexes")
+    say(f"primary keys and indexes in {time.time() - t1:.1f} s")
+    pc.psql(f"CHECKPOINT; CREATE SCHEMA tpch_gen; CREATE TABLE tpch_gen.params AS SELECT {want}::float8 AS sf;",
+            csv_out=False)
+    sizes = pc.scalar("SELECT string_agg(c.relname || ' ' || c.reltuples::bigint || ' rows ' || "
+                      "pg_size_pretty(pg_relation_size(c.oid)), ', ' ORDER BY c.relname) FROM pg_class c "
+                      f"WHERE c.relname IN ({','.join(repr(t) for t in TABLES)}) "
+                      "AND c.relnamespace = 'public'::regnamespace")
+    say(f"SF {want} in {time.time() - t0:.1f} s: {sizes}")
+
+
+# ---------------------------------------------------------------- load
+
+
+def read_stamp(folder, name):
+    path = os.path.join(folder, name)
+    return open(path).read().strip() if os.path.exists(path) else None
+
+
+def write_stamp(folder, name, sf):
+    with open(os.path.join(folder, name), "w") as f:
+        f.write(sf)
+
+
+def load_arrow(folder, sf, force):
+    """lineitem.arrow and orders.arrow, written by pg2arrow from the heap."""
+    if read_stamp(folder, ARROW_STAMP) == sf and not force:
+        say(f"load: {folder} already holds the Arrow files of SF {sf}")
+        return True
+    pg2arrow = shutil.which("pg2arrow")
+    if not pg2arrow:
+        say("load: pg2arrow is not installed: arrow mode skipped")
+        return False
+    if os.path.exists(os.path.join(folder, ARROW_STAMP)):
+        os.remove(os.path.join(folder, ARROW_STAMP))
+    for t in ARROW_TABLES:
+        t0 = time.time()
+        path = os.path.join(folder, f"{t}.arrow")
+        r = subprocess.run([pg2arrow, "-t", t, "-o", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"tpch: pg2arrow failed on {t}: {r.stderr.strip()}")
+        os.chmod(path, 0o644)
+        say(f"load: {path}: {os.path.getsize(path) / 1e6:.1f} MB by pg2arrow in {time.time() - t0:.1f} s")
+    write_stamp(folder, ARROW_STAMP, sf)
+    return True
+
+
+def duck_schema():
+    """schema.sql's CREATE TABLEs for DuckDB (char(n) is its VARCHAR)."""
+    text = open(os.path.join(HERE, "schema.sql")).read()
+    return "\n".join(line for line in text.splitlines() if not line.startswith(("--", "DROP ")))
+
+
+def load_duck(folder, sf, force):
+    """DuckDB's database from the generator's files (the files PostgreSQL
+    loaded), without PostgreSQL's indexes, as DuckDB's own TPC-H loads it."""
+    duckdb = bl.import_duckdb()
+    if duckdb is None:
+        say("load: the duckdb module is not installed: duckdb mode skipped")
+        return False
+    if read_stamp(folder, DUCK_STAMP) == sf and not force:
+        say(f"load: {folder} already holds DuckDB's database of SF {sf}")
+        return True
+    t0 = time.time()
+    dbfile = os.path.join(folder, "tpch.duckdb")
+    for f in [dbfile, dbfile + ".wal", os.path.join(folder, DUCK_STAMP)]:
+        if os.path.exists(f):
+            os.remove(f)
+    con = duckdb.connect(dbfile)
+    con.execute(duck_schema())
+    for t in TABLES:
+        for f in csv_files(os.path.join(folder, "csv"), t):
+            con.execute(f"COPY {t} FROM '{f}' (FORMAT csv, HEADER true, DELIMITER '|')")
+    con.execute("CHECKPOINT")
+    con.close()
+    write_stamp(folder, DUCK_STAMP, sf)
+    say(f"load: {dbfile} in {time.time() - t0:.1f} s")
+    return True
+
+
+def cmd_load(a, modes):
+    sf = loaded_sf()
+    if sf is None:
+        raise SystemExit("tpch: no TPC-H data in PostgreSQL (run: tpch.py gen --sf SF)")
+    folder = sf_data(a.data, sf)
+    os.makedirs(folder, exist_ok=True)
+    if "arrow" in modes:
+        load_arrow(folder, sf, a.force)
+    if "duckdb" in modes:
+        if not csv_files(os.path.join(folder, "csv"), "lineitem"):
+            say(f"load: no generator files in {folder}/csv (run: tpch.py gen --sf {sf} --force): duckdb mode skipped")
+        else:
+            load_duck(folder, sf, a.force)
+
+
+def arrow_setup(folder, sf, cores):
+    """The arrow mode's lineitem and orders: foreign tables over the Arrow
+    files in schema tpch_arrow (the other tables stay heap tables),
+    analyzed.  Returns why the mode cannot run, or None."""
+    if read_stamp(folder, ARROW_STAMP) != sf:
+        return f"no Arrow files of SF {sf} in {folder} (run: tpch.py load --modes arrow)"
+    ddl = [f"DROP SCHEMA IF EXISTS {ARROW_SCHEMA} CASCADE; CREATE SCHEMA {ARROW_SCHEMA};"]
+    for t in ARROW_TABLES:
+        path = os.path.abspath(os.path.join(folder, f"{t}.arrow"))
+        ddl.append(f"CREATE FOREIGN TABLE {ARROW_SCHEMA}.{t} (LIKE public.{t}) SERVER arrow_fdw "
+                   f"OPTIONS (file '{path}', parallel_workers '{cores}');")
+        ddl.append(f"ANALYZE {ARROW_SCHEMA}.{t};")
+    pc.psql("\n".join(ddl) + "\n", csv_out=False)
+    return None
+
+
+# ---------------------------------------------------------------- run
+
+
+def pg_settings(mode, cores):
+    s = [("max_parallel_workers_per_gather", cores), ("max_parallel_workers", cores)]
+    s.append(("pg_strom.enabled", "off" if mode == "pg" else "on"))
+    if mode == "arrow":
+        s.append(("search_path", f"{ARROW_SCHEMA}, public"))
+    if mode != "pg":
+        s += bl.strom_settings("TPCH_STROM_SET")
+    return s
+
+
+def parse_modes(text):
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    for m in modes:
+        if m not in MODES:
+            raise SystemExit(f"tpch: unknown mode {m!r} (modes: {', '.join(MODES)})")
+    return modes
+
+
+def write_csv(out, results, modes, queries, db_bytes, sf, engine):
+    import csv
+    with open(os.path.join(out, "tpch.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["sf", "engine", "query", "mode", "median_ms", "min_ms", "runs", "gb_per_s", "rows", "status",
+                    "offload", "note", "engine_util"])
+        for q in queries:
+            for m in modes:
+                r = results.get((m, q))
+                if r is None:
+                    w.writerow([sf, engine, q, m, "", "", 0, "", "", "skipped", "", "", ""])
+                    continue
+                med = r.median
+                w.writerow([sf, engine, q, m, f"{med:.2f}" if med else "", f"{min(r.times):.2f}" if r.times else "",
+                            len(r.times), f"{bl.gbps(db_bytes, med):.3f}" if med else "", len(r.rows), r.status,
+                            r.offload, r.note, f"{r.util:.3f}" if r.util is not None else ""])
+
+
+def cmd_run(a):
+    modes = parse_modes(a.modes)
+    queries = [q.strip() for q in a.queries.split(",")] if a.queries else QUERIES
+    for q in queries:
+        if q not in QUERIES:
+            raise SystemExit(f"tpch: unknown query {q!r} (q01 .. q22)")
+    sf = loaded_sf()
+    if sf is None:
+        raise SystemExit("tpch: no TPC-H data in PostgreSQL (run: tpch.py gen --sf SF)")
+    cores = a.workers or os.cpu_count()
+    folder = sf_data(a.data, sf)
+    # the benchmark gives PostgreSQL every core for the big tables
+    pc.psql("".join(f"ALTER TABLE {t} SET (parallel_workers = {cores});" for t in ("lineitem", "orders")),
+            csv_out=False)
+    db_bytes = int(pc.scalar("SELECT sum(pg_relation_size(c)) FROM unnest(ARRAY["
+                             + ",".join(f"'{t}'::regclass" for t in TABLES) + "]) c"))
+    engine = pc.scalar("SELECT pgstrom.active_engine()")
+    say(f"SF {sf}, {db_bytes / 1e9:.2f} GB of heap, {cores} parallel workers, pg_strom engine {engine}, "
+        f"{a.runs} timed runs per query after one warm-up")
+    results, skipped = {}, {}
+    for m in modes:
+        con = None
+        if m == "arrow":
+            why = arrow_setup(folder, sf, cores)
+            if why:
+                skipped[m] = why
+                continue
+        if m == "duckdb":
+            duckdb = bl.import_duckdb()
+            if duckdb is None:
+                skipped[m] = "the duckdb module is not installed"
+                continue
+            if read_stamp(folder, DUCK_STAMP) != sf:
+                skipped[m] = f"no DuckDB database of SF {sf} in {folder} (run: tpch.py load --modes duckdb)"
+                continue
+            con = duckdb.connect(os.path.join(folder, "tpch.duckdb"), read_only=True)
+        t0 = time.time()
+        for q in queries:
+            sql = bl.read_query(os.path.join(HERE, "queries"), q)
+            results[(m, q)] = (bl.run_pg(m, q, sql, a.runs, pg_settings(m, cores)) if con is None
+                               else bl.run_duck(m, q, sql, a.runs, con))
+        say(f"{m}: {len(queries)} queries in {time.time() - t0:.1f} s")
+    for m, why in skipped.items():
+        say(f"{m}: skipped: {why}")
+    ran = [m for m in modes if m not in skipped]
+    failures = bl.compare_modes(results, ran, queries)
+    os.makedirs(a.out, exist_ok=True)
+    write_csv(a.out, results, modes, queries, db_bytes, sf, engine)
+    chart = bl.write_chart(os.path.join(a.out, "tpch.png"), results, ran, queries, db_bytes, f"TPC-H SF {sf}",
+                           lambda q: q.upper())
+    bl.print_table(results, ran, queries, db_bytes, skipped, f"TPC-H SF {sf}")
+    # which pg_strom nodes each query's plan holds, per pg_strom mode
+    for m in ("strom", "arrow"):
+        if m in ran:
+            offloaded = [q for q in queries if results[(m, q)].offload not in ("", "-", "Arrow_Fdw")]
+            say(f"{m}: pg_strom nodes in {len(offloaded)} of {len(queries)} plans: "
+                + ", ".join(f"{q} {results[(m, q)].offload}" for q in offloaded))
+    say(f"wrote {os.path.join(a.out, 'tpch.csv')}" + (f" and {chart}" if chart else " (no chart: Pillow is not installed)"))
+    if failures:
+        say(f"FAILED: {failures} query results differ or failed (see the table)")
+        return 1
+    say(f"all results equal across {', '.join(ran)}")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    cpu = os.cpu_count() or 1
+
+    def add_common(p):
+        p.add_argument("--data", default=os.environ.get("TPCH_DATA", ".bench/tpch"),
+                       help="folder for the generator's files, the Arrow files and DuckDB's database "
+                            "(default .bench/tpch; each scale factor in DATA/sfSF)")
+        p.add_argument("--force", action="store_true", help="regenerate / reload even if present")
+
+    def add_gen(p):
+        p.add_argument("--sf", type=float, required=True, help="scale factor (lineitem = about 6,000,000 x SF rows)")
+        p.add_argument("--jobs", type=int, default=cpu, help=f"generator threads and loading sessions (default {cpu})")
+
+    def add_modes(p):
+        p.add_argument("--modes", default=DEFAULT_MODES, help=f"comma-separated (default {DEFAULT_MODES})")
+
+    def add_run(p):
+        p.add_argument("--out", required=True, help="folder for tpch.csv and tpch.png")
+        p.add_argument("--runs", type=int, default=3, help="timed runs per query after a warm-up (default 3)")
+        p.add_argument("--queries", default="", help="comma-separated subset, e.g. q01,q06")
+        p.add_argument("--workers", type=int, default=0, help="PostgreSQL parallel workers (default: cores)")
+
+    p = sub.add_parser("gen", help="generate the data and load it into PostgreSQL")
+    add_common(p)
+    add_gen(p)
+    p = sub.add_parser("load", help="the Arrow files and DuckDB's database the modes read")
+    add_common(p)
+    add_modes(p)
+    p = sub.add_parser("run", help="run the queries in every mode")
+    add_common(p)
+    add_modes(p)
+    add_run(p)
+    p = sub.add_parser("all", help="gen + load + run")
+    add_common(p)
+    add_gen(p)
+    add_modes(p)
+    add_run(p)
+    a = ap.parse_args()
+    modes = parse_modes(a.modes) if a.cmd != "gen" else []
+    try:
+        if a.cmd in ("gen", "all"):
+            cmd_gen(a)
+        if a.cmd in ("load", "all"):
+            cmd_load(a, modes)
+        if a.cmd in ("run", "all"):
+            return cmd_run(a)
+    except pc.PsqlError as e:
+        print(f"tpch: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
