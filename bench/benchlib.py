@@ -110,6 +110,27 @@ def run_pg(mode, q, sql, runs, settings):
     return r
 
 
+def device_reasons(sql, settings):
+    """Why parts of `sql`'s plan stay on PostgreSQL: the pg_strom planner's
+    DEBUG2 diagnostics while planning it (GpuScan, GpuJoin and GpuPreAgg
+    say which expression or node the device lacks; docs/gpuscan.md),
+    distinct, in order, without the lines that only report a path's cost.
+    [] when planning says nothing."""
+    try:
+        _, err = pc.psql("EXPLAIN (COSTS OFF) " + sql.rstrip().rstrip(";") + ";\n",
+                         settings=list(settings) + [("client_min_messages", "debug2")], csv_out=False)
+    except pc.PsqlError:
+        return []
+    out = []
+    for line in err.splitlines():
+        msg = line.partition("DEBUG:")[2].strip()
+        if not msg.startswith(("GpuScan", "GpuJoin", "GpuPreAgg")) or " cost " in msg:
+            continue
+        if msg not in out:
+            out.append(msg)
+    return out
+
+
 def _duck_text(v):
     if v is None:
         return None

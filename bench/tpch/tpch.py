@@ -266,22 +266,23 @@ def parse_modes(text):
     return modes
 
 
-def write_csv(out, results, modes, queries, db_bytes, sf, engine):
+def write_csv(out, results, modes, queries, db_bytes, sf, engine, whys):
     import csv
     with open(os.path.join(out, "tpch.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["sf", "engine", "query", "mode", "median_ms", "min_ms", "runs", "gb_per_s", "rows", "status",
-                    "offload", "note", "engine_util"])
+                    "offload", "note", "engine_util", "not_on_device"])
         for q in queries:
             for m in modes:
                 r = results.get((m, q))
                 if r is None:
-                    w.writerow([sf, engine, q, m, "", "", 0, "", "", "skipped", "", "", ""])
+                    w.writerow([sf, engine, q, m, "", "", 0, "", "", "skipped", "", "", "", ""])
                     continue
                 med = r.median
                 w.writerow([sf, engine, q, m, f"{med:.2f}" if med else "", f"{min(r.times):.2f}" if r.times else "",
                             len(r.times), f"{bl.gbps(db_bytes, med):.3f}" if med else "", len(r.rows), r.status,
-                            r.offload, r.note, f"{r.util:.3f}" if r.util is not None else ""])
+                            r.offload, r.note, f"{r.util:.3f}" if r.util is not None else "",
+                            "; ".join(whys.get((m, q), []))])
 
 
 def cmd_run(a):
@@ -304,6 +305,8 @@ def cmd_run(a):
     say(f"SF {sf}, {db_bytes / 1e9:.2f} GB of heap, {cores} parallel workers, pg_strom engine {engine}, "
         f"{a.runs} timed runs per query after one warm-up")
     results, skipped = {}, {}
+    # per pg_strom mode and query: why parts of the plan stay on PostgreSQL
+    whys = {}
     for m in modes:
         con = None
         if m == "arrow":
@@ -325,22 +328,28 @@ def cmd_run(a):
             sql = bl.read_query(os.path.join(HERE, "queries"), q)
             results[(m, q)] = (bl.run_pg(m, q, sql, a.runs, pg_settings(m, cores)) if con is None
                                else bl.run_duck(m, q, sql, a.runs, con))
+            if m in bl.STROM_MODES:
+                whys[(m, q)] = bl.device_reasons(sql, pg_settings(m, cores))
         say(f"{m}: {len(queries)} queries in {time.time() - t0:.1f} s")
     for m, why in skipped.items():
         say(f"{m}: skipped: {why}")
     ran = [m for m in modes if m not in skipped]
     failures = bl.compare_modes(results, ran, queries)
     os.makedirs(a.out, exist_ok=True)
-    write_csv(a.out, results, modes, queries, db_bytes, sf, engine)
+    write_csv(a.out, results, modes, queries, db_bytes, sf, engine, whys)
     chart = bl.write_chart(os.path.join(a.out, "tpch.png"), results, ran, queries, db_bytes, f"TPC-H SF {sf}",
                            lambda q: q.upper())
     bl.print_table(results, ran, queries, db_bytes, skipped, f"TPC-H SF {sf}")
-    # which pg_strom nodes each query's plan holds, per pg_strom mode
-    for m in ("strom", "arrow"):
+    # which pg_strom nodes each query's plan holds, per pg_strom mode, and
+    # what the planner said keeps the rest on PostgreSQL
+    for m in bl.STROM_MODES:
         if m in ran:
             offloaded = [q for q in queries if results[(m, q)].offload not in ("", "-", "Arrow_Fdw")]
             say(f"{m}: pg_strom nodes in {len(offloaded)} of {len(queries)} plans: "
                 + ", ".join(f"{q} {results[(m, q)].offload}" for q in offloaded))
+            for q in queries:
+                if whys.get((m, q)):
+                    say(f"{m} {q} ({results[(m, q)].offload}): " + "; ".join(whys[(m, q)]))
     say(f"wrote {os.path.join(a.out, 'tpch.csv')}" + (f" and {chart}" if chart else " (no chart: Pillow is not installed)"))
     if failures:
         say(f"FAILED: {failures} query results differ or failed (see the table)")

@@ -416,3 +416,19 @@ RESET pg_strom.enabled;
 
 DROP TABLE gs_t, gs_empty, gs_nulls, gs_drop, gs_wide, gs_pages, gs_big, gs_part, t_64g, gs_v;
 DROP FUNCTION gs_plan(text);
+-- the planner's diagnostics at DEBUG2: why a qual, a relation or a join
+-- stays on PostgreSQL
+CREATE TABLE why_t (a int, b text, n numeric);
+CREATE TABLE why_u (n numeric, c int);
+-- (planned once first: PostgreSQL's own DEBUG lines about growing catalog
+-- caches come at the first planning only)
+\o /dev/null
+EXPLAIN (COSTS OFF) SELECT * FROM why_t WHERE a > 1 AND md5(b) = 'x';
+EXPLAIN (COSTS OFF) SELECT * FROM why_t t JOIN why_u u ON t.n = u.n;
+\o
+SET client_min_messages = debug2;
+SELECT * FROM explain_masked($$SELECT * FROM why_t WHERE a > 1 AND md5(b) = 'x'$$);
+EXPLAIN (COSTS OFF) SELECT * FROM why_t WHERE md5(b) = 'x';
+EXPLAIN (COSTS OFF) SELECT * FROM why_t t JOIN why_u u ON t.n = u.n;
+RESET client_min_messages;
+DROP TABLE why_t, why_u;

@@ -400,27 +400,22 @@ unsafe fn make_depth(
 }
 
 /// Check that every program of `desc` compiles (at path time; plan time
-/// compiles them again against the inner plans).
+/// compiles them again against the inner plans); Err says which does not,
+/// and why (the planner's DEBUG2 diagnostics).
 pub(crate) unsafe fn compiles(
     root: *mut pg_sys::PlannerInfo,
     desc: &JoinDesc,
     inner_relids: &[*mut pg_sys::Bitmapset],
-) -> bool {
+) -> Result<(), String> {
     // SAFETY: planner state; expressions of the query.
     unsafe {
         let resolve = |v: *mut pg_sys::Var| source_of(v, desc.outer_relid, inner_relids);
         let mut inputs = Inputs::default();
         let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
         let scan = from_list(pg_sys::extract_actual_clauses((*outer).baserestrictinfo, false));
-        if !scan.is_empty()
-            && codegen::compile_shared_fallback(
-                pg_sys::make_ands_explicit(to_list(&scan)).cast(),
-                &resolve,
-                &mut inputs,
-            )
-            .is_err()
-        {
-            return false;
+        if !scan.is_empty() {
+            codegen::compile_shared_fallback(pg_sys::make_ands_explicit(to_list(&scan)).cast(), &resolve, &mut inputs)
+                .map_err(|e| format!("the outer scan's quals: {}", e.0))?;
         }
         for (d, depth) in desc.depths.iter().enumerate() {
             let src = (d + 1) as u8;
@@ -428,11 +423,9 @@ pub(crate) unsafe fn compiles(
                 // the outer key reads earlier sources only, the inner key its own
                 let outer_only = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| *s < src);
                 let inner_only = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| *s == src);
-                if codegen::compile_shared(o, &outer_only, &mut inputs, true).is_err()
-                    || codegen::compile_shared(i, &inner_only, &mut inputs, true).is_err()
-                {
-                    return false;
-                }
+                codegen::compile_shared(o, &outer_only, &mut inputs, true)
+                    .and_then(|_| codegen::compile_shared(i, &inner_only, &mut inputs, true))
+                    .map_err(|e| format!("a hash key of depth {}: {}", d + 1, e.0))?;
             }
             if !depth.quals.is_empty() {
                 let upto = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| *s <= src);
@@ -443,11 +436,12 @@ pub(crate) unsafe fn compiles(
                     false,
                 ) {
                     Ok((p, _)) if p.result_type == pgstrom_runtime::program::type_id("BOOL") => {}
-                    _ => return false,
+                    Ok(_) => return Err(format!("the join quals of depth {} do not return a boolean", d + 1)),
+                    Err(e) => return Err(format!("the join quals of depth {}: {}", d + 1, e.0)),
                 }
             }
         }
-        true
+        Ok(())
     }
 }
 
@@ -669,7 +663,10 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             let outer_rows =
                 if desc.depths.is_empty() { (*outerrel).rows } else { desc.depths.last().expect("not empty").rows_out };
             let Some(mut depth) = make_depth(root, joinrel, outerrel, innerrel, jointype, extra, outer_rows) else {
-                pgrx::debug2!("GpuJoin: join type {jointype} has quals it cannot run");
+                pgrx::debug2!(
+                    "GpuJoin ({}): a qual it cannot run (pseudoconstant, or an outer join's filter)",
+                    join_label(jointype)
+                );
                 return;
             };
             // a partial inner plan needs the node's shared build, which
@@ -682,8 +679,8 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             inner_paths.push(inner);
             let inner_relids: Vec<*mut pg_sys::Bitmapset> =
                 inner_paths.iter().map(|p| (*(**p).parent).relids).collect();
-            if !compiles(root, &desc, &inner_relids) {
-                pgrx::debug2!("GpuJoin: join type {jointype}: an expression does not compile");
+            if let Err(why) = compiles(root, &desc, &inner_relids) {
+                pgrx::debug2!("GpuJoin ({}): not on the device: {why}", join_label(jointype));
                 return;
             }
             if inner_bytes(&inner_paths) > guc::GPU_JOIN_MEMORY_LIMIT.get() as f64 * 1024.0 {
@@ -722,4 +719,9 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             }
         }
     }
+}
+
+/// A join type as EXPLAIN names it, for the planner's diagnostics.
+fn join_label(jointype: u32) -> &'static str {
+    pgstrom_runtime::join::JoinKind::from_pg(jointype).map_or("unsupported join type", |k| k.label())
 }

@@ -238,7 +238,8 @@ unsafe fn input_of(
         if (*input_rel).reloptkind == pg_sys::RelOptKind::RELOPT_BASEREL {
             let workers = scan_workers(root, input_rel, parallel)?;
             let desc = JoinDesc { outer_relid: (*input_rel).relid, depths: Vec::new(), agg: None };
-            if !compiles(root, &desc, &[]) {
+            if let Err(why) = compiles(root, &desc, &[]) {
+                pgrx::debug2!("GpuPreAgg: the scan is not on the device: {why}");
                 return None;
             }
             return Some((desc, Vec::new(), workers));

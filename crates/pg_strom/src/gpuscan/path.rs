@@ -80,6 +80,9 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
         let Some((pages, table_workers)) = scan_pages(rte, rel) else { return };
         let quals = from_list(pg_sys::extract_actual_clauses((*rel).baserestrictinfo, false));
         let split = split_quals(&quals, (*rel).relid as i32);
+        if pg_sys::message_level_is_interesting(pg_sys::DEBUG2 as i32) {
+            report_host_quals(rte, &split, (*rel).relid as i32);
+        }
         if split.device.is_empty() {
             return;
         }
@@ -96,6 +99,36 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
                 let ppath = make_path(root, rel, &split, pages, workers);
                 pg_sys::add_partial_path(rel, ppath.cast());
             }
+        }
+    }
+}
+
+/// At DEBUG2 (the planner's diagnostics, docs/gpuscan.md): why each qual
+/// left to the host does not run on the device, and when none does.
+///
+/// # Safety
+/// `rte` is the relation's range table entry; `split` holds its quals.
+unsafe fn report_host_quals(rte: *mut pg_sys::RangeTblEntry, split: &QualSplit, varno: i32) {
+    if split.host.is_empty() {
+        return;
+    }
+    // SAFETY: a valid range table entry and quals of the relation (caller).
+    unsafe {
+        let name = if (*rte).relid == pg_sys::InvalidOid {
+            "?".to_string()
+        } else {
+            let n = pg_sys::get_rel_name((*rte).relid);
+            if n.is_null() { "?".to_string() } else { std::ffi::CStr::from_ptr(n).to_string_lossy().into_owned() }
+        };
+        for &q in &split.host {
+            let why = match codegen::compile(q, varno) {
+                Err(e) => e.0,
+                Ok(_) => "it does not return a boolean".to_string(),
+            };
+            pgrx::debug2!("GpuScan on {name}: a qual stays on the host: {why}");
+        }
+        if split.device.is_empty() {
+            pgrx::debug2!("GpuScan on {name}: no qual runs on the device, so no GpuScan path");
         }
     }
 }
