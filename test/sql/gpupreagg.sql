@@ -98,4 +98,39 @@ SELECT count(*) AS groups, sum(n) AS rows, count(*) = (SELECT count(*) FROM (
   FROM pa_ivd;
 RESET pg_strom.enabled;
 
-DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv;
+-- numeric bounds the planner derives (TPC-H's shapes): CASE and COALESCE
+-- over numeric(p,s) values and constants as sums, extract(year from date)
+-- as a grouping key; NaN, NULLs and infinite dates among the values
+CREATE TABLE pa_dec AS
+  SELECT i,
+         CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN 'NaN' ELSE (i * 7919 % 1000000) / 100.0 END::numeric(15,2) AS p,
+         ((i % 11) / 100.0)::numeric(15,2) AS q,
+         CASE WHEN i % 101 = 0 THEN NULL WHEN i % 103 = 0 THEN 'infinity' WHEN i % 107 = 0 THEN '-infinity'
+              ELSE date '1992-01-01' + (i * 37 % 2557) END AS d,
+         i % 3 = 0 AS f
+    FROM generate_series(1, 20000) i;
+ANALYZE pa_dec;
+SELECT * FROM explain_masked($$SELECT extract(year FROM d) AS y, sum(CASE WHEN f THEN p * (1 - q) ELSE 0 END),
+  sum(coalesce(p, 0)), count(*) FROM pa_dec GROUP BY 1$$);
+CREATE TEMP TABLE pa_decd AS SELECT extract(year FROM d) AS y, sum(CASE WHEN f THEN p * (1 - q) ELSE 0 END) AS s1,
+  sum(coalesce(p, 0)) AS s2, count(*) AS n FROM pa_dec GROUP BY 1;
+-- a join qual comparing numeric(p,s) columns with constants runs on the
+-- device (an OR across both sides, as TPC-H's Q19 has)
+SELECT * FROM explain_masked($$SELECT count(*), sum(a.q) FROM pa_dec a JOIN pa_t1 b ON a.i = b.aid
+  AND (a.p < 5000.50 OR b.aid > 900)$$);
+CREATE TEMP TABLE pa_decj AS SELECT count(*) AS n, sum(a.q) AS s FROM pa_dec a JOIN pa_t1 b ON a.i = b.aid
+  AND (a.p < 5000.50 OR b.aid > 900);
+SET pg_strom.enabled = off;
+-- (compared as text: display scales too)
+SELECT count(*) AS groups, count(*) = (SELECT count(*) FROM (
+         SELECT x::text FROM (SELECT extract(year FROM d), sum(CASE WHEN f THEN p * (1 - q) ELSE 0 END),
+                                     sum(coalesce(p, 0)), count(*) FROM pa_dec GROUP BY 1) x
+         EXCEPT SELECT pa_decd::text FROM pa_decd) x) + count(*) AS same,
+       count(*) FILTER (WHERE y = 'infinity' OR y = '-infinity') AS infinite_years,
+       count(*) FILTER (WHERE s1 = 'NaN') AS nan_sums
+  FROM pa_decd;
+SELECT n, s, (n, s::text) = (SELECT count(*), sum(a.q)::text FROM pa_dec a JOIN pa_t1 b ON a.i = b.aid
+  AND (a.p < 5000.50 OR b.aid > 900)) AS same FROM pa_decj;
+RESET pg_strom.enabled;
+
+DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv, pa_dec;

@@ -425,7 +425,8 @@ pub fn partial_datum(enc: Encoding, kind: AggKind, arg: pg_sys::Oid, scale: i32,
 /// every value has at most `scale` decimals and, at that scale, at most
 /// `precision` digits.  Known for typmod'd columns, constants, integers
 /// cast to numeric, + - * and the unary functions, round/trunc to a
-/// constant scale, ceil/floor/sign; None otherwise (division, ...).
+/// constant scale, ceil/floor/sign, extract(... from date), and CASE and
+/// COALESCE over bounded values; None otherwise (division, ...).
 ///
 /// # Safety
 /// `e` is a valid expression.
@@ -451,9 +452,42 @@ pub unsafe fn numeric_bound(e: *mut pg_sys::Node) -> Option<(i32, i32)> {
                 let f: &pg_sys::FuncExpr = &*e.cast();
                 call_bound(f.funcid, f.args, int_digits)
             }
+            // every value is one of the branches' (or NULL, when there is
+            // no ELSE): the widest integer part at the largest scale
+            pg_sys::NodeTag::T_CaseExpr => {
+                let c: &pg_sys::CaseExpr = &*e.cast();
+                let mut parts = list_nodes(c.args)
+                    .into_iter()
+                    .map(|w| (*(w as *mut pg_sys::CaseWhen)).result.cast::<pg_sys::Node>())
+                    .collect::<Vec<_>>();
+                if !c.defresult.is_null() {
+                    parts.push(c.defresult.cast());
+                }
+                union_bound(&parts)
+            }
+            pg_sys::NodeTag::T_CoalesceExpr => {
+                let c: &pg_sys::CoalesceExpr = &*e.cast();
+                union_bound(&list_nodes(c.args))
+            }
             _ => None,
         }
     }
+}
+
+/// A bound that holds for the values of every expression of `parts`.
+///
+/// # Safety
+/// `parts` are valid expressions.
+unsafe fn union_bound(parts: &[*mut pg_sys::Node]) -> Option<(i32, i32)> {
+    let mut int = 1;
+    let mut scale = 0;
+    for &p in parts {
+        // SAFETY: valid expressions (caller).
+        let (pp, ps) = unsafe { numeric_bound(p) }?;
+        int = int.max(pp - ps);
+        scale = scale.max(ps);
+    }
+    Some((int + scale, scale))
 }
 
 /// Digits of `m` (1 for 0).
@@ -537,6 +571,11 @@ fn call_bound(
             (p - s + 1, 0)
         }
         "SIGN_NUMERIC" => (1, 0),
+        // every field of a date is a whole number, the largest the epoch
+        // of 5874897-12-31 (about 1.9e14 seconds): 15 digits; infinite
+        // dates give infinities, which the device's numeric sums and
+        // keys carry as PostgreSQL does
+        "EXTRACT_DATE" => (15, 0),
         _ => return None,
     })
 }

@@ -10,6 +10,7 @@ use pgstrom_runtime::program::{
     Builder, Op, Program, SetElement, in_set_type, is_returned, is_varlena, is_wide, type_id,
 };
 
+use super::aggregates::numeric_bound;
 use super::catalog::{
     POSIX_COLLATION_OID, ascii_case_standard, device_function_of, device_type_of, device_unit, type_name,
     uses_time_zone,
@@ -48,6 +49,13 @@ pub(crate) struct Ctx<'r> {
     /// Numerics are compiled without `pg_fallback`: the planner bounded
     /// the expression's numerics to 38 digits ([`numeric_bound`]).
     numeric_ok: bool,
+    /// Without `pg_fallback` or `numeric_ok` (join quals, aggregate
+    /// arguments other than sums), a numeric node is still compiled when
+    /// [`numeric_bound`] bounds it to 38 digits (a numeric(p,s) column
+    /// compared with a constant): then the device never needs PostgreSQL
+    /// for it.  Not for hash keys (`text_result`), which are left as
+    /// before.
+    bounded_numerics: bool,
 }
 
 /// What may report DEVERR_NEEDS_CPU in a program (see `Ctx::pg_fallback`).
@@ -359,7 +367,13 @@ impl Ctx<'_> {
             return unsupported("empty expression".into());
         }
         if !self.pg_fallback && !self.numeric_ok && self.expr_type(node) == Ok(type_id("NUMERIC")) {
-            return unsupported("numeric in a join or an aggregate (values beyond 38 digits need PostgreSQL)".into());
+            // SAFETY: node is a valid expression node.
+            let bounded = self.bounded_numerics && unsafe { numeric_bound(node) }.is_some_and(|(p, _)| p <= 38);
+            if !bounded {
+                return unsupported(
+                    "numeric in a join or an aggregate (values beyond 38 digits need PostgreSQL)".into(),
+                );
+            }
         }
         // SAFETY: node is a valid expression node.
         if unsafe { self.hoistable(node) } && !self.expr_type(node).is_ok_and(is_varlena) {
@@ -919,6 +933,7 @@ pub(crate) unsafe fn compile_inner(
         params: inputs.params.clone(),
         pg_fallback: fallback == Fallback::Pg,
         numeric_ok: fallback == Fallback::BoundedNumeric,
+        bounded_numerics: fallback == Fallback::None && !text_result,
     };
     let rtype = ctx.expr_type(expr)?;
     // (a text_result, a join's hash key, is hashed and compared on the
