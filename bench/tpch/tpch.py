@@ -205,8 +205,9 @@ def load_duck(folder, sf, force):
     con = duckdb.connect(dbfile)
     con.execute(duck_schema())
     for t in TABLES:
-        for f in csv_files(os.path.join(folder, "csv"), t):
-            con.execute(f"COPY {t} FROM '{f}' (FORMAT csv, HEADER true, DELIMITER '|')")
+        # every part of the table in one COPY (DuckDB reads them in parallel)
+        glob = os.path.join(folder, "csv", t, "*.csv")
+        con.execute(f"COPY {t} FROM '{glob}' (FORMAT csv, HEADER true, DELIMITER '|')")
     con.execute("CHECKPOINT")
     con.close()
     write_stamp(folder, DUCK_STAMP, sf)
@@ -248,8 +249,10 @@ def arrow_setup(folder, sf, cores):
 # ---------------------------------------------------------------- run
 
 
-def pg_settings(mode, cores):
+def pg_settings(mode, cores, timeout=0):
     s = [("max_parallel_workers_per_gather", cores), ("max_parallel_workers", cores)]
+    if timeout:
+        s.append(("statement_timeout", f"'{timeout}s'"))
     s.append(("pg_strom.enabled", "off" if mode == "pg" else "on"))
     if mode == "arrow":
         s.append(("search_path", f"{ARROW_SCHEMA}, public"))
@@ -326,7 +329,7 @@ def cmd_run(a):
         t0 = time.time()
         for q in queries:
             sql = bl.read_query(os.path.join(HERE, "queries"), q)
-            results[(m, q)] = (bl.run_pg(m, q, sql, a.runs, pg_settings(m, cores)) if con is None
+            results[(m, q)] = (bl.run_pg(m, q, sql, a.runs, pg_settings(m, cores, a.timeout)) if con is None
                                else bl.run_duck(m, q, sql, a.runs, con))
             if m in bl.STROM_MODES:
                 whys[(m, q)] = bl.device_reasons(sql, pg_settings(m, cores))
@@ -381,6 +384,9 @@ def main():
         p.add_argument("--runs", type=int, default=3, help="timed runs per query after a warm-up (default 3)")
         p.add_argument("--queries", default="", help="comma-separated subset, e.g. q01,q06")
         p.add_argument("--workers", type=int, default=0, help="PostgreSQL parallel workers (default: cores)")
+        p.add_argument("--timeout", type=int, default=0,
+                       help="statement_timeout in seconds for each PostgreSQL run (default: none); a query that "
+                            "runs longer is reported as 'timeout' and not compared")
 
     p = sub.add_parser("gen", help="generate the data and load it into PostgreSQL")
     add_common(p)
