@@ -132,5 +132,24 @@ SELECT count(*) AS groups, count(*) = (SELECT count(*) FROM (
 SELECT n, s, (n, s::text) = (SELECT count(*), sum(a.q)::text FROM pa_dec a JOIN pa_t1 b ON a.i = b.aid
   AND (a.p < 5000.50 OR b.aid > 900)) AS same FROM pa_decj;
 RESET pg_strom.enabled;
+-- numeric(p,s) hash keys of different scales (1.5 = 1.50), NaN (equal to
+-- NaN), NULL (no match)
+CREATE TABLE pa_deck AS
+  SELECT CASE WHEN i % 50 = 0 THEN NULL WHEN i % 45 = 0 THEN 'NaN' ELSE (i % 400) / 10.0 END::numeric(10,1) AS k,
+         i AS v
+    FROM generate_series(1, 3000) i;
+CREATE TABLE pa_deck2 AS
+  SELECT CASE WHEN j % 60 = 0 THEN NULL WHEN j % 55 = 0 THEN 'NaN' ELSE (j % 300) / 10.0 END::numeric(12,2) AS k2,
+         j AS w
+    FROM generate_series(1, 600) j;
+ANALYZE pa_deck, pa_deck2;
+SELECT * FROM explain_masked($$SELECT a.k, count(*), sum(b.w) FROM pa_deck a JOIN pa_deck2 b ON a.k = b.k2 GROUP BY a.k$$);
+CREATE TEMP TABLE pa_deckd AS SELECT a.k, count(*) AS n, sum(b.w) AS s FROM pa_deck a JOIN pa_deck2 b ON a.k = b.k2 GROUP BY a.k;
+SET pg_strom.enabled = off;
+SELECT count(*) AS groups, sum(n) AS rows, count(*) FILTER (WHERE k = 'NaN') AS nan_groups, count(*) = (SELECT count(*) FROM (
+         SELECT x::text FROM (SELECT a.k, count(*), sum(b.w) FROM pa_deck a JOIN pa_deck2 b ON a.k = b.k2 GROUP BY a.k) x
+         EXCEPT SELECT pa_deckd::text FROM pa_deckd) x) + count(*) AS same
+  FROM pa_deckd;
+RESET pg_strom.enabled;
 
-DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv, pa_dec;
+DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv, pa_dec, pa_deck, pa_deck2;

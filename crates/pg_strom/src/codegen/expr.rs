@@ -49,12 +49,12 @@ pub(crate) struct Ctx<'r> {
     /// Numerics are compiled without `pg_fallback`: the planner bounded
     /// the expression's numerics to 38 digits ([`numeric_bound`]).
     numeric_ok: bool,
-    /// Without `pg_fallback` or `numeric_ok` (join quals, aggregate
-    /// arguments other than sums), a numeric node is still compiled when
-    /// [`numeric_bound`] bounds it to 38 digits (a numeric(p,s) column
-    /// compared with a constant): then the device never needs PostgreSQL
-    /// for it.  Not for hash keys (`text_result`), which are left as
-    /// before.
+    /// Without `pg_fallback` or `numeric_ok` (join quals and hash keys,
+    /// aggregate arguments other than sums), a numeric node is still
+    /// compiled when [`numeric_bound`] bounds it to 38 digits (a
+    /// numeric(p,s) column, compared with a constant or another): then the
+    /// device never needs PostgreSQL for it.  (Join hash keys hash and
+    /// compare numerics by value, 1.0 = 1.00, as grouping keys do.)
     bounded_numerics: bool,
 }
 
@@ -933,7 +933,7 @@ pub(crate) unsafe fn compile_inner(
         params: inputs.params.clone(),
         pg_fallback: fallback == Fallback::Pg,
         numeric_ok: fallback == Fallback::BoundedNumeric,
-        bounded_numerics: fallback == Fallback::None && !text_result,
+        bounded_numerics: fallback == Fallback::None,
     };
     let rtype = ctx.expr_type(expr)?;
     // (a text_result, a join's hash key, is hashed and compared on the
