@@ -12,7 +12,8 @@ package of the same name, a generator of the specification's data; `make
 setup` installs it), as '|'-separated files in DATA/sfSF/csv; the schema is
 the specification's (schema.sql) with its primary keys and the indexes a
 DBA adds (indexes.sql); the 22 queries (queries/) carry the
-specification's validation parameters.  See docs/benchmark.md for the
+specification's validation parameters, and four index shapes (ix1-ix4:
+lookups of a few rows) check that pg_strom never loses to an index plan.  See docs/benchmark.md for the
 modes and the comparison rules.  Python standard library, plus the duckdb
 module for the duckdb mode and Pillow for the chart (both optional: a mode
 or the chart without its module is reported and skipped).
@@ -30,7 +31,9 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 import benchlib as bl  # noqa: E402
 from benchlib import pc  # noqa: E402
 
-QUERIES = [f"q{n:02d}" for n in range(1, 23)]
+# the 22 queries, then four index shapes that are not TPC-H's: lookups of a
+# few rows whose index plan pg_strom must never lose to (queries/ix*.sql)
+QUERIES = [f"q{n:02d}" for n in range(1, 23)] + [f"ix{n}" for n in range(1, 5)]
 TABLES = ["region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem"]
 # the tables tpchgen-cli writes one file of, whatever --parts says
 SMALL_TABLES = ("region", "nation")
@@ -293,7 +296,7 @@ def cmd_run(a):
     queries = [q.strip() for q in a.queries.split(",")] if a.queries else QUERIES
     for q in queries:
         if q not in QUERIES:
-            raise SystemExit(f"tpch: unknown query {q!r} (q01 .. q22)")
+            raise SystemExit(f"tpch: unknown query {q!r} (q01 .. q22, ix1 .. ix4)")
     sf = loaded_sf()
     if sf is None:
         raise SystemExit("tpch: no TPC-H data in PostgreSQL (run: tpch.py gen --sf SF)")
