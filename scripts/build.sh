@@ -18,13 +18,30 @@ pkglibdir=$("$PG_CONFIG" --pkglibdir)
 extdir=$("$PG_CONFIG" --sharedir)/extension
 bindir=$("$PG_CONFIG" --bindir)
 mkdir -p "$pkglibdir" "$extdir"
-sql=$(mktemp)
-trap 'rm -f "$sql"' EXIT
+sql=$(mktemp) sql2=$(mktemp) control=$(mktemp)
+trap 'rm -f "$sql" "$sql2" "$control"' EXIT
 "$out/pgstrom-sqlgen" "$out/libpg_strom.so" crates/pg_strom/pg_strom.control "$version" "$sql"
-# a new file, not one rewritten in place: running backends keep the old one mapped
-rm -f "$pkglibdir/pg_strom.so"
-install -m 755 "$out/libpg_strom.so" "$pkglibdir/pg_strom.so"
-sed "s/@CARGO_VERSION@/$version/g" crates/pg_strom/pg_strom.control > "$extdir/pg_strom.control"
-install -m 644 "$sql" "$extdir/pg_strom--$version.sql"
-install -m 755 "$out/pg2arrow" "$bindir/pg2arrow"
-echo "build: installed pg_strom $version ($PGSTROM_PROFILE) into $pkglibdir and $extdir, pg2arrow into $bindir"
+# the install script must not depend on the run that wrote it (a changed
+# script makes scripts/cluster.sh re-create the extension)
+"$out/pgstrom-sqlgen" "$out/libpg_strom.so" crates/pg_strom/pg_strom.control "$version" "$sql2" 2>/dev/null
+if ! cmp -s "$sql" "$sql2"; then
+  echo "build: pgstrom-sqlgen wrote two different install scripts from one library"; exit 1
+fi
+sed "s/@CARGO_VERSION@/$version/g" crates/pg_strom/pg_strom.control > "$control"
+# install_changed MODE SRC DST: only a file that differs is installed (an
+# unchanged pg_strom.so keeps its time, so running clusters are not
+# restarted), as a new file, not one rewritten in place: running backends
+# keep the old one mapped
+changed=()
+install_changed() {
+  cmp -s "$2" "$3" && return
+  rm -f "$3"
+  install -m "$1" "$2" "$3"
+  changed+=("$(basename "$3")")
+}
+install_changed 755 "$out/libpg_strom.so" "$pkglibdir/pg_strom.so"
+install_changed 644 "$control" "$extdir/pg_strom.control"
+install_changed 644 "$sql" "$extdir/pg_strom--$version.sql"
+install_changed 755 "$out/pg2arrow" "$bindir/pg2arrow"
+echo "build: pg_strom $version ($PGSTROM_PROFILE) in $pkglibdir and $extdir, pg2arrow in $bindir;" \
+  "${changed[*]:-nothing changed}${changed[*]:+ installed}"

@@ -5,10 +5,21 @@
 //! set-up).  scripts/build.sh builds the library with cargo and installs
 //! the three files.
 //!
+//! The script is the same, byte for byte, for every build of the same
+//! source: pgrx's own writer orders the objects by a graph whose node
+//! numbers follow hash-map iteration, which differs from run to run (and a
+//! changed script made every `make start` re-create the extension); here
+//! the objects are emitted in dependency order, ties broken by the objects
+//! themselves.
+//!
 //! Usage: pgstrom-sqlgen LIBRARY CONTROL_FILE VERSION OUTPUT
 
+use petgraph::Direction;
+use petgraph::stable_graph::NodeIndex;
+use petgraph::visit::{EdgeRef, IntoEdgeReferences};
 use pgrx_sql_entity_graph::section::{decode_entities, is_schema_section_name};
-use pgrx_sql_entity_graph::{ControlFile, PgrxSql, SqlGraphEntity};
+use pgrx_sql_entity_graph::{ControlFile, PgrxSql, SqlGraphEntity, ToSql};
+use std::collections::HashMap;
 use std::process::ExitCode;
 
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
@@ -71,9 +82,50 @@ fn run(args: &[String]) -> Result<(), String> {
     let count = entities.len();
     let all = std::iter::once(SqlGraphEntity::ExtensionRoot(control)).chain(entities);
     let sql = PgrxSql::build(all, "pg_strom".into(), versioned_so).map_err(|e| format!("SQL generation: {e:#}"))?;
-    sql.to_file(output).map_err(|e| format!("{output}: {e:#}"))?;
+    let text = match stable_order(&sql)? {
+        Some(text) => text,
+        // a dependency cycle (none today): pgrx's own order
+        None => sql.to_sql().map_err(|e| format!("SQL generation: {e:#}"))?,
+    };
+    std::fs::write(output, text).map_err(|e| format!("{output}: {e}"))?;
     eprintln!("pgstrom-sqlgen: {count} SQL entities from {library} written to {output}");
     Ok(())
+}
+
+/// The install script with every object after the objects it needs (the
+/// graph's edges run from a dependency to its dependent), the ready ones
+/// taken smallest first by the entities' own order: the same for the same
+/// entities, whatever the graph's node numbers.  None when the graph has
+/// a cycle.
+fn stable_order(sql: &PgrxSql) -> Result<Option<String>, String> {
+    let g = &sql.graph;
+    let mut waiting: HashMap<NodeIndex, usize> = g.node_indices().map(|n| (n, 0)).collect();
+    for e in g.edge_references() {
+        *waiting.get_mut(&e.target()).expect("an edge's node") += 1;
+    }
+    let mut ready: Vec<NodeIndex> = waiting.iter().filter(|&(_, &w)| w == 0).map(|(&n, _)| n).collect();
+    let mut out = String::new();
+    let mut emitted = 0;
+    while !ready.is_empty() {
+        // the smallest entity last, to pop it
+        ready.sort_by(|a, b| g[*b].cmp(&g[*a]));
+        let n = ready.pop().expect("not empty");
+        emitted += 1;
+        let text = g[n].to_sql(sql).map_err(|e| format!("SQL generation: {e:#}"))?;
+        let text = text.trim();
+        if !text.is_empty() {
+            out.push_str(text);
+            out.push_str("\n\n");
+        }
+        for e in g.edges_directed(n, Direction::Outgoing) {
+            let w = waiting.get_mut(&e.target()).expect("an edge's node");
+            *w -= 1;
+            if *w == 0 {
+                ready.push(e.target());
+            }
+        }
+    }
+    Ok((emitted == g.node_count()).then_some(out))
 }
 
 fn main() -> ExitCode {
