@@ -414,3 +414,18 @@ REVOKE EXECUTE ON FUNCTION pgstrom.inject_device_fault(integer, integer) FROM PU
         pgstrom::inject_device_fault
     ]
 );
+
+// Every role may use what is safe for everyone (docs/functions.md,
+// "Access"): the schema, and the views over device, service and device
+// function information (no paths in them).  The functions that read
+// server files, write into the data directory or change the service's
+// state check their privileges themselves, or are revoked from PUBLIC.
+extension_sql!(
+    r#"
+GRANT USAGE ON SCHEMA pgstrom TO PUBLIC;
+GRANT SELECT ON pgstrom.gpu_device_info, pgstrom.gpu_service_engines, pgstrom.gpu_service_status,
+                pgstrom.device_functions TO PUBLIC;
+"#,
+    name = "public_access",
+    finalize
+);
