@@ -300,6 +300,10 @@ SELECT id FROM af_utf8;
 SELECT * FROM af_utf8;
 CREATE FOREIGN TABLE af_missing (x int8) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test/missing.arrow');
 SELECT * FROM af_missing;
+-- a directory given as a file: the hint names the dir option
+CREATE FOREIGN TABLE af_isdir (x int8) SERVER arrow_fdw OPTIONS (file '/tmp/pgstrom_arrow_test');
+SELECT * FROM af_isdir;
+DROP FOREIGN TABLE af_isdir;
 
 -- ANALYZE samples rows from the batches: column statistics and estimates
 ANALYZE sorted, arrow_types;

@@ -83,7 +83,7 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("pg2arrow: {e}");
+                eprintln!("pg2arrow: {}", pgstrom_arrow::message::os_plain(&e.to_string()));
                 ExitCode::from(1)
             }
         };
@@ -95,7 +95,7 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("pg2arrow: {e}");
+                eprintln!("pg2arrow: {}", pgstrom_arrow::message::os_plain(&e.to_string()));
                 ExitCode::from(1)
             }
         };
@@ -129,7 +129,7 @@ fn main() -> ExitCode {
                 output::taken_by_signal();
             }
             let what = out.map(output::Output::abort).unwrap_or_default();
-            eprintln!("pg2arrow: {e}");
+            eprintln!("pg2arrow: {}", pgstrom_arrow::message::os_plain(&e.to_string()));
             if !what.is_empty() {
                 eprintln!("pg2arrow: {what}");
             }

@@ -5,6 +5,7 @@
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 
+use pgstrom_arrow::message::os_plain;
 use pgstrom_runtime::DeviceError;
 
 /// The SQLSTATE for a runtime error.
@@ -70,9 +71,9 @@ pub fn raise(what: &str, e: &DeviceError) -> ! {
         }
         other => (format!("{what}: {other}"), None),
     };
-    let mut report = ErrorReport::new(sqlstate(e), message, "pg_strom");
+    let mut report = ErrorReport::new(sqlstate(e), os_plain(&message), "pg_strom");
     if let Some(d) = detail {
-        report = report.set_detail(d);
+        report = report.set_detail(os_plain(&d));
     }
     if let Some(h) = e.hint() {
         report = report.set_hint(h);
@@ -83,9 +84,9 @@ pub fn raise(what: &str, e: &DeviceError) -> ! {
 
 /// Raise an ERROR that is not a runtime error.
 pub fn raise_plain(code: PgSqlErrorCode, message: String, detail: Option<String>, hint: Option<&str>) -> ! {
-    let mut report = ErrorReport::new(code, message, "pg_strom");
+    let mut report = ErrorReport::new(code, os_plain(&message), "pg_strom");
     if let Some(d) = detail {
-        report = report.set_detail(d);
+        report = report.set_detail(os_plain(&d));
     }
     if let Some(h) = hint {
         report = report.set_hint(h);

@@ -193,7 +193,14 @@ impl ArrowFile {
     /// record batches before that offset are untouched by appends.
     pub fn open_view(path: &str, old: Option<(u64, &[u8])>) -> Result<ArrowFile, ArrowError> {
         let file = File::open(path).map_err(|e| io(path, e))?;
-        let real_size = file.metadata().map_err(|e| io(path, e))?.len();
+        let meta = file.metadata().map_err(|e| io(path, e))?;
+        if meta.is_dir() {
+            return Err(ArrowError {
+                message: format!("arrow file \"{path}\" is a directory"),
+                kind: ArrowErrorKind::Io,
+            });
+        }
+        let real_size = meta.len();
         let size = match old {
             Some((at, tail)) if at <= real_size => at + tail.len() as u64,
             Some(_) => return Err(corrupt(path, "the file is shorter than its last committed state")),

@@ -7,6 +7,8 @@
 //!   record that puts the old end back, and the write lock.
 //! - [`float2`]: the `float2` type's text and order.
 //! - [`glob`]: file-name patterns of the `pattern` option.
+//! - [`message`]: message text as PostgreSQL writes it (no Rust I/O error
+//!   suffixes).
 //! - [`pgtype`], [`column`]: PostgreSQL types as Arrow fields, and values
 //!   in PostgreSQL's binary send format appended to Arrow arrays (pg2arrow
 //!   and Arrow_Fdw's INSERT).
@@ -16,4 +18,5 @@ pub mod column;
 pub mod file;
 pub mod float2;
 pub mod glob;
+pub mod message;
 pub mod pgtype;

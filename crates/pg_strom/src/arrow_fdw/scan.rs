@@ -31,7 +31,13 @@ pub fn raise(e: ArrowError) -> ! {
         ArrowErrorKind::Corrupt => PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
         ArrowErrorKind::Unsupported => PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
     };
-    raise_plain(code, e.message, None, None)
+    // a directory named where one file was expected: the option for
+    // directories is another
+    let hint = e.message.ends_with("is a directory").then_some(
+        "The file and files options name Arrow files; to read the files of a directory, use the dir option \
+         (with suffix or pattern to choose among them).",
+    );
+    raise_plain(code, e.message, None, hint)
 }
 
 /// Open the files of a foreign table and check them against its columns.
