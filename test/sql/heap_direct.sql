@@ -229,5 +229,21 @@ SELECT hd_diff('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1');
 DROP TABLE hd_c;
 DROP FUNCTION hd_cache(text);
 
+-- the planner credits the heap direct path (no gathering for all-visible
+-- pages) only to a node the GPU service runs: the CPU engine in the
+-- backend (a machine without a GPU) gathers every row, and a GpuPreAgg
+-- priced as if it did not lost to PostgreSQL's plan there
+CREATE TABLE hd_plan AS SELECT i AS g, i * 3 AS v FROM generate_series(1, 200000) i;
+VACUUM (FREEZE, ANALYZE) hd_plan;
+SET pg_strom.engine = 'cpu';
+SET pg_strom.heap_gather_cost = 0.05;
+SELECT * FROM explain_masked('SELECT g % 7 AS k, count(*), sum(v) FROM hd_plan GROUP BY 1');
+SET pg_strom.cpu_engine_in_service = off;
+SELECT * FROM explain_masked('SELECT g % 7 AS k, count(*), sum(v) FROM hd_plan GROUP BY 1');
+RESET pg_strom.engine;
+SET pg_strom.heap_gather_cost = 0;
+SET pg_strom.cpu_engine_in_service = on;
+DROP TABLE hd_plan;
+
 DROP TABLE hd_t, hd_dim, hd_empty, hd_tmp;
 DROP FUNCTION hd_how(text), hd_diff(text);

@@ -86,12 +86,19 @@ pub unsafe fn tuple_cost_of(rte: *mut pg_sys::RangeTblEntry) -> f64 {
 /// all-visible fraction, from `pg_class.relallvisible`), or 0 where it
 /// does not apply (the settings, a table that is not a permanent heap, a
 /// referenced column that is not fixed-width as the device holds it, a
-/// SERIALIZABLE transaction).  Those rows cost the host no gathering.
+/// SERIALIZABLE transaction, or a node that would not run in the GPU
+/// service, whose join sessions alone read blocks themselves: the CPU
+/// engine in the backend, on a machine without a GPU, gathers every row).
+/// Those rows cost the host no gathering.
 ///
 /// # Safety
 /// Planner state of a base relation and its RTE.
 pub unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::RangeTblEntry) -> f64 {
-    if !guc::HEAP_DIRECT.get() || !guc::HEAP_PAGE_READS.get() || !is_heap_relation(rte) {
+    if !guc::HEAP_DIRECT.get()
+        || !guc::HEAP_PAGE_READS.get()
+        || !is_heap_relation(rte)
+        || !crate::engine::planned_in_service()
+    {
         return 0.0;
     }
     // SAFETY: planner state (caller); the planner holds a lock on the table.
