@@ -78,7 +78,7 @@ fi
 # the SQL steps in two calls (scripts/test-sql.sh, PGSTROM_SQL_STEPS)
 # (PGSTROM_GPU_SQL_STEPS picks some of part 1's steps, for a quick re-check)
 sql_steps_1=${PGSTROM_GPU_SQL_STEPS:-"regress arrow isolation service pg2arrow diff"}
-sql_steps_2="shapes soak ssb tpch pgregress docs"
+sql_steps_2="shapes soak ssb tpch readme pgregress docs"
 if part sql; then
 echo "== SQL suites (GPU variant), part 1: $sql_steps_1"
 sql_log=$PGSTROM_VAR/test-sql.log
@@ -148,6 +148,8 @@ else
   step FAIL "SSB SF 0.01 run"
 fi
 cp -r "$PGSTROM_VAR/results/ssb-tiny" "$out/" 2>/dev/null
+rd=$(grep -o 'readme-check: .*' "$sql_log" | tail -n 1)
+if [ -n "$rd" ] && [[ "$rd" == *"all ran as written"* ]]; then step PASS "$rd"; else step FAIL "${rd:-readme-check did not run}"; fi
 tpch_tiny=$(grep -o 'tpch: all results equal across .*' "$sql_log" | tail -n 1)
 if [ -n "$tpch_tiny" ]; then
   step PASS "TPC-H SF 0.01, all 22 queries: ${tpch_tiny#tpch: }"

@@ -8,7 +8,8 @@
 #      test/diff-fail, which it must reject), a bounded sqlsmith soak
 #      (scripts/soak.py, 1,000 statements), then the SSB and TPC-H
 #      benchmarks at scale 0.01 in every mode (bench/ssb/ssb.py,
-#      bench/tpch/tpch.py), results compared
+#      bench/tpch/tpch.py), results compared, and README.md's examples as
+#      written (scripts/readme-check.py)
 #   1d. PostgreSQL's own regression SQL with pg_strom off and on, compared
 #      statement by statement (scripts/pg-regress-diff.py; the files are
 #      fetched by scripts/pg-regress-fetch.sh, cached outside the clone)
@@ -18,7 +19,7 @@
 # Each run uses fresh clusters under $RUN/test*.  Used by `make test` and by
 # scripts/gpu-check.sh.  Exit status is non-zero when anything fails.
 # PGSTROM_SQL_STEPS picks steps (default: all): regress arrow isolation
-# service pg2arrow diff shapes soak ssb tpch pgregress docs ("arrow" needs
+# service pg2arrow diff shapes soak ssb tpch readme pgregress docs ("arrow" needs
 # "regress" before it; shapes, soak and ssb set up the differential
 # harness's database themselves when "diff" is not among them).  The GPU
 # check runs them in two calls, each under the device tool's 10 minutes.
@@ -36,7 +37,7 @@ t0=$(date +%s)
 # mark WHAT: how long the tests took so far (CI's log shows where time goes)
 mark() { echo "test-sql: [$(( $(date +%s) - t0 )) s] $1 done"; }
 
-steps=" ${PGSTROM_SQL_STEPS:-regress arrow isolation service pg2arrow diff shapes soak ssb tpch pgregress docs} "
+steps=" ${PGSTROM_SQL_STEPS:-regress arrow isolation service pg2arrow diff shapes soak ssb tpch readme pgregress docs} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 fresh_cluster() { # dir port
@@ -160,7 +161,7 @@ if ! python3 "$PGSTROM_ROOT/scripts/diff-check.py" --sf 0.01; then
   failures+=("diff-check")
 fi
 mark "diff-check"
-elif want shapes || want soak || want ssb; then
+elif want shapes || want soak || want ssb || want readme; then
   python3 "$PGSTROM_ROOT/scripts/diff-check.py" --sf 0.01 --setup-only >/dev/null || failures+=("diff-check set-up")
 fi
 if want shapes; then
@@ -248,6 +249,18 @@ if ! PGDATABASE=pgstrom_tpch python3 "$PGSTROM_ROOT/bench/tpch/tpch.py" all --sf
   failures+=("tpch-tiny")
 fi
 mark "tpch-tiny"
+fi
+if want readme; then
+# every SQL example and pg2arrow command of README.md, as written, in a copy
+# of the harness's database (SSB's lineorder at SF 0.01: the ssb step, or
+# generated here)
+if [ "$(psql -X -A -t -d pgstrom_diff -c "SELECT to_regclass('lineorder') IS NOT NULL")" != t ]; then
+  PGDATABASE=pgstrom_diff python3 "$PGSTROM_ROOT/bench/ssb/ssb.py" gen --sf 0.01 >/dev/null || failures+=("readme set-up")
+fi
+if ! python3 "$PGSTROM_ROOT/scripts/readme-check.py" --db pgstrom_diff; then
+  failures+=("readme")
+fi
+mark "readme"
 fi
 if [ -n "$pgr_pid" ]; then
   wait "$pgr_pid"; rc=$?
