@@ -98,7 +98,11 @@ cargo_build_ext() {
   esac
   [ "$major" != 18 ] && features=(--no-default-features --features "pg_strom/pg$major")
   echo "build: cargo build --profile $PGSTROM_PROFILE -p pg_strom (feature pg$major) -p pgstrom-sqlgen -p pg2arrow${RUSTC_WORKSPACE_WRAPPER:+ (compiled by clippy, warnings denied)} (PostgreSQL: $PG_CONFIG)"
-  (cd "$PGSTROM_ROOT" && cargo build --quiet --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-sqlgen -p pg2arrow "${features[@]}")
+  # on a terminal cargo's progress bar shows (a first build takes minutes);
+  # logs get only warnings and errors
+  local quiet=(--quiet)
+  [ -t 2 ] && quiet=()
+  (cd "$PGSTROM_ROOT" && cargo build "${quiet[@]}" --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-sqlgen -p pg2arrow "${features[@]}")
 }
 
 # as_pg_user CMD...: run a command as the cluster's OS user.
