@@ -26,7 +26,8 @@ ANALYZE icx_fact;
 -- same query, so that the two use the same builds)
 CREATE FUNCTION icx_rows(q text) RETURNS text LANGUAGE sql
   RETURN 'SELECT array_agg(r::text ORDER BY r::text) FROM (' || q || ') r';
--- the Inner Cache lines of the plan of icx_rows(q), and the node that had them
+-- the Inner Cache lines of the plan of icx_rows(q), and the node that had
+-- them; for a shared build, how its processes got it
 CREATE FUNCTION icx_how(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE ln text; node text; m text[];
 BEGIN
@@ -35,6 +36,9 @@ BEGIN
     IF m IS NOT NULL THEN node := m[1]; END IF;
     m := regexp_match(ln, 'Inner Cache: (.*)$');
     IF m IS NOT NULL THEN RETURN NEXT node || ': ' || m[1]; END IF;
+    -- a shared build says whether its processes built it or took it
+    m := regexp_match(ln, 'Inner Build: shared, (built by|taken from the inner cache by) ');
+    IF m IS NOT NULL THEN RETURN NEXT node || ' build: ' || m[1]; END IF;
   END LOOP;
 END $$;
 -- rows of q with pg_strom on that PostgreSQL does not return, and back

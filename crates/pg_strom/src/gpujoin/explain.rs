@@ -26,6 +26,7 @@ use std::ffi::{CStr, CString};
 use pgrx::pg_sys;
 
 use crate::gpujoin::exec::{GpuJoinExec, engine_of};
+use crate::gpujoin::inner_cache::Outcome;
 use crate::pg::explain::{prop_text, size_text_kb};
 use crate::pg::list::{from_list, to_list};
 
@@ -64,8 +65,8 @@ fn kind_label(kind: u32) -> &'static str {
 }
 
 /// How the inner relations were read (EXPLAIN ANALYZE `Inner Build`):
-/// once for every process of a parallel plan, with how many processes
-/// took part (and, with TIMING, the longest time one spent), or by this
+/// once for every process of a parallel plan (or taken from the inner
+/// cache), with how many processes took part (and, with TIMING, the longest time one spent), or by this
 /// process alone; the depths whose inner plans were scanned in shares;
 /// with TIMING, how long this process waited for all the rows; for a
 /// shared build, how many processes loaded the rows into their engine and
@@ -77,7 +78,13 @@ fn inner_build_text(st: &GpuJoinExec, timing: bool) -> String {
     let mut text = match st.build_stats {
         Some(b) => {
             let who = if b.builders == 1 { "1 process".to_string() } else { format!("{} processes", b.builders) };
-            let mut t = format!("shared, built by {who}");
+            // (a build the inner cache held: no inner plan ran)
+            let how = if matches!(b.cache, Outcome::Hit | Outcome::HitLoaded) {
+                "taken from the inner cache by"
+            } else {
+                "built by"
+            };
+            let mut t = format!("shared, {how} {who}");
             if timing {
                 t.push_str(&format!(" in {:.3} ms", b.build_ns as f64 / 1e6));
             }
