@@ -67,8 +67,9 @@ fn kind_label(kind: u32) -> &'static str {
 /// How the inner relations were read (EXPLAIN ANALYZE `Inner Build`):
 /// once for every process of a parallel plan (or taken from the inner
 /// cache), with how many processes took part (and, with TIMING, the
-/// longest time one spent), or by this process alone; the depths whose inner plans were scanned in shares;
-/// with TIMING, how long this process waited for all the rows; for a
+/// longest time one spent), or by this process alone; the depths whose
+/// inner plans were scanned in shares; with TIMING, how long this process
+/// waited for all the rows; for a
 /// shared build, how many processes loaded the rows into their engine and
 /// how many opened their sessions over another's load (and, with TIMING,
 /// when this process's session was open).
