@@ -196,6 +196,30 @@ def compare_modes(results, ran, queries):
     return failures
 
 
+def write_csv(path, results, modes, queries, db_bytes, sf, engine, after_mode=(), at_end=()):
+    """One row per query and mode: the times, GB/s of `db_bytes`, rows,
+    status, pg_strom nodes, GPU busy share.  `after_mode` and `at_end`
+    are a benchmark's own columns, (name, f(mode, query) -> text), put
+    after the mode's column and last."""
+    import csv
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["sf", "engine", "query", "mode", *[n for n, _ in after_mode], "median_ms", "min_ms", "runs",
+                    "gb_per_s", "rows", "status", "offload", "note", "engine_util", *[n for n, _ in at_end]])
+        for q in queries:
+            for m in modes:
+                r = results.get((m, q))
+                head = [sf, engine, q, m, *[f(m, q) for _, f in after_mode]]
+                tail = [f(m, q) for _, f in at_end]
+                if r is None:
+                    w.writerow([*head, "", "", 0, "", "", "skipped", "", "", "", *tail])
+                    continue
+                med = r.median
+                w.writerow([*head, f"{med:.2f}" if med else "", f"{min(r.times):.2f}" if r.times else "",
+                            len(r.times), f"{gbps(db_bytes, med):.3f}" if med else "", len(r.rows), r.status,
+                            r.offload, r.note, f"{r.util:.3f}" if r.util is not None else "", *tail])
+
+
 def gbps(db_bytes, ms):
     return db_bytes / (ms / 1000.0) / 1e9 if ms else None
 

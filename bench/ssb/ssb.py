@@ -517,7 +517,9 @@ def cmd_run(a):
     ran = [m for m in modes if m not in skipped]
     failures = bl.compare_modes(results, ran, queries)
     os.makedirs(a.out, exist_ok=True)
-    write_csv(a.out, results, modes, queries, db_bytes, sf, engine, order)
+    # the order of lineorder each mode read (mode_order: heap, date or generation)
+    bl.write_csv(os.path.join(a.out, "ssb.csv"), results, modes, queries, db_bytes, sf, engine,
+                 after_mode=[("order", lambda m, q: mode_order(m, order))])
     chart = bl.write_chart(os.path.join(a.out, "ssb.png"), results, ran, queries, db_bytes,
                            f"SSB SF {sf}, lineorder in {order} order (pg, strom: the heap)",
                            lambda q: q.upper().replace("_", "."))
@@ -546,27 +548,6 @@ def order_note(modes, order, heap_corr):
         parts.append(f"{', '.join(heap)}: heap as gen wrote it (lo_orderkey correlation {heap_corr}; "
                      "1 = generation order)")
     return "; ".join(parts)
-
-
-def write_csv(out, results, modes, queries, db_bytes, sf, engine, order):
-    """One row per query and mode; `order` is the order of lineorder the
-    mode read (mode_order: heap, date or generation)."""
-    import csv
-    with open(os.path.join(out, "ssb.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["sf", "engine", "query", "mode", "order", "median_ms", "min_ms", "runs", "gb_per_s", "rows",
-                    "status", "offload", "note", "engine_util"])
-        for q in queries:
-            for m in modes:
-                r = results.get((m, q))
-                mo = mode_order(m, order)
-                if r is None:
-                    w.writerow([sf, engine, q, m, mo, "", "", 0, "", "", "skipped", "", "", ""])
-                    continue
-                med = r.median
-                w.writerow([sf, engine, q, m, mo, f"{med:.2f}" if med else "", f"{min(r.times):.2f}" if r.times else "",
-                            len(r.times), f"{bl.gbps(db_bytes, med):.3f}" if med else "", len(r.rows), r.status,
-                            r.offload, r.note, f"{r.util:.3f}" if r.util is not None else ""])
 
 
 def main():

@@ -272,25 +272,6 @@ def parse_modes(text):
     return modes
 
 
-def write_csv(out, results, modes, queries, db_bytes, sf, engine, whys):
-    import csv
-    with open(os.path.join(out, "tpch.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["sf", "engine", "query", "mode", "median_ms", "min_ms", "runs", "gb_per_s", "rows", "status",
-                    "offload", "note", "engine_util", "not_on_device"])
-        for q in queries:
-            for m in modes:
-                r = results.get((m, q))
-                if r is None:
-                    w.writerow([sf, engine, q, m, "", "", 0, "", "", "skipped", "", "", "", ""])
-                    continue
-                med = r.median
-                w.writerow([sf, engine, q, m, f"{med:.2f}" if med else "", f"{min(r.times):.2f}" if r.times else "",
-                            len(r.times), f"{bl.gbps(db_bytes, med):.3f}" if med else "", len(r.rows), r.status,
-                            r.offload, r.note, f"{r.util:.3f}" if r.util is not None else "",
-                            "; ".join(whys.get((m, q), []))])
-
-
 def cmd_run(a):
     modes = parse_modes(a.modes)
     queries = [q.strip() for q in a.queries.split(",")] if a.queries else QUERIES
@@ -342,7 +323,8 @@ def cmd_run(a):
     ran = [m for m in modes if m not in skipped]
     failures = bl.compare_modes(results, ran, queries)
     os.makedirs(a.out, exist_ok=True)
-    write_csv(a.out, results, modes, queries, db_bytes, sf, engine, whys)
+    bl.write_csv(os.path.join(a.out, "tpch.csv"), results, modes, queries, db_bytes, sf, engine,
+                 at_end=[("not_on_device", lambda m, q: "; ".join(whys.get((m, q), [])))])
     chart = bl.write_chart(os.path.join(a.out, "tpch.png"), results, ran, queries, db_bytes, f"TPC-H SF {sf}",
                            lambda q: q.upper())
     bl.print_table(results, ran, queries, db_bytes, skipped, f"TPC-H SF {sf}")
