@@ -151,5 +151,18 @@ SELECT count(*) AS groups, sum(n) AS rows, count(*) FILTER (WHERE k = 'NaN') AS 
          EXCEPT SELECT pa_deckd::text FROM pa_deckd) x) + count(*) AS same
   FROM pa_deckd;
 RESET pg_strom.enabled;
+-- a bounded result over a wider argument: round(x, 0) has at most 31
+-- digits, but x (numeric(40,10)) holds a value of 40, which the device
+-- cannot compute with; every numeric node must be bounded, not only the
+-- sum's argument (this query ended with an ERROR PostgreSQL never raises)
+CREATE TABLE pa_wide AS SELECT i, (CASE WHEN i = 5 THEN '123456789012345678901234567890.1234567891'
+    ELSE i::text END)::numeric(40,10) AS x FROM generate_series(1, 1000) i;
+ANALYZE pa_wide;
+CREATE TEMP TABLE pa_wided AS SELECT i % 3 AS k, sum(round(x, 0)) AS s FROM pa_wide GROUP BY 1;
+SET pg_strom.enabled = off;
+SELECT k, s, s = (SELECT sum(round(x, 0)) FROM pa_wide WHERE i % 3 = k) AS same FROM pa_wided ORDER BY k;
+RESET pg_strom.enabled;
+-- count() of that column only tests it for NULL: still on the device
+SELECT * FROM explain_masked('SELECT i % 3, count(x) FROM pa_wide GROUP BY 1');
 
-DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv, pa_dec, pa_deck, pa_deck2;
+DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv, pa_dec, pa_deck, pa_deck2, pa_wide;

@@ -595,7 +595,7 @@ pub unsafe fn compile_numeric_sum(
     unsafe {
         match numeric_bound(expr) {
             Some((p, s)) if p <= 38 => {
-                let (program, _) = compile_inner(expr, resolve, inputs, false, true, Fallback::BoundedNumeric)?;
+                let (program, _) = compile_inner(expr, resolve, inputs, false, true, Fallback::None)?;
                 Ok((program, s))
             }
             Some((p, _)) => unsupported(format!("a numeric sum of up to {p} digits (the device sums 38)")),
@@ -623,7 +623,7 @@ pub unsafe fn compile_group_key(
             return compile_inner(expr, resolve, inputs, true, false, Fallback::None);
         }
         match numeric_bound(expr) {
-            Some((p, _)) if p <= 38 => compile_inner(expr, resolve, inputs, true, true, Fallback::BoundedNumeric),
+            Some((p, _)) if p <= 38 => compile_inner(expr, resolve, inputs, true, true, Fallback::None),
             Some((p, _)) => unsupported(format!("a numeric grouping key of up to {p} digits (the device holds 38)")),
             None => unsupported(
                 "a numeric grouping key whose digits the planner cannot bound (declare numeric(p,s))".into(),
@@ -650,7 +650,7 @@ pub unsafe fn compile_minmax_any(
         }
         match numeric_bound(expr) {
             Some((p, _)) if p <= 38 => {
-                compile_inner(expr, resolve, inputs, false, true, Fallback::BoundedNumeric).map(|(p, _)| p)
+                compile_inner(expr, resolve, inputs, false, true, Fallback::None).map(|(p, _)| p)
             }
             Some((p, _)) => unsupported(format!("min / max of a numeric of up to {p} digits (the device holds 38)")),
             None => unsupported(
@@ -709,7 +709,7 @@ pub unsafe fn compile_numeric_column(
             return unsupported("min / max of numeric other than a numeric(p,s) column with p <= 18".into());
         };
         // a column of the type holds no value the device cannot
-        let (p, _) = compile_inner(expr, resolve, inputs, true, true, Fallback::BoundedNumeric)?;
+        let (p, _) = compile_inner(expr, resolve, inputs, true, true, Fallback::None)?;
         Ok((p, scale))
     }
 }
@@ -748,6 +748,6 @@ pub unsafe fn compile_count_arg(
         (*ce).args = pg_sys::lappend(std::ptr::null_mut(), cw.cast());
         (*ce).defresult = pg_sys::makeBoolConst(false, true).cast();
         (*ce).location = -1;
-        compile_inner(ce.cast(), resolve, inputs, false, false, Fallback::BoundedNumeric)
+        compile_inner(ce.cast(), resolve, inputs, false, false, Fallback::NullTestedNumeric)
     }
 }

@@ -46,26 +46,24 @@ pub(crate) struct Ctx<'r> {
     /// the CPU engine too is compiled: numerics (which may exceed 38
     /// digits) and date/time units the device does not know.
     pg_fallback: bool,
-    /// Numerics are compiled without `pg_fallback`: the planner bounded
-    /// the expression's numerics to 38 digits ([`numeric_bound`]).
-    numeric_ok: bool,
-    /// Without `pg_fallback` or `numeric_ok` (join quals and hash keys,
-    /// aggregate arguments other than sums), a numeric node is still
-    /// compiled when [`numeric_bound`] bounds it to 38 digits (a
-    /// numeric(p,s) column, compared with a constant or another): then the
-    /// device never needs PostgreSQL for it.  (Join hash keys hash and
-    /// compare numerics by value, 1.0 = 1.00, as grouping keys do.)
-    bounded_numerics: bool,
+    /// Numerics are only tested for NULL, never computed with: any
+    /// numeric compiles ([`Fallback::NullTestedNumeric`]).
+    any_numeric: bool,
 }
 
 /// What may report DEVERR_NEEDS_CPU in a program (see `Ctx::pg_fallback`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fallback {
-    /// Nothing: no caller fallback (join keys and quals, aggregates).
+    /// Nothing: no caller fallback (join keys and quals, aggregate
+    /// arguments and grouping keys).  A numeric node compiles only where
+    /// [`numeric_bound`] bounds it to 38 digits (a numeric(p,s) column, a
+    /// constant, + - * of such), each node on its own: then the device
+    /// never needs PostgreSQL for it.  (Join hash keys hash and compare
+    /// numerics by value, 1.0 = 1.00, as grouping keys do.)
     None,
-    /// Nothing but numerics the planner bounded to 38 digits, which then
-    /// never do (numeric sums, min/max and grouping keys).
-    BoundedNumeric,
+    /// As `None`, but the program only tests numerics for NULL (count()'s
+    /// argument): any numeric compiles.
+    NullTestedNumeric,
     /// Anything: PostgreSQL evaluates those rows (filters, device_eval).
     Pg,
 }
@@ -366,9 +364,12 @@ impl Ctx<'_> {
         if node.is_null() {
             return unsupported("empty expression".into());
         }
-        if !self.pg_fallback && !self.numeric_ok && self.expr_type(node) == Ok(type_id("NUMERIC")) {
+        if !self.pg_fallback && !self.any_numeric && self.expr_type(node) == Ok(type_id("NUMERIC")) {
+            // every numeric node, not only the expression's result: a
+            // bounded result can hide a wider argument (round(x, 0) of a
+            // numeric(40,10) x)
             // SAFETY: node is a valid expression node.
-            let bounded = self.bounded_numerics && unsafe { numeric_bound(node) }.is_some_and(|(p, _)| p <= 38);
+            let bounded = unsafe { numeric_bound(node) }.is_some_and(|(p, _)| p <= 38);
             if !bounded {
                 return unsupported(
                     "numeric in a join or an aggregate (values beyond 38 digits need PostgreSQL)".into(),
@@ -932,8 +933,7 @@ pub(crate) unsafe fn compile_inner(
         case_values: Vec::new(),
         params: inputs.params.clone(),
         pg_fallback: fallback == Fallback::Pg,
-        numeric_ok: fallback == Fallback::BoundedNumeric,
-        bounded_numerics: fallback == Fallback::None,
+        any_numeric: fallback == Fallback::NullTestedNumeric,
     };
     let rtype = ctx.expr_type(expr)?;
     // (a text_result, a join's hash key, is hashed and compared on the
