@@ -88,14 +88,22 @@ if PGSTROM_EXPECT_GPU=1 PGSTROM_RESULTS="$PGSTROM_VAR/results" PGSTROM_SQL_STEPS
 else
   step FAIL "SQL suites, part 1 (see regression.diffs and the log)"
 fi
+sql_has() { [[ " $sql_steps_1 " == *" $1 "* ]]; }
+if ! sql_has diff; then
+  echo "gpu-check: the diff step was not chosen (PGSTROM_GPU_SQL_STEPS): the differential harness not judged"
+else
 dc=$(grep -o 'diff-check: [0-9]* queries.*' "$sql_log" | tail -n 1)
 if [ -n "$dc" ] && ! grep -q 'diff-check: FAILED' "$sql_log"; then step PASS "${dc}"; else step FAIL "differential harness (diff-check)"; fi
+fi
+if ! sql_has service; then
+  echo "gpu-check: the service step was not chosen (PGSTROM_GPU_SQL_STEPS): GpuPreAgg with pg_strom.gpudirect on and off not judged"
+else
 for mode in on off; do
   gd=$(grep -o "diff-check (gpudirect=$mode): [0-9]* queries.*" "$sql_log" | tail -n 1)
   if [ -n "$gd" ] && ! grep -q "diff-check (gpudirect=$mode): FAILED" "$sql_log"; then step PASS "$gd"
   else step FAIL "Arrow and heap GpuPreAgg queries with pg_strom.gpudirect = $mode"; fi
 done
-sql_has() { [[ " $sql_steps_1 " == *" $1 "* ]]; }
+fi
 gs_direct=$(grep -o 'gpudirect: [0-9]* GpuPreAgg runs.*' "$sql_log" | tail -n 1)
 if ! sql_has service; then
   echo "gpu-check: the service step was not chosen (PGSTROM_GPU_SQL_STEPS): GPUDirect SQL storage paths not judged"
