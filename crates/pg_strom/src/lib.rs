@@ -46,6 +46,7 @@ pub mod gpu_preference;
 pub mod gpujoin;
 pub mod gpupreagg;
 pub mod gpuscan;
+pub mod gstore;
 pub mod guc;
 pub mod pg;
 pub mod random;

@@ -38,6 +38,7 @@ pub mod placement;
 pub mod program;
 pub mod selftest;
 pub mod service;
+pub mod store;
 pub mod topology;
 
 pub use engine::{CompareOp, Engine, EngineKind, FilterColumn, FilterResult};
