@@ -1,0 +1,152 @@
+-- Gstore_Fdw (docs/gstore_fdw.md): rows in pg_strom's own store, written
+-- through a redo log.  Every statement runs against a heap table fed the
+-- same statements, and the two must agree.  Files go to
+-- /tmp/pgstrom_gstore_test (made here, writable by the server).
+\! rm -rf /tmp/pgstrom_gstore_test && mkdir -p /tmp/pgstrom_gstore_test && chmod 1777 /tmp/pgstrom_gstore_test
+CREATE FOREIGN TABLE gs (id int, name text, v numeric(12,2), ts timestamp, tags text[])
+  SERVER gstore_fdw
+  OPTIONS (base_file '/tmp/pgstrom_gstore_test/gs.base',
+           redo_log_file '/tmp/pgstrom_gstore_test/gs.redo',
+           gpu_device_id '0', max_num_rows '100000');
+CREATE TABLE hs (id int, name text, v numeric(12,2), ts timestamp, tags text[]);
+-- compare the two tables: rows in one and not the other
+CREATE FUNCTION gs_diff() RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM ((SELECT * FROM gs EXCEPT ALL SELECT * FROM hs)
+                        UNION ALL (SELECT * FROM hs EXCEPT ALL SELECT * FROM gs)) d $$;
+-- a new table: no files yet, no rows
+SELECT count(*) FROM gs;
+INSERT INTO gs SELECT i, 'name ' || i, i * 1.25, '2026-01-01'::timestamp + i * interval '1 hour',
+                      ARRAY['a' || i, NULL] FROM generate_series(1, 1000) i;
+INSERT INTO hs SELECT i, 'name ' || i, i * 1.25, '2026-01-01'::timestamp + i * interval '1 hour',
+                      ARRAY['a' || i, NULL] FROM generate_series(1, 1000) i;
+SELECT count(*), sum(v), gs_diff() FROM gs;
+-- NULLs everywhere, multibyte text, a value stored out of line
+INSERT INTO gs VALUES (NULL, NULL, NULL, NULL, NULL), (-1, 'データベース', -0.01, 'infinity', '{}'),
+                      (-2, repeat('x', 100000), 9999999999.99, '-infinity', NULL);
+INSERT INTO hs VALUES (NULL, NULL, NULL, NULL, NULL), (-1, 'データベース', -0.01, 'infinity', '{}'),
+                      (-2, repeat('x', 100000), 9999999999.99, '-infinity', NULL);
+SELECT id, length(name), v, ts FROM gs WHERE id < 0 OR id IS NULL ORDER BY id;
+-- UPDATE and DELETE by any condition, with RETURNING
+WITH u AS (UPDATE gs SET v = v + 100, name = upper(name) WHERE id % 7 = 0 RETURNING id, name, v)
+SELECT * FROM u ORDER BY id LIMIT 3;
+UPDATE hs SET v = v + 100, name = upper(name) WHERE id % 7 = 0;
+WITH d AS (DELETE FROM gs WHERE id BETWEEN 500 AND 600 RETURNING *) SELECT count(*), sum(v) FROM d;
+DELETE FROM hs WHERE id BETWEEN 500 AND 600;
+SELECT count(*), sum(v), gs_diff() FROM gs;
+-- a transaction sees its own changes, command by command; ROLLBACK drops them
+BEGIN;
+INSERT INTO gs VALUES (5000, 'in a transaction', 1, NULL, NULL);
+SELECT count(*) FROM gs WHERE id = 5000;
+UPDATE gs SET v = 2 WHERE id = 5000;
+SELECT v FROM gs WHERE id = 5000;
+DELETE FROM gs WHERE id = 5000;
+SELECT count(*) FROM gs WHERE id = 5000;
+ROLLBACK;
+SELECT count(*), gs_diff() FROM gs;
+-- savepoints: a rolled back subtransaction's changes are gone, the rest stays
+BEGIN;
+SAVEPOINT a;
+DELETE FROM gs WHERE id <= 10;
+ROLLBACK TO a;
+UPDATE gs SET name = 'kept' WHERE id = 1;
+SAVEPOINT b;
+INSERT INTO gs VALUES (6000, 'dropped', 1, NULL, NULL);
+RELEASE b;
+SAVEPOINT c;
+UPDATE gs SET name = 'gone' WHERE id = 2;
+ROLLBACK TO c;
+COMMIT;
+BEGIN;
+UPDATE hs SET name = 'kept' WHERE id = 1;
+INSERT INTO hs VALUES (6000, 'dropped', 1, NULL, NULL);
+COMMIT;
+SELECT id, name FROM gs WHERE id IN (1, 2, 6000) ORDER BY id;
+SELECT gs_diff();
+-- an UPDATE that reads the table it writes: each row once
+UPDATE gs SET v = v / 2 WHERE id IN (SELECT id FROM gs WHERE id < 20);
+UPDATE hs SET v = v / 2 WHERE id IN (SELECT id FROM hs WHERE id < 20);
+INSERT INTO gs SELECT * FROM gs WHERE id < 5;
+INSERT INTO hs SELECT * FROM hs WHERE id < 5;
+SELECT count(*), sum(v), gs_diff() FROM gs;
+-- COPY FROM
+COPY gs FROM stdin;
+7001	copied	1.50	2026-02-01 00:00:00	{x,y}
+7002	\N	\N	\N	\N
+\.
+COPY hs FROM stdin;
+7001	copied	1.50	2026-02-01 00:00:00	{x,y}
+7002	\N	\N	\N	\N
+\.
+SELECT gs_diff();
+-- a checkpoint keeps exactly the rows, frozen, and starts a new log
+SELECT generation, row_versions > count_now AS has_dead
+  FROM pgstrom.gstore_fdw_info('gs'), (SELECT count(*) AS count_now FROM gs) c;
+SELECT pgstrom.gstore_fdw_checkpoint('gs') = (SELECT count(*) FROM gs);
+SELECT generation, row_versions FROM pgstrom.gstore_fdw_info('gs');
+SELECT count(*), sum(v), gs_diff() FROM gs;
+UPDATE gs SET v = 0 WHERE id = 3;
+UPDATE hs SET v = 0 WHERE id = 3;
+SELECT gs_diff();
+-- EXPLAIN
+EXPLAIN (COSTS OFF) SELECT * FROM gs WHERE id = 3;
+EXPLAIN (COSTS OFF) UPDATE gs SET v = 1 WHERE id = 3;
+-- TRUNCATE, in a transaction that rolls back, then for good
+BEGIN;
+TRUNCATE gs;
+SELECT count(*) FROM gs;
+ROLLBACK;
+SELECT gs_diff();
+TRUNCATE gs;
+SELECT count(*) FROM gs;
+INSERT INTO gs VALUES (1, 'after truncate', 1, NULL, NULL);
+SELECT id, name FROM gs;
+-- max_num_rows counts row versions until a checkpoint reclaims dead ones
+CREATE FOREIGN TABLE small (id int) SERVER gstore_fdw
+  OPTIONS (base_file '/tmp/pgstrom_gstore_test/small.base',
+           redo_log_file '/tmp/pgstrom_gstore_test/small.redo', max_num_rows '3');
+INSERT INTO small VALUES (1), (2);
+UPDATE small SET id = id + 10 WHERE id = 1;
+UPDATE small SET id = id + 10 WHERE id = 2;
+SELECT pgstrom.gstore_fdw_checkpoint('small');
+UPDATE small SET id = id + 10 WHERE id = 12;
+SELECT id FROM small ORDER BY id;
+-- columns: ADD and DROP COLUMN are fine, a changed type is refused
+ALTER FOREIGN TABLE small ADD COLUMN note text;
+ALTER FOREIGN TABLE small DROP COLUMN note;
+SELECT id FROM small ORDER BY id;
+ALTER FOREIGN TABLE small ALTER COLUMN id TYPE bigint;
+SELECT id FROM small ORDER BY id;
+ALTER FOREIGN TABLE small ALTER COLUMN id TYPE int;
+SELECT id FROM small ORDER BY id;
+-- bad options and bad files
+CREATE FOREIGN TABLE bad1 (id int) SERVER gstore_fdw OPTIONS (base_file '/tmp/pgstrom_gstore_test/b.base');
+CREATE FOREIGN TABLE bad2 (id int) SERVER gstore_fdw OPTIONS (base_file 'relative', redo_log_file '/tmp/x');
+CREATE FOREIGN TABLE bad3 (id int) SERVER gstore_fdw
+  OPTIONS (base_file '/tmp/pgstrom_gstore_test/b.base', redo_log_file '/tmp/pgstrom_gstore_test/b.redo', gpu_device_id '-1');
+CREATE FOREIGN TABLE bad4 (id int) SERVER gstore_fdw
+  OPTIONS (base_file '/tmp/pgstrom_gstore_test/b.base', redo_log_file '/tmp/pgstrom_gstore_test/b.redo', primary_key 'id');
+CREATE FOREIGN TABLE bad5 (id int) SERVER gstore_fdw
+  OPTIONS (base_file '/tmp/pgstrom_gstore_test/b.base', redo_log_file '/tmp/pgstrom_gstore_test/b.redo', colour 'red');
+CREATE FOREIGN TABLE notgs (id int) SERVER gstore_fdw
+  OPTIONS (base_file '/tmp/pgstrom_gstore_test/n.base', redo_log_file '/tmp/pgstrom_gstore_test/n.redo');
+\! printf 'PGSTLOG1garbage-that-is-long-enough-for-a-header' > /tmp/pgstrom_gstore_test/n.base
+SELECT count(*) FROM notgs;
+SELECT pgstrom.gstore_fdw_checkpoint('hs');
+-- a role without the file roles cannot name files; reading is by GRANT
+CREATE ROLE gs_user;
+GRANT SELECT ON gs TO gs_user;
+GRANT USAGE ON FOREIGN SERVER gstore_fdw TO gs_user;
+GRANT CREATE ON SCHEMA public TO gs_user;
+SET ROLE gs_user;
+CREATE FOREIGN TABLE mine (id int) SERVER gstore_fdw
+  OPTIONS (base_file '/tmp/pgstrom_gstore_test/m.base', redo_log_file '/tmp/pgstrom_gstore_test/m.redo');
+SELECT count(*) FROM gs;
+INSERT INTO gs VALUES (2, 'no', 1, NULL, NULL);
+SELECT pgstrom.gstore_fdw_checkpoint('gs');
+RESET ROLE;
+DROP FOREIGN TABLE gs, small, notgs;
+REVOKE USAGE ON FOREIGN SERVER gstore_fdw FROM gs_user;
+REVOKE CREATE ON SCHEMA public FROM gs_user;
+DROP ROLE gs_user;
+DROP TABLE hs;
+DROP FUNCTION gs_diff();
