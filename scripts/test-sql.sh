@@ -109,6 +109,11 @@ if ! "$isolation" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user
   failures+=("isolation")
   [ -f "$results/isolation/regression.diffs" ] && cat "$results/isolation/regression.diffs"
 fi
+# Gstore_Fdw across crashes: a killed writer, a torn log, an interrupted
+# checkpoint, the postmaster killed (the cluster is started again)
+if ! "$PGSTROM_ROOT/test/gstore/crash.sh" "$dir" "$port"; then
+  failures+=("gstore crash")
+fi
 mark "isolation"
 fi
 

@@ -17,7 +17,8 @@
 //!
 //! Lifecycle: `init()` in `_PG_init` registers the worker (when
 //! `pg_strom.gpu_service` is on) -> `pgstrom_service_main` -> fork ->
-//! `serve()` in the child; SIGTERM at shutdown stops both.
+//! `serve()` in the child; SIGTERM at shutdown stops both, and so does the
+//! postmaster's death (the keeper's PR_SET_PDEATHSIG is SIGTERM).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -152,6 +153,13 @@ pub extern "C-unwind" fn pgstrom_service_main(_arg: pg_sys::Datum) {
         libc::sigaction(libc::SIGSEGV, &sa, std::ptr::null_mut());
         libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
         pg_sys::BackgroundWorkerUnblockSignals();
+        // the postmaster's death (SIGKILL: no shutdown request) stops the
+        // keeper and so the service; left running, they would keep the
+        // server from starting again
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+        if libc::getppid() != pg_sys::PostmasterPid {
+            return;
+        }
     }
     let me = std::process::id() as libc::pid_t;
     let mut backoff = Duration::from_secs(1);

@@ -79,9 +79,11 @@ fn writer_ids() -> (u64, u32) {
         let cid = pg_sys::GetCurrentCommandId(true);
         if !LOGGED.with_borrow(|l| l.contains(&full)) {
             let msg = c"gstore_fdw";
-            pg_sys::ffi::pg_guard_ffi_boundary(|| {
-                LogLogicalMessage(c"pg_strom".as_ptr(), msg.as_ptr(), msg.to_bytes().len(), true, true)
+            let lsn = pg_sys::ffi::pg_guard_ffi_boundary(|| {
+                LogLogicalMessage(c"pg_strom".as_ptr(), msg.as_ptr(), msg.to_bytes().len(), true, false)
             });
+            // (LogLogicalMessage flushes only non-transactional messages)
+            pg_sys::XLogFlush(lsn);
             LOGGED.with_borrow_mut(|l| l.insert(full));
         }
         (full, cid)
