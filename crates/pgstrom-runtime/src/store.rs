@@ -8,8 +8,9 @@
 //!
 //! - `Insert`: the row as a PostgreSQL minimal tuple; the row's id is its
 //!   place among the inserts, counted from the base file's first.
-//! - `Delete`: the id (u64) of the row the transaction deletes (an UPDATE
-//!   is a `Delete` and an `Insert` written together).
+//! - `Delete`: the id (u64) of the row the transaction deletes; an UPDATE
+//!   writes one marked as such (its own kind byte) and the `Insert` of the
+//!   new version together.
 //! - `Truncate`: every row inserted before the record is deleted.
 //! - `Layout`: the column types the rows were written with (the first
 //!   record of each file).
@@ -49,7 +50,8 @@ pub enum Record {
         /// The row.
         tuple: Vec<u8>,
     },
-    /// Row `row` deleted (or replaced by an update).
+    /// Row `row` deleted, or replaced by an update (`updated`: the
+    /// record that follows inserts the new version).
     Delete {
         /// The deleting transaction (full id).
         xid: u64,
@@ -57,6 +59,8 @@ pub enum Record {
         cid: u32,
         /// The row's id.
         row: u64,
+        /// Whether an UPDATE replaced the row (rather than a DELETE).
+        updated: bool,
     },
     /// Every row inserted before this record deleted.
     Truncate {
@@ -77,6 +81,7 @@ const KIND_INSERT: u8 = 1;
 const KIND_DELETE: u8 = 2;
 const KIND_TRUNCATE: u8 = 3;
 const KIND_LAYOUT: u8 = 4;
+const KIND_UPDATE: u8 = 5;
 
 impl Record {
     /// Append the record's bytes (length, CRC, payload) to `out`.
@@ -85,7 +90,8 @@ impl Record {
         out.extend_from_slice(&[0u8; 8]);
         let (kind, xid, cid) = match self {
             Record::Insert { xid, cid, .. } => (KIND_INSERT, *xid, *cid),
-            Record::Delete { xid, cid, .. } => (KIND_DELETE, *xid, *cid),
+            Record::Delete { xid, cid, updated: false, .. } => (KIND_DELETE, *xid, *cid),
+            Record::Delete { xid, cid, updated: true, .. } => (KIND_UPDATE, *xid, *cid),
             Record::Truncate { xid, cid } => (KIND_TRUNCATE, *xid, *cid),
             Record::Layout { .. } => (KIND_LAYOUT, 0, 0),
         };
@@ -125,7 +131,9 @@ impl Record {
         let rest = &payload[13..];
         let rec = match payload[0] {
             KIND_INSERT => Record::Insert { xid, cid, tuple: rest.to_vec() },
-            KIND_DELETE if rest.len() == 8 => Record::Delete { xid, cid, row: u64::from_le_bytes(rest.try_into().ok()?) },
+            k @ (KIND_DELETE | KIND_UPDATE) if rest.len() == 8 => {
+                Record::Delete { xid, cid, row: u64::from_le_bytes(rest.try_into().ok()?), updated: k == KIND_UPDATE }
+            }
             KIND_TRUNCATE if rest.is_empty() => Record::Truncate { xid, cid },
             KIND_LAYOUT if rest.len().is_multiple_of(4) => Record::Layout {
                 types: rest.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect(),
@@ -235,7 +243,8 @@ mod tests {
     fn records_round_trip_and_stop_at_a_torn_tail() {
         let recs = vec![
             Record::Insert { xid: 1 << 33 | 7, cid: 0, tuple: vec![1, 2, 3, 4, 5] },
-            Record::Delete { xid: 9, cid: 2, row: 123_456_789_012 },
+            Record::Delete { xid: 9, cid: 2, row: 123_456_789_012, updated: false },
+            Record::Delete { xid: 9, cid: 3, row: 5, updated: true },
             Record::Truncate { xid: 10, cid: 0 },
             Record::Insert { xid: 11, cid: 1, tuple: Vec::new() },
         ];
@@ -251,13 +260,13 @@ mod tests {
         // every cut inside the last record leaves the first three
         let third_end = {
             let mut b = Vec::new();
-            for r in &recs[..3] {
+            for r in &recs[..4] {
                 r.encode(&mut b);
             }
             b.len()
         };
         for cut in third_end..whole {
-            assert_eq!(records_from(&buf[..cut], 0), (recs[..3].to_vec(), third_end), "cut at {cut}");
+            assert_eq!(records_from(&buf[..cut], 0), (recs[..4].to_vec(), third_end), "cut at {cut}");
         }
         // a flipped bit stops the read at the record it hits
         let mut bad = buf.clone();

@@ -131,11 +131,11 @@ pub fn checkpoint(relid: pg_sys::Oid) -> i64 {
                 }
                 let mut live = Vec::new();
                 let mut gone = false;
-                for &(xid, cid) in &row.deleters {
+                for &(xid, cid, updated) in &row.deleters {
                     match status(xid) {
                         Now::Old => gone = true,
                         Now::Aborted => {}
-                        Now::Committed | Now::Running => live.push((xid, cid)),
+                        Now::Committed | Now::Running => live.push((xid, cid, updated)),
                     }
                 }
                 if gone {
@@ -143,8 +143,8 @@ pub fn checkpoint(relid: pg_sys::Oid) -> i64 {
                 }
                 let (xid, cid) = if xmin == Now::Old { (FROZEN_XID, 0) } else { (row.xmin, row.cmin) };
                 Record::Insert { xid, cid, tuple: row.tuple.to_vec() }.encode(&mut body);
-                for (xid, cid) in live {
-                    deletes.push(Record::Delete { xid, cid, row: kept });
+                for (xid, cid, updated) in live {
+                    deletes.push(Record::Delete { xid, cid, row: kept, updated });
                 }
                 kept += 1;
             }

@@ -4,11 +4,12 @@
 //! - A write appends under the log's `flock`, after replaying what other
 //!   writers appended, so the row it deletes is checked against every
 //!   deletion written before it: a deletion by a running transaction is
-//!   waited for (as a heap tuple's xmax is), one by a transaction that
-//!   committed after the statement's snapshot raises PostgreSQL's
-//!   serialization error (a heap table under READ COMMITTED would re-check
-//!   the newer row version instead; a gstore_fdw table does not yet), one
-//!   this command made already skips the row.
+//!   waited for (as a heap tuple's xmax is); one by a transaction that
+//!   committed after the statement's snapshot skips the row under READ
+//!   COMMITTED when it was a DELETE (as for a heap table), and otherwise
+//!   raises PostgreSQL's serialization error (under READ COMMITTED a heap
+//!   table would re-check the newer version an UPDATE made; a gstore_fdw
+//!   table does not yet); one this command made already skips the row.
 //! - Inserts are gathered per statement (up to a few MB) and appended at
 //!   once; an UPDATE is a deletion and an insert in one append.
 //! - Before a (sub)transaction appends its first record, its id is written
@@ -247,7 +248,10 @@ impl ModifyState {
                             Conflict::None => {}
                             Conflict::SelfDeleted => return (Outcome::Skipped, pending, pending_rows),
                             Conflict::Wait(x) => return (Outcome::Wait(x), pending, pending_rows),
-                            Conflict::Committed => serialization_failure(rel),
+                            Conflict::Committed { updated: false } if pg_sys::XactIsoLevel < pg_sys::XACT_REPEATABLE_READ as i32 => {
+                                return (Outcome::Skipped, pending, pending_rows);
+                            }
+                            Conflict::Committed { updated } => serialization_failure(rel, updated),
                         }
                     }
                     let total = st.rows.len() as u64 + pending_rows + new_rows;
@@ -295,15 +299,16 @@ impl ModifyState {
     }
 }
 
-fn serialization_failure(rel: pg_sys::Relation) -> ! {
+fn serialization_failure(rel: pg_sys::Relation, updated: bool) -> ! {
     // SAFETY: our open relation.
     let name = unsafe { relname((*rel).rd_id) };
+    let what = if updated { "update" } else { "delete" };
     raise_plain(
         PgSqlErrorCode::ERRCODE_T_R_SERIALIZATION_FAILURE,
-        "could not serialize access due to concurrent update".into(),
+        format!("could not serialize access due to concurrent {what}"),
         Some(format!(
-            "A row of gstore_fdw table \"{name}\" was updated or deleted by a transaction that committed after this \
-             statement's snapshot was taken."
+            "A row of gstore_fdw table \"{name}\" was {what}d by a transaction that committed after this statement's \
+             snapshot was taken."
         )),
         Some("Retry the transaction."),
     )
@@ -491,7 +496,7 @@ pub unsafe extern "C-unwind" fn exec_update(
         let row = row_of(st, plan_slot);
         let (xid, cid) = writer_ids();
         let mut body = Vec::new();
-        Record::Delete { xid, cid, row }.encode(&mut body);
+        Record::Delete { xid, cid, row, updated: true }.encode(&mut body);
         Record::Insert { xid, cid, tuple: tuple_bytes(slot) }.encode(&mut body);
         if st.append(&body, 1, Some(row)) { slot } else { std::ptr::null_mut() }
     }
@@ -510,7 +515,7 @@ pub unsafe extern "C-unwind" fn exec_delete(
         let row = row_of(st, plan_slot);
         let (xid, cid) = writer_ids();
         let mut body = Vec::new();
-        Record::Delete { xid, cid, row }.encode(&mut body);
+        Record::Delete { xid, cid, row, updated: false }.encode(&mut body);
         if !st.append(&body, 0, Some(row)) {
             return std::ptr::null_mut();
         }

@@ -38,8 +38,9 @@ pub struct Row {
     pub tuple: Box<[u8]>,
     pub xmin: u64,
     pub cmin: u32,
-    /// (transaction, command) of each deletion, aborted ones included.
-    pub deleters: Vec<(u64, u32)>,
+    /// (transaction, command, by an UPDATE) of each deletion, aborted ones
+    /// included.
+    pub deleters: Vec<(u64, u32, bool)>,
 }
 
 /// A table's replayed files.
@@ -213,8 +214,8 @@ impl Store {
             Record::Insert { xid, cid, tuple } => {
                 self.rows.push(Row { tuple: tuple.into_boxed_slice(), xmin: xid, cmin: cid, deleters: Vec::new() })
             }
-            Record::Delete { xid, cid, row } => match self.rows.get_mut(row as usize) {
-                Some(r) => r.deleters.push((xid, cid)),
+            Record::Delete { xid, cid, row, updated } => match self.rows.get_mut(row as usize) {
+                Some(r) => r.deleters.push((xid, cid, updated)),
                 None => file_error(path, "file", format!("a deletion of row {row}, beyond its {} rows", self.rows.len())),
             },
             Record::Truncate { xid, cid } => self.truncates.push((self.rows.len() as u64, xid, cid)),
@@ -397,7 +398,7 @@ impl Visibility {
             Seen::Current | Seen::Committed => {}
             Seen::NotYet | Seen::Aborted => return false,
         }
-        for &(xid, cid) in &row.deleters {
+        for &(xid, cid, _) in &row.deleters {
             match self.seen(xid) {
                 Seen::Current if cid < curcid => return false,
                 Seen::Committed => return false,
@@ -433,8 +434,9 @@ pub enum Conflict {
     SelfDeleted,
     /// A running transaction deleted it: wait for it and look again.
     Wait(pg_sys::TransactionId),
-    /// A transaction that committed after this statement's snapshot.
-    Committed,
+    /// A transaction that committed after this statement's snapshot
+    /// (`updated`: by an UPDATE).
+    Committed { updated: bool },
 }
 
 /// The deleters of row `id` as a writer sees them now.
@@ -442,7 +444,7 @@ pub fn conflict(st: &Store, id: usize) -> Conflict {
     // SAFETY: transaction status lookups of a backend in a transaction.
     unsafe {
         let next_full = pg_sys::ReadNextFullTransactionId().value;
-        for &(full, _) in &st.rows[id].deleters {
+        for &(full, _, updated) in &st.rows[id].deleters {
             let xid = xid32(full, next_full);
             if pg_sys::TransactionIdIsCurrentTransactionId(xid) {
                 return Conflict::SelfDeleted;
@@ -451,7 +453,7 @@ pub fn conflict(st: &Store, id: usize) -> Conflict {
                 return Conflict::Wait(xid);
             }
             if pg_sys::TransactionIdDidCommit(xid) {
-                return Conflict::Committed;
+                return Conflict::Committed { updated };
             }
         }
         Conflict::None
