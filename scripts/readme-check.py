@@ -34,6 +34,7 @@ import pgcompare as pc  # noqa: E402
 # what a README statement may answer on a machine without a GPU (it says so)
 ALLOWED_ERRORS = ["no GPU found to build device code for"]
 FORCE = [("pg_strom.gpu_setup_cost", 0), ("pg_strom.heap_gather_cost", 0), ("pg_strom.gpu_tuple_cost", 0)]
+README_GSTORE = "/tmp/fpoints."  # the gstore_fdw example's files: .base, .redo
 README_ARROW = "/tmp/lineorder.arrow"
 
 
@@ -88,13 +89,19 @@ def main():
     tmp = tempfile.mkdtemp(prefix="readme-check-")
     os.chmod(tmp, 0o755)
     arrow = os.path.join(tmp, "lineorder.arrow")
+    # the gstore_fdw example's files, new on every run, where the server
+    # may write them
+    gstore = os.path.join(tmp, "gstore")
+    os.mkdir(gstore)
+    os.chmod(gstore, 0o1777)
     db = "pgstrom_readme_check"
     pc.psql(f"DROP DATABASE IF EXISTS {db};", csv_out=False, extra_args=("-d", "postgres"))
     pc.psql(f"CREATE DATABASE {db} TEMPLATE {a.db};", csv_out=False, extra_args=("-d", "postgres"))
     # the README's own objects are created afresh (the template may hold
     # tables of the same names: the harness's t0)
     sql = "\n".join(body for lang, body in blocks(text) if lang == "sql")
-    names = re.findall(r"CREATE TABLE (\w+)", sql) + re.findall(r"IMPORT FOREIGN SCHEMA (\w+)", sql)
+    names = (re.findall(r"CREATE TABLE (\w+)", sql) + re.findall(r"CREATE FOREIGN TABLE (\w+)", sql)
+             + re.findall(r"IMPORT FOREIGN SCHEMA (\w+)", sql))
     for n in dict.fromkeys(names):
         pc.psql(f"DROP TABLE IF EXISTS {n} CASCADE; DROP FOREIGN TABLE IF EXISTS {n} CASCADE;",
                 csv_out=False, extra_args=("-d", db))
@@ -102,7 +109,7 @@ def main():
     failures, nstmt, nexplain, nshell = [], 0, 0, 0
     try:
         for lang, body in blocks(text):
-            body = body.replace(README_ARROW, arrow)
+            body = body.replace(README_ARROW, arrow).replace(README_GSTORE, gstore + "/fpoints.")
             if lang == "" and "pg2arrow " in body:
                 # the shell lines (continuations joined), `. .run/env` left out:
                 # the environment is this one's

@@ -131,6 +131,14 @@ CREATE FOREIGN TABLE notgs (id int) SERVER gstore_fdw
   OPTIONS (base_file '/tmp/pgstrom_gstore_test/n.base', redo_log_file '/tmp/pgstrom_gstore_test/n.redo');
 \! printf 'PGSTLOG1garbage-that-is-long-enough-for-a-header' > /tmp/pgstrom_gstore_test/n.base
 SELECT count(*) FROM notgs;
+-- files another database cluster wrote (its system identifier in the
+-- header): its transaction ids mean nothing here
+\! printf 'PGSTLOG1\0\0\0\0\0\0\0\0\1\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0' > /tmp/pgstrom_gstore_test/n.redo; rm /tmp/pgstrom_gstore_test/n.base
+DO $$ BEGIN
+  PERFORM count(*) FROM notgs;
+EXCEPTION WHEN data_corrupted THEN
+  RAISE NOTICE '%', regexp_replace(SQLERRM, 'this one''s is [0-9]+', 'this one''s is N');
+END $$;
 SELECT pgstrom.gstore_fdw_checkpoint('hs');
 -- a role without the file roles cannot name files; reading is by GRANT
 CREATE ROLE gs_user;

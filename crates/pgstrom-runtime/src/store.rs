@@ -144,22 +144,31 @@ impl Record {
     }
 }
 
-/// A file header: magic and generation.
-pub fn header(magic: &[u8; 8], generation: u64) -> [u8; HEADER_LEN as usize] {
+/// A file header: magic, generation and the owner (the database
+/// cluster's system identifier: transaction ids mean something only in
+/// the cluster that wrote them).
+pub fn header(magic: &[u8; 8], generation: u64, owner: u64) -> [u8; HEADER_LEN as usize] {
     let mut h = [0u8; HEADER_LEN as usize];
     h[..8].copy_from_slice(magic);
     h[8..16].copy_from_slice(&generation.to_le_bytes());
+    h[16..24].copy_from_slice(&owner.to_le_bytes());
     h
 }
 
-/// The generation a header of `magic` holds; an error naming what is
-/// wrong otherwise.
-pub fn read_header(buf: &[u8], magic: &[u8; 8]) -> Result<u64, String> {
+/// The generation a header of `magic` holds, checked to belong to
+/// `owner`; an error naming what is wrong otherwise.
+pub fn read_header(buf: &[u8], magic: &[u8; 8], owner: u64) -> Result<u64, String> {
     if buf.len() < HEADER_LEN as usize {
         return Err(format!("file is shorter than its {HEADER_LEN}-byte header"));
     }
     if &buf[..8] != magic {
         return Err(format!("not a pg_strom GPU store {} (bad magic)", if magic == LOG_MAGIC { "redo log" } else { "base file" }));
+    }
+    let theirs = u64::from_le_bytes(buf[16..24].try_into().expect("8 bytes"));
+    if theirs != owner {
+        return Err(format!(
+            "written by another database cluster (system identifier {theirs}, this one's is {owner}); each cluster needs its own files"
+        ));
     }
     Ok(u64::from_le_bytes(buf[8..16].try_into().expect("8 bytes")))
 }
@@ -188,17 +197,23 @@ pub fn read_tail(file: &mut std::fs::File, offset: u64) -> std::io::Result<Vec<u
     Ok(buf)
 }
 
-/// Write a whole file of `magic`, `generation` and `body` (encoded
+/// Write a whole file of `magic`, `generation`, `owner` and `body` (encoded
 /// records) at `path` atomically: a temporary file beside it, synced, then
 /// renamed over it, then the directory synced.
-pub fn write_file_atomic(path: &std::path::Path, magic: &[u8; 8], generation: u64, body: &[u8]) -> std::io::Result<()> {
+pub fn write_file_atomic(
+    path: &std::path::Path,
+    magic: &[u8; 8],
+    generation: u64,
+    owner: u64,
+    body: &[u8],
+) -> std::io::Result<()> {
     let tmp = path.with_extension(format!(
         "{}tmp",
         path.extension().map(|e| format!("{}.", e.to_string_lossy())).unwrap_or_default()
     ));
     {
         let mut f = std::fs::OpenOptions::new().create(true).write(true).truncate(true).open(&tmp)?;
-        f.write_all(&header(magic, generation))?;
+        f.write_all(&header(magic, generation, owner))?;
         f.write_all(body)?;
         f.sync_all()?;
     }
@@ -280,10 +295,11 @@ mod tests {
 
     #[test]
     fn headers_are_checked() {
-        let h = header(LOG_MAGIC, 42);
-        assert_eq!(read_header(&h, LOG_MAGIC), Ok(42));
-        assert!(read_header(&h, BASE_MAGIC).unwrap_err().contains("bad magic"));
-        assert!(read_header(&h[..10], LOG_MAGIC).unwrap_err().contains("shorter"));
+        let h = header(LOG_MAGIC, 42, 7);
+        assert_eq!(read_header(&h, LOG_MAGIC, 7), Ok(42));
+        assert!(read_header(&h, LOG_MAGIC, 8).unwrap_err().contains("another database cluster"));
+        assert!(read_header(&h, BASE_MAGIC, 7).unwrap_err().contains("bad magic"));
+        assert!(read_header(&h[..10], LOG_MAGIC, 7).unwrap_err().contains("shorter"));
     }
 
     #[test]
@@ -293,10 +309,10 @@ mod tests {
         let p = dir.join("t.base");
         let mut body = Vec::new();
         Record::Truncate { xid: 3, cid: 0 }.encode(&mut body);
-        write_file_atomic(&p, BASE_MAGIC, 5, &body).unwrap();
-        write_file_atomic(&p, BASE_MAGIC, 6, &body).unwrap();
+        write_file_atomic(&p, BASE_MAGIC, 5, 1, &body).unwrap();
+        write_file_atomic(&p, BASE_MAGIC, 6, 1, &body).unwrap();
         let bytes = std::fs::read(&p).unwrap();
-        assert_eq!(read_header(&bytes, BASE_MAGIC), Ok(6));
+        assert_eq!(read_header(&bytes, BASE_MAGIC, 1), Ok(6));
         assert_eq!(records_from(&bytes, HEADER_LEN as usize).0.len(), 1);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file left");
         std::fs::remove_dir_all(&dir).unwrap();

@@ -152,7 +152,7 @@ pub fn checkpoint(relid: pg_sys::Oid) -> i64 {
                 d.encode(&mut body);
             }
             let generation = st.generation + 1;
-            store::write_file_atomic(&st.base_path, store::BASE_MAGIC, generation, &body).unwrap_or_else(|e| {
+            store::write_file_atomic(&st.base_path, store::BASE_MAGIC, generation, state::system_id(), &body).unwrap_or_else(|e| {
                 raise_plain(
                     PgSqlErrorCode::ERRCODE_IO_ERROR,
                     format!("could not write gstore_fdw base file \"{}\": {e}", st.base_path.display()),
@@ -162,7 +162,7 @@ pub fn checkpoint(relid: pg_sys::Oid) -> i64 {
             });
             let mut log = Vec::new();
             Record::Layout { types: layout.clone() }.encode(&mut log);
-            store::write_file_atomic(&st.log_path, store::LOG_MAGIC, generation, &log).unwrap_or_else(|e| {
+            store::write_file_atomic(&st.log_path, store::LOG_MAGIC, generation, state::system_id(), &log).unwrap_or_else(|e| {
                 raise_plain(
                     PgSqlErrorCode::ERRCODE_IO_ERROR,
                     format!("could not write gstore_fdw redo log \"{}\": {e}", st.log_path.display()),

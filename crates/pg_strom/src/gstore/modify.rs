@@ -151,19 +151,19 @@ impl LogLock {
             let whole = m.len() >= store::HEADER_LEN && file.read_exact_at(&mut head, 0).is_ok();
             if !whole {
                 // new (or its header torn by a crash): start it
-                let mut body = store::header(store::LOG_MAGIC, base_generation).to_vec();
+                let mut body = store::header(store::LOG_MAGIC, base_generation, state::system_id()).to_vec();
                 Record::Layout { types: layout.to_vec() }.encode(&mut body);
                 file.set_len(0).unwrap_or_else(|e| io_error(&path, "truncate", e));
                 file.write_all_at(&body, 0).unwrap_or_else(|e| io_error(&path, "write", e));
                 file.sync_all().unwrap_or_else(|e| io_error(&path, "flush (fsync)", e));
             } else {
-                let g = store::read_header(&head, store::LOG_MAGIC).unwrap_or_else(|e| state::file_error(&path, "redo log", e));
+                let g = store::read_header(&head, store::LOG_MAGIC, state::system_id()).unwrap_or_else(|e| state::file_error(&path, "redo log", e));
                 if g < base_generation {
                     // folded into the base file by a checkpoint that
                     // stopped before it replaced the log
                     let mut body = Vec::new();
                     Record::Layout { types: layout.to_vec() }.encode(&mut body);
-                    store::write_file_atomic(&path, store::LOG_MAGIC, base_generation, &body)
+                    store::write_file_atomic(&path, store::LOG_MAGIC, base_generation, state::system_id(), &body)
                         .unwrap_or_else(|e| io_error(&path, "replace", e));
                     continue;
                 }
@@ -192,7 +192,7 @@ pub fn base_generation(path: &Path) -> u64 {
     let mut head = [0u8; store::HEADER_LEN as usize];
     match std::fs::File::open(path) {
         Ok(f) if f.read_exact_at(&mut head, 0).is_ok() => {
-            store::read_header(&head, store::BASE_MAGIC).unwrap_or_else(|e| state::file_error(path, "base file", e))
+            store::read_header(&head, store::BASE_MAGIC, state::system_id()).unwrap_or_else(|e| state::file_error(path, "base file", e))
         }
         Ok(_) => state::file_error(path, "base file", "file is shorter than its header"),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,

@@ -67,6 +67,13 @@ thread_local! {
     static STORES: RefCell<HashMap<pg_sys::Oid, Store>> = RefCell::new(HashMap::new());
 }
 
+/// The database cluster's system identifier, which the files' headers
+/// carry.
+pub fn system_id() -> u64 {
+    // SAFETY: a read of pg_control's copy in shared memory.
+    unsafe { pg_sys::GetSystemIdentifier() }
+}
+
 /// An ERROR about a store's files.
 pub fn file_error(path: &Path, what: &str, e: impl std::fmt::Display) -> ! {
     raise_plain(
@@ -106,7 +113,7 @@ impl Store {
         let mut s = Store::empty(base_path, log_path);
         match std::fs::read(&s.base_path) {
             Ok(bytes) => {
-                s.generation = store::read_header(&bytes, store::BASE_MAGIC)
+                s.generation = store::read_header(&bytes, store::BASE_MAGIC, system_id())
                     .unwrap_or_else(|e| file_error(&s.base_path, "base file", e));
                 let (recs, end) = store::records_from(&bytes, store::HEADER_LEN as usize);
                 if end != bytes.len() {
@@ -142,7 +149,7 @@ impl Store {
 
     fn base_changed(&self) -> bool {
         match std::fs::read(&self.base_path) {
-            Ok(b) => store::read_header(&b, store::BASE_MAGIC).ok() != Some(self.generation),
+            Ok(b) => store::read_header(&b, store::BASE_MAGIC, system_id()).ok() != Some(self.generation),
             Err(_) => self.generation != 0,
         }
     }
@@ -168,7 +175,7 @@ impl Store {
                 self.log_pos = store::HEADER_LEN;
                 return;
             }
-            let generation = store::read_header(&head, store::LOG_MAGIC)
+            let generation = store::read_header(&head, store::LOG_MAGIC, system_id())
                 .unwrap_or_else(|e| file_error(&self.log_path, "redo log", e));
             self.log_id = id;
             self.log_pos = store::HEADER_LEN;
