@@ -162,7 +162,10 @@ pub fn read_header(buf: &[u8], magic: &[u8; 8], owner: u64) -> Result<u64, Strin
         return Err(format!("file is shorter than its {HEADER_LEN}-byte header"));
     }
     if &buf[..8] != magic {
-        return Err(format!("not a pg_strom GPU store {} (bad magic)", if magic == LOG_MAGIC { "redo log" } else { "base file" }));
+        return Err(format!(
+            "not a pg_strom GPU store {} (bad magic)",
+            if magic == LOG_MAGIC { "redo log" } else { "base file" }
+        ));
     }
     let theirs = u64::from_le_bytes(buf[16..24].try_into().expect("8 bytes"));
     if theirs != owner {

@@ -91,7 +91,11 @@ pub fn checkpoint(relid: pg_sys::Oid) -> i64 {
                 *now.entry(full).or_insert_with(|| {
                     if next_full.saturating_sub(full) >= 1 << 31 {
                         // never left unfrozen this long by checkpoints
-                        state::file_error(&st.log_path, "redo log", format!("transaction {full} is too old to look up"));
+                        state::file_error(
+                            &st.log_path,
+                            "redo log",
+                            format!("transaction {full} is too old to look up"),
+                        );
                     }
                     let xid = pg_sys::TransactionId::from(full as u32);
                     if pg_sys::TransactionIdIsCurrentTransactionId(xid) || pg_sys::TransactionIdIsInProgress(xid) {
@@ -152,24 +156,26 @@ pub fn checkpoint(relid: pg_sys::Oid) -> i64 {
                 d.encode(&mut body);
             }
             let generation = st.generation + 1;
-            store::write_file_atomic(&st.base_path, store::BASE_MAGIC, generation, state::system_id(), &body).unwrap_or_else(|e| {
-                raise_plain(
-                    PgSqlErrorCode::ERRCODE_IO_ERROR,
-                    format!("could not write gstore_fdw base file \"{}\": {e}", st.base_path.display()),
-                    None,
-                    None,
-                )
-            });
+            store::write_file_atomic(&st.base_path, store::BASE_MAGIC, generation, state::system_id(), &body)
+                .unwrap_or_else(|e| {
+                    raise_plain(
+                        PgSqlErrorCode::ERRCODE_IO_ERROR,
+                        format!("could not write gstore_fdw base file \"{}\": {e}", st.base_path.display()),
+                        None,
+                        None,
+                    )
+                });
             let mut log = Vec::new();
             Record::Layout { types: layout.clone() }.encode(&mut log);
-            store::write_file_atomic(&st.log_path, store::LOG_MAGIC, generation, state::system_id(), &log).unwrap_or_else(|e| {
-                raise_plain(
-                    PgSqlErrorCode::ERRCODE_IO_ERROR,
-                    format!("could not write gstore_fdw redo log \"{}\": {e}", st.log_path.display()),
-                    None,
-                    None,
-                )
-            });
+            store::write_file_atomic(&st.log_path, store::LOG_MAGIC, generation, state::system_id(), &log)
+                .unwrap_or_else(|e| {
+                    raise_plain(
+                        PgSqlErrorCode::ERRCODE_IO_ERROR,
+                        format!("could not write gstore_fdw redo log \"{}\": {e}", st.log_path.display()),
+                        None,
+                        None,
+                    )
+                });
             drop(lock);
             st.refresh();
             kept

@@ -97,7 +97,8 @@ unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: 
         pg_sys::XactEvent::XACT_EVENT_PRE_COMMIT | pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE => {
             let dirty = DIRTY.with_borrow_mut(std::mem::take);
             for path in dirty {
-                let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap_or_else(|e| io_error(&path, "open", e));
+                let f =
+                    std::fs::OpenOptions::new().write(true).open(&path).unwrap_or_else(|e| io_error(&path, "open", e));
                 f.sync_data().unwrap_or_else(|e| io_error(&path, "flush (fsync)", e));
             }
             LOGGED.with_borrow_mut(HashSet::clear);
@@ -126,6 +127,7 @@ impl LogLock {
                 .read(true)
                 .write(true)
                 .create(true)
+                .truncate(false)
                 .mode(0o600)
                 .open(&path)
                 .unwrap_or_else(|e| io_error(&path, "open", e));
@@ -157,7 +159,8 @@ impl LogLock {
                 file.write_all_at(&body, 0).unwrap_or_else(|e| io_error(&path, "write", e));
                 file.sync_all().unwrap_or_else(|e| io_error(&path, "flush (fsync)", e));
             } else {
-                let g = store::read_header(&head, store::LOG_MAGIC, state::system_id()).unwrap_or_else(|e| state::file_error(&path, "redo log", e));
+                let g = store::read_header(&head, store::LOG_MAGIC, state::system_id())
+                    .unwrap_or_else(|e| state::file_error(&path, "redo log", e));
                 if g < base_generation {
                     // folded into the base file by a checkpoint that
                     // stopped before it replaced the log
@@ -192,7 +195,8 @@ pub fn base_generation(path: &Path) -> u64 {
     let mut head = [0u8; store::HEADER_LEN as usize];
     match std::fs::File::open(path) {
         Ok(f) if f.read_exact_at(&mut head, 0).is_ok() => {
-            store::read_header(&head, store::BASE_MAGIC, state::system_id()).unwrap_or_else(|e| state::file_error(path, "base file", e))
+            store::read_header(&head, store::BASE_MAGIC, state::system_id())
+                .unwrap_or_else(|e| state::file_error(path, "base file", e))
         }
         Ok(_) => state::file_error(path, "base file", "file is shorter than its header"),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
@@ -248,7 +252,9 @@ impl ModifyState {
                             Conflict::None => {}
                             Conflict::SelfDeleted => return (Outcome::Skipped, pending, pending_rows),
                             Conflict::Wait(x) => return (Outcome::Wait(x), pending, pending_rows),
-                            Conflict::Committed { updated: false } if pg_sys::XactIsoLevel < pg_sys::XACT_REPEATABLE_READ as i32 => {
+                            Conflict::Committed { updated: false }
+                                if pg_sys::XactIsoLevel < pg_sys::XACT_REPEATABLE_READ as i32 =>
+                            {
                                 return (Outcome::Skipped, pending, pending_rows);
                             }
                             Conflict::Committed { updated } => serialization_failure(rel, updated),
@@ -259,10 +265,7 @@ impl ModifyState {
                         raise_plain(
                             PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
                             format!("gstore_fdw table \"{}\" is full", relname((*rel).rd_id)),
-                            Some(format!(
-                                "It holds {} row versions; max_num_rows is {max_rows}.",
-                                st.rows.len()
-                            )),
+                            Some(format!("It holds {} row versions; max_num_rows is {max_rows}.", st.rows.len())),
                             Some("Run pgstrom.gstore_fdw_checkpoint() to reclaim deleted rows, or raise max_num_rows."),
                         );
                     }
@@ -477,7 +480,12 @@ unsafe fn row_of(st: &ModifyState, plan_slot: *mut pg_sys::TupleTableSlot) -> u6
         let mut isnull = false;
         let d = pg_sys::ExecGetJunkAttribute(plan_slot, st.ctid_attno, &mut isnull);
         if isnull {
-            raise_plain(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, "a NULL ctid in a gstore_fdw update".into(), None, None);
+            raise_plain(
+                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                "a NULL ctid in a gstore_fdw update".into(),
+                None,
+                None,
+            );
         }
         state::id_of(&*(d.cast_mut_ptr::<pg_sys::ItemPointerData>()))
     }
@@ -544,7 +552,10 @@ pub unsafe extern "C-unwind" fn end_modify(_estate: *mut pg_sys::EState, rinfo: 
 }
 
 #[pg_guard]
-pub unsafe extern "C-unwind" fn begin_insert(mtstate: *mut pg_sys::ModifyTableState, rinfo: *mut pg_sys::ResultRelInfo) {
+pub unsafe extern "C-unwind" fn begin_insert(
+    mtstate: *mut pg_sys::ModifyTableState,
+    rinfo: *mut pg_sys::ResultRelInfo,
+) {
     // SAFETY: executor callback arguments (COPY FROM and tuple routing
     // pass a ModifyTableState whose estate is the statement's).
     unsafe { install((*mtstate).ps.state, rinfo, 0) }
@@ -562,7 +573,11 @@ pub unsafe extern "C-unwind" fn end_insert(_estate: *mut pg_sys::EState, rinfo: 
 }
 
 #[pg_guard]
-pub unsafe extern "C-unwind" fn exec_truncate(rels: *mut pg_sys::List, _behavior: pg_sys::DropBehavior::Type, _restart: bool) {
+pub unsafe extern "C-unwind" fn exec_truncate(
+    rels: *mut pg_sys::List,
+    _behavior: pg_sys::DropBehavior::Type,
+    _restart: bool,
+) {
     // SAFETY: the relations are open and locked AccessExclusive by TRUNCATE.
     unsafe {
         for r in crate::pg::list::from_list(rels) {

@@ -223,7 +223,9 @@ impl Store {
             }
             Record::Delete { xid, cid, row, updated } => match self.rows.get_mut(row as usize) {
                 Some(r) => r.deleters.push((xid, cid, updated)),
-                None => file_error(path, "file", format!("a deletion of row {row}, beyond its {} rows", self.rows.len())),
+                None => {
+                    file_error(path, "file", format!("a deletion of row {row}, beyond its {} rows", self.rows.len()))
+                }
             },
             Record::Truncate { xid, cid } => self.truncates.push((self.rows.len() as u64, xid, cid)),
             Record::Layout { types } => self.layout = Some(types),
@@ -259,7 +261,7 @@ pub unsafe fn check_layout(rel: pg_sys::Relation, stored: &[u32]) {
         let changed = if stored.len() > now.len() {
             Some(now.len())
         } else {
-            stored.iter().zip(&now).position(|(&s, &n)| (s != 0 && n != 0 && s != n) || (s == 0 && n != 0))
+            stored.iter().zip(&now).position(|(&s, &n)| n != 0 && s != n)
         };
         if let Some(i) = changed {
             let relname = CStr::from_ptr(pg_sys::get_rel_name((*rel).rd_id)).to_string_lossy();
@@ -274,7 +276,9 @@ pub unsafe fn check_layout(rel: pg_sys::Relation, stored: &[u32]) {
                     ),
                     _ => format!("Column {} was dropped when the rows were written.", i + 1),
                 }),
-                Some("A gstore_fdw table accepts ADD COLUMN and DROP COLUMN; to change a column's type, create a new table and copy the rows."),
+                Some(
+                    "A gstore_fdw table accepts ADD COLUMN and DROP COLUMN; to change a column's type, create a new table and copy the rows.",
+                ),
             );
         }
     }
