@@ -90,6 +90,40 @@ SELECT gs_diff();
 -- EXPLAIN
 EXPLAIN (COSTS OFF) SELECT * FROM gs WHERE id = 3;
 EXPLAIN (COSTS OFF) UPDATE gs SET v = 1 WHERE id = 3;
+-- GpuScan, GpuPreAgg and GpuJoin over the store: the rows the snapshot
+-- sees, gathered into chunks, with the answers of pg_strom.enabled = off
+SET pg_strom.gpu_setup_cost = 0;
+SET pg_strom.heap_gather_cost = 0;
+CREATE TABLE gs_dim AS SELECT i AS k, 'dim ' || i AS label FROM generate_series(0, 9) i;
+ANALYZE gs_dim;
+SELECT * FROM explain_masked('SELECT id, name FROM gs WHERE v > 1000 AND id % 3 = 0');
+SELECT * FROM explain_masked('SELECT count(*), sum(v) FROM gs WHERE id > 100');
+SELECT * FROM explain_masked('SELECT label, count(*), sum(v) FROM gs JOIN gs_dim ON id % 10 = k WHERE v > 0 GROUP BY label');
+CREATE VIEW gs_answers AS
+  SELECT 1 AS q, count(*)::text AS a, sum(v)::text AS b FROM gs WHERE v > 1000 AND id % 3 = 0
+  UNION ALL SELECT 2, count(*)::text, sum(v)::text FROM gs WHERE id > 100
+  UNION ALL SELECT 3, label, count(*) || '/' || sum(v) FROM gs JOIN gs_dim ON id % 10 = k WHERE v > 0 GROUP BY label
+  UNION ALL SELECT 4, string_agg(id::text, ',' ORDER BY id), NULL FROM gs WHERE name LIKE '%DATA%' OR name = 'kept';
+CREATE TEMP TABLE gs_on AS SELECT * FROM gs_answers;
+SET pg_strom.enabled = off;
+CREATE TEMP TABLE gs_off AS SELECT * FROM gs_answers;
+SELECT count(*) AS compared,
+       (SELECT count(*) FROM ((TABLE gs_on EXCEPT ALL TABLE gs_off) UNION ALL (TABLE gs_off EXCEPT ALL TABLE gs_on)) d)
+         AS differences
+  FROM gs_on;
+RESET pg_strom.enabled;
+-- a transaction's own uncommitted rows, seen by the device scan too
+BEGIN;
+DELETE FROM gs WHERE id < 50;
+INSERT INTO gs VALUES (9001, 'mine', 123, NULL, NULL);
+SELECT count(*), sum(v) FROM gs WHERE v > 0;
+SET LOCAL pg_strom.enabled = off;
+SELECT count(*), sum(v) FROM gs WHERE v > 0;
+ROLLBACK;
+RESET pg_strom.gpu_setup_cost;
+RESET pg_strom.heap_gather_cost;
+DROP VIEW gs_answers;
+DROP TABLE gs_dim;
 -- TRUNCATE, in a transaction that rolls back, then for good
 BEGIN;
 TRUNCATE gs;

@@ -52,18 +52,39 @@ pub unsafe fn scan_pages(rte: *mut pg_sys::RangeTblEntry, rel: *mut pg_sys::RelO
             let info = &*((*rel).fdw_private as *const crate::arrow_fdw::scan::RelInfo);
             return Some(((info.bytes / pg_sys::BLCKSZ as f64).ceil(), info.parallel_workers));
         }
+        if is_gstore_relation(rte) {
+            // rows in the backend's memory, read by one process: no
+            // parallel workers
+            let bytes = (*rel).tuples.max(0.0) * (*(*rel).reltarget).width.max(1) as f64;
+            return Some(((bytes / pg_sys::BLCKSZ as f64).ceil(), 0));
+        }
         is_heap_relation(rte).then(|| ((*rel).pages as f64, -1))
     }
 }
 
 /// The host's per-row cost of reading `rte` into chunks:
-/// `pg_strom.heap_gather_cost` for a heap table, 0 for Arrow (read column
-/// by column).
+/// `pg_strom.heap_gather_cost` for a heap or gstore_fdw table, 0 for
+/// Arrow (read column by column).
 ///
 /// # Safety
 /// A planner RTE.
 pub unsafe fn gather_cost_per_row(rte: *mut pg_sys::RangeTblEntry) -> f64 {
-    if is_heap_relation(rte) { guc::HEAP_GATHER_COST.get() } else { 0.0 }
+    // SAFETY: caller's promise.
+    if is_heap_relation(rte) || unsafe { is_gstore_relation(rte) } { guc::HEAP_GATHER_COST.get() } else { 0.0 }
+}
+
+/// True for a gstore_fdw table (its rows are gathered into chunks on the
+/// host, as a heap table's).
+///
+/// # Safety
+/// A planner RTE.
+pub unsafe fn is_gstore_relation(rte: *mut pg_sys::RangeTblEntry) -> bool {
+    // SAFETY: caller's promise.
+    unsafe {
+        (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
+            && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
+            && crate::gstore::is_gstore_table((*rte).relid)
+    }
 }
 
 /// Host cost of forming one row of `rte` returned by a device node as a
@@ -77,7 +98,7 @@ pub unsafe fn tuple_cost_of(rte: *mut pg_sys::RangeTblEntry) -> f64 {
     unsafe {
         let foreign =
             (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE;
-        if foreign { guc::ARROW_TUPLE_COST.get() } else { pg_sys::cpu_tuple_cost }
+        if foreign && !is_gstore_relation(rte) { guc::ARROW_TUPLE_COST.get() } else { pg_sys::cpu_tuple_cost }
     }
 }
 

@@ -85,6 +85,9 @@ pub unsafe fn explain(
             Some(r) => r.explain(plan, es),
             None => prop_text(c"referenced", &names.join(", "), es),
         }
+        if let Some(text) = st.source.gstore_text() {
+            prop_text(c"GPU Store", &text, es);
+        }
         if (*es).verbose {
             let listing =
                 st.info.program.disassemble(&|i| names.get(i as usize).cloned().unwrap_or_else(|| format!("${i}")));

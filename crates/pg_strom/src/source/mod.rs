@@ -12,10 +12,12 @@
 //! The family: [`heap_chunks`] (rows through the table AM, copied or kept
 //! as TIDs), [`heap_pages`] (the pages of a heap table taken apart in the
 //! backend), [`heap_direct`] (blocks the GPU service reads from the files
-//! itself, for GpuPreAgg), and Arrow_Fdw's reader
+//! itself, for GpuPreAgg), Arrow_Fdw's reader
 //! (`crate::arrow_fdw::reader`, which lives with the FDW it shares its
-//! files and statistics with).  A GPU store joins them here.
+//! files and statistics with), and a gstore_fdw table's rows
+//! ([`gstore`]).
 
+pub mod gstore;
 pub mod heap_chunks;
 pub mod heap_direct;
 pub mod heap_pages;
@@ -28,6 +30,7 @@ use pgstrom_runtime::join::JoinSession;
 
 use crate::arrow_fdw::reader::{self, ArrowReader};
 use crate::pg::memctx::Switched;
+use gstore::GstoreChunks;
 use heap_chunks::HeapChunks;
 
 /// EXPLAIN ANALYZE's `Heap Read`: how the heap was read, in how many of
@@ -53,6 +56,9 @@ pub enum Source {
     /// An Arrow_Fdw table: the current chunk is rows [start, start + len)
     /// of the reader's current record batch.
     Arrow { reader: Box<ArrowReader>, start: usize, len: usize },
+    /// A gstore_fdw table: the rows its store holds, as the snapshot sees
+    /// them (serial scans only).
+    Gstore(Box<GstoreChunks>),
 }
 
 impl Source {
@@ -80,6 +86,10 @@ impl Source {
                 let estate = (*node).ss.ps.state;
                 return Source::Heap(Box::new(HeapChunks::new(rel, columns, (*estate).es_query_cxt, name)));
             }
+            if crate::gstore::is_gstore_table((*rel).rd_id) {
+                let estate = (*node).ss.ps.state;
+                return Source::Gstore(Box::new(GstoreChunks::new(rel, columns, (*estate).es_query_cxt)));
+            }
             let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
             let scanrelid = (*cscan).scan.scanrelid;
             let natts = (*(*rel).rd_att).natts as usize;
@@ -104,6 +114,7 @@ impl Source {
             Source::Arrow { reader, .. } => {
                 pgstrom_runtime::placement::StorageRefs { paths: reader.file_paths(), tablespace: None }
             }
+            Source::Gstore(_) => pgstrom_runtime::placement::StorageRefs { paths: Vec::new(), tablespace: None },
         }
     }
 
@@ -136,7 +147,7 @@ impl Source {
     pub fn heap_read_mode(&self) -> Option<&'static str> {
         match self {
             Source::Heap(h) => h.read_mode(),
-            Source::Arrow { .. } => None,
+            Source::Arrow { .. } | Source::Gstore(_) => None,
         }
     }
 
@@ -145,6 +156,7 @@ impl Source {
         match self {
             Source::Heap(h) => h.tuples.len(),
             Source::Arrow { len, .. } => *len,
+            Source::Gstore(g) => g.len(),
         }
     }
 
@@ -171,6 +183,7 @@ impl Source {
         unsafe {
             match self {
                 Source::Heap(h) => h.read(snapshot, limit),
+                Source::Gstore(g) => g.read(snapshot, limit),
                 Source::Arrow { reader, start, len } => {
                     // the next slice of this batch, or of the next batch
                     *start += *len;
@@ -208,7 +221,7 @@ impl Source {
         unsafe {
             match self {
                 Source::Heap(h) => h.next_chunk(snapshot, limit),
-                Source::Arrow { .. } => self.read(snapshot, limit),
+                Source::Arrow { .. } | Source::Gstore(_) => self.read(snapshot, limit),
             }
         }
     }
@@ -237,6 +250,7 @@ impl Source {
     pub fn column_data(&self) -> (Vec<ColumnData<'_>>, usize) {
         match self {
             Source::Heap(h) => (h.chunk.column_data(), h.chunk.bytes()),
+            Source::Gstore(g) => (g.chunk.column_data(), g.chunk.bytes()),
             Source::Arrow { reader, .. } => (reader.column_data(), reader.device_bytes()),
         }
     }
@@ -253,7 +267,7 @@ impl Source {
     pub fn offer_files(&mut self, session: &mut dyn JoinSession) -> Result<(), DeviceError> {
         match self {
             Source::Arrow { reader, .. } => reader.open_files_in(session),
-            Source::Heap(_) => Ok(()),
+            Source::Heap(_) | Source::Gstore(_) => Ok(()),
         }
     }
 
@@ -293,7 +307,7 @@ impl Source {
     pub fn file_bytes(&self) -> usize {
         match self {
             Source::Arrow { reader, .. } => reader.file_bytes(),
-            Source::Heap(_) => 0,
+            Source::Heap(_) | Source::Gstore(_) => 0,
         }
     }
 
@@ -310,6 +324,7 @@ impl Source {
                 Source::Heap(h) => {
                     pg_sys::ExecStoreHeapTuple(h.tuple(i), slot, false);
                 }
+                Source::Gstore(g) => g.store(i, slot, cxt),
                 Source::Arrow { reader, start, .. } => {
                     pg_sys::MemoryContextReset(cxt);
                     let _cxt = Switched::to(cxt);
@@ -338,7 +353,7 @@ impl Source {
         match self {
             // SAFETY: caller's promise.
             Source::Heap(h) => unsafe { h.page_reader(snapshot) },
-            Source::Arrow { .. } => None,
+            Source::Arrow { .. } | Source::Gstore(_) => None,
         }
     }
 
@@ -361,13 +376,17 @@ impl Source {
                 reader.rescan();
                 (*start, *len) = (0, 0);
             }
+            // SAFETY: the node's executor callbacks.
+            Source::Gstore(g) => unsafe { g.rescan() },
         }
     }
 
     /// End the scan (EndCustomScan).
     pub fn end(&mut self) {
-        if let Source::Heap(h) = self {
-            h.end();
+        match self {
+            Source::Heap(h) => h.end(),
+            Source::Gstore(g) => g.end(),
+            Source::Arrow { .. } => {}
         }
     }
 
@@ -375,7 +394,16 @@ impl Source {
     pub fn arrow(&self) -> Option<&ArrowReader> {
         match self {
             Source::Arrow { reader, .. } => Some(reader),
-            Source::Heap(_) => None,
+            Source::Heap(_) | Source::Gstore(_) => None,
+        }
+    }
+
+    /// EXPLAIN's `GPU Store` line of a gstore_fdw table.
+    pub fn gstore_text(&self) -> Option<String> {
+        match self {
+            // SAFETY: the relation is open while the source lives.
+            Source::Gstore(g) => Some(unsafe { g.explain_text() }),
+            _ => None,
         }
     }
 
@@ -389,6 +417,7 @@ impl Source {
             Source::Arrow { .. } => head + reader::SHARED_SIZE,
             // SAFETY: caller's promise.
             Source::Heap(_) => unsafe { heap_chunks::pscan_estimate(node, head) },
+            Source::Gstore(_) => head,
         }
     }
 
@@ -411,6 +440,7 @@ impl Source {
                     reader::init_shared(coordinate.cast::<u8>().add(head).cast());
                 }
                 Source::Heap(_) => heap_chunks::pscan_initialize(node, coordinate, head),
+                Source::Gstore(_) => std::ptr::write_bytes(coordinate as *mut u8, 0, head),
             }
         }
     }
@@ -434,6 +464,7 @@ impl Source {
                     (*start, *len) = (0, 0);
                 }
                 Source::Heap(_) => heap_chunks::pscan_reinitialize(node, coordinate, head),
+                Source::Gstore(_) => {}
             }
         }
     }
@@ -448,6 +479,8 @@ impl Source {
             match self {
                 Source::Heap(h) => h.begin_parallel(heap_chunks::pscan_at(coordinate, head)),
                 Source::Arrow { reader, .. } => reader.attach(coordinate.cast::<u8>().add(head).cast()),
+                // never parallel-aware (see `customscan::cost::scan_pages`)
+                Source::Gstore(_) => {}
             }
         }
     }
