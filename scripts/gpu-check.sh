@@ -84,7 +84,7 @@ echo "== SQL suites (GPU variant), part 1: $sql_steps_1"
 sql_log=$PGSTROM_VAR/test-sql.log
 if PGSTROM_EXPECT_GPU=1 PGSTROM_RESULTS="$PGSTROM_VAR/results" PGSTROM_SQL_STEPS="$sql_steps_1" \
    scripts/test-sql.sh 2>&1 | tee "$sql_log"; then
-  step PASS "SQL suites: $(grep -cE '^ok +[0-9]+ ' "$sql_log") pg_regress tests (GPU variant), Arrow device vs plain, isolation, service, pg2arrow"
+  step PASS "SQL suites ($sql_steps_1): $(grep -cE '^ok +[0-9]+ ' "$sql_log") pg_regress and isolation tests (GPU variant)"
 else
   step FAIL "SQL suites, part 1 (see regression.diffs and the log)"
 fi

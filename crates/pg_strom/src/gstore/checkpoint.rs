@@ -2,15 +2,15 @@
 //! need written into a new base file, then a new, empty redo log of the
 //! same generation.
 //!
-//! Under SHARE ROW EXCLUSIVE (writers wait; readers do not) and the log's
-//! lock: rows whose inserting transaction aborted, and rows deleted by a
+//! Under ACCESS EXCLUSIVE (row ids change: a query reading the table must
+//! not see the store replaced under it, so the checkpoint waits for
+//! running queries and new ones wait for it) and the log's lock: rows whose inserting transaction aborted, and rows deleted by a
 //! transaction that committed before every running snapshot began (the
 //! relation's removal horizon, as VACUUM's), are dropped; rows inserted by
 //! such a transaction are frozen (their transaction id is never looked up
 //! again, so the commit log may be truncated past it); aborted deletions
-//! are forgotten; everything else is kept as it was, so a query running
-//! meanwhile reads the same rows from the new files.  Row ids change:
-//! writers are locked out until the checkpoint's transaction ends.
+//! are forgotten; everything else is kept as it was, so a transaction
+//! whose snapshot is older reads the same rows from the new files.
 //!
 //! Each file is replaced atomically (written beside, synced, renamed).  A
 //! crash between the two leaves a base file of generation N+1 and a log of
@@ -76,7 +76,7 @@ unsafe fn open_checked(relid: pg_sys::Oid, lockmode: u32, owner: bool) -> pg_sys
 pub fn checkpoint(relid: pg_sys::Oid) -> i64 {
     // SAFETY: the relation opened and locked here.
     unsafe {
-        let lockmode = pg_sys::ShareRowExclusiveLock;
+        let lockmode = pg_sys::AccessExclusiveLock;
         let rel = open_checked(relid, lockmode, true);
         let layout = state::layout_of((*rel).rd_att);
         let horizon = pg_sys::GetOldestNonRemovableTransactionId(rel);

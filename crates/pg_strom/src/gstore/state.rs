@@ -49,8 +49,11 @@ pub struct Store {
     pub log_path: PathBuf,
     /// The base file's generation (0 without a base file).
     pub generation: u64,
-    /// The replayed log's (device, inode), None when there is none yet.
+    /// The replayed log's (device, inode), None when there is none yet,
+    /// and the generation in its header (None before it has one): a log
+    /// replaced by a checkpoint may get the inode of an older one back.
     log_id: Option<(u64, u64)>,
+    log_generation: Option<u64>,
     /// Whether the log is an older generation than the base file (read
     /// as empty; its next writer starts a new one).
     pub log_stale: bool,
@@ -100,6 +103,7 @@ impl Store {
             log_path,
             generation: 0,
             log_id: None,
+            log_generation: None,
             log_stale: false,
             log_pos: store::HEADER_LEN,
             rows: Vec::new(),
@@ -133,12 +137,19 @@ impl Store {
     /// Replay what the log gained since the last read; reload when the
     /// log file is another one (a checkpoint replaced it).
     pub fn refresh(&mut self) {
-        let id = match std::fs::metadata(&self.log_path) {
-            Ok(m) => Some((m.dev(), m.ino())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        let (id, generation) = match std::fs::File::open(&self.log_path) {
+            Ok(f) => {
+                let m = f.metadata().unwrap_or_else(|e| io_error(&self.log_path, "redo log", e));
+                let mut head = [0u8; store::HEADER_LEN as usize];
+                let generation = std::os::unix::fs::FileExt::read_exact_at(&f, &mut head, 0)
+                    .ok()
+                    .and_then(|_| store::read_header(&head, store::LOG_MAGIC, system_id()).ok());
+                (Some((m.dev(), m.ino())), generation)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
             Err(e) => io_error(&self.log_path, "redo log", e),
         };
-        if id != self.log_id || id.is_none() && self.base_changed() {
+        if id != self.log_id || generation != self.log_generation || id.is_none() && self.base_changed() {
             *self = Store::load(self.base_path.clone(), self.log_path.clone());
             return;
         }
@@ -169,16 +180,16 @@ impl Store {
         if self.log_id != id {
             // a log read for the first time: its header
             let head = store::read_tail(&mut f, 0).unwrap_or_else(|e| io_error(&self.log_path, "redo log", e));
+            self.log_id = id;
+            self.log_pos = store::HEADER_LEN;
             if head.len() < store::HEADER_LEN as usize {
                 // created, its header not yet written (or torn): empty
-                self.log_id = id;
-                self.log_pos = store::HEADER_LEN;
+                self.log_generation = None;
                 return;
             }
             let generation = store::read_header(&head, store::LOG_MAGIC, system_id())
                 .unwrap_or_else(|e| file_error(&self.log_path, "redo log", e));
-            self.log_id = id;
-            self.log_pos = store::HEADER_LEN;
+            self.log_generation = Some(generation);
             if generation < self.generation {
                 self.log_stale = true;
                 return;
