@@ -152,6 +152,32 @@ ALTER FOREIGN TABLE small ALTER COLUMN id TYPE bigint;
 SELECT id FROM small ORDER BY id;
 ALTER FOREIGN TABLE small ALTER COLUMN id TYPE int;
 SELECT id FROM small ORDER BY id;
+-- partitions: PG-Strom's write-ups' table of moving devices, hash
+-- partitioned over two stores (each meant for its own GPU)
+create table fpoints (dev_id int, ts timestamp, x float, y float) partition by hash (dev_id);
+create foreign table fpoints_p0 partition of fpoints for values with (modulus 2, remainder 0)
+  server gstore_fdw
+  options (base_file '/tmp/pgstrom_gstore_test/fpoints_p0.base', redo_log_file '/tmp/pgstrom_gstore_test/fpoints_p0.redo',
+           gpu_device_id '0', max_num_rows '8000000');
+create foreign table fpoints_p1 partition of fpoints for values with (modulus 2, remainder 1)
+  server gstore_fdw
+  options (base_file '/tmp/pgstrom_gstore_test/fpoints_p1.base', redo_log_file '/tmp/pgstrom_gstore_test/fpoints_p1.redo',
+           gpu_device_id '1', max_num_rows '8000000');
+insert into fpoints select i, '2026-01-01', i % 100, i % 37 from generate_series(1, 10000) i;
+select tableoid::regclass, count(*), sum(x) from fpoints group by 1 order by 1;
+UPDATE fpoints SET ts = '2026-02-01', x = x + 100.0, y = y + 100.0
+ WHERE dev_id = (select 250 * 48 / 100 + 3);
+-- PostgreSQL moves no row out of a foreign partition: an UPDATE of the
+-- partition key that would is refused
+UPDATE fpoints SET dev_id = dev_id + 20000
+ WHERE dev_id IN (SELECT dev_id FROM fpoints_p0 ORDER BY dev_id LIMIT 10);
+-- (one that stays in its partition is fine)
+UPDATE fpoints SET dev_id = dev_id + 20000
+ WHERE dev_id IN (SELECT dev_id FROM fpoints_p0 ORDER BY dev_id LIMIT 10)
+   AND satisfies_hash_partition('fpoints'::regclass, 2, 0, dev_id + 20000);
+select tableoid::regclass, count(*), sum(x), count(*) FILTER (WHERE dev_id > 20000) from fpoints group by 1 order by 1;
+select dev_id, ts, x, y from fpoints where dev_id = 123;
+drop table fpoints;
 -- bad options and bad files
 CREATE FOREIGN TABLE bad1 (id int) SERVER gstore_fdw OPTIONS (base_file '/tmp/pgstrom_gstore_test/b.base');
 CREATE FOREIGN TABLE bad2 (id int) SERVER gstore_fdw OPTIONS (base_file 'relative', redo_log_file '/tmp/x');

@@ -493,7 +493,7 @@ unsafe fn row_of(st: &ModifyState, plan_slot: *mut pg_sys::TupleTableSlot) -> u6
 
 #[pg_guard]
 pub unsafe extern "C-unwind" fn exec_update(
-    _estate: *mut pg_sys::EState,
+    estate: *mut pg_sys::EState,
     rinfo: *mut pg_sys::ResultRelInfo,
     slot: *mut pg_sys::TupleTableSlot,
     plan_slot: *mut pg_sys::TupleTableSlot,
@@ -501,6 +501,12 @@ pub unsafe extern "C-unwind" fn exec_update(
     // SAFETY: executor callback arguments.
     unsafe {
         let Some(st) = state_of(rinfo) else { return std::ptr::null_mut() };
+        // PostgreSQL moves no row out of a foreign partition: a new row
+        // that belongs to another partition is an ERROR (SQLSTATE 23514),
+        // never a row kept where it does not belong
+        if (*(*st.rel).rd_rel).relispartition {
+            pg_sys::ExecPartitionCheck(rinfo, slot, estate, true);
+        }
         let row = row_of(st, plan_slot);
         let (xid, cid) = writer_ids();
         let mut body = Vec::new();
