@@ -349,12 +349,21 @@ unsafe fn tuple_bytes(slot: *mut pg_sys::TupleTableSlot) -> Vec<u8> {
 /// # Safety
 /// `rel` is an open gstore_fdw table; `bytes` a minimal tuple of it.
 pub unsafe fn heap_tuple(relid: pg_sys::Oid, id: u64, bytes: &[u8]) -> pg_sys::HeapTuple {
-    // SAFETY: a copy into aligned memory, then PostgreSQL's conversion.
+    // As heap_tuple_from_minimal_tuple, in one allocation and one copy:
+    // the header's fields before t_infomask2 zeroed, the minimal tuple's
+    // bytes from MINIMAL_TUPLE_OFFSET on.
+    const HEAPTUPLESIZE: usize = (std::mem::size_of::<pg_sys::HeapTupleData>() + 7) & !7;
+    const MINIMAL_TUPLE_OFFSET: usize = (std::mem::offset_of!(pg_sys::HeapTupleHeaderData, t_infomask2) - 4) / 8 * 8;
+    const HEAD: usize = std::mem::offset_of!(pg_sys::HeapTupleHeaderData, t_infomask2);
+    // SAFETY: a fresh allocation of the tuple's size.
     unsafe {
-        let mt = pg_sys::palloc(bytes.len()) as *mut u8;
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), mt, bytes.len());
-        let ht = pg_sys::heap_tuple_from_minimal_tuple(mt.cast());
-        pg_sys::pfree(mt.cast());
+        let len = bytes.len() + MINIMAL_TUPLE_OFFSET;
+        let ht = pg_sys::palloc(HEAPTUPLESIZE + len) as pg_sys::HeapTuple;
+        let data = (ht as *mut u8).add(HEAPTUPLESIZE);
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), data.add(MINIMAL_TUPLE_OFFSET), bytes.len());
+        std::ptr::write_bytes(data, 0, HEAD);
+        (*ht).t_len = len as u32;
+        (*ht).t_data = data.cast();
         (*ht).t_self = state::ctid_of(id);
         (*ht).t_tableOid = relid;
         ht

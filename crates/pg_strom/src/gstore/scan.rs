@@ -92,11 +92,18 @@ pub unsafe extern "C-unwind" fn get_plan(
     }
 }
 
+/// Rows formed per visit of the store.
+const BATCH: usize = 256;
+
 /// The executor state of a scan (ForeignScanState.fdw_state).
 pub struct ScanState {
     vis: Visibility,
     /// The next row version to look at.
     next: usize,
+    /// Rows formed ahead (in `batch_cxt`), and the next to return.
+    batch: Vec<pg_sys::HeapTuple>,
+    batch_pos: usize,
+    batch_cxt: pg_sys::MemoryContext,
     /// What EXPLAIN prints: versions, log generation and bytes replayed.
     versions: usize,
     generation: u64,
@@ -127,7 +134,23 @@ pub unsafe extern "C-unwind" fn begin(node: *mut pg_sys::ForeignScanState, _efla
         let rel = (*node).ss.ss_currentRelation;
         let estate = (*node).ss.ps.state;
         let (versions, generation, log_pos) = state::with_store(rel, |st| (st.rows.len(), st.generation, st.log_pos));
-        let st = ScanState { vis: Visibility::new((*estate).es_snapshot), next: 0, versions, generation, log_pos };
+        let batch_cxt = pg_sys::AllocSetContextCreateExtended(
+            (*estate).es_query_cxt,
+            c"gstore scan".as_ptr(),
+            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+        );
+        let st = ScanState {
+            vis: Visibility::new((*estate).es_snapshot),
+            next: 0,
+            batch: Vec::new(),
+            batch_pos: 0,
+            batch_cxt,
+            versions,
+            generation,
+            log_pos,
+        };
         (*node).fdw_state = Box::into_raw(Box::new(st)).cast();
         crate::pg::memctx::on_reset((*estate).es_query_cxt, free_state, node.cast());
     }
@@ -140,24 +163,29 @@ pub unsafe extern "C-unwind" fn iterate(node: *mut pg_sys::ForeignScanState) -> 
         let slot = (*node).ss.ss_ScanTupleSlot;
         pg_sys::ExecClearTuple(slot);
         let Some(sc) = state_of(node) else { return slot };
-        let rel = (*node).ss.ss_currentRelation;
-        let relid = (*rel).rd_id;
-        let found = state::with_store_as_is(rel, |st| {
-            while sc.next < st.rows.len() {
-                let id = sc.next;
-                sc.next += 1;
-                if sc.vis.visible(st, id) {
-                    // in the slot's memory: the slot frees it when cleared
-                    let old = pg_sys::MemoryContextSwitchTo((*slot).tts_mcxt);
-                    let ht = super::modify::heap_tuple(relid, id as u64, &st.rows[id].tuple);
-                    pg_sys::MemoryContextSwitchTo(old);
-                    return Some(ht);
+        if sc.batch_pos == sc.batch.len() {
+            // the next rows the snapshot sees, formed at once (the slot
+            // no longer points into the batch's memory: it was cleared)
+            let rel = (*node).ss.ss_currentRelation;
+            let relid = (*rel).rd_id;
+            pg_sys::MemoryContextReset(sc.batch_cxt);
+            sc.batch.clear();
+            sc.batch_pos = 0;
+            let (vis, next, batch, cxt) = (&mut sc.vis, &mut sc.next, &mut sc.batch, sc.batch_cxt);
+            state::with_store_as_is(rel, |st| {
+                let _c = crate::pg::memctx::Switched::to(cxt);
+                while *next < st.rows.len() && batch.len() < BATCH {
+                    let id = *next;
+                    *next += 1;
+                    if vis.visible(st, id) {
+                        batch.push(super::modify::heap_tuple(relid, id as u64, &st.rows[id].tuple));
+                    }
                 }
-            }
-            None
-        });
-        if let Some(ht) = found {
-            pg_sys::ExecStoreHeapTuple(ht, slot, true);
+            });
+        }
+        if let Some(&ht) = sc.batch.get(sc.batch_pos) {
+            sc.batch_pos += 1;
+            pg_sys::ExecStoreHeapTuple(ht, slot, false);
         }
         slot
     }
@@ -169,6 +197,8 @@ pub unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::ForeignScanState) {
     unsafe {
         if let Some(sc) = state_of(node) {
             sc.next = 0;
+            sc.batch.clear();
+            sc.batch_pos = 0;
         }
     }
 }

@@ -325,20 +325,22 @@ pub unsafe fn with_store<T>(rel: pg_sys::Relation, f: impl FnOnce(&mut Store) ->
 }
 
 /// Run `f` on the store of `rel` as last replayed (by [`with_store`], in
-/// this statement).
+/// this statement), in place: `f` only reads it (once per row of a scan,
+/// so neither a replay nor a move of the store), and must not use the
+/// store of any gstore_fdw table itself.
 ///
 /// # Safety
 /// `rel` is an open gstore_fdw table.
-pub unsafe fn with_store_as_is<T>(rel: pg_sys::Relation, f: impl FnOnce(&mut Store) -> T) -> T {
+pub unsafe fn with_store_as_is<T>(rel: pg_sys::Relation, f: impl FnOnce(&Store) -> T) -> T {
     // SAFETY: caller's promise.
     unsafe {
         let relid = (*rel).rd_id;
-        if let Some(mut st) = STORES.with_borrow_mut(|m| m.remove(&relid)) {
-            let out = f(&mut st);
-            STORES.with_borrow_mut(|m| m.insert(relid, st));
-            return out;
+        let mut f = Some(f);
+        let out = STORES.with_borrow(|m| m.get(&relid).map(|st| (f.take().expect("once"))(st)));
+        match out {
+            Some(out) => out,
+            None => with_store(rel, |st| (f.take().expect("once"))(st)),
         }
-        with_store(rel, f)
     }
 }
 
@@ -361,6 +363,8 @@ pub struct Visibility {
     snapshot: pg_sys::Snapshot,
     next_full: u64,
     seen: HashMap<u64, Seen>,
+    /// The last lookup (rows come in runs of one transaction).
+    last: (u64, Seen),
 }
 
 /// The 32-bit id of a full transaction id, checked to be within
@@ -382,16 +386,20 @@ impl Visibility {
     pub fn new(snapshot: pg_sys::Snapshot) -> Visibility {
         // SAFETY: reading the next transaction id.
         let next_full = unsafe { pg_sys::ReadNextFullTransactionId().value };
-        Visibility { snapshot, next_full, seen: HashMap::new() }
+        Visibility { snapshot, next_full, seen: HashMap::new(), last: (FROZEN_XID, Seen::Committed) }
     }
 
     /// The state of transaction `full` for this snapshot.
     pub fn seen(&mut self, full: u64) -> Seen {
+        if full == self.last.0 {
+            return self.last.1;
+        }
         if full == FROZEN_XID {
             return Seen::Committed;
         }
-        if let Some(s) = self.seen.get(&full) {
-            return *s;
+        if let Some(&s) = self.seen.get(&full) {
+            self.last = (full, s);
+            return s;
         }
         let xid = xid32(full, self.next_full);
         // SAFETY: transaction status lookups of a backend in a transaction.
@@ -407,6 +415,7 @@ impl Visibility {
             }
         };
         self.seen.insert(full, s);
+        self.last = (full, s);
         s
     }
 
