@@ -40,16 +40,7 @@ use pgrx::prelude::*;
 
 /// Is `relid` a foreign table of a wrapper with our handler?
 pub fn is_arrow_table(relid: pg_sys::Oid) -> bool {
-    // SAFETY: catalog lookups of an existing relation.
-    unsafe {
-        if pg_sys::get_rel_relkind(relid) != pg_sys::RELKIND_FOREIGN_TABLE as std::ffi::c_char {
-            return false;
-        }
-        let server = pg_sys::GetForeignServer((*pg_sys::GetForeignTable(relid)).serverid);
-        let handler = (*pg_sys::GetForeignDataWrapper((*server).fdwid)).fdwhandler;
-        let name = pg_sys::get_func_name(handler);
-        !name.is_null() && std::ffi::CStr::from_ptr(name) == c"arrow_fdw_handler"
-    }
+    crate::pg::fdw_handler_is(relid, c"arrow_fdw_handler")
 }
 
 /// The FDW handler: `pgstrom.arrow_fdw_handler()`.

@@ -53,6 +53,20 @@ pub unsafe fn defelems(list: *mut pg_sys::List) -> Vec<(String, String)> {
     }
 }
 
+/// A validator's arguments: the options as (name, value) pairs and the
+/// catalog they are for.
+///
+/// # Safety
+/// `fcinfo` is a validator's call: (text[] options, oid catalog).
+pub unsafe fn validator_args(fcinfo: pg_sys::FunctionCallInfo) -> (Vec<(String, String)>, pg_sys::Oid) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let args = (*fcinfo).args.as_slice(2);
+        let list = pg_sys::untransformRelOptions(args[0].value);
+        (defelems(list), pg_sys::Oid::from(args[1].value.value() as u32))
+    }
+}
+
 fn has_role(role: pg_sys::Oid) -> bool {
     // SAFETY: plain catalog checks for the current user.
     unsafe { pg_sys::superuser() || pg_sys::has_privs_of_role(pg_sys::GetUserId(), role) }
@@ -168,10 +182,7 @@ pub fn of_table(relid: pg_sys::Oid) -> TableOptions {
 pub extern "C-unwind" fn arrow_fdw_validator(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     // SAFETY: called by PostgreSQL with (text[] options, oid catalog).
     unsafe {
-        let args = (*fcinfo).args.as_slice(2);
-        let list = pg_sys::untransformRelOptions(args[0].value);
-        let catalog = pg_sys::Oid::from(args[1].value.value() as u32);
-        let opts = defelems(list);
+        let (opts, catalog) = validator_args(fcinfo);
         if catalog == pg_sys::ForeignTableRelationId {
             parse(&opts, catalog, true);
         } else if let Some((name, _)) = opts.first() {

@@ -27,16 +27,7 @@ use pgrx::prelude::*;
 
 /// Is `relid` a foreign table of a wrapper with gstore_fdw's handler?
 pub fn is_gstore_table(relid: pg_sys::Oid) -> bool {
-    // SAFETY: catalog lookups of an existing relation.
-    unsafe {
-        if pg_sys::get_rel_relkind(relid) != pg_sys::RELKIND_FOREIGN_TABLE as std::ffi::c_char {
-            return false;
-        }
-        let server = pg_sys::GetForeignServer((*pg_sys::GetForeignTable(relid)).serverid);
-        let handler = (*pg_sys::GetForeignDataWrapper((*server).fdwid)).fdwhandler;
-        let name = pg_sys::get_func_name(handler);
-        !name.is_null() && std::ffi::CStr::from_ptr(name) == c"gstore_fdw_handler"
-    }
+    crate::pg::fdw_handler_is(relid, c"gstore_fdw_handler")
 }
 
 /// The FDW handler: `pgstrom.gstore_fdw_handler()`.
@@ -65,7 +56,7 @@ pub extern "C-unwind" fn gstore_fdw_handler(_fcinfo: pg_sys::FunctionCallInfo) -
         (*r).ExecForeignDelete = Some(modify::exec_delete);
         (*r).EndForeignModify = Some(modify::end_modify);
         (*r).BeginForeignInsert = Some(modify::begin_insert);
-        (*r).EndForeignInsert = Some(modify::end_insert);
+        (*r).EndForeignInsert = Some(modify::end_modify);
         (*r).ExecForeignTruncate = Some(modify::exec_truncate);
         pg_sys::Datum::from(r)
     }

@@ -148,7 +148,10 @@ impl LogLock {
                 Ok(p) if p.ino() == m.ino() && p.dev() == m.dev() => {}
                 _ => continue,
             }
-            let base_generation = base_generation(&st.base_path);
+            // what others appended (and the base file's generation, read
+            // again if a checkpoint replaced the files)
+            st.refresh();
+            let base_generation = st.generation;
             let mut head = [0u8; store::HEADER_LEN as usize];
             let whole = m.len() >= store::HEADER_LEN && file.read_exact_at(&mut head, 0).is_ok();
             if !whole {
@@ -158,6 +161,7 @@ impl LogLock {
                 file.set_len(0).unwrap_or_else(|e| io_error(&path, "truncate", e));
                 file.write_all_at(&body, 0).unwrap_or_else(|e| io_error(&path, "write", e));
                 file.sync_all().unwrap_or_else(|e| io_error(&path, "flush (fsync)", e));
+                st.refresh();
             } else {
                 let g = store::read_header(&head, store::LOG_MAGIC, state::system_id())
                     .unwrap_or_else(|e| state::file_error(&path, "redo log", e));
@@ -171,7 +175,6 @@ impl LogLock {
                     continue;
                 }
             }
-            st.refresh();
             return LogLock { file };
         }
     }
@@ -190,20 +193,6 @@ impl LogLock {
     }
 }
 
-/// The generation of the base file at `path` (0 without one).
-pub fn base_generation(path: &Path) -> u64 {
-    let mut head = [0u8; store::HEADER_LEN as usize];
-    match std::fs::File::open(path) {
-        Ok(f) if f.read_exact_at(&mut head, 0).is_ok() => {
-            store::read_header(&head, store::BASE_MAGIC, state::system_id())
-                .unwrap_or_else(|e| state::file_error(path, "base file", e))
-        }
-        Ok(_) => state::file_error(path, "base file", "file is shorter than its header"),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
-        Err(e) => io_error(path, "read base file of", e),
-    }
-}
-
 /// The executor state of a write (ResultRelInfo.ri_FdwState).
 pub struct ModifyState {
     rel: pg_sys::Relation,
@@ -213,6 +202,8 @@ pub struct ModifyState {
     inserts: Vec<u8>,
     insert_rows: u64,
     max_rows: i64,
+    /// The column types a new log records (`state::layout_of`).
+    layout: Vec<u32>,
 }
 
 unsafe fn relname(relid: pg_sys::Oid) -> String {
@@ -230,8 +221,8 @@ enum Outcome {
 impl ModifyState {
     unsafe fn new(rel: pg_sys::Relation, ctid_attno: pg_sys::AttrNumber) -> ModifyState {
         // SAFETY: an open gstore_fdw table.
-        let opts = super::options::of_table(unsafe { (*rel).rd_id });
-        ModifyState { rel, ctid_attno, inserts: Vec::new(), insert_rows: 0, max_rows: opts.max_num_rows }
+        let (opts, layout) = unsafe { (super::options::of_table((*rel).rd_id), state::layout_of((*rel).rd_att)) };
+        ModifyState { rel, ctid_attno, inserts: Vec::new(), insert_rows: 0, max_rows: opts.max_num_rows, layout }
     }
 
     /// Append `body` (plus the gathered inserts); with `delete`, after
@@ -240,13 +231,12 @@ impl ModifyState {
         // SAFETY: our open relation.
         unsafe {
             let rel = self.rel;
-            let layout = state::layout_of((*rel).rd_att);
             loop {
                 let pending = std::mem::take(&mut self.inserts);
                 let pending_rows = std::mem::take(&mut self.insert_rows);
-                let max_rows = self.max_rows;
+                let (max_rows, layout) = (self.max_rows, &self.layout);
                 let outcome = state::with_store(rel, |st| {
-                    let lock = LogLock::acquire(st, &layout);
+                    let lock = LogLock::acquire(st, layout);
                     if let Some(id) = delete {
                         match state::conflict(st, id as usize) {
                             Conflict::None => {}
@@ -555,6 +545,7 @@ pub unsafe extern "C-unwind" fn exec_delete(
     }
 }
 
+/// EndForeignModify, and EndForeignInsert (COPY FROM, tuple routing).
 #[pg_guard]
 pub unsafe extern "C-unwind" fn end_modify(_estate: *mut pg_sys::EState, rinfo: *mut pg_sys::ResultRelInfo) {
     // SAFETY: executor callback arguments.
@@ -574,17 +565,6 @@ pub unsafe extern "C-unwind" fn begin_insert(
     // SAFETY: executor callback arguments (COPY FROM and tuple routing
     // pass a ModifyTableState whose estate is the statement's).
     unsafe { install((*mtstate).ps.state, rinfo, 0) }
-}
-
-#[pg_guard]
-pub unsafe extern "C-unwind" fn end_insert(_estate: *mut pg_sys::EState, rinfo: *mut pg_sys::ResultRelInfo) {
-    // SAFETY: executor callback arguments.
-    unsafe {
-        if let Some(st) = state_of(rinfo) {
-            st.flush();
-        }
-        free_state(rinfo.cast());
-    }
 }
 
 #[pg_guard]

@@ -10,7 +10,7 @@
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-use crate::arrow_fdw::options::defelems;
+use crate::arrow_fdw::options::{defelems, validator_args};
 use crate::errors::raise_plain;
 
 /// Options of a gstore_fdw foreign table.
@@ -119,10 +119,7 @@ pub fn of_table(relid: pg_sys::Oid) -> TableOptions {
 pub extern "C-unwind" fn gstore_fdw_validator(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     // SAFETY: called by PostgreSQL with (text[] options, oid catalog).
     unsafe {
-        let args = (*fcinfo).args.as_slice(2);
-        let list = pg_sys::untransformRelOptions(args[0].value);
-        let catalog = pg_sys::Oid::from(args[1].value.value() as u32);
-        let opts = defelems(list);
+        let (opts, catalog) = validator_args(fcinfo);
         if catalog == pg_sys::ForeignTableRelationId {
             parse(&opts, true);
         } else if let Some((name, _)) = opts.first() {
