@@ -16,13 +16,16 @@
  *     never made up from bytes PostgreSQL would not have read;
  *   - deform: each block's tuples, in line pointer order, into rows
  *     [row_base[block], ...) of the output columns.
- * Only fixed-width columns stored as the device holds them are output;
- * attributes before them may be of any kind (skipped by their length).
+ * Output columns are fixed-width: values stored as the device holds them
+ * (copied), or numerics, whose varlena form is decoded into the device's
+ * 24 bytes here (a compressed or out-of-line numeric, or one of more
+ * than 38 digits, sends its block to the buffer manager); attributes
+ * before them may be of any kind (skipped by their length).
  *
  * The per-tuple logic is one DEVICE_FUNC; the GPU gives a block to a warp
  * (lanes take line pointers, a ballot orders the rows), the CPU loops.
  */
-#include "pgstrom_device.h"
+#include "device_numeric.h"
 
 #define HEAP_BLOCK_FALLBACK     0xffffffffU
 
@@ -36,12 +39,16 @@
 #define HEAP_VARTAG_ONDISK      18
 #define HEAP_TOAST_POINTER_SIZE 18      /* 2-byte header + varatt_external */
 
+/* How an output column's value is made from the attribute's bytes. */
+#define HEAP_CONV_COPY          0   /* fixed-width, the bytes as stored */
+#define HEAP_CONV_NUMERIC       1   /* a numeric varlena, decoded */
+
 /* One attribute of the tuple descriptor, up to the last output column. */
 typedef struct
 {
     int16_t     attlen;     /* > 0 fixed, -1 varlena, -2 cstring */
     uint8_t     attalign;   /* 1, 2, 4 or 8 */
-    uint8_t     pad;
+    uint8_t     conv;       /* HEAP_CONV_* of an output column */
     int32_t     column;     /* output column, or -1 */
 } DevHeapAttr;
 
@@ -65,6 +72,107 @@ DEVICE_FUNC uint32_t
 heap_u32(const uint8_t *p)
 {
     return heap_u16(p) | (heap_u16(p + 2) << 16);
+}
+
+/*
+ * A numeric's bytes after its varlena header (numeric.c's NumericChoice
+ * and base-10000 digits) as the device's 24 bytes (low and high 64 bits
+ * of the mantissa, the display scale, 4 zero bytes) at `out`, or only
+ * checked when `out` is NULL.  False for a value the device cannot hold
+ * (more than 38 digits) or bytes that are no numeric.  The same decoding
+ * as the host's (pgstrom-runtime's numeric.rs, DevNumeric::from_pg_payload).
+ */
+DEVICE_FUNC bool
+heap_numeric(const uint8_t *p, uint32_t len, uint8_t *out)
+{
+    const dev_u128 limit = DEV_NUM_LIMIT;
+    uint32_t    header;
+    int32_t     scale;
+    dev_u128    mag = 0;
+    bool        neg = false;
+
+    if (len < 2)
+        return false;
+    header = heap_u16(p);
+    if ((header & 0xC000) == 0xC000)
+    {
+        switch (header & 0xF000)
+        {
+            case 0xC000: scale = NUM_NAN; break;
+            case 0xD000: scale = NUM_PINF; break;
+            case 0xF000: scale = NUM_NINF; break;
+            default: return false;
+        }
+    }
+    else
+    {
+        int32_t     weight;
+        uint32_t    at;
+
+        if ((header & 0xC000) == 0x8000)
+        {
+            int32_t     w = (int32_t) (header & 0x003F);
+
+            weight = (header & 0x0040) != 0 ? w - 64 : w;
+            neg = (header & 0x2000) != 0;
+            scale = (int32_t) ((header & 0x1F80) >> 7);
+            at = 2;
+        }
+        else
+        {
+            if (len < 4)
+                return false;
+            neg = (header & 0xC000) == 0x4000;
+            scale = (int32_t) (header & 0x3FFF);
+            weight = (int32_t) (int16_t) heap_u16(p + 2);
+            at = 4;
+        }
+        for (uint32_t i = 0; at + 2 * i + 2 <= len; i++)
+        {
+            dev_u128    d = heap_u16(p + at + 2 * i);
+            int32_t     e = 4 * (weight - (int32_t) i) + scale;
+
+            if (d == 0)
+                continue;
+            if (e >= 0)
+            {
+                dev_u128    pw;
+
+                if (e > 38)
+                    return false;
+                pw = dev_pow10_128(e);
+                if (d > limit / pw)
+                    return false;
+                mag += d * pw;
+            }
+            else
+            {
+                /* digits past the display scale are zero in a valid numeric */
+                dev_u128    pw;
+
+                if (-e > 4)
+                    return false;
+                pw = dev_pow10_128(-e);
+                if (d % pw != 0)
+                    return false;
+                mag += d / pw;
+            }
+            if (mag > limit)
+                return false;
+        }
+    }
+    if (out)
+    {
+        dev_u128    m = neg ? (dev_u128) 0 - mag : mag;
+
+        for (uint32_t b = 0; b < 16; b++)
+            out[b] = (uint8_t) (m >> (8 * b));
+        for (uint32_t b = 0; b < 4; b++)
+            out[16 + b] = (uint8_t) ((uint32_t) scale >> (8 * b));
+        for (uint32_t b = 20; b < 24; b++)
+            out[b] = 0;
+    }
+    return true;
 }
 
 /* Line pointers of a page whose header is sane and says all-visible;
@@ -131,7 +239,7 @@ heap_deform_tuple(const uint8_t *page, uint32_t blcksz, uint32_t off, uint32_t l
     {
         const DevHeapAttr *a = &attrs[k];
         bool        isnull = hasnull && ((tup[HEAP_T_BITS + k / 8] >> (k % 8)) & 1) == 0;
-        uint32_t    at = 0, size = 0;
+        uint32_t    at = 0, size = 0, head = 0;
 
         if (!isnull)
         {
@@ -146,7 +254,7 @@ heap_deform_tuple(const uint8_t *page, uint32_t blcksz, uint32_t off, uint32_t l
             }
             else if (a->attlen == -1)
             {
-                uint32_t    b0, head;
+                uint32_t    b0;
 
                 if (pos >= dlen)
                     return false;
@@ -180,6 +288,7 @@ heap_deform_tuple(const uint8_t *page, uint32_t blcksz, uint32_t off, uint32_t l
                 }
                 if (size < head || pos + size > dlen)
                     return false;
+                at = pos;
                 pos += size;
             }
             else
@@ -192,9 +301,24 @@ heap_deform_tuple(const uint8_t *page, uint32_t blcksz, uint32_t off, uint32_t l
                 pos++;
             }
         }
-        if (a->column < 0 || cols == 0)
+        if (a->column < 0)
             continue;
-        /* an output column: fixed-width, as the host checked */
+        if (a->conv == HEAP_CONV_NUMERIC && !isnull)
+        {
+            /* a plain inline varlena only: not compressed (a 4-byte
+             * header's low bits 10), not a TOAST pointer */
+            uint8_t    *dst = 0;
+
+            if (a->attlen != -1 || head == 2 || (head == 4 && (data[at] & 3) != 0))
+                return false;
+            if (cols)
+                dst = (uint8_t *) cols[a->column].values + (uint64_t) row * 24;
+            if (!heap_numeric(data + at + head, size - head, dst))
+                return false;
+        }
+        if (cols == 0)
+            continue;
+        /* an output column of the width the host checked */
         {
             const DevHeapColumn *c = &cols[a->column];
             uint8_t    *dst = (uint8_t *) c->values + (uint64_t) row * c->width;
@@ -206,8 +330,11 @@ heap_deform_tuple(const uint8_t *page, uint32_t blcksz, uint32_t off, uint32_t l
             }
             else
             {
-                for (uint32_t b = 0; b < c->width; b++)
-                    dst[b] = data[at + b];
+                if (a->conv == HEAP_CONV_COPY)
+                {
+                    for (uint32_t b = 0; b < c->width; b++)
+                        dst[b] = data[at + b];
+                }
                 pgstrom_atomic_or_u32((uint32_t *) c->validity + row / 32, 1U << (row % 32));
             }
         }

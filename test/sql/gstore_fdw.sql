@@ -124,6 +124,33 @@ RESET pg_strom.gpu_setup_cost;
 RESET pg_strom.heap_gather_cost;
 DROP VIEW gs_answers;
 DROP TABLE gs_dim;
+-- ANALYZE samples the rows the snapshot sees (every one of them here, as
+-- the heap table's ANALYZE does): the same statistics as the heap table's
+-- but for the order (correlation) and widths of values stored out of line
+ANALYZE gs;
+ANALYZE hs;
+SELECT c.reltuples = (SELECT count(*) FROM gs) AS live_counted, c.relpages > 0 AS has_pages
+  FROM pg_class c WHERE c.oid = 'gs'::regclass;
+SELECT a.attname, a.null_frac = b.null_frac AS same_nulls, a.n_distinct = b.n_distinct AS same_distinct,
+       a.most_common_vals::text IS NOT DISTINCT FROM b.most_common_vals::text AS same_mcv,
+       a.histogram_bounds::text IS NOT DISTINCT FROM b.histogram_bounds::text AS same_histogram
+  FROM pg_stats a JOIN pg_stats b USING (attname)
+ WHERE a.tablename = 'gs' AND b.tablename = 'hs' ORDER BY 1;
+-- a sample smaller than the table (300 rows for a target of 1), still
+-- counting every live row; the planner's estimate is the live rows, not
+-- the row versions
+SET default_statistics_target = 1;
+ANALYZE gs;
+RESET default_statistics_target;
+SELECT c.reltuples = (SELECT count(*) FROM gs) AS live_counted FROM pg_class c WHERE c.oid = 'gs'::regclass;
+CREATE FUNCTION gs_estimate(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+  RETURN (j->0->'Plan'->>'Plan Rows')::float8;
+END $$;
+SELECT gs_estimate('SELECT * FROM gs') = (SELECT count(*) FROM gs) AS estimate_is_live_rows;
+DROP FUNCTION gs_estimate(text);
 -- TRUNCATE, in a transaction that rolls back, then for good
 BEGIN;
 TRUNCATE gs;

@@ -61,6 +61,42 @@ SELECT hd_diff('SELECT d, count(*) AS n, count(i2) AS n2, sum(i2) AS s2, min(i8)
 -- a scan qual and grouping by a column read from the blocks
 SELECT hd_how('SELECT d, count(*), sum(i8) FROM hd_t WHERE f8 > 100 AND i2 IS NOT NULL GROUP BY d');
 SELECT hd_diff('SELECT d, count(*), sum(i8) FROM hd_t WHERE f8 > 100 AND i2 IS NOT NULL GROUP BY d');
+-- numerics (TPC-H's decimals), decoded by the device from the blocks:
+-- NULLs, NaN, infinities, 38 digits, zero with a scale, the long form (a
+-- display scale past the short form's 63), negatives; a numeric of more
+-- than 38 digits and a compressed one (a long value in a wide row) send
+-- their blocks through the buffer manager, where the host decodes them
+CREATE TABLE hd_num (g int, price numeric(15,2), disc numeric(15,2), q numeric);
+INSERT INTO hd_num SELECT i, CASE WHEN i % 13 = 0 THEN NULL ELSE (i % 100000) * 1.01 END,
+    (i % 11) / 100.0,
+    CASE WHEN i % 1009 = 0 THEN 'NaN' WHEN i % 1013 = 0 THEN 'Infinity' WHEN i % 1019 = 0 THEN '-Infinity'
+         WHEN i % 17 = 0 THEN NULL
+         WHEN i % 5 = 0 THEN '99999999999999999999999999999999999999'::numeric - i
+         WHEN i % 7 = 0 THEN ('1e-70'::numeric * i)
+         WHEN i % 3 = 0 THEN '0.000'::numeric
+         ELSE (i - 20000) / 7.0 END
+  FROM generate_series(1, 40000) i;
+VACUUM (FREEZE, ANALYZE) hd_num;
+CHECKPOINT;
+SELECT hd_how('SELECT g % 10 AS k, count(*), sum(price) AS sp, avg(disc) AS ad FROM hd_num GROUP BY 1');
+SELECT hd_diff('SELECT g % 10 AS k, count(*), sum(price) AS sp, avg(disc) AS ad FROM hd_num GROUP BY 1');
+SELECT hd_how('SELECT g % 10 AS k, min(price) AS lo, max(price) AS hi FROM hd_num GROUP BY 1');
+SELECT hd_diff('SELECT g % 10 AS k, min(price) AS lo, max(price) AS hi FROM hd_num GROUP BY 1');
+SELECT hd_how('SELECT sum(price * disc) AS revenue FROM hd_num WHERE disc BETWEEN 0.05 AND 0.07 AND price < 50000');
+SELECT hd_diff('SELECT sum(price * disc) AS revenue FROM hd_num WHERE disc BETWEEN 0.05 AND 0.07 AND price < 50000');
+SELECT hd_how('SELECT g % 3 AS k, count(q) AS nq, count(*) AS n FROM hd_num WHERE q > 0 GROUP BY 1');
+SELECT hd_diff('SELECT g % 3 AS k, count(q) AS nq, count(*) AS n FROM hd_num WHERE q > 0 GROUP BY 1');
+SELECT hd_how('SELECT g % 3 AS k, count(q), sum(price) FROM hd_num WHERE q > 1e30 OR q < -1e-60 GROUP BY 1');
+SELECT hd_diff('SELECT g % 3 AS k, count(q), sum(price) FROM hd_num WHERE q > 1e30 OR q < -1e-60 GROUP BY 1');
+INSERT INTO hd_num (g, q) SELECT 40000 + i, CASE WHEN i % 2 = 0 THEN 1e40 + i ELSE repeat('1234', 1250)::numeric + i END
+  FROM generate_series(1, 10) i;
+SELECT pg_column_compression(q) IS NOT NULL AS some_compressed FROM hd_num WHERE g = 40001;
+VACUUM (FREEZE) hd_num;
+CHECKPOINT;
+SELECT hd_how('SELECT g % 3 AS k, count(q) AS nq, count(*) AS n FROM hd_num WHERE q > 0 GROUP BY 1');
+SELECT hd_diff('SELECT g % 3 AS k, count(q) AS nq, count(*) AS n FROM hd_num WHERE q > 0 GROUP BY 1');
+DROP TABLE hd_num;
+
 -- overflow raised as PostgreSQL raises it (the blocks go through the
 -- buffer manager, where the CPU path finds the row)
 SELECT sum(i8 * 2) FROM hd_t WHERE i8 > 9000000000000000000;

@@ -21,6 +21,14 @@ use crate::error::DeviceError;
 /// A block the kernels did not take (device/kernels/heap.cu).
 pub const HEAP_BLOCK_FALLBACK: u32 = u32::MAX;
 
+/// An output column's value is the attribute's bytes as stored (a
+/// fixed-width type the device holds as PostgreSQL stores it).
+pub const CONV_COPY: u8 = 0;
+/// An output column's value is a numeric varlena decoded into the device's
+/// 24 bytes (a value the device cannot hold sends its block to the buffer
+/// manager).
+pub const CONV_NUMERIC: u8 = 1;
+
 /// Blocks one request may carry.
 pub const MAX_BLOCKS: usize = 1 << 16;
 
@@ -33,8 +41,9 @@ pub struct HeapAttr {
     pub attlen: i16,
     /// Alignment in bytes: 1, 2, 4 or 8.
     pub attalign: u8,
-    /// Zero.
-    pub pad: u8,
+    /// How an output column's value is made: [`CONV_COPY`] or
+    /// [`CONV_NUMERIC`] (zero for other attributes).
+    pub conv: u8,
     /// The output column it goes to, or -1.
     pub column: i32,
 }
@@ -46,8 +55,8 @@ pub struct HeapLayout {
     pub blcksz: u32,
     /// Attributes 1..=n, n the last one an output column reads.
     pub attrs: Vec<HeapAttr>,
-    /// Device type of each output column (fixed-width, stored in the
-    /// tuple as the device holds it).
+    /// Device type of each output column (fixed-width: stored in the
+    /// tuple as the device holds it, or a numeric).
     pub types: Vec<u16>,
 }
 
@@ -76,11 +85,22 @@ impl HeapLayout {
                 return bad(format!("attribute {} length {} alignment {}", k + 1, a.attlen, a.attalign));
             }
             if a.column < 0 {
+                if a.conv != CONV_COPY {
+                    return bad(format!("attribute {} is converted but goes to no column", k + 1));
+                }
                 continue;
             }
             let c = a.column as usize;
-            if c >= widths.len() || seen[c] || a.attlen as usize != widths[c] || a.attlen < 0 {
-                return bad(format!("attribute {} goes to column {} of another width", k + 1, a.column));
+            if c >= widths.len() || seen[c] {
+                return bad(format!("attribute {} goes to column {}", k + 1, a.column));
+            }
+            let fits = match a.conv {
+                CONV_COPY => a.attlen > 0 && a.attlen as usize == widths[c],
+                CONV_NUMERIC => a.attlen == -1 && self.types[c] == crate::program::type_id("NUMERIC"),
+                _ => false,
+            };
+            if !fits {
+                return bad(format!("attribute {} (length {}) cannot fill column {c}", k + 1, a.attlen));
             }
             seen[c] = true;
         }
@@ -433,9 +453,9 @@ mod tests {
         let layout = HeapLayout {
             blcksz: 8192,
             attrs: vec![
-                HeapAttr { attlen: 4, attalign: 4, pad: 0, column: 0 },
-                HeapAttr { attlen: -1, attalign: 4, pad: 0, column: -1 },
-                HeapAttr { attlen: 4, attalign: 4, pad: 0, column: 1 },
+                HeapAttr { attlen: 4, attalign: 4, conv: CONV_COPY, column: 0 },
+                HeapAttr { attlen: -1, attalign: 4, conv: CONV_COPY, column: -1 },
+                HeapAttr { attlen: 4, attalign: 4, conv: CONV_COPY, column: 1 },
             ],
             types: vec![t4, t4],
         };
@@ -481,6 +501,158 @@ mod tests {
         assert!(l.widths().is_err());
         let mut l = layout.clone();
         l.attrs[2].column = 0;
+        assert!(l.widths().is_err());
+    }
+
+    /// PostgreSQL's numeric bytes after the varlena header for a decimal
+    /// text (make_result's form: base-10000 digits without leading or
+    /// trailing zero digits, the short form where it fits), or the
+    /// special values.
+    fn pg_numeric(text: &str) -> Vec<u8> {
+        let special = match text {
+            "NaN" => Some(0xC000u16),
+            "Infinity" => Some(0xD000),
+            "-Infinity" => Some(0xF000),
+            _ => None,
+        };
+        if let Some(h) = special {
+            return h.to_ne_bytes().to_vec();
+        }
+        let (neg, t) = match text.strip_prefix('-') {
+            Some(t) => (true, t),
+            None => (false, text),
+        };
+        let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+        let dscale = frac.len() as i32;
+        // pad the integer part on the left and the fraction on the right
+        // to whole base-10000 digits
+        let ipad = (4 - int.len() % 4) % 4;
+        let fpad = (4 - frac.len() % 4) % 4;
+        let all = format!("{}{int}{frac}{}", "0".repeat(ipad), "0".repeat(fpad));
+        let mut digits: Vec<u16> = all.as_bytes().chunks(4).map(|c| std::str::from_utf8(c).unwrap().parse().unwrap()).collect();
+        let mut weight = ((int.len() + ipad) / 4) as i32 - 1;
+        while digits.first() == Some(&0) {
+            digits.remove(0);
+            weight -= 1;
+        }
+        while digits.last() == Some(&0) {
+            digits.pop();
+        }
+        if digits.is_empty() {
+            weight = 0;
+        }
+        let mut b = Vec::new();
+        if dscale <= 63 && (-64..=63).contains(&weight) {
+            let h = 0x8000u16
+                | if neg { 0x2000 } else { 0 }
+                | ((dscale as u16) << 7)
+                | if weight < 0 { 0x0040 | (weight + 64) as u16 } else { weight as u16 };
+            b.extend_from_slice(&h.to_ne_bytes());
+        } else {
+            let h = if neg { 0x4000u16 } else { 0 } | dscale as u16;
+            b.extend_from_slice(&h.to_ne_bytes());
+            b.extend_from_slice(&(weight as i16).to_ne_bytes());
+        }
+        for d in digits {
+            b.extend_from_slice(&d.to_ne_bytes());
+        }
+        b
+    }
+
+    /// A varlena of `payload`: a 1-byte header when short, else 4 bytes
+    /// (aligned to 4 from `at`, the data's offset so far).
+    fn varlena(payload: &[u8], at: usize) -> Vec<u8> {
+        if payload.len() + 1 <= 127 {
+            let mut v = vec![(((payload.len() + 1) as u8) << 1) | 1];
+            v.extend_from_slice(payload);
+            v
+        } else {
+            let mut v = vec![0u8; (4 - at % 4) % 4];
+            v.extend_from_slice(&(((payload.len() + 4) as u32) << 2).to_le_bytes());
+            v.extend_from_slice(payload);
+            v
+        }
+    }
+
+    /// (int4, numeric): numerics decoded by the kernels as the host
+    /// decodes them; one the device cannot hold, a compressed one and a
+    /// TOAST pointer send their blocks to the buffer manager.
+    #[test]
+    fn host_kernels_decode_numerics() {
+        let t4 = int4_type();
+        let tn = crate::program::type_id("NUMERIC");
+        let layout = HeapLayout {
+            blcksz: 8192,
+            attrs: vec![
+                HeapAttr { attlen: 4, attalign: 4, conv: CONV_COPY, column: 0 },
+                HeapAttr { attlen: -1, attalign: 4, conv: CONV_NUMERIC, column: 1 },
+            ],
+            types: vec![t4, tn],
+        };
+        let long_int = format!("1{}", "0".repeat(300));
+        let texts = [
+            "0",
+            "1",
+            "-1",
+            "12345.6789",
+            "-0.0001",
+            "0.00",
+            "100000000",
+            "3.14159265358979323846264338327950288",
+            "99999999999999999999999999999999999999",
+            "-99999999999999999999999999999999999999",
+            "0.00000000000000000000000000000000000000000000000000000000000000000000000000001",
+            "1.5000",
+            "NaN",
+            "Infinity",
+            "-Infinity",
+            "123456789012345678901234567890.12345678",
+        ];
+        let row = |i: i32, payload: &[u8]| {
+            let mut d = i.to_le_bytes().to_vec();
+            d.extend(varlena(payload, 4));
+            (None, 2u16, d)
+        };
+        let payloads: Vec<Vec<u8>> = texts.iter().map(|t| pg_numeric(t)).collect();
+        let rows: Vec<_> = payloads.iter().enumerate().map(|(i, p)| row(i as i32, p)).collect();
+        let mut pages = page(&rows, 4);
+        // a NULL numeric
+        pages.extend(page(&[(Some(0b01u8), 2u16, 77i32.to_le_bytes().to_vec())], 4));
+        // more than 38 digits; 10^300 (the long form); a compressed
+        // varlena; a TOAST pointer: refused
+        pages.extend(page(&[row(90, &pg_numeric("999999999999999999999999999999999999999"))], 4));
+        pages.extend(page(&[row(91, &pg_numeric(&long_int))], 4));
+        let mut compressed = 7i32.to_le_bytes().to_vec();
+        compressed.extend_from_slice(&(((8u32 + 4) << 2) | 2).to_le_bytes());
+        compressed.extend_from_slice(&[0u8; 8]);
+        pages.extend(page(&[(None, 2u16, compressed)], 4));
+        let mut pointer = 8i32.to_le_bytes().to_vec();
+        pointer.extend_from_slice(&[1u8, 18]);
+        pointer.extend_from_slice(&[0u8; 16]);
+        pages.extend(page(&[(None, 2u16, pointer)], 4));
+        let h = HostHeap::deform(&pages, &layout).unwrap();
+        assert_eq!(h.refused, vec![2, 3, 4, 5]);
+        assert_eq!(h.nrows as usize, texts.len() + 1);
+        for (i, p) in payloads.iter().enumerate() {
+            let got = crate::numeric::DevNumeric::from_bytes(&h.columns[1].0[24 * i..24 * (i + 1)]).unwrap();
+            let want = crate::numeric::DevNumeric::from_pg_payload(p);
+            assert_ne!(want.scale, crate::numeric::NUM_BIG, "{}", texts[i]);
+            assert_eq!(got, want, "{}", texts[i]);
+            assert_eq!(&h.columns[1].0[24 * i + 20..24 * (i + 1)], &[0u8; 4]);
+        }
+        assert_eq!(crate::numeric::DevNumeric::from_bytes(&h.columns[1].0[24 * 3..]).unwrap().to_text(), "12345.6789");
+        // the NULL: no validity bit, zero bytes
+        let n = texts.len();
+        assert_eq!(h.columns[1].1[0] >> n & 1, 0);
+        assert_eq!(h.columns[0].1[0] >> n & 1, 1);
+        assert_eq!(&h.columns[1].0[24 * n..], &[0u8; 24]);
+        // a numeric attribute whose conversion is missing, or a copy to a
+        // numeric column: layouts the kernels cannot take
+        let mut l = layout.clone();
+        l.attrs[1].conv = CONV_COPY;
+        assert!(l.widths().is_err());
+        let mut l = layout.clone();
+        l.attrs[0].conv = CONV_NUMERIC;
         assert!(l.widths().is_err());
     }
 }

@@ -8,6 +8,7 @@
 //! - [`scan`]: the planner and executor callbacks of scans.
 //! - [`modify`]: INSERT, COPY FROM, UPDATE, DELETE, TRUNCATE (records
 //!   appended to the redo log, flushed at commit).
+//! - [`analyze`]: ANALYZE's sample of the visible rows.
 //! - [`checkpoint`]: `pgstrom.gstore_fdw_checkpoint(regclass)`, a new base
 //!   file of the rows every snapshot may still need, and a new log.
 //!
@@ -16,6 +17,7 @@
 //! files.  The extension script creates the handler, the validator, the
 //! wrapper and the server `gstore_fdw`, and the SQL functions.
 
+pub mod analyze;
 pub mod checkpoint;
 pub mod modify;
 pub mod options;
@@ -58,6 +60,7 @@ pub extern "C-unwind" fn gstore_fdw_handler(_fcinfo: pg_sys::FunctionCallInfo) -
         (*r).BeginForeignInsert = Some(modify::begin_insert);
         (*r).EndForeignInsert = Some(modify::end_modify);
         (*r).ExecForeignTruncate = Some(modify::exec_truncate);
+        (*r).AnalyzeForeignTable = Some(analyze::analyze);
         pg_sys::Datum::from(r)
     }
 }

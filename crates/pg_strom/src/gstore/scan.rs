@@ -22,8 +22,17 @@ pub unsafe extern "C-unwind" fn get_rel_size(
     // SAFETY: planner callback arguments.
     unsafe {
         let rel = pg_sys::table_open(relid, pg_sys::NoLock as i32);
-        let versions = state::with_store(rel, |st| st.rows.len() as f64);
+        let (versions, bytes) = state::with_store(rel, |st| (st.rows.len() as f64, st.bytes));
+        // live rows: after an ANALYZE its rows per page, scaled to the
+        // store's size now (as a heap table's estimate is); before one,
+        // every row version
+        let (reltuples, relpages) = ((*(*rel).rd_rel).reltuples as f64, (*(*rel).rd_rel).relpages as f64);
         pg_sys::table_close(rel, pg_sys::NoLock as i32);
+        let live = if reltuples >= 0.0 && relpages > 0.0 {
+            (reltuples / relpages * super::analyze::pages_of(bytes) as f64).min(versions)
+        } else {
+            versions
+        };
         (*baserel).tuples = versions;
         let sel = pg_sys::clauselist_selectivity(
             root,
@@ -32,7 +41,7 @@ pub unsafe extern "C-unwind" fn get_rel_size(
             pg_sys::JoinType::JOIN_INNER,
             std::ptr::null_mut(),
         );
-        (*baserel).rows = pg_sys::clamp_row_est(versions * sel);
+        (*baserel).rows = pg_sys::clamp_row_est(live * sel);
     }
 }
 

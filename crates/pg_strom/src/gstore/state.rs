@@ -60,6 +60,8 @@ pub struct Store {
     /// Bytes of the log replayed.
     pub log_pos: u64,
     pub rows: Vec<Row>,
+    /// Bytes of the rows' tuples (ANALYZE's pages, the planner's scaling).
+    pub bytes: u64,
     /// (rows before it, transaction, command) of each TRUNCATE.
     pub truncates: Vec<(u64, u64, u32)>,
     /// Column type ids the files were written with (0: a dropped column).
@@ -107,6 +109,7 @@ impl Store {
             log_stale: false,
             log_pos: store::HEADER_LEN,
             rows: Vec::new(),
+            bytes: 0,
             truncates: Vec::new(),
             layout: None,
         }
@@ -230,6 +233,7 @@ impl Store {
     fn apply(&mut self, r: Record, path: &Path) {
         match r {
             Record::Insert { xid, cid, tuple } => {
+                self.bytes += tuple.len() as u64;
                 self.rows.push(Row { tuple: tuple.into_boxed_slice(), xmin: xid, cmin: cid, deleters: Vec::new() })
             }
             Record::Delete { xid, cid, row, updated } => match self.rows.get_mut(row as usize) {

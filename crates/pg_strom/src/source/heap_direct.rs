@@ -27,7 +27,7 @@ use pgrx::pg_sys;
 use pgstrom_runtime::DeviceError;
 use pgstrom_runtime::catalog;
 use pgstrom_runtime::fileread::FileAccess;
-use pgstrom_runtime::heapscan::{HeapAttr, HeapLayout, HeapProbed};
+use pgstrom_runtime::heapscan::{CONV_COPY, CONV_NUMERIC, HeapAttr, HeapLayout, HeapProbed};
 use pgstrom_runtime::join::JoinSession;
 
 use crate::guc;
@@ -80,7 +80,8 @@ impl HeapDirect {
     /// The path for a scan of `rel` gathering `columns` ((attnum, device
     /// type)), or None when it does not apply: the setting is off, the
     /// table is temporary or not a heap, recovery is in progress, or a
-    /// column is not fixed-width and stored as the device holds it.
+    /// column is neither a numeric (decoded by the kernels) nor of a
+    /// fixed-width type stored as the device holds it.
     ///
     /// # Safety
     /// `rel` is the scan's open relation.
@@ -110,13 +111,20 @@ impl HeapDirect {
                     b'i' => 4,
                     _ => 8,
                 };
-                attrs.push(HeapAttr { attlen: (*att).attlen, attalign, pad: 0, column: -1 });
+                attrs.push(HeapAttr { attlen: (*att).attlen, attalign, conv: CONV_COPY, column: -1 });
             }
+            let numeric = pgstrom_runtime::program::type_id("NUMERIC");
             let mut types = Vec::with_capacity(columns.len());
             for (c, &(attnum, type_id)) in columns.iter().enumerate() {
                 let width = catalog::type_info(type_id).map_or(0, |t| t.width);
                 let a = attnum.checked_sub(1).and_then(|k| attrs.get_mut(k as usize))?;
-                if attnum <= 0 || width == 0 || a.attlen as usize != width || a.column >= 0 {
+                if attnum <= 0 || a.column >= 0 {
+                    return None;
+                }
+                // a numeric is decoded by the kernels; any other column is
+                // stored as the device holds it
+                a.conv = if type_id == numeric && a.attlen == -1 { CONV_NUMERIC } else { CONV_COPY };
+                if a.conv == CONV_COPY && (width == 0 || a.attlen as usize != width) {
                     return None;
                 }
                 a.column = c as i32;

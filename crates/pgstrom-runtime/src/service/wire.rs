@@ -467,6 +467,7 @@ pub fn put_heap_layout(w: &mut Writer<'_>, l: &HeapLayout) {
     for a in &l.attrs {
         w.u32(a.attlen as u16 as u32);
         w.u8(a.attalign);
+        w.u8(a.conv);
         w.u32(a.column as u32);
     }
     let types: Vec<u32> = l.types.iter().map(|&t| t as u32).collect();
@@ -481,8 +482,9 @@ pub fn get_heap_layout(r: &mut Reader<'_>) -> Result<HeapLayout, DeviceError> {
     for _ in 0..n {
         let attlen = r.u32()? as u16 as i16;
         let attalign = r.u8()?;
+        let conv = r.u8()?;
         let column = r.u32()? as i32;
-        attrs.push(HeapAttr { attlen, attalign, pad: 0, column });
+        attrs.push(HeapAttr { attlen, attalign, conv, column });
     }
     let types = r.slice::<u32>()?.iter().map(|&t| t as u16).collect();
     let l = HeapLayout { blcksz, attrs, types };
