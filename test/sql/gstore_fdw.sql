@@ -211,7 +211,7 @@ CREATE FOREIGN TABLE bad2 (id int) SERVER gstore_fdw OPTIONS (base_file 'relativ
 CREATE FOREIGN TABLE bad3 (id int) SERVER gstore_fdw
   OPTIONS (base_file '/tmp/pgstrom_gstore_test/b.base', redo_log_file '/tmp/pgstrom_gstore_test/b.redo', gpu_device_id '-1');
 CREATE FOREIGN TABLE bad4 (id int) SERVER gstore_fdw
-  OPTIONS (base_file '/tmp/pgstrom_gstore_test/b.base', redo_log_file '/tmp/pgstrom_gstore_test/b.redo', primary_key 'id');
+  OPTIONS (base_file '/tmp/pgstrom_gstore_test/b.base', redo_log_file '/tmp/pgstrom_gstore_test/b.redo', primary_key 'id, v');
 CREATE FOREIGN TABLE bad5 (id int) SERVER gstore_fdw
   OPTIONS (base_file '/tmp/pgstrom_gstore_test/b.base', redo_log_file '/tmp/pgstrom_gstore_test/b.redo', colour 'red');
 CREATE FOREIGN TABLE notgs (id int) SERVER gstore_fdw

@@ -529,7 +529,8 @@ mod tests {
         let ipad = (4 - int.len() % 4) % 4;
         let fpad = (4 - frac.len() % 4) % 4;
         let all = format!("{}{int}{frac}{}", "0".repeat(ipad), "0".repeat(fpad));
-        let mut digits: Vec<u16> = all.as_bytes().chunks(4).map(|c| std::str::from_utf8(c).unwrap().parse().unwrap()).collect();
+        let mut digits: Vec<u16> =
+            all.as_bytes().chunks(4).map(|c| std::str::from_utf8(c).unwrap().parse().unwrap()).collect();
         let mut weight = ((int.len() + ipad) / 4) as i32 - 1;
         while digits.first() == Some(&0) {
             digits.remove(0);

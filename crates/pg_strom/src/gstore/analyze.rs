@@ -54,11 +54,8 @@ unsafe extern "C-unwind" fn acquire_sample_rows(
     // SAFETY: ANALYZE's callback arguments: `rows` holds `targrows`
     // tuples, made in the current (the analyze) memory context.
     unsafe {
-        let snapshot = if pg_sys::ActiveSnapshotSet() {
-            pg_sys::GetActiveSnapshot()
-        } else {
-            pg_sys::GetTransactionSnapshot()
-        };
+        let snapshot =
+            if pg_sys::ActiveSnapshotSet() { pg_sys::GetActiveSnapshot() } else { pg_sys::GetTransactionSnapshot() };
         let relid = (*rel).rd_id;
         let target = targrows.max(0) as usize;
         let mut vis = Visibility::new(snapshot);

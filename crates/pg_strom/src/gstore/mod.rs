@@ -2,13 +2,14 @@
 //! foreign tables of the server `gstore_fdw`.
 //!
 //! - [`options`]: the validator (`base_file`, `redo_log_file`,
-//!   `gpu_device_id`, `max_num_rows`).
+//!   `gpu_device_id`, `max_num_rows`, `primary_key`).
 //! - [`state`]: the files replayed into row versions in each process, and
 //!   MVCC visibility by PostgreSQL's snapshots and commit log.
 //! - [`scan`]: the planner and executor callbacks of scans.
 //! - [`modify`]: INSERT, COPY FROM, UPDATE, DELETE, TRUNCATE (records
 //!   appended to the redo log, flushed at commit).
 //! - [`analyze`]: ANALYZE's sample of the visible rows.
+//! - [`key`]: the `primary_key` column, and the index of rows by key.
 //! - [`checkpoint`]: `pgstrom.gstore_fdw_checkpoint(regclass)`, a new base
 //!   file of the rows every snapshot may still need, and a new log.
 //!
@@ -19,6 +20,7 @@
 
 pub mod analyze;
 pub mod checkpoint;
+pub mod key;
 pub mod modify;
 pub mod options;
 pub mod scan;

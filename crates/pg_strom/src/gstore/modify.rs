@@ -33,7 +33,8 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgstrom_runtime::store::{self, Record};
 
-use super::state::{self, Conflict, Store};
+use super::key::KeySpec;
+use super::state::{self, Conflict, KeyConflict, Store};
 use crate::errors::raise_plain;
 
 /// Bytes of inserts gathered before they are appended.
@@ -204,6 +205,9 @@ pub struct ModifyState {
     max_rows: i64,
     /// The column types a new log records (`state::layout_of`).
     layout: Vec<u32>,
+    /// The table's key column, and the keys of the gathered inserts.
+    key: Option<KeySpec>,
+    insert_keys: Vec<Vec<u8>>,
 }
 
 unsafe fn relname(relid: pg_sys::Oid) -> String {
@@ -215,39 +219,86 @@ unsafe fn relname(relid: pg_sys::Oid) -> String {
 enum Outcome {
     Done,
     Skipped,
-    Wait(pg_sys::TransactionId),
+    /// Wait for a transaction that deleted the row (false) or wrote a row
+    /// holding a key being stored (true).
+    Wait(pg_sys::TransactionId, bool),
+    /// A live row holds this key (raised once the store is back in place,
+    /// so that the ERROR does not make the next statement replay it all).
+    Duplicate(Vec<u8>),
+    /// A serialization failure (the row was updated: true, deleted: false).
+    Serialization(bool),
 }
 
 impl ModifyState {
     unsafe fn new(rel: pg_sys::Relation, ctid_attno: pg_sys::AttrNumber) -> ModifyState {
         // SAFETY: an open gstore_fdw table.
         let (opts, layout) = unsafe { (super::options::of_table((*rel).rd_id), state::layout_of((*rel).rd_att)) };
-        ModifyState { rel, ctid_attno, inserts: Vec::new(), insert_rows: 0, max_rows: opts.max_num_rows, layout }
+        // SAFETY: as above.
+        let key = opts.primary_key.as_deref().map(|name| unsafe { KeySpec::resolve(rel, name) });
+        ModifyState {
+            rel,
+            ctid_attno,
+            inserts: Vec::new(),
+            insert_rows: 0,
+            max_rows: opts.max_num_rows,
+            layout,
+            key,
+            insert_keys: Vec::new(),
+        }
+    }
+
+    /// The row of `slot` as stored, and its key (an ERROR for a NULL key).
+    ///
+    /// # Safety
+    /// A slot of our relation's row type.
+    unsafe fn row_and_key(&self, slot: *mut pg_sys::TupleTableSlot) -> (Vec<u8>, Option<Vec<u8>>) {
+        // SAFETY: caller's promise.
+        let tuple = unsafe { tuple_bytes(slot, self.key.as_ref().map(|k| k.attnum)) };
+        let Some(spec) = &self.key else { return (tuple, None) };
+        let key = match spec.of_row(&tuple) {
+            Ok(Some(k)) => k.to_vec(),
+            Ok(None) => raise_plain(
+                PgSqlErrorCode::ERRCODE_NOT_NULL_VIOLATION,
+                // SAFETY: our open relation.
+                format!(
+                    "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                    spec.name,
+                    unsafe { relname((*self.rel).rd_id) }
+                ),
+                Some("The column is the gstore_fdw table's primary_key.".into()),
+                None,
+            ),
+            Err(e) => raise_plain(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("gstore_fdw key: {e}"), None, None),
+        };
+        (tuple, Some(key))
     }
 
     /// Append `body` (plus the gathered inserts); with `delete`, after
-    /// checking that row's deleters.
-    unsafe fn append(&mut self, body: &[u8], new_rows: u64, delete: Option<u64>) -> bool {
+    /// checking that row's deleters; with a key, after checking that no
+    /// live row (but `delete`) holds it or a gathered insert's key.
+    unsafe fn append(&mut self, body: &[u8], new_rows: u64, delete: Option<u64>, new_key: Option<&[u8]>) -> bool {
         // SAFETY: our open relation.
         unsafe {
             let rel = self.rel;
             loop {
                 let pending = std::mem::take(&mut self.inserts);
                 let pending_rows = std::mem::take(&mut self.insert_rows);
-                let (max_rows, layout) = (self.max_rows, &self.layout);
+                let (max_rows, layout, key, keys) = (self.max_rows, &self.layout, &self.key, &self.insert_keys);
                 let outcome = state::with_store(rel, |st| {
                     let lock = LogLock::acquire(st, layout);
                     if let Some(id) = delete {
                         match state::conflict(st, id as usize) {
                             Conflict::None => {}
                             Conflict::SelfDeleted => return (Outcome::Skipped, pending, pending_rows),
-                            Conflict::Wait(x) => return (Outcome::Wait(x), pending, pending_rows),
+                            Conflict::Wait(x) => return (Outcome::Wait(x, false), pending, pending_rows),
                             Conflict::Committed { updated: false }
                                 if pg_sys::XactIsoLevel < pg_sys::XACT_REPEATABLE_READ as i32 =>
                             {
                                 return (Outcome::Skipped, pending, pending_rows);
                             }
-                            Conflict::Committed { updated } => serialization_failure(rel, updated),
+                            Conflict::Committed { updated } => {
+                                return (Outcome::Serialization(updated), pending, pending_rows);
+                            }
                         }
                     }
                     let total = st.rows.len() as u64 + pending_rows + new_rows;
@@ -259,24 +310,50 @@ impl ModifyState {
                             Some("Run pgstrom.gstore_fdw_checkpoint() to reclaim deleted rows, or raise max_num_rows."),
                         );
                     }
+                    if key.is_some() {
+                        let mut seen = HashSet::new();
+                        for k in keys.iter().map(Vec::as_slice).chain(new_key) {
+                            let dup = if !seen.insert(k) {
+                                true
+                            } else {
+                                match state::key_conflict(st, k, delete) {
+                                    KeyConflict::None => false,
+                                    KeyConflict::Wait(x) => return (Outcome::Wait(x, true), pending, pending_rows),
+                                    KeyConflict::Duplicate(_) => true,
+                                }
+                            };
+                            if dup {
+                                return (Outcome::Duplicate(k.to_vec()), pending, pending_rows);
+                            }
+                        }
+                    }
                     let mut all = pending;
                     all.extend_from_slice(body);
                     lock.append(st, &all);
                     (Outcome::Done, Vec::new(), 0)
                 });
                 match outcome {
-                    (Outcome::Done, ..) => return true,
+                    (Outcome::Done, ..) => {
+                        self.insert_keys.clear();
+                        return true;
+                    }
                     (Outcome::Skipped, pending, n) => {
                         // the gathered inserts still go in
                         self.inserts = pending;
                         self.insert_rows = n;
                         return false;
                     }
-                    (Outcome::Wait(x), pending, n) => {
+                    (Outcome::Duplicate(k), ..) => {
+                        duplicate_key(rel, self.key.as_ref().expect("a key"), &k);
+                    }
+                    (Outcome::Serialization(updated), ..) => serialization_failure(rel, updated),
+                    (Outcome::Wait(x, for_key), pending, n) => {
                         self.inserts = pending;
                         self.insert_rows = n;
                         let mut tid = state::ctid_of(delete.unwrap_or(0));
-                        pg_sys::XactLockTableWait(x, rel, &mut tid, pg_sys::XLTW_Oper::XLTW_Update);
+                        let oper =
+                            if for_key { pg_sys::XLTW_Oper::XLTW_InsertIndex } else { pg_sys::XLTW_Oper::XLTW_Update };
+                        pg_sys::XactLockTableWait(x, rel, &mut tid, oper);
                     }
                 }
             }
@@ -287,9 +364,24 @@ impl ModifyState {
     unsafe fn flush(&mut self) {
         if !self.inserts.is_empty() {
             // SAFETY: caller's promise (our relation is open).
-            unsafe { self.append(&[], 0, None) };
+            unsafe { self.append(&[], 0, None, None) };
         }
     }
+}
+
+fn duplicate_key(rel: pg_sys::Relation, spec: &KeySpec, key: &[u8]) -> ! {
+    // SAFETY: our open relation; a backend.
+    let (name, mut value) = unsafe { (relname((*rel).rd_id), spec.text_of(key)) };
+    if let Some((cut, _)) = value.char_indices().nth(64) {
+        value.truncate(cut);
+        value.push_str("...");
+    }
+    raise_plain(
+        PgSqlErrorCode::ERRCODE_UNIQUE_VIOLATION,
+        format!("duplicate key value violates the primary key of gstore_fdw table \"{name}\""),
+        Some(format!("Key ({})=({value}) already exists.", spec.name)),
+        None,
+    )
 }
 
 fn serialization_failure(rel: pg_sys::Relation, updated: bool) -> ! {
@@ -308,11 +400,11 @@ fn serialization_failure(rel: pg_sys::Relation, updated: bool) -> ! {
 }
 
 /// The row of `slot` as minimal tuple bytes, external and expanded values
-/// flattened in.
+/// flattened in, and the key column's (`key`, 1-based) decompressed too.
 ///
 /// # Safety
 /// A slot of the relation's row type.
-unsafe fn tuple_bytes(slot: *mut pg_sys::TupleTableSlot) -> Vec<u8> {
+unsafe fn tuple_bytes(slot: *mut pg_sys::TupleTableSlot, key: Option<i16>) -> Vec<u8> {
     // SAFETY: caller's promise.
     unsafe {
         pg_sys::slot_getallattrs(slot);
@@ -324,6 +416,9 @@ unsafe fn tuple_bytes(slot: *mut pg_sys::TupleTableSlot) -> Vec<u8> {
             let a = pg_sys::TupleDescAttr(tupdesc, i as c_int);
             if !isnull[i] && (*a).attlen == -1 && pgrx::varlena::varatt_is_1b_e(v.cast_mut_ptr()) {
                 *v = pg_sys::Datum::from(pg_sys::detoast_external_attr(v.cast_mut_ptr()));
+            }
+            if !isnull[i] && (*a).attlen == -1 && key == Some(i as i16 + 1) {
+                *v = pg_sys::Datum::from(pg_sys::pg_detoast_datum_packed(v.cast_mut_ptr()));
             }
         }
         let mt = pg_sys::heap_form_minimal_tuple(tupdesc, values.as_ptr(), isnull.as_ptr(), 0);
@@ -462,9 +557,11 @@ pub unsafe extern "C-unwind" fn exec_insert(
     // SAFETY: executor callback arguments.
     unsafe {
         let Some(st) = state_of(rinfo) else { return std::ptr::null_mut() };
+        let (tuple, key) = st.row_and_key(slot);
         let (xid, cid) = writer_ids();
-        Record::Insert { xid, cid, tuple: tuple_bytes(slot) }.encode(&mut st.inserts);
+        Record::Insert { xid, cid, tuple }.encode(&mut st.inserts);
         st.insert_rows += 1;
+        st.insert_keys.extend(key);
         if st.inserts.len() >= INSERT_BUFFER {
             st.flush();
         }
@@ -507,11 +604,12 @@ pub unsafe extern "C-unwind" fn exec_update(
             pg_sys::ExecPartitionCheck(rinfo, slot, estate, true);
         }
         let row = row_of(st, plan_slot);
+        let (tuple, key) = st.row_and_key(slot);
         let (xid, cid) = writer_ids();
         let mut body = Vec::new();
         Record::Delete { xid, cid, row, updated: true }.encode(&mut body);
-        Record::Insert { xid, cid, tuple: tuple_bytes(slot) }.encode(&mut body);
-        if st.append(&body, 1, Some(row)) { slot } else { std::ptr::null_mut() }
+        Record::Insert { xid, cid, tuple }.encode(&mut body);
+        if st.append(&body, 1, Some(row), key.as_deref()) { slot } else { std::ptr::null_mut() }
     }
 }
 
@@ -529,7 +627,7 @@ pub unsafe extern "C-unwind" fn exec_delete(
         let (xid, cid) = writer_ids();
         let mut body = Vec::new();
         Record::Delete { xid, cid, row, updated: false }.encode(&mut body);
-        if !st.append(&body, 0, Some(row)) {
+        if !st.append(&body, 0, Some(row), None) {
             return std::ptr::null_mut();
         }
         // the deleted row, for RETURNING
@@ -581,7 +679,7 @@ pub unsafe extern "C-unwind" fn exec_truncate(
             let mut body = Vec::new();
             Record::Truncate { xid, cid }.encode(&mut body);
             let mut st = ModifyState::new(rel, 0);
-            st.append(&body, 0, None);
+            st.append(&body, 0, None, None);
         }
     }
 }

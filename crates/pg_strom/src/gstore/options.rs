@@ -3,7 +3,9 @@
 //! Table options: `base_file` and `redo_log_file` (absolute paths, both
 //! required, each table its own), `gpu_device_id` (the GPU that will hold
 //! the table's device copy; 0 by default), `max_num_rows` (row versions
-//! the table may hold until the next checkpoint reclaims dead ones).
+//! the table may hold until the next checkpoint reclaims dead ones),
+//! `primary_key` (the column UPDATE and DELETE find rows by, unique among
+//! live rows: `key`).
 //! Naming files needs superuser or the privileges of both
 //! pg_read_server_files and pg_write_server_files.
 
@@ -23,6 +25,8 @@ pub struct TableOptions {
     pub redo_log_file: String,
     pub gpu_device_id: i32,
     pub max_num_rows: i64,
+    /// The key column's name.
+    pub primary_key: Option<String>,
 }
 
 fn bad_value(msg: String, hint: Option<&str>) -> ! {
@@ -43,6 +47,7 @@ pub fn parse(options: &[(String, String)], check_privileges: bool) -> TableOptio
         redo_log_file: String::new(),
         gpu_device_id: 0,
         max_num_rows: i64::from(i32::MAX),
+        primary_key: None,
     };
     for (name, value) in options {
         match name.as_str() {
@@ -56,12 +61,15 @@ pub fn parse(options: &[(String, String)], check_privileges: bool) -> TableOptio
                 Ok(n) if (1..=1i64 << 40).contains(&n) => t.max_num_rows = n,
                 _ => bad_value(format!("max_num_rows must be an integer between 1 and 2^40, not \"{value}\""), None),
             },
-            "primary_key" => raise_plain(
-                PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-                "the primary_key option of gstore_fdw is not supported yet".into(),
-                None,
-                Some("UPDATE and DELETE find rows by any condition; leave the option out."),
-            ),
+            "primary_key" => {
+                if value.is_empty() || value.contains(',') {
+                    bad_value(
+                        format!("primary_key must name one column, not \"{value}\""),
+                        Some("A gstore_fdw table's key is one column."),
+                    );
+                }
+                t.primary_key = Some(value.clone());
+            }
             _ => raise_plain(
                 PgSqlErrorCode::ERRCODE_FDW_INVALID_OPTION_NAME,
                 format!("invalid option \"{name}\""),

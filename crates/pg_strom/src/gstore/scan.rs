@@ -11,6 +11,7 @@ use std::ffi::{CStr, c_int, c_void};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
+use super::key::KeySpec;
 use super::state::{self, Visibility};
 
 #[pg_guard]
@@ -49,7 +50,7 @@ pub unsafe extern "C-unwind" fn get_rel_size(
 pub unsafe extern "C-unwind" fn get_paths(
     root: *mut pg_sys::PlannerInfo,
     baserel: *mut pg_sys::RelOptInfo,
-    _relid: pg_sys::Oid,
+    relid: pg_sys::Oid,
 ) {
     // SAFETY: planner callback arguments.
     unsafe {
@@ -72,6 +73,88 @@ pub unsafe extern "C-unwind" fn get_paths(
             std::ptr::null_mut(),
         );
         pg_sys::add_path(baserel, p.cast());
+        // `key = expression`: the rows holding the key, found by the index
+        // (a hash lookup and the versions of one key)
+        if let Some(expr) = key_clause(root, baserel, relid) {
+            let versions = ((*baserel).tuples / (*baserel).rows.max(1.0)).clamp(1.0, 16.0);
+            let run = pg_sys::cpu_operator_cost * 10.0 + versions * (pg_sys::cpu_tuple_cost + qual.per_tuple);
+            let p = pg_sys::create_foreignscan_path(
+                root,
+                baserel,
+                std::ptr::null_mut(),
+                (*baserel).rows,
+                0,
+                qual.startup,
+                qual.startup + run,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                pg_sys::list_make1_impl(pg_sys::NodeTag::T_List, pg_sys::ListCell { ptr_value: expr.cast() }),
+            );
+            pg_sys::add_path(baserel, p.cast());
+        }
+    }
+}
+
+/// The expression of a restriction `key = expression` on the table's
+/// `primary_key` column that the scan can look up by: `=` is the key
+/// type's own equality (under a deterministic collation), the expression
+/// reads no column of this query level and calls no volatile function
+/// (a constant, a parameter, an uncorrelated sub-query's value).
+unsafe fn key_clause(
+    root: *mut pg_sys::PlannerInfo,
+    baserel: *mut pg_sys::RelOptInfo,
+    relid: pg_sys::Oid,
+) -> Option<*mut pg_sys::Expr> {
+    // SAFETY: planner state of a base relation.
+    unsafe {
+        let name = std::ffi::CString::new(super::options::of_table(relid).primary_key?).ok()?;
+        let attnum = pg_sys::get_attnum(relid, name.as_ptr());
+        if attnum == pg_sys::InvalidAttrNumber as pg_sys::AttrNumber {
+            return None;
+        }
+        let base = pg_sys::getBaseType(pg_sys::get_atttype(relid, attnum));
+        let eq = (*pg_sys::lookup_type_cache(base, pg_sys::TYPECACHE_EQ_OPR as i32)).eq_opr;
+        if eq == pg_sys::InvalidOid {
+            return None;
+        }
+        let strip = |mut e: *mut pg_sys::Node| {
+            while !e.is_null() && (*e).type_ == pg_sys::NodeTag::T_RelabelType {
+                e = (*(e as *mut pg_sys::RelabelType)).arg.cast();
+            }
+            e
+        };
+        for ri in crate::pg::list::from_list((*baserel).baserestrictinfo) {
+            let clause = (*(ri as *mut pg_sys::RestrictInfo)).clause as *mut pg_sys::Node;
+            if (*clause).type_ != pg_sys::NodeTag::T_OpExpr {
+                continue;
+            }
+            let op = clause as *mut pg_sys::OpExpr;
+            let args = crate::pg::list::from_list((*op).args);
+            if (*op).opno != eq || args.len() != 2 {
+                continue;
+            }
+            let coll = (*op).inputcollid;
+            if coll != pg_sys::InvalidOid && !pg_sys::get_collation_isdeterministic(coll) {
+                continue;
+            }
+            for (a, b) in [(args[0], args[1]), (args[1], args[0])] {
+                let v = strip(a as *mut pg_sys::Node);
+                let other = b as *mut pg_sys::Node;
+                if (*v).type_ == pg_sys::NodeTag::T_Var
+                    && (*(v as *mut pg_sys::Var)).varno as u32 == (*baserel).relid
+                    && (*(v as *mut pg_sys::Var)).varattno == attnum
+                    && (*(v as *mut pg_sys::Var)).varlevelsup == 0
+                    && pg_sys::pull_varnos(root, other).is_null()
+                    && !pg_sys::contain_volatile_functions(other)
+                    && !pg_sys::contain_subplans(other)
+                {
+                    return Some(other.cast());
+                }
+            }
+        }
+        None
     }
 }
 
@@ -80,7 +163,7 @@ pub unsafe extern "C-unwind" fn get_plan(
     _root: *mut pg_sys::PlannerInfo,
     baserel: *mut pg_sys::RelOptInfo,
     _relid: pg_sys::Oid,
-    _best_path: *mut pg_sys::ForeignPath,
+    best_path: *mut pg_sys::ForeignPath,
     tlist: *mut pg_sys::List,
     scan_clauses: *mut pg_sys::List,
     outer_plan: *mut pg_sys::Plan,
@@ -88,11 +171,14 @@ pub unsafe extern "C-unwind" fn get_plan(
     // SAFETY: planner callback arguments.
     unsafe {
         let quals = pg_sys::extract_actual_clauses(scan_clauses, false);
+        // a key lookup: the key's expression (the clause stays a qual)
+        let key = (*best_path).fdw_private;
+        let fdw_exprs = if key.is_null() { std::ptr::null_mut() } else { pg_sys::copyObjectImpl(key.cast()).cast() };
         pg_sys::make_foreignscan(
             tlist,
             quals,
             (*baserel).relid,
-            std::ptr::null_mut(),
+            fdw_exprs,
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
@@ -117,6 +203,9 @@ pub struct ScanState {
     versions: usize,
     generation: u64,
     log_pos: u64,
+    /// A key lookup: the key's expression and column, and whether the
+    /// rows were looked up (until a rescan).
+    lookup: Option<(*mut pg_sys::ExprState, KeySpec, bool)>,
 }
 
 unsafe fn state_of<'a>(node: *mut pg_sys::ForeignScanState) -> Option<&'a mut ScanState> {
@@ -150,6 +239,15 @@ pub unsafe extern "C-unwind" fn begin(node: *mut pg_sys::ForeignScanState, _efla
             pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
             pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
         );
+        let plan = (*node).ss.ps.plan as *mut pg_sys::ForeignScan;
+        let lookup = match crate::pg::list::from_list((*plan).fdw_exprs).first() {
+            Some(&e) => {
+                let name = super::options::of_table((*rel).rd_id).primary_key.unwrap_or_default();
+                let spec = KeySpec::resolve(rel, &name);
+                Some((pg_sys::ExecInitExpr(e.cast(), &raw mut (*node).ss.ps), spec, false))
+            }
+            None => None,
+        };
         let st = ScanState {
             vis: Visibility::new((*estate).es_snapshot),
             next: 0,
@@ -159,6 +257,7 @@ pub unsafe extern "C-unwind" fn begin(node: *mut pg_sys::ForeignScanState, _efla
             versions,
             generation,
             log_pos,
+            lookup,
         };
         (*node).fdw_state = Box::into_raw(Box::new(st)).cast();
         crate::pg::memctx::on_reset((*estate).es_query_cxt, free_state, node.cast());
@@ -181,16 +280,43 @@ pub unsafe extern "C-unwind" fn iterate(node: *mut pg_sys::ForeignScanState) -> 
             sc.batch.clear();
             sc.batch_pos = 0;
             let (vis, next, batch, cxt) = (&mut sc.vis, &mut sc.next, &mut sc.batch, sc.batch_cxt);
-            state::with_store_as_is(rel, |st| {
-                let _c = crate::pg::memctx::Switched::to(cxt);
-                while *next < st.rows.len() && batch.len() < BATCH {
-                    let id = *next;
-                    *next += 1;
-                    if vis.visible(st, id) {
-                        batch.push(super::modify::heap_tuple(relid, id as u64, &st.rows[id].tuple));
+            if let Some((expr, spec, done)) = &mut sc.lookup {
+                // the rows holding the key, once
+                if !*done {
+                    *done = true;
+                    let econtext = (*node).ss.ps.ps_ExprContext;
+                    let mut isnull = false;
+                    let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+                    let value = (*(*expr)).evalfunc.expect("compiled")(*expr, econtext, &mut isnull);
+                    let key = if isnull { None } else { Some(spec.of_datum(value)) };
+                    pg_sys::MemoryContextSwitchTo(old);
+                    if let Some(key) = key {
+                        state::with_store_as_is(rel, |st| {
+                            let _c = crate::pg::memctx::Switched::to(cxt);
+                            let Some(index) = &st.key else { return };
+                            for &id in index.candidates(&key) {
+                                let row = &st.rows[id as usize];
+                                if index.spec.of_row(&row.tuple).ok().flatten() == Some(key.as_slice())
+                                    && vis.visible(st, id as usize)
+                                {
+                                    batch.push(super::modify::heap_tuple(relid, id, &row.tuple));
+                                }
+                            }
+                        });
                     }
                 }
-            });
+            } else {
+                state::with_store_as_is(rel, |st| {
+                    let _c = crate::pg::memctx::Switched::to(cxt);
+                    while *next < st.rows.len() && batch.len() < BATCH {
+                        let id = *next;
+                        *next += 1;
+                        if vis.visible(st, id) {
+                            batch.push(super::modify::heap_tuple(relid, id as u64, &st.rows[id].tuple));
+                        }
+                    }
+                });
+            }
         }
         if let Some(&ht) = sc.batch.get(sc.batch_pos) {
             sc.batch_pos += 1;
@@ -208,6 +334,9 @@ pub unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::ForeignScanState) {
             sc.next = 0;
             sc.batch.clear();
             sc.batch_pos = 0;
+            if let Some((_, _, done)) = &mut sc.lookup {
+                *done = false;
+            }
         }
     }
 }
@@ -230,6 +359,9 @@ pub unsafe extern "C-unwind" fn explain(node: *mut pg_sys::ForeignScanState, es:
             sc.versions, sc.generation, sc.log_pos
         );
         crate::pg::explain::prop_text(c"GPU Store", &text, es);
+        if let Some((_, spec, _)) = &sc.lookup {
+            crate::pg::explain::prop_text(c"Primary Key Lookup", &spec.name, es);
+        }
     }
 }
 

@@ -27,6 +27,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgstrom_runtime::store::{self, Record};
 
+use super::key::{KeyIndex, KeySpec};
 use crate::errors::raise_plain;
 
 /// The frozen transaction id: committed for every snapshot.
@@ -66,6 +67,8 @@ pub struct Store {
     pub truncates: Vec<(u64, u64, u32)>,
     /// Column type ids the files were written with (0: a dropped column).
     pub layout: Option<Vec<u32>>,
+    /// The rows by key, for a table with a `primary_key`.
+    pub key: Option<KeyIndex>,
 }
 
 thread_local! {
@@ -112,6 +115,7 @@ impl Store {
             bytes: 0,
             truncates: Vec::new(),
             layout: None,
+            key: None,
         }
     }
 
@@ -233,6 +237,9 @@ impl Store {
     fn apply(&mut self, r: Record, path: &Path) {
         match r {
             Record::Insert { xid, cid, tuple } => {
+                if let Some(k) = &mut self.key {
+                    k.add(self.rows.len() as u64, &tuple).unwrap_or_else(|e| file_error(path, "record", e));
+                }
                 self.bytes += tuple.len() as u64;
                 self.rows.push(Row { tuple: tuple.into_boxed_slice(), xmin: xid, cmin: cid, deleters: Vec::new() })
             }
@@ -321,6 +328,21 @@ pub unsafe fn with_store<T>(rel: pg_sys::Relation, f: impl FnOnce(&mut Store) ->
         };
         if let Some(l) = &st.layout {
             check_layout(rel, l);
+        }
+        // the key index: built over every row once, then kept up by the
+        // replay; rebuilt when the key's column or layout changed
+        match &opts.primary_key {
+            None => st.key = None,
+            Some(name) => {
+                let spec = KeySpec::resolve(rel, name);
+                if st.key.as_ref().map(|k| &k.spec) != Some(&spec) {
+                    let mut index = KeyIndex::new(spec);
+                    for (id, row) in st.rows.iter().enumerate() {
+                        index.add(id as u64, &row.tuple).unwrap_or_else(|e| file_error(&st.base_path, "row", e));
+                    }
+                    st.key = Some(index);
+                }
+            }
         }
         let out = f(&mut st);
         STORES.with_borrow_mut(|m| m.insert(relid, st));
@@ -492,6 +514,84 @@ pub fn conflict(st: &Store, id: usize) -> Conflict {
             }
         }
         Conflict::None
+    }
+}
+
+/// What a writer finds among the rows holding a key it is about to
+/// store.
+pub enum KeyConflict {
+    /// No live row holds it: go ahead.
+    None,
+    /// A running transaction inserted or deleted a row holding it: wait for
+    /// it and look again.
+    Wait(pg_sys::TransactionId),
+    /// Row `id`, live (committed, or this transaction's), holds it.
+    Duplicate(u64),
+}
+
+/// Whether a live row other than `except` (the row an UPDATE replaces)
+/// holds `key`, by the transactions' states now (as a unique index is
+/// checked: rows committed after the snapshot count too).
+pub fn key_conflict(st: &Store, key: &[u8], except: Option<u64>) -> KeyConflict {
+    let Some(index) = &st.key else { return KeyConflict::None };
+    // SAFETY: transaction status lookups of a backend in a transaction.
+    unsafe {
+        let next_full = pg_sys::ReadNextFullTransactionId().value;
+        // Some(true): committed or this transaction's; Some(false):
+        // aborted; None: running (the id to wait for in Err)
+        let state = |full: u64| -> Result<bool, pg_sys::TransactionId> {
+            if full == FROZEN_XID {
+                return Ok(true);
+            }
+            let xid = xid32(full, next_full);
+            if pg_sys::TransactionIdIsCurrentTransactionId(xid) {
+                Ok(true)
+            } else if pg_sys::TransactionIdIsInProgress(xid) {
+                Err(xid)
+            } else {
+                Ok(pg_sys::TransactionIdDidCommit(xid))
+            }
+        };
+        for &id in index.candidates(key) {
+            if Some(id) == except {
+                continue;
+            }
+            let row = &st.rows[id as usize];
+            if index.spec.of_row(&row.tuple).ok().flatten() != Some(key) {
+                continue;
+            }
+            match state(row.xmin) {
+                Err(x) => return KeyConflict::Wait(x),
+                Ok(false) => continue,
+                Ok(true) => {}
+            }
+            let mut wait = None;
+            let mut dead = false;
+            for &(full, _, _) in &row.deleters {
+                match state(full) {
+                    Ok(true) => dead = true,
+                    Ok(false) => {}
+                    Err(x) => wait = Some(x),
+                }
+            }
+            for &(before, full, _) in &st.truncates {
+                if id < before {
+                    match state(full) {
+                        Ok(true) => dead = true,
+                        Ok(false) => {}
+                        Err(x) => wait = Some(x),
+                    }
+                }
+            }
+            if dead {
+                continue;
+            }
+            if let Some(x) = wait {
+                return KeyConflict::Wait(x);
+            }
+            return KeyConflict::Duplicate(id);
+        }
+        KeyConflict::None
     }
 }
 
