@@ -563,7 +563,7 @@ mod tests {
     /// A varlena of `payload`: a 1-byte header when short, else 4 bytes
     /// (aligned to 4 from `at`, the data's offset so far).
     fn varlena(payload: &[u8], at: usize) -> Vec<u8> {
-        if payload.len() + 1 <= 127 {
+        if payload.len() < 127 {
             let mut v = vec![(((payload.len() + 1) as u8) << 1) | 1];
             v.extend_from_slice(payload);
             v

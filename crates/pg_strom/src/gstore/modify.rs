@@ -259,10 +259,10 @@ impl ModifyState {
             Ok(Some(k)) => k.to_vec(),
             Ok(None) => raise_plain(
                 PgSqlErrorCode::ERRCODE_NOT_NULL_VIOLATION,
-                // SAFETY: our open relation.
                 format!(
                     "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
                     spec.name,
+                    // SAFETY: our open relation.
                     unsafe { relname((*self.rel).rd_id) }
                 ),
                 Some("The column is the gstore_fdw table's primary_key.".into()),

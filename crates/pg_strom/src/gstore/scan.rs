@@ -140,8 +140,8 @@ unsafe fn key_clause(
                 continue;
             }
             for (a, b) in [(args[0], args[1]), (args[1], args[0])] {
-                let v = strip(a as *mut pg_sys::Node);
-                let other = b as *mut pg_sys::Node;
+                let v = strip(a);
+                let other = b;
                 if (*v).type_ == pg_sys::NodeTag::T_Var
                     && (*(v as *mut pg_sys::Var)).varno as u32 == (*baserel).relid
                     && (*(v as *mut pg_sys::Var)).varattno == attnum
