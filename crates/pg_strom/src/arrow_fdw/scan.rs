@@ -191,20 +191,7 @@ pub unsafe extern "C-unwind" fn get_paths(
         // every row read is formed as a tuple, value by value
         let cpu = info.rows * (crate::guc::ARROW_TUPLE_COST.get() + qual.per_tuple);
         let path = |rows: f64, run: f64| {
-            pg_sys::create_foreignscan_path(
-                root,
-                baserel,
-                std::ptr::null_mut(),
-                rows,
-                0,
-                qual.startup,
-                qual.startup + run,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            )
+            crate::pg::foreign_path(root, baserel, rows, qual.startup, qual.startup + run, std::ptr::null_mut())
         };
         pg_sys::add_path(baserel, path((*baserel).rows, disk + cpu).cast());
         if (*baserel).consider_parallel && (*baserel).lateral_relids.is_null() {

@@ -58,40 +58,16 @@ pub unsafe extern "C-unwind" fn get_paths(
         pg_sys::cost_qual_eval(&mut qual, (*baserel).baserestrictinfo, root);
         // rows in memory: a visibility check and a tuple formed per version
         let run = (*baserel).tuples * (pg_sys::cpu_tuple_cost + qual.per_tuple);
-        let p = pg_sys::create_foreignscan_path(
-            root,
-            baserel,
-            std::ptr::null_mut(),
-            (*baserel).rows,
-            0,
-            qual.startup,
-            qual.startup + run,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        );
+        let rows = (*baserel).rows;
+        let p = crate::pg::foreign_path(root, baserel, rows, qual.startup, qual.startup + run, std::ptr::null_mut());
         pg_sys::add_path(baserel, p.cast());
         // `key = expression`: the rows holding the key, found by the index
         // (a hash lookup and the versions of one key)
         if let Some(expr) = key_clause(root, baserel, relid) {
             let versions = ((*baserel).tuples / (*baserel).rows.max(1.0)).clamp(1.0, 16.0);
             let run = pg_sys::cpu_operator_cost * 10.0 + versions * (pg_sys::cpu_tuple_cost + qual.per_tuple);
-            let p = pg_sys::create_foreignscan_path(
-                root,
-                baserel,
-                std::ptr::null_mut(),
-                (*baserel).rows,
-                0,
-                qual.startup,
-                qual.startup + run,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                pg_sys::list_make1_impl(pg_sys::NodeTag::T_List, pg_sys::ListCell { ptr_value: expr.cast() }),
-            );
+            let key = pg_sys::list_make1_impl(pg_sys::NodeTag::T_List, pg_sys::ListCell { ptr_value: expr.cast() });
+            let p = crate::pg::foreign_path(root, baserel, rows, qual.startup, qual.startup + run, key);
             pg_sys::add_path(baserel, p.cast());
         }
     }

@@ -22,6 +22,39 @@ pub unsafe fn tup_is_null(slot: *mut pg_sys::TupleTableSlot) -> bool {
     slot.is_null() || unsafe { (*slot).tts_flags } & pg_sys::TTS_FLAG_EMPTY as u16 != 0
 }
 
+/// A plain (unparameterized, unsorted) ForeignPath of `rel` with these
+/// rows and costs and the FDW's `fdw_private`.
+///
+/// # Safety
+/// Planner state of a foreign base relation (GetForeignPaths).
+pub unsafe fn foreign_path(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rows: f64,
+    startup: f64,
+    total: f64,
+    fdw_private: *mut pg_sys::List,
+) -> *mut pg_sys::ForeignPath {
+    // SAFETY: caller's promise.
+    unsafe {
+        use std::ptr::null_mut;
+        pg_sys::create_foreignscan_path(
+            root,
+            rel,
+            null_mut(),
+            rows,
+            0,
+            startup,
+            total,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            fdw_private,
+        )
+    }
+}
+
 /// Is `relid` a foreign table whose wrapper's handler function is named
 /// `handler`?
 pub fn fdw_handler_is(relid: pg_sys::Oid, handler: &std::ffi::CStr) -> bool {
