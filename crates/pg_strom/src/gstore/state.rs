@@ -60,6 +60,10 @@ pub struct Store {
     pub log_stale: bool,
     /// Bytes of the log replayed.
     pub log_pos: u64,
+    /// The log file `log_id` names, held open: its inode cannot be reused
+    /// while held, so a path still naming that inode names the same log,
+    /// and a refresh reads only what was appended.
+    log_file: Option<std::fs::File>,
     pub rows: Vec<Row>,
     /// Bytes of the rows' tuples (ANALYZE's pages, the planner's scaling).
     pub bytes: u64,
@@ -111,6 +115,7 @@ impl Store {
             log_generation: None,
             log_stale: false,
             log_pos: store::HEADER_LEN,
+            log_file: None,
             rows: Vec::new(),
             bytes: 0,
             truncates: Vec::new(),
@@ -144,6 +149,29 @@ impl Store {
     /// Replay what the log gained since the last read; reload when the
     /// log file is another one (a checkpoint replaced it).
     pub fn refresh(&mut self) {
+        // the common case: the path still names the log held open, whose
+        // header was read; one stat, and a read of what was appended
+        if let (Some(f), Some(id), Some(_)) = (&self.log_file, self.log_id, self.log_generation) {
+            match std::fs::metadata(&self.log_path) {
+                Ok(m) if (m.dev(), m.ino()) == id => {
+                    if !self.log_stale && m.len() > self.log_pos {
+                        let mut tail = vec![0u8; (m.len() - self.log_pos) as usize];
+                        std::os::unix::fs::FileExt::read_exact_at(f, &mut tail, self.log_pos)
+                            .unwrap_or_else(|e| io_error(&self.log_path, "redo log", e));
+                        let (recs, end) = store::records_from(&tail, 0);
+                        self.log_pos += end as u64;
+                        let path = self.log_path.clone();
+                        for r in recs {
+                            self.apply(r, &path);
+                        }
+                    }
+                    return;
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => io_error(&self.log_path, "redo log", e),
+            }
+        }
         let (id, generation) = match std::fs::File::open(&self.log_path) {
             Ok(f) => {
                 let m = f.metadata().unwrap_or_else(|e| io_error(&self.log_path, "redo log", e));
@@ -172,21 +200,28 @@ impl Store {
         }
     }
 
-    /// Read the log from `log_pos` (the whole log on the first read).
+    /// Read the log from `log_pos` (the whole log on the first read), and
+    /// hold it open.
     fn read_log(&mut self) {
         let mut f = match std::fs::File::open(&self.log_path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 self.log_id = None;
+                self.log_file = None;
                 return;
             }
             Err(e) => io_error(&self.log_path, "redo log", e),
         };
+        self.read_log_from(&mut f);
+        self.log_file = Some(f);
+    }
+
+    fn read_log_from(&mut self, f: &mut std::fs::File) {
         let m = f.metadata().unwrap_or_else(|e| io_error(&self.log_path, "redo log", e));
         let id = Some((m.dev(), m.ino()));
         if self.log_id != id {
             // a log read for the first time: its header
-            let head = store::read_tail(&mut f, 0).unwrap_or_else(|e| io_error(&self.log_path, "redo log", e));
+            let head = store::read_tail(f, 0).unwrap_or_else(|e| io_error(&self.log_path, "redo log", e));
             self.log_id = id;
             self.log_pos = store::HEADER_LEN;
             if head.len() < store::HEADER_LEN as usize {
@@ -215,7 +250,7 @@ impl Store {
             self.apply_bytes(&head);
             return;
         }
-        let tail = store::read_tail(&mut f, self.log_pos).unwrap_or_else(|e| io_error(&self.log_path, "redo log", e));
+        let tail = store::read_tail(f, self.log_pos).unwrap_or_else(|e| io_error(&self.log_path, "redo log", e));
         let (recs, end) = store::records_from(&tail, 0);
         self.log_pos += end as u64;
         let path = self.log_path.clone();
