@@ -132,7 +132,7 @@ def main():
     a.data = a.data or psql("SHOW data_directory")
     os.makedirs(a.out, exist_ok=True)
     create(a.partitions, a.data)
-    rows_sql = (f"SELECT i, '2026-01-01'::timestamp, (i * 7919 % 10000) / 100.0, (i * 104729 % 10000) / 100.0 "
+    rows_sql = (f"SELECT i, '2026-01-01'::timestamp, (i::bigint * 7919 % 10000) / 100.0, (i::bigint * 104729 % 10000) / 100.0 "
                 f"FROM generate_series(0, {a.rows - 1}) i")
     load = {"gstore": timed(f"INSERT INTO fpoints {rows_sql}"), "heap": timed(f"INSERT INTO hpoints {rows_sql}")}
     psql("VACUUM ANALYZE hpoints")
