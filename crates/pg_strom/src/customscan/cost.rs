@@ -142,10 +142,12 @@ pub unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys:
                 return 0.0;
             }
             let typid = pg_sys::get_atttype((*rte).relid, attno);
-            let width = crate::codegen::device_type_of(typid)
-                .and_then(pgstrom_runtime::catalog::type_info)
-                .map_or(0, |t| t.width);
-            if width == 0 || pg_sys::get_typlen(typid) as usize != width {
+            let device = crate::codegen::device_type_of(typid);
+            let width = device.and_then(pgstrom_runtime::catalog::type_info).map_or(0, |t| t.width);
+            // fixed-width as the device holds it, or a numeric (the heap
+            // kernels decode it), as `source::heap_direct` takes them
+            let numeric = device == Some(pgstrom_runtime::program::type_id("NUMERIC"));
+            if !numeric && (width == 0 || pg_sys::get_typlen(typid) as usize != width) {
                 return 0.0;
             }
             any = true;
