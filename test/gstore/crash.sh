@@ -15,7 +15,9 @@
 #   4. the postmaster is killed with SIGKILL, the server restarted
 #      (scripts/cluster.sh start CLUSTER_DIR PORT), and every committed row
 #      is there, none of the uncommitted.
-# Each step ends with the tables compared row by row.
+# Each step ends with the tables compared row by row.  The gstore_fdw
+# table has a primary key: the keys a killed transaction inserted are free
+# again after the crash (steps 1 and 4), and the committed ones are not.
 # Usage: test/gstore/crash.sh CLUSTER_DIR PORT (the cluster of the environment)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,8 +32,8 @@ export PGDATABASE=$db
 psql -XAtq -v ON_ERROR_STOP=1 <<SQL || exit 1
 CREATE EXTENSION pg_strom;
 CREATE FOREIGN TABLE g (id int, t text, v numeric) SERVER gstore_fdw
-  OPTIONS (base_file '$dir/g.base', redo_log_file '$dir/g.redo');
-CREATE TABLE h (id int, t text, v numeric);
+  OPTIONS (base_file '$dir/g.base', redo_log_file '$dir/g.redo', primary_key 'id');
+CREATE TABLE h (id int PRIMARY KEY, t text, v numeric);
 CREATE FUNCTION diff() RETURNS bigint LANGUAGE sql AS \$\$
   SELECT count(*) FROM ((SELECT * FROM g EXCEPT ALL SELECT * FROM h)
                         UNION ALL (SELECT * FROM h EXCEPT ALL SELECT * FROM g)) d \$\$;
@@ -79,6 +81,9 @@ for i in 1 2 3; do
   psql -XAtq -c "INSERT INTO g VALUES (20000 + $i, 'after', $i)" -c "INSERT INTO h VALUES (20000 + $i, 'after', $i)" >/dev/null
 done
 psql -XAtq -c "UPDATE g SET v = v + 1 WHERE id BETWEEN 1 AND 50" -c "UPDATE h SET v = v + 1 WHERE id BETWEEN 1 AND 50" >/dev/null
+# a key the killed writer had inserted is free again
+psql -XAtq -c "INSERT INTO g VALUES (10001, 'key of the killed writer', 1)" \
+     -c "INSERT INTO h VALUES (10001, 'key of the killed writer', 1)" >/dev/null || bad "key 10001 not free after the crash"
 check "after new transactions"
 
 # 2. a torn record at the log's end
@@ -93,6 +98,8 @@ psql -XAtq -c "SELECT pgstrom.gstore_fdw_checkpoint('g')" >/dev/null || bad "che
 mv "$dir/g.redo.old" "$dir/g.redo"
 check "with the log of the generation before the base file's"
 psql -XAtq -c "DELETE FROM g WHERE id = 30000" -c "DELETE FROM h WHERE id = 30000" >/dev/null
+dup=$(psql -XAtq -c "INSERT INTO g VALUES (4999, 'a committed key', 0)" 2>&1)
+case "$dup" in *"duplicate key value violates the primary key"*) ;; *) bad "a committed key stored twice: $dup";; esac
 check "after a write started a new log"
 gen=$(psql -XAtq -c "SELECT generation FROM pgstrom.gstore_fdw_info('g')")
 [ "$gen" = 1 ] || bad "generation $gen after one checkpoint"
@@ -113,6 +120,11 @@ for _ in $(seq 100); do pgrep -f "postgres: .*($db|pg_strom gpu service)" >/dev/
 out=$("$here/../../scripts/cluster.sh" start "$cluster_dir" "$cluster_port" 2>&1) || bad "restart: $out"
 wait_server || { bad "the server did not restart"; exit 1; }
 check "after the server was killed and restarted"
+# the key the killed transactions held is free, and found by key
+psql -XAtq -c "INSERT INTO g VALUES (40000, 'key freed by the crash', 0)" \
+     -c "INSERT INTO h VALUES (40000, 'key freed by the crash', 0)" >/dev/null || bad "key 40000 not free after the crash"
+[ "$(psql -XAtq -c "SELECT t FROM g WHERE id = 40000")" = "key freed by the crash" ] || bad "key 40000 not found by key"
+check "after a killed transaction's key was stored again"
 
 psql -XAtq -d postgres -c "DROP DATABASE $db" >/dev/null 2>&1
 if [ $fail = 0 ]; then
