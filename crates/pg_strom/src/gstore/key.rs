@@ -100,13 +100,7 @@ impl KeySpec {
             let attrs = (0..=k)
                 .map(|i| {
                     let a = pg_sys::TupleDescAttr(desc, i);
-                    let align = match (*a).attalign as u8 {
-                        b'c' => 1,
-                        b's' => 2,
-                        b'i' => 4,
-                        _ => 8,
-                    };
-                    ((*a).attlen, align)
+                    ((*a).attlen, crate::pg::attalign_bytes(a))
                 })
                 .collect();
             KeySpec { attrs, attnum: (k + 1) as i16, name: name.to_string(), type_oid: (*a).atttypid }

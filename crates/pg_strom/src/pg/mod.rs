@@ -22,6 +22,20 @@ pub unsafe fn tup_is_null(slot: *mut pg_sys::TupleTableSlot) -> bool {
     slot.is_null() || unsafe { (*slot).tts_flags } & pg_sys::TTS_FLAG_EMPTY as u16 != 0
 }
 
+/// An attribute's alignment in bytes (its `attalign`: c, s, i or d).
+///
+/// # Safety
+/// `att` is an attribute of a valid tuple descriptor.
+pub unsafe fn attalign_bytes(att: *const pg_sys::FormData_pg_attribute) -> u8 {
+    // SAFETY: caller's promise.
+    match unsafe { (*att).attalign } as u8 {
+        b'c' => 1,
+        b's' => 2,
+        b'i' => 4,
+        _ => 8,
+    }
+}
+
 /// A plain (unparameterized, unsorted) ForeignPath of `rel` with these
 /// rows and costs and the FDW's `fdw_private`.
 ///

@@ -105,12 +105,7 @@ impl HeapDirect {
             let mut attrs = Vec::with_capacity(max as usize);
             for i in 0..max as usize {
                 let att = pg_sys::TupleDescAttr(desc, i as i32);
-                let attalign = match (*att).attalign as u8 {
-                    b'c' => 1,
-                    b's' => 2,
-                    b'i' => 4,
-                    _ => 8,
-                };
+                let attalign = crate::pg::attalign_bytes(att);
                 attrs.push(HeapAttr { attlen: (*att).attlen, attalign, conv: CONV_COPY, column: -1 });
             }
             let numeric = pgstrom_runtime::program::type_id("NUMERIC");

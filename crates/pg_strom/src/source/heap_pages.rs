@@ -112,12 +112,7 @@ impl PageReader {
             let mut layout = Vec::with_capacity(max as usize);
             for i in 0..max as usize {
                 let att = pgrx::pg_sys::TupleDescAttr(desc, i as i32);
-                let align = match (*att).attalign as u8 {
-                    b'c' => 1,
-                    b's' => 2,
-                    b'i' => 4,
-                    _ => 8,
-                };
+                let align = crate::pg::attalign_bytes(att) as usize;
                 layout.push(Layout { len: (*att).attlen, align, wanted: false });
             }
             for &(attnum, width) in columns {
