@@ -59,7 +59,8 @@ impl KeySpec {
         // SAFETY: caller's promise.
         unsafe {
             let desc = (*rel).rd_att;
-            let relname = CStr::from_ptr(pg_sys::get_rel_name((*rel).rd_id)).to_string_lossy().into_owned();
+            // (only for an ERROR: this runs at every use of the table)
+            let relname = || CStr::from_ptr(pg_sys::get_rel_name((*rel).rd_id)).to_string_lossy().into_owned();
             let found = (0..(*desc).natts).find(|&i| {
                 let a = pg_sys::TupleDescAttr(desc, i);
                 !(*a).attisdropped && CStr::from_ptr((*a).attname.data.as_ptr()).to_str() == Ok(name)
@@ -67,7 +68,7 @@ impl KeySpec {
             let Some(k) = found else {
                 raise_plain(
                     PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
-                    format!("primary_key column \"{name}\" of gstore_fdw table \"{relname}\" does not exist"),
+                    format!("primary_key column \"{name}\" of gstore_fdw table \"{}\" does not exist", relname()),
                     None,
                     Some("Name one column of the table in the primary_key option."),
                 )
@@ -86,7 +87,8 @@ impl KeySpec {
                 raise_plain(
                     PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
                     format!(
-                        "column \"{name}\" of gstore_fdw table \"{relname}\" cannot be its primary key: type {} is not supported as a key",
+                        "column \"{name}\" of gstore_fdw table \"{}\" cannot be its primary key: type {} is not supported as a key",
+                        relname(),
                         CStr::from_ptr(pg_sys::format_type_be((*a).atttypid)).to_string_lossy()
                     ),
                     Some(

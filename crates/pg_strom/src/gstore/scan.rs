@@ -270,12 +270,9 @@ pub unsafe extern "C-unwind" fn iterate(node: *mut pg_sys::ForeignScanState) -> 
                         state::with_store_as_is(rel, |st| {
                             let _c = crate::pg::memctx::Switched::to(cxt);
                             let Some(index) = &st.key else { return };
-                            for &id in index.candidates(&key) {
-                                let row = &st.rows[id as usize];
-                                if index.spec.of_row(&row.tuple).ok().flatten() == Some(key.as_slice())
-                                    && vis.visible(st, id as usize)
-                                {
-                                    batch.push(super::modify::heap_tuple(relid, id, &row.tuple));
+                            for id in st.rows_with_key(index, &key) {
+                                if vis.visible(st, id as usize) {
+                                    batch.push(super::modify::heap_tuple(relid, id, &st.rows[id as usize].tuple));
                                 }
                             }
                         });

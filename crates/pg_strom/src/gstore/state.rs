@@ -158,12 +158,7 @@ impl Store {
                         let mut tail = vec![0u8; (m.len() - self.log_pos) as usize];
                         std::os::unix::fs::FileExt::read_exact_at(f, &mut tail, self.log_pos)
                             .unwrap_or_else(|e| io_error(&self.log_path, "redo log", e));
-                        let (recs, end) = store::records_from(&tail, 0);
-                        self.log_pos += end as u64;
-                        let path = self.log_path.clone();
-                        for r in recs {
-                            self.apply(r, &path);
-                        }
+                        self.apply_tail(&tail);
                     }
                     return;
                 }
@@ -191,6 +186,17 @@ impl Store {
         if id.is_some() && !self.log_stale {
             self.read_log();
         }
+    }
+
+    /// The row versions holding `key` by `index` (this store's), in row
+    /// order: the index's candidates whose key is `key` (not only its
+    /// hash).
+    pub fn rows_with_key<'a>(&'a self, index: &'a KeyIndex, key: &'a [u8]) -> impl Iterator<Item = u64> + 'a {
+        index
+            .candidates(key)
+            .iter()
+            .copied()
+            .filter(move |&id| index.spec.of_row(&self.rows[id as usize].tuple).ok().flatten() == Some(key))
     }
 
     fn base_changed(&self) -> bool {
@@ -251,7 +257,13 @@ impl Store {
             return;
         }
         let tail = store::read_tail(f, self.log_pos).unwrap_or_else(|e| io_error(&self.log_path, "redo log", e));
-        let (recs, end) = store::records_from(&tail, 0);
+        self.apply_tail(&tail);
+    }
+
+    /// Apply the whole records of `tail`, the log's bytes from `log_pos`
+    /// on, and move `log_pos` past them (a torn last record waits).
+    fn apply_tail(&mut self, tail: &[u8]) {
+        let (recs, end) = store::records_from(tail, 0);
         self.log_pos += end as u64;
         let path = self.log_path.clone();
         for r in recs {
@@ -572,8 +584,8 @@ pub fn key_conflict(st: &Store, key: &[u8], except: Option<u64>) -> KeyConflict 
     // SAFETY: transaction status lookups of a backend in a transaction.
     unsafe {
         let next_full = pg_sys::ReadNextFullTransactionId().value;
-        // Some(true): committed or this transaction's; Some(false):
-        // aborted; None: running (the id to wait for in Err)
+        // Ok(true): committed or this transaction's; Ok(false): aborted;
+        // Err: running (the id to wait for)
         let state = |full: u64| -> Result<bool, pg_sys::TransactionId> {
             if full == FROZEN_XID {
                 return Ok(true);
@@ -587,14 +599,11 @@ pub fn key_conflict(st: &Store, key: &[u8], except: Option<u64>) -> KeyConflict 
                 Ok(pg_sys::TransactionIdDidCommit(xid))
             }
         };
-        for &id in index.candidates(key) {
+        for id in st.rows_with_key(index, key) {
             if Some(id) == except {
                 continue;
             }
             let row = &st.rows[id as usize];
-            if index.spec.of_row(&row.tuple).ok().flatten() != Some(key) {
-                continue;
-            }
             match state(row.xmin) {
                 Err(x) => return KeyConflict::Wait(x),
                 Ok(false) => continue,
