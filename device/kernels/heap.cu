@@ -16,11 +16,18 @@
  *     never made up from bytes PostgreSQL would not have read;
  *   - deform: each block's tuples, in line pointer order, into rows
  *     [row_base[block], ...) of the output columns.
- * Output columns are fixed-width: values stored as the device holds them
- * (copied), or numerics, whose varlena form is decoded into the device's
+ * Output columns are fixed-width values stored as the device holds them
+ * (copied), numerics, whose varlena form is decoded into the device's
  * 24 bytes here (a compressed or out-of-line numeric, or one of more
- * than 38 digits, sends its block to the buffer manager); attributes
- * before them may be of any kind (skipped by their length).
+ * than 38 digits, sends its block to the buffer manager), or
+ * variable-length values (text, varchar, bpchar, bytea: the bytes after
+ * the varlena header, Arrow's offsets and data; a compressed or
+ * out-of-line value sends its block to the buffer manager); attributes
+ * before them may be of any kind (skipped by their length).  For the
+ * variable-length columns (at most HEAP_MAX_VAR, numbered in attribute
+ * order) the count pass also sums each block's bytes, and the deform
+ * pass places each row's bytes at its block's base plus the bytes of the
+ * rows before it (a warp's prefix sum).
  *
  * The per-tuple logic is one DEVICE_FUNC; the GPU gives a block to a warp
  * (lanes take line pointers, a ballot orders the rows), the CPU loops.
@@ -42,6 +49,10 @@
 /* How an output column's value is made from the attribute's bytes. */
 #define HEAP_CONV_COPY          0   /* fixed-width, the bytes as stored */
 #define HEAP_CONV_NUMERIC       1   /* a numeric varlena, decoded */
+#define HEAP_CONV_VARLENA       2   /* a varlena's bytes, variable-length */
+
+/* Variable-length output columns a layout may have. */
+#define HEAP_MAX_VAR            8
 
 /* One attribute of the tuple descriptor, up to the last output column. */
 typedef struct
@@ -52,13 +63,15 @@ typedef struct
     int32_t     column;     /* output column, or -1 */
 } DevHeapAttr;
 
-/* One output column: nrows * width bytes and a validity bitmap of
- * (nrows + 31) / 32 words, zeroed by the caller. */
+/* One output column: nrows * width bytes (a variable-length column: its
+ * rows' bytes, and nrows + 1 offsets, the first zeroed by the caller) and
+ * a validity bitmap of (nrows + 31) / 32 words, zeroed by the caller. */
 typedef struct
 {
     uint64_t    values;
     uint64_t    validity;
-    uint32_t    width;
+    uint64_t    offsets;    /* variable-length: uint32_t[nrows + 1] */
+    uint32_t    width;      /* 0: variable-length */
     uint32_t    pad;
 } DevHeapColumn;
 
@@ -209,17 +222,20 @@ heap_item(const uint8_t *page, uint32_t i, uint32_t *off, uint32_t *len)
 
 /*
  * Deform the tuple at `off` (length `len`) of `page`: with `cols` NULL
- * only check that it can be; else write its output columns at `row`.
- * False when it cannot be deformed here.
+ * only check that it can be, and when `vlen` is not NULL set the byte
+ * length of each variable-length output column's value there (0 for a
+ * NULL); else write its output columns at `row`, the variable-length
+ * values' bytes at `vstart`.  False when it cannot be deformed here.
  */
 DEVICE_FUNC bool
 heap_deform_tuple(const uint8_t *page, uint32_t blcksz, uint32_t off, uint32_t len,
                   const DevHeapAttr *attrs, uint32_t nattrs,
-                  const DevHeapColumn *cols, uint32_t row)
+                  const DevHeapColumn *cols, uint32_t row,
+                  uint32_t *vlen, const uint32_t *vstart)
 {
     const uint8_t *tup = page + off;
     const uint8_t *data;
-    uint32_t    infomask2, infomask, hoff, dlen, pos = 0;
+    uint32_t    infomask2, infomask, hoff, dlen, pos = 0, var = 0;
     bool        hasnull;
 
     if (off < HEAP_PAGE_HEADER || (off & 7) != 0 || len < HEAP_T_BITS ||
@@ -303,6 +319,38 @@ heap_deform_tuple(const uint8_t *page, uint32_t blcksz, uint32_t off, uint32_t l
         }
         if (a->column < 0)
             continue;
+        if (a->conv == HEAP_CONV_VARLENA)
+        {
+            /* a plain inline varlena only: not compressed (a 4-byte
+             * header's low bits 10), not a TOAST pointer */
+            uint32_t    n = 0, v = var++;
+
+            if (a->attlen != -1 || v >= HEAP_MAX_VAR)
+                return false;
+            if (!isnull)
+            {
+                if (head == 2 || (head == 4 && (data[at] & 3) != 0))
+                    return false;
+                n = size - head;
+            }
+            if (cols == 0)
+            {
+                if (vlen)
+                    vlen[v] = n;
+                continue;
+            }
+            {
+                const DevHeapColumn *c = &cols[a->column];
+                uint8_t    *dst = (uint8_t *) c->values + vstart[v];
+
+                for (uint32_t b = 0; b < n; b++)
+                    dst[b] = data[at + head + b];
+                ((uint32_t *) c->offsets)[row + 1] = vstart[v] + n;
+                if (!isnull)
+                    pgstrom_atomic_or_u32((uint32_t *) c->validity + row / 32, 1U << (row % 32));
+            }
+            continue;
+        }
         if (a->conv == HEAP_CONV_NUMERIC && !isnull)
         {
             /* a plain inline varlena only: not compressed (a 4-byte
@@ -344,10 +392,12 @@ heap_deform_tuple(const uint8_t *page, uint32_t blcksz, uint32_t off, uint32_t l
 
 #ifdef PGSTROM_GPU_TARGET
 
-/* A warp per block: its tuple count, or HEAP_BLOCK_FALLBACK. */
+/* A warp per block: its tuple count, or HEAP_BLOCK_FALLBACK, and the
+ * bytes of each of its `nvar` variable-length columns at vbytes[b * nvar]. */
 KERNEL_FUNC void
 kern_heap_count(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
-                const DevHeapAttr *attrs, uint32_t nattrs, uint32_t *counts)
+                const DevHeapAttr *attrs, uint32_t nattrs, uint32_t *counts,
+                uint32_t nvar, uint32_t *vbytes)
 {
     uint32_t    lane = threadIdx.x & 31;
     uint32_t    warps = (gridDim.x * blockDim.x) >> 5;
@@ -357,33 +407,48 @@ kern_heap_count(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
         const uint8_t *page = pages + (uint64_t) b * blcksz;
         int32_t     nitems = heap_page_items(page, blcksz);
         uint32_t    count = 0;
+        uint32_t    vsum[HEAP_MAX_VAR];
         bool        bad = nitems < 0;
 
+        for (uint32_t v = 0; v < nvar; v++)
+            vsum[v] = 0;
         for (uint32_t i = lane; !bad && i < (uint32_t) nitems; i += 32)
         {
-            uint32_t    off, len;
+            uint32_t    off, len, vlen[HEAP_MAX_VAR];
 
             if (heap_item(page, i, &off, &len))
             {
                 count++;
-                if (!heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, 0, 0))
+                if (!heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, 0, 0, vlen, 0))
                     bad = true;
+                else
+                    for (uint32_t v = 0; v < nvar; v++)
+                        vsum[v] += vlen[v];
             }
         }
         bad = __any_sync(0xffffffffU, bad);
         for (uint32_t s = 16; s > 0; s >>= 1)
+        {
             count += __shfl_down_sync(0xffffffffU, count, s);
+            for (uint32_t v = 0; v < nvar; v++)
+                vsum[v] += __shfl_down_sync(0xffffffffU, vsum[v], s);
+        }
         if (lane == 0)
+        {
             counts[b] = bad ? HEAP_BLOCK_FALLBACK : count;
+            for (uint32_t v = 0; v < nvar; v++)
+                vbytes[(uint64_t) b * nvar + v] = bad ? 0 : vsum[v];
+        }
     }
 }
 
-/* A warp per block: its tuples into rows row_base[b]... */
+/* A warp per block: its tuples into rows row_base[b]..., the bytes of
+ * variable-length column v from vbase[b * nvar + v] on. */
 KERNEL_FUNC void
 kern_heap_deform(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
                  const DevHeapAttr *attrs, uint32_t nattrs,
                  const uint32_t *counts, const uint32_t *row_base,
-                 const DevHeapColumn *cols)
+                 const DevHeapColumn *cols, uint32_t nvar, const uint32_t *vbase)
 {
     uint32_t    lane = threadIdx.x & 31;
     uint32_t    warps = (gridDim.x * blockDim.x) >> 5;
@@ -392,21 +457,45 @@ kern_heap_deform(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
     {
         const uint8_t *page = pages + (uint64_t) b * blcksz;
         uint32_t    nitems, row;
+        uint32_t    vrun[HEAP_MAX_VAR];
 
         if (counts[b] == HEAP_BLOCK_FALLBACK)
             continue;
         nitems = (uint32_t) heap_page_items(page, blcksz);
         row = row_base[b];
+        for (uint32_t v = 0; v < nvar; v++)
+            vrun[v] = vbase[(uint64_t) b * nvar + v];
         for (uint32_t i0 = 0; i0 < nitems; i0 += 32)
         {
             uint32_t    i = i0 + lane;
             uint32_t    off = 0, len = 0;
+            uint32_t    vlen[HEAP_MAX_VAR], vstart[HEAP_MAX_VAR];
             bool        take = i < nitems && heap_item(page, i, &off, &len);
             unsigned int mask = __ballot_sync(0xffffffffU, take);
 
+            for (uint32_t v = 0; v < nvar; v++)
+                vlen[v] = 0;
+            if (take && nvar > 0)
+                heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, 0, 0, vlen, 0);
+            /* each row's bytes after those of the rows before it (lanes
+             * in line pointer order, as the rows are) */
+            for (uint32_t v = 0; v < nvar; v++)
+            {
+                uint32_t    incl = vlen[v];
+
+                for (uint32_t s = 1; s < 32; s <<= 1)
+                {
+                    uint32_t    y = __shfl_up_sync(0xffffffffU, incl, s);
+
+                    if (lane >= s)
+                        incl += y;
+                }
+                vstart[v] = vrun[v] + incl - vlen[v];
+                vrun[v] += __shfl_sync(0xffffffffU, incl, 31);
+            }
             if (take)
                 heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, cols,
-                                  row + __popc(mask & ((1U << lane) - 1)));
+                                  row + __popc(mask & ((1U << lane) - 1)), 0, vstart);
             row += __popc(mask);
         }
     }
@@ -416,27 +505,34 @@ kern_heap_deform(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
 
 extern "C" void
 pgstrom_cpu_heap_count(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
-                       const DevHeapAttr *attrs, uint32_t nattrs, uint32_t *counts)
+                       const DevHeapAttr *attrs, uint32_t nattrs, uint32_t *counts,
+                       uint32_t nvar, uint32_t *vbytes)
 {
     for (uint32_t b = 0; b < nblocks; b++)
     {
         const uint8_t *page = pages + (uint64_t) b * blcksz;
         int32_t     nitems = heap_page_items(page, blcksz);
         uint32_t    count = 0;
+        uint32_t    vsum[HEAP_MAX_VAR] = {0};
         bool        bad = nitems < 0;
 
         for (uint32_t i = 0; !bad && i < (uint32_t) nitems; i++)
         {
-            uint32_t    off, len;
+            uint32_t    off, len, vlen[HEAP_MAX_VAR];
 
             if (heap_item(page, i, &off, &len))
             {
                 count++;
-                if (!heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, 0, 0))
+                if (!heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, 0, 0, vlen, 0))
                     bad = true;
+                else
+                    for (uint32_t v = 0; v < nvar; v++)
+                        vsum[v] += vlen[v];
             }
         }
         counts[b] = bad ? HEAP_BLOCK_FALLBACK : count;
+        for (uint32_t v = 0; v < nvar; v++)
+            vbytes[(uint64_t) b * nvar + v] = bad ? 0 : vsum[v];
     }
 }
 
@@ -444,23 +540,31 @@ extern "C" void
 pgstrom_cpu_heap_deform(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
                         const DevHeapAttr *attrs, uint32_t nattrs,
                         const uint32_t *counts, const uint32_t *row_base,
-                        const DevHeapColumn *cols)
+                        const DevHeapColumn *cols, uint32_t nvar, const uint32_t *vbase)
 {
     for (uint32_t b = 0; b < nblocks; b++)
     {
         const uint8_t *page = pages + (uint64_t) b * blcksz;
         uint32_t    nitems, row;
+        uint32_t    vrun[HEAP_MAX_VAR];
 
         if (counts[b] == HEAP_BLOCK_FALLBACK)
             continue;
         nitems = (uint32_t) heap_page_items(page, blcksz);
         row = row_base[b];
+        for (uint32_t v = 0; v < nvar; v++)
+            vrun[v] = vbase[(uint64_t) b * nvar + v];
         for (uint32_t i = 0; i < nitems; i++)
         {
-            uint32_t    off, len;
+            uint32_t    off, len, vlen[HEAP_MAX_VAR];
 
-            if (heap_item(page, i, &off, &len))
-                heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, cols, row++);
+            if (!heap_item(page, i, &off, &len))
+                continue;
+            if (nvar > 0)
+                heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, 0, 0, vlen, 0);
+            heap_deform_tuple(page, blcksz, off, len, attrs, nattrs, cols, row++, 0, vrun);
+            for (uint32_t v = 0; v < nvar; v++)
+                vrun[v] += vlen[v];
         }
     }
 }

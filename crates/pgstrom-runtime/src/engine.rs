@@ -324,10 +324,11 @@ pub struct ColumnData<'a> {
     /// engine reads itself.  Only a join session whose
     /// [`crate::join::JoinSession::open_file`] gave a handle takes it.
     pub file: Option<FileSlice>,
-    /// Instead of `values` and `validity`: device addresses (values,
-    /// validity or 0) where the GPU service put the column's `file` slice,
-    /// valid during the call.  Set by the service only, for GPU engines.
-    pub resident: Option<(u64, u64)>,
+    /// Instead of `values`, `validity` and `offsets`: device addresses
+    /// (values, validity or 0, offsets or 0) where the GPU service put the
+    /// column (a `file` slice, or a heap direct request's rows), valid
+    /// during the call.  Set by the service only, for GPU engines.
+    pub resident: Option<(u64, u64, u64)>,
 }
 
 /// A chunk's values and validity (or None) as (offset, length) in a file.

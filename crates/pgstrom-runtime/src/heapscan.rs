@@ -29,6 +29,14 @@ pub const CONV_COPY: u8 = 0;
 /// manager).
 pub const CONV_NUMERIC: u8 = 1;
 
+/// An output column's value is a varlena's bytes after its header (text,
+/// varchar, bpchar, bytea), a variable-length column (a compressed or
+/// out-of-line value sends its block to the buffer manager).
+pub const CONV_VARLENA: u8 = 2;
+
+/// Variable-length output columns a layout may have (HEAP_MAX_VAR).
+pub const MAX_VAR: usize = 8;
+
 /// Blocks one request may carry.
 pub const MAX_BLOCKS: usize = 1 << 16;
 
@@ -41,8 +49,8 @@ pub struct HeapAttr {
     pub attlen: i16,
     /// Alignment in bytes: 1, 2, 4 or 8.
     pub attalign: u8,
-    /// How an output column's value is made: [`CONV_COPY`] or
-    /// [`CONV_NUMERIC`] (zero for other attributes).
+    /// How an output column's value is made: [`CONV_COPY`],
+    /// [`CONV_NUMERIC`] or [`CONV_VARLENA`] (zero for other attributes).
     pub conv: u8,
     /// The output column it goes to, or -1.
     pub column: i32,
@@ -56,13 +64,14 @@ pub struct HeapLayout {
     /// Attributes 1..=n, n the last one an output column reads.
     pub attrs: Vec<HeapAttr>,
     /// Device type of each output column (fixed-width: stored in the
-    /// tuple as the device holds it, or a numeric).
+    /// tuple as the device holds it; a numeric; or a variable-length
+    /// type, its varlena's bytes).
     pub types: Vec<u16>,
 }
 
 impl HeapLayout {
-    /// Each output column's width; an error for a layout the kernels
-    /// cannot take.
+    /// Each output column's width (0: variable-length); an error for a
+    /// layout the kernels cannot take.
     pub fn widths(&self) -> Result<Vec<usize>, DeviceError> {
         let bad = |m: String| Err(DeviceError::InvalidRequest(format!("heap layout: {m}")));
         if !(1024..=32768).contains(&self.blcksz) || !self.blcksz.is_power_of_two() {
@@ -73,11 +82,13 @@ impl HeapLayout {
         }
         let mut widths = Vec::with_capacity(self.types.len());
         for (i, &t) in self.types.iter().enumerate() {
-            let w = type_info(t).map(|t| t.width).unwrap_or(0);
-            if w == 0 {
-                return bad(format!("column {i} is not of a fixed-width device type"));
-            }
-            widths.push(w);
+            let Some(info) = type_info(t) else {
+                return bad(format!("column {i} has unknown device type {t}"));
+            };
+            widths.push(info.width);
+        }
+        if self.var_columns().len() > MAX_VAR {
+            return bad(format!("more than {MAX_VAR} variable-length columns"));
         }
         let mut seen = vec![false; self.types.len()];
         for (k, a) in self.attrs.iter().enumerate() {
@@ -97,6 +108,7 @@ impl HeapLayout {
             let fits = match a.conv {
                 CONV_COPY => a.attlen > 0 && a.attlen as usize == widths[c],
                 CONV_NUMERIC => a.attlen == -1 && self.types[c] == crate::program::type_id("NUMERIC"),
+                CONV_VARLENA => a.attlen == -1 && widths[c] == 0,
                 _ => false,
             };
             if !fits {
@@ -108,6 +120,12 @@ impl HeapLayout {
             return bad("a column no attribute fills".into());
         }
         Ok(widths)
+    }
+
+    /// The variable-length output columns, in the kernels' order (their
+    /// attributes').
+    pub fn var_columns(&self) -> Vec<usize> {
+        self.attrs.iter().filter(|a| a.conv == CONV_VARLENA && a.column >= 0).map(|a| a.column as usize).collect()
     }
 }
 
@@ -129,6 +147,7 @@ pub struct HeapProbed {
 pub(crate) struct HeapColumnRepr {
     pub values: u64,
     pub validity: u64,
+    pub offsets: u64,
     pub width: u32,
     pub pad: u32,
 }
@@ -141,6 +160,8 @@ unsafe extern "C" {
         attrs: *const HeapAttr,
         nattrs: u32,
         counts: *mut u32,
+        nvar: u32,
+        vbytes: *mut u32,
     );
     fn pgstrom_cpu_heap_deform(
         pages: *const u8,
@@ -151,6 +172,8 @@ unsafe extern "C" {
         counts: *const u32,
         row_base: *const u32,
         cols: *const HeapColumnRepr,
+        nvar: u32,
+        vbase: *const u32,
     );
 }
 
@@ -171,13 +194,39 @@ pub(crate) fn row_bases(counts: &[u32]) -> Result<(Vec<u32>, u32, Vec<usize>), D
     Ok((bases, total, refused))
 }
 
+/// Where each block's bytes of each of the `nvar` variable-length columns
+/// start (`vbytes` and the result: block-major, `nvar` per block), and
+/// each column's total; refused blocks count nothing.
+pub(crate) fn byte_bases(counts: &[u32], vbytes: &[u32], nvar: usize) -> Result<(Vec<u32>, Vec<u32>), DeviceError> {
+    let mut totals = vec![0u64; nvar];
+    let mut bases = Vec::with_capacity(vbytes.len());
+    for (b, &c) in counts.iter().enumerate() {
+        for (v, total) in totals.iter_mut().enumerate() {
+            bases.push(*total as u32);
+            if c != HEAP_BLOCK_FALLBACK {
+                *total += vbytes[b * nvar + v] as u64;
+            }
+        }
+    }
+    let totals = totals
+        .into_iter()
+        .map(|t| {
+            u32::try_from(t).map_err(|_| {
+                DeviceError::InvalidRequest("the blocks of a heap request hold over 4 GB of one column".into())
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((bases, totals))
+}
+
 /// Columns taken out of blocks in host memory (the CPU engine).
 pub struct HostHeap {
     /// Rows.
     pub nrows: u32,
-    /// Per column: values, and validity as words (bit i of word i/32: row
-    /// i is not NULL; the Arrow bitmap's bytes on a little-endian host).
-    pub columns: Vec<(Vec<u8>, Vec<u32>)>,
+    /// Per column: values, validity as words (bit i of word i/32: row i
+    /// is not NULL; the Arrow bitmap's bytes on a little-endian host), and
+    /// a variable-length column's nrows + 1 offsets (else empty).
+    pub columns: Vec<(Vec<u8>, Vec<u32>, Vec<u32>)>,
     /// Indexes of the blocks the kernels refused.
     pub refused: Vec<usize>,
 }
@@ -191,9 +240,13 @@ impl HostHeap {
             return Err(DeviceError::InvalidRequest(format!("{} bytes of heap blocks", pages.len())));
         }
         let nblocks = pages.len() / bs;
+        let vars = layout.var_columns();
+        let nvar = vars.len();
         let mut counts = vec![0u32; nblocks];
+        let mut vbytes = vec![0u32; nblocks * nvar];
         let _clock = crate::clock::Timer::start(crate::clock::Phase::Heap);
-        // SAFETY: nblocks blocks of blcksz bytes; counts holds nblocks.
+        // SAFETY: nblocks blocks of blcksz bytes; counts holds nblocks,
+        // vbytes nblocks * nvar.
         unsafe {
             pgstrom_cpu_heap_count(
                 pages.as_ptr(),
@@ -202,25 +255,35 @@ impl HostHeap {
                 layout.attrs.as_ptr(),
                 layout.attrs.len() as u32,
                 counts.as_mut_ptr(),
+                nvar as u32,
+                vbytes.as_mut_ptr(),
             )
         };
         let (bases, nrows, refused) = row_bases(&counts)?;
-        let mut columns: Vec<(Vec<u8>, Vec<u32>)> = widths
+        let (vbases, vtotals) = byte_bases(&counts, &vbytes, nvar)?;
+        let n = nrows as usize;
+        let mut columns: Vec<(Vec<u8>, Vec<u32>, Vec<u32>)> = widths
             .iter()
-            .map(|&w| (vec![0u8; nrows as usize * w], vec![0u32; (nrows as usize).div_ceil(32)]))
+            .enumerate()
+            .map(|(c, &w)| match vars.iter().position(|&k| k == c) {
+                Some(v) => (vec![0u8; vtotals[v] as usize], vec![0u32; n.div_ceil(32)], vec![0u32; n + 1]),
+                None => (vec![0u8; n * w], vec![0u32; n.div_ceil(32)], Vec::new()),
+            })
             .collect();
         let reprs: Vec<HeapColumnRepr> = columns
             .iter_mut()
             .zip(&widths)
-            .map(|((v, b), &w)| HeapColumnRepr {
+            .map(|((v, b, o), &w)| HeapColumnRepr {
                 values: v.as_mut_ptr() as u64,
                 validity: b.as_mut_ptr() as u64,
+                offsets: if o.is_empty() { 0 } else { o.as_mut_ptr() as u64 },
                 width: w as u32,
                 pad: 0,
             })
             .collect();
         // SAFETY: as above; each column holds nrows rows (the counts
-        // pass's totals), validity (nrows + 31) / 32 words.
+        // pass's totals: a variable-length one its blocks' bytes and
+        // nrows + 1 offsets), validity (nrows + 31) / 32 words.
         unsafe {
             pgstrom_cpu_heap_deform(
                 pages.as_ptr(),
@@ -231,6 +294,8 @@ impl HostHeap {
                 counts.as_ptr(),
                 bases.as_ptr(),
                 reprs.as_ptr(),
+                nvar as u32,
+                vbases.as_ptr(),
             )
         };
         Ok(HostHeap { nrows, columns, refused })
@@ -241,11 +306,11 @@ impl HostHeap {
         self.columns
             .iter()
             .zip(&layout.types)
-            .map(|((v, b), &t)| ColumnData {
+            .map(|((v, b, o), &t)| ColumnData {
                 type_id: t,
                 values: v,
                 validity: Some(words_as_bytes(b)),
-                offsets: None,
+                offsets: (!o.is_empty()).then_some(o.as_slice()),
                 file: None,
                 resident: None,
             })
@@ -262,9 +327,9 @@ fn words_as_bytes(w: &[u32]) -> &[u8] {
 /// Columns taken out of blocks in a GPU's memory.
 pub(crate) struct DeviceHeap<'a> {
     pub nrows: u32,
-    /// Per column (values, validity) device addresses, valid while
-    /// the arenas live.
-    pub columns: Vec<(u64, u64)>,
+    /// Per column (values, validity, offsets or 0) device addresses,
+    /// valid while the arenas live.
+    pub columns: Vec<(u64, u64, u64)>,
     /// The pages, and the columns with the kernels' work.
     pub _arenas: [crate::gpu::ScratchGuard<'a>; 2],
     pub refused: Vec<usize>,
@@ -287,12 +352,18 @@ impl crate::gpu::GpuEngine {
             return Err(DeviceError::InvalidRequest(format!("{nblocks} heap blocks in one request")));
         }
         let drv = self.drv;
+        let vars = layout.var_columns();
+        let nvar = vars.len();
         let align = |n: usize| n.next_multiple_of(256);
         let attrs_bytes = std::mem::size_of_val(layout.attrs.as_slice());
-        // arena: attrs | counts | bases | column reprs | per column values, validity
+        // arena: attrs | counts | per block bytes of the variable-length
+        // columns | bases | their byte bases | column reprs | per column
+        // values, validity (and offsets)
         let counts_off = align(attrs_bytes);
-        let bases_off = counts_off + align(nblocks * 4);
-        let reprs_off = bases_off + align(nblocks * 4);
+        let vbytes_off = counts_off + align(nblocks * 4);
+        let bases_off = vbytes_off + align(nblocks * nvar * 4);
+        let vbases_off = bases_off + align(nblocks * 4);
+        let reprs_off = vbases_off + align(nblocks * nvar * 4);
         let cols_off = reprs_off + align(widths.len() * std::mem::size_of::<HeapColumnRepr>());
         let mut work = self.scratch(cols_off)?;
         let stage = |work: &crate::gpu::ScratchGuard<'_>, parts: &[(usize, &[u8])], upto: usize| {
@@ -310,13 +381,15 @@ impl crate::gpu::GpuEngine {
         let zeros = vec![0u8; nblocks * 4];
         stage(&work, &[(0, attrs_b), (counts_off, &zeros)], bases_off)?;
         let grid = self.grid_for((nblocks as u32).saturating_mul(32));
-        let (mut p_pages, mut n, mut bs, mut p_attrs, mut nattrs, mut p_counts) = (
+        let (mut p_pages, mut n, mut bs, mut p_attrs, mut nattrs, mut p_counts, mut nv, mut p_vbytes) = (
             pages.dev(),
             nblocks as u32,
             layout.blcksz,
             work.dev(),
             layout.attrs.len() as u32,
             work.dev() + counts_off as u64,
+            nvar as u32,
+            work.dev() + vbytes_off as u64,
         );
         let mut params = [
             (&raw mut p_pages).cast::<c_void>(),
@@ -325,25 +398,39 @@ impl crate::gpu::GpuEngine {
             (&raw mut p_attrs).cast(),
             (&raw mut nattrs).cast(),
             (&raw mut p_counts).cast(),
+            (&raw mut nv).cast(),
+            (&raw mut p_vbytes).cast(),
         ];
         // SAFETY: the parameters are kern_heap_count's, in order; the
         // arenas live until the launch returns.
         unsafe { self.launch_and_wait("kern_heap_count", grid, &mut params)? };
-        let mut counts = vec![0u32; nblocks];
+        // the counts and the blocks' bytes, one copy
+        let mut counted = vec![0u32; (vbytes_off - counts_off) / 4 + nblocks * nvar];
         crate::clock::timed(crate::clock::Phase::Sync, || {
-            // SAFETY: the counts lie in the arena; the buffer is that long.
+            // SAFETY: counts and vbytes lie in the arena, from counts_off
+            // on; the buffer is that long.
             drv.check("cuMemcpyDtoH", unsafe {
-                (drv.cuMemcpyDtoH)(counts.as_mut_ptr().cast(), work.dev() + counts_off as u64, nblocks * 4)
+                (drv.cuMemcpyDtoH)(counted.as_mut_ptr().cast(), work.dev() + counts_off as u64, counted.len() * 4)
             })
         })?;
-        let (bases, nrows, refused) = row_bases(&counts)?;
+        let counts = &counted[..nblocks];
+        let vbytes = &counted[(vbytes_off - counts_off) / 4..];
+        let (bases, nrows, refused) = row_bases(counts)?;
+        let (vbases, vtotals) = byte_bases(counts, vbytes, nvar)?;
+        let n_rows = nrows as usize;
+        // per column: values, validity, offsets (right after the validity
+        // words, so that one memset clears both and the first offset)
         let mut places = Vec::with_capacity(widths.len());
         let mut end = cols_off;
-        for &w in &widths {
+        for (c, &w) in widths.iter().enumerate() {
+            let var = vars.iter().position(|&k| k == c);
             let values = end;
-            let validity = align(values + nrows as usize * w);
-            end = align(validity + (nrows as usize).div_ceil(32) * 4);
-            places.push((values, validity, w));
+            let bytes = var.map_or(n_rows * w, |v| vtotals[v] as usize);
+            let validity = align(values + bytes);
+            let words = n_rows.div_ceil(32) * 4;
+            let offsets = var.map(|_| validity + words);
+            end = align(validity + words + offsets.map_or(0, |_| (n_rows + 1) * 4));
+            places.push((values, validity, offsets, w));
         }
         if nrows == 0 {
             return Ok(DeviceHeap { nrows, columns: Vec::new(), _arenas: [pages, work], refused });
@@ -353,9 +440,10 @@ impl crate::gpu::GpuEngine {
         let dev = work.dev();
         let reprs: Vec<HeapColumnRepr> = places
             .iter()
-            .map(|&(v, b, w)| HeapColumnRepr {
+            .map(|&(v, b, o, w)| HeapColumnRepr {
                 values: dev + v as u64,
                 validity: dev + b as u64,
+                offsets: o.map_or(0, |o| dev + o as u64),
                 width: w as u32,
                 pad: 0,
             })
@@ -364,23 +452,24 @@ impl crate::gpu::GpuEngine {
             &work,
             &[
                 (0, attrs_b),
-                (counts_off, pod_bytes(&counts)),
+                (counts_off, pod_bytes(counts)),
                 (bases_off, pod_bytes(&bases)),
+                (vbases_off, pod_bytes(&vbases)),
                 (reprs_off, pod_bytes(&reprs)),
             ],
             cols_off,
         )?;
         crate::clock::timed(crate::clock::Phase::Sync, || {
-            for &(_, b, _) in &places {
-                // SAFETY: the validity words lie within the arena.
-                drv.check("cuMemsetD8", unsafe {
-                    (drv.cuMemsetD8)(dev + b as u64, 0, (nrows as usize).div_ceil(32) * 4)
-                })?;
+            for &(_, b, o, _) in &places {
+                let len = n_rows.div_ceil(32) * 4 + if o.is_some() { 4 } else { 0 };
+                // SAFETY: the validity words (and the first offset after
+                // them) lie within the arena.
+                drv.check("cuMemsetD8", unsafe { (drv.cuMemsetD8)(dev + b as u64, 0, len) })?;
             }
             Ok::<(), DeviceError>(())
         })?;
-        let (mut p_attrs, mut p_counts, mut p_bases, mut p_cols) =
-            (dev, dev + counts_off as u64, dev + bases_off as u64, dev + reprs_off as u64);
+        let (mut p_attrs, mut p_counts, mut p_bases, mut p_cols, mut p_vbases) =
+            (dev, dev + counts_off as u64, dev + bases_off as u64, dev + reprs_off as u64, dev + vbases_off as u64);
         let mut params = [
             (&raw mut p_pages).cast::<c_void>(),
             (&raw mut n).cast(),
@@ -390,11 +479,14 @@ impl crate::gpu::GpuEngine {
             (&raw mut p_counts).cast(),
             (&raw mut p_bases).cast(),
             (&raw mut p_cols).cast(),
+            (&raw mut nv).cast(),
+            (&raw mut p_vbases).cast(),
         ];
         // SAFETY: kern_heap_deform's parameters, in order; the arenas live
         // until the launch returns.
         unsafe { self.launch_and_wait("kern_heap_deform", grid, &mut params)? };
-        let columns = places.iter().map(|&(v, b, _)| (dev + v as u64, dev + b as u64)).collect();
+        let columns =
+            places.iter().map(|&(v, b, o, _)| (dev + v as u64, dev + b as u64, o.map_or(0, |o| dev + o as u64))).collect();
         Ok(DeviceHeap { nrows, columns, _arenas: [pages, work], refused })
     }
 }
@@ -573,6 +665,102 @@ mod tests {
             v.extend_from_slice(payload);
             v
         }
+    }
+
+    /// (text, int4, bpchar, bytea): variable-length values as Arrow's
+    /// offsets and bytes, short and long headers, empty strings, NULLs,
+    /// multibyte text, over several blocks; a compressed value and a TOAST
+    /// pointer send their blocks to the buffer manager.
+    #[test]
+    fn host_kernels_take_variable_length_values() {
+        let ty = |n: &str| crate::catalog::type_by_name(n).unwrap().id;
+        let layout = HeapLayout {
+            blcksz: 8192,
+            attrs: vec![
+                HeapAttr { attlen: -1, attalign: 4, conv: CONV_VARLENA, column: 0 },
+                HeapAttr { attlen: 4, attalign: 4, conv: CONV_COPY, column: 1 },
+                HeapAttr { attlen: -1, attalign: 4, conv: CONV_VARLENA, column: 2 },
+                HeapAttr { attlen: -1, attalign: 4, conv: CONV_COPY, column: -1 },
+                HeapAttr { attlen: -1, attalign: 4, conv: CONV_VARLENA, column: 3 },
+            ],
+            types: vec![ty("TEXT"), int4_type(), ty("BPCHAR"), ty("BYTEA")],
+        };
+        // a row: Some(text) or NULL per variable-length attribute
+        type Row<'a> = (Option<&'a str>, i32, Option<&'a str>, &'a str, Option<&'a [u8]>);
+        let tuple = |r: &Row<'_>| {
+            let (mut d, mut bits) = (Vec::new(), 0b10u8);
+            let mut var = |d: &mut Vec<u8>, v: Option<&[u8]>, k: u8| {
+                if let Some(v) = v {
+                    let at = d.len();
+                    d.extend(varlena(v, at));
+                    bits |= 1 << k;
+                }
+            };
+            var(&mut d, r.0.map(str::as_bytes), 0);
+            while !d.len().is_multiple_of(4) {
+                d.push(0);
+            }
+            d.extend_from_slice(&r.1.to_le_bytes());
+            var(&mut d, r.2.map(str::as_bytes), 2);
+            var(&mut d, Some(r.3.as_bytes()), 3);
+            var(&mut d, r.4, 4);
+            (Some(bits), 5u16, d)
+        };
+        let long = "x".repeat(300);
+        let rows: Vec<Row<'_>> = vec![
+            (Some("abc"), 1, Some("AIR       "), "skipped", Some(b"\x00\x01")),
+            (None, 2, Some(""), "", None),
+            (Some("日本語テキスト"), 3, None, "q", Some(b"")),
+            (Some(&long), 4, Some("MAIL"), &long, Some(&[0xff; 200])),
+            (Some(""), 5, Some("x"), "", Some(b"z")),
+        ];
+        let mut pages = page(&rows[..3].iter().map(tuple).collect::<Vec<_>>(), 4);
+        pages.extend(page(&rows[3..].iter().map(tuple).collect::<Vec<_>>(), 4));
+        // a compressed text and a TOAST pointer: refused
+        let mut compressed = vec![0u8; 0];
+        compressed.extend_from_slice(&(((8u32 + 4) << 2) | 2).to_le_bytes());
+        compressed.extend_from_slice(&[0u8; 8]);
+        compressed.extend_from_slice(&9i32.to_le_bytes());
+        pages.extend(page(&[(Some(0b00011u8), 5u16, compressed)], 4));
+        let mut pointer = vec![1u8, 18];
+        pointer.extend_from_slice(&[0u8; 16]);
+        pointer.extend_from_slice(&[0u8; 2]);
+        pointer.extend_from_slice(&9i32.to_le_bytes());
+        pages.extend(page(&[(Some(0b00011u8), 5u16, pointer)], 4));
+        pages.extend(page(&[tuple(&rows[0])], 4));
+        let h = HostHeap::deform(&pages, &layout).unwrap();
+        assert_eq!(h.refused, vec![2, 3]);
+        assert_eq!(h.nrows, 6);
+        let all: Vec<Row<'_>> = rows.iter().chain(std::iter::once(&rows[0])).cloned().collect();
+        let values = |c: usize| {
+            let (v, b, o) = &h.columns[c];
+            (0..h.nrows as usize)
+                .map(|i| ((b[i / 32] >> (i % 32)) & 1 == 1).then(|| v[o[i] as usize..o[i + 1] as usize].to_vec()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(values(0), all.iter().map(|r| r.0.map(|s| s.as_bytes().to_vec())).collect::<Vec<_>>());
+        assert_eq!(values(2), all.iter().map(|r| r.2.map(|s| s.as_bytes().to_vec())).collect::<Vec<_>>());
+        assert_eq!(values(3), all.iter().map(|r| r.4.map(|s| s.to_vec())).collect::<Vec<_>>());
+        let ints: Vec<i32> = h.columns[1].0.chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(ints, vec![1, 2, 3, 4, 5, 1]);
+        assert_eq!(h.columns[0].2[0], 0);
+        assert!(h.columns[1].2.is_empty());
+        // the columns as an engine checks them
+        crate::engine::validate_columns(&h.column_data(&layout), h.nrows).unwrap();
+        // layouts the kernels cannot take: a copy into a text column, a
+        // varlena into an int4 one, too many variable-length columns
+        let mut l = layout.clone();
+        l.attrs[0].conv = CONV_COPY;
+        assert!(l.widths().is_err());
+        let mut l = layout.clone();
+        l.attrs[1].conv = CONV_VARLENA;
+        assert!(l.widths().is_err());
+        let many = HeapLayout {
+            blcksz: 8192,
+            attrs: (0..9).map(|c| HeapAttr { attlen: -1, attalign: 4, conv: CONV_VARLENA, column: c }).collect(),
+            types: vec![ty("TEXT"); 9],
+        };
+        assert!(many.widths().is_err());
     }
 
     /// (int4, numeric): numerics decoded by the kernels as the host

@@ -557,8 +557,8 @@ impl<'e> GpuJoin<'e> {
             .iter()
             .zip(outer)
             .map(|(&(t, v, vb, ob), c)| match c.resident {
-                Some((values, validity)) => {
-                    DevColumnRepr { type_id: t as u32, source: 0, values, validity, offsets: 0 }
+                Some((values, validity, offsets)) => {
+                    DevColumnRepr { type_id: t as u32, source: 0, values, validity, offsets }
                 }
                 None => DevColumnRepr {
                     type_id: t as u32,

@@ -106,7 +106,9 @@ pub unsafe fn tuple_cost_of(rte: *mut pg_sys::RangeTblEntry) -> f64 {
 /// node reading `columns_of(outer)` would take through it (the table's
 /// all-visible fraction, from `pg_class.relallvisible`), or 0 where it
 /// does not apply (the settings, a table that is not a permanent heap, a
-/// referenced column that is not fixed-width as the device holds it, a
+/// referenced column the kernels do not take apart (one that is neither
+/// fixed-width as the device holds it, nor a numeric, nor text-like; or
+/// more text-like ones than `heapscan::MAX_VAR`), a
 /// SERIALIZABLE transaction, or a node that would not run in the GPU
 /// service, whose join sessions alone read blocks themselves: the CPU
 /// engine in the backend, on a machine without a GPU, gathers every row).
@@ -135,6 +137,7 @@ pub unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys:
         }
         let offset = pg_sys::FirstLowInvalidHeapAttributeNumber;
         let mut any = false;
+        let mut varlena = 0;
         let mut k = pg_sys::bms_next_member(attnos, -1);
         while k >= 0 {
             let attno = (k + offset) as i16;
@@ -144,10 +147,17 @@ pub unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys:
             let typid = pg_sys::get_atttype((*rte).relid, attno);
             let device = crate::codegen::device_type_of(typid);
             let width = device.and_then(pgstrom_runtime::catalog::type_info).map_or(0, |t| t.width);
-            // fixed-width as the device holds it, or a numeric (the heap
-            // kernels decode it), as `source::heap_direct` takes them
+            // fixed-width as the device holds it, a numeric (the heap
+            // kernels decode it) or a text-like value (its bytes copied),
+            // as `source::heap_direct` takes them
             let numeric = device == Some(pgstrom_runtime::program::type_id("NUMERIC"));
-            if !numeric && (width == 0 || pg_sys::get_typlen(typid) as usize != width) {
+            let typlen = pg_sys::get_typlen(typid);
+            if device.is_some() && width == 0 && typlen == -1 {
+                varlena += 1;
+                if varlena > pgstrom_runtime::heapscan::MAX_VAR {
+                    return 0.0;
+                }
+            } else if !numeric && (width == 0 || typlen as usize != width) {
                 return 0.0;
             }
             any = true;

@@ -27,7 +27,7 @@ use pgrx::pg_sys;
 use pgstrom_runtime::DeviceError;
 use pgstrom_runtime::catalog;
 use pgstrom_runtime::fileread::FileAccess;
-use pgstrom_runtime::heapscan::{CONV_COPY, CONV_NUMERIC, HeapAttr, HeapLayout, HeapProbed};
+use pgstrom_runtime::heapscan::{CONV_COPY, CONV_NUMERIC, CONV_VARLENA, HeapAttr, HeapLayout, HeapProbed};
 use pgstrom_runtime::join::JoinSession;
 
 use crate::guc;
@@ -80,8 +80,10 @@ impl HeapDirect {
     /// The path for a scan of `rel` gathering `columns` ((attnum, device
     /// type)), or None when it does not apply: the setting is off, the
     /// table is temporary or not a heap, recovery is in progress, or a
-    /// column is neither a numeric (decoded by the kernels) nor of a
-    /// fixed-width type stored as the device holds it.
+    /// column is neither a numeric (decoded by the kernels), nor of a
+    /// variable-length device type (text, varchar, bpchar, bytea: the
+    /// kernels copy a varlena's bytes; at most `heapscan::MAX_VAR` of
+    /// them), nor of a fixed-width type stored as the device holds it.
     ///
     /// # Safety
     /// `rel` is the scan's open relation.
@@ -116,9 +118,14 @@ impl HeapDirect {
                 if attnum <= 0 || a.column >= 0 {
                     return None;
                 }
-                // a numeric is decoded by the kernels; any other column is
-                // stored as the device holds it
-                a.conv = if type_id == numeric && a.attlen == -1 { CONV_NUMERIC } else { CONV_COPY };
+                // a numeric is decoded by the kernels, a text-like value's
+                // bytes copied; any other column is stored as the device
+                // holds it
+                a.conv = match (type_id == numeric, width, a.attlen) {
+                    (true, _, -1) => CONV_NUMERIC,
+                    (false, 0, -1) => CONV_VARLENA,
+                    _ => CONV_COPY,
+                };
                 if a.conv == CONV_COPY && (width == 0 || a.attlen as usize != width) {
                     return None;
                 }

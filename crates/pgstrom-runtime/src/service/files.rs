@@ -90,7 +90,7 @@ impl SessionFiles {
                 bptr = bits.ptr() + f.first_row / 8;
                 keep.push(bits);
             }
-            c.resident = Some((vptr, bptr));
+            c.resident = Some((vptr, bptr, 0));
         }
         Ok(keep)
     }
