@@ -124,6 +124,19 @@ CREATE TABLE hd_modes AS SELECT m AS mode, length(m) AS w FROM unnest(ARRAY['AIR
 ANALYZE hd_modes;
 SELECT hd_how('SELECT w, count(*), sum(v) FROM hd_txt JOIN hd_modes USING (mode) GROUP BY w');
 SELECT hd_diff('SELECT w, count(*), sum(v) FROM hd_txt JOIN hd_modes USING (mode) GROUP BY w');
+-- grouping keys that are the table's text-like columns: their values at
+-- each group's representative row come back from the service (TPC-H Q1's
+-- shape: char(1) flags; a NULL key, an empty one, multibyte ones, bytea;
+-- few groups and thousands)
+SELECT hd_how('SELECT mode, instr, count(*), sum(v) FROM hd_txt GROUP BY mode, instr');
+SELECT hd_diff('SELECT mode, instr, count(*), sum(v) AS sv, avg(v) AS av FROM hd_txt GROUP BY mode, instr');
+SELECT hd_diff('SELECT note, count(*) AS n, min(g) AS lo FROM hd_txt GROUP BY note');
+SELECT hd_diff('SELECT raw, mode, count(*) AS n FROM hd_txt WHERE g % 3 = 0 GROUP BY raw, mode');
+SELECT hd_how('SELECT c, count(*), sum(i8) FROM hd_t GROUP BY c');
+SELECT hd_diff('SELECT c, count(*), sum(i8) AS s FROM hd_t GROUP BY c');
+SELECT hd_diff('SELECT s, d, count(*) AS n FROM hd_t GROUP BY s, d');
+SELECT hd_how('SELECT mode, w, count(*) FROM hd_txt JOIN hd_modes USING (mode) GROUP BY mode, w');
+SELECT hd_diff('SELECT mode, w, count(*) AS n FROM hd_txt JOIN hd_modes USING (mode) GROUP BY mode, w');
 -- a compressed note (a long, repetitive value in a row that must shrink)
 -- and an out-of-line one
 INSERT INTO hd_txt (g, mode, note, v) VALUES (30001, 'AIR', repeat('abc', 3000), 1), (30002, 'AIR', (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 300) i), 2);
@@ -199,9 +212,10 @@ SELECT hd_diff('SELECT g % 7 AS k, count(*) AS n, sum(i2) AS s, max(ts) AS hi FR
 RESET max_parallel_workers_per_gather;
 SET max_parallel_workers_per_gather = 0;
 
--- the path does not apply: a grouping key that is the outer row's text,
--- the setting off, a temporary table
-SELECT hd_how('SELECT c, count(*) FROM hd_t GROUP BY c');
+-- the path does not apply: a text-like grouping key that is an
+-- expression (PostgreSQL evaluates it at a member of the group), the
+-- setting off, a temporary table
+SELECT hd_how('SELECT substr(s, 1, 2), count(*) FROM hd_t GROUP BY 1');
 SET pg_strom.heap_direct = off;
 SELECT hd_how('SELECT g % 10, count(*) FROM hd_t GROUP BY 1');
 RESET pg_strom.heap_direct;

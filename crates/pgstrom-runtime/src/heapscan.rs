@@ -67,6 +67,11 @@ pub struct HeapLayout {
     /// tuple as the device holds it; a numeric; or a variable-length
     /// type, its varlena's bytes).
     pub types: Vec<u16>,
+    /// Variable-length output columns whose value at each group's
+    /// representative row comes back with the groups
+    /// ([`HeapProbed::keys`]): the grouping keys the backend reads from
+    /// the scanned table's row, which it does not have.
+    pub keys: Vec<u32>,
 }
 
 impl HeapLayout {
@@ -119,6 +124,9 @@ impl HeapLayout {
         if seen.iter().any(|s| !s) {
             return bad("a column no attribute fills".into());
         }
+        if let Some(k) = self.keys.iter().find(|&&k| widths.get(k as usize) != Some(&0)) {
+            return bad(format!("key column {k} is not a variable-length column"));
+        }
         Ok(widths)
     }
 
@@ -139,6 +147,9 @@ pub struct HeapProbed {
     pub nrows: u32,
     /// Blocks to read through the buffer manager instead.
     pub fallback: Vec<u32>,
+    /// keys[g * layout.keys.len() + j]: the value of key column j at
+    /// group g's representative row (None: NULL).
+    pub keys: Vec<Option<Vec<u8>>>,
 }
 
 /// The layout as the kernels take it, as raw pointers (kept alive by the caller).
@@ -301,6 +312,18 @@ impl HostHeap {
         Ok(HostHeap { nrows, columns, refused })
     }
 
+    /// The values of variable-length column `column` at `rows` (None:
+    /// NULL).
+    pub fn var_values_at(&self, column: usize, rows: &[u32]) -> Vec<Option<Vec<u8>>> {
+        let (v, b, o) = &self.columns[column];
+        rows.iter()
+            .map(|&r| {
+                let r = r as usize;
+                ((b[r / 32] >> (r % 32)) & 1 == 1).then(|| v[o[r] as usize..o[r + 1] as usize].to_vec())
+            })
+            .collect()
+    }
+
     /// The columns as an engine takes them.
     pub fn column_data<'a>(&'a self, layout: &HeapLayout) -> Vec<ColumnData<'a>> {
         self.columns
@@ -330,6 +353,8 @@ pub(crate) struct DeviceHeap<'a> {
     /// Per column (values, validity, offsets or 0) device addresses,
     /// valid while the arenas live.
     pub columns: Vec<(u64, u64, u64)>,
+    /// Per column, the bytes of its values.
+    pub bytes: Vec<usize>,
     /// The pages, and the columns with the kernels' work.
     pub _arenas: [crate::gpu::ScratchGuard<'a>; 2],
     pub refused: Vec<usize>,
@@ -421,6 +446,7 @@ impl crate::gpu::GpuEngine {
         // per column: values, validity, offsets (right after the validity
         // words, so that one memset clears both and the first offset)
         let mut places = Vec::with_capacity(widths.len());
+        let mut value_bytes = Vec::with_capacity(widths.len());
         let mut end = cols_off;
         for (c, &w) in widths.iter().enumerate() {
             let var = vars.iter().position(|&k| k == c);
@@ -431,9 +457,10 @@ impl crate::gpu::GpuEngine {
             let offsets = var.map(|_| validity + words);
             end = align(validity + words + offsets.map_or(0, |_| (n_rows + 1) * 4));
             places.push((values, validity, offsets, w));
+            value_bytes.push(bytes);
         }
         if nrows == 0 {
-            return Ok(DeviceHeap { nrows, columns: Vec::new(), _arenas: [pages, work], refused });
+            return Ok(DeviceHeap { nrows, columns: Vec::new(), bytes: Vec::new(), _arenas: [pages, work], refused });
         }
         // (a grown arena loses its contents: everything is staged again)
         self.grow_scratch(&mut work, end)?;
@@ -487,7 +514,75 @@ impl crate::gpu::GpuEngine {
         unsafe { self.launch_and_wait("kern_heap_deform", grid, &mut params)? };
         let columns =
             places.iter().map(|&(v, b, o, _)| (dev + v as u64, dev + b as u64, o.map_or(0, |o| dev + o as u64))).collect();
-        Ok(DeviceHeap { nrows, columns, _arenas: [pages, work], refused })
+        Ok(DeviceHeap { nrows, columns, bytes: value_bytes, _arenas: [pages, work], refused })
+    }
+}
+
+impl DeviceHeap<'_> {
+    /// The values of variable-length column `column` at `rows` (None:
+    /// NULL), copied back from the GPU: row by row (a validity word, two
+    /// offsets, the bytes) for a few rows, else the whole column at once,
+    /// whichever moves less time (a copy's latency taken as 10 us, the
+    /// bus as 10 GB/s: 100 kB a copy).
+    pub(crate) fn var_values_at(
+        &self,
+        gpu: &crate::gpu::GpuEngine,
+        column: usize,
+        rows: &[u32],
+    ) -> Result<Vec<Option<Vec<u8>>>, DeviceError> {
+        let drv = gpu.drv;
+        let (values, validity, offsets) = self.columns[column];
+        let n = self.nrows as usize;
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
+        let copy = |dst: &mut [u8], src: u64| {
+            if dst.is_empty() {
+                return Ok(());
+            }
+            // SAFETY: src..src + dst.len() lies within the column's device
+            // memory (the callers' bounds: nrows rows, their bytes).
+            drv.check("cuMemcpyDtoH", unsafe { (drv.cuMemcpyDtoH)(dst.as_mut_ptr().cast(), src, dst.len()) })
+        };
+        let whole = n.div_ceil(32) * 4 + (n + 1) * 4 + self.bytes[column];
+        if rows.len() * 3 * 100_000 < whole {
+            let mut out = Vec::with_capacity(rows.len());
+            for &r in rows {
+                let r = r as usize;
+                if r >= n {
+                    return Err(DeviceError::InvalidRequest(format!("row {r} of {n} heap rows")));
+                }
+                let (mut word, mut ends) = ([0u8; 4], [0u8; 8]);
+                copy(&mut word, validity + (r / 32 * 4) as u64)?;
+                if (u32::from_le_bytes(word) >> (r % 32)) & 1 == 0 {
+                    out.push(None);
+                    continue;
+                }
+                copy(&mut ends, offsets + (r * 4) as u64)?;
+                let (a, b) = (u32::from_le_bytes(ends[..4].try_into().expect("4")), u32::from_le_bytes(ends[4..].try_into().expect("4")));
+                if a > b || b as usize > self.bytes[column] {
+                    return Err(DeviceError::InvalidRequest(format!("offsets of heap row {r} out of range")));
+                }
+                let mut v = vec![0u8; (b - a) as usize];
+                copy(&mut v, values + a as u64)?;
+                out.push(Some(v));
+            }
+            return Ok(out);
+        }
+        let mut words = vec![0u8; n.div_ceil(32) * 4];
+        let mut ends = vec![0u8; (n + 1) * 4];
+        let mut bytes = vec![0u8; self.bytes[column]];
+        copy(&mut words, validity)?;
+        copy(&mut ends, offsets)?;
+        copy(&mut bytes, values)?;
+        let end = |i: usize| u32::from_le_bytes(ends[4 * i..4 * i + 4].try_into().expect("4")) as usize;
+        rows.iter()
+            .map(|&r| {
+                let r = r as usize;
+                if r >= n || end(r) > end(r + 1) || end(r + 1) > bytes.len() {
+                    return Err(DeviceError::InvalidRequest(format!("row {r} of {n} heap rows")));
+                }
+                Ok(((words[r / 8] >> (r % 8)) & 1 == 1).then(|| bytes[end(r)..end(r + 1)].to_vec()))
+            })
+            .collect()
     }
 }
 
@@ -550,6 +645,7 @@ mod tests {
                 HeapAttr { attlen: 4, attalign: 4, conv: CONV_COPY, column: 1 },
             ],
             types: vec![t4, t4],
+            keys: Vec::new(),
         };
         let row = |a: i32, s: &str, b: i32| {
             let mut d = a.to_le_bytes().to_vec();
@@ -684,6 +780,7 @@ mod tests {
                 HeapAttr { attlen: -1, attalign: 4, conv: CONV_VARLENA, column: 3 },
             ],
             types: vec![ty("TEXT"), int4_type(), ty("BPCHAR"), ty("BYTEA")],
+            keys: vec![0, 2],
         };
         // a row: Some(text) or NULL per variable-length attribute
         type Row<'a> = (Option<&'a str>, i32, Option<&'a str>, &'a str, Option<&'a [u8]>);
@@ -745,8 +842,12 @@ mod tests {
         assert_eq!(ints, vec![1, 2, 3, 4, 5, 1]);
         assert_eq!(h.columns[0].2[0], 0);
         assert!(h.columns[1].2.is_empty());
-        // the columns as an engine checks them
+        // the columns as an engine checks them; key values at rows
         crate::engine::validate_columns(&h.column_data(&layout), h.nrows).unwrap();
+        assert_eq!(h.var_values_at(2, &[2, 0, 3]), vec![None, Some(b"AIR       ".to_vec()), Some(b"MAIL".to_vec())]);
+        let mut l = layout.clone();
+        l.keys = vec![1];
+        assert!(l.widths().is_err());
         // layouts the kernels cannot take: a copy into a text column, a
         // varlena into an int4 one, too many variable-length columns
         let mut l = layout.clone();
@@ -759,6 +860,7 @@ mod tests {
             blcksz: 8192,
             attrs: (0..9).map(|c| HeapAttr { attlen: -1, attalign: 4, conv: CONV_VARLENA, column: c }).collect(),
             types: vec![ty("TEXT"); 9],
+            keys: Vec::new(),
         };
         assert!(many.widths().is_err());
     }
@@ -777,6 +879,7 @@ mod tests {
                 HeapAttr { attlen: -1, attalign: 4, conv: CONV_NUMERIC, column: 1 },
             ],
             types: vec![t4, tn],
+            keys: Vec::new(),
         };
         let long_int = format!("1{}", "0".repeat(300));
         let texts = [

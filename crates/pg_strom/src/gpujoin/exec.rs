@@ -265,6 +265,12 @@ pub struct GpuJoinExec {
     pub(crate) direct: Option<Box<HeapDirect>>,
     /// Its counters when last added to `counters`.
     direct_counted: DirectCounters,
+    /// When `groups` came from the heap direct path: the values of the
+    /// grouping keys read from the scanned table's rows (which the
+    /// backend never had), `[g * n + j]` for the key column of attribute
+    /// number `attnos[j]`; the groups' outer rows are then their own
+    /// indexes.
+    direct_keys: Option<(Vec<i16>, Vec<Option<Vec<u8>>>)>,
     /// The engine and the counters.
     pub(crate) dev: DeviceState,
     /// Count a chunk's groups as `Partial Groups` when they arrive (false:
@@ -386,20 +392,27 @@ impl DeviceNode for GpuJoinExec {
             if info.agg.is_some() {
                 source.set_rows_seldom_read();
             }
-            // the heap direct path: the groups never read an outer row, and no
+            // the heap direct path: the groups never read an outer row (a
+            // key that is an outer column comes back with them), and no
             // depth keeps per-row state a dropped answer would have changed
             let direct = match &info.agg {
                 Some(a)
                     if source.is_heap()
-                        && a.outputs.iter().all(|o| {
-                            !o.host_evaluated() && !matches!(o, AggOutput::Key { column: Some((0, _)), .. })
-                        })
+                        && a.outputs.iter().all(|o| !o.host_evaluated())
                         && !info
                             .depths
                             .iter()
                             .any(|d| JoinKind::from_pg(d.kind).is_some_and(JoinKind::keeps_inner)) =>
                 {
-                    HeapDirect::new(rel, &info.outer_columns).map(Box::new)
+                    let keys: Vec<i16> = a
+                        .outputs
+                        .iter()
+                        .filter_map(|o| match *o {
+                            AggOutput::Key { column: Some((0, key)), .. } => Some(key),
+                            _ => None,
+                        })
+                        .collect();
+                    HeapDirect::new(rel, &info.outer_columns, &keys).map(Box::new)
                 }
                 _ => None,
             };
@@ -431,6 +444,7 @@ impl DeviceNode for GpuJoinExec {
                 file_reads: Default::default(),
                 direct,
                 direct_counted: DirectCounters::default(),
+                direct_keys: None,
                 dev: DeviceState::default(),
                 count_groups: true,
                 shared: std::ptr::null_mut(),
@@ -1072,6 +1086,7 @@ impl GpuJoinExec {
         self.source.clear();
         self.combos = Combos::default();
         self.groups = AggGroups::default();
+        self.direct_keys = None;
         self.cursor = 0;
         self.read_row = NULL_ROW;
     }
@@ -1144,6 +1159,20 @@ impl GpuJoinExec {
         unsafe {
             if row == NULL_ROW {
                 (true, pg_sys::Datum::from(0))
+            } else if s == 0
+                && let Some((attnos, values)) = &self.direct_keys
+            {
+                // a key the heap direct path sent back for group `row`
+                match attnos.iter().position(|&a| a == key).and_then(|j| values.get(row as usize * attnos.len() + j)) {
+                    Some(None) => (true, pg_sys::Datum::from(0)),
+                    Some(Some(bytes)) => (false, crate::codegen::datum::varlena_datum(bytes)),
+                    None => errors::raise_plain(
+                        PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                        format!("the heap direct path returned no value of attribute {key} for group {row}"),
+                        None,
+                        None,
+                    ),
+                }
             } else if s == 0 {
                 self.deform_outer(row);
                 if key > 0 {
@@ -1310,6 +1339,17 @@ impl GpuJoinExec {
                     c.stage[i] = *n;
                 }
                 self.groups = p.groups;
+                self.direct_keys = None;
+                let attnos = d.key_attnos();
+                if !attnos.is_empty() {
+                    // the groups' outer rows were the service's: each
+                    // group's key values came back instead
+                    let count = self.groups.count;
+                    for (g, r) in self.groups.rows[..count].iter_mut().enumerate() {
+                        *r = g as u32;
+                    }
+                    self.direct_keys = Some((attnos.to_vec(), p.keys));
+                }
                 self.add_counters(c);
                 self.count_direct();
                 true
@@ -1469,6 +1509,7 @@ impl GpuJoinExec {
                 Probed::Groups(groups) => {
                     c.groups = if self.count_groups { groups.count as u64 } else { 0 };
                     self.groups = groups;
+                    self.direct_keys = None;
                 }
             }
             self.add_counters(c);
@@ -1529,6 +1570,7 @@ impl GpuJoinExec {
                 // SAFETY: as above.
                 unsafe { self.reset_chunk() };
                 self.groups = g;
+                self.direct_keys = None;
             }
             Err(e) => {
                 errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(engine_of(self))), &e)

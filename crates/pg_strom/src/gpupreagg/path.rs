@@ -331,14 +331,13 @@ unsafe fn add_paths(
                 if desc.depths.is_empty() { 0.0 } else { rows_proc * crate::customscan::cost::tuple_cost_of(rte) };
             // the heap direct path: the all-visible blocks' rows are taken
             // apart on the device, not gathered by the host (when no grouping
-            // key of a variable-length type is evaluated on the host or read
-            // from the scanned table's rows there, and no depth is RIGHT or
-            // FULL, as the executor requires)
+            // key of a variable-length type is evaluated on the host, and no
+            // depth is RIGHT or FULL, as the executor requires; a key that
+            // is a column comes back with the groups)
             let host_keys = exprs.iter().any(|&e| {
                 (*e).type_ != pg_sys::NodeTag::T_Aggref
                     && pg_sys::get_typlen(pg_sys::exprType(e)) < 0
-                    && ((*e).type_ != pg_sys::NodeTag::T_Var
-                        || (*e.cast::<pg_sys::Var>()).varno == desc.outer_relid as i32)
+                    && (*crate::codegen::strip_relabel(e)).type_ != pg_sys::NodeTag::T_Var
             });
             let keeps_inner = desc
                 .depths

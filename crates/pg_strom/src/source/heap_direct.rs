@@ -58,6 +58,8 @@ pub struct DirectCounters {
 pub struct HeapDirect {
     rel: pg_sys::Relation,
     layout: HeapLayout,
+    /// The attribute numbers of `layout.keys`.
+    key_attnos: Vec<i16>,
     vmbuf: pg_sys::Buffer,
     /// Segment number -> (its file, the session's handle for it).
     segments: HashMap<u32, (std::fs::File, u32)>,
@@ -84,10 +86,14 @@ impl HeapDirect {
     /// variable-length device type (text, varchar, bpchar, bytea: the
     /// kernels copy a varlena's bytes; at most `heapscan::MAX_VAR` of
     /// them), nor of a fixed-width type stored as the device holds it.
+    /// `keys`: the attribute numbers of grouping keys read from the
+    /// table's rows (variable-length columns among `columns`), whose
+    /// values at each group's representative row come back with the
+    /// groups.
     ///
     /// # Safety
     /// `rel` is the scan's open relation.
-    pub unsafe fn new(rel: pg_sys::Relation, columns: &[(i16, u16)]) -> Option<HeapDirect> {
+    pub unsafe fn new(rel: pg_sys::Relation, columns: &[(i16, u16)], keys: &[i16]) -> Option<HeapDirect> {
         if !guc::HEAP_DIRECT.get() || columns.is_empty() {
             return None;
         }
@@ -132,11 +138,14 @@ impl HeapDirect {
                 a.column = c as i32;
                 types.push(type_id);
             }
-            let layout = HeapLayout { blcksz: pg_sys::BLCKSZ, attrs, types };
+            let key_columns =
+                keys.iter().map(|k| columns.iter().position(|c| c.0 == *k).map(|c| c as u32)).collect::<Option<_>>()?;
+            let layout = HeapLayout { blcksz: pg_sys::BLCKSZ, attrs, types, keys: key_columns };
             layout.widths().ok()?;
             Some(HeapDirect {
                 rel,
                 layout,
+                key_attnos: keys.to_vec(),
                 vmbuf: pg_sys::InvalidBuffer as pg_sys::Buffer,
                 segments: HashMap::new(),
                 carry: None,
@@ -180,6 +189,12 @@ impl HeapDirect {
                 self.dirty = Some(set);
             }
         }
+    }
+
+    /// The attribute numbers of the grouping keys whose values come back
+    /// with each request's groups (`HeapProbed::keys`, in this order).
+    pub fn key_attnos(&self) -> &[i16] {
+        &self.key_attnos
     }
 
     /// The relation scanned.

@@ -314,15 +314,31 @@ fn info(engines: &Engines) -> ServiceInfo {
 /// This process's resident memory (/proc/self/statm), 0 when unknown.
 /// Join and aggregate the rows a heap request's blocks gave; the refused
 /// blocks by their numbers in the file.
+/// `values_at(column, rows)`: the key column's values at the groups'
+/// representative rows (of the heap rows, the groups' first source).
 fn heap_probed(
     s: &mut Session,
     cols: &[ColumnData<'_>],
     nrows: u32,
     refused: &[usize],
     blocks: &[u32],
+    key_columns: &[u32],
+    values_at: &mut dyn FnMut(usize, &[u32]) -> Result<Vec<Option<Vec<u8>>>, DeviceError>,
 ) -> Result<HeapProbed, DeviceError> {
     let groups = if nrows == 0 { AggGroups::default() } else { s.join.probe_agg(cols, nrows, None)? };
-    Ok(HeapProbed { groups, nrows, fallback: refused.iter().map(|&i| blocks[i]).collect() })
+    let mut keys = Vec::new();
+    if !key_columns.is_empty() && groups.count > 0 {
+        let rows = &groups.rows[..groups.count];
+        let per_column =
+            key_columns.iter().map(|&c| values_at(c as usize, rows)).collect::<Result<Vec<_>, _>>()?;
+        keys.reserve(groups.count * key_columns.len());
+        for g in 0..groups.count {
+            for column in &per_column {
+                keys.push(column[g].clone());
+            }
+        }
+    }
+    Ok(HeapProbed { groups, nrows, fallback: refused.iter().map(|&i| blocks[i]).collect(), keys })
 }
 
 fn resident_bytes() -> u64 {
@@ -714,14 +730,19 @@ impl Connection {
                                 resident: Some(place),
                             })
                             .collect();
-                        heap_probed(s, &cols, heap.nrows, &heap.refused, blocks)?
+                        heap_probed(s, &cols, heap.nrows, &heap.refused, blocks, &layout.keys, &mut |c, rows| {
+                            heap.var_values_at(gpu, c, rows)
+                        })?
                     }
                     _ => {
                         let pages =
                             crate::clock::timed(Phase::Read, || s.files.read_blocks(file, blocks, layout.blcksz))?;
                         let heap = HostHeap::deform(&pages, &layout)?;
                         s.clock.add(&lap.stop());
-                        heap_probed(s, &heap.column_data(&layout), heap.nrows, &heap.refused, blocks)?
+                        let cols = heap.column_data(&layout);
+                        heap_probed(s, &cols, heap.nrows, &heap.refused, blocks, &layout.keys, &mut |c, rows| {
+                            Ok(heap.var_values_at(c, rows))
+                        })?
                     }
                 }))
             }

@@ -472,6 +472,7 @@ pub fn put_heap_layout(w: &mut Writer<'_>, l: &HeapLayout) {
     }
     let types: Vec<u32> = l.types.iter().map(|&t| t as u32).collect();
     w.slice(&types);
+    w.slice(&l.keys);
 }
 
 /// As [`put_heap_layout`] wrote it (checked by [`HeapLayout::widths`]).
@@ -487,7 +488,8 @@ pub fn get_heap_layout(r: &mut Reader<'_>) -> Result<HeapLayout, DeviceError> {
         attrs.push(HeapAttr { attlen, attalign, conv, column });
     }
     let types = r.slice::<u32>()?.iter().map(|&t| t as u16).collect();
-    let l = HeapLayout { blcksz, attrs, types };
+    let keys = r.slice::<u32>()?.to_vec();
+    let l = HeapLayout { blcksz, attrs, types, keys };
     l.widths()?;
     Ok(l)
 }
@@ -497,11 +499,24 @@ pub fn put_heap_probed(w: &mut Writer<'_>, p: &HeapProbed) {
     put_groups(w, &p.groups);
     w.u32(p.nrows);
     w.slice(&p.fallback);
+    w.u64(p.keys.len() as u64);
+    for k in &p.keys {
+        w.u8(k.is_some() as u8);
+        w.slice(k.as_deref().unwrap_or(&[]));
+    }
 }
 
 /// As [`put_heap_probed`] wrote it.
 pub fn get_heap_probed(r: &mut Reader<'_>) -> Result<HeapProbed, DeviceError> {
-    Ok(HeapProbed { groups: get_groups(r)?, nrows: r.u32()?, fallback: r.slice::<u32>()?.to_vec() })
+    let (groups, nrows, fallback) = (get_groups(r)?, r.u32()?, r.slice::<u32>()?.to_vec());
+    let n = r.count()?;
+    let mut keys = Vec::with_capacity(n);
+    for _ in 0..n {
+        let present = r.u8()? != 0;
+        let bytes = r.slice::<u8>()?;
+        keys.push(present.then(|| bytes.to_vec()));
+    }
+    Ok(HeapProbed { groups, nrows, fallback, keys })
 }
 
 /// A session's engine time.
