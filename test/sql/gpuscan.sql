@@ -432,3 +432,25 @@ EXPLAIN (COSTS OFF) SELECT * FROM why_t WHERE md5(b) = 'x';
 EXPLAIN (COSTS OFF) SELECT * FROM why_t t JOIN why_u u ON t.n = u.n;
 RESET client_min_messages;
 DROP TABLE why_t, why_u;
+
+-- A GpuScan over a heap table gathers every row on the host, as much as
+-- a sequential scan's own work: it pays only where the quals cost more,
+-- priced as the executor evaluates them (AND and OR stop at their first
+-- false or true argument).  TPC-H Q19's qual on `part` (an OR of three
+-- ANDs, each ruled out by its first comparison for most rows) stays on
+-- PostgreSQL at the default heap_gather_cost; with no gathering cost the
+-- GpuScan is still planned.
+CREATE TABLE sc_part (p_partkey int, p_brand char(10), p_container char(10), p_size int);
+INSERT INTO sc_part SELECT i, 'Brand#' || (1 + i % 5) || (1 + i / 5 % 5), (ARRAY['SM', 'MED', 'LG', 'JUMBO', 'WRAP'])[1 + i % 5] || ' ' || (ARRAY['CASE', 'BOX', 'BAG', 'JAR', 'PKG', 'PACK', 'CAN', 'DRUM'])[1 + i / 7 % 8], 1 + i % 50
+  FROM generate_series(1, 200000) i;
+ANALYZE sc_part;
+SET pg_strom.gpu_setup_cost = 100;
+SET pg_strom.heap_gather_cost = 0.03;  -- the default (the test cluster's is 0)
+SET max_parallel_workers_per_gather = 0;
+SELECT * FROM explain_masked($$SELECT p_partkey FROM sc_part WHERE (p_brand = 'Brand#12' AND p_container IN ('SM CASE', 'SM BOX', 'SM PACK', 'SM PKG') AND p_size BETWEEN 1 AND 5) OR (p_brand = 'Brand#23' AND p_container IN ('MED BAG', 'MED BOX', 'MED PKG', 'MED PACK') AND p_size BETWEEN 1 AND 10) OR (p_brand = 'Brand#34' AND p_container IN ('LG CASE', 'LG BOX', 'LG PACK', 'LG PKG') AND p_size BETWEEN 1 AND 15)$$);
+SET pg_strom.heap_gather_cost = 0;
+SELECT * FROM explain_masked($$SELECT p_partkey FROM sc_part WHERE (p_brand = 'Brand#12' AND p_container IN ('SM CASE', 'SM BOX', 'SM PACK', 'SM PKG') AND p_size BETWEEN 1 AND 5) OR (p_brand = 'Brand#23' AND p_container IN ('MED BAG', 'MED BOX', 'MED PKG', 'MED PACK') AND p_size BETWEEN 1 AND 10) OR (p_brand = 'Brand#34' AND p_container IN ('LG CASE', 'LG BOX', 'LG PACK', 'LG PKG') AND p_size BETWEEN 1 AND 15)$$);
+RESET pg_strom.heap_gather_cost;
+RESET max_parallel_workers_per_gather;
+SET pg_strom.gpu_setup_cost = 0;
+DROP TABLE sc_part;

@@ -512,8 +512,10 @@ impl crate::gpu::GpuEngine {
         // SAFETY: kern_heap_deform's parameters, in order; the arenas live
         // until the launch returns.
         unsafe { self.launch_and_wait("kern_heap_deform", grid, &mut params)? };
-        let columns =
-            places.iter().map(|&(v, b, o, _)| (dev + v as u64, dev + b as u64, o.map_or(0, |o| dev + o as u64))).collect();
+        let columns = places
+            .iter()
+            .map(|&(v, b, o, _)| (dev + v as u64, dev + b as u64, o.map_or(0, |o| dev + o as u64)))
+            .collect();
         Ok(DeviceHeap { nrows, columns, bytes: value_bytes, _arenas: [pages, work], refused })
     }
 }
@@ -557,7 +559,10 @@ impl DeviceHeap<'_> {
                     continue;
                 }
                 copy(&mut ends, offsets + (r * 4) as u64)?;
-                let (a, b) = (u32::from_le_bytes(ends[..4].try_into().expect("4")), u32::from_le_bytes(ends[4..].try_into().expect("4")));
+                let (a, b) = (
+                    u32::from_le_bytes(ends[..4].try_into().expect("4")),
+                    u32::from_le_bytes(ends[4..].try_into().expect("4")),
+                );
                 if a > b || b as usize > self.bytes[column] {
                     return Err(DeviceError::InvalidRequest(format!("offsets of heap row {r} out of range")));
                 }

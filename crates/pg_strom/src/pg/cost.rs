@@ -29,3 +29,76 @@ pub fn parallel_divisor(workers: i32) -> f64 {
     }
     divisor
 }
+
+/// The per-row cost of evaluating `quals` (bare expressions, implicitly
+/// ANDed) as the executor does: the list in order_qual_clauses' order
+/// (cheapest first), every AND and OR stopping at its first false (true)
+/// argument.  cost_qual_eval charges every operator of every row; a qual
+/// such as TPC-H Q19's `(brand = .. AND container IN (..) AND size ..) OR
+/// (..) OR (..)` costs PostgreSQL's seq scan about a third of that, since
+/// the first comparison of each branch rules most rows out.  Each
+/// argument is weighted by the chance the evaluation reaches it, from
+/// clause_selectivity.
+///
+/// # Safety
+/// Planner state; `quals` are expressions of the relation being planned.
+pub unsafe fn short_circuit_qual_cost(root: *mut pg_sys::PlannerInfo, quals: &[*mut pg_sys::Node]) -> f64 {
+    // SAFETY: caller's promise, passed on.
+    unsafe {
+        let mut ordered: Vec<(f64, *mut pg_sys::Node)> = quals.iter().map(|&q| (node_cost(root, q), q)).collect();
+        ordered.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let nodes: Vec<_> = ordered.into_iter().map(|(_, q)| q).collect();
+        sequence_cost(root, &nodes, true)
+    }
+}
+
+/// cost_qual_eval_node's per-row cost of `node`.
+///
+/// # Safety
+/// Planner state; a valid expression.
+unsafe fn node_cost(root: *mut pg_sys::PlannerInfo, node: *mut pg_sys::Node) -> f64 {
+    let mut c = pg_sys::QualCost::default();
+    // SAFETY: caller's promise.
+    unsafe { pg_sys::cost_qual_eval_node(&mut c, node, root) };
+    c.per_tuple
+}
+
+/// The expected cost of evaluating `args` in order until one is false
+/// (`and`) or true (OR).
+///
+/// # Safety
+/// Planner state; valid expressions.
+unsafe fn sequence_cost(root: *mut pg_sys::PlannerInfo, args: &[*mut pg_sys::Node], and: bool) -> f64 {
+    let (mut reach, mut total) = (1.0, 0.0);
+    for &a in args {
+        // SAFETY: caller's promise.
+        unsafe {
+            total += reach * stopping_cost(root, a);
+            let sel = pg_sys::clause_selectivity(root, a, 0, pg_sys::JoinType::JOIN_INNER, std::ptr::null_mut())
+                .clamp(0.0, 1.0);
+            reach *= if and { sel } else { 1.0 - sel };
+        }
+    }
+    total
+}
+
+/// The expected per-row cost of `node` with AND, OR and NOT evaluated as
+/// the executor does.
+///
+/// # Safety
+/// Planner state; a valid expression.
+unsafe fn stopping_cost(root: *mut pg_sys::PlannerInfo, node: *mut pg_sys::Node) -> f64 {
+    // SAFETY: caller's promise; a BoolExpr read as such by its tag.
+    unsafe {
+        if (*node).type_ != pg_sys::NodeTag::T_BoolExpr {
+            return node_cost(root, node);
+        }
+        let b = node.cast::<pg_sys::BoolExpr>();
+        let args = crate::pg::list::from_list((*b).args);
+        match (*b).boolop {
+            pg_sys::BoolExprType::AND_EXPR => sequence_cost(root, &args, true),
+            pg_sys::BoolExprType::OR_EXPR => sequence_cost(root, &args, false),
+            _ => node_cost(root, node),
+        }
+    }
+}

@@ -329,8 +329,7 @@ fn heap_probed(
     let mut keys = Vec::new();
     if !key_columns.is_empty() && groups.count > 0 {
         let rows = &groups.rows[..groups.count];
-        let per_column =
-            key_columns.iter().map(|&c| values_at(c as usize, rows)).collect::<Result<Vec<_>, _>>()?;
+        let per_column = key_columns.iter().map(|&c| values_at(c as usize, rows)).collect::<Result<Vec<_>, _>>()?;
         keys.reserve(groups.count * key_columns.len());
         for g in 0..groups.count {
             for column in &per_column {
