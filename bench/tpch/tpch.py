@@ -294,6 +294,7 @@ def cmd_run(a):
     results, skipped = {}, {}
     # per pg_strom mode and query: why parts of the plan stay on PostgreSQL
     whys = {}
+    cons = {}
     for m in modes:
         con = None
         if m == "arrow":
@@ -310,14 +311,24 @@ def cmd_run(a):
                 skipped[m] = f"no DuckDB database of SF {sf} in {folder} (run: tpch.py load --modes duckdb)"
                 continue
             con = duckdb.connect(os.path.join(folder, "tpch.duckdb"), read_only=True)
-        t0 = time.time()
-        for q in queries:
-            sql = bl.read_query(os.path.join(HERE, "queries"), q)
+        cons[m] = con
+    # each query in every mode before the next query (modes interleaved):
+    # the ratios compare runs minutes apart at most, not a mode run after
+    # the other, whose times drift with the machine's state (a run of the
+    # pg mode first and the strom mode after once put plans identical in
+    # both 10% apart)
+    spent = {m: 0.0 for m in cons}
+    for q in queries:
+        sql = bl.read_query(os.path.join(HERE, "queries"), q)
+        for m, con in cons.items():
+            t0 = time.time()
             results[(m, q)] = (bl.run_pg(m, q, sql, a.runs, pg_settings(m, cores, a.timeout)) if con is None
                                else bl.run_duck(m, q, sql, a.runs, con))
             if m in bl.STROM_MODES:
                 whys[(m, q)] = bl.device_reasons(sql, pg_settings(m, cores))
-        say(f"{m}: {len(queries)} queries in {time.time() - t0:.1f} s")
+            spent[m] += time.time() - t0
+    for m, t in spent.items():
+        say(f"{m}: {len(queries)} queries in {t:.1f} s")
     for m, why in skipped.items():
         say(f"{m}: skipped: {why}")
     ran = [m for m in modes if m not in skipped]
