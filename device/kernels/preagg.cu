@@ -46,6 +46,15 @@
  *             finite numerics as 128-bit mantissas at the op's scale (no
  *             value has a larger one: the planner proved it), summed in
  *             32-bit limbs (l3 signed): exact for fewer than 2^32 rows
+ *   SUM_NUM_WIDE  as SUM_NUM, where the planner bounded the scale but not
+ *             the digits: the rows step first checks every such op's
+ *             value for the combination (wide_check); one the device
+ *             cannot hold (over 38 digits, a larger scale, an overflow
+ *             computing it) makes the combination an exception: it adds
+ *             to no SUM_NUM_WIDE op (the other ops take it as usual) and
+ *             its index goes to the exception list, from which the host
+ *             forms a group of its own with those ops' values computed by
+ *             PostgreSQL
  *   SUM_INTV  [n, +Inf, -Inf, months, days, time low 32 bits, time high 32
  *             bits (signed)]  finite intervals' fields summed apart (n
  *             counts them), infinite ones counted: exact below 2^32 rows
@@ -456,12 +465,70 @@ dev_agg_keys_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
     return DEVERR_OK;
 }
 
-/* Add combination k (rows) to the accumulators at `acc`. */
+/* A numeric sum's value `a` as a 128-bit mantissa at the op's scale:
+ * false when the device cannot hold it (the host must add it). */
+DEVICE_FUNC bool
+agg_num_at_scale(const DevAggOp *op, const DevDatum *a, dev_i128 *out)
+{
+    int32_t     k = a->len;
+    dev_u128    mag;
+    dev_i128    m;
+
+    if (k == NUM_BIG || op->scale < 0 || op->scale > 38)
+        return false;
+    if (k < 0)
+        return true;
+    m = dev_num_mant(a);
+    if (k > op->scale || !dev_scale_up(dev_u128_abs(m), op->scale - k, &mag) || mag > DEV_NUM_LIMIT)
+        return false;
+    *out = m < 0 ? -(dev_i128) mag : (dev_i128) mag;
+    return true;
+}
+
+/* Combination k's values of every SUM_NUM_WIDE op: DEVERR_NEEDS_CPU when
+ * the device cannot hold one (the combination is an exception), another
+ * error as evaluating them raised it. */
+DEVICE_FUNC int32_t
+agg_wide_check(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+               const DevDatum *params, uint32_t nparams, const uint32_t *rows)
+{
+    for (uint32_t o = 0; o < spec->nops; o++)
+    {
+        const DevAggOp *op = &spec->ops[o];
+        DevDatum    a;
+        dev_i128    m;
+        int32_t     rc;
+
+        if (op->kind != AGGOP_SUM_NUM_WIDE)
+            continue;
+        if (op->nargs != 1)
+            return DEVERR_INVALID_PROGRAM;
+        if (op->filter.ninstrs > 0)
+        {
+            DevDatum f;
+
+            rc = agg_eval(&op->filter, cols, ncols, params, nparams, rows, &f);
+            if (rc != DEVERR_OK)
+                return rc;
+            if (!dev_is_true(&f))
+                continue;
+        }
+        rc = agg_eval(&op->args[0], cols, ncols, params, nparams, rows, &a);
+        if (rc != DEVERR_OK)
+            return rc;
+        if (!a.isnull && !agg_num_at_scale(op, &a, &m))
+            return DEVERR_NEEDS_CPU;
+    }
+    return DEVERR_OK;
+}
+
+/* Add combination k (rows) to the accumulators at `acc`; with `skip_wide`
+ * (an exception) not to its SUM_NUM_WIDE ops. */
 DEVICE_FUNC int32_t
 dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
                    const DevDatum *params, uint32_t nparams,
                    const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t k,
-                   const uint32_t *rows, uint64_t *acc)
+                   const uint32_t *rows, uint64_t *acc, bool skip_wide)
 {
     for (uint32_t o = 0; o < spec->nops; o++)
     {
@@ -472,6 +539,8 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
 
         if (op->word >= spec->nwords || op->nargs > 2)
             return DEVERR_INVALID_PROGRAM;
+        if (skip_wide && op->kind == AGGOP_SUM_NUM_WIDE)
+            continue;
         if (op->filter.ninstrs > 0)
         {
             DevDatum f;
@@ -573,12 +642,12 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
                 agg_max_u64(&w[1], agg_flt_order(dev_as_f8((int) op->args[0].result_type, &a[0])));
                 break;
             case AGGOP_SUM_NUM:
+            case AGGOP_SUM_NUM_WIDE:
             {
                 int32_t k = a[0].len;
-                dev_u128 mag;
-                dev_i128 m;
+                dev_i128 m = 0;
 
-                if (k == NUM_BIG || op->scale < 0 || op->scale > 38)
+                if (!agg_num_at_scale(op, &a[0], &m))
                     return DEVERR_NEEDS_CPU;
                 if (k < 0)
                 {
@@ -586,10 +655,6 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
                     agg_add_u64(&w[k == NUM_NAN ? 2 : (k == NUM_PINF ? 3 : 4)], 1);
                     break;
                 }
-                m = dev_num_mant(&a[0]);
-                if (k > op->scale || !dev_scale_up(dev_u128_abs(m), op->scale - k, &mag) || mag > DEV_NUM_LIMIT)
-                    return DEVERR_NEEDS_CPU;
-                m = m < 0 ? -(dev_i128) mag : (dev_i128) mag;
                 agg_add_u64(&w[0], 1);
                 agg_max_scale(&w[1], (uint32_t) k);
                 agg_add_u64(&w[5], (uint64_t) m & 0xffffffffULL);
@@ -653,17 +718,20 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
     return DEVERR_OK;
 }
 
-/* Rows step: combination k joins its group and adds to it. */
+/* Rows step: combination k joins its group and adds to it (an exception,
+ * whose SUM_NUM_WIDE values the device cannot hold, to the list `exc`:
+ * exc[0] the count, then the combinations, room for all n). */
 DEVICE_FUNC int32_t
 dev_agg_rows_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
                  const DevDatum *params, uint32_t nparams,
                  const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t k,
                  const DevDatum *keybuf, const uint32_t *hashes,
-                 uint32_t *table, uint32_t mask, uint64_t *words)
+                 uint32_t *table, uint32_t mask, uint64_t *words, uint32_t *exc)
 {
     uint32_t    rows[PGSTROM_MAX_SOURCES];
     uint32_t    h = hashes[k];
     uint32_t    slot = h & mask;
+    bool        skip_wide = false;
 
     for (uint32_t probes = 0;; probes++)
     {
@@ -691,8 +759,19 @@ dev_agg_rows_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
         slot = (slot + 1) & mask;
     }
     agg_rows_of(in, in_stride, nsources, k, rows);
+    {
+        int32_t     rc = agg_wide_check(spec, cols, ncols, params, nparams, rows);
+
+        if (rc == DEVERR_NEEDS_CPU && exc)
+        {
+            exc[1 + pgstrom_atomic_inc_u32(&exc[0])] = k;
+            skip_wide = true;
+        }
+        else if (rc != DEVERR_OK)
+            return rc;
+    }
     return dev_agg_accumulate(spec, cols, ncols, params, nparams, in, in_stride, nsources, k,
-                              rows, words + (uint64_t) slot * spec->nwords);
+                              rows, words + (uint64_t) slot * spec->nwords, skip_wide);
 }
 
 /* Collect step: slot i, when claimed, becomes an output group. */
@@ -777,10 +856,11 @@ kern_agg_rows(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
               const DevDatum *params, uint32_t nparams,
               const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t n,
               const DevDatum *keybuf, const uint32_t *hashes,
-              uint32_t *table, uint32_t mask, uint64_t *words, unsigned long long *error)
+              uint32_t *table, uint32_t mask, uint64_t *words, uint32_t *exc,
+              unsigned long long *error)
 {
     AGG_GPU_LOOP(n, dev_agg_rows_one(spec, cols, ncols, params, nparams, in, in_stride,
-                                     nsources, i, keybuf, hashes, table, mask, words))
+                                     nsources, i, keybuf, hashes, table, mask, words, exc))
 }
 
 KERNEL_FUNC void
@@ -803,8 +883,9 @@ kern_agg_collect(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
  * CPU entry point: every step over the n combinations.  The caller gives
  * keybuf (n * nkeys), hashes (n), table (nslots, a power of two > n),
  * words (nslots * nwords), out_rows (nsources * n), out_keys (n * nkeys),
- * out_words (n * nwords).  Returns DEVERR_OK with the group count in *count, or the
- * first error code with its combination in *error_at.
+ * out_words (n * nwords), exc (1 + n: the exceptions' count, zeroed by the
+ * caller, then the combinations).  Returns DEVERR_OK with the group count
+ * in *count, or the first error code with its combination in *error_at.
  */
 extern "C" int32_t
 pgstrom_cpu_agg(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
@@ -812,7 +893,7 @@ pgstrom_cpu_agg(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
                 const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t n,
                 DevDatum *keybuf, uint32_t *hashes, uint32_t *table, uint32_t nslots,
                 uint64_t *words, uint32_t *out_rows, DevDatum *out_keys,
-                uint64_t *out_words, uint32_t *count, uint32_t *error_at)
+                uint64_t *out_words, uint32_t *exc, uint32_t *count, uint32_t *error_at)
 {
     if (nslots == 0 || (nslots & (nslots - 1)) != 0 || nslots <= n)
         return DEVERR_INVALID_PROGRAM;
@@ -831,7 +912,7 @@ pgstrom_cpu_agg(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
     for (uint32_t i = 0; i < n; i++)
     {
         int32_t rc = dev_agg_rows_one(spec, cols, ncols, params, nparams, in, in_stride,
-                                      nsources, i, keybuf, hashes, table, nslots - 1, words);
+                                      nsources, i, keybuf, hashes, table, nslots - 1, words, exc);
         if (rc != DEVERR_OK)
         {
             *error_at = i;

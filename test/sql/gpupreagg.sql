@@ -164,5 +164,56 @@ SELECT k, s, s = (SELECT sum(round(x, 0)) FROM pa_wide WHERE i % 3 = k) AS same 
 RESET pg_strom.enabled;
 -- count() of that column only tests it for NULL: still on the device
 SELECT * FROM explain_masked('SELECT i % 3, count(x) FROM pa_wide GROUP BY 1');
+-- that sum on the device, the row of 40 digits an exception (below)
+SELECT * FROM explain_masked('SELECT i % 3 AS k, sum(round(x, 0)) AS s FROM pa_wide GROUP BY 1');
 
-DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv, pa_dec, pa_deck, pa_deck2, pa_wide;
+-- Sums whose digits the planner cannot bound to 38 (TPC-H Q1's charge,
+-- sum(price * (1 - disc) * (1 + tax)): 47 digits by the bound, a dozen in
+-- fact) run on the device; a row whose value it cannot hold (more digits,
+-- a larger scale, an overflow computing it) is an exception: it adds to
+-- no such sum on the device and comes back on its own, its value computed
+-- by PostgreSQL.  Values of 35 digits make some; NULLs, NaN, a FILTER,
+-- avg, a join below.
+CREATE TABLE pa_q1 (flag char(1), status char(1), qty numeric(15,2), price numeric(38,2), disc numeric(15,2), tax numeric(15,2), nk int);
+INSERT INTO pa_q1 SELECT (ARRAY['A', 'N', 'R'])[1 + i % 3], (ARRAY['F', 'O'])[1 + i % 2], 1 + i % 50,
+    CASE WHEN i % 997 = 0 THEN 999999999999999999999999999999999999.99 - i WHEN i % 101 = 0 THEN NULL
+         WHEN i % 1009 = 0 THEN 'NaN' ELSE (i % 100000) * 1.5 END,
+    (i % 11) / 100.0, (i % 9) / 100.0, i % 25
+  FROM generate_series(1, 20000) i;
+CREATE TABLE pa_nation AS SELECT i AS nk, 'nation ' || i AS name FROM generate_series(0, 24) i;
+ANALYZE pa_q1, pa_nation;
+CREATE FUNCTION pa_same(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE n bigint; on_only bigint; off_only bigint;
+BEGIN
+  EXECUTE 'CREATE TEMP TABLE pa_on AS ' || q;
+  SET LOCAL pg_strom.enabled = off;
+  EXECUTE 'CREATE TEMP TABLE pa_off AS ' || q;
+  SET LOCAL pg_strom.enabled = on;
+  SELECT count(*) INTO n FROM pa_off;
+  SELECT count(*) INTO on_only FROM (TABLE pa_on EXCEPT ALL TABLE pa_off) d;
+  SELECT count(*) INTO off_only FROM (TABLE pa_off EXCEPT ALL TABLE pa_on) d;
+  DROP TABLE pa_on, pa_off;
+  RETURN format('groups %s, only with pg_strom: %s, only without: %s', n, on_only, off_only);
+END $$;
+SELECT * FROM explain_masked('SELECT flag, status, sum(price * (1 - disc) * (1 + tax)) FROM pa_q1 GROUP BY flag, status');
+-- EXPLAIN ANALYZE counts the exceptions as CPU Path Rows (20 rows of 35
+-- digits: 20000 / 997)
+CREATE FUNCTION pa_cpu_rows(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE ln text; n bigint := 0; m text[];
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    m := regexp_match(ln, 'CPU Path Rows: ([0-9]+)');
+    IF m IS NOT NULL THEN n := n + m[1]::bigint; END IF;
+  END LOOP;
+  RETURN n;
+END $$;
+SELECT pa_cpu_rows('SELECT flag, status, sum(price * (1 - disc) * (1 + tax)) FROM pa_q1 GROUP BY flag, status');
+SELECT pa_same('SELECT flag, status, sum(qty) AS sq, sum(price) AS sp, sum(price * (1 - disc)) AS disc_price,
+    sum(price * (1 - disc) * (1 + tax)) AS charge, avg(qty) AS aq, avg(price * (1 - disc) * (1 + tax)) AS ac,
+    sum(price * (1 - disc) * (1 + tax)) FILTER (WHERE tax > 0.04) AS fc, count(*) AS n
+  FROM pa_q1 GROUP BY flag, status');
+SELECT pa_same('SELECT n.name, sum(price * (1 + tax) * (1 + tax)) AS s, count(*) AS c FROM pa_q1 q JOIN pa_nation n USING (nk) WHERE disc < 0.08 GROUP BY n.name');
+SELECT pa_same('SELECT sum(price * price) AS sq FROM pa_q1');
+SELECT pa_same('SELECT i % 3 AS k, sum(round(x, 0)) AS s, avg(x * 2) AS a FROM pa_wide GROUP BY 1');
+
+DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv, pa_dec, pa_deck, pa_deck2, pa_wide, pa_q1, pa_nation;

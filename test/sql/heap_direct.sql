@@ -147,6 +147,26 @@ SELECT hd_how($q$SELECT count(*), sum(length(note)) FROM hd_txt WHERE mode = 'AI
 SELECT hd_diff($q$SELECT count(*), sum(length(note)) AS ln FROM hd_txt WHERE mode = 'AIR'$q$);
 DROP TABLE hd_txt, hd_modes;
 
+-- TPC-H Q1's shape: char(1) grouping keys read from the blocks, and a
+-- charge the planner bounds to 47 digits only (summed on the device; a
+-- row whose value the device cannot hold is an exception): all direct;
+-- after a row of 36 digits arrives, its block fails on the device and
+-- goes through the buffer manager, where PostgreSQL computes that row
+CREATE TABLE hd_q1 (flag char(1), status char(1), qty numeric(15,2), price numeric(38,2), disc numeric(15,2), tax numeric(15,2), ship date);
+INSERT INTO hd_q1 SELECT (ARRAY['A', 'N', 'R'])[1 + i % 3], (ARRAY['F', 'O'])[1 + i % 2], 1 + i % 50, (i % 100000) * 1.5,
+    (i % 11) / 100.0, (i % 9) / 100.0, date '1992-01-01' + i % 2500
+  FROM generate_series(1, 30000) i;
+VACUUM (FREEZE, ANALYZE) hd_q1;
+CHECKPOINT;
+SELECT hd_how($q$SELECT flag, status, sum(qty), sum(price * (1 - disc) * (1 + tax)), count(*) FROM hd_q1 WHERE ship <= date '1998-09-02' GROUP BY flag, status$q$);
+SELECT hd_diff($q$SELECT flag, status, sum(qty) AS sq, sum(price) AS sp, sum(price * (1 - disc)) AS dp, sum(price * (1 - disc) * (1 + tax)) AS charge, avg(qty) AS aq, avg(price) AS ap, avg(disc) AS ad, count(*) AS n FROM hd_q1 WHERE ship <= date '1998-09-02' GROUP BY flag, status$q$);
+INSERT INTO hd_q1 VALUES ('A', 'F', 1, 999999999999999999999999999999999999.99, 0.01, 0.02, date '1995-01-01');
+VACUUM (FREEZE) hd_q1;
+CHECKPOINT;
+SELECT hd_how($q$SELECT flag, status, sum(qty), sum(price * (1 - disc) * (1 + tax)), count(*) FROM hd_q1 WHERE ship <= date '1998-09-02' GROUP BY flag, status$q$);
+SELECT hd_diff($q$SELECT flag, status, sum(qty) AS sq, sum(price) AS sp, sum(price * (1 - disc) * (1 + tax)) AS charge, avg(price * (1 - disc) * (1 + tax)) AS ac, count(*) AS n FROM hd_q1 WHERE ship <= date '1998-09-02' GROUP BY flag, status$q$);
+DROP TABLE hd_q1;
+
 -- overflow raised as PostgreSQL raises it (the blocks go through the
 -- buffer manager, where the CPU path finds the row)
 SELECT sum(i8 * 2) FROM hd_t WHERE i8 > 9000000000000000000;

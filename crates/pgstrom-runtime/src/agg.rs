@@ -118,7 +118,7 @@ impl AggSpec {
                     AggKind::SumInt | AggKind::MinInt | AggKind::MaxInt => {
                         !float && fixed_width(t) && t != type_id("NUMERIC")
                     }
-                    AggKind::SumNum => t == type_id("NUMERIC") && (0..=38).contains(&op.scale),
+                    AggKind::SumNum | AggKind::SumNumWide => t == type_id("NUMERIC") && (0..=38).contains(&op.scale),
                     AggKind::SumIntv => t == type_id("INTERVAL"),
                     AggKind::MinNum | AggKind::MaxNum => t == type_id("NUMERIC") && (0..=18).contains(&op.scale),
                     AggKind::MinAny | AggKind::MaxAny => {
@@ -214,6 +214,10 @@ pub struct AggGroups {
     pub words: Vec<u64>,
     /// Combinations after the scan quals and after each depth.
     pub stage_counts: Vec<u64>,
+    /// exceptions[g]: group g is one combination whose SumNumWide values
+    /// the device could not hold (its words: the other operations' empty
+    /// state); the host computes those values.  Empty: no exception.
+    pub exceptions: Vec<bool>,
 }
 
 impl AggGroups {
@@ -233,6 +237,36 @@ impl AggGroups {
         self.keys[g * self.nkeys + k]
     }
 
+    /// Whether group `g` is an exception combination.
+    pub fn is_exception(&self, g: usize) -> bool {
+        self.exceptions.get(g).copied().unwrap_or(false)
+    }
+
+    /// Add the exception combinations `combos` (rows[s * n + e] source s
+    /// of exception e, n of them) as groups: keys `keys` (n * nkeys), the
+    /// words `init` (every operation's empty state).
+    pub fn add_exceptions(&mut self, rows: &[u32], keys: Vec<KeyValue>, init: &[u64]) {
+        let n = if self.nsources == 0 { 0 } else { rows.len() / self.nsources };
+        if n == 0 {
+            return;
+        }
+        let mut exc = AggGroups {
+            nsources: self.nsources,
+            count: n,
+            rows: rows.to_vec(),
+            nkeys: self.nkeys,
+            keys,
+            nwords: self.nwords,
+            words: init.iter().copied().cycle().take(n * self.nwords).collect(),
+            stage_counts: Vec::new(),
+            exceptions: vec![true; n],
+        };
+        exc.words.resize(n * self.nwords, 0);
+        let stages = std::mem::take(&mut self.stage_counts);
+        self.append(exc);
+        self.stage_counts = stages;
+    }
+
     /// The accumulator words of group `g`.
     pub fn group_words(&self, g: usize) -> &[u64] {
         &self.words[g * self.nwords..(g + 1) * self.nwords]
@@ -248,6 +282,14 @@ impl AggGroups {
             *self = other;
             self.stage_counts = stages;
             return;
+        }
+        if !self.exceptions.is_empty() || !other.exceptions.is_empty() {
+            self.exceptions.resize(self.count, false);
+            if other.exceptions.is_empty() {
+                self.exceptions.resize(self.count + other.count, false);
+            } else {
+                self.exceptions.extend_from_slice(&other.exceptions);
+            }
         }
         let count = self.count + other.count;
         let mut rows = Vec::with_capacity(self.nsources * count);
@@ -475,6 +517,55 @@ pub fn num_avg_state(words: &[u64], scale: i32) -> Vec<u8> {
     out
 }
 
+/// PostgreSQL's numeric sum state (numeric_avg_serialize's bytes, as
+/// [`num_avg_state`] makes them) of the one value whose numeric_out text
+/// is `text` (digits with an optional sign and point, `NaN`,
+/// `Infinity`, `-Infinity`): a SumNumWide exception's value, which
+/// PostgreSQL computed.  None for text that is no numeric.
+pub fn num_avg_state_of_text(text: &str) -> Option<Vec<u8>> {
+    let (mut nan, mut pinf, mut ninf) = (0i64, 0i64, 0i64);
+    let (mut neg, mut mag, mut dscale) = (false, Vec::<u32>::new(), 0i32);
+    match text {
+        "NaN" => nan = 1,
+        "Infinity" => pinf = 1,
+        "-Infinity" => ninf = 1,
+        _ => {
+            let (sign, digits) = match text.strip_prefix('-') {
+                Some(d) => (true, d),
+                None => (false, text),
+            };
+            let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+            if int.is_empty() || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            neg = sign;
+            dscale = i32::try_from(frac.len()).ok()?;
+            for b in int.bytes().chain(frac.bytes()) {
+                // mag = mag * 10 + digit
+                let mut carry = (b - b'0') as u64;
+                for l in mag.iter_mut() {
+                    let v = *l as u64 * 10 + carry;
+                    *l = v as u32;
+                    carry = v >> 32;
+                }
+                if carry != 0 {
+                    mag.push(carry as u32);
+                }
+            }
+        }
+    }
+    let finite = nan + pinf + ninf == 0;
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(&1i64.to_be_bytes());
+    numeric_var_bytes(&mut out, neg && mag.iter().any(|&l| l != 0), mag, dscale, dscale);
+    out.extend_from_slice(&dscale.to_be_bytes());
+    out.extend_from_slice(&(finite as i64).to_be_bytes());
+    for c in [nan, pinf, ninf] {
+        out.extend_from_slice(&c.to_be_bytes());
+    }
+    Some(out)
+}
+
 /// numericvar_serialize's form (ndigits, weight, sign, dscale as int32,
 /// then base-10000 digits as int16) of the integer `mag` (little-endian
 /// 32-bit limbs) divided by 10^scale, with display scale `dscale`.
@@ -600,6 +691,7 @@ mod tests {
         assert!(combine(AggKind::SumFlt, &mut inf, &[1, 1.0f64.to_bits()]));
         // operations not combined here
         assert!(!AggKind::SumNum.combines_on_host());
+        assert!(!AggKind::SumNumWide.combines_on_host());
         assert!(!combine(AggKind::SumNum, &mut [0; 9], &[0; 9]));
         assert!(!combine(AggKind::Moments, &mut [0; 4], &[0; 4]));
     }
@@ -714,6 +806,30 @@ mod tests {
         add(&mut w, 2);
         let st = num_avg_state(&w, 0);
         assert_eq!(var(&st[8..]), (2, 1, 0x4000, 0, vec![123, 4565]));
+        // one value's state from its text: the same bytes as the device's
+        // words for it
+        let one = |m: i128, scale: u64| {
+            let mut w = [0u64; 9];
+            add(&mut w, m);
+            w[1] = (scale << 48) | 1;
+            num_avg_state(&w, scale as i32)
+        };
+        assert_eq!(num_avg_state_of_text("12.50").unwrap(), one(1250, 2));
+        assert_eq!(num_avg_state_of_text("-0.001").unwrap(), one(-1, 3));
+        assert_eq!(num_avg_state_of_text("0").unwrap(), one(0, 0));
+        assert_eq!(num_avg_state_of_text("-1234567").unwrap(), one(-1234567, 0));
+        // past 128 bits: 10^45 + 1 at scale 2, digit by digit
+        let st = num_avg_state_of_text(&format!("1{}1.00", "0".repeat(44))).unwrap();
+        let (ndigits, weight, sign, dscale, digits) = var(&st[8..]);
+        assert_eq!((weight, sign, dscale), (11, 0, 2));
+        assert_eq!((ndigits, digits.first().copied(), digits.last().copied()), (12, Some(10), Some(1)));
+        // NaN and the infinities: counted, no finite value
+        let nan = num_avg_state_of_text("NaN").unwrap();
+        assert_eq!(&nan[nan.len() - 24..], &[1i64.to_be_bytes(), 0i64.to_be_bytes(), 0i64.to_be_bytes()].concat()[..]);
+        let ninf = num_avg_state_of_text("-Infinity").unwrap();
+        assert_eq!(&ninf[ninf.len() - 8..], &1i64.to_be_bytes());
+        assert!(num_avg_state_of_text("1e5").is_none());
+        assert!(num_avg_state_of_text("").is_none());
     }
 
     #[test]

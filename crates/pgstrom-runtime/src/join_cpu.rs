@@ -72,6 +72,7 @@ unsafe extern "C" {
         out_rows: *mut u32,
         out_keys: *mut DevDatumRepr,
         out_words: *mut u64,
+        exc: *mut u32,
         count: *mut u32,
         error_at: *mut u32,
     ) -> i32;
@@ -480,6 +481,7 @@ impl JoinSteps for Steps<'_> {
         let mut out_rows = vec![0u32; (nsources * count).max(1)];
         let mut out_keys = vec![DevDatumRepr::default(); (count * nkeys).max(1)];
         let mut out_words = vec![0u64; (count * agg.nwords).max(1)];
+        let mut exc = vec![0u32; count + 1];
         let (mut ngroups, mut at) = (0u32, 0u32);
         let input = if count == 0 { [0u32].as_ptr() } else { j.input.as_ptr() };
         let _clock = crate::clock::Timer::start(crate::clock::Phase::Aggregate);
@@ -505,6 +507,7 @@ impl JoinSteps for Steps<'_> {
                 out_rows.as_mut_ptr(),
                 out_keys.as_mut_ptr(),
                 out_words.as_mut_ptr(),
+                exc.as_mut_ptr(),
                 &mut ngroups,
                 &mut at,
             )
@@ -519,7 +522,7 @@ impl JoinSteps for Steps<'_> {
         }
         out_words.truncate(g * agg.nwords);
         let keys = out_keys[..g * nkeys].iter().map(DevDatumRepr::key_value).collect();
-        Ok(AggGroups {
+        let mut groups = AggGroups {
             nsources,
             count: g,
             rows,
@@ -528,7 +531,24 @@ impl JoinSteps for Steps<'_> {
             nwords: agg.nwords,
             words: out_words,
             stage_counts: Vec::new(),
-        })
+            exceptions: Vec::new(),
+        };
+        // the exceptions: their combinations' rows and keys
+        let nexc = (exc[0] as usize).min(count);
+        if nexc > 0 {
+            let combos = &exc[1..=nexc];
+            let mut rows = Vec::with_capacity(nsources * nexc);
+            for s in 0..nsources {
+                rows.extend(combos.iter().map(|&k| j.input[s * j.in_cap + k as usize]));
+            }
+            let keys = combos
+                .iter()
+                .flat_map(|&k| keybuf[k as usize * nkeys..(k as usize + 1) * nkeys].iter())
+                .map(DevDatumRepr::key_value)
+                .collect();
+            groups.add_exceptions(&rows, keys, &agg.init);
+        }
+        Ok(groups)
     }
 }
 

@@ -185,6 +185,9 @@ pub struct GpuJoin<'e> {
     /// The aggregation: (arena offset of its DevAggSpec, keys, words per
     /// group), or None.
     agg: Option<(usize, usize, usize)>,
+    /// Its initial words, when it has a SumNumWide operation (whose
+    /// exceptions come back as groups of their own).
+    agg_wide_init: Option<Vec<u64>>,
     /// Per-chunk aggregation buffers.
     agg_scratch: Option<PooledBuffer<'e>>,
     agg_scratch_len: usize,
@@ -386,6 +389,7 @@ impl<'e> GpuJoin<'e> {
             put(&mut img, *at, bytes_of(&keys));
         }
         let mut agg = None;
+        let mut agg_wide_init = None;
         if let (Some(a), Some((keys_at, ops_at, init_at, spec_at))) = (&spec.agg, agg_at) {
             // programs were placed in this order: keys, then per op its
             // arguments and filter
@@ -414,6 +418,7 @@ impl<'e> GpuJoin<'e> {
             };
             put(&mut img, spec_at, bytes_of(&[repr]));
             agg = Some((spec_at, a.keys.len(), nwords));
+            agg_wide_init = a.ops.iter().any(|o| o.kind == crate::agg::AggKind::SumNumWide).then(|| a.init_words());
         }
         {
             let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
@@ -444,6 +449,7 @@ impl<'e> GpuJoin<'e> {
             counters: eng.buffer_zeroed(16)?,
             agg,
             agg_scratch: None,
+            agg_wide_init,
             agg_scratch_len: 0,
         })
     }
@@ -736,7 +742,8 @@ impl Steps<'_, '_> {
             return Ok(AggGroups { nsources, nkeys, nwords, ..AggGroups::default() });
         }
         let nslots = table_slots(count);
-        // scratch: keybuf | hashes | table | words | out_rows | out_words | out_keys
+        // scratch: keybuf | hashes | table | words | out_rows | out_words |
+        // out_keys | exceptions (count, then combinations)
         let dsz = std::mem::size_of::<DevDatumRepr>();
         let sizes = [
             count * nkeys.max(1) * dsz,
@@ -746,8 +753,9 @@ impl Steps<'_, '_> {
             nsources * count * 4,
             count * nwords * 8,
             count * nkeys.max(1) * dsz,
+            (count + 1) * 4,
         ];
-        let mut offs = [0usize; 7];
+        let mut offs = [0usize; 8];
         let mut total = 0;
         for (i, sz) in sizes.iter().enumerate() {
             offs[i] = total;
@@ -789,13 +797,67 @@ impl Steps<'_, '_> {
         j.check_error()?;
 
         let mut p_mask = nslots as u32 - 1;
+        let wide = j.agg_wide_init.is_some();
+        let mut p_exc = if wide { at(7) } else { 0 };
+        if wide {
+            let drv = j.eng.drv;
+            // SAFETY: the exception count lies in the scratch buffer.
+            drv.check("cuMemsetD8", unsafe { (drv.cuMemsetD8)(at(7), 0, 4) })?;
+        }
         let mut kp = kparams!(
             p_spec, p_cols, p_ncols, p_params, p_nparams, p_in, p_stride, p_nsources, p_n, p_keybuf, p_hashes, p_table,
-            p_mask, p_words, p_error
+            p_mask, p_words, p_exc, p_error
         );
         // SAFETY: as above.
         unsafe { j.eng.launch_and_wait("kern_agg_rows", j.eng.grid_for(count as u32), &mut kp)? };
         j.check_error()?;
+        // the exceptions' combinations (rows of each source, keys), read
+        // back while the input and the keys are still there
+        let mut exceptions = None;
+        if wide {
+            let drv = j.eng.drv;
+            let mut n = [0u32; 1];
+            // SAFETY: the exception count lies in the scratch buffer.
+            drv.check("cuMemcpyDtoH", unsafe { (drv.cuMemcpyDtoH)(n.as_mut_ptr().cast(), at(7), 4) })?;
+            let n = (n[0] as usize).min(count);
+            if n > 0 {
+                let mut combos = vec![0u32; n];
+                let mut input = vec![0u32; nsources * count];
+                let mut keybuf = vec![DevDatumRepr::default(); count * nkeys];
+                // SAFETY: n combinations after the count; the input holds
+                // `count` rows per source at stride in_cap; keybuf count *
+                // nkeys datums.
+                unsafe {
+                    drv.check("cuMemcpyDtoH", (drv.cuMemcpyDtoH)(combos.as_mut_ptr().cast(), at(7) + 4, n * 4))?;
+                    for s in 0..nsources {
+                        drv.check(
+                            "cuMemcpyDtoH",
+                            (drv.cuMemcpyDtoH)(
+                                input[s * count..].as_mut_ptr().cast(),
+                                p_in + (s * j.in_cap * 4) as u64,
+                                count * 4,
+                            ),
+                        )?;
+                    }
+                    if nkeys > 0 {
+                        drv.check(
+                            "cuMemcpyDtoH",
+                            (drv.cuMemcpyDtoH)(keybuf.as_mut_ptr().cast(), at(0), count * nkeys * dsz),
+                        )?;
+                    }
+                }
+                let mut rows = Vec::with_capacity(nsources * n);
+                for s in 0..nsources {
+                    rows.extend(combos.iter().map(|&k| input[s * count + k as usize]));
+                }
+                let keys: Vec<_> = combos
+                    .iter()
+                    .flat_map(|&k| keybuf[k as usize * nkeys..(k as usize + 1) * nkeys].iter())
+                    .map(DevDatumRepr::key_value)
+                    .collect();
+                exceptions = Some((rows, keys));
+            }
+        }
 
         j.reset_counters()?;
         let mut p_out_rows = at(4);
@@ -850,7 +912,21 @@ impl Steps<'_, '_> {
             }
         }
         let keys = keys.iter().map(DevDatumRepr::key_value).collect();
-        Ok(AggGroups { nsources, count: g, rows, nkeys, keys, nwords, words, stage_counts: Vec::new() })
+        let mut groups = AggGroups {
+            nsources,
+            count: g,
+            rows,
+            nkeys,
+            keys,
+            nwords,
+            words,
+            stage_counts: Vec::new(),
+            exceptions: Vec::new(),
+        };
+        if let (Some((rows, keys)), Some(init)) = (exceptions, j.agg_wide_init.as_ref()) {
+            groups.add_exceptions(&rows, keys, init);
+        }
+        Ok(groups)
     }
 }
 

@@ -290,8 +290,10 @@ fn f8d(v: f64) -> Datum8 {
     Datum8(v.into_datum().expect("float8 datum"))
 }
 
-/// Compile aggregate argument `x` for operation `kind`: the program and
-/// the operation's scale (`AggOp::scale`).
+/// Compile aggregate argument `x` for operation `kind`: the program, the
+/// operation's scale (`AggOp::scale`) and the operation the device runs
+/// (`kind`, or SumNumWide for a numeric sum whose digits the planner
+/// could not bound to 38).
 ///
 /// # Safety
 /// `x` is a valid expression.
@@ -300,19 +302,23 @@ pub unsafe fn compile_agg_arg(
     x: *mut pg_sys::Node,
     resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
     inputs: &mut crate::codegen::Inputs,
-) -> Result<(pgstrom_runtime::program::Program, i32), crate::codegen::NotSupported> {
+) -> Result<(pgstrom_runtime::program::Program, i32, AggKind), crate::codegen::NotSupported> {
     use crate::codegen;
     // SAFETY: a valid expression (caller).
     unsafe {
-        match kind {
-            AggKind::SumNum => codegen::compile_numeric_sum(x, resolve, inputs),
-            AggKind::MinNum | AggKind::MaxNum => codegen::compile_numeric_column(x, resolve, inputs),
-            AggKind::MinAny | AggKind::MaxAny => codegen::compile_minmax_any(x, resolve, inputs).map(|p| (p, 0)),
-            AggKind::Count => codegen::compile_count_arg(x, resolve, inputs).map(|(p, _)| (p, 0)),
+        let (program, scale) = match kind {
+            AggKind::SumNum => {
+                let (p, s, wide) = codegen::compile_numeric_sum(x, resolve, inputs)?;
+                return Ok((p, s, if wide { AggKind::SumNumWide } else { kind }));
+            }
+            AggKind::MinNum | AggKind::MaxNum => codegen::compile_numeric_column(x, resolve, inputs)?,
+            AggKind::MinAny | AggKind::MaxAny => (codegen::compile_minmax_any(x, resolve, inputs)?, 0),
+            AggKind::Count => (codegen::compile_count_arg(x, resolve, inputs)?.0, 0),
             // an interval sum's argument stays on the device
-            AggKind::SumIntv => codegen::compile_shared(x, resolve, inputs, true).map(|(p, _)| (p, 0)),
-            _ => codegen::compile_shared(x, resolve, inputs, false).map(|(p, _)| (p, 0)),
-        }
+            AggKind::SumIntv => (codegen::compile_shared(x, resolve, inputs, true)?.0, 0),
+            _ => (codegen::compile_shared(x, resolve, inputs, false)?.0, 0),
+        };
+        Ok((program, scale, kind))
     }
 }
 
@@ -581,8 +587,12 @@ fn call_bound(
 }
 
 /// Compile sum()'s or avg()'s numeric argument, when [`numeric_bound`]
-/// proves its values fit the device (38 digits): then the device never
-/// needs PostgreSQL for it.  Returns the program and the scale to sum at.
+/// bounds its scale: where it also proves its values fit the device (38
+/// digits) the device never needs PostgreSQL for it; else (`wide`) a row
+/// whose value the device cannot hold is an exception, whose value
+/// PostgreSQL computes (SumNumWide: TPC-H Q1's `sum(l_extendedprice * (1
+/// - l_discount) * (1 + l_tax))`, 47 digits by the bound, a dozen in
+/// fact).  Returns the program, the scale to sum at, and `wide`.
 ///
 /// # Safety
 /// `expr` must be a valid expression tree.
@@ -590,16 +600,25 @@ pub unsafe fn compile_numeric_sum(
     expr: *mut pg_sys::Node,
     resolve: &dyn Fn(*mut pg_sys::Var) -> Option<(u8, i16)>,
     inputs: &mut Inputs,
-) -> Result<(Program, i32), NotSupported> {
+) -> Result<(Program, i32, bool), NotSupported> {
     // SAFETY: valid expression (caller).
     unsafe {
         match numeric_bound(expr) {
-            Some((p, s)) if p <= 38 => {
-                let (program, _) = compile_inner(expr, resolve, inputs, false, true, Fallback::None)?;
-                Ok((program, s))
+            Some((p, s)) if (0..=38).contains(&s) => {
+                // proven to fit (every numeric node of it too): never
+                // PostgreSQL's
+                if p <= 38
+                    && let Ok((program, _)) = compile_inner(expr, resolve, inputs, false, true, Fallback::None)
+                {
+                    return Ok((program, s, false));
+                }
+                // else wide: a row the device cannot compute, for any
+                // reason, is an exception PostgreSQL computes
+                let (program, _) = compile_inner(expr, resolve, inputs, false, true, Fallback::Pg)?;
+                Ok((program, s, true))
             }
-            Some((p, _)) => unsupported(format!("a numeric sum of up to {p} digits (the device sums 38)")),
-            None => unsupported("a numeric sum whose digits the planner cannot bound (declare numeric(p,s))".into()),
+            Some((_, s)) => unsupported(format!("a numeric sum at scale {s} (the device sums at up to 38)")),
+            None => unsupported("a numeric sum whose scale the planner cannot bound (declare numeric(p,s))".into()),
         }
     }
 }

@@ -1508,6 +1508,9 @@ impl GpuJoinExec {
                 Probed::Combos(combos) => self.combos = combos,
                 Probed::Groups(groups) => {
                     c.groups = if self.count_groups { groups.count as u64 } else { 0 };
+                    // rows whose numeric sums PostgreSQL computes (SumNumWide
+                    // exceptions)
+                    c.rows_cpu_path += groups.exceptions.iter().filter(|&&e| e).count() as u64;
                     self.groups = groups;
                     self.direct_keys = None;
                 }

@@ -31,7 +31,7 @@ use crate::gpujoin::{NAME, exec};
 use crate::pg::list::{from_list, to_list};
 
 /// Layout version of [`GpuJoinInfo`].
-const INFO_VERSION: u32 = 3;
+const INFO_VERSION: u32 = 4;
 
 /// `scan_map` source of a scan tuple column that is not a column of a
 /// source (a GpuPreAgg key expression or partial aggregate).
@@ -288,7 +288,7 @@ impl GpuJoinInfo {
     /// `private` is the `custom_private` of a GpuJoin CustomScan.
     pub unsafe fn from_private(private: *mut pg_sys::List) -> GpuJoinInfo {
         // SAFETY: caller's promise.
-        unsafe { private::read(private, 2, "GpuJoin", INFO_VERSION, Self::read) }
+        unsafe { private::read(private, 4, "GpuJoin", INFO_VERSION, Self::read) }
     }
 
     /// The grouping keys PostgreSQL evaluates at a group's representative
@@ -303,6 +303,26 @@ impl GpuJoinInfo {
                 return Vec::new();
             }
             from_list(pg_sys::list_nth(private, 1) as *mut pg_sys::List)
+        }
+    }
+
+    /// Per SumNumWide operation (in operation order): its argument and
+    /// its FILTER (NULL: none), over the scan tuple, which PostgreSQL
+    /// evaluates at an exception combination (a value the device could
+    /// not hold).
+    ///
+    /// # Safety
+    /// `private` is the `custom_private` of a GpuJoin CustomScan.
+    pub unsafe fn wide_exprs(private: *mut pg_sys::List) -> (Vec<*mut pg_sys::Node>, Vec<*mut pg_sys::Node>) {
+        // SAFETY: the list came from plan_custom_path.
+        unsafe {
+            if pg_sys::list_length(private) < 4 {
+                return (Vec::new(), Vec::new());
+            }
+            (
+                from_list(pg_sys::list_nth(private, 2) as *mut pg_sys::List),
+                from_list(pg_sys::list_nth(private, 3) as *mut pg_sys::List),
+            )
         }
     }
 }
@@ -514,6 +534,9 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
             });
         }
         let mut host_keys: Vec<*mut pg_sys::Node> = Vec::new();
+        // per SumNumWide operation, its argument and FILTER (or NULL)
+        let (mut wide_args, mut wide_filters): (Vec<*mut pg_sys::Node>, Vec<*mut pg_sys::Node>) =
+            (Vec::new(), Vec::new());
         let agg = desc.agg.as_ref().map(|_| {
             let all = |_: u8| true;
             let mut keys = Vec::new();
@@ -533,19 +556,27 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
                         arg_type: types.first().map_or(0, |t| t.to_u32()),
                     });
                     let mut scale = 0;
+                    let mut op_kind = kind;
+                    let first_arg: *mut pg_sys::Node = args.first().copied().unwrap_or(std::ptr::null_mut());
                     let r = |v: *mut pg_sys::Var| resolve(v).filter(|(s, _)| all(*s));
                     let args = args
                         .iter()
                         .map(|&x| match crate::codegen::aggregates::compile_agg_arg(kind, x, &r, &mut inputs) {
-                            Ok((p, s)) => {
+                            Ok((p, s, k)) => {
                                 scale = s;
+                                op_kind = k;
                                 p
                             }
                             Err(why) => internal(&format!("an aggregate argument no longer compiles: {}", why.0)),
                         })
-                        .collect();
+                        .collect::<Vec<_>>();
+                    if op_kind == pgstrom_runtime::agg::AggKind::SumNumWide {
+                        // PostgreSQL computes an exception row's value
+                        wide_args.push(first_arg);
+                        wide_filters.push((*a).aggfilter.cast());
+                    }
                     ops.push(AggOpInfo {
-                        kind: kind as u32,
+                        kind: op_kind as u32,
                         scale,
                         args,
                         filter: (!(*a).aggfilter.is_null())
@@ -593,8 +624,10 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
             all.extend(vars_of(tlist.cast()));
             all.extend(vars_of((*(*rel).reltarget).exprs.cast()));
         }
-        for &e in program_exprs.iter().chain(&host_keys) {
-            all.extend(vars_of(e));
+        for &e in program_exprs.iter().chain(&host_keys).chain(&wide_args).chain(&wide_filters) {
+            if !e.is_null() {
+                all.extend(vars_of(e));
+            }
         }
         for v in all {
             if !canon.iter().any(|c| (**c).varno == (*v).varno && (**c).varattno == (*v).varattno) {
@@ -656,7 +689,7 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
         (*cscan).custom_plans = custom_plans;
         (*cscan).custom_exprs = to_list(&exprs);
         (*cscan).custom_private = pg_sys::lappend(std::ptr::null_mut(), info.to_node().cast());
-        if !host_keys.is_empty() {
+        if !host_keys.is_empty() || !wide_args.is_empty() {
             let index = ScanIndex(
                 entries
                     .iter()
@@ -668,11 +701,22 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
                     })
                     .collect(),
             );
-            let keys: Vec<*mut pg_sys::Node> = host_keys
-                .iter()
-                .map(|&e| index_mutator(e, &index as *const ScanIndex as *mut std::ffi::c_void))
-                .collect();
-            (*cscan).custom_private = pg_sys::lappend((*cscan).custom_private, to_list(&keys).cast());
+            let over_scan = |exprs: &[*mut pg_sys::Node]| -> *mut pg_sys::List {
+                let mut list: *mut pg_sys::List = std::ptr::null_mut();
+                for &e in exprs {
+                    let m = if e.is_null() {
+                        e
+                    } else {
+                        index_mutator(e, &index as *const ScanIndex as *mut std::ffi::c_void)
+                    };
+                    list = pg_sys::lappend(list, m.cast());
+                }
+                list
+            };
+            // [1] host keys, [2] SumNumWide arguments, [3] their filters
+            for exprs in [&host_keys, &wide_args, &wide_filters] {
+                (*cscan).custom_private = pg_sys::lappend((*cscan).custom_private, over_scan(exprs).cast());
+            }
         }
         (*cscan).custom_scan_tlist = scan_tlist;
         (*cscan).methods = &raw const SCAN_METHODS;

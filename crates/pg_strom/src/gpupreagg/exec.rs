@@ -17,6 +17,8 @@ use pgrx::pg_guard;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
+use pgstrom_runtime::agg::AggKind;
+
 use crate::codegen::aggregates::{self, Encoding};
 use crate::customscan::counters::{Counters, HOST_MERGE};
 use crate::customscan::node::{self, DeviceNode, DeviceState};
@@ -37,6 +39,10 @@ pub struct GpuPreAggExec {
     /// combination for them.
     host_keys: Vec<*mut pg_sys::ExprState>,
     key_slot: *mut pg_sys::TupleTableSlot,
+    /// Per SumNumWide operation: (its index, its argument, its FILTER or
+    /// NULL), which PostgreSQL evaluates at an exception combination (a
+    /// value the device could not hold) in `key_slot`.
+    wide: Vec<(u32, *mut pg_sys::ExprState, *mut pg_sys::ExprState)>,
     /// Per aggregate operation: its first word in a group's accumulator.
     agg_words_at: Vec<u32>,
     /// The process's partial groups merged across chunks (None: each
@@ -72,7 +78,31 @@ impl DeviceNode for GpuPreAggExec {
                 );
             }
             let host_keys = host_key_exprs.iter().map(|e| pg_sys::ExecInitExpr((*e).cast(), ps)).collect();
-            let key_slot = if nhost > 0 {
+            let (wide_args, wide_filters) = GpuJoinInfo::wide_exprs((*cscan).custom_private);
+            let wide_ops: Vec<u32> = agg
+                .ops
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| o.kind == AggKind::SumNumWide as u32)
+                .map(|(i, _)| i as u32)
+                .collect();
+            if wide_ops.len() != wide_args.len() || wide_args.len() != wide_filters.len() {
+                errors::raise_plain(
+                    PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                    "invalid GpuPreAgg plan: numeric sum expressions do not match".into(),
+                    None,
+                    Some("Re-plan the query."),
+                );
+            }
+            let wide: Vec<_> = wide_ops
+                .iter()
+                .zip(wide_args.iter().zip(&wide_filters))
+                .map(|(&op, (&a, &f))| {
+                    let filter = if f.is_null() { std::ptr::null_mut() } else { pg_sys::ExecInitExpr(f.cast(), ps) };
+                    (op, pg_sys::ExecInitExpr(a.cast(), ps), filter)
+                })
+                .collect();
+            let key_slot = if nhost > 0 || !wide.is_empty() {
                 pg_sys::ExecInitExtraTupleSlot(
                     estate,
                     (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor,
@@ -89,7 +119,7 @@ impl DeviceNode for GpuPreAggExec {
             let mut join = join;
             // merged groups are counted when they are returned
             join.count_groups = merger.is_none();
-            GpuPreAggExec { join, host_keys, key_slot, agg_words_at, merger }
+            GpuPreAggExec { join, host_keys, key_slot, wide, agg_words_at, merger }
         }
     }
 
@@ -158,6 +188,60 @@ impl DeviceNode for GpuPreAggExec {
 }
 
 impl GpuPreAggExec {
+    /// The partial state of SumNumWide operation `op` for the combination
+    /// in `key_slot`: its argument's value where `filter` (NULL: none)
+    /// passes and the value is not NULL, else the state of no value.  In
+    /// the per-tuple memory.
+    unsafe fn wide_state(
+        &mut self,
+        econtext: *mut pg_sys::ExprContext,
+        arg: *mut pg_sys::ExprState,
+        filter: *mut pg_sys::ExprState,
+        op: u32,
+    ) -> pg_sys::Datum {
+        // SAFETY: expressions over the scan tuple, evaluated with the
+        // combination's row in key_slot.
+        unsafe {
+            let saved = (*econtext).ecxt_scantuple;
+            (*econtext).ecxt_scantuple = self.key_slot;
+            let mut isnull = false;
+            let passes = filter.is_null() || {
+                let d = pg_sys::ExecEvalExprSwitchContext(filter, econtext, &mut isnull);
+                !isnull && d.value() != 0
+            };
+            let value = if passes {
+                let d = pg_sys::ExecEvalExprSwitchContext(arg, econtext, &mut isnull);
+                (!isnull).then_some(d)
+            } else {
+                None
+            };
+            (*econtext).ecxt_scantuple = saved;
+            let bytes = match value {
+                Some(d) => {
+                    let text = pg_sys::OidOutputFunctionCall(pg_sys::F_NUMERIC_OUT.into(), d);
+                    let s = std::ffi::CStr::from_ptr(text).to_string_lossy().into_owned();
+                    pgstrom_runtime::agg::num_avg_state_of_text(&s).unwrap_or_else(|| {
+                        errors::raise_plain(
+                            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                            format!("numeric_out gave {s:?}"),
+                            None,
+                            None,
+                        )
+                    })
+                }
+                None => {
+                    // the operation's empty state, as a group with no rows
+                    let spec = self.join.agg_spec.as_ref().expect("GpuPreAgg");
+                    let at = self.agg_words_at[op as usize] as usize;
+                    let kind = spec.ops[op as usize].kind;
+                    let init = spec.init_words();
+                    pgstrom_runtime::agg::num_avg_state(&init[at..at + kind.nwords()], spec.ops[op as usize].scale)
+                }
+            };
+            crate::codegen::datum::varlena_datum(&bytes)
+        }
+    }
+
     /// Fill the scan slot with group `g`: its keys and partial states
     /// (made in the per-tuple memory, which lives until the next row).
     unsafe fn fill_group_slot(
@@ -179,14 +263,17 @@ impl GpuPreAggExec {
             let cxt = Switched::to((*econtext).ecxt_per_tuple_memory);
             let nout = self.join.info.agg.as_ref().map_or(0, |a| a.outputs.len()).min(natts);
             let mut host_key = 0;
+            let mut filled = false;
+            let exception = self.join.groups.is_exception(g);
             for i in 0..nout {
                 let out = self.join.info.agg.as_ref().expect("GpuPreAgg").outputs[i];
                 let (isnull, value) = match out {
                     _ if out.host_evaluated() => {
                         // PostgreSQL's value of the key at the group's
                         // representative combination (a member of the group)
-                        if host_key == 0 {
+                        if !filled {
                             self.join.fill_slot_group(self.key_slot, g);
+                            filled = true;
                         }
                         let st = self.host_keys[host_key];
                         host_key += 1;
@@ -208,6 +295,17 @@ impl GpuPreAggExec {
                     AggOutput::Key { column: Some((s, key)), .. } => {
                         let row = self.join.groups.row(s as usize, g);
                         self.join.source_value(s, key, row)
+                    }
+                    AggOutput::Agg { op, .. } if exception && self.wide.iter().any(|w| w.0 == op) => {
+                        // an exception combination: PostgreSQL's value of
+                        // the sum's argument there, the state of that one
+                        // value (or of none)
+                        if !filled {
+                            self.join.fill_slot_group(self.key_slot, g);
+                            filled = true;
+                        }
+                        let &(_, arg, filter) = self.wide.iter().find(|w| w.0 == op).expect("matched above");
+                        (false, self.wide_state(econtext, arg, filter, op))
                     }
                     AggOutput::Agg { op, encoding, arg_type } => {
                         let spec = self.join.agg_spec.as_ref().expect("GpuPreAgg");

@@ -171,6 +171,7 @@ impl GroupMerger {
             nwords: self.nwords,
             words: std::mem::take(&mut self.words),
             stage_counts: Vec::new(),
+            exceptions: Vec::new(),
         };
         self.rows.clear();
         self.map.clear();

@@ -326,6 +326,11 @@ fn heap_probed(
     values_at: &mut dyn FnMut(usize, &[u32]) -> Result<Vec<Option<Vec<u8>>>, DeviceError>,
 ) -> Result<HeapProbed, DeviceError> {
     let groups = if nrows == 0 { AggGroups::default() } else { s.join.probe_agg(cols, nrows, None)? };
+    if let Some(g) = groups.exceptions.iter().position(|&e| e) {
+        // an exception's value is PostgreSQL's to compute, at rows the
+        // backend does not have: its blocks go through the buffer manager
+        return Err(DeviceError::NeedsCpu { row: groups.row(0, g) });
+    }
     let mut keys = Vec::new();
     if !key_columns.is_empty() && groups.count > 0 {
         let rows = &groups.rows[..groups.count];

@@ -421,6 +421,8 @@ pub fn put_groups(w: &mut Writer<'_>, g: &AggGroups) {
     w.u64(g.nwords as u64);
     w.slice(&g.words);
     put_u64s(w, g.stage_counts.iter().copied());
+    let exc: Vec<u8> = g.exceptions.iter().map(|&e| e as u8).collect();
+    w.slice(&exc);
 }
 /// Aggregated groups.
 pub fn get_groups(r: &mut Reader<'_>) -> Result<AggGroups, DeviceError> {
@@ -434,7 +436,9 @@ pub fn get_groups(r: &mut Reader<'_>) -> Result<AggGroups, DeviceError> {
     let nwords = r.u64()? as usize;
     let words = r.slice::<u64>()?.to_vec();
     let stage_counts = get_u64s(r)?;
+    let exceptions: Vec<bool> = r.slice::<u8>()?.iter().map(|&e| e != 0).collect();
     if nsources.checked_mul(count) != Some(rows.len())
+        || (!exceptions.is_empty() && exceptions.len() != count)
         || nkeys.checked_mul(count) != Some(kv.len())
         || kn.len() != kv.len()
         || kh.len() != kv.len()
@@ -445,7 +449,7 @@ pub fn get_groups(r: &mut Reader<'_>) -> Result<AggGroups, DeviceError> {
     let keys = (0..kv.len())
         .map(|i| KeyValue { bits: kv[i] as i64, hi: kh[i] as i64, len: kn[i] as u32 as i32, isnull: kn[i] >> 32 != 0 })
         .collect();
-    Ok(AggGroups { nsources, count, rows, nkeys, keys, nwords, words, stage_counts })
+    Ok(AggGroups { nsources, count, rows, nkeys, keys, nwords, words, stage_counts, exceptions })
 }
 
 /// A storage policy (FILE_OPEN).
