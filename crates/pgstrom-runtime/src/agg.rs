@@ -246,7 +246,7 @@ impl AggGroups {
     /// of exception e, n of them) as groups: keys `keys` (n * nkeys), the
     /// words `init` (every operation's empty state).
     pub fn add_exceptions(&mut self, rows: &[u32], keys: Vec<KeyValue>, init: &[u64]) {
-        let n = if self.nsources == 0 { 0 } else { rows.len() / self.nsources };
+        let n = rows.len().checked_div(self.nsources).unwrap_or(0);
         if n == 0 {
             return;
         }

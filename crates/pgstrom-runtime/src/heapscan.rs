@@ -37,6 +37,9 @@ pub const CONV_VARLENA: u8 = 2;
 /// Variable-length output columns a layout may have (HEAP_MAX_VAR).
 pub const MAX_VAR: usize = 8;
 
+/// Values of a variable-length column, one per row or group (None: NULL).
+pub type VarValues = Vec<Option<Vec<u8>>>;
+
 /// Blocks one request may carry.
 pub const MAX_BLOCKS: usize = 1 << 16;
 
@@ -149,7 +152,7 @@ pub struct HeapProbed {
     pub fallback: Vec<u32>,
     /// keys[g * layout.keys.len() + j]: the value of key column j at
     /// group g's representative row (None: NULL).
-    pub keys: Vec<Option<Vec<u8>>>,
+    pub keys: VarValues,
 }
 
 /// The layout as the kernels take it, as raw pointers (kept alive by the caller).
@@ -314,7 +317,7 @@ impl HostHeap {
 
     /// The values of variable-length column `column` at `rows` (None:
     /// NULL).
-    pub fn var_values_at(&self, column: usize, rows: &[u32]) -> Vec<Option<Vec<u8>>> {
+    pub fn var_values_at(&self, column: usize, rows: &[u32]) -> VarValues {
         let (v, b, o) = &self.columns[column];
         rows.iter()
             .map(|&r| {
@@ -531,7 +534,7 @@ impl DeviceHeap<'_> {
         gpu: &crate::gpu::GpuEngine,
         column: usize,
         rows: &[u32],
-    ) -> Result<Vec<Option<Vec<u8>>>, DeviceError> {
+    ) -> Result<VarValues, DeviceError> {
         let drv = gpu.drv;
         let (values, validity, offsets) = self.columns[column];
         let n = self.nrows as usize;

@@ -270,7 +270,7 @@ pub struct GpuJoinExec {
     /// backend never had), `[g * n + j]` for the key column of attribute
     /// number `attnos[j]`; the groups' outer rows are then their own
     /// indexes.
-    direct_keys: Option<(Vec<i16>, Vec<Option<Vec<u8>>>)>,
+    direct_keys: Option<(Vec<i16>, pgstrom_runtime::heapscan::VarValues)>,
     /// The engine and the counters.
     pub(crate) dev: DeviceState,
     /// Count a chunk's groups as `Partial Groups` when they arrive (false:

@@ -314,6 +314,10 @@ fn info(engines: &Engines) -> ServiceInfo {
 /// This process's resident memory (/proc/self/statm), 0 when unknown.
 /// Join and aggregate the rows a heap request's blocks gave; the refused
 /// blocks by their numbers in the file.
+/// `values_at(column, rows)`: the values of a variable-length column at
+/// rows (None: NULL).
+type ValuesAt<'a> = dyn FnMut(usize, &[u32]) -> Result<crate::heapscan::VarValues, DeviceError> + 'a;
+
 /// `values_at(column, rows)`: the key column's values at the groups'
 /// representative rows (of the heap rows, the groups' first source).
 fn heap_probed(
@@ -323,7 +327,7 @@ fn heap_probed(
     refused: &[usize],
     blocks: &[u32],
     key_columns: &[u32],
-    values_at: &mut dyn FnMut(usize, &[u32]) -> Result<Vec<Option<Vec<u8>>>, DeviceError>,
+    values_at: &mut ValuesAt<'_>,
 ) -> Result<HeapProbed, DeviceError> {
     let groups = if nrows == 0 { AggGroups::default() } else { s.join.probe_agg(cols, nrows, None)? };
     if let Some(g) = groups.exceptions.iter().position(|&e| e) {
