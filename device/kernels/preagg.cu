@@ -495,6 +495,22 @@ agg_num_at_scale(const DevAggOp *op, const DevDatum *a, dev_i128 *out)
     return true;
 }
 
+/* Whether op's FILTER (none: true) passes for the combination at `rows`. */
+DEVICE_FUNC int32_t
+agg_filter(const DevAggOp *op, const DevColumn *cols, uint32_t ncols,
+           const DevDatum *params, uint32_t nparams, const uint32_t *rows, bool *passes)
+{
+    DevDatum    f;
+    int32_t     rc;
+
+    *passes = true;
+    if (op->filter.ninstrs == 0)
+        return DEVERR_OK;
+    rc = agg_eval(&op->filter, cols, ncols, params, nparams, rows, &f);
+    *passes = rc == DEVERR_OK && dev_is_true(&f);
+    return rc;
+}
+
 /* Combination k's values of every SUM_NUM_WIDE op: DEVERR_NEEDS_CPU when
  * the device cannot hold one (the combination is an exception), another
  * error as evaluating them raised it. */
@@ -509,20 +525,17 @@ agg_wide_check(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
         dev_i128    m;
         int32_t     rc;
 
+        bool        passes;
+
         if (op->kind != AGGOP_SUM_NUM_WIDE)
             continue;
         if (op->nargs != 1)
             return DEVERR_INVALID_PROGRAM;
-        if (op->filter.ninstrs > 0)
-        {
-            DevDatum f;
-
-            rc = agg_eval(&op->filter, cols, ncols, params, nparams, rows, &f);
-            if (rc != DEVERR_OK)
-                return rc;
-            if (!dev_is_true(&f))
-                continue;
-        }
+        rc = agg_filter(op, cols, ncols, params, nparams, rows, &passes);
+        if (rc != DEVERR_OK)
+            return rc;
+        if (!passes)
+            continue;
         rc = agg_eval(&op->args[0], cols, ncols, params, nparams, rows, &a);
         if (rc != DEVERR_OK)
             return rc;
@@ -549,18 +562,15 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
 
         if (op->word >= spec->nwords || op->nargs > 2)
             return DEVERR_INVALID_PROGRAM;
+        bool        passes;
+
         if (skip_wide && op->kind == AGGOP_SUM_NUM_WIDE)
             continue;
-        if (op->filter.ninstrs > 0)
-        {
-            DevDatum f;
-
-            rc = agg_eval(&op->filter, cols, ncols, params, nparams, rows, &f);
-            if (rc != DEVERR_OK)
-                return rc;
-            if (!dev_is_true(&f))
-                continue;
-        }
+        rc = agg_filter(op, cols, ncols, params, nparams, rows, &passes);
+        if (rc != DEVERR_OK)
+            return rc;
+        if (!passes)
+            continue;
         bool anynull = false;
         for (uint32_t i = 0; i < op->nargs; i++)
         {

@@ -242,9 +242,33 @@ impl AggGroups {
         self.exceptions.get(g).copied().unwrap_or(false)
     }
 
-    /// Add the exception combinations `combos` (rows[s * n + e] source s
-    /// of exception e, n of them) as groups: keys `keys` (n * nkeys), the
-    /// words `init` (every operation's empty state).
+    /// Add the exception combinations `combos` (indexes into a step's
+    /// input: `row(s, k)` is source s of combination k, `keybuf[k * nkeys
+    /// ..]` its keys) as groups whose words are `init` (every operation's
+    /// empty state).
+    pub(crate) fn add_exception_combos(
+        &mut self,
+        combos: &[u32],
+        row: impl Fn(usize, usize) -> u32,
+        keybuf: &[crate::engine::DevDatumRepr],
+        init: &[u64],
+    ) {
+        let nkeys = self.nkeys;
+        let mut rows = Vec::with_capacity(self.nsources * combos.len());
+        for s in 0..self.nsources {
+            rows.extend(combos.iter().map(|&k| row(s, k as usize)));
+        }
+        let keys = combos
+            .iter()
+            .flat_map(|&k| keybuf[k as usize * nkeys..(k as usize + 1) * nkeys].iter())
+            .map(crate::engine::DevDatumRepr::key_value)
+            .collect();
+        self.add_exceptions(&rows, keys, init);
+    }
+
+    /// Add the exception combinations whose rows are `rows` (rows[s * n +
+    /// e] source s of exception e, n of them) as groups: keys `keys` (n *
+    /// nkeys), the words `init` (every operation's empty state).
     pub fn add_exceptions(&mut self, rows: &[u32], keys: Vec<KeyValue>, init: &[u64]) {
         let n = rows.len().checked_div(self.nsources).unwrap_or(0);
         if n == 0 {

@@ -535,19 +535,7 @@ impl JoinSteps for Steps<'_> {
         };
         // the exceptions: their combinations' rows and keys
         let nexc = (exc[0] as usize).min(count);
-        if nexc > 0 {
-            let combos = &exc[1..=nexc];
-            let mut rows = Vec::with_capacity(nsources * nexc);
-            for s in 0..nsources {
-                rows.extend(combos.iter().map(|&k| j.input[s * j.in_cap + k as usize]));
-            }
-            let keys = combos
-                .iter()
-                .flat_map(|&k| keybuf[k as usize * nkeys..(k as usize + 1) * nkeys].iter())
-                .map(DevDatumRepr::key_value)
-                .collect();
-            groups.add_exceptions(&rows, keys, &agg.init);
-        }
+        groups.add_exception_combos(&exc[1..=nexc], |s, k| j.input[s * j.in_cap + k], &keybuf, &agg.init);
         Ok(groups)
     }
 }

@@ -846,16 +846,7 @@ impl Steps<'_, '_> {
                         )?;
                     }
                 }
-                let mut rows = Vec::with_capacity(nsources * n);
-                for s in 0..nsources {
-                    rows.extend(combos.iter().map(|&k| input[s * count + k as usize]));
-                }
-                let keys: Vec<_> = combos
-                    .iter()
-                    .flat_map(|&k| keybuf[k as usize * nkeys..(k as usize + 1) * nkeys].iter())
-                    .map(DevDatumRepr::key_value)
-                    .collect();
-                exceptions = Some((rows, keys));
+                exceptions = Some((combos, input, keybuf));
             }
         }
 
@@ -923,8 +914,8 @@ impl Steps<'_, '_> {
             stage_counts: Vec::new(),
             exceptions: Vec::new(),
         };
-        if let (Some((rows, keys)), Some(init)) = (exceptions, j.agg_wide_init.as_ref()) {
-            groups.add_exceptions(&rows, keys, init);
+        if let (Some((combos, input, keybuf)), Some(init)) = (exceptions, j.agg_wide_init.as_ref()) {
+            groups.add_exception_combos(&combos, |s, k| input[s * count + k], &keybuf, init);
         }
         Ok(groups)
     }
