@@ -524,7 +524,6 @@ agg_wide_check(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
         DevDatum    a;
         dev_i128    m;
         int32_t     rc;
-
         bool        passes;
 
         if (op->kind != AGGOP_SUM_NUM_WIDE)
@@ -559,11 +558,10 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
         uint64_t   *w = acc + op->word;
         DevDatum    a[2];
         int32_t     rc;
+        bool        passes;
 
         if (op->word >= spec->nwords || op->nargs > 2)
             return DEVERR_INVALID_PROGRAM;
-        bool        passes;
-
         if (skip_wide && op->kind == AGGOP_SUM_NUM_WIDE)
             continue;
         rc = agg_filter(op, cols, ncols, params, nparams, rows, &passes);

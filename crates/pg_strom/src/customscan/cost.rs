@@ -145,20 +145,19 @@ pub unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys:
                 return 0.0;
             }
             let typid = pg_sys::get_atttype((*rte).relid, attno);
-            let device = crate::codegen::device_type_of(typid);
-            let width = device.and_then(pgstrom_runtime::catalog::type_info).map_or(0, |t| t.width);
-            // fixed-width as the device holds it, a numeric (the heap
-            // kernels decode it) or a text-like value (its bytes copied),
-            // as `source::heap_direct` takes them
-            let numeric = device == Some(pgstrom_runtime::program::type_id("NUMERIC"));
-            let typlen = pg_sys::get_typlen(typid);
-            if device.is_some() && width == 0 && typlen == -1 {
-                varlena += 1;
-                if varlena > pgstrom_runtime::heapscan::MAX_VAR {
-                    return 0.0;
+            // a column the heap kernels take apart, as `source::heap_direct`
+            // takes them (at most MAX_VAR text-like ones)
+            let conv = crate::codegen::device_type_of(typid)
+                .and_then(|t| crate::source::heap_direct::conversion(t, pg_sys::get_typlen(typid)));
+            match conv {
+                None => return 0.0,
+                Some(pgstrom_runtime::heapscan::CONV_VARLENA) => {
+                    varlena += 1;
+                    if varlena > pgstrom_runtime::heapscan::MAX_VAR {
+                        return 0.0;
+                    }
                 }
-            } else if !numeric && (width == 0 || typlen as usize != width) {
-                return 0.0;
+                Some(_) => {}
             }
             any = true;
             k = pg_sys::bms_next_member(attnos, k);

@@ -268,9 +268,9 @@ pub struct GpuJoinExec {
     /// When `groups` came from the heap direct path: the values of the
     /// grouping keys read from the scanned table's rows (which the
     /// backend never had), `[g * n + j]` for the key column of attribute
-    /// number `attnos[j]`; the groups' outer rows are then their own
-    /// indexes.
-    direct_keys: Option<(Vec<i16>, pgstrom_runtime::heapscan::VarValues)>,
+    /// number `direct.key_attnos()[j]`; the groups' outer rows are then
+    /// their own indexes.
+    direct_keys: Option<pgstrom_runtime::heapscan::VarValues>,
     /// The engine and the counters.
     pub(crate) dev: DeviceState,
     /// Count a chunk's groups as `Partial Groups` when they arrive (false:
@@ -1160,9 +1160,10 @@ impl GpuJoinExec {
             if row == NULL_ROW {
                 (true, pg_sys::Datum::from(0))
             } else if s == 0
-                && let Some((attnos, values)) = &self.direct_keys
+                && let (Some(values), Some(d)) = (&self.direct_keys, &self.direct)
             {
                 // a key the heap direct path sent back for group `row`
+                let attnos = d.key_attnos();
                 match attnos.iter().position(|&a| a == key).and_then(|j| values.get(row as usize * attnos.len() + j)) {
                     Some(None) => (true, pg_sys::Datum::from(0)),
                     Some(Some(bytes)) => (false, crate::codegen::datum::varlena_datum(bytes)),
@@ -1340,15 +1341,14 @@ impl GpuJoinExec {
                 }
                 self.groups = p.groups;
                 self.direct_keys = None;
-                let attnos = d.key_attnos();
-                if !attnos.is_empty() {
+                if !d.key_attnos().is_empty() {
                     // the groups' outer rows were the service's: each
                     // group's key values came back instead
                     let count = self.groups.count;
                     for (g, r) in self.groups.rows[..count].iter_mut().enumerate() {
                         *r = g as u32;
                     }
-                    self.direct_keys = Some((attnos.to_vec(), p.keys));
+                    self.direct_keys = Some(p.keys);
                 }
                 self.add_counters(c);
                 self.count_direct();

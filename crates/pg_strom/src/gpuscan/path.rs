@@ -99,13 +99,16 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
             return;
         }
         let path = make_path(root, rel, &split, pages, 0);
-        let heap = crate::customscan::cost::is_heap_relation(rte);
-        if !heap || beats_seq_scan(root, rel, rte, &quals, pages, path, 0) {
+        // a heap table's seq scan per row, its quals priced as evaluated
+        // (computed once for both paths)
+        let seq_per_row = (crate::customscan::cost::is_heap_relation(rte) && pg_sys::enable_seqscan)
+            .then(|| pg_sys::cpu_tuple_cost + short_circuit_qual_cost(root, &quals));
+        if beats_seq_scan(rel, rte, seq_per_row, pages, path, 0) {
             pg_sys::add_path(rel, path.cast());
         }
         if workers > 0 {
             let ppath = make_path(root, rel, &split, pages, workers);
-            if !heap || beats_seq_scan(root, rel, rte, &quals, pages, ppath, workers) {
+            if beats_seq_scan(rel, rte, seq_per_row, pages, ppath, workers) {
                 pg_sys::add_partial_path(rel, ppath.cast());
             }
         }
@@ -114,35 +117,31 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
 
 /// True when GpuScan path `path` over a heap table costs less than a
 /// sequential scan of the same parallelism whose quals are priced as the
-/// executor evaluates them
-/// ([`short_circuit_qual_cost`]).  A GpuScan over a heap table gathers
+/// executor evaluates them ([`short_circuit_qual_cost`]; `seq_per_row`:
+/// that scan's cost per row, None where there is none to compare with).  A GpuScan over a heap table gathers
 /// every row on the host, as much work as a sequential scan's own; what
 /// it saves is the quals' evaluation, which cost_qual_eval overprices for
 /// an AND or OR that stops early.  Against the seq scan's own price a
 /// GpuScan on TPC-H Q19's `part` (2 million rows, an OR of three ANDs)
 /// looked 7% cheaper and ran 1.7x slower (160 against 92 ms on an H200
-/// at SF 10).  With `enable_seqscan` off there is nothing to compare
-/// with.  At DEBUG2 a path left out says so.
+/// at SF 10).  With `enable_seqscan` off, or over an Arrow table, there
+/// is nothing to compare with.  At DEBUG2 a path left out says so.
 ///
 /// # Safety
-/// Planner state of a base relation; `quals` its bare restriction clauses.
+/// Planner state of a base relation.
 unsafe fn beats_seq_scan(
-    root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     rte: *mut pg_sys::RangeTblEntry,
-    quals: &[*mut pg_sys::Node],
+    seq_per_row: Option<f64>,
     pages: f64,
     path: *mut pg_sys::CustomPath,
     workers: i32,
 ) -> bool {
+    let Some(per_row) = seq_per_row else { return true };
     // SAFETY: caller's promise; planner globals read in the backend.
     unsafe {
-        if !pg_sys::enable_seqscan {
-            return true;
-        }
         let (mut spc_random, mut spc_seq) = (0.0, 0.0);
         pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq);
-        let per_row = pg_sys::cpu_tuple_cost + short_circuit_qual_cost(root, quals);
         let divisor = if workers > 0 { parallel_divisor(workers) } else { 1.0 };
         let seq = spc_seq * pages + (*rel).tuples.max(0.0) * per_row / divisor;
         let gpu = (*path).path.total_cost;

@@ -54,6 +54,22 @@ pub struct DirectCounters {
     pub buffered: u64,
 }
 
+/// How the heap kernels make a column of device type `type_id` from an
+/// attribute of length `attlen` (`heapscan::CONV_*`), or None when they
+/// do not take it: a numeric is decoded, a text-like value's bytes
+/// (text, varchar, bpchar, bytea) copied, a fixed-width value stored as
+/// the device holds it copied.  (The planner's credit for the path,
+/// `customscan::cost::planned_fraction`, asks the same.)
+pub fn conversion(type_id: u16, attlen: i16) -> Option<u8> {
+    let width = catalog::type_info(type_id)?.width;
+    match (type_id == pgstrom_runtime::program::type_id("NUMERIC"), width, attlen) {
+        (true, _, -1) => Some(CONV_NUMERIC),
+        (false, 0, -1) => Some(CONV_VARLENA),
+        (false, w, l) if w > 0 && l as usize == w => Some(CONV_COPY),
+        _ => None,
+    }
+}
+
 /// The path for one scan.
 pub struct HeapDirect {
     rel: pg_sys::Relation,
@@ -116,25 +132,13 @@ impl HeapDirect {
                 let attalign = crate::pg::attalign_bytes(att);
                 attrs.push(HeapAttr { attlen: (*att).attlen, attalign, conv: CONV_COPY, column: -1 });
             }
-            let numeric = pgstrom_runtime::program::type_id("NUMERIC");
             let mut types = Vec::with_capacity(columns.len());
             for (c, &(attnum, type_id)) in columns.iter().enumerate() {
-                let width = catalog::type_info(type_id).map_or(0, |t| t.width);
                 let a = attnum.checked_sub(1).and_then(|k| attrs.get_mut(k as usize))?;
                 if attnum <= 0 || a.column >= 0 {
                     return None;
                 }
-                // a numeric is decoded by the kernels, a text-like value's
-                // bytes copied; any other column is stored as the device
-                // holds it
-                a.conv = match (type_id == numeric, width, a.attlen) {
-                    (true, _, -1) => CONV_NUMERIC,
-                    (false, 0, -1) => CONV_VARLENA,
-                    _ => CONV_COPY,
-                };
-                if a.conv == CONV_COPY && (width == 0 || a.attlen as usize != width) {
-                    return None;
-                }
+                a.conv = conversion(type_id, a.attlen)?;
                 a.column = c as i32;
                 types.push(type_id);
             }

@@ -311,15 +311,14 @@ fn info(engines: &Engines) -> ServiceInfo {
     }
 }
 
-/// This process's resident memory (/proc/self/statm), 0 when unknown.
-/// Join and aggregate the rows a heap request's blocks gave; the refused
-/// blocks by their numbers in the file.
 /// `values_at(column, rows)`: the values of a variable-length column at
 /// rows (None: NULL).
 type ValuesAt<'a> = dyn FnMut(usize, &[u32]) -> Result<crate::heapscan::VarValues, DeviceError> + 'a;
 
-/// `values_at(column, rows)`: the key column's values at the groups'
-/// representative rows (of the heap rows, the groups' first source).
+/// Join and aggregate the rows a heap request's blocks gave; the refused
+/// blocks by their numbers in the file; the values of `key_columns` at
+/// the groups' representative rows (of the heap rows, the groups' first
+/// source) by `values_at`.
 fn heap_probed(
     s: &mut Session,
     cols: &[ColumnData<'_>],
@@ -338,17 +337,28 @@ fn heap_probed(
     let mut keys = Vec::new();
     if !key_columns.is_empty() && groups.count > 0 {
         let rows = &groups.rows[..groups.count];
-        let per_column = key_columns.iter().map(|&c| values_at(c as usize, rows)).collect::<Result<Vec<_>, _>>()?;
-        keys.reserve(groups.count * key_columns.len());
-        for g in 0..groups.count {
-            for column in &per_column {
-                keys.push(column[g].clone());
+        let mut per_column = Vec::with_capacity(key_columns.len());
+        for &c in key_columns {
+            let values = values_at(c as usize, rows)?;
+            if values.len() != rows.len() {
+                return Err(DeviceError::InvalidRequest(format!(
+                    "{} key values for {} groups",
+                    values.len(),
+                    rows.len()
+                )));
             }
+            per_column.push(values.into_iter());
+        }
+        // group-major, as HeapProbed::keys lies (moved, not copied)
+        keys.reserve(groups.count * key_columns.len());
+        for _ in 0..groups.count {
+            keys.extend(per_column.iter_mut().map(|column| column.next().flatten()));
         }
     }
     Ok(HeapProbed { groups, nrows, fallback: refused.iter().map(|&i| blocks[i]).collect(), keys })
 }
 
+/// This process's resident memory (/proc/self/statm), 0 when unknown.
 fn resident_bytes() -> u64 {
     let pages = std::fs::read_to_string("/proc/self/statm")
         .ok()
