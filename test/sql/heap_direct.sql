@@ -106,7 +106,7 @@ SELECT hd_how('SELECT g % 10 AS k, count(s) AS ns, sum(length(s)) AS ls FROM hd_
 SELECT hd_diff('SELECT g % 10 AS k, count(s) AS ns, sum(length(s)) AS ls FROM hd_t GROUP BY 1');
 SELECT hd_how($q$SELECT d, count(*), sum(i8) FROM hd_t WHERE c = 'c3' AND s LIKE '%éé%' GROUP BY d$q$);
 SELECT hd_diff($q$SELECT d, count(*), sum(i8) FROM hd_t WHERE c = 'c3' AND s LIKE '%éé%' GROUP BY d$q$);
-CREATE TABLE hd_txt (g int, mode char(10), instr varchar(25), note text, raw bytea, v numeric(15,2));
+CREATE TABLE hd_txt (g int, mode char(10), instr varchar(25), note text, raw bytea, v numeric(15,2)) WITH (autovacuum_enabled = off);
 INSERT INTO hd_txt SELECT i,
     CASE WHEN i % 17 = 0 THEN NULL ELSE (ARRAY['AIR', 'AIR REG', 'MAIL', 'SHIP', 'TRUCK', ''])[1 + i % 6] END,
     CASE WHEN i % 19 = 0 THEN NULL ELSE (ARRAY['DELIVER IN PERSON', 'NONE', 'TAKE BACK RETURN', 'COLLECT COD'])[1 + i % 4] END,
@@ -147,12 +147,15 @@ SELECT hd_how($q$SELECT count(*), sum(length(note)) FROM hd_txt WHERE mode = 'AI
 SELECT hd_diff($q$SELECT count(*), sum(length(note)) AS ln FROM hd_txt WHERE mode = 'AIR'$q$);
 DROP TABLE hd_txt, hd_modes;
 
+-- (the tables of this file are vacuumed by the file: an autovacuum of
+-- one, holding back the removal horizon, could keep another's VACUUM
+-- from marking its pages all-visible, and its blocks off the path)
 -- TPC-H Q1's shape: char(1) grouping keys read from the blocks, and a
 -- charge the planner bounds to 47 digits only (summed on the device; a
 -- row whose value the device cannot hold is an exception): all direct;
 -- after a row of 36 digits arrives, its block fails on the device and
 -- goes through the buffer manager, where PostgreSQL computes that row
-CREATE TABLE hd_q1 (flag char(1), status char(1), qty numeric(15,2), price numeric(38,2), disc numeric(15,2), tax numeric(15,2), ship date);
+CREATE TABLE hd_q1 (flag char(1), status char(1), qty numeric(15,2), price numeric(38,2), disc numeric(15,2), tax numeric(15,2), ship date) WITH (autovacuum_enabled = off);
 INSERT INTO hd_q1 SELECT (ARRAY['A', 'N', 'R'])[1 + i % 3], (ARRAY['F', 'O'])[1 + i % 2], 1 + i % 50, (i % 100000) * 1.5,
     (i % 11) / 100.0, (i % 9) / 100.0, date '1992-01-01' + i % 2500
   FROM generate_series(1, 30000) i;
@@ -316,7 +319,7 @@ BEGIN
   END LOOP;
   RETURN 'cpu engine';
 END $$;
-CREATE TABLE hd_c AS SELECT i AS g, i::int8 * 3 AS v FROM generate_series(1, 50000) i;
+CREATE TABLE hd_c WITH (autovacuum_enabled = off) AS SELECT i AS g, i::int8 * 3 AS v FROM generate_series(1, 50000) i;
 VACUUM (FREEZE, ANALYZE) hd_c;
 CHECKPOINT;
 SELECT pg_sleep(2.5);
