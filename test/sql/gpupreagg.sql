@@ -109,6 +109,9 @@ CREATE TABLE pa_dec AS
               ELSE date '1992-01-01' + (i * 37 % 2557) END AS d,
          i % 3 = 0 AS f
     FROM generate_series(1, 20000) i;
+-- (the year's distinct values, as a DBA would give the planner them: a
+-- numeric sum's partial groups cost the host, priced by their estimate)
+CREATE STATISTICS pa_dec_year ON (extract(year FROM d)) FROM pa_dec;
 ANALYZE pa_dec;
 SELECT * FROM explain_masked($$SELECT extract(year FROM d) AS y, sum(CASE WHEN f THEN p * (1 - q) ELSE 0 END),
   sum(coalesce(p, 0)), count(*) FROM pa_dec GROUP BY 1$$);
@@ -157,6 +160,7 @@ RESET pg_strom.enabled;
 -- sum's argument (this query ended with an ERROR PostgreSQL never raises)
 CREATE TABLE pa_wide AS SELECT i, (CASE WHEN i = 5 THEN '123456789012345678901234567890.1234567891'
     ELSE i::text END)::numeric(40,10) AS x FROM generate_series(1, 1000) i;
+CREATE STATISTICS pa_wide_k ON (i % 3) FROM pa_wide;
 ANALYZE pa_wide;
 CREATE TEMP TABLE pa_wided AS SELECT i % 3 AS k, sum(round(x, 0)) AS s FROM pa_wide GROUP BY 1;
 SET pg_strom.enabled = off;

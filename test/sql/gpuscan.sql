@@ -356,6 +356,11 @@ RESET pg_strom.enable_gpu_projection;
 -- timetz, text / bpchar / bytea (a part of a column, a constant, or text
 -- lower / upper / || made on the device; lower and upper of non-ASCII text
 -- leave the chunk to PostgreSQL), NULLs everywhere, multibyte text
+-- (every row passes most of these quals: the GpuScan and the seq scan
+-- cost within add_path's fuzz, where PostgreSQL keeps the parallel-safe
+-- one; a device path that is not partial is parallel-unsafe, so no
+-- parallel plan here)
+SET max_parallel_workers_per_gather = 0;
 CREATE TABLE gs_v AS
 SELECT id,
   CASE WHEN id % 89 = 0 THEN NULL WHEN id % 89 = 1 THEN 'NaN' WHEN id % 89 = 2 THEN 'Infinity'
@@ -400,6 +405,7 @@ SELECT * FROM explain_masked('SELECT id, lg || lg AS a FROM gs_v WHERE id > 0',
                          'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 \set q 'SELECT id, lg || lg AS a, lg || $$!$$ AS b FROM gs_v WHERE id > 0'
 :check
+RESET max_parallel_workers_per_gather;
 -- an UPDATE computes the new values on the device too (EvalPlanQual
 -- re-checks project on the CPU: test/isolation/specs/gpuscan_epq.spec)
 SELECT * FROM explain_masked('UPDATE t_64g SET x = x * 2 + y WHERE x < 10');

@@ -342,6 +342,7 @@ impl AggKind {
                 | AggKind::MinFlt
                 | AggKind::MaxFlt
                 | AggKind::SumIntv
+                | AggKind::SumNum
         )
     }
 }
@@ -386,9 +387,45 @@ pub fn combine(kind: AggKind, a: &mut [u64], b: &[u64]) -> bool {
                 a[1] = b[1];
             }
         }
+        AggKind::SumNum => {
+            // [n, max scale << 48 | rows at it, NaN, +Inf, -Inf, l0..l3]:
+            // counts add; the larger scale wins (its row count, or both
+            // counts at equal scales: numeric_avg_combine's maxScale);
+            // the limb columns add once `a`'s carries are moved up, so
+            // that each of limbs 0..2 stays below 2^32 times the rows
+            // summed since (no wrap while a side holds < 2^32 rows)
+            const SCALE_ROWS: u64 = (1 << 48) - 1;
+            let (sa, sb) = (a[1] >> 48, b[1] >> 48);
+            if sb > sa {
+                a[1] = b[1];
+            } else if sb == sa {
+                a[1] = (sa << 48) | ((a[1] & SCALE_ROWS) + (b[1] & SCALE_ROWS)).min(SCALE_ROWS);
+            }
+            for i in [0, 2, 3, 4] {
+                add(a, i);
+            }
+            normalize_limbs(&mut a[5..9]);
+            for i in 5..8 {
+                add(a, i);
+            }
+            a[8] = (a[8] as i64).wrapping_add(b[8] as i64) as u64;
+        }
         _ => return false,
     }
     true
+}
+
+/// SumNum's limb columns (32-bit weights 2^0, 2^32, 2^64, 2^96; the last
+/// signed) with each carry moved into the next column: the same sum,
+/// with columns 0..2 below 2^32.
+fn normalize_limbs(l: &mut [u64]) {
+    let mut carry: u128 = 0;
+    for w in &mut l[..3] {
+        let v = *w as u128 + carry;
+        *w = (v & 0xffff_ffff) as u64;
+        carry = v >> 32;
+    }
+    l[3] = (l[3] as i64).wrapping_add(carry as i64) as u64;
 }
 
 /// An exact integer sum from SumInt's words (low and high halves).
@@ -714,9 +751,8 @@ mod tests {
         let mut inf = [1, f64::INFINITY.to_bits()];
         assert!(combine(AggKind::SumFlt, &mut inf, &[1, 1.0f64.to_bits()]));
         // operations not combined here
-        assert!(!AggKind::SumNum.combines_on_host());
         assert!(!AggKind::SumNumWide.combines_on_host());
-        assert!(!combine(AggKind::SumNum, &mut [0; 9], &[0; 9]));
+        assert!(!combine(AggKind::SumNumWide, &mut [0; 9], &[0; 9]));
         assert!(!combine(AggKind::Moments, &mut [0; 4], &[0; 4]));
     }
 
@@ -854,6 +890,74 @@ mod tests {
         assert_eq!(&ninf[ninf.len() - 8..], &1i64.to_be_bytes());
         assert!(num_avg_state_of_text("1e5").is_none());
         assert!(num_avg_state_of_text("").is_none());
+    }
+
+    #[test]
+    fn numeric_sums_combine_as_one_sum() {
+        // what preagg.cu adds for mantissa m at scale k (the op's scale 2)
+        let add = |w: &mut [u64], m: i128, k: u64| {
+            w[0] += 1;
+            let (s, c) = (w[1] >> 48, w[1] & ((1 << 48) - 1));
+            w[1] = if k > s {
+                (k << 48) | 1
+            } else if k == s {
+                (s << 48) | (c + 1)
+            } else {
+                w[1]
+            };
+            for j in 0..3 {
+                w[5 + j] = w[5 + j].wrapping_add(((m >> (32 * j)) as u64) & 0xffff_ffff);
+            }
+            w[8] = w[8].wrapping_add((m >> 96) as i64 as u64);
+        };
+        let vals: Vec<(i128, u64)> = (0..200)
+            .map(|i: i128| {
+                ((i * 7_919_000_000_000_000_000_000_001) % (i128::MAX / 300) - i * 1_000_000_007, (i % 3) as u64)
+            })
+            .collect();
+        let mut all = [0u64; 9];
+        for &(m, k) in &vals {
+            add(&mut all, m, k);
+        }
+        all[2] += 1; // one NaN
+        // the same values in three partial states, combined in two orders
+        let mut parts = [[0u64; 9]; 3];
+        for (i, &(m, k)) in vals.iter().enumerate() {
+            add(&mut parts[i % 3], m, k);
+        }
+        parts[1][2] += 1;
+        parts[1][0] += 1;
+        all[0] += 1;
+        for order in [[0, 1, 2], [2, 0, 1]] {
+            let mut acc = parts[order[0]];
+            for &i in &order[1..] {
+                assert!(combine(AggKind::SumNum, &mut acc, &parts[i]));
+            }
+            assert_eq!(num_avg_state(&acc, 2), num_avg_state(&all, 2));
+        }
+        // a larger scale restarts the count; equal scales add
+        let mut a = [0u64; 9];
+        a[1] = (1 << 48) | 5;
+        let mut b = [0u64; 9];
+        b[1] = (2 << 48) | 3;
+        assert!(combine(AggKind::SumNum, &mut a, &b));
+        assert_eq!(a[1], (2 << 48) | 3);
+        assert!(combine(AggKind::SumNum, &mut a, &b));
+        assert_eq!(a[1], (2 << 48) | 6);
+        // carries moved up keep the value: columns near 2^64 summed again
+        let mut big = [0u64; 9];
+        big[0] = 1;
+        big[5] = u64::MAX - 7;
+        big[6] = u64::MAX - 9;
+        big[7] = u64::MAX - 11;
+        big[8] = (-3i64) as u64;
+        let before = num_avg_state(&big, 0);
+        let mut zero = [0u64; 9];
+        zero[1] = 0;
+        let mut c = big;
+        assert!(combine(AggKind::SumNum, &mut c, &zero));
+        assert!(c[5] < 1 << 32 && c[6] < 1 << 32 && c[7] < 1 << 32);
+        assert_eq!(num_avg_state(&c, 0), before);
     }
 
     #[test]

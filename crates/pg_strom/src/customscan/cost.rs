@@ -8,6 +8,19 @@ use pgrx::pg_sys;
 use crate::guc;
 use crate::pg::list::from_list;
 
+/// Whether a device path may run inside a parallel plan: only as a
+/// partial path (`workers > 0`, each process feeding the device its
+/// share).  A whole (non-partial) device path that is parallel-safe can be
+/// put on the inner side of a parallel join, where every process runs it
+/// in full: PostgreSQL charges that once, as each process has its own
+/// CPU, but the processes share one device, which then does the whole
+/// work once per process (TPC-H Q18 at SF 10: a GpuPreAgg of all of
+/// `lineitem` under a Hash in each of 17 processes ran past 60 s, where
+/// PostgreSQL's own plan takes 41 s).
+pub fn device_path_parallel_safe(consider_parallel: bool, workers: i32) -> bool {
+    consider_parallel && workers > 0
+}
+
 /// True for a plain heap table or materialized view (no TABLESAMPLE).
 pub(crate) fn is_heap_relation(rte: *mut pg_sys::RangeTblEntry) -> bool {
     // SAFETY: a relation RTE of the query being planned; the planner holds

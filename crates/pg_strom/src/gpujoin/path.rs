@@ -701,7 +701,8 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             p.pathtarget = (*joinrel).reltarget;
             p.param_info = std::ptr::null_mut();
             p.parallel_aware = workers > 0;
-            p.parallel_safe = (*joinrel).consider_parallel && inner_paths.iter().all(|p| (**p).parallel_safe);
+            p.parallel_safe = crate::customscan::cost::device_path_parallel_safe((*joinrel).consider_parallel, workers)
+                && inner_paths.iter().all(|p| (**p).parallel_safe);
             p.parallel_workers = workers;
             p.pathkeys = std::ptr::null_mut();
             p.rows = rows;

@@ -16,13 +16,17 @@
 //! never joins groups PostgreSQL would keep apart.
 //!
 //! Merged only where every accumulator combines exactly or as
-//! PostgreSQL's combine function would (counts, integer and interval
-//! sums, float sums, integer and float minimum and maximum); a float sum
-//! that would overflow when combined is left to the Finalize Aggregate,
-//! which raises PostgreSQL's error.  Not merged: keys PostgreSQL
-//! evaluates on the host, text keys read from the scanned table's rows
-//! (the chunk is gone after it), numeric sums, moments and min/max of
-//! numeric, interval or timetz values.
+//! PostgreSQL's combine function would (counts, integer, numeric and
+//! interval sums, float sums, integer and float minimum and maximum); a
+//! float sum that would overflow when combined is left to the Finalize
+//! Aggregate, which raises PostgreSQL's error.  Not merged: keys
+//! PostgreSQL evaluates on the host, text keys read from the scanned
+//! table's rows (the chunk is gone after it), numeric sums wider than the
+//! device holds (their rows the host computes), moments and min/max of
+//! numeric, interval or timetz values.  Merging a numeric sum matters
+//! most: PostgreSQL's Finalize Aggregate combines numeric states at about
+//! a microsecond each (TPC-H Q15 at SF 10: 2.1 million partial groups of
+//! 100,000 took 3 s there).
 
 use std::collections::HashMap;
 
@@ -65,7 +69,18 @@ pub struct GroupMerger {
     /// they are combined.
     id: Vec<u64>,
     scratch: Vec<u64>,
+    /// Groups added since the merger last filled up.
+    seen: usize,
+    /// Set once a full merger had barely merged anything (each chunk
+    /// holds groups no other chunk has: a key in the table's physical
+    /// order, such as TPC-H's `l_orderkey`): chunks' groups then pass
+    /// through unmerged, not hashed a second time for nothing.
+    passthrough: bool,
 }
+
+/// A full merger that holds more than this share of the groups it was
+/// given stops merging.
+const POOR_REDUCTION: f64 = 0.9;
 
 impl GroupMerger {
     /// A merger for `agg` (`spec` its runtime form), or None where the
@@ -109,6 +124,8 @@ impl GroupMerger {
             limit: (limit_bytes / per_group).max(1024),
             id: Vec::new(),
             scratch: Vec::new(),
+            seen: 0,
+            passthrough: false,
         })
     }
 
@@ -120,6 +137,12 @@ impl GroupMerger {
         if g.count == 0 {
             return None;
         }
+        if self.passthrough {
+            // (it holds nothing then: it was emptied when it stopped)
+            debug_assert_eq!(self.count, 0);
+            return Some(g);
+        }
+        self.seen += g.count;
         let mut out = None;
         if self.count > 0 && (g.nsources != self.nsources || g.nkeys != self.nkeys || g.nwords != self.nwords) {
             out = self.take();
@@ -144,6 +167,8 @@ impl GroupMerger {
         }
         self.id = id;
         if out.is_none() && self.count >= self.limit {
+            self.passthrough = self.count as f64 > POOR_REDUCTION * self.seen as f64;
+            self.seen = 0;
             out = self.take();
         }
         out

@@ -226,6 +226,43 @@ unsafe fn merges_partial_groups(target: *mut pg_sys::PathTarget, desc: &JoinDesc
     }
 }
 
+/// Operators' worth (`cpu_operator_cost`) of host work per partial group
+/// and numeric sum or average, beyond what PostgreSQL charges: forming
+/// the state (numeric_avg_serialize's bytes) in the process that returns
+/// the group, and deserializing and combining it in the Finalize
+/// Aggregate, which PostgreSQL prices at one operator each.  Measured on
+/// the H200 machine (TPC-H SF 10, 2026-11-29): Q15's 2.1 million partial
+/// groups of one numeric sum took 2 s to return and 3 s to finalize,
+/// about 2.4 us a group, where a row of PostgreSQL's own scan of
+/// `lineitem`, priced about 0.034, takes about 0.8 us: some 40
+/// operators.  (Q18's 15 million partial groups took 44 s where
+/// PostgreSQL's plan takes 41 s.)
+const NUMERIC_STATE_FORM_OPERATORS: f64 = 15.0;
+const NUMERIC_STATE_FINAL_OPERATORS: f64 = 25.0;
+
+/// The host cost of the numeric states among the partial groups: formed
+/// by each process for its `partial_proc` groups, combined in the
+/// Finalize Aggregate for all `partial_total`.
+///
+/// # Safety
+/// The partial target's expressions (planner state).
+unsafe fn numeric_state_cost(exprs: &[*mut pg_sys::Node], partial_proc: f64, partial_total: f64) -> f64 {
+    // SAFETY: caller's promise; planner globals read in the backend.
+    unsafe {
+        let numeric = exprs
+            .iter()
+            .filter(|&&e| {
+                (*e).type_ == pg_sys::NodeTag::T_Aggref
+                    && aggregates::classify_aggref(e.cast())
+                        .is_ok_and(|i| i.kind == pgstrom_runtime::agg::AggKind::SumNum)
+            })
+            .count() as f64;
+        numeric
+            * pg_sys::cpu_operator_cost
+            * (partial_proc * NUMERIC_STATE_FORM_OPERATORS + partial_total * NUMERIC_STATE_FINAL_OPERATORS)
+    }
+}
+
 /// The input of the aggregation for the serial or the parallel plan:
 /// (join description, inner paths, workers).
 unsafe fn input_of(
@@ -384,7 +421,8 @@ unsafe fn add_paths(
             let reads_itself = crate::customscan::cost::device_reads_itself(outer, rte);
             let device_rows = rows_in / crate::customscan::cost::device_divisor(outer, rte, workers, reads_itself);
             let reduce = device_rows * guc::GPU_OPERATOR_COST.get() * (nkeys + nops + 1) as f64
-                + partial_proc * pg_sys::cpu_tuple_cost;
+                + partial_proc * pg_sys::cpu_tuple_cost
+                + numeric_state_cost(&exprs, partial_proc, partial_total);
             pgrx::debug2!(
                 "GpuPreAgg: {workers} workers, {rows_in:.0} rows in, {groups:.0} groups, {nchunks:.0} chunks, \
                  {partial_total:.0} partial groups, cost {:.2}",
@@ -400,7 +438,9 @@ unsafe fn add_paths(
             p.pathtarget = target;
             p.param_info = std::ptr::null_mut();
             p.parallel_aware = workers > 0;
-            p.parallel_safe = (*output_rel).consider_parallel && inner_paths.iter().all(|p| (**p).parallel_safe);
+            p.parallel_safe =
+                crate::customscan::cost::device_path_parallel_safe((*output_rel).consider_parallel, workers)
+                    && inner_paths.iter().all(|p| (**p).parallel_safe);
             p.parallel_workers = workers;
             p.pathkeys = std::ptr::null_mut();
             p.rows = partial_proc;
