@@ -352,11 +352,14 @@ unsafe fn add_paths(
             }
             let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
             let rows_in = desc.depths.last().map_or((*outer).rows, |d| d.rows_out);
-            let groups = if gclause.is_null() {
-                1.0
+            let (groups, order) = if gclause.is_null() {
+                (1.0, 0.0)
             } else {
                 let gexprs = pg_sys::get_sortgrouplist_exprs(gclause, (*parse).targetList);
-                pg_sys::estimate_num_groups(root, gexprs, rows_in, std::ptr::null_mut(), std::ptr::null_mut())
+                (
+                    pg_sys::estimate_num_groups(root, gexprs, rows_in, std::ptr::null_mut(), std::ptr::null_mut()),
+                    crate::pg::cost::key_order_correlation(root, &from_list(gexprs), desc.outer_relid),
+                )
             };
             // costs: the join's (or scan's), less forming joined rows on the
             // host, plus the reduction and the partial rows that come back
@@ -407,11 +410,18 @@ unsafe fn add_paths(
             // request of up to heap_direct::BATCH_BLOCKS blocks is one
             // chunk, an Arrow record batch read by the GPU service too)
             let nchunks = crate::customscan::cost::planned_chunks(outer, rte, frac).ceil().max(workers as f64 + 1.0);
-            let per_chunk = crate::customscan::cost::groups_among(groups, rows_in / nchunks);
+            // (where a key follows the table's physical order, `order` of
+            // the groups lie each in one chunk and one process: a chunk
+            // holds its share of the groups, plus one cut at its edge)
+            let clustered = (groups.min(rows_in) / nchunks).ceil() + 1.0;
+            let per_chunk =
+                order * clustered + (1.0 - order) * crate::customscan::cost::groups_among(groups, rows_in / nchunks);
             // a process's chunks merged: its groups once (processes as
             // PostgreSQL counts them for a partial path: the divisor)
             let merged = if merges_partial_groups(target, &desc) {
-                (div.ceil() * crate::customscan::cost::groups_among(groups, rows_proc)).max(1.0)
+                (order * (groups + div.ceil())
+                    + (1.0 - order) * div.ceil() * crate::customscan::cost::groups_among(groups, rows_proc))
+                .max(1.0)
             } else {
                 f64::INFINITY
             };

@@ -102,3 +102,51 @@ unsafe fn stopping_cost(root: *mut pg_sys::PlannerInfo, node: *mut pg_sys::Node)
         }
     }
 }
+
+/// How closely the rows of `relid` are stored in the order of one of the
+/// grouping keys `keys`: the largest squared physical correlation
+/// (`pg_stats.correlation`, as cost_index weighs an index's order) of a
+/// key that is a plain column of the relation; 0 when none has
+/// statistics.  Rows of one group then lie together, in one or two
+/// chunks and one process's share of the scan, whatever the number of
+/// groups: a key such as TPC-H's `l_orderkey`, whose distinct values
+/// ANALYZE's sample underestimates 37-fold at SF 10 (408,092 against 15
+/// million), groups as well as its estimate says within each chunk.
+///
+/// # Safety
+/// Planner state; `keys` are expressions of the query being planned.
+pub unsafe fn key_order_correlation(root: *mut pg_sys::PlannerInfo, keys: &[*mut pg_sys::Node], relid: u32) -> f64 {
+    let mut best: f64 = 0.0;
+    // SAFETY: caller's promise; examine_variable fills vardata, whose
+    // stats tuple is released by its own free function.
+    unsafe {
+        for &k in keys {
+            let e = crate::codegen::strip_relabel(k);
+            if (*e).type_ != pg_sys::NodeTag::T_Var || (*e.cast::<pg_sys::Var>()).varno != relid as i32 {
+                continue;
+            }
+            let mut vardata = pg_sys::VariableStatData::default();
+            pg_sys::examine_variable(root, e, 0, &mut vardata);
+            if !vardata.statsTuple.is_null() {
+                let mut slot = pg_sys::AttStatsSlot::default();
+                if pg_sys::get_attstatsslot(
+                    &mut slot,
+                    vardata.statsTuple,
+                    pg_sys::STATISTIC_KIND_CORRELATION as i32,
+                    pg_sys::InvalidOid,
+                    pg_sys::ATTSTATSSLOT_NUMBERS as i32,
+                ) {
+                    if slot.nnumbers >= 1 {
+                        let c = *slot.numbers as f64;
+                        best = best.max(c * c);
+                    }
+                    pg_sys::free_attstatsslot(&mut slot);
+                }
+                if let Some(free) = vardata.freefunc {
+                    free(vardata.statsTuple);
+                }
+            }
+        }
+    }
+    best.clamp(0.0, 1.0)
+}
