@@ -697,20 +697,7 @@ pub unsafe fn numeric_column_scale(e: *mut pg_sys::Node) -> Option<i32> {
     }
 }
 
-/// `e` without the RelabelTypes (binary-compatible casts) above it.
-///
-/// # Safety
-/// `e` is a valid expression.
-pub unsafe fn strip_relabel(e: *mut pg_sys::Node) -> *mut pg_sys::Node {
-    let mut v = e;
-    // SAFETY: a valid expression (caller); a RelabelType's arg is one too.
-    unsafe {
-        while (*v).type_ == pg_sys::NodeTag::T_RelabelType {
-            v = (*(v as *mut pg_sys::RelabelType)).arg.cast();
-        }
-    }
-    v
-}
+pub use crate::pg::strip_relabel;
 
 /// The argument of min() / max() over a numeric(p,s) column
 /// ([`numeric_column_scale`]): the column, its value kept on the device.

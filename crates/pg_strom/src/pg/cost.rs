@@ -1,4 +1,5 @@
-//! The planner's parallel rules as costsize.c and allpaths.c apply them.
+//! The planner's parallel rules as costsize.c and allpaths.c apply them,
+//! and the statistics pg_strom's cost models read beyond them.
 
 use pgrx::pg_sys;
 
@@ -121,7 +122,7 @@ pub unsafe fn key_order_correlation(root: *mut pg_sys::PlannerInfo, keys: &[*mut
     // stats tuple is released by its own free function.
     unsafe {
         for &k in keys {
-            let e = crate::codegen::strip_relabel(k);
+            let e = super::strip_relabel(k);
             if (*e).type_ != pg_sys::NodeTag::T_Var || (*e.cast::<pg_sys::Var>()).varno != relid as i32 {
                 continue;
             }

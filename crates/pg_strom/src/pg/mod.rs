@@ -1,8 +1,8 @@
 //! Helpers over PostgreSQL's C API that every module uses and that know
 //! nothing of pg_strom's nodes: Lists, memory contexts, EXPLAIN
 //! properties, the planner's parallel-cost rules, which wrapper a foreign
-//! table belongs to, and PostgreSQL's
-//! `TupIsNull`.  The lowest layer
+//! table belongs to, an expression below its binary-compatible casts,
+//! and PostgreSQL's `TupIsNull`.  The lowest layer
 //! of the extension: it imports only `errors`.
 
 pub mod cost;
@@ -20,6 +20,21 @@ use pgrx::pg_sys;
 pub unsafe fn tup_is_null(slot: *mut pg_sys::TupleTableSlot) -> bool {
     // SAFETY: caller's promise.
     slot.is_null() || unsafe { (*slot).tts_flags } & pg_sys::TTS_FLAG_EMPTY as u16 != 0
+}
+
+/// `e` without the RelabelTypes (binary-compatible casts) above it.
+///
+/// # Safety
+/// `e` is a valid expression.
+pub unsafe fn strip_relabel(e: *mut pg_sys::Node) -> *mut pg_sys::Node {
+    let mut v = e;
+    // SAFETY: a valid expression (caller); a RelabelType's arg is one too.
+    unsafe {
+        while (*v).type_ == pg_sys::NodeTag::T_RelabelType {
+            v = (*(v as *mut pg_sys::RelabelType)).arg.cast();
+        }
+    }
+    v
 }
 
 /// An attribute's alignment in bytes (its `attalign`: c, s, i or d).
