@@ -9,6 +9,8 @@
 SET pg_strom.gpu_setup_cost = 0;
 SET pg_strom.gpu_context_cost = 0;
 SET pg_strom.heap_gather_cost = 0;  -- offloaded whatever the cost model says: this compares engines
+SET pg_strom.gpu_operator_cost = 0.00015625;  -- a GPU's, on either engine
+SET pg_strom.gpu_tuple_cost = 0.002;
 \if :{?engine}
 \else
 \set engine gpu

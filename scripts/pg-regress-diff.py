@@ -14,7 +14,8 @@ by scripts/cluster.sh); each pass then copies its data directory twice,
 one cluster per mode, started side by side:
   off: pg_strom.enabled = off
   on:  pg_strom.enabled = on, pg_strom.gpu_setup_cost = 0,
-       pg_strom.heap_gather_cost = 0, pg_strom.gpu_context_cost = 0
+       pg_strom.heap_gather_cost = 0, pg_strom.gpu_context_cost = 0,
+       pg_strom.gpu_operator_cost and gpu_tuple_cost a GPU's
        (device plans forced), and auto_explain logging every plan, which
        counts the statements whose plan has a GpuScan, GpuJoin or GpuPreAgg
 Both modes plan with parallel plans encouraged (parallel_setup_cost = 0,
@@ -96,6 +97,8 @@ MODE_CONF = {
 pg_strom.gpu_setup_cost = 0
 pg_strom.heap_gather_cost = 0
 pg_strom.gpu_context_cost = 0
+pg_strom.gpu_operator_cost = 0.00015625
+pg_strom.gpu_tuple_cost = 0.002
 session_preload_libraries = 'auto_explain'
 auto_explain.log_min_duration = 0
 """,

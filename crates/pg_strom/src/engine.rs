@@ -197,6 +197,17 @@ pub fn planned_in_service() -> bool {
     }
 }
 
+/// Whether a device node planned now would run on a GPU (not the CPU
+/// engine, in the backend or the GPU service).  Never waits for start-up
+/// discovery: while it runs, no GPU counts as found.
+pub fn planned_gpu() -> bool {
+    match guc::ENGINE.get() {
+        EngineSetting::Cpu => false,
+        EngineSetting::Gpu => true,
+        EngineSetting::Auto => discovery_worker::state() == STATE_FOUND,
+    }
+}
+
 /// Whether a device scan planned now would first have to open the GPU:
 /// without the GPU service, the engine would be a GPU, and it is not open
 /// in this backend yet, or the scan runs in parallel workers (new

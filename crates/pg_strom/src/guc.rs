@@ -68,9 +68,9 @@ pub static GPU_SETUP_COST: GucSetting<f64> = GucSetting::<f64>::new(100.0);
 /// that has not yet (CUDA context and device code: about 1 s on an H100).
 pub static GPU_CONTEXT_COST: GucSetting<f64> = GucSetting::<f64>::new(100_000.0);
 /// `pg_strom.gpu_tuple_cost`: planner cost of moving one row through the device.
-pub static GPU_TUPLE_COST: GucSetting<f64> = GucSetting::<f64>::new(0.002);
+pub static GPU_TUPLE_COST: GucSetting<f64> = GucSetting::<f64>::new(-1.0);
 /// `pg_strom.gpu_operator_cost`: planner cost of one operator on the device, per row.
-pub static GPU_OPERATOR_COST: GucSetting<f64> = GucSetting::<f64>::new(0.000_156_25);
+pub static GPU_OPERATOR_COST: GucSetting<f64> = GucSetting::<f64>::new(-1.0);
 /// `pg_strom.chunk_rows`: rows per chunk handed to the device engine.
 pub static CHUNK_ROWS: GucSetting<i32> = GucSetting::<i32>::new(65536);
 /// `pg_strom.gpu_join_memory_limit`, in kB: the most memory the inner
@@ -299,9 +299,9 @@ pub fn init() {
     GucRegistry::define_float_guc(
         c"pg_strom.gpu_tuple_cost",
         c"Sets the planner's estimate of the cost of moving one row through the device.",
-        c"Paid for every row the device reads; rows it returns pay cpu_tuple_cost as well.",
+        c"Paid for every row the device reads; rows it returns pay cpu_tuple_cost as well. -1: 0.002 when a GPU is planned, cpu_tuple_cost on the CPU engine.",
         &GPU_TUPLE_COST,
-        0.0,
+        -1.0,
         f64::MAX,
         GucContext::Userset,
         GucFlags::default(),
@@ -309,9 +309,9 @@ pub fn init() {
     GucRegistry::define_float_guc(
         c"pg_strom.gpu_operator_cost",
         c"Sets the planner's estimate of the cost of one operator or function on the device, per row.",
-        c"",
+        c"-1: cpu_operator_cost / 16 when a GPU is planned, cpu_operator_cost on the CPU engine.",
         &GPU_OPERATOR_COST,
-        0.0,
+        -1.0,
         f64::MAX,
         GucContext::Userset,
         GucFlags::default(),

@@ -8,6 +8,42 @@ use pgrx::pg_sys;
 use crate::guc;
 use crate::pg::list::from_list;
 
+/// The planner's cost of one operator of a device program per row:
+/// `pg_strom.gpu_operator_cost`, or where it is -1 (the default)
+/// `cpu_operator_cost / 16` when a GPU is planned and `cpu_operator_cost`
+/// on the CPU engine, which evaluates the same program on the host's
+/// cores no faster than PostgreSQL's executor (priced as a GPU, TPC-H
+/// Q1 at SF 1 on the 2-core development machine planned a GpuPreAgg that
+/// ran 2.6x slower than PostgreSQL's plan).
+pub fn device_operator_cost() -> f64 {
+    let v = guc::GPU_OPERATOR_COST.get();
+    if v >= 0.0 {
+        v
+    } else if crate::engine::planned_gpu() {
+        // SAFETY: a planner global read in the backend.
+        unsafe { pg_sys::cpu_operator_cost / 16.0 }
+    } else {
+        // SAFETY: as above.
+        unsafe { pg_sys::cpu_operator_cost }
+    }
+}
+
+/// The planner's cost of moving one row through the device engine:
+/// `pg_strom.gpu_tuple_cost`, or where it is -1 (the default) 0.002 when
+/// a GPU is planned and `cpu_tuple_cost` on the CPU engine (see
+/// [`device_operator_cost`]).
+pub fn device_tuple_cost() -> f64 {
+    let v = guc::GPU_TUPLE_COST.get();
+    if v >= 0.0 {
+        v
+    } else if crate::engine::planned_gpu() {
+        0.002
+    } else {
+        // SAFETY: a planner global read in the backend.
+        unsafe { pg_sys::cpu_tuple_cost }
+    }
+}
+
 /// Whether a device path may run inside a parallel plan: only as a
 /// partial path (`workers > 0`, each process feeding the device its
 /// share).  A whole (non-partial) device path that is parallel-safe can be

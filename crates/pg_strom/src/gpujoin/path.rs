@@ -467,11 +467,11 @@ pub(crate) unsafe fn cost(
         let mut scan_cost = pg_sys::QualCost::default();
         pg_sys::cost_qual_eval(&mut scan_cost, (*outer).baserestrictinfo, root);
         let op_ratio = if pg_sys::cpu_operator_cost > 0.0 {
-            guc::GPU_OPERATOR_COST.get() / pg_sys::cpu_operator_cost
+            crate::customscan::cost::device_operator_cost() / pg_sys::cpu_operator_cost
         } else {
             0.0
         };
-        let gpu_op = guc::GPU_OPERATOR_COST.get();
+        let gpu_op = crate::customscan::cost::device_operator_cost();
         let mut startup = guc::GPU_SETUP_COST.get() + scan_cost.startup;
         if engine::gpu_open_pending(workers > 0) {
             startup += guc::GPU_CONTEXT_COST.get();
@@ -480,7 +480,7 @@ pub(crate) unsafe fn cost(
         // the host's part of the work (gathering heap rows, forming the
         // rows returned) and the device's (filtering, probing)
         let mut host = ntuples * gather;
-        let mut device = ntuples * (guc::GPU_TUPLE_COST.get() + scan_cost.per_tuple * op_ratio);
+        let mut device = ntuples * (crate::customscan::cost::device_tuple_cost() + scan_cost.per_tuple * op_ratio);
         for (d, p) in desc.depths.iter().zip(inner_paths) {
             // the inner relation is read once (a partial inner path: a share
             // by each process, its cost is per process), then every process

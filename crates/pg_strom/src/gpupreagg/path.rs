@@ -430,7 +430,7 @@ unsafe fn add_paths(
             // (the device's work, shared by the processes as the join's is)
             let reads_itself = crate::customscan::cost::device_reads_itself(outer, rte);
             let device_rows = rows_in / crate::customscan::cost::device_divisor(outer, rte, workers, reads_itself);
-            let reduce = device_rows * guc::GPU_OPERATOR_COST.get() * (nkeys + nops + 1) as f64
+            let reduce = device_rows * crate::customscan::cost::device_operator_cost() * (nkeys + nops + 1) as f64
                 + partial_proc * pg_sys::cpu_tuple_cost
                 + numeric_state_cost(&exprs, partial_proc, partial_total);
             pgrx::debug2!(

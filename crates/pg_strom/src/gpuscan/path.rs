@@ -261,12 +261,13 @@ unsafe fn make_path(
             pg_sys::clauselist_selectivity(root, dev_list, 0, pg_sys::JoinType::JOIN_INNER, std::ptr::null_mut());
         // device qual cost is in cpu_operator_cost units: rescale
         let op_ratio = if pg_sys::cpu_operator_cost > 0.0 {
-            guc::GPU_OPERATOR_COST.get() / pg_sys::cpu_operator_cost
+            crate::customscan::cost::device_operator_cost() / pg_sys::cpu_operator_cost
         } else {
             0.0
         };
         let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
-        let dev_per_tuple = gather_cost_per_row(rte) + guc::GPU_TUPLE_COST.get() + dev_cost.per_tuple * op_ratio;
+        let dev_per_tuple =
+            gather_cost_per_row(rte) + crate::customscan::cost::device_tuple_cost() + dev_cost.per_tuple * op_ratio;
         let returned = ntuples * dev_sel;
         let host_per_tuple = tuple_cost_of(rte) + host_cost.per_tuple;
         let target = &*(*rel).reltarget;
