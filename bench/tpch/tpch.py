@@ -4,7 +4,7 @@
     tpch.py gen  --sf SF [--data DIR] [--jobs N] [--force]    (tpchgen-cli's files into PostgreSQL, with indexes)
     tpch.py load --data DIR [--modes ...] [--force]           (Arrow files by pg2arrow, DuckDB's database)
     tpch.py run  --out DIR [--data DIR] [--modes ...] [--runs N] [--queries ...]
-    tpch.py all  --sf SF --out DIR [--data DIR] ...           (gen + the load --modes needs + run)
+    tpch.py all  --sf SF --out DIR [--data DIR] [--drop-files] ... (gen + the load --modes needs + run)
 
 Connects with the PG* environment (`. .run/env`, or the benchmark cluster
 of `scripts/bench.sh tpch SF OUT`).  The data comes from tpchgen-cli (the PyPI
@@ -399,6 +399,10 @@ def main():
     add_gen(p)
     add_modes(p)
     add_run(p)
+    p.add_argument("--drop-files", action="store_true",
+                   help="remove the generator's files once the modes' data is loaded (they take about 1 GB "
+                        "per scale factor, which queries that spill to disk may need; the duckdb mode "
+                        "loads from them, so a later run of it regenerates with --force)")
     a = ap.parse_args()
     modes = parse_modes(a.modes) if a.cmd != "gen" else []
     try:
@@ -406,6 +410,12 @@ def main():
             cmd_gen(a)
         if a.cmd in ("load", "all"):
             cmd_load(a, modes)
+        if a.cmd == "all" and a.drop_files:
+            sf = loaded_sf()
+            folder = os.path.join(sf_data(a.data, sf), "csv") if sf is not None else None
+            if folder and os.path.isdir(folder):
+                shutil.rmtree(folder)
+                say(f"removed the generator's files in {folder} (--drop-files)")
         if a.cmd in ("run", "all"):
             return cmd_run(a)
     except pc.PsqlError as e:
