@@ -1,7 +1,8 @@
 -- Plan shapes PostgreSQL's own regression SQL reaches and the other tests
 -- did not: inheritance parents, two outer joins that keep inner rows,
 -- the genetic join optimizer, a set-returning GROUP BY key and a
--- correlated sub-query over a GpuPreAgg with several inner relations.
+-- correlated sub-query over a GpuPreAgg with several inner relations, and
+-- a whole device node kept out of a parallel plan.
 -- Each result is compared with pg_strom.enabled = off; the EXPLAIN shows
 -- which node ran it.
 SET pg_strom.gpu_setup_cost = 0;
@@ -138,3 +139,42 @@ SELECT ps_diff('SELECT pk, (SELECT min(cost) FROM ps_ps, ps_s, ps_n, ps_r
 -- the parameter in the second inner relation instead
 SELECT ps_diff('SELECT pk, (SELECT count(*) FROM ps_ps, ps_s, ps_n
   WHERE ps_s.sk = ps_ps.sk AND ps_s.nk = ps_n.nk AND ps_n.nk <= ps_p.pk) AS c FROM ps_p');
+
+-- 6. a device node that is not partial never runs below a Gather: there
+-- every process of the parallel plan would run it in full, all on one
+-- device (TPC-H Q18's shape: an aggregated IN sub-query on the inner side
+-- of a parallel join).  ps_under_gather(q): the device nodes of q's plan
+-- that are not partial yet sit below a Gather, and the device nodes in all
+CREATE FUNCTION ps_under_gather(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE ln text; gather_at int := -1; at int; bad int := 0; nodes int := 0;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    at := length(ln) - length(ltrim(ln, ' ->'));
+    IF gather_at >= 0 AND at <= gather_at THEN gather_at := -1; END IF;
+    IF ln ~ 'Gather' AND gather_at < 0 THEN gather_at := at; END IF;
+    IF ln ~ 'Custom Scan \(Gpu' THEN
+      nodes := nodes + 1;
+      IF gather_at >= 0 AND ln !~ 'Parallel Custom Scan' THEN bad := bad + 1; END IF;
+    END IF;
+  END LOOP;
+  RETURN format('device nodes %s, whole ones below a Gather %s', nodes, bad);
+END $$;
+-- (GpuJoin off: PostgreSQL's own join above, as in Q18's plan; a parallel
+-- setup for free, the rows through a Gather at their default cost, which
+-- puts the join below the Gather)
+CREATE TABLE ps_lines AS SELECT i / 4 AS ok, (i % 7)::numeric(15,2) AS q FROM generate_series(1, 400000) i;
+CREATE TABLE ps_orders AS SELECT i AS ok, i % 100 AS cust FROM generate_series(0, 99999) i;
+ANALYZE ps_lines, ps_orders;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET pg_strom.heap_gather_cost = 0;
+SET pg_strom.enable_gpujoin = off;
+SELECT ps_under_gather('SELECT o.cust, count(*) FROM ps_orders o
+  WHERE o.ok IN (SELECT ok FROM ps_lines GROUP BY ok HAVING sum(q) > 15) GROUP BY o.cust');
+SELECT ps_diff('SELECT o.cust, count(*) AS n FROM ps_orders o
+  WHERE o.ok IN (SELECT ok FROM ps_lines GROUP BY ok HAVING sum(q) > 15) GROUP BY o.cust');
+RESET pg_strom.enable_gpujoin;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET min_parallel_table_scan_size;
