@@ -73,6 +73,30 @@ SELECT 'e', count(*), (SELECT count(*) FROM (SELECT * FROM pm_e EXCEPT ALL
   SELECT g, count(*), sum(v) FROM pm_many GROUP BY g) x) FROM pm_e;
 RESET pg_strom.enabled;
 
+-- numeric sums and averages: merged exactly, with PostgreSQL's display
+-- scale (the largest of the values' scales, counted as numeric_avg_accum
+-- counts it), NaN among the values; compared as text, so that 1.50 and
+-- 1.500 differ
+CREATE TABLE pm_num AS
+  SELECT i, i % 37 AS k,
+         CASE WHEN i % 101 = 0 THEN 'NaN' WHEN i % 13 = 0 THEN NULL
+              ELSE ((i * 7919) % 100000 - 50000) / 100.0 END::numeric(15,2) AS p
+  FROM generate_series(1, 30000) i;
+ANALYZE pm_num;
+SELECT * FROM explain_masked('SELECT k, count(p), sum(p), avg(p), sum(CASE WHEN i % 3 = 0 THEN p ELSE p * 0.5 END)
+  FROM pm_num WHERE i % 101 <> 0 OR k < 5 GROUP BY k',
+  'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF')
+  WHERE explain_masked ~ 'GpuPreAgg|Partial Groups|GPU Chunks';
+CREATE TEMP TABLE pm_f AS SELECT k, count(p) AS n, sum(p)::text AS s, avg(p)::text AS a,
+    sum(CASE WHEN i % 3 = 0 THEN p ELSE p * 0.5 END)::text AS s2
+  FROM pm_num WHERE i % 101 <> 0 OR k < 5 GROUP BY k;
+SET pg_strom.enabled = off;
+SELECT count(*) AS groups, (SELECT count(*) FROM (SELECT * FROM pm_f EXCEPT ALL
+  SELECT k, count(p), sum(p)::text, avg(p)::text, sum(CASE WHEN i % 3 = 0 THEN p ELSE p * 0.5 END)::text
+  FROM pm_num WHERE i % 101 <> 0 OR k < 5 GROUP BY k) x) AS differ,
+  count(*) FILTER (WHERE s = 'NaN') AS nan_groups FROM pm_f;
+RESET pg_strom.enabled;
+
 -- a float sum whose chunks' partial sums are finite but overflow when
 -- combined: left to the Finalize Aggregate, which raises PostgreSQL's error
 CREATE TABLE pm_big AS SELECT i, CASE WHEN i IN (10, 2500) THEN 1e308::float8 ELSE 1::float8 END AS x
@@ -84,4 +108,4 @@ SET pg_strom.enabled = off;
 SELECT i % 1, sum(x) FROM pm_big GROUP BY 1;
 RESET pg_strom.enabled;
 
-DROP TABLE pm_fact, pm_dim, pm_text, pm_many, pm_big;
+DROP TABLE pm_fact, pm_dim, pm_text, pm_many, pm_big, pm_num;
