@@ -76,11 +76,20 @@ pub struct GroupMerger {
     /// order, such as TPC-H's `l_orderkey`): chunks' groups then pass
     /// through unmerged, not hashed a second time for nothing.
     passthrough: bool,
+    /// Whether the early check of the reduction was made.
+    checked: bool,
 }
 
-/// A full merger that holds more than this share of the groups it was
-/// given stops merging.
+/// A merger that holds more than this share of the groups it was given,
+/// once it is full or has been given [`EARLY_CHECK`] groups, stops
+/// merging.
 const POOR_REDUCTION: f64 = 0.9;
+
+/// Groups given before the first check of the reduction, where the limit
+/// is larger: TPC-H Q18's `l_orderkey` at SF 1 on the development machine
+/// spent 1.8 s hashing 1.3 million groups of which none merged, before
+/// the merger filled up.
+const EARLY_CHECK: usize = 65_536;
 
 impl GroupMerger {
     /// A merger for `agg` (`spec` its runtime form), or None where the
@@ -126,6 +135,7 @@ impl GroupMerger {
             scratch: Vec::new(),
             seen: 0,
             passthrough: false,
+            checked: false,
         })
     }
 
@@ -170,6 +180,13 @@ impl GroupMerger {
             self.passthrough = self.count as f64 > POOR_REDUCTION * self.seen as f64;
             self.seen = 0;
             out = self.take();
+        } else if out.is_none() && !self.checked && self.seen >= EARLY_CHECK {
+            self.checked = true;
+            if self.count as f64 > POOR_REDUCTION * self.seen as f64 {
+                self.passthrough = true;
+                self.seen = 0;
+                out = self.take();
+            }
         }
         out
     }
