@@ -466,12 +466,8 @@ pub(crate) unsafe fn cost(
         let ntuples = (*outer).tuples.max(0.0);
         let mut scan_cost = pg_sys::QualCost::default();
         pg_sys::cost_qual_eval(&mut scan_cost, (*outer).baserestrictinfo, root);
-        let op_ratio = if pg_sys::cpu_operator_cost > 0.0 {
-            crate::customscan::cost::device_operator_cost() / pg_sys::cpu_operator_cost
-        } else {
-            0.0
-        };
         let gpu_op = crate::customscan::cost::device_operator_cost();
+        let op_ratio = if pg_sys::cpu_operator_cost > 0.0 { gpu_op / pg_sys::cpu_operator_cost } else { 0.0 };
         let mut startup = guc::GPU_SETUP_COST.get() + scan_cost.startup;
         if engine::gpu_open_pending(workers > 0) {
             startup += guc::GPU_CONTEXT_COST.get();

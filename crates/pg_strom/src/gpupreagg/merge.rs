@@ -176,14 +176,15 @@ impl GroupMerger {
             }
         }
         self.id = id;
-        if out.is_none() && self.count >= self.limit {
-            self.passthrough = self.count as f64 > POOR_REDUCTION * self.seen as f64;
-            self.seen = 0;
-            out = self.take();
-        } else if out.is_none() && !self.checked && self.seen >= EARLY_CHECK {
-            self.checked = true;
-            if self.count as f64 > POOR_REDUCTION * self.seen as f64 {
-                self.passthrough = true;
+        if out.is_none() {
+            // a full merger returns its groups; either check stops
+            // merging where it barely merged
+            let full = self.count >= self.limit;
+            let early = !full && !self.checked && self.seen >= EARLY_CHECK;
+            self.checked |= early;
+            let poor = self.count as f64 > POOR_REDUCTION * self.seen as f64;
+            if full || (early && poor) {
+                self.passthrough = poor;
                 self.seen = 0;
                 out = self.take();
             }
