@@ -55,6 +55,13 @@ fsync = off
 $nvrtc_conf
 ${PGSTROM_EXTRA_CONF:-}
 CONF
+    # a device-code cache another test cluster built (same sources, same
+    # NVRTC: the cache's own key decides), so that each does not build it
+    if [ -n "${PGSTROM_DEVICE_CODE_SEED:-}" ] && ls "$PGSTROM_DEVICE_CODE_SEED"/pg_strom-*.cubin >/dev/null 2>&1; then
+      mkdir -p "$data/pg_strom/device_code"
+      cp "$PGSTROM_DEVICE_CODE_SEED"/pg_strom-*.{cubin,index,sources} "$data/pg_strom/device_code/" 2>/dev/null || true
+      chown -R "$PG_OS_USER" "$data/pg_strom" 2>/dev/null || true
+    fi
   fi
   so="$("$PG_CONFIG" --pkglibdir)/pg_strom.so"
   if pg_ctl_ status >/dev/null 2>&1 && [ "$so" -nt "$data/postmaster.pid" ]; then
@@ -86,6 +93,16 @@ ENV
     fi
     psql -qX -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION IF NOT EXISTS pg_strom' >/dev/null
     echo "$sql_hash" >"$dir/extension.md5"
+    # Tests that expect the GPU wait for the GPU service's device code
+    # (built when the service starts, once per cache): until it is built,
+    # plans take the CPU engine.
+    if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then
+      psql -qXAt -v ON_ERROR_STOP=1 -c 'SELECT count(*) FROM pgstrom.device_code_build()' >/dev/null
+      if [ -n "${PGSTROM_DEVICE_CODE_SEED:-}" ]; then
+        mkdir -p "$PGSTROM_DEVICE_CODE_SEED"
+        cp "$data"/pg_strom/device_code/pg_strom-*.{cubin,index,sources} "$PGSTROM_DEVICE_CODE_SEED/" 2>/dev/null || true
+      fi
+    fi
   fi
   ;;
 stop)

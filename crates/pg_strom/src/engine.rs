@@ -17,6 +17,12 @@
 //! scan) is placed on first use ([`active_for`]): the candidates are the
 //! GPUs its storage prefers (gpu_preference.rs), and the service picks the
 //! least-loaded of them.
+//!
+//! With the service, a GPU counts as usable for `auto` only once its
+//! device code is built ([`device_code_pending`]): the service builds it
+//! when it starts (about a minute after an install or an upgrade, the
+//! cache is empty); meanwhile the planner costs and runs device nodes as
+//! the CPU engine's, so that no query waits for NVRTC.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -193,7 +199,10 @@ pub fn planned_in_service() -> bool {
     match guc::ENGINE.get() {
         EngineSetting::Cpu => guc::CPU_ENGINE_IN_SERVICE.get(),
         EngineSetting::Gpu => true,
-        EngineSetting::Auto => guc::CPU_ENGINE_IN_SERVICE.get() || discovery_worker::state() == STATE_FOUND,
+        EngineSetting::Auto => {
+            guc::CPU_ENGINE_IN_SERVICE.get()
+                || (discovery_worker::state() == STATE_FOUND && device_code_pending().is_none())
+        }
     }
 }
 
@@ -204,8 +213,82 @@ pub fn planned_gpu() -> bool {
     match guc::ENGINE.get() {
         EngineSetting::Cpu => false,
         EngineSetting::Gpu => true,
-        EngineSetting::Auto => discovery_worker::state() == STATE_FOUND,
+        EngineSetting::Auto => discovery_worker::state() == STATE_FOUND && device_code_pending().is_none(),
     }
+}
+
+/// Set once every GPU found has its device code built (it stays built:
+/// a new build of pg_strom is a new process).
+static DEVICE_CODE_BUILT: AtomicBool = AtomicBool::new(false);
+
+/// The last answer of [`device_code_pending`] while not built, and when
+/// it was found: the planner asks it at every cost, the files are read at
+/// most once a second.
+static PENDING_SEEN: std::sync::Mutex<Option<(std::time::Instant, Option<String>)>> = std::sync::Mutex::new(None);
+
+/// With the GPU service, while the device code of a GPU start-up
+/// discovery found is not built yet (the service builds it when it
+/// starts: about a minute after an install or upgrade): which
+/// architectures wait.  None when it is built, without the service (each
+/// process builds it on first use), or before discovery found a GPU.
+/// Reads two small files per GPU at most once a second until the code is
+/// built, nothing after.
+pub fn device_code_pending() -> Option<String> {
+    if DEVICE_CODE_BUILT.load(Ordering::Relaxed) || !guc::GPU_SERVICE.get() {
+        return None;
+    }
+    if discovery_worker::state() != STATE_FOUND {
+        return None;
+    }
+    let mut seen = PENDING_SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((at, pending)) = seen.as_ref()
+        && at.elapsed() < Duration::from_secs(1)
+    {
+        return pending.clone();
+    }
+    let snap = discovery_worker::snapshot(0);
+    let dir = device_code_dir();
+    let mut archs: Vec<String> = snap.devices.iter().map(|d| d.arch()).collect();
+    archs.dedup();
+    let missing: Vec<String> = archs.into_iter().filter(|a| !pgstrom_runtime::cache::is_built(&dir, a)).collect();
+    if missing.is_empty() {
+        DEVICE_CODE_BUILT.store(true, Ordering::Relaxed);
+        return None;
+    }
+    let pending = Some(missing.join(", "));
+    *seen = Some((std::time::Instant::now(), pending.clone()));
+    pending
+}
+
+/// Whether the GPU service is opening its GPUs now (building their device
+/// code), as it says itself; false when it opened them, could not, or
+/// cannot be reached.
+fn service_gpus_opening() -> bool {
+    let opening = |g: &Result<String, String>| matches!(g, Err(e) if e.contains(pgstrom_runtime::service::server::OPENING_TEXT));
+    service_cpu().info().is_ok_and(|i| !i.gpus.is_empty() && i.gpus.iter().all(opening))
+}
+
+/// Whether `auto` runs device code on the CPU engine now because the GPU
+/// service is still building the device code: planned and run so, no
+/// query waits for it.
+fn waiting_for_device_code() -> bool {
+    device_code_pending().is_some() && service_gpus_opening()
+}
+
+/// How EXPLAIN names `engine`: its own description, and for the CPU
+/// engine while the GPU service builds the device code, that.
+pub fn describe(engine: &dyn Engine) -> String {
+    let text = engine.describe();
+    if engine.device_index().is_none()
+        && matches!(guc::ENGINE.get(), EngineSetting::Auto)
+        && let Some(archs) = device_code_pending()
+        && service_gpus_opening()
+    {
+        return format!(
+            "{text}: the GPU service is building the device code for {archs}, once after an install or upgrade"
+        );
+    }
+    text
 }
 
 /// Whether a device scan planned now would first have to open the GPU:
@@ -253,7 +336,7 @@ pub fn active_for(storage: Option<&dyn Fn() -> StorageRefs>) -> (&'static dyn En
         }
         EngineSetting::Auto => {
             let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
-            if snap.state != STATE_FOUND {
+            if snap.state != STATE_FOUND || waiting_for_device_code() {
                 return (cpu(), None);
             }
             match gpu_placed(storage) {

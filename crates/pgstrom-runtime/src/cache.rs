@@ -5,7 +5,10 @@
 //! sources, the architecture, the NVRTC version and the compile options.
 //! Later loads (in any backend, after any restart) read the file and skip
 //! NVRTC entirely.  Files are written to a temporary name and renamed, so
-//! concurrent builders never expose a partial file.
+//! a reader never sees a partial file; builders of one architecture take
+//! turns under a lock file (`pg_strom-<arch>.lock`, `flock`), so a second
+//! builder waits for the first and loads its result instead of running
+//! NVRTC again.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -89,17 +92,24 @@ pub fn load_or_build(
     };
     let key = cache_key(arch, nvrtc.version);
     let path = dir.join(file_name(arch, &key));
-    if let Ok(cubin) = std::fs::read(&path)
-        && !cubin.is_empty()
-    {
-        return Ok(DeviceModule {
+    let cached = |path: PathBuf| {
+        let cubin = std::fs::read(&path).ok().filter(|c| !c.is_empty())?;
+        Some(DeviceModule {
             cubin,
             path,
             from_cache: true,
             compile_ms: 0.0,
             arch: arch.into(),
             nvrtc_version: Some(nvrtc.version),
-        });
+        })
+    };
+    if let Some(m) = cached(path.clone()) {
+        return Ok(m);
+    }
+    // one builder at a time: another may have built it while we waited
+    let _turn = BuildLock::take(dir, arch)?;
+    if let Some(m) = cached(path.clone()) {
+        return Ok(m);
     }
     let started = Instant::now();
     let cubin = device_code::compile(&nvrtc, arch)?;
@@ -114,6 +124,56 @@ pub fn load_or_build(
         arch: arch.into(),
         nvrtc_version: Some(nvrtc.version),
     })
+}
+
+/// Whether the device code of these sources is built for `arch` in `dir`
+/// (by any NVRTC version): loading it then takes no NVRTC run.  Reads two
+/// small files; loads no library.
+pub fn is_built(dir: &Path, arch: &str) -> bool {
+    index_matches_sources(dir, arch) && any_cached(dir, arch).is_some()
+}
+
+/// The turn of one builder of an architecture's device code: an exclusive
+/// `flock` on `<dir>/pg_strom-<arch>.lock`, released when dropped (or when
+/// the process dies).  Waiting for another builder's turn to end stops
+/// when the process's interrupt check says so (a backend's cancel).
+struct BuildLock(std::fs::File);
+
+impl BuildLock {
+    fn take(dir: &Path, arch: &str) -> Result<BuildLock, DeviceError> {
+        use std::os::fd::AsRawFd;
+        let path = dir.join(format!("pg_strom-{arch}.lock"));
+        let err = |what: &str, e: std::io::Error| DeviceError::Cache(format!("cannot {what} {}: {e}", path.display()));
+        std::fs::create_dir_all(dir).map_err(|e| err("create the folder for", e))?;
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| err("open", e))?;
+        loop {
+            // SAFETY: a descriptor this File owns.
+            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(BuildLock(f));
+            }
+            let e = std::io::Error::last_os_error();
+            if !matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock) {
+                return Err(err("lock", e));
+            }
+            if crate::service::client::interrupted() {
+                return Err(DeviceError::Interrupted);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for BuildLock {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: our descriptor; closing it would unlock too.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
 }
 
 fn index_matches_sources(dir: &Path, arch: &str) -> bool {
@@ -149,6 +209,26 @@ mod tests {
         assert_eq!(a, cache_key("sm_90", (13, 0)));
         assert_ne!(a, cache_key("sm_80", (13, 0)));
         assert_ne!(a, cache_key("sm_90", (13, 1)));
+    }
+
+    #[test]
+    fn built_means_an_index_of_these_sources_and_its_file() {
+        let dir = std::env::temp_dir().join(format!("pgstrom-cache-built-{}", std::process::id()));
+        assert!(!is_built(&dir, "sm_90"));
+        let key = cache_key("sm_90", (13, 0));
+        store(&dir, &dir.join(file_name("sm_90", &key)), b"cubin").unwrap();
+        assert!(!is_built(&dir, "sm_90"), "no index yet");
+        write_index(&dir, "sm_90", &key).unwrap();
+        assert!(is_built(&dir, "sm_90"));
+        assert!(!is_built(&dir, "sm_80"));
+        // another version of the sources
+        store(&dir, &dir.join("pg_strom-sm_90.sources"), b"0123").unwrap();
+        assert!(!is_built(&dir, "sm_90"));
+        // builders take turns; a turn ends when dropped
+        let first = BuildLock::take(&dir, "sm_90").unwrap();
+        drop(first);
+        let _second = BuildLock::take(&dir, "sm_90").unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

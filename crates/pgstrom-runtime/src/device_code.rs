@@ -69,9 +69,30 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Lets NVRTC run its optimization passes on every core (NVRTC 12.1 and
+/// later; the output computes the same, so it is not part of the cache
+/// key).  An NVRTC that does not know it builds without it.
+pub const SPLIT_COMPILE: &str = "--split-compile=0";
+
 /// Compile all device code to CUBIN for `arch` (e.g. "sm_90").
 pub fn compile(nvrtc: &Nvrtc, arch: &str) -> Result<Vec<u8>, DeviceError> {
-    nvrtc.compile_cubin(BUNDLE_NAME, &bundle_source(), &includable_files(), arch, NVRTC_OPTIONS)
+    let (source, files) = (bundle_source(), includable_files());
+    let mut options = NVRTC_OPTIONS.to_vec();
+    options.push(SPLIT_COMPILE);
+    match nvrtc.compile_cubin(BUNDLE_NAME, &source, &files, arch, &options) {
+        Err(e) if option_refused(&e) => nvrtc.compile_cubin(BUNDLE_NAME, &source, &files, arch, NVRTC_OPTIONS),
+        r => r,
+    }
+}
+
+/// Whether NVRTC refused [`SPLIT_COMPILE`] (NVRTC_ERROR_INVALID_OPTION,
+/// or a log naming the option).
+fn option_refused(e: &DeviceError) -> bool {
+    match e {
+        DeviceError::Nvrtc { code, .. } => *code == 5,
+        DeviceError::Compile { log, .. } => log.contains("split-compile") || log.contains("INVALID_OPTION"),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -237,7 +237,7 @@ pub unsafe fn explain(
             }
         }
         let eng = engine_of(st);
-        let mut pref = eng.describe();
+        let mut pref = crate::engine::describe(eng);
         if st.over_limit {
             pref.push_str(", inner relations over pg_strom.gpu_join_memory_limit");
         }

@@ -76,7 +76,7 @@ pub unsafe fn explain(
             );
         }
         let eng = engine_of(st);
-        prop_text(c"GPU Preference", &eng.describe(), es);
+        prop_text(c"GPU Preference", &crate::engine::describe(eng), es);
         explain_placement(st.dev.candidates.as_ref(), st.dev.counters.gpus, es);
         let relid = (*(*node).ss.ss_currentRelation).rd_id;
         let names: Vec<String> = st.info.columns.iter().map(|(a, _)| column_name(relid, *a)).collect();

@@ -41,6 +41,12 @@ pub fn set_interrupt_check(f: fn() -> bool) {
     let _ = INTERRUPT_CHECK.set(f);
 }
 
+/// Whether the process's interrupt check says to stop waiting (false
+/// where none is installed).
+pub fn interrupted() -> bool {
+    INTERRUPT_CHECK.get().is_some_and(|check| check())
+}
+
 /// One connection to the service.
 struct Client {
     sock: Socket,
@@ -73,10 +79,10 @@ impl Client {
     /// service's socket can still accept for a moment while the process
     /// is torn down (a CUDA context takes a while), and the keeper starts
     /// a new one within a second or so.
-    fn connect(path: &Path, wait: Duration) -> Result<Client, DeviceError> {
+    fn connect(path: &Path, engine: u32, wait: Duration) -> Result<Client, DeviceError> {
         let deadline = Instant::now() + wait;
         loop {
-            let e = match Self::connect_once(path) {
+            let e = match Self::connect_once(path, engine) {
                 Ok(c) => return Ok(c),
                 Err(e @ (DeviceError::Service(_) | DeviceError::ServiceLost(_))) => e,
                 Err(e) => return Err(e),
@@ -93,7 +99,10 @@ impl Client {
         }
     }
 
-    fn connect_once(path: &Path) -> Result<Client, DeviceError> {
+    /// Connect as a client of `engine`: a GPU's connection hears the
+    /// service's state once its GPUs are open (waiting while the service
+    /// opens them), the CPU engine's at once.
+    fn connect_once(path: &Path, engine: u32) -> Result<Client, DeviceError> {
         let sock = Socket::connect(path)
             .map_err(|e| DeviceError::Service(format!("cannot connect to the GPU service: {e}")))?;
         let region = Region::create(INITIAL_REGION)?;
@@ -108,7 +117,7 @@ impl Client {
         };
         c.info = c.call(
             op::HELLO,
-            0,
+            engine,
             0,
             |w| {
                 w.u32(PROTOCOL_VERSION);
@@ -255,7 +264,7 @@ impl ServiceEngine {
     fn with<T>(&self, f: impl FnOnce(&mut Client) -> Result<T, DeviceError>) -> Result<T, DeviceError> {
         let mut guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
-            *guard = Some(Client::connect(&self.path, self.wait)?);
+            *guard = Some(Client::connect(&self.path, self.engine, self.wait)?);
         }
         let result = f(guard.as_mut().expect("connected above"));
         if let Err(

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -187,17 +187,52 @@ fn work_counters(i: usize) -> super::EngineWork {
 }
 static ERRORS: AtomicU64 = AtomicU64::new(0);
 
-fn open_engines(config: &ServiceConfig) -> Engines {
-    if !config.open_gpus {
-        return Engines { gpus: Vec::new() };
+/// The engines, once the opener thread has opened every GPU; until then
+/// the service serves its CPU engine and status requests, and a request
+/// for a GPU waits ([`engines`]).
+static ENGINES: OnceLock<Engines> = OnceLock::new();
+
+/// While the GPUs are being opened: when it began (ms since the epoch)
+/// and each GPU found, as `GPUn (name, sm_XX)`.
+static OPENING: Mutex<(u64, Vec<String>)> = Mutex::new((0, Vec::new()));
+
+/// The engines, waiting for the opener (a GPU request that arrives while
+/// the device code is being built: about a minute after an install).
+fn engines() -> &'static Engines {
+    loop {
+        if let Some(e) = ENGINES.get() {
+            return e;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let found = match crate::discovery::discover() {
+}
+
+/// GPU `engine` of the service, waiting for the opener; None for the CPU
+/// engine and for a GPU that could not be opened.
+fn gpu_of(engine: u32) -> Option<&'static GpuEngine> {
+    if engine == CPU_ENGINE {
+        return None;
+    }
+    engines().gpus.get(engine as usize).and_then(|g| g.as_ref().ok().copied())
+}
+
+/// The service's GPUs, found by discovery (fast: no device code yet).
+fn discover(config: &ServiceConfig) -> Vec<crate::discovery::DeviceInfo> {
+    if !config.open_gpus {
+        return Vec::new();
+    }
+    match crate::discovery::discover() {
         Ok(d) => d.devices,
         Err(e) => {
             eprintln!("pg_strom service: no GPU: {e}");
-            return Engines { gpus: Vec::new() };
+            Vec::new()
         }
-    };
+    }
+}
+
+/// Open each GPU found: its context and device code (from the cache, or
+/// built by NVRTC the first time: about a minute for all of it).
+fn open_engines(config: &ServiceConfig, found: &[crate::discovery::DeviceInfo]) -> Engines {
     let gpus = found
         .iter()
         .map(|dev| {
@@ -247,12 +282,29 @@ fn open_engines(config: &ServiceConfig) -> Engines {
 
 /// Run the service: listen at `config.socket`, open the engines, serve
 /// until the process is killed.  Returns only when it cannot listen.
+///
+/// The GPUs open on a thread of their own while connections are served:
+/// the CPU engine and status requests are answered at once, a request for
+/// a GPU waits until it is open.  (Building the device code after an
+/// install takes about a minute; the planner of a backend plans no GPU
+/// until it is built, so user queries do not wait for it.)
 pub fn serve(config: &ServiceConfig) -> Result<(), DeviceError> {
-    // listening first: clients that connect while the GPUs open wait in
-    // the backlog instead of failing
+    // listening first: clients that connect while the GPUs are found wait
+    // in the backlog instead of failing
     let listener = Socket::listen(&config.socket)?;
-    STARTED.store(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()), Ordering::Relaxed);
-    let engines: &'static Engines = Box::leak(Box::new(open_engines(config)));
+    let now_ms = || SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    STARTED.store(now_ms() / 1000, Ordering::Relaxed);
+    let found = discover(config);
+    *OPENING.lock().unwrap_or_else(|p| p.into_inner()) =
+        (now_ms(), found.iter().map(|d| format!("GPU{} ({}, {})", d.ordinal, d.name, d.arch())).collect());
+    let opener_config = config.clone();
+    let opener = std::thread::Builder::new().name("pg_strom open".into()).spawn(move || {
+        let _ = ENGINES.set(open_engines(&opener_config, &found));
+    });
+    if let Err(e) = opener {
+        eprintln!("pg_strom service: cannot start the thread that opens the GPUs: {e}; opening them first");
+        let _ = ENGINES.set(open_engines(config, &discover(config)));
+    }
     loop {
         let conn = match listener.accept() {
             Ok(c) => c,
@@ -264,7 +316,7 @@ pub fn serve(config: &ServiceConfig) -> Result<(), DeviceError> {
         };
         CONNECTIONS.fetch_add(1, Ordering::Relaxed);
         let spawned = std::thread::Builder::new().name("pg_strom conn".into()).spawn(move || {
-            Connection { sock: conn, engines, region: None, sessions: HashMap::new(), next_session: 1 }.run();
+            Connection { sock: conn, region: None, sessions: HashMap::new(), next_session: 1 }.run();
             CONNECTIONS.fetch_sub(1, Ordering::Relaxed);
         });
         if let Err(e) = spawned {
@@ -273,6 +325,24 @@ pub fn serve(config: &ServiceConfig) -> Result<(), DeviceError> {
         }
     }
 }
+
+/// The service's counters now; while the GPUs are being opened, each GPU
+/// found says so (and for how long) in `gpus`.
+fn info_now() -> ServiceInfo {
+    if let Some(e) = ENGINES.get() {
+        return info(e);
+    }
+    let empty = Engines { gpus: Vec::new() };
+    let mut i = info(&empty);
+    let (since, names) = OPENING.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let secs = now.saturating_sub(since) / 1000;
+    i.gpus = names.iter().map(|n| Err(format!("{n}: {OPENING_TEXT} ({secs} s so far)"))).collect();
+    i
+}
+
+/// What a GPU being opened says in `gpus` (clients recognize it).
+pub const OPENING_TEXT: &str = "being opened: the device code is loaded, or built once after an install or upgrade";
 
 /// The service's counters now.
 fn info(engines: &Engines) -> ServiceInfo {
@@ -423,7 +493,6 @@ impl Answer {
 
 struct Connection {
     sock: Socket,
-    engines: &'static Engines,
     region: Option<Region>,
     sessions: HashMap<u32, Session>,
     next_session: u32,
@@ -511,9 +580,9 @@ impl Connection {
             // see the service go, as after a crash
             let (answer, faulted) = match answer {
                 Err(e) if e.is_sticky() && h.engine != CPU_ENGINE => {
-                    let device = match self.engines.gpus.get(h.engine as usize) {
-                        Some(Ok(g)) => g.describe(),
-                        _ => format!("GPU{}", h.engine),
+                    let device = match gpu_of(h.engine) {
+                        Some(g) => g.describe(),
+                        None => format!("GPU{}", h.engine),
                     };
                     let lost = DeviceError::DeviceLost { device, cause: e.to_string() };
                     (Err(lost.clone()), Some(lost))
@@ -547,7 +616,7 @@ impl Connection {
         if n == CPU_ENGINE {
             return Ok(&CPU);
         }
-        match self.engines.gpus.get(n as usize) {
+        match engines().gpus.get(n as usize) {
             Some(Ok(g)) => Ok(*g),
             Some(Err(e)) => Err(DeviceError::Unavailable(format!("GPU{n} could not be opened by the service: {e}"))),
             None => Err(DeviceError::Unavailable(format!("the GPU service has no GPU{n}"))),
@@ -557,10 +626,11 @@ impl Connection {
     /// The GPU a scan runs on: the least-loaded usable GPU of `wanted`
     /// (of every usable GPU when none of `wanted` is usable).
     fn place(&self, wanted: &[u32]) -> Result<u32, DeviceError> {
-        let usable = |g: u32| matches!(self.engines.gpus.get(g as usize), Some(Ok(_))) && (g as usize) < MAX_GPUS;
+        let engines = engines();
+        let usable = |g: u32| matches!(engines.gpus.get(g as usize), Some(Ok(_))) && (g as usize) < MAX_GPUS;
         let mut gpus: Vec<u32> = wanted.iter().copied().filter(|&g| usable(g)).collect();
         if gpus.is_empty() {
-            gpus = (0..self.engines.gpus.len() as u32).filter(|&g| usable(g)).collect();
+            gpus = (0..engines.gpus.len() as u32).filter(|&g| usable(g)).collect();
         }
         let candidates: Vec<Candidate> = gpus
             .iter()
@@ -598,9 +668,11 @@ impl Connection {
                         "protocol version {v} requested, the service speaks {PROTOCOL_VERSION}; restart the server after an upgrade"
                     )));
                 }
-                Ok(Answer::Info(info(self.engines)))
+                // a GPU's connection hears about the GPUs once they are
+                // open (it waits); the CPU engine's, at once
+                if h.engine == CPU_ENGINE { Ok(Answer::Info(info_now())) } else { Ok(Answer::Info(info(engines()))) }
             }
-            op::STATUS => Ok(Answer::Info(info(self.engines))),
+            op::STATUS => Ok(Answer::Info(info_now())),
             op::EVAL_MULTI => {
                 let eng = self.engine(h.engine)?;
                 let n = r.u32()? as usize;
@@ -692,7 +764,6 @@ impl Connection {
                 let nrows = r.u32()?;
                 let selection = r.opt(|r| r.slice::<u32>())?;
                 let mut cols = wire::get_columns(&mut r)?;
-                let engines = self.engines;
                 let s = self.session(h.session)?;
                 // file columns: device memory of the GPU's column cache, or
                 // bytes read now for the CPU engine
@@ -700,8 +771,8 @@ impl Connection {
                 if cols.iter().any(|c| c.file.is_some()) {
                     let lap = Lap::start();
                     let read = Timer::start(Phase::Read);
-                    match engines.gpus.get(s.engine as usize) {
-                        Some(Ok(gpu)) if s.engine != CPU_ENGINE => {
+                    match gpu_of(s.engine) {
+                        Some(gpu) => {
                             gpu.make_current()?;
                             _keep = s.files.resolve_on_gpu(gpu, &mut cols, nrows)?;
                         }
@@ -724,11 +795,10 @@ impl Connection {
                 let file = r.u32()?;
                 let layout = wire::get_heap_layout(&mut r)?;
                 let blocks = r.slice::<u32>()?;
-                let engines = self.engines;
                 let s = self.session(h.session)?;
                 let lap = Lap::start();
-                Ok(Answer::HeapGroups(match engines.gpus.get(s.engine as usize) {
-                    Some(Ok(gpu)) if s.engine != CPU_ENGINE => {
+                Ok(Answer::HeapGroups(match gpu_of(s.engine) {
+                    Some(gpu) => {
                         gpu.make_current()?;
                         let (pages, _extents) = crate::clock::timed(Phase::Read, || {
                             s.files.read_blocks_to_gpu(gpu, file, blocks, layout.blcksz)
@@ -793,8 +863,8 @@ impl Connection {
             }
             op::INJECT_FAULT => {
                 let after = r.u32()?;
-                match self.engines.gpus.get(h.engine as usize) {
-                    Some(Ok(g)) if h.engine != CPU_ENGINE => {
+                match gpu_of(h.engine) {
+                    Some(g) => {
                         g.arm_fault(after);
                         eprintln!(
                             "pg_strom service: GPU{}: device fault armed after {after} kernel launches",
