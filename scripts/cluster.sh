@@ -97,10 +97,13 @@ ENV
     # (built when the service starts, once per cache): until it is built,
     # plans take the CPU engine.
     if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then
-      psql -qXAt -v ON_ERROR_STOP=1 -c 'SELECT count(*) FROM pgstrom.device_code_build()' >/dev/null
+      archs=$(psql -qXAt -v ON_ERROR_STOP=1 -c 'SELECT arch FROM pgstrom.device_code_build()')
       if [ -n "${PGSTROM_DEVICE_CODE_SEED:-}" ]; then
+        # only the GPUs' own architectures: the tests build others on purpose
         mkdir -p "$PGSTROM_DEVICE_CODE_SEED"
-        cp "$data"/pg_strom/device_code/pg_strom-*.{cubin,index,sources} "$PGSTROM_DEVICE_CODE_SEED/" 2>/dev/null || true
+        for a in $archs; do
+          cp "$data"/pg_strom/device_code/pg_strom-"$a"{-*.cubin,.index,.sources} "$PGSTROM_DEVICE_CODE_SEED/" 2>/dev/null || true
+        done
       fi
     fi
   fi

@@ -16,6 +16,8 @@ export PGSTROM_VAR=${PGSTROM_VAR:-/tmp/pgstrom}
 . scripts/env.sh
 out=${OUT:-$PGSTROM_VAR/out}
 mkdir -p "$out"
+# the device code test clusters share within this run (scripts/cluster.sh)
+rm -rf "$PGSTROM_VAR/device_code_seed"
 log=$out/gpu-check.log
 exec > >(tee "$log") 2>&1
 summary=()
@@ -197,7 +199,7 @@ t0=$(date +%s%N)
 fq=$(psql -XAtq -c "SELECT count(*) FROM first_q WHERE x > 50" 2>&1)
 first_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 fq_plan=$(psql -XAtq -c "EXPLAIN (COSTS OFF) SELECT count(*) FROM first_q WHERE x > 50" | grep -E 'GPU Preference|Custom Scan' | sed 's/^ *//' | paste -sd ';' -)
-echo "first query after a fresh install: ${first_ms} ms, $fq rows; plan then: ${fq_plan:-PostgreSQL's}"
+echo "first query after a fresh install: ${first_ms} ms, $fq rows; plan then: ${fq_plan:-no device node}"
 first=$(psql -XAtq -F' ' -c "SELECT arch, from_cache, round(compile_ms::numeric, 1) FROM pgstrom.device_code_build()")
 second=$(psql -XAtq -F' ' -c "SELECT arch, from_cache, round(compile_ms::numeric, 1) FROM pgstrom.device_code_build()")
 built=$(grep -o 'GPU0 ([^)]*) ready in [0-9]* ms' "$dir/server.log" | head -n 1)
