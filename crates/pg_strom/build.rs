@@ -6,6 +6,10 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+/// fmgroids.h constants of functions that came after PostgreSQL 15, with
+/// the version that brought them.
+const SINCE: &[(&str, u32)] = &[("F_TIMEZONE_TIMESTAMPTZ", 17), ("F_TIMEZONE_TIMESTAMP", 17)];
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let def = manifest.join("../../device/include/device_functions.def");
@@ -22,6 +26,12 @@ fn main() {
         // codegen finds them by name and signature
         if pgf.starts_with("PGSTROM_") {
             continue;
+        }
+        // functions newer than the oldest PostgreSQL we build for exist
+        // only in the builds for their versions
+        if let Some((_, since)) = SINCE.iter().find(|(f, _)| *f == pgf) {
+            let older: Vec<String> = (15..*since).map(|v| format!("feature = \"pg{v}\"")).collect();
+            writeln!(out, "    #[cfg(not(any({})))]", older.join(", ")).unwrap();
         }
         writeln!(out, "    (pgrx::pg_sys::Oid::from_u32(pgrx::pg_sys::{pgf}), {id}),").unwrap();
     }

@@ -82,7 +82,7 @@ pub fn interrupt_pending() -> bool {
             return false;
         }
         pending(&raw const pg_sys::ProcDiePending)
-            || pending(&raw const pg_sys::TransactionTimeoutPending)
+            || crate::pg::compat::transaction_timeout_pending()
             || (pending(&raw const pg_sys::QueryCancelPending) && pg_sys::QueryCancelHoldoffCount == 0)
     }
 }

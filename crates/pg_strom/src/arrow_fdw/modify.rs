@@ -73,7 +73,7 @@ unsafe fn plan_of(typid: pg_sys::Oid, typmod: i32) -> Result<Plan, String> {
                 let mut attrs = Vec::new();
                 let mut failed = None;
                 for i in 0..(*td).natts {
-                    let a = pg_sys::TupleDescAttr(td, i);
+                    let a = crate::pg::compat::tuple_desc_attr(td, i);
                     if (*a).attisdropped {
                         continue;
                     }
@@ -454,7 +454,7 @@ unsafe fn new_schema(rel: pg_sys::Relation) -> Schema {
         let fields: Vec<Field> = types::live_attrs(tupdesc)
             .into_iter()
             .map(|(i, typid)| {
-                let a = pg_sys::TupleDescAttr(tupdesc, i as i32);
+                let a = crate::pg::compat::tuple_desc_attr(tupdesc, i as i32);
                 let name = CStr::from_ptr((*a).attname.data.as_ptr()).to_string_lossy().into_owned();
                 let plan = plan_of(typid, (*a).atttypmod).unwrap_or_else(|e| {
                     raise_plain(
@@ -495,7 +495,7 @@ unsafe fn begin(rinfo: *mut pg_sys::ResultRelInfo) {
                         None,
                     )
                 };
-                let a = pg_sys::TupleDescAttr(tupdesc, i as i32);
+                let a = crate::pg::compat::tuple_desc_attr(tupdesc, i as i32);
                 let plan = plan_of(typid, (*a).atttypmod)
                     .and_then(|p| plan_for_field(f, p, typid))
                     .unwrap_or_else(|e| not_supported(e));

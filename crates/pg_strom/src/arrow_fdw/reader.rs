@@ -182,7 +182,7 @@ impl ArrowReader {
             let targets = columns
                 .iter()
                 .map(|&(_, a)| {
-                    let att = pg_sys::TupleDescAttr(tupdesc, a as i32);
+                    let att = crate::pg::compat::tuple_desc_attr(tupdesc, a as i32);
                     types::Target::new((*att).atttypid, (*att).atttypmod)
                 })
                 .collect();

@@ -96,16 +96,13 @@ pub unsafe fn hint_clauses_by(
 
 /// The btree comparison `opno` is over a column of `coltype`: (family,
 /// compare type), or None.
-unsafe fn comparison(opno: Oid, coltype: Oid) -> Option<(Oid, pg_sys::CompareType::Type, Oid)> {
+unsafe fn comparison(opno: Oid, coltype: Oid) -> Option<(Oid, crate::pg::compat::cmp::Kind, Oid)> {
     // SAFETY: catalog lookups.
     unsafe {
-        for n in from_list(pg_sys::get_op_index_interpretation(opno)) {
-            let i = &*(n as *const pg_sys::OpIndexInterpretation);
-            use pg_sys::CompareType::*;
-            if i.oplefttype == coltype
-                && matches!(i.cmptype, COMPARE_LT | COMPARE_LE | COMPARE_EQ | COMPARE_GE | COMPARE_GT)
-            {
-                return Some((i.opfamily_id, i.cmptype, i.oprighttype));
+        for (family, kind, left, right) in crate::pg::compat::btree_interpretations(opno) {
+            use crate::pg::compat::cmp;
+            if left == coltype && [cmp::LT, cmp::LE, cmp::EQ, cmp::GE, cmp::GT].contains(&kind) {
+                return Some((family, kind, right));
             }
         }
         None
@@ -121,7 +118,7 @@ pub struct Hint {
     field: usize,
     coltype: Oid,
     collation: Oid,
-    cmp: pg_sys::CompareType::Type,
+    cmp: crate::pg::compat::cmp::Kind,
     /// The operator's function, and for `=` the family's <= and >=.
     op_fn: Oid,
     le_fn: Oid,
@@ -158,12 +155,12 @@ impl Hint {
                     let o = pg_sys::get_opfamily_member(family, coltype, righttype, strategy as i16);
                     if o == pg_sys::InvalidOid { pg_sys::InvalidOid } else { pg_sys::get_opcode(o) }
                 };
-                let (le_fn, ge_fn) = if cmp == pg_sys::CompareType::COMPARE_EQ {
+                let (le_fn, ge_fn) = if cmp == crate::pg::compat::cmp::EQ {
                     (member(pg_sys::BTLessEqualStrategyNumber), member(pg_sys::BTGreaterEqualStrategyNumber))
                 } else {
                     (pg_sys::InvalidOid, pg_sys::InvalidOid)
                 };
-                if cmp == pg_sys::CompareType::COMPARE_EQ
+                if cmp == crate::pg::compat::cmp::EQ
                     && (le_fn == pg_sys::InvalidOid || ge_fn == pg_sys::InvalidOid)
                 {
                     continue;
@@ -220,8 +217,8 @@ impl Hint {
                 value,
             };
             Some([
-                hint(pg_sys::CompareType::COMPARE_GE, func(pg_sys::BTGreaterEqualStrategyNumber)?, lo),
-                hint(pg_sys::CompareType::COMPARE_LE, func(pg_sys::BTLessEqualStrategyNumber)?, hi),
+                hint(crate::pg::compat::cmp::GE, func(pg_sys::BTGreaterEqualStrategyNumber)?, lo),
+                hint(crate::pg::compat::cmp::LE, func(pg_sys::BTLessEqualStrategyNumber)?, hi),
             ])
         }
     }
@@ -252,11 +249,11 @@ impl Hint {
             // SAFETY: a strict btree comparison function of these types.
             unsafe { pg_sys::OidFunctionCall2Coll(f, self.collation, a, value).value() != 0 }
         };
-        use pg_sys::CompareType::*;
+        use crate::pg::compat::cmp;
         match self.cmp {
-            COMPARE_LT | COMPARE_LE => call(self.op_fn, min),
-            COMPARE_GT | COMPARE_GE => call(self.op_fn, max),
-            COMPARE_EQ => call(self.le_fn, min) && call(self.ge_fn, max),
+            cmp::LT | cmp::LE => call(self.op_fn, min),
+            cmp::GT | cmp::GE => call(self.op_fn, max),
+            cmp::EQ => call(self.le_fn, min) && call(self.ge_fn, max),
             _ => true,
         }
     }

@@ -198,7 +198,7 @@ pub unsafe fn live_attrs(tupdesc: pg_sys::TupleDesc) -> Vec<(usize, Oid)> {
     unsafe {
         (0..(*tupdesc).natts as usize)
             .filter_map(|i| {
-                let a = pg_sys::TupleDescAttr(tupdesc, i as i32);
+                let a = crate::pg::compat::tuple_desc_attr(tupdesc, i as i32);
                 (!(*a).attisdropped).then_some((i, (*a).atttypid))
             })
             .collect()
@@ -241,7 +241,7 @@ impl Target {
                 let tupdesc = pg_sys::lookup_rowtype_tupdesc_copy(typid, -1);
                 let attrs = live_attrs(tupdesc)
                     .into_iter()
-                    .map(|(i, t)| (i, Target::new(t, (*pg_sys::TupleDescAttr(tupdesc, i as i32)).atttypmod)))
+                    .map(|(i, t)| (i, Target::new(t, (*crate::pg::compat::tuple_desc_attr(tupdesc, i as i32)).atttypmod)))
                     .collect();
                 (tupdesc, attrs)
             });

@@ -72,7 +72,7 @@ pub fn extension_function_oid(entry: &str) -> pg_sys::Oid {
     // SAFETY: a qualified name list of a constant name; LookupFuncName
     // with missing_ok returns InvalidOid when there is no such function.
     unsafe {
-        let names = pg_sys::stringToQualifiedNameList(cname.as_ptr(), std::ptr::null_mut());
+        let names = crate::pg::compat::qualified_name_list(cname.as_ptr());
         pg_sys::LookupFuncName(names, nargs as i32, args.as_mut_ptr(), true)
     }
 }

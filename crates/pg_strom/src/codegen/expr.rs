@@ -874,7 +874,7 @@ unsafe fn contains_case_test(node: *mut pg_sys::Node) -> bool {
             if (*node).type_ == pg_sys::NodeTag::T_CaseTestExpr {
                 return true;
             }
-            pg_sys::expression_tree_walker_impl(node, Some(walker), std::ptr::null_mut())
+            crate::pg::compat::walk(node, walker, std::ptr::null_mut())
         }
     }
     // SAFETY: valid tree (caller).
@@ -905,7 +905,7 @@ pub unsafe fn contains_exec_param(node: *mut pg_sys::Node) -> bool {
                 }
                 _ => {}
             }
-            pg_sys::expression_tree_walker_impl(node, Some(walker), std::ptr::null_mut())
+            crate::pg::compat::walk(node, walker, std::ptr::null_mut())
         }
     }
     // SAFETY: valid tree (caller).

@@ -172,6 +172,9 @@ impl DeviceState {
 pub struct NodeState<T> {
     css: pg_sys::CustomScanState,
     exec: *mut T,
+    /// The scan slot's type (PostgreSQL 15 makes a virtual one first:
+    /// `compat::scan_slot_after_init`).
+    slot_ops: *const pg_sys::TupleTableSlotOps,
 }
 
 /// The Rust state of a node, if still alive.
@@ -215,7 +218,8 @@ pub unsafe fn create<T>(
         let node = pg_sys::palloc0(std::mem::size_of::<NodeState<T>>()) as *mut NodeState<T>;
         (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
         (*node).css.methods = methods;
-        (*node).css.slotOps = slot_ops;
+        crate::pg::compat::set_custom_slot_ops(&raw mut (*node).css, slot_ops);
+        (*node).slot_ops = slot_ops;
         node.cast()
     }
 }
@@ -241,8 +245,9 @@ unsafe extern "C-unwind" fn begin<T: DeviceNode>(
 ) {
     // SAFETY: executor callback for a node made by create::<T>.
     unsafe {
-        let state = Box::new(T::begin(node, estate, eflags));
         let gnode = node as *mut NodeState<T>;
+        crate::pg::compat::scan_slot_after_init(node, estate, (*gnode).slot_ops);
+        let state = Box::new(T::begin(node, estate, eflags));
         (*gnode).exec = Box::into_raw(state);
         memctx::on_reset((*estate).es_query_cxt, free_state::<T>, gnode.cast());
     }

@@ -689,11 +689,11 @@ impl GpuJoinExec {
                 for i in 0..natts {
                     // a dropped column of a scan's physical row is NULL in
                     // the result type (which may not even know its width)
-                    let dropped = (*pg_sys::TupleDescAttr(sdesc, i as i32)).attisdropped;
+                    let dropped = (*crate::pg::compat::tuple_desc_attr(sdesc, i as i32)).attisdropped;
                     values[i] = *(*slot).tts_values.add(i);
                     nulls[i] = *(*slot).tts_isnull.add(i) || dropped;
                 }
-                let mt = pg_sys::heap_form_minimal_tuple(desc, values.as_ptr(), nulls.as_ptr(), 0);
+                let mt = crate::pg::compat::form_minimal_tuple(desc, values.as_ptr(), nulls.as_ptr());
                 let len = (*mt).t_len as usize;
                 buf.extend_from_slice(std::slice::from_raw_parts(mt as *const u8, len));
                 buf.resize(shared_build::max_align(buf.len()), 0);

@@ -185,7 +185,7 @@ pub unsafe fn plan(children: &[*mut pg_sys::PlanState], columns: &[Vec<(i16, u16
             if (*rel).rd_tableam != pg_sys::GetHeapamTableAmRoutine() {
                 return Err(Outcome::NotHeap);
             }
-            if (*rel).rd_createSubid != 0 || (*rel).rd_firstRelfilelocatorSubid != 0 {
+            if (*rel).rd_createSubid != 0 || crate::pg::compat::rel_new_file_subid(rel) != 0 {
                 return Err(Outcome::NewFile);
             }
             let tlist = (*plan).targetlist as *mut pg_sys::Node;
@@ -251,7 +251,7 @@ unsafe fn relation_state(rel: pg_sys::Relation, out: &mut Vec<u8>) -> Result<(),
     unsafe {
         let nblocks = pg_sys::RelationGetNumberOfBlocksInFork(rel, pg_sys::ForkNumber::MAIN_FORKNUM);
         out.extend_from_slice(
-            format!("file {} blocks {nblocks} lsns", (*rel).rd_locator.relNumber.to_u32()).as_bytes(),
+            format!("file {} blocks {nblocks} lsns", crate::pg::compat::rel_file(rel).rel).as_bytes(),
         );
         let mut vmbuf = pg_sys::InvalidBuffer as pg_sys::Buffer;
         let mut result = Ok(());
@@ -350,7 +350,7 @@ unsafe fn unstable(node: *mut pg_sys::Node) -> bool {
             if pg_sys::check_functions_in_node(node, Some(not_builtin), ctx) {
                 return true;
             }
-            pg_sys::expression_tree_walker_impl(node, Some(walker), ctx)
+            crate::pg::compat::walk(node, walker, ctx)
         }
     }
     // SAFETY: valid tree (caller).

@@ -360,11 +360,11 @@ unsafe extern "C-unwind" fn index_mutator(node: *mut pg_sys::Node, ctx: *mut std
             let copy = pg_sys::copyObjectImpl(v.cast()) as *mut pg_sys::Var;
             (*copy).varno = pg_sys::INDEX_VAR;
             (*copy).varattno = resno;
-            (*copy).varnullingrels = std::ptr::null_mut();
+            crate::pg::compat::set_nullingrels(copy, None);
             (*copy).varlevelsup = 0;
             return copy.cast();
         }
-        pg_sys::expression_tree_mutator_impl(node, Some(index_mutator), ctx)
+        crate::pg::compat::mutate(node, index_mutator, ctx)
     }
 }
 
@@ -394,12 +394,12 @@ unsafe extern "C-unwind" fn canon_mutator(node: *mut pg_sys::Node, ctx: *mut std
             let canon = &*(ctx as *const Canon);
             if let Some(c) = canon.0.iter().find(|c| (***c).varno == (*v).varno && (***c).varattno == (*v).varattno) {
                 let copy = pg_sys::copyObjectImpl(v.cast()) as *mut pg_sys::Var;
-                (*copy).varnullingrels = pg_sys::bms_copy((**c).varnullingrels);
+                crate::pg::compat::set_nullingrels(copy, Some(*c));
                 return copy.cast();
             }
             return pg_sys::copyObjectImpl(node.cast()).cast();
         }
-        pg_sys::expression_tree_mutator_impl(node, Some(canon_mutator), ctx)
+        crate::pg::compat::mutate(node, canon_mutator, ctx)
     }
 }
 

@@ -142,7 +142,7 @@ pub struct BuildStats {
 fn wait_event() -> u32 {
     static EVENT: OnceLock<u32> = OnceLock::new();
     // SAFETY: a backend with shared memory; the name is a C string.
-    *EVENT.get_or_init(|| unsafe { pg_sys::WaitEventExtensionNew(c"PgStromInnerBuild".as_ptr()) })
+    *EVENT.get_or_init(|| unsafe { crate::pg::compat::extension_wait_event(c"PgStromInnerBuild") })
 }
 
 /// A key for a new build: random, so that no other query's sessions in

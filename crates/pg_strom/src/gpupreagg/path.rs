@@ -99,7 +99,7 @@ unsafe fn partial_target(
 ) -> *mut pg_sys::PathTarget {
     // SAFETY: planner state.
     unsafe {
-        let gclause = (*root).processed_groupClause;
+        let gclause = crate::pg::compat::group_clause(root);
         let target = pg_sys::make_pathtarget_from_tlist(std::ptr::null_mut());
         let mut others: *mut pg_sys::List = std::ptr::null_mut();
         for (i, e) in from_list((*grouping).exprs).into_iter().enumerate() {
@@ -302,7 +302,7 @@ unsafe fn add_paths(
     unsafe {
         let parse = (*root).parse;
         let flags = (*extra).flags as u32;
-        let gclause = (*root).processed_groupClause;
+        let gclause = crate::pg::compat::group_clause(root);
         if (*parse).commandType != pg_sys::CmdType::CMD_SELECT
             || !(*root).rowMarks.is_null()
             || !(*parse).groupingSets.is_null()

@@ -67,7 +67,7 @@ unsafe extern "C-unwind" fn acquire_sample_rows(
             for id in 0..st.rows.len() {
                 if id.is_multiple_of(1024) {
                     pgrx::check_for_interrupts!();
-                    pg_sys::vacuum_delay_point(true);
+                    crate::pg::compat::analyze_delay_point();
                 }
                 if !vis.visible(st, id) {
                     continue;

@@ -49,7 +49,7 @@ unsafe fn open_checked(relid: pg_sys::Oid, lockmode: u32, owner: bool) -> pg_sys
                 None,
             );
         }
-        if owner && !pg_sys::object_ownercheck(pg_sys::RelationRelationId, relid, pg_sys::GetUserId()) {
+        if owner && !crate::pg::compat::owns_table(relid) {
             raise_plain(
                 PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
                 format!("must be owner of table {}", name()),

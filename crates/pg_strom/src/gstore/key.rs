@@ -62,7 +62,7 @@ impl KeySpec {
             // (only for an ERROR: this runs at every use of the table)
             let relname = || CStr::from_ptr(pg_sys::get_rel_name((*rel).rd_id)).to_string_lossy().into_owned();
             let found = (0..(*desc).natts).find(|&i| {
-                let a = pg_sys::TupleDescAttr(desc, i);
+                let a = crate::pg::compat::tuple_desc_attr(desc, i);
                 !(*a).attisdropped && CStr::from_ptr((*a).attname.data.as_ptr()).to_str() == Ok(name)
             });
             let Some(k) = found else {
@@ -73,7 +73,7 @@ impl KeySpec {
                     Some("Name one column of the table in the primary_key option."),
                 )
             };
-            let a = pg_sys::TupleDescAttr(desc, k);
+            let a = crate::pg::compat::tuple_desc_attr(desc, k);
             let base = pg_sys::getBaseType((*a).atttypid);
             let mut ok = BYTE_EQUAL_TYPES.contains(&base);
             if ok
@@ -101,7 +101,7 @@ impl KeySpec {
             }
             let attrs = (0..=k)
                 .map(|i| {
-                    let a = pg_sys::TupleDescAttr(desc, i);
+                    let a = crate::pg::compat::tuple_desc_attr(desc, i);
                     ((*a).attlen, crate::pg::attalign_bytes(a))
                 })
                 .collect();

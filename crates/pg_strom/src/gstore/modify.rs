@@ -413,7 +413,7 @@ unsafe fn tuple_bytes(slot: *mut pg_sys::TupleTableSlot, key: Option<i16>) -> Ve
         let mut values: Vec<pg_sys::Datum> = std::slice::from_raw_parts((*slot).tts_values, natts).to_vec();
         let isnull: Vec<bool> = std::slice::from_raw_parts((*slot).tts_isnull, natts).to_vec();
         for (i, v) in values.iter_mut().enumerate() {
-            let a = pg_sys::TupleDescAttr(tupdesc, i as c_int);
+            let a = crate::pg::compat::tuple_desc_attr(tupdesc, i as c_int);
             if !isnull[i] && (*a).attlen == -1 && pgrx::varlena::varatt_is_1b_e(v.cast_mut_ptr()) {
                 *v = pg_sys::Datum::from(pg_sys::detoast_external_attr(v.cast_mut_ptr()));
             }
@@ -421,7 +421,7 @@ unsafe fn tuple_bytes(slot: *mut pg_sys::TupleTableSlot, key: Option<i16>) -> Ve
                 *v = pg_sys::Datum::from(pg_sys::pg_detoast_datum_packed(v.cast_mut_ptr()));
             }
         }
-        let mt = pg_sys::heap_form_minimal_tuple(tupdesc, values.as_ptr(), isnull.as_ptr(), 0);
+        let mt = crate::pg::compat::form_minimal_tuple(tupdesc, values.as_ptr(), isnull.as_ptr());
         let bytes = std::slice::from_raw_parts(mt as *const u8, (*mt).t_len as usize).to_vec();
         pg_sys::heap_free_minimal_tuple(mt);
         bytes

@@ -311,7 +311,7 @@ pub unsafe fn layout_of(tupdesc: pg_sys::TupleDesc) -> Vec<u32> {
     unsafe {
         (0..(*tupdesc).natts)
             .map(|i| {
-                let a = pg_sys::TupleDescAttr(tupdesc, i);
+                let a = crate::pg::compat::tuple_desc_attr(tupdesc, i);
                 if (*a).attisdropped { 0 } else { (*a).atttypid.to_u32() }
             })
             .collect()

@@ -5,6 +5,7 @@
 //! and PostgreSQL's `TupIsNull`.  The lowest layer
 //! of the extension: it imports only `errors`.
 
+pub mod compat;
 pub mod cost;
 pub mod explain;
 pub mod list;
@@ -66,21 +67,7 @@ pub unsafe fn foreign_path(
 ) -> *mut pg_sys::ForeignPath {
     // SAFETY: caller's promise.
     unsafe {
-        use std::ptr::null_mut;
-        pg_sys::create_foreignscan_path(
-            root,
-            rel,
-            null_mut(),
-            rows,
-            0,
-            startup,
-            total,
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            fdw_private,
-        )
+        compat::foreignscan_path(root, rel, rows, startup, total, fdw_private)
     }
 }
 

@@ -128,7 +128,7 @@ impl HeapDirect {
             }
             let mut attrs = Vec::with_capacity(max as usize);
             for i in 0..max as usize {
-                let att = pg_sys::TupleDescAttr(desc, i as i32);
+                let att = crate::pg::compat::tuple_desc_attr(desc, i as i32);
                 let attalign = crate::pg::attalign_bytes(att);
                 attrs.push(HeapAttr { attlen: (*att).attlen, attalign, conv: CONV_COPY, column: -1 });
             }
@@ -295,9 +295,7 @@ impl HeapDirect {
         }
         // SAFETY: the open relation's locator; DataDir is the backend's.
         let path = unsafe {
-            let loc = (*self.rel).rd_locator;
-            let p = pg_sys::GetRelationPath(loc.dbOid, loc.spcOid, loc.relNumber, -1, pg_sys::ForkNumber::MAIN_FORKNUM);
-            let rel = std::ffi::CStr::from_ptr(p.str_.as_ptr()).to_string_lossy().into_owned();
+            let rel = crate::pg::compat::relation_path(crate::pg::compat::rel_file(self.rel));
             let dir = std::ffi::CStr::from_ptr(pg_sys::DataDir).to_string_lossy().into_owned();
             let name = if segno == 0 { rel } else { format!("{rel}.{segno}") };
             format!("{dir}/{name}")
@@ -398,7 +396,7 @@ pub unsafe fn dirty_blocks_among(rel: pg_sys::Relation, from: u32, to: u32) -> V
     // SAFETY: descriptors below NBuffers, in shared memory; the state word
     // read atomically (volatile), the tag after it.
     unsafe {
-        let loc = (*rel).rd_locator;
+        let loc = crate::pg::compat::rel_file(rel);
         for i in from..to.min(pg_sys::NBuffers as u32) {
             if i % 65536 == 0 {
                 pgrx::check_for_interrupts!();
@@ -409,11 +407,7 @@ pub unsafe fn dirty_blocks_among(rel: pg_sys::Relation, from: u32, to: u32) -> V
                 continue;
             }
             let tag = std::ptr::read_volatile(&raw const (*desc).tag);
-            if tag.relNumber == loc.relNumber
-                && tag.dbOid == loc.dbOid
-                && tag.spcOid == loc.spcOid
-                && tag.forkNum == pg_sys::ForkNumber::MAIN_FORKNUM
-            {
+            if crate::pg::compat::tag_is(&tag, loc) {
                 out.push(tag.blockNum);
             }
         }
@@ -434,14 +428,8 @@ unsafe fn dirty_in_shared_buffers(rel: pg_sys::Relation, blocks: &[pg_sys::Block
     // lock, which keeps each buffer's tag while held; the state word is
     // read atomically.
     unsafe {
-        let loc = (*rel).rd_locator;
-        let tag_of = |blkno| pg_sys::BufferTag {
-            spcOid: loc.spcOid,
-            dbOid: loc.dbOid,
-            relNumber: loc.relNumber,
-            forkNum: pg_sys::ForkNumber::MAIN_FORKNUM,
-            blockNum: blkno,
-        };
+        let loc = crate::pg::compat::rel_file(rel);
+        let tag_of = |blkno| crate::pg::compat::tag_of(loc, blkno);
         // (partition, hash, index into blocks), by partition
         let mut order: Vec<(u32, u32, usize)> = blocks
             .iter()

@@ -111,7 +111,7 @@ impl PageReader {
             }
             let mut layout = Vec::with_capacity(max as usize);
             for i in 0..max as usize {
-                let att = pgrx::pg_sys::TupleDescAttr(desc, i as i32);
+                let att = crate::pg::compat::tuple_desc_attr(desc, i as i32);
                 let align = crate::pg::attalign_bytes(att) as usize;
                 layout.push(Layout { len: (*att).attlen, align, wanted: false });
             }
@@ -594,8 +594,7 @@ unsafe fn count_stats(rel: pg_sys::Relation, scans: i64, tuples: i64) {
             pg_sys::pgstat_assoc_relation(rel);
         }
         if let Some(info) = (*rel).pgstat_info.as_mut() {
-            info.counts.numscans += scans;
-            info.counts.tuples_returned += tuples;
+            crate::pg::compat::count_scan(info, scans, tuples);
         }
     }
 }
