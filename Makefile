@@ -1,7 +1,7 @@
 # pg_strom - see README.md.  Every target does its own set-up first.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help setup build install start stop demo test test-rust test-sql lint gpu-bundle gpu-check bench soak clean
+.PHONY: help setup build install start stop demo test test-rust test-sql test-versions lint gpu-bundle gpu-check bench soak clean
 
 help:
 	@echo "make demo    - set up, build, start the cluster, run the demo"
@@ -9,6 +9,7 @@ help:
 	@echo "make lint    - rustfmt, ShellCheck, ruff, module cycles, clippy (tier 1 of make test)"
 	@echo "make test-rust - the Rust tests (tier 2 of make test)"
 	@echo "make test-sql - build, install, the SQL tests (scripts/test-sql.sh, tier 3 of make test)"
+	@echo "make test-versions - PostgreSQL 15 (Debian's: build, install, SQL tests), 16 and 17 (compile) (tier 4)"
 	@echo "make start   - start the development cluster (writes .run/env)"
 	@echo "make stop    - stop it"
 	@echo "make bench SF=1 - the Star Schema Benchmark at scale SF (results/bench)"
@@ -50,6 +51,11 @@ test-rust: export PGSTROM_PROFILE ?= ci
 test-rust: export PGSTROM_CLIPPY ?= 1
 test-rust: setup
 	@scripts/test.sh rust
+
+test-versions: export PGSTROM_PROFILE ?= ci
+test-versions: export PGSTROM_CLIPPY ?= 1
+test-versions: setup
+	@scripts/test.sh versions
 
 # scripts/test-sql.sh, through test.sh for its GPU detection
 test-sql: export PGSTROM_PROFILE ?= ci

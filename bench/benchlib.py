@@ -11,6 +11,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
@@ -30,13 +31,27 @@ def import_duckdb():
         return None
 
 
-def psql_at_once(arg_lists, what, prog):
+def psql_at_once(arg_lists, what, prog, progress=None, every=10.0):
     """Run one psql session per argument list, all at once; exit naming
-    `what` when one fails."""
-    procs = [subprocess.Popen(["psql", "-X", "-q", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for args in arg_lists]
-    errors = [p.communicate()[1] for p in procs]
-    failed = [e for p, e in zip(procs, errors, strict=True) if p.returncode != 0]
+    `what` when one fails.  While they run, `progress()` (when given) is
+    printed every `every` seconds: a long step says how far it is."""
+    errs = [tempfile.TemporaryFile(mode="w+") for _ in arg_lists]
+    procs = [subprocess.Popen(["psql", "-X", "-q", *args], stdout=subprocess.DEVNULL, stderr=e, text=True)
+             for args, e in zip(arg_lists, errs, strict=True)]
+    t0 = time.time()
+    for p in procs:
+        while True:
+            try:
+                p.wait(timeout=every if progress else None)
+                break
+            except subprocess.TimeoutExpired:
+                print(f"{prog}: {what}: {progress()} ({time.time() - t0:.0f} s)", flush=True)
+    failed = []
+    for p, e in zip(procs, errs, strict=True):
+        e.seek(0)
+        if p.returncode != 0:
+            failed.append(e.read())
+        e.close()
     if failed:
         raise SystemExit(f"{prog}: {what} failed: {failed[0]}")
 

@@ -20,6 +20,9 @@ A query file is one SQL query after header comments:
     -- error: TEXT              both runs must fail with this message part
     -- query-file: PATH         the query is this file's (relative to the
                                 repository root), e.g. an SSB query
+    -- since: 17                PostgreSQL's major version the query needs
+                                (SQL or behaviour an older one lacks); on
+                                an older server it is listed as skipped
 Set-up (unless --no-setup): create the database (default pgstrom_diff) and
 the extension, generate the SSB tables at scale --sf (default 0.01) with
 bench/ssb/ssb.py, write the Arrow test files (test/arrow/gen.py into
@@ -85,6 +88,14 @@ def parse_file(path):
     if not sql:
         raise SystemExit(f"diff-check: {path} has no query")
     return expect, settings, error, sql
+
+
+def since(path):
+    """The major version of PostgreSQL the query file needs (its `-- since:`), or 0."""
+    for line in open(path).read().splitlines():
+        if line.strip().startswith("-- since:"):
+            return int(line.split(":", 1)[1])
+    return 0
 
 
 def check_plan(sql, settings, expect):
@@ -200,6 +211,10 @@ def main():
     only = a.only.split(",")
     files = sorted(f for f in glob.glob(os.path.join(a.dir, "queries", "*.sql"))
                    if any(o in os.path.basename(f) for o in only))
+    major = int(pc.scalar("SELECT current_setting('server_version_num')::int / 10000"))
+    for f in [f for f in files if since(f) > major]:
+        print(f"skip {os.path.basename(f)[:-4]:<28} needs PostgreSQL {since(f)} (this is {major})")
+        files.remove(f)
     engine = pc.scalar("SELECT pgstrom.active_engine()")
     if a.shapes:
         compared, failed = run_shapes(files)

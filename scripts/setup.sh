@@ -15,6 +15,8 @@
 #   4. pgrx's config.toml
 #   5. PostgreSQL's regression files for the pg-regress tier
 #      (scripts/pg-regress-fetch.sh: apt-get source, cached outside the clone)
+# (PostgreSQL 15, 16 and 17 for the versions tier of `make test` are
+# installed by that tier: scripts/pg-versions.sh setup.)
 # Rust crates come from crates.io when cargo builds; cargo-pgrx is not
 # needed (scripts/build.sh does what `cargo pgrx install` would).
 set -euo pipefail

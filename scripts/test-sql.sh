@@ -75,9 +75,34 @@ if ! PYTHONPATH="$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}" \
      python3 "$PGSTROM_ROOT/test/arrow/gen.py" /tmp/pgstrom_arrow_test; then
   failures+=("arrow test files")
 fi
-if ! "$regress" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user="$PGUSER" \
+major=$(pg_major)
+if "$regress" --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user="$PGUSER" \
      --inputdir="$PGSTROM_ROOT/test" --outputdir="$results/regress" \
      --dbname=pgstrom_regression "${schedules[@]/#/--schedule=}"; then
+  :
+elif [ "$major" != 18 ]; then
+  # The expected output is PostgreSQL 18's: an older server's is judged
+  # after normalizing what only the version changes (EXPLAIN's row
+  # counts, InitPlan names, table widths); the tests whose SQL the
+  # version lacks are listed with why.
+  skips=()
+  if [ "$major" -lt 18 ]; then
+    skips+=(--skip "arrow_fdw=CREATE FOREIGN TABLE ... (LIKE ...) is PostgreSQL 18's"
+            --skip "plan_shapes=UPDATE ... RETURNING old.*, new.* is PostgreSQL 18's")
+  fi
+  if [ "$major" -lt 17 ]; then
+    skips+=(--skip "device_eval=its tables hold infinite intervals, PostgreSQL 17's"
+            --skip "gpuscan=its tables hold infinite intervals, PostgreSQL 17's")
+  fi
+  if [ "$major" -lt 16 ]; then
+    skips+=(--skip "gpu_service=PostgreSQL 15 plans an ordered aggregate without the Sort node the expected plan shows"
+            --skip "preagg_merge=PostgreSQL 15 costs one of its plans without GpuPreAgg")
+  fi
+  if ! python3 "$PGSTROM_ROOT/scripts/regress-versions.py" "$PGSTROM_ROOT/test/expected" \
+       "$results/regress/results" "$major" "${skips[@]}"; then
+    failures+=("pg_regress (PostgreSQL $major)")
+  fi
+else
   failures+=("pg_regress")
   [ -f "$results/regress/regression.diffs" ] && cat "$results/regress/regression.diffs"
 fi

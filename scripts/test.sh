@@ -7,8 +7,12 @@
 #   2. rust: Rust unit and engine tests, including the NVRTC build of all
 #      device code with the pip wheel's NVRTC (no GPU needed)
 #   3. sql: SQL tests against a fresh cluster (scripts/test-sql.sh)
-# usage: scripts/test.sh [lint] [rust] [sql]   (default: all three, in
-# order, as `make test` runs them; `make lint` and `make test-rust` run one)
+#   4. versions: PostgreSQL 15, 16 and 17 (scripts/pg-versions.sh): built
+#      for Debian's postgresql-15, installed there and its SQL tests run;
+#      compiled for 16 and 17
+# usage: scripts/test.sh [lint] [rust] [sql] [versions]   (default: all
+# four, in order, as `make test` runs them; `make lint` and `make
+# test-rust` run one)
 # Whether a GPU is expected follows the machine: a GPU machine runs the GPU
 # variants and must find its GPU; others must not.
 set -euo pipefail
@@ -101,12 +105,17 @@ tier_sql() {
   scripts/test-sql.sh
 }
 
+tier_versions() {
+  echo "== 4. PostgreSQL 15, 16 and 17 (docs/testing.md, tier 9) [$(( $(date +%s) - started )) s]"
+  scripts/pg-versions.sh setup check pg15
+}
+
 tiers=("$@")
-[ ${#tiers[@]} -gt 0 ] || tiers=(lint rust sql)
+[ ${#tiers[@]} -gt 0 ] || tiers=(lint rust sql versions)
 for t in "${tiers[@]}"; do
   case "$t" in
-    lint|rust|sql) ;;
-    *) echo "usage: scripts/test.sh [lint] [rust] [sql]" >&2; exit 2 ;;
+    lint|rust|sql|versions) ;;
+    *) echo "usage: scripts/test.sh [lint] [rust] [sql] [versions]" >&2; exit 2 ;;
   esac
 done
 for t in "${tiers[@]}"; do "tier_$t"; done

@@ -1,5 +1,6 @@
 -- sum / avg(interval) over a GpuJoin, in parallel: every worker's partial
 -- interval states combined by PostgreSQL
+-- since: 17
 -- expect: GpuPreAgg
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0

@@ -1,4 +1,5 @@
 -- +infinity and -infinity in one interval sum: PostgreSQL's error
+-- since: 17
 -- expect: GpuPreAgg
 -- error: interval out of range
 -- set: pg_strom.gpu_setup_cost = 0

@@ -7,8 +7,9 @@ CREATE TABLE diff_wide AS
 SELECT i AS id, i % 10 AS g,
        CASE WHEN i % 31 = 1 THEN NULL ELSE md5((i % 5000)::text)::uuid END AS u,
        CASE WHEN i % 29 = 2 THEN NULL
-            WHEN i % 1009 = 3 THEN 'infinity'::interval
-            WHEN i % 1013 = 4 THEN '-infinity'::interval
+            -- infinite intervals exist from PostgreSQL 17 (NULL before)
+            WHEN i % 1009 = 3 THEN (CASE WHEN current_setting('server_version_num')::int >= 170000 THEN 'infinity' END)::interval
+            WHEN i % 1013 = 4 THEN (CASE WHEN current_setting('server_version_num')::int >= 170000 THEN '-infinity' END)::interval
             WHEN i % 7 = 0 THEN (i % 12) * interval '1 mon'
             WHEN i % 7 = 1 THEN (i % 12) * interval '30 days'
             ELSE (i % 500 - 250) * interval '1 hour 1 minute' + (i % 3) * interval '1 day' END AS iv,

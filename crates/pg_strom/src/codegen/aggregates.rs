@@ -274,10 +274,21 @@ fn overflow(msg: &str) -> ! {
     errors::raise_plain(PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, msg.into(), None, None)
 }
 
+/// An array of 8-byte by-value elements (int8, float8) of `elmtype`.
+/// (Not construct_array_builtin: PostgreSQL 15's knows no float8.)
 fn array(values: &[Datum8], elmtype: pg_sys::Oid) -> pg_sys::Datum {
     let mut d: Vec<pg_sys::Datum> = values.iter().map(|v| v.0).collect();
-    // SAFETY: by-value elements of a built-in type.
-    unsafe { pg_sys::Datum::from(pg_sys::construct_array_builtin(d.as_mut_ptr(), d.len() as i32, elmtype)) }
+    // SAFETY: 8-byte by-value elements, double-aligned, of a built-in type.
+    unsafe {
+        pg_sys::Datum::from(pg_sys::construct_array(
+            d.as_mut_ptr(),
+            d.len() as i32,
+            elmtype,
+            8,
+            true,
+            pg_sys::TYPALIGN_DOUBLE as std::ffi::c_char,
+        ))
+    }
 }
 
 struct Datum8(pg_sys::Datum);
