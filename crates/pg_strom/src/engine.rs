@@ -264,7 +264,8 @@ pub fn device_code_pending() -> Option<String> {
 /// code), as it says itself; false when it opened them, could not, or
 /// cannot be reached.
 fn service_gpus_opening() -> bool {
-    let opening = |g: &Result<String, String>| matches!(g, Err(e) if e.contains(pgstrom_runtime::service::server::OPENING_TEXT));
+    let opening =
+        |g: &Result<String, String>| matches!(g, Err(e) if e.contains(pgstrom_runtime::service::server::OPENING_TEXT));
     service_cpu().info().is_ok_and(|i| !i.gpus.is_empty() && i.gpus.iter().all(opening))
 }
 

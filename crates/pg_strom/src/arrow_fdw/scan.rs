@@ -86,7 +86,8 @@ pub unsafe fn check_columns(rel: pg_sys::Relation, f: &ArrowFile) {
             }
             for (field, &(i, typid)) in fields.iter().zip(&attrs) {
                 if let Err(e) = types::check_column(field, typid) {
-                    let name = CStr::from_ptr((*crate::pg::compat::tuple_desc_attr(tupdesc, i as i32)).attname.data.as_ptr());
+                    let name =
+                        CStr::from_ptr((*crate::pg::compat::tuple_desc_attr(tupdesc, i as i32)).attname.data.as_ptr());
                     raise_plain(
                         PgSqlErrorCode::ERRCODE_FDW_INVALID_DATA_TYPE,
                         format!(

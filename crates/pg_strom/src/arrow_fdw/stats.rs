@@ -160,9 +160,7 @@ impl Hint {
                 } else {
                     (pg_sys::InvalidOid, pg_sys::InvalidOid)
                 };
-                if cmp == crate::pg::compat::cmp::EQ
-                    && (le_fn == pg_sys::InvalidOid || ge_fn == pg_sys::InvalidOid)
-                {
+                if cmp == crate::pg::compat::cmp::EQ && (le_fn == pg_sys::InvalidOid || ge_fn == pg_sys::InvalidOid) {
                     continue;
                 }
                 // evaluated in the current (query) memory context, so a

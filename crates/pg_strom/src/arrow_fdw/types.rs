@@ -241,7 +241,9 @@ impl Target {
                 let tupdesc = pg_sys::lookup_rowtype_tupdesc_copy(typid, -1);
                 let attrs = live_attrs(tupdesc)
                     .into_iter()
-                    .map(|(i, t)| (i, Target::new(t, (*crate::pg::compat::tuple_desc_attr(tupdesc, i as i32)).atttypmod)))
+                    .map(|(i, t)| {
+                        (i, Target::new(t, (*crate::pg::compat::tuple_desc_attr(tupdesc, i as i32)).atttypmod))
+                    })
                     .collect();
                 (tupdesc, attrs)
             });

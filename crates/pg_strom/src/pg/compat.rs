@@ -65,14 +65,26 @@ pub unsafe fn relation_path(f: FileLocator) -> String {
         #[cfg(any(feature = "pg15"))]
         let p = pg_sys::GetRelationPath(f.db, f.spc, pg_sys::Oid::from(f.rel), -1, pg_sys::ForkNumber::MAIN_FORKNUM);
         #[cfg(any(feature = "pg16", feature = "pg17"))]
-        let p = pg_sys::GetRelationPath(f.db, f.spc, pg_sys::RelFileNumber::from(f.rel), -1, pg_sys::ForkNumber::MAIN_FORKNUM);
+        let p = pg_sys::GetRelationPath(
+            f.db,
+            f.spc,
+            pg_sys::RelFileNumber::from(f.rel),
+            -1,
+            pg_sys::ForkNumber::MAIN_FORKNUM,
+        );
         #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
         {
             std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
         }
         #[cfg(feature = "pg18")]
         {
-            let p = pg_sys::GetRelationPath(f.db, f.spc, pg_sys::RelFileNumber::from(f.rel), -1, pg_sys::ForkNumber::MAIN_FORKNUM);
+            let p = pg_sys::GetRelationPath(
+                f.db,
+                f.spc,
+                pg_sys::RelFileNumber::from(f.rel),
+                -1,
+                pg_sys::ForkNumber::MAIN_FORKNUM,
+            );
             std::ffi::CStr::from_ptr(p.str_.as_ptr()).to_string_lossy().into_owned()
         }
     }

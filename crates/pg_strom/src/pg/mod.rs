@@ -66,9 +66,7 @@ pub unsafe fn foreign_path(
     fdw_private: *mut pg_sys::List,
 ) -> *mut pg_sys::ForeignPath {
     // SAFETY: caller's promise.
-    unsafe {
-        compat::foreignscan_path(root, rel, rows, startup, total, fdw_private)
-    }
+    unsafe { compat::foreignscan_path(root, rel, rows, startup, total, fdw_private) }
 }
 
 /// Is `relid` a foreign table whose wrapper's handler function is named
