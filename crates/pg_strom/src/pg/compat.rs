@@ -62,7 +62,7 @@ pub unsafe fn rel_new_file_subid(rel: pg_sys::Relation) -> pg_sys::SubTransactio
 pub unsafe fn relation_path(f: FileLocator) -> String {
     // SAFETY: caller's promise; the string is copied out.
     unsafe {
-        #[cfg(any(feature = "pg15"))]
+        #[cfg(feature = "pg15")]
         let p = pg_sys::GetRelationPath(f.db, f.spc, pg_sys::Oid::from(f.rel), -1, pg_sys::ForkNumber::MAIN_FORKNUM);
         #[cfg(any(feature = "pg16", feature = "pg17"))]
         let p = pg_sys::GetRelationPath(
