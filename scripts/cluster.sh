@@ -98,6 +98,13 @@ ENV
     # plans take the CPU engine.
     if [ "${PGSTROM_EXPECT_GPU:-0}" = 1 ]; then
       archs=$(psql -qXAt -v ON_ERROR_STOP=1 -c 'SELECT arch FROM pgstrom.device_code_build()')
+      # then the service loads it (a fraction of a second)
+      for _ in $(seq 1 300); do
+        opening=$(psql -qXAt -c "SELECT count(*) FROM pgstrom.gpu_service_status, unnest(gpus) g
+                                  WHERE g LIKE '%being opened%'" 2>/dev/null || echo 1)
+        [ "$opening" = 0 ] && break
+        sleep 0.1
+      done
       if [ -n "${PGSTROM_DEVICE_CODE_SEED:-}" ]; then
         # only the GPUs' own architectures: the tests build others on purpose
         mkdir -p "$PGSTROM_DEVICE_CODE_SEED"
