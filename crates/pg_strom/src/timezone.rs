@@ -225,26 +225,17 @@ pub fn named_table(name: &str) -> Option<Rc<Vec<u8>>> {
         if pg_sys::pg_tzset(c.as_ptr()).is_null() {
             return None;
         }
-        // PostgreSQL 15 has no DecodeTimezoneName: named zones stay with it
-        #[cfg(feature = "pg15")]
-        {
-            None
-        }
-        #[cfg(not(feature = "pg15"))]
-        {
-            let (mut offset, mut zone) = (0, std::ptr::null_mut());
-            let kind = pg_sys::DecodeTimezoneName(c.as_ptr(), &mut offset, &mut zone) as u32;
-            if kind == pg_sys::TZNAME_FIXED_OFFSET {
+        match crate::pg::compat::decode_timezone_name(&c)? {
+            crate::pg::compat::TzName::Fixed(offset) => {
                 // an abbreviation of one offset (UTC, EST): one segment
                 let at = At { res: 0, before: offset.into(), boundary: 0, after: 0, gmtoff: offset.into() };
                 let fixed = Built { segs: vec![(LO, at)], low: tz::CONST, high: tz::CONST };
-                return Some(Rc::new(encode(tz::MAGIC_NAMED, name, Some(fixed))));
+                Some(Rc::new(encode(tz::MAGIC_NAMED, name, Some(fixed))))
             }
-            if kind != pg_sys::TZNAME_ZONE || zone.is_null() {
-                return None;
+            crate::pg::compat::TzName::Zone(zone) => {
+                let t = table_of(zone, tz::MAGIC_NAMED);
+                (u32::from_le_bytes(t[4..8].try_into().unwrap()) > 0).then_some(t)
             }
-            let t = table_of(zone, tz::MAGIC_NAMED);
-            (u32::from_le_bytes(t[4..8].try_into().unwrap()) > 0).then_some(t)
         }
     }
 }

@@ -542,3 +542,37 @@ pub unsafe fn owns_table(relid: pg_sys::Oid) -> bool {
         }
     }
 }
+
+/// What `AT TIME ZONE name` names.
+pub enum TzName {
+    /// An abbreviation of one fixed offset (its offset in seconds, as
+    /// DecodeTimezoneName gives it).
+    Fixed(i32),
+    /// A full zone.
+    Zone(*mut pg_sys::pg_tz),
+}
+
+/// `DecodeTimezoneName` (16 and later): None for an abbreviation whose
+/// offset depends on the date, and always on 15, which has no such
+/// function (named zones then stay with PostgreSQL).
+///
+/// # Safety
+/// Backend; a name `pg_tzset` knows (DecodeTimezoneName raises for
+/// others).
+pub unsafe fn decode_timezone_name(name: &std::ffi::CStr) -> Option<TzName> {
+    #[cfg(feature = "pg15")]
+    {
+        let _ = name;
+        None
+    }
+    #[cfg(not(feature = "pg15"))]
+    // SAFETY: caller's promise.
+    unsafe {
+        let (mut offset, mut zone) = (0, std::ptr::null_mut());
+        let kind = pg_sys::DecodeTimezoneName(name.as_ptr(), &mut offset, &mut zone) as u32;
+        if kind == pg_sys::TZNAME_FIXED_OFFSET {
+            return Some(TzName::Fixed(offset));
+        }
+        (kind == pg_sys::TZNAME_ZONE && !zone.is_null()).then_some(TzName::Zone(zone))
+    }
+}
