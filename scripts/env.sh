@@ -100,9 +100,23 @@ cargo_build_ext() {
   echo "build: cargo build --profile $PGSTROM_PROFILE -p pg_strom (feature pg$major) -p pgstrom-sqlgen -p pg2arrow${RUSTC_WORKSPACE_WRAPPER:+ (compiled by clippy, warnings denied)} (PostgreSQL: $PG_CONFIG)"
   # on a terminal cargo's progress bar shows (a first build takes minutes);
   # logs get only warnings and errors
-  local quiet=(--quiet)
+  local quiet=(--quiet) beat="" rc=0
   [ -t 2 ] && quiet=()
-  (cd "$PGSTROM_ROOT" && cargo build "${quiet[@]}" --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-sqlgen -p pg2arrow "${features[@]}")
+  if [ ${#quiet[@]} -gt 0 ]; then
+    # no progress bar in a log: a line every 30 s says the build goes on
+    (
+      t0=$(date +%s) deps=$PGSTROM_PROFILE_DIR/deps
+      case "$deps" in /*) ;; *) deps=$PGSTROM_ROOT/$deps ;; esac
+      while sleep 30; do
+        n=$(find "$deps" -name '*.rlib' -newermt "@$t0" 2>/dev/null | wc -l)
+        echo "build: compiling for $(( $(date +%s) - t0 )) s, $n crates built so far (a first build takes minutes on 2 cores)"
+      done
+    ) &
+    beat=$!
+  fi
+  (cd "$PGSTROM_ROOT" && cargo build "${quiet[@]}" --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-sqlgen -p pg2arrow "${features[@]}") || rc=$?
+  [ -n "$beat" ] && kill "$beat" 2>/dev/null
+  return $rc
 }
 
 # as_pg_user CMD...: run a command as the cluster's OS user.
