@@ -76,6 +76,9 @@ pub static CHUNK_ROWS: GucSetting<i32> = GucSetting::<i32>::new(65536);
 /// `pg_strom.gpu_join_memory_limit`, in kB: the most memory the inner
 /// relations of one GpuJoin may take on the device.
 pub static GPU_JOIN_MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(4 * 1024 * 1024);
+/// kB of a gstore_fdw table's redo log that start a background checkpoint
+/// (0: never).
+pub static GSTORE_CHECKPOINT_LOG_SIZE: GucSetting<i32> = GucSetting::<i32>::new(1024 * 1024);
 
 /// `pg_strom.heap_page_reads`: device nodes read heap pages directly.
 pub static HEAP_PAGE_READS: GucSetting<bool> = GucSetting::<bool>::new(true);
@@ -334,6 +337,16 @@ pub fn init() {
         1024,
         i32::MAX,
         GucContext::Userset,
+        GucFlags::UNIT_KB,
+    );
+    GucRegistry::define_int_guc(
+        c"pg_strom.gstore_checkpoint_log_size",
+        c"Redo log size of a gstore_fdw table that starts a checkpoint of it in the background.",
+        c"A statement that leaves the log larger starts a background worker that writes a new base file and an empty log when the table is free of queries; 0 never does.",
+        &GSTORE_CHECKPOINT_LOG_SIZE,
+        0,
+        i32::MAX,
+        GucContext::Suset,
         GucFlags::UNIT_KB,
     );
     GucRegistry::define_int_guc(

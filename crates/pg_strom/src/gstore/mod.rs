@@ -12,6 +12,8 @@
 //! - [`key`]: the `primary_key` column, and the index of rows by key.
 //! - [`checkpoint`]: `pgstrom.gstore_fdw_checkpoint(regclass)`, a new base
 //!   file of the rows every snapshot may still need, and a new log.
+//! - [`autockpt`]: the same in a background worker, when a write leaves
+//!   the log larger than `pg_strom.gstore_checkpoint_log_size`.
 //!
 //! The file format (records, headers, CRCs) is
 //! `pgstrom_runtime::store`'s, so that the GPU service can read the same
@@ -19,6 +21,7 @@
 //! wrapper and the server `gstore_fdw`, and the SQL functions.
 
 pub mod analyze;
+pub mod autockpt;
 pub mod checkpoint;
 pub mod key;
 pub mod modify;

@@ -650,6 +650,7 @@ pub unsafe extern "C-unwind" fn end_modify(_estate: *mut pg_sys::EState, rinfo: 
     unsafe {
         if let Some(st) = state_of(rinfo) {
             st.flush();
+            super::autockpt::after_write((*rinfo).ri_RelationDesc);
         }
         free_state(rinfo.cast());
     }
