@@ -17,7 +17,8 @@ q "SELECT * FROM pgstrom.device_discovery()"
 q "SELECT pgstrom.active_engine()"
 q "SELECT * FROM pgstrom.gpu_device_info WHERE property IN ('Device name', 'Total global memory size', 'GPU architecture', 'Number of multiprocessors on device', 'PCI address')"
 if [ "$(psql -XAtq -c "SELECT gpus FROM pgstrom.device_discovery()")" -gt 0 ]; then
-  echo; echo "=> the GPU's device code (NVRTC builds it once for this GPU, up to a minute; later runs read the cache)"
+  echo; echo "=> the GPU's device code: the GPU service builds it with NVRTC when the server starts, once per install"
+  echo "   (35-40 s on a 16-core H200 machine; queries meanwhile run on the CPU engine); this waits for it, later runs read the cache"
   q "SELECT * FROM pgstrom.device_code_build()"
 elif [ -n "${DEMO_BUILD_ARCH:-}" ]; then
   echo; echo "=> device code for $DEMO_BUILD_ARCH (DEMO_BUILD_ARCH; minutes on a small CPU, NVRTC compiles every device function)"
