@@ -52,22 +52,9 @@ pub unsafe fn attalign_bytes(att: *const pg_sys::FormData_pg_attribute) -> u8 {
     }
 }
 
-/// A plain (unparameterized, unsorted) ForeignPath of `rel` with these
-/// rows and costs and the FDW's `fdw_private`.
-///
-/// # Safety
-/// Planner state of a foreign base relation (GetForeignPaths).
-pub unsafe fn foreign_path(
-    root: *mut pg_sys::PlannerInfo,
-    rel: *mut pg_sys::RelOptInfo,
-    rows: f64,
-    startup: f64,
-    total: f64,
-    fdw_private: *mut pg_sys::List,
-) -> *mut pg_sys::ForeignPath {
-    // SAFETY: caller's promise.
-    unsafe { compat::foreignscan_path(root, rel, rows, startup, total, fdw_private) }
-}
+/// A plain (unparameterized, unsorted) ForeignPath of a foreign base
+/// relation with these rows and costs and the FDW's `fdw_private`.
+pub use compat::foreignscan_path as foreign_path;
 
 /// Is `relid` a foreign table whose wrapper's handler function is named
 /// `handler`?
