@@ -90,7 +90,7 @@ pub unsafe fn relation_path(f: FileLocator) -> String {
     }
 }
 
-/// A shared buffer's tag names block `blk` of the main fork of `f`.
+/// Whether a shared buffer's tag names a block of the main fork of `f`.
 pub fn tag_is(tag: &pg_sys::BufferTag, f: FileLocator) -> bool {
     #[cfg(feature = "pg15")]
     {
