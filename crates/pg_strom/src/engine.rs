@@ -269,11 +269,11 @@ fn service_gpus_opening() -> bool {
     service_cpu().info().is_ok_and(|i| !i.gpus.is_empty() && i.gpus.iter().all(opening))
 }
 
-/// Whether `auto` runs device code on the CPU engine now because the GPU
-/// service is still building the device code: planned and run so, no
-/// query waits for it.
-fn waiting_for_device_code() -> bool {
-    device_code_pending().is_some() && service_gpus_opening()
+/// While `auto` runs device code on the CPU engine because the GPU
+/// service is still building the device code (planned and run so: no
+/// query waits for it): the architectures it builds.
+fn waiting_for_device_code() -> Option<String> {
+    device_code_pending().filter(|_| service_gpus_opening())
 }
 
 /// How EXPLAIN names `engine`: its own description, and for the CPU
@@ -282,8 +282,7 @@ pub fn describe(engine: &dyn Engine) -> String {
     let text = engine.describe();
     if engine.device_index().is_none()
         && matches!(guc::ENGINE.get(), EngineSetting::Auto)
-        && let Some(archs) = device_code_pending()
-        && service_gpus_opening()
+        && let Some(archs) = waiting_for_device_code()
     {
         return format!(
             "{text}: the GPU service is building the device code for {archs}, once after an install or upgrade"
@@ -337,7 +336,7 @@ pub fn active_for(storage: Option<&dyn Fn() -> StorageRefs>) -> (&'static dyn En
         }
         EngineSetting::Auto => {
             let snap = discovery_worker::snapshot(DISCOVERY_WAIT_MS);
-            if snap.state != STATE_FOUND || waiting_for_device_code() {
+            if snap.state != STATE_FOUND || waiting_for_device_code().is_some() {
                 return (cpu(), None);
             }
             match gpu_placed(storage) {

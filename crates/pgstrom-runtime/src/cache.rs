@@ -56,10 +56,14 @@ fn file_name(arch: &str, key: &str) -> String {
 /// Find a cached CUBIN for `arch` from any NVRTC version seen before; used
 /// when NVRTC itself cannot be loaded (a machine with only the driver).
 fn any_cached(dir: &Path, arch: &str) -> Option<(PathBuf, Vec<u8>)> {
-    let index = dir.join(format!("pg_strom-{arch}.index"));
-    let key = std::fs::read_to_string(index).ok()?;
-    let path = dir.join(file_name(arch, key.trim()));
+    let path = indexed_path(dir, arch)?;
     std::fs::read(&path).ok().filter(|b| !b.is_empty()).map(|b| (path, b))
+}
+
+/// The CUBIN file the index of `arch` names (it may not exist).
+fn indexed_path(dir: &Path, arch: &str) -> Option<PathBuf> {
+    let key = std::fs::read_to_string(dir.join(format!("pg_strom-{arch}.index"))).ok()?;
+    Some(dir.join(file_name(arch, key.trim())))
 }
 
 /// Load the device code for `arch` from `dir`, building it with NVRTC
@@ -128,16 +132,19 @@ pub fn load_or_build(
 
 /// Whether the device code of these sources is built for `arch` in `dir`
 /// (by any NVRTC version): loading it then takes no NVRTC run.  Reads two
-/// small files; loads no library.
+/// small files and the CUBIN's size; loads no library.
 pub fn is_built(dir: &Path, arch: &str) -> bool {
-    index_matches_sources(dir, arch) && any_cached(dir, arch).is_some()
+    index_matches_sources(dir, arch)
+        && indexed_path(dir, arch).and_then(|p| std::fs::metadata(p).ok()).is_some_and(|m| m.len() > 0)
 }
 
 /// The turn of one builder of an architecture's device code: an exclusive
-/// `flock` on `<dir>/pg_strom-<arch>.lock`, released when dropped (or when
-/// the process dies).  Waiting for another builder's turn to end stops
+/// `flock` on `<dir>/pg_strom-<arch>.lock`, released when the file is
+/// closed (dropped, or the process dies).  Waiting for another builder's turn to end stops
 /// when the process's interrupt check says so (a backend's cancel).
-struct BuildLock(std::fs::File);
+struct BuildLock {
+    _file: std::fs::File,
+}
 
 impl BuildLock {
     fn take(dir: &Path, arch: &str) -> Result<BuildLock, DeviceError> {
@@ -154,7 +161,7 @@ impl BuildLock {
         loop {
             // SAFETY: a descriptor this File owns.
             if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                return Ok(BuildLock(f));
+                return Ok(BuildLock { _file: f });
             }
             let e = std::io::Error::last_os_error();
             if !matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock) {
@@ -165,14 +172,6 @@ impl BuildLock {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-    }
-}
-
-impl Drop for BuildLock {
-    fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: our descriptor; closing it would unlock too.
-        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
     }
 }
 

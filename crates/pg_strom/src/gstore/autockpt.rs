@@ -48,9 +48,11 @@ fn threshold() -> Option<u64> {
 /// Backend; `rel` an open gstore_fdw table.
 pub unsafe fn after_write(rel: pg_sys::Relation) {
     let Some(limit) = threshold() else { return };
+    // the store as the statement's appends left it (each append replays
+    // the log to its end): no second look at the file on the write path
     // SAFETY: caller's promise.
     let (relid, (bytes, generation)) =
-        unsafe { ((*rel).rd_id, state::with_store(rel, |st| (st.log_pos, st.generation))) };
+        unsafe { ((*rel).rd_id, state::with_store_as_is(rel, |st| (st.log_pos, st.generation))) };
     if bytes < limit || ASKED.with_borrow(|a| a.get(&relid) == Some(&generation)) {
         return;
     }

@@ -90,9 +90,7 @@ impl Client {
             if Instant::now() >= deadline {
                 return Err(e);
             }
-            if let Some(check) = INTERRUPT_CHECK.get()
-                && check()
-            {
+            if interrupted() {
                 return Err(DeviceError::Interrupted);
             }
             std::thread::sleep(Duration::from_millis(50));
