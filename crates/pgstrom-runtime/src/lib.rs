@@ -27,6 +27,7 @@ pub mod engine;
 pub mod error;
 pub mod fileread;
 pub mod gpu;
+pub mod group_filter;
 pub mod heapscan;
 pub mod join;
 mod join_cpu;

@@ -148,10 +148,44 @@ pub unsafe fn explain(
             if !st.info.depths.is_empty() {
                 prop_text(c"Combined GpuJoin", "enabled", es);
             }
+            if !a.filters.is_empty() {
+                // each term's aggregate as the scan tuple's column shows it
+                let tlist = (*cscan).custom_scan_tlist;
+                let terms: Vec<String> = a
+                    .filters
+                    .iter()
+                    .map(|f| {
+                        let tle = pg_sys::list_nth(tlist, f.output as i32) as *mut pg_sys::TargetEntry;
+                        let e = (*tle).expr as *mut pg_sys::Node;
+                        let var = pg_sys::makeVar(
+                            pg_sys::INDEX_VAR,
+                            (f.output + 1) as i16,
+                            pg_sys::exprType(e),
+                            pg_sys::exprTypmod(e),
+                            pg_sys::exprCollation(e),
+                            0,
+                        );
+                        // ("(PARTIAL sum(x))": the group's final value)
+                        let agg = deparse(&[var.cast()]);
+                        let agg = agg.strip_prefix('(').and_then(|a| a.strip_suffix(')')).unwrap_or(&agg);
+                        let agg = agg.strip_prefix("PARTIAL ").unwrap_or(agg);
+                        format!("{agg} {} {}", f.cmp.symbol(), f.value.text())
+                    })
+                    .collect();
+                prop_text(c"Group Filter", &format!("({})", terms.join(" AND ")), es);
+            }
             if (*es).analyze {
                 let consumed = c.stage[st.info.depths.len()] + c.unmatched;
                 pg_sys::ExplainPropertyInteger(c"Rows Consumed".as_ptr(), std::ptr::null(), consumed as i64, es);
                 pg_sys::ExplainPropertyInteger(c"Partial Groups".as_ptr(), std::ptr::null(), c.groups as i64, es);
+                if !a.filters.is_empty() {
+                    let removed = c.groups_filtered as i64;
+                    pg_sys::ExplainPropertyInteger(c"Rows Removed by Group Filter".as_ptr(), std::ptr::null(), removed, es);
+                    if c.filter_skipped > 0 {
+                        let why = format!("{} scan(s): the groups outgrew hash_mem", c.filter_skipped);
+                        prop_text(c"Group Filter Not Applied", &why, es);
+                    }
+                }
             }
         }
         let mut at = st.info.nscan_quals as usize;

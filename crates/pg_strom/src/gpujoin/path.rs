@@ -67,6 +67,9 @@ pub struct AggDesc {
     pub rows_in: f64,
     /// See `rows_in`.
     pub groups: f64,
+    /// The HAVING terms the node evaluates as its group filter
+    /// (`gpupreagg::having`; empty: none).
+    pub having: Vec<*mut pg_sys::Node>,
 }
 
 /// What a GpuJoin (or GpuPreAgg) path holds besides its inner paths.
@@ -104,6 +107,7 @@ impl JoinDesc {
             if let Some(a) = &self.agg {
                 list = pg_sys::lappend(list, to_list(&a.target).cast());
                 list = pg_sys::lappend(list, to_list(&[float_node(a.rows_in), float_node(a.groups)]).cast());
+                list = pg_sys::lappend(list, to_list(&a.having).cast());
             }
             list
         }
@@ -135,12 +139,13 @@ impl JoinDesc {
                     partial_inner: pg_sys::list_nth_int(ints, 2) != 0,
                 });
             }
-            let agg = (items.len() == 3 + 4 * n).then(|| {
+            let agg = (items.len() == 4 + 4 * n).then(|| {
                 let est = from_list(items[2 + 4 * n] as *mut pg_sys::List);
                 AggDesc {
                     target: from_list(items[1 + 4 * n] as *mut pg_sys::List),
                     rows_in: float_of(est[0]),
                     groups: float_of(est[1]),
+                    having: from_list(items[3 + 4 * n] as *mut pg_sys::List),
                 }
             });
             JoinDesc { outer_relid, depths, agg }

@@ -31,7 +31,7 @@ use crate::gpujoin::{NAME, exec};
 use crate::pg::list::{from_list, to_list};
 
 /// Layout version of [`GpuJoinInfo`].
-const INFO_VERSION: u32 = 4;
+const INFO_VERSION: u32 = 5;
 
 /// `scan_map` source of a scan tuple column that is not a column of a
 /// source (a GpuPreAgg key expression or partial aggregate).
@@ -88,6 +88,9 @@ pub struct AggInfo {
     pub rows_in: f64,
     /// See `rows_in`.
     pub groups: f64,
+    /// The group filter: HAVING terms evaluated once the node holds every
+    /// group (`gpupreagg::having`; empty: none).
+    pub filters: Vec<crate::gpupreagg::having::GroupFilter>,
 }
 
 /// One depth of a plan.
@@ -201,6 +204,7 @@ impl GpuJoinInfo {
                 }
                 w.f64(a.rows_in);
                 w.f64(a.groups);
+                crate::gpupreagg::having::write(&mut w, &a.filters);
             }
         }
         w.into_node()
@@ -274,7 +278,8 @@ impl GpuJoinInfo {
                     });
                 }
                 let (rows_in, groups) = (r.f64()?, r.f64()?);
-                Some(AggInfo { keys, ops, outputs, rows_in, groups })
+                let filters = crate::gpupreagg::having::read(r)?;
+                Some(AggInfo { keys, ops, outputs, rows_in, groups, filters })
             }
             _ => return None,
         };
@@ -604,7 +609,18 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
                 }
             }
             let a = desc.agg.as_ref().expect("matched above");
-            AggInfo { keys, ops, outputs, rows_in: a.rows_in, groups: a.groups }
+            // (None where the terms no longer compile: no filter, which is
+            // always correct)
+            let filters = if a.having.is_empty() {
+                Vec::new()
+            } else {
+                crate::gpupreagg::having::compile(to_list(&a.having).cast(), &lead).unwrap_or_default()
+            };
+            let filters = filters
+                .into_iter()
+                .filter(|f| matches!(outputs.get(f.output as usize), Some(AggOutput::Agg { .. })))
+                .collect::<Vec<_>>();
+            AggInfo { keys, ops, outputs, rows_in: a.rows_in, groups: a.groups, filters }
         });
         if inputs.columns != cols {
             internal("programs read columns that were not collected");

@@ -17,7 +17,7 @@ use pgrx::pg_guard;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-use pgstrom_runtime::agg::AggKind;
+use pgstrom_runtime::agg::{AggGroups, AggKind};
 
 use crate::codegen::aggregates::{self, Encoding};
 use crate::customscan::counters::{Counters, HOST_MERGE};
@@ -26,6 +26,7 @@ use crate::errors;
 use crate::gpujoin::exec::{GpuJoinExec, recheck};
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo};
 use crate::gpupreagg::NAME;
+use crate::gpupreagg::having;
 use crate::gpupreagg::merge::GroupMerger;
 use crate::pg::memctx::Switched;
 use crate::source::Source;
@@ -112,10 +113,14 @@ impl DeviceNode for GpuPreAggExec {
                 std::ptr::null_mut()
             };
             let agg_words_at = join.agg_spec.as_ref().map(|a| a.layout().0).unwrap_or_default();
-            let merger = join
-                .agg_spec
-                .as_ref()
-                .and_then(|spec| GroupMerger::new(agg, spec, pg_sys::work_mem.max(64) as usize * 1024));
+            // (a group filter needs every group: the budget of PostgreSQL's
+            // own hash aggregate, hash_mem)
+            let limit = if agg.filters.is_empty() {
+                pg_sys::work_mem.max(64) as usize * 1024
+            } else {
+                pg_sys::get_hash_memory_limit()
+            };
+            let merger = join.agg_spec.as_ref().and_then(|spec| GroupMerger::new(agg, spec, limit));
             let mut join = join;
             // merged groups are counted when they are returned
             join.count_groups = merger.is_none();
@@ -137,7 +142,7 @@ impl DeviceNode for GpuPreAggExec {
         // SAFETY: executor callback.
         unsafe { self.join.rescan(node) }
         if let Some(m) = self.merger.as_mut() {
-            m.take();
+            m.restart();
         }
     }
 
@@ -188,6 +193,82 @@ impl DeviceNode for GpuPreAggExec {
 }
 
 impl GpuPreAggExec {
+    /// The groups of `g` that pass the group filter (all where the plan
+    /// has none), and how many it removed.
+    fn filter_groups(&self, g: AggGroups) -> (AggGroups, u64) {
+        let Some(agg) = self.join.info.agg.as_ref() else { return (g, 0) };
+        let Some(spec) = self.join.agg_spec.as_ref() else { return (g, 0) };
+        if agg.filters.is_empty() {
+            return (g, 0);
+        }
+        // per output: its operation's words and how to read them
+        struct Op {
+            words: std::ops::Range<usize>,
+            enc: Encoding,
+            kind: AggKind,
+            arg: pg_sys::Oid,
+            scale: i32,
+        }
+        let outs: Vec<Option<Op>> = agg
+            .outputs
+            .iter()
+            .map(|o| match *o {
+                AggOutput::Agg { op, encoding, arg_type } => {
+                    let kind = spec.ops[op as usize].kind;
+                    let at = self.agg_words_at[op as usize] as usize;
+                    Some(Op {
+                        words: at..at + kind.nwords(),
+                        enc: Encoding::from_u32(encoding)?,
+                        kind,
+                        arg: arg_type.into(),
+                        scale: spec.ops[op as usize].scale,
+                    })
+                }
+                AggOutput::Key { .. } => None,
+            })
+            .collect();
+        let keep: Vec<usize> = (0..g.count)
+            .filter(|&i| {
+                let w = g.group_words(i);
+                // a group whose states raise an error when formed is kept
+                // (the error is raised as without the filter)
+                if outs.iter().flatten().any(|o| having::state_raises(o.enc, o.kind, &w[o.words.clone()])) {
+                    return true;
+                }
+                !agg.filters.iter().any(|f| {
+                    let Some(Some(o)) = outs.get(f.output as usize) else { return false };
+                    let v = having::final_value(o.enc, o.kind, o.arg, o.scale, &w[o.words.clone()]);
+                    having::decide(f, v) == Some(false)
+                })
+            })
+            .collect();
+        let removed = (g.count - keep.len()) as u64;
+        if removed == 0 {
+            return (g, 0);
+        }
+        let n = keep.len();
+        let mut rows = vec![0u32; g.nsources * n];
+        for s in 0..g.nsources {
+            for (j, &i) in keep.iter().enumerate() {
+                rows[s * n + j] = g.row(s, i);
+            }
+        }
+        let keys = keep.iter().flat_map(|&i| (0..g.nkeys).map(move |k| (i, k))).map(|(i, k)| g.key_value(i, k)).collect();
+        let words = keep.iter().flat_map(|&i| g.group_words(i).iter().copied()).collect();
+        let out = AggGroups {
+            nsources: g.nsources,
+            count: n,
+            rows,
+            nkeys: g.nkeys,
+            keys,
+            nwords: g.nwords,
+            words,
+            stage_counts: Vec::new(),
+            exceptions: Vec::new(),
+        };
+        (out, removed)
+    }
+
     /// The partial state of SumNumWide operation `op` for the combination
     /// in `key_slot`: its argument's value where `filter` (NULL: none)
     /// passes and the value is not NULL, else the state of no value.  In
@@ -360,14 +441,30 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
             // merge the chunk's groups; return them when the merger is
             // full, and what it holds after the last chunk
             let merging = Instant::now();
+            let mut filter = Counters::default();
             let ready = if more {
                 let g = std::mem::take(&mut st.join.groups);
                 let join = &mut st.join;
                 m.add(g, &mut |s, key, row| join.inner_bytes_of(s, key, row))
             } else {
-                m.take()
+                // after the last chunk: every group once, or the rest of
+                // them (the group filter applies to the former only)
+                let every = m.holds_every_group();
+                let filters = st.join.info.agg.as_ref().is_some_and(|a| !a.filters.is_empty());
+                match m.take() {
+                    Some(g) if filters && every => {
+                        let (g, removed) = st.filter_groups(g);
+                        filter.groups_filtered = removed;
+                        Some(g)
+                    }
+                    g => {
+                        filter.filter_skipped = (filters && !every) as u64;
+                        g
+                    }
+                }
             };
-            st.join.dev.add_counters(Counters::host(HOST_MERGE, merging.elapsed().as_nanos() as u64));
+            filter.host_ns[HOST_MERGE] = merging.elapsed().as_nanos() as u64;
+            st.join.dev.add_counters(filter);
             st.merger = Some(m);
             st.join.cursor = 0;
             match ready {

@@ -49,6 +49,13 @@ pub fn mergeable_key(width: usize, column: Option<(u8, i16)>) -> bool {
     width > 0 || matches!(column, Some((s, _)) if s >= 1)
 }
 
+/// What a merger counts against its budget per group of `nkeys` keys and
+/// `nwords` accumulator words (its copies, the key's identity in the hash
+/// map, and the map's own overhead).
+pub fn bytes_per_group(nkeys: usize, nwords: usize) -> usize {
+    nwords * 8 + nkeys * (std::mem::size_of::<KeyValue>() + 32) + 64
+}
+
 /// The merged groups of one process.
 pub struct GroupMerger {
     parts: Vec<Part>,
@@ -78,6 +85,11 @@ pub struct GroupMerger {
     passthrough: bool,
     /// Whether the early check of the reduction was made.
     checked: bool,
+    /// Hold every group (a group filter needs them all): no early check.
+    hold_all: bool,
+    /// No group was returned before the last chunk since the scan began:
+    /// what [`GroupMerger::take`] returns then holds every group once.
+    complete: bool,
 }
 
 /// A merger that holds more than this share of the groups it was given,
@@ -94,6 +106,8 @@ const EARLY_CHECK: usize = 65_536;
 impl GroupMerger {
     /// A merger for `agg` (`spec` its runtime form), or None where the
     /// groups are not merged; at most `limit_bytes` of groups are kept.
+    /// A plan with a group filter holds its groups until that limit even
+    /// where they barely merge.
     pub fn new(agg: &AggInfo, spec: &AggSpec, limit_bytes: usize) -> Option<GroupMerger> {
         if spec.ops.iter().any(|o| !o.kind.combines_on_host()) {
             return None;
@@ -118,7 +132,7 @@ impl GroupMerger {
         }
         let (at, nwords) = spec.layout();
         let ops = spec.ops.iter().zip(at).map(|(o, a)| (o.kind, a as usize)).collect();
-        let per_group = nwords * 8 + agg.keys.len() * (std::mem::size_of::<KeyValue>() + 32) + 64;
+        let per_group = bytes_per_group(agg.keys.len(), nwords);
         Some(GroupMerger {
             parts,
             ops,
@@ -136,6 +150,8 @@ impl GroupMerger {
             seen: 0,
             passthrough: false,
             checked: false,
+            hold_all: !agg.filters.is_empty(),
+            complete: true,
         })
     }
 
@@ -155,6 +171,7 @@ impl GroupMerger {
         self.seen += g.count;
         let mut out = None;
         if self.count > 0 && (g.nsources != self.nsources || g.nkeys != self.nkeys || g.nwords != self.nwords) {
+            self.complete = false;
             out = self.take();
         }
         if self.count == 0 {
@@ -180,16 +197,29 @@ impl GroupMerger {
             // a full merger returns its groups; either check stops
             // merging where it barely merged
             let full = self.count >= self.limit;
-            let early = !full && !self.checked && self.seen >= EARLY_CHECK;
+            let early = !full && !self.checked && !self.hold_all && self.seen >= EARLY_CHECK;
             self.checked |= early;
             let poor = self.count as f64 > POOR_REDUCTION * self.seen as f64;
             if full || (early && poor) {
                 self.passthrough = poor;
                 self.seen = 0;
+                self.complete = false;
                 out = self.take();
             }
         }
         out
+    }
+
+    /// Whether, after the last chunk, the groups held are every group of
+    /// the scan, each once with the state of all its rows.
+    pub fn holds_every_group(&self) -> bool {
+        self.complete && !self.passthrough
+    }
+
+    /// Empty, for a new scan (a rescan).
+    pub fn restart(&mut self) {
+        self.take();
+        self.complete = true;
     }
 
     /// The groups held, as one set (None when there are none); the

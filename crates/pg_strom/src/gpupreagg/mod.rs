@@ -12,12 +12,15 @@
 //!   aggregation stage filled in (a scan is a join of no depth).
 //! - [`exec`]: the groups as rows, on GpuJoin's executor pipeline.
 //! - [`merge`]: a process's partial groups merged across its chunks.
+//! - [`having`]: the HAVING clause a serial node evaluates once it holds
+//!   every group (the group filter).
 //! - EXPLAIN: GpuJoin's fields (`crate::gpujoin::explain`), which begin
 //!   with how the node reduces (`Reduction`, `Combined GpuJoin`).
 //! - The device's accumulator words as PostgreSQL's partial aggregate
 //!   states are `crate::codegen::aggregates`.
 
 pub mod exec;
+pub mod having;
 pub mod merge;
 pub mod path;
 pub mod plan;

@@ -426,20 +426,48 @@ unsafe fn add_paths(
             } else {
                 f64::INFINITY
             };
-            let partial_total = pg_sys::clamp_row_est(rows_in.min(per_chunk * nchunks).min(merged));
+            let mut partial_total = pg_sys::clamp_row_est(rows_in.min(per_chunk * nchunks).min(merged));
+            // a serial node that merges its groups holds each once after
+            // its last chunk where they fit in hash_mem: the HAVING clause
+            // filters them there (gpupreagg::having), and only those that
+            // pass are formed and finalized
+            let mut having = Vec::new();
+            let mut filter_cost = 0.0;
+            if workers == 0 && merged.is_finite() {
+                having = crate::gpupreagg::having::pushable((*extra).havingQual, &exprs);
+                let nwords: usize = exprs
+                    .iter()
+                    .filter(|&&e| (*e).type_ == pg_sys::NodeTag::T_Aggref)
+                    .filter_map(|&e| aggregates::classify_aggref(e.cast()).ok())
+                    .map(|i| i.kind.nwords())
+                    .sum();
+                let bytes = groups * crate::gpupreagg::merge::bytes_per_group(nkeys, nwords) as f64;
+                if !having.is_empty() && bytes <= pg_sys::get_hash_memory_limit() as f64 {
+                    let sel = pg_sys::clauselist_selectivity(
+                        root,
+                        to_list(&having),
+                        0,
+                        pg_sys::JoinType::JOIN_INNER,
+                        std::ptr::null_mut(),
+                    );
+                    filter_cost = groups * pg_sys::cpu_operator_cost * having.len() as f64;
+                    partial_total = pg_sys::clamp_row_est(groups.min(partial_total) * sel);
+                }
+            }
             let partial_proc = pg_sys::clamp_row_est(partial_total / div);
             // (the device's work, shared by the processes as the join's is)
             let reads_itself = crate::customscan::cost::device_reads_itself(outer, rte);
             let device_rows = rows_in / crate::customscan::cost::device_divisor(outer, rte, workers, reads_itself);
             let reduce = device_rows * crate::customscan::cost::device_operator_cost() * (nkeys + nops + 1) as f64
                 + partial_proc * pg_sys::cpu_tuple_cost
-                + numeric_state_cost(&exprs, partial_proc, partial_total);
+                + numeric_state_cost(&exprs, partial_proc, partial_total)
+                + filter_cost;
             pgrx::debug2!(
                 "GpuPreAgg: {workers} workers, {rows_in:.0} rows in, {groups:.0} groups, {nchunks:.0} chunks, \
                  {partial_total:.0} partial groups, cost {:.2}",
                 (total - formed - direct - unread + reduce).max(startup)
             );
-            desc.agg = Some(AggDesc { target: exprs.clone(), rows_in, groups });
+            desc.agg = Some(AggDesc { target: exprs.clone(), rows_in, groups, having });
 
             let cpath = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
             let p = &mut (*cpath).path;
