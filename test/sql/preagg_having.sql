@@ -27,7 +27,7 @@ END $$;
 CREATE FUNCTION ph_filter(q text) RETURNS SETOF text LANGUAGE sql AS $$
   SELECT regexp_replace(explain_masked, '^\s+', '')
     FROM explain_masked(q, 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF')
-   WHERE explain_masked ~ 'GpuPreAgg|Group Filter|Partial Groups'
+   WHERE explain_masked ~ 'GpuPreAgg|Group Filter|Partial Groups|Spilled|Not Filtered'
 $$;
 
 -- order keys of four lines each in the table's physical order (TPC-H's
@@ -106,12 +106,23 @@ SET pg_strom.enabled = off;
 SELECT g, count(*), sum(f) FROM ph_big GROUP BY g HAVING count(*) < 5;
 RESET pg_strom.enabled;
 
--- more groups than hash_mem holds: the merger returns them in sets, and
--- the filter is not applied (the Finalize Aggregate's HAVING still is)
+-- more groups than hash_mem holds (here 1,024): each full set of merged
+-- groups is written to temporary files, partitioned by key; after the
+-- last chunk each partition is read back, merged and filtered
 SET work_mem = '64kB';
 SET hash_mem_multiplier = 1;
 SELECT ph_filter('SELECT okey FROM ph_line GROUP BY okey HAVING sum(qty) > 300');
 SELECT ph_diff('SELECT okey FROM ph_line GROUP BY okey HAVING sum(qty) > 300');
+SELECT ph_diff('SELECT okey, count(*), min(i2), sum(f8) FROM ph_line GROUP BY okey HAVING count(*) > 3 AND max(v) < 500');
+-- a partition that outgrows hash_mem in turn (300,000 groups in 128
+-- partitions, where ANALYZE was told of 1,000) is returned unfiltered;
+-- the answers stay PostgreSQL's
+CREATE TABLE ph_wide AS SELECT i AS k, i % 10 AS v FROM generate_series(1, 300000) i;
+ALTER TABLE ph_wide ALTER k SET (n_distinct = 1000);
+ANALYZE ph_wide;
+SELECT ph_filter('SELECT k FROM ph_wide GROUP BY k HAVING sum(v) > 8');
+SELECT ph_diff('SELECT k FROM ph_wide GROUP BY k HAVING sum(v) > 8');
+DROP TABLE ph_wide;
 RESET work_mem;
 RESET hash_mem_multiplier;
 

@@ -52,10 +52,11 @@ pub struct Counters {
     /// GpuPreAgg: partial groups returned (one per group and chunk).
     pub groups: u64,
     /// GpuPreAgg's group filter (a serial node's, never shared): groups
-    /// it removed, and scans it could not filter (the groups outgrew
-    /// hash_mem).
+    /// it removed, and groups returned without it (they outgrew hash_mem).
     pub groups_filtered: u64,
-    pub filter_skipped: u64,
+    pub groups_unfiltered: u64,
+    /// Groups it wrote to its spill (`gpupreagg::spill`).
+    pub groups_spilled: u64,
     /// Bytes of chunk columns the engine read from Arrow files itself.
     pub file_bytes: u64,
     /// Of the column buffers behind them: bytes cuFile read, bytes read
@@ -96,7 +97,8 @@ impl Counters {
         self.tid_chunks += c.tid_chunks;
         self.groups += c.groups;
         self.groups_filtered += c.groups_filtered;
-        self.filter_skipped += c.filter_skipped;
+        self.groups_unfiltered += c.groups_unfiltered;
+        self.groups_spilled += c.groups_spilled;
         self.file_bytes += c.file_bytes;
         self.cufile_bytes += c.cufile_bytes;
         self.pinned_bytes += c.pinned_bytes;

@@ -181,9 +181,15 @@ pub unsafe fn explain(
                 if !a.filters.is_empty() {
                     let removed = c.groups_filtered as i64;
                     pg_sys::ExplainPropertyInteger(c"Rows Removed by Group Filter".as_ptr(), std::ptr::null(), removed, es);
-                    if c.filter_skipped > 0 {
-                        let why = format!("{} scan(s): the groups outgrew hash_mem", c.filter_skipped);
-                        prop_text(c"Group Filter Not Applied", &why, es);
+                    if c.groups_spilled > 0 {
+                        let spilled = c.groups_spilled as i64;
+                        pg_sys::ExplainPropertyInteger(c"Groups Spilled".as_ptr(), std::ptr::null(), spilled, es);
+                    }
+                    if c.groups_unfiltered > 0 {
+                        // (they outgrew hash_mem: the Finalize Aggregate's
+                        // HAVING filters them)
+                        let n = c.groups_unfiltered as i64;
+                        pg_sys::ExplainPropertyInteger(c"Groups Not Filtered".as_ptr(), std::ptr::null(), n, es);
                     }
                 }
             }

@@ -28,6 +28,7 @@ use crate::gpujoin::plan::{AggOutput, GpuJoinInfo};
 use crate::gpupreagg::NAME;
 use crate::gpupreagg::having;
 use crate::gpupreagg::merge::GroupMerger;
+use crate::gpupreagg::spill::{self, Spill};
 use crate::pg::memctx::Switched;
 use crate::source::Source;
 
@@ -49,6 +50,15 @@ pub struct GpuPreAggExec {
     /// The process's partial groups merged across chunks (None: each
     /// chunk's are returned as they come).
     merger: Option<GroupMerger>,
+    /// The group filter's spill (`gpupreagg::spill`): the full sets of
+    /// merged groups, written to disk; after the last chunk, read back
+    /// partition by partition from `drain` on (filtered where
+    /// `drain_filters`).
+    spill: Option<Spill>,
+    drain: Option<usize>,
+    drain_filters: bool,
+    /// The merger's budget in bytes.
+    limit: usize,
 }
 
 node::device_node!(GpuPreAggExec, NAME, TTSOpsVirtual);
@@ -120,11 +130,28 @@ impl DeviceNode for GpuPreAggExec {
             } else {
                 pg_sys::get_hash_memory_limit()
             };
-            let merger = join.agg_spec.as_ref().and_then(|spec| GroupMerger::new(agg, spec, limit));
+            let mut merger = join.agg_spec.as_ref().and_then(|spec| GroupMerger::new(agg, spec, limit));
+            if let Some(m) = merger.as_mut()
+                && !agg.filters.is_empty()
+                && m.keys_by_value()
+            {
+                m.spill_when_full();
+            }
             let mut join = join;
             // merged groups are counted when they are returned
             join.count_groups = merger.is_none();
-            GpuPreAggExec { join, host_keys, key_slot, wide, agg_words_at, merger }
+            GpuPreAggExec {
+                join,
+                host_keys,
+                key_slot,
+                wide,
+                agg_words_at,
+                merger,
+                spill: None,
+                drain: None,
+                drain_filters: false,
+                limit,
+            }
         }
     }
 
@@ -134,6 +161,9 @@ impl DeviceNode for GpuPreAggExec {
     }
 
     unsafe fn end(&mut self, node: *mut pg_sys::CustomScanState) {
+        if let Some(mut sp) = self.spill.take() {
+            sp.close();
+        }
         // SAFETY: executor callback.
         unsafe { self.join.end(node) }
     }
@@ -144,6 +174,10 @@ impl DeviceNode for GpuPreAggExec {
         if let Some(m) = self.merger.as_mut() {
             m.restart();
         }
+        if let Some(mut sp) = self.spill.take() {
+            sp.close();
+        }
+        self.drain = None;
     }
 
     unsafe fn explain(
@@ -193,6 +227,48 @@ impl DeviceNode for GpuPreAggExec {
 }
 
 impl GpuPreAggExec {
+    /// The next partition of the spill, merged and (where every group was
+    /// kept) filtered; None once every partition was read (the spill is
+    /// closed then).
+    fn next_partition(&mut self) -> Option<(AggGroups, Counters)> {
+        let p = self.drain?;
+        let sp = self.spill.as_mut()?;
+        if p >= spill::PARTITIONS {
+            if let Some(mut sp) = self.spill.take() {
+                sp.close();
+            }
+            self.drain = None;
+            return None;
+        }
+        self.drain = Some(p + 1);
+        let g = sp.read(p);
+        let mut c = Counters::default();
+        if !self.drain_filters || g.count == 0 {
+            c.groups_unfiltered = g.count as u64;
+            return Some((g, c));
+        }
+        let agg = self.join.info.agg.as_ref().expect("GpuPreAgg");
+        let spec = self.join.agg_spec.as_ref().expect("GpuPreAgg");
+        let Some(mut m) = GroupMerger::new(agg, spec, self.limit) else { return Some((g, c)) };
+        let mut no_bytes = |_: u8, _: i16, _: u32| -> Option<Vec<u8>> { None };
+        match m.add(g, &mut no_bytes) {
+            Some(mut over) => {
+                // the partition outgrew hash_mem in turn: unfiltered
+                if let Some(rest) = m.take() {
+                    over.append(rest);
+                }
+                c.groups_unfiltered = over.count as u64;
+                Some((over, c))
+            }
+            None => {
+                let g = m.take().unwrap_or_default();
+                let (g, removed) = self.filter_groups(g);
+                c.groups_filtered = removed;
+                Some((g, c))
+            }
+        }
+    }
+
     /// The groups of `g` that pass the group filter (all where the plan
     /// has none), and how many it removed.
     fn filter_groups(&self, g: AggGroups) -> (AggGroups, u64) {
@@ -431,6 +507,18 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                 st.fill_group_slot(node, slot, g);
                 return slot;
             }
+            if st.drain.is_some() {
+                // after the last chunk: the spill's partitions
+                let merging = Instant::now();
+                let next = st.next_partition();
+                let Some((g, mut c)) = next else { return pg_sys::ExecClearTuple(slot) };
+                c.groups = g.count as u64;
+                c.host_ns[HOST_MERGE] = merging.elapsed().as_nanos() as u64;
+                st.join.dev.add_counters(c);
+                st.join.groups = g;
+                st.join.cursor = 0;
+                continue;
+            }
             let more = st.join.fill_chunk(node) || st.join.next_unmatched();
             let Some(mut m) = st.merger.take() else {
                 if more {
@@ -445,20 +533,58 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
             let ready = if more {
                 let g = std::mem::take(&mut st.join.groups);
                 let join = &mut st.join;
-                m.add(g, &mut |s, key, row| join.inner_bytes_of(s, key, row))
+                let filters = join.info.agg.as_ref().is_some_and(|a| !a.filters.is_empty());
+                let ready = match m.add(g, &mut |s, key, row| join.inner_bytes_of(s, key, row)) {
+                    // a full set of a merger that spills: to the spill
+                    Some(full) if m.holds_every_group() => {
+                        let sp = st.spill.get_or_insert_with(|| Spill::new(&full));
+                        if sp.fits(&full) {
+                            filter.groups_spilled = full.count as u64;
+                            sp.write(&full);
+                            None
+                        } else {
+                            // (groups gone up unfiltered: none is filtered
+                            // after them)
+                            m.give_up();
+                            Some(full)
+                        }
+                    }
+                    r => r,
+                };
+                if filters && let Some(g) = &ready {
+                    filter.groups_unfiltered = g.count as u64;
+                }
+                ready
             } else {
                 // after the last chunk: every group once, or the rest of
                 // them (the group filter applies to the former only)
                 let every = m.holds_every_group();
                 let filters = st.join.info.agg.as_ref().is_some_and(|a| !a.filters.is_empty());
-                match m.take() {
-                    Some(g) if filters && every => {
+                match (m.take(), st.spill.as_mut()) {
+                    (g, Some(sp)) => {
+                        // the spill's partitions come next, filtered where
+                        // the merger and the spill hold every group
+                        let g = g.unwrap_or_default();
+                        st.drain = Some(0);
+                        st.drain_filters = every && sp.fits(&g);
+                        if st.drain_filters {
+                            filter.groups_spilled = g.count as u64;
+                            sp.write(&g);
+                            None
+                        } else {
+                            filter.groups_unfiltered = g.count as u64;
+                            Some(g)
+                        }
+                    }
+                    (Some(g), None) if filters && every => {
                         let (g, removed) = st.filter_groups(g);
                         filter.groups_filtered = removed;
                         Some(g)
                     }
-                    g => {
-                        filter.filter_skipped = (filters && !every) as u64;
+                    (g, None) => {
+                        if filters && let Some(g) = &g {
+                            filter.groups_unfiltered = g.count as u64;
+                        }
                         g
                     }
                 }
@@ -472,7 +598,7 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                     st.join.dev.add_counters(Counters { groups: g.count as u64, ..Counters::default() });
                     st.join.groups = g;
                 }
-                None if more => {}
+                None if more || st.drain.is_some() => {}
                 None => return pg_sys::ExecClearTuple(slot),
             }
         }

@@ -87,9 +87,13 @@ pub struct GroupMerger {
     checked: bool,
     /// Hold every group (a group filter needs them all): no early check.
     hold_all: bool,
-    /// No group was returned before the last chunk since the scan began:
-    /// what [`GroupMerger::take`] returns then holds every group once.
+    /// No group was returned before the last chunk since the scan began
+    /// (but to a spill): what [`GroupMerger::take`] returns then holds
+    /// every group once, or the rest of them beside the spill.
     complete: bool,
+    /// A full merger's groups go to a spill (`gpupreagg::spill`), not up:
+    /// they stay complete.
+    spills: bool,
 }
 
 /// A merger that holds more than this share of the groups it was given,
@@ -152,6 +156,7 @@ impl GroupMerger {
             checked: false,
             hold_all: !agg.filters.is_empty(),
             complete: true,
+            spills: false,
         })
     }
 
@@ -200,7 +205,10 @@ impl GroupMerger {
             let early = !full && !self.checked && !self.hold_all && self.seen >= EARLY_CHECK;
             self.checked |= early;
             let poor = self.count as f64 > POOR_REDUCTION * self.seen as f64;
-            if full || (early && poor) {
+            if full && self.spills {
+                self.seen = 0;
+                out = self.take();
+            } else if full || (early && poor) {
                 self.passthrough = poor;
                 self.seen = 0;
                 self.complete = false;
@@ -214,6 +222,23 @@ impl GroupMerger {
     /// the scan, each once with the state of all its rows.
     pub fn holds_every_group(&self) -> bool {
         self.complete && !self.passthrough
+    }
+
+    /// Whether groups are told apart by their device key values alone
+    /// (no inner row's bytes), as a spill needs.
+    pub fn keys_by_value(&self) -> bool {
+        self.parts.iter().all(|p| matches!(p, Part::Value(_)))
+    }
+
+    /// Return each full set of groups to be spilled: the merger stays
+    /// complete (the caller keeps every set it returns).
+    pub fn spill_when_full(&mut self) {
+        self.spills = true;
+    }
+
+    /// No longer complete: groups went up that are not every group's.
+    pub fn give_up(&mut self) {
+        self.complete = false;
     }
 
     /// Empty, for a new scan (a rescan).

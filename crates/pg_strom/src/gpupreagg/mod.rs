@@ -14,6 +14,8 @@
 //! - [`merge`]: a process's partial groups merged across its chunks.
 //! - [`having`]: the HAVING clause a serial node evaluates once it holds
 //!   every group (the group filter).
+//! - [`spill`]: the group filter's groups written to temporary files when
+//!   they outgrow hash_mem.
 //! - EXPLAIN: GpuJoin's fields (`crate::gpujoin::explain`), which begin
 //!   with how the node reduces (`Reduction`, `Combined GpuJoin`).
 //! - The device's accumulator words as PostgreSQL's partial aggregate
@@ -24,6 +26,7 @@ pub mod having;
 pub mod merge;
 pub mod path;
 pub mod plan;
+pub mod spill;
 
 /// The name the plan and EXPLAIN show (`Custom Scan (GpuPreAgg)`).
 pub const NAME: &std::ffi::CStr = c"GpuPreAgg";

@@ -442,7 +442,25 @@ unsafe fn add_paths(
                     .map(|i| i.kind.nwords())
                     .sum();
                 let bytes = groups * crate::gpupreagg::merge::bytes_per_group(nkeys, nwords) as f64;
-                if !having.is_empty() && bytes <= pg_sys::get_hash_memory_limit() as f64 {
+                let hash_mem = pg_sys::get_hash_memory_limit() as f64;
+                // beyond hash_mem, groups told apart by their device values
+                // are spilled (gpupreagg::spill): written and read back
+                // once, each partition within hash_mem
+                let by_value = exprs.iter().all(|&e| {
+                    (*e).type_ == pg_sys::NodeTag::T_Aggref
+                        || matches!(aggregates::key_source(e), aggregates::KeySource::Device)
+                });
+                let spill = !having.is_empty()
+                    && bytes > hash_mem
+                    && by_value
+                    && bytes <= hash_mem * crate::gpupreagg::spill::PARTITIONS as f64;
+                if spill {
+                    let record = (8 * nwords + 24 * nkeys + 4 * (desc.depths.len() + 1)) as f64;
+                    let mut pages = 2.0 * groups * record / pg_sys::BLCKSZ as f64;
+                    pages *= pg_sys::seq_page_cost;
+                    filter_cost += pages;
+                }
+                if !having.is_empty() && (bytes <= hash_mem || spill) {
                     let sel = pg_sys::clauselist_selectivity(
                         root,
                         to_list(&having),
@@ -450,7 +468,7 @@ unsafe fn add_paths(
                         pg_sys::JoinType::JOIN_INNER,
                         std::ptr::null_mut(),
                     );
-                    filter_cost = groups * pg_sys::cpu_operator_cost * having.len() as f64;
+                    filter_cost += groups * pg_sys::cpu_operator_cost * having.len() as f64;
                     partial_total = pg_sys::clamp_row_est(groups.min(partial_total) * sel);
                 }
             }

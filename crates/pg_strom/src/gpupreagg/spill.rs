@@ -1,0 +1,191 @@
+//! The group filter's spill: a serial GpuPreAgg with a group filter
+//! (`gpupreagg::having`) whose groups outgrow hash_mem writes each full
+//! set of merged groups to PostgreSQL temporary files, partitioned by the
+//! groups' keys, instead of returning them; after its last chunk it reads
+//! the partitions back one at a time, merges each (a group's partial
+//! states all lie in one partition), filters it and returns what passes.
+//! PostgreSQL's own hash aggregate spills the same way.  TPC-H Q18's
+//! `GROUP BY l_orderkey HAVING sum(l_quantity) > 300` at SF 10 holds 15
+//! million groups, of which 624 pass.
+//!
+//! Only for groups told apart by their device key values (no text key of
+//! an inner relation: those are read at a representative row).  A
+//! partition that outgrows hash_mem in turn is returned unfiltered (the
+//! Finalize Aggregate filters it), as is everything when a chunk's
+//! groups change layout.  The files are BufFiles of the current resource
+//! owner: closed at the end of the scan, or by PostgreSQL at the end of
+//! the transaction after an error.
+
+use pgrx::pg_sys;
+
+use pgstrom_runtime::agg::{AggGroups, KeyValue};
+
+/// Partitions of a spill: at hash_mem's default of 8 MB a partition
+/// holds tens of thousands of groups, so a few million groups reload
+/// without a second spill.
+pub const PARTITIONS: usize = 128;
+
+/// Bytes of a key in a record.
+const KEY_BYTES: usize = 24;
+
+/// The groups written so far, by partition.
+pub struct Spill {
+    files: Vec<*mut pg_sys::BufFile>,
+    counts: Vec<usize>,
+    nsources: usize,
+    nkeys: usize,
+    nwords: usize,
+    /// Groups written.
+    pub written: u64,
+    buf: Vec<u8>,
+}
+
+/// A group's partition: a hash of its key values as the merger tells
+/// groups apart (value bits, high bits, length and NULL).
+fn partition(keys: &[KeyValue]) -> usize {
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
+    for k in keys {
+        for w in [k.bits as u64, k.hi as u64, k.len as u32 as u64 | (k.isnull as u64) << 32] {
+            h = (h ^ w).wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h ^= h >> 33;
+        }
+    }
+    (h % PARTITIONS as u64) as usize
+}
+
+impl Spill {
+    /// An empty spill for groups of `g`'s layout.
+    pub fn new(g: &AggGroups) -> Spill {
+        Spill {
+            files: vec![std::ptr::null_mut(); PARTITIONS],
+            counts: vec![0; PARTITIONS],
+            nsources: g.nsources,
+            nkeys: g.nkeys,
+            nwords: g.nwords,
+            written: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Whether `g` has the layout of the groups written.
+    pub fn fits(&self, g: &AggGroups) -> bool {
+        g.count == 0 || (g.nsources, g.nkeys, g.nwords) == (self.nsources, self.nkeys, self.nwords)
+    }
+
+    fn record_bytes(&self) -> usize {
+        self.nsources * 4 + self.nkeys * KEY_BYTES + self.nwords * 8
+    }
+
+    /// Write groups `g` (of the spill's layout) to their partitions.
+    pub fn write(&mut self, g: &AggGroups) {
+        for i in 0..g.count {
+            let keys: Vec<KeyValue> = (0..g.nkeys).map(|k| g.key_value(i, k)).collect();
+            let p = partition(&keys);
+            self.buf.clear();
+            for s in 0..g.nsources {
+                self.buf.extend_from_slice(&g.row(s, i).to_le_bytes());
+            }
+            for k in &keys {
+                self.buf.extend_from_slice(&k.bits.to_le_bytes());
+                self.buf.extend_from_slice(&k.hi.to_le_bytes());
+                self.buf.extend_from_slice(&k.len.to_le_bytes());
+                self.buf.extend_from_slice(&(k.isnull as u32).to_le_bytes());
+            }
+            for w in g.group_words(i) {
+                self.buf.extend_from_slice(&w.to_le_bytes());
+            }
+            // SAFETY: a temporary BufFile of this backend, opened here
+            // and closed only by close() (or by PostgreSQL at the end of
+            // the transaction); the buffer holds buf.len() bytes.
+            unsafe {
+                if self.files[p].is_null() {
+                    self.files[p] = pg_sys::BufFileCreateTemp(false);
+                }
+                pg_sys::BufFileWrite(self.files[p], self.buf.as_mut_ptr().cast(), self.buf.len());
+            }
+            self.counts[p] += 1;
+        }
+        self.written += g.count as u64;
+    }
+
+    /// The groups of partition `p`, read back (the file is closed).
+    pub fn read(&mut self, p: usize) -> AggGroups {
+        let n = self.counts[p];
+        let rb = self.record_bytes();
+        let mut g = AggGroups {
+            nsources: self.nsources,
+            count: n,
+            rows: vec![0; self.nsources * n],
+            nkeys: self.nkeys,
+            keys: Vec::with_capacity(self.nkeys * n),
+            nwords: self.nwords,
+            words: Vec::with_capacity(self.nwords * n),
+            stage_counts: Vec::new(),
+            exceptions: Vec::new(),
+        };
+        if n == 0 {
+            return g;
+        }
+        let file = std::mem::replace(&mut self.files[p], std::ptr::null_mut());
+        let mut bytes = vec![0u8; n * rb];
+        // SAFETY: the partition's file, written by write() with n records
+        // of rb bytes; rewound, read whole and closed.
+        let got = unsafe {
+            if pg_sys::BufFileSeek(file, 0, 0, libc::SEEK_SET) != 0 {
+                crate::errors::raise_plain(
+                    pgrx::PgSqlErrorCode::ERRCODE_IO_ERROR,
+                    "could not rewind a temporary file of a GpuPreAgg".into(),
+                    None,
+                    None,
+                );
+            }
+            let got = pg_sys::BufFileRead(file, bytes.as_mut_ptr().cast(), bytes.len());
+            pg_sys::BufFileClose(file);
+            got
+        };
+        if got != bytes.len() {
+            crate::errors::raise_plain(
+                pgrx::PgSqlErrorCode::ERRCODE_IO_ERROR,
+                format!("could not read a temporary file of a GpuPreAgg: read only {got} of {} bytes", bytes.len()),
+                None,
+                None,
+            );
+        }
+        let u32_at = |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
+        let u64_at = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+        for (i, r) in bytes.chunks_exact(rb).enumerate() {
+            let mut o = 0;
+            for s in 0..self.nsources {
+                g.rows[s * n + i] = u32_at(r, o);
+                o += 4;
+            }
+            for _ in 0..self.nkeys {
+                g.keys.push(KeyValue {
+                    bits: u64_at(r, o) as i64,
+                    hi: u64_at(r, o + 8) as i64,
+                    len: u32_at(r, o + 16) as i32,
+                    isnull: u32_at(r, o + 20) != 0,
+                });
+                o += KEY_BYTES;
+            }
+            for _ in 0..self.nwords {
+                g.words.push(u64_at(r, o));
+                o += 8;
+            }
+        }
+        self.counts[p] = 0;
+        g
+    }
+
+    /// Close every file still open (a scan that ends or restarts early).
+    pub fn close(&mut self) {
+        for f in self.files.iter_mut() {
+            if !f.is_null() {
+                // SAFETY: a file this spill opened and has not closed.
+                unsafe { pg_sys::BufFileClose(*f) };
+                *f = std::ptr::null_mut();
+            }
+        }
+        self.counts.iter_mut().for_each(|c| *c = 0);
+    }
+}
