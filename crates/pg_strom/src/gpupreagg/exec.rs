@@ -534,7 +534,20 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                 let g = std::mem::take(&mut st.join.groups);
                 let join = &mut st.join;
                 let filters = join.info.agg.as_ref().is_some_and(|a| !a.filters.is_empty());
-                let ready = match m.add(g, &mut |s, key, row| join.inner_bytes_of(s, key, row)) {
+                // a merger that spills and barely merges: the chunk's
+                // groups go to the spill as they come (merged when read
+                // back)
+                let direct = m.spilled_poorly()
+                    && m.holds_every_group()
+                    && st.spill.as_ref().is_some_and(|sp| sp.fits(&g));
+                let added = if direct {
+                    filter.groups_spilled = g.count as u64;
+                    st.spill.as_mut().expect("checked above").write(&g);
+                    None
+                } else {
+                    m.add(g, &mut |s, key, row| join.inner_bytes_of(s, key, row))
+                };
+                let ready = match added {
                     // a full set of a merger that spills: to the spill
                     Some(full) if m.holds_every_group() => {
                         let sp = st.spill.get_or_insert_with(|| Spill::new(&full));

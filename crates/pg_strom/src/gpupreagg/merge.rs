@@ -28,8 +28,6 @@
 //! a microsecond each (TPC-H Q15 at SF 10: 2.1 million partial groups of
 //! 100,000 took 3 s there).
 
-use std::collections::HashMap;
-
 use pgstrom_runtime::agg::{self, AggGroups, AggKind, AggSpec, KeyValue};
 
 use crate::gpujoin::plan::{AggInfo, AggOutput};
@@ -49,6 +47,101 @@ pub fn mergeable_key(width: usize, column: Option<(u8, i16)>) -> bool {
     width > 0 || matches!(column, Some((s, _)) if s >= 1)
 }
 
+/// The merged groups' identities: an open-addressing table over an arena
+/// of identity words (no allocation per group, a cheap hash: TPC-H Q18's
+/// 15 million `l_orderkey` groups at SF 10 are each hashed twice when
+/// they spill).
+#[derive(Default)]
+struct IdTable {
+    /// Entry index + 1 per slot (0: empty); a power of two, at most half
+    /// full.
+    slots: Vec<u32>,
+    /// Per entry: its hash, where its identity starts in `ids`, and its
+    /// group.
+    hashes: Vec<u64>,
+    starts: Vec<usize>,
+    groups: Vec<usize>,
+    ids: Vec<u64>,
+}
+
+/// A hash of identity words (a multiply-rotate per word, then
+/// MurmurHash3's finalizer, so that consecutive keys spread).
+fn hash_words(id: &[u64]) -> u64 {
+    let mut h: u64 = id.len() as u64;
+    for &w in id {
+        h = (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+impl IdTable {
+    fn id(&self, e: usize) -> &[u64] {
+        let end = self.starts.get(e + 1).copied().unwrap_or(self.ids.len());
+        &self.ids[self.starts[e]..end]
+    }
+
+    /// The group of identity `id` (hash `h`), if any.
+    fn find(&self, id: &[u64], h: u64) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut at = h as usize & mask;
+        loop {
+            let e = self.slots[at] as usize;
+            if e == 0 {
+                return None;
+            }
+            if self.hashes[e - 1] == h && self.id(e - 1) == id {
+                return Some(self.groups[e - 1]);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Add identity `id` (hash `h`, not in the table) of group `group`.
+    fn insert(&mut self, id: &[u64], h: u64, group: usize) {
+        if (self.hashes.len() + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        self.hashes.push(h);
+        self.starts.push(self.ids.len());
+        self.groups.push(group);
+        self.ids.extend_from_slice(id);
+        let e = self.hashes.len();
+        self.place(h, e as u32);
+    }
+
+    fn place(&mut self, h: u64, e: u32) {
+        let mask = self.slots.len() - 1;
+        let mut at = h as usize & mask;
+        while self.slots[at] != 0 {
+            at = (at + 1) & mask;
+        }
+        self.slots[at] = e;
+    }
+
+    fn grow(&mut self) {
+        let n = (self.slots.len() * 2).max(1024);
+        self.slots = vec![0; n];
+        for e in 0..self.hashes.len() {
+            self.place(self.hashes[e], (e + 1) as u32);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.hashes.clear();
+        self.starts.clear();
+        self.groups.clear();
+        self.ids.clear();
+    }
+}
+
 /// What a merger counts against its budget per group of `nkeys` keys and
 /// `nwords` accumulator words (its copies, the key's identity in the hash
 /// map, and the map's own overhead).
@@ -61,7 +154,7 @@ pub struct GroupMerger {
     parts: Vec<Part>,
     /// Per operation: its kind and first word.
     ops: Vec<(AggKind, usize)>,
-    map: HashMap<Vec<u64>, usize>,
+    map: IdTable,
     /// Row-major copies of the merged groups.
     nsources: usize,
     nkeys: usize,
@@ -94,6 +187,8 @@ pub struct GroupMerger {
     /// A full merger's groups go to a spill (`gpupreagg::spill`), not up:
     /// they stay complete.
     spills: bool,
+    /// The last full set of a merger that spills had barely merged.
+    spilled_poorly: bool,
 }
 
 /// A merger that holds more than this share of the groups it was given,
@@ -140,7 +235,7 @@ impl GroupMerger {
         Some(GroupMerger {
             parts,
             ops,
-            map: HashMap::new(),
+            map: IdTable::default(),
             nsources: 0,
             nkeys: 0,
             nwords: 0,
@@ -157,6 +252,7 @@ impl GroupMerger {
             hold_all: !agg.filters.is_empty(),
             complete: true,
             spills: false,
+            spilled_poorly: false,
         })
     }
 
@@ -186,13 +282,14 @@ impl GroupMerger {
         for i in 0..g.count {
             self.identity(&mut id, &g, i, bytes);
             let words = g.group_words(i);
-            let found = self.map.get(id.as_slice()).copied();
+            let h = hash_words(&id);
+            let found = self.map.find(&id, h);
             match found {
                 Some(at) if self.combine(at, words) => {}
                 found => {
                     let at = self.push(&g, i);
                     if found.is_none() {
-                        self.map.insert(id.clone(), at);
+                        self.map.insert(&id, h, at);
                     }
                 }
             }
@@ -206,6 +303,7 @@ impl GroupMerger {
             self.checked |= early;
             let poor = self.count as f64 > POOR_REDUCTION * self.seen as f64;
             if full && self.spills {
+                self.spilled_poorly = poor;
                 self.seen = 0;
                 out = self.take();
             } else if full || (early && poor) {
@@ -236,6 +334,13 @@ impl GroupMerger {
         self.spills = true;
     }
 
+    /// Whether the last full set it returned to be spilled had barely
+    /// merged (each chunk's groups its own): the caller may spill the
+    /// chunks' groups as they come, merging them only when read back.
+    pub fn spilled_poorly(&self) -> bool {
+        self.spilled_poorly
+    }
+
     /// No longer complete: groups went up that are not every group's.
     pub fn give_up(&mut self) {
         self.complete = false;
@@ -245,6 +350,7 @@ impl GroupMerger {
     pub fn restart(&mut self) {
         self.take();
         self.complete = true;
+        self.spilled_poorly = false;
     }
 
     /// The groups held, as one set (None when there are none); the

@@ -37,8 +37,12 @@ pub struct Spill {
     nwords: usize,
     /// Groups written.
     pub written: u64,
-    buf: Vec<u8>,
+    /// Per partition: records not yet written to its file.
+    bufs: Vec<Vec<u8>>,
 }
+
+/// Bytes a partition gathers before they are written.
+const WRITE_BYTES: usize = 64 * 1024;
 
 /// A group's partition: a hash of its key values as the merger tells
 /// groups apart (value bits, high bits, length and NULL).
@@ -63,7 +67,7 @@ impl Spill {
             nkeys: g.nkeys,
             nwords: g.nwords,
             written: 0,
-            buf: Vec::new(),
+            bufs: vec![Vec::new(); PARTITIONS],
         }
     }
 
@@ -79,33 +83,45 @@ impl Spill {
     /// Write groups `g` (of the spill's layout) to their partitions.
     pub fn write(&mut self, g: &AggGroups) {
         for i in 0..g.count {
-            let keys: Vec<KeyValue> = (0..g.nkeys).map(|k| g.key_value(i, k)).collect();
-            let p = partition(&keys);
-            self.buf.clear();
+            let keys = &g.keys[i * g.nkeys..(i + 1) * g.nkeys];
+            let p = partition(keys);
+            let buf = &mut self.bufs[p];
             for s in 0..g.nsources {
-                self.buf.extend_from_slice(&g.row(s, i).to_le_bytes());
+                buf.extend_from_slice(&g.row(s, i).to_le_bytes());
             }
-            for k in &keys {
-                self.buf.extend_from_slice(&k.bits.to_le_bytes());
-                self.buf.extend_from_slice(&k.hi.to_le_bytes());
-                self.buf.extend_from_slice(&k.len.to_le_bytes());
-                self.buf.extend_from_slice(&(k.isnull as u32).to_le_bytes());
+            for k in keys {
+                buf.extend_from_slice(&k.bits.to_le_bytes());
+                buf.extend_from_slice(&k.hi.to_le_bytes());
+                buf.extend_from_slice(&k.len.to_le_bytes());
+                buf.extend_from_slice(&(k.isnull as u32).to_le_bytes());
             }
             for w in g.group_words(i) {
-                self.buf.extend_from_slice(&w.to_le_bytes());
-            }
-            // SAFETY: a temporary BufFile of this backend, opened here
-            // and closed only by close() (or by PostgreSQL at the end of
-            // the transaction); the buffer holds buf.len() bytes.
-            unsafe {
-                if self.files[p].is_null() {
-                    self.files[p] = pg_sys::BufFileCreateTemp(false);
-                }
-                pg_sys::BufFileWrite(self.files[p], self.buf.as_mut_ptr().cast(), self.buf.len());
+                buf.extend_from_slice(&w.to_le_bytes());
             }
             self.counts[p] += 1;
+            if buf.len() >= WRITE_BYTES {
+                self.flush(p);
+            }
         }
         self.written += g.count as u64;
+    }
+
+    /// Write partition `p`'s gathered records to its file.
+    fn flush(&mut self, p: usize) {
+        let buf = &mut self.bufs[p];
+        if buf.is_empty() {
+            return;
+        }
+        // SAFETY: a temporary BufFile of this backend, opened here and
+        // closed only by read() or close() (or by PostgreSQL at the end
+        // of the transaction); the buffer holds buf.len() bytes.
+        unsafe {
+            if self.files[p].is_null() {
+                self.files[p] = pg_sys::BufFileCreateTemp(false);
+            }
+            pg_sys::BufFileWrite(self.files[p], buf.as_mut_ptr().cast(), buf.len());
+        }
+        buf.clear();
     }
 
     /// The groups of partition `p`, read back (the file is closed).
@@ -126,6 +142,7 @@ impl Spill {
         if n == 0 {
             return g;
         }
+        self.flush(p);
         let file = std::mem::replace(&mut self.files[p], std::ptr::null_mut());
         let mut bytes = vec![0u8; n * rb];
         // SAFETY: the partition's file, written by write() with n records
@@ -187,5 +204,6 @@ impl Spill {
             }
         }
         self.counts.iter_mut().for_each(|c| *c = 0);
+        self.bufs.iter_mut().for_each(|b| *b = Vec::new());
     }
 }
