@@ -1,8 +1,9 @@
 -- Background checkpoints of gstore_fdw tables (docs/gstore_fdw.md,
 -- "Checkpoints"): a statement that leaves a table's redo log larger than
 -- pg_strom.gstore_checkpoint_log_size starts a background worker, which
--- checkpoints the table once no query or writer holds it.  The rows read
--- the same before and after.
+-- checkpoints the table once no query or writer holds it; a log left
+-- alone for pg_strom.gstore_checkpoint_timeout is checkpointed by the
+-- database's timer.  The rows read the same before and after.
 \! rm -rf /tmp/pgstrom_gstore_ac && mkdir -p /tmp/pgstrom_gstore_ac && chmod 1777 /tmp/pgstrom_gstore_ac
 CREATE FOREIGN TABLE ac (id int, v text) SERVER gstore_fdw
   OPTIONS (base_file '/tmp/pgstrom_gstore_ac/ac.base', redo_log_file '/tmp/pgstrom_gstore_ac/ac.redo');
@@ -46,6 +47,33 @@ SET ROLE ac_plain;
 SET pg_strom.gstore_checkpoint_log_size = '1MB';
 RESET ROLE;
 DROP ROLE ac_plain;
+RESET pg_strom.gstore_checkpoint_log_size;
+-- the checkpoint timer: a table whose redo log has not been written for
+-- pg_strom.gstore_checkpoint_timeout (a server setting, here 1 s) is
+-- checkpointed by its database's timer, a background worker that a write
+-- starts when none runs
+SHOW pg_strom.gstore_checkpoint_timeout;
+SET pg_strom.gstore_checkpoint_timeout = 5;
+ALTER SYSTEM SET pg_strom.gstore_checkpoint_timeout = '1s';
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.5);
+SHOW pg_strom.gstore_checkpoint_timeout;
+SET pg_strom.gstore_checkpoint_log_size = 0;
+SELECT generation AS g FROM pgstrom.gstore_fdw_info('ac') \gset
+INSERT INTO ac SELECT i, 't' FROM generate_series(7001, 7010) i;
+CALL ac_wait(:g);
+SELECT generation = :g + 1 AS checkpointed, redo_log_bytes < 1024 AS log_emptied FROM pgstrom.gstore_fdw_info('ac');
+SELECT count(*) FILTER (WHERE v = 't') AS new_rows, count(*) FROM ac;
+-- 0: none
+ALTER SYSTEM SET pg_strom.gstore_checkpoint_timeout = 0;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.5);
+SELECT generation AS g FROM pgstrom.gstore_fdw_info('ac') \gset
+INSERT INTO ac SELECT i, repeat('n', 200) FROM generate_series(8001, 8010) i;
+SELECT pg_sleep(2);
+SELECT generation = :g AS kept_its_log, redo_log_bytes > 1024 AS log_holds_rows FROM pgstrom.gstore_fdw_info('ac');
+ALTER SYSTEM RESET pg_strom.gstore_checkpoint_timeout;
+SELECT pg_reload_conf();
 RESET pg_strom.gstore_checkpoint_log_size;
 DROP FOREIGN TABLE ac;
 DROP PROCEDURE ac_wait(bigint);

@@ -80,6 +80,11 @@ pub static GPU_JOIN_MEMORY_LIMIT: GucSetting<i32> = GucSetting::<i32>::new(4 * 1
 /// (0: never).
 pub static GSTORE_CHECKPOINT_LOG_SIZE: GucSetting<i32> = GucSetting::<i32>::new(1024 * 1024);
 
+/// `pg_strom.gstore_checkpoint_timeout`: seconds without writes after which
+/// a gstore_fdw table with a redo log is checkpointed in the background
+/// (gstore::autockpt; 0: never).
+pub static GSTORE_CHECKPOINT_TIMEOUT: GucSetting<i32> = GucSetting::<i32>::new(300);
+
 /// `pg_strom.heap_page_reads`: device nodes read heap pages directly.
 pub static HEAP_PAGE_READS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
@@ -348,6 +353,16 @@ pub fn init() {
         i32::MAX,
         GucContext::Suset,
         GucFlags::UNIT_KB,
+    );
+    GucRegistry::define_int_guc(
+        c"pg_strom.gstore_checkpoint_timeout",
+        c"Time without writes after which a gstore_fdw table with a redo log is checkpointed in the background.",
+        c"A statement that writes to such a table makes sure its database's checkpoint timer runs, a background worker that checkpoints each table whose redo log has not been written for this long once no query holds it; 0 never does.",
+        &GSTORE_CHECKPOINT_TIMEOUT,
+        0,
+        i32::MAX,
+        GucContext::Sighup,
+        GucFlags::UNIT_S,
     );
     GucRegistry::define_int_guc(
         c"pg_strom.arrow_cache_size",

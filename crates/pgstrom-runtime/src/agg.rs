@@ -502,6 +502,11 @@ pub fn moments2(words: &[u64]) -> [f64; 6] {
 /// The decimal text of `v / 10^scale` with exactly `scale` decimals
 /// (MinNum / MaxNum's value at its column's scale).
 pub fn scaled_decimal(v: i64, scale: i32) -> String {
+    scaled_decimal_wide(v as i128, scale)
+}
+
+/// [`scaled_decimal`] of a 128-bit value.
+pub fn scaled_decimal_wide(v: i128, scale: i32) -> String {
     let digits = v.unsigned_abs().to_string();
     let s = scale.max(0) as usize;
     let padded = format!("{digits:0>width$}", width = s + 1);

@@ -114,14 +114,7 @@ impl Value {
             Value::Num(Num::NaN) => "'NaN'".into(),
             Value::Num(Num::PInf) => "'Infinity'".into(),
             Value::Num(Num::NInf) => "'-Infinity'".into(),
-            Value::Num(Num::Fin(m, s)) => {
-                let digits = m.unsigned_abs().to_string();
-                let s = s.max(0) as usize;
-                let padded = format!("{digits:0>width$}", width = s + 1);
-                let (int, frac) = padded.split_at(padded.len() - s);
-                let sign = if m < 0 { "-" } else { "" };
-                if s == 0 { format!("{sign}{int}") } else { format!("{sign}{int}.{frac}") }
-            }
+            Value::Num(Num::Fin(m, s)) => crate::agg::scaled_decimal_wide(m, s),
         }
     }
 }

@@ -40,6 +40,7 @@ pub mod aggregates;
 pub mod catalog;
 pub mod datum;
 pub mod expr;
+pub mod having;
 
 pub use aggregates::{
     compile_count_arg, compile_group_key, compile_minmax_any, compile_numeric_column, compile_numeric_sum,

@@ -180,7 +180,12 @@ pub unsafe fn explain(
                 pg_sys::ExplainPropertyInteger(c"Partial Groups".as_ptr(), std::ptr::null(), c.groups as i64, es);
                 if !a.filters.is_empty() {
                     let removed = c.groups_filtered as i64;
-                    pg_sys::ExplainPropertyInteger(c"Rows Removed by Group Filter".as_ptr(), std::ptr::null(), removed, es);
+                    pg_sys::ExplainPropertyInteger(
+                        c"Rows Removed by Group Filter".as_ptr(),
+                        std::ptr::null(),
+                        removed,
+                        es,
+                    );
                     if c.groups_spilled > 0 {
                         let spilled = c.groups_spilled as i64;
                         pg_sys::ExplainPropertyInteger(c"Groups Spilled".as_ptr(), std::ptr::null(), spilled, es);

@@ -68,7 +68,7 @@ pub struct AggDesc {
     /// See `rows_in`.
     pub groups: f64,
     /// The HAVING terms the node evaluates as its group filter
-    /// (`gpupreagg::having`; empty: none).
+    /// (`codegen::having`; empty: none).
     pub having: Vec<*mut pg_sys::Node>,
 }
 

@@ -29,6 +29,7 @@ use crate::errors;
 use crate::gpujoin::path::JoinDesc;
 use crate::gpujoin::{NAME, exec};
 use crate::pg::list::{from_list, to_list};
+use pgstrom_runtime::group_filter::{Cmp, GroupFilter, Num, Value};
 
 /// Layout version of [`GpuJoinInfo`].
 const INFO_VERSION: u32 = 5;
@@ -89,8 +90,8 @@ pub struct AggInfo {
     /// See `rows_in`.
     pub groups: f64,
     /// The group filter: HAVING terms evaluated once the node holds every
-    /// group (`gpupreagg::having`; empty: none).
-    pub filters: Vec<crate::gpupreagg::having::GroupFilter>,
+    /// group (`codegen::having`; empty: none).
+    pub filters: Vec<GroupFilter>,
 }
 
 /// One depth of a plan.
@@ -204,7 +205,7 @@ impl GpuJoinInfo {
                 }
                 w.f64(a.rows_in);
                 w.f64(a.groups);
-                crate::gpupreagg::having::write(&mut w, &a.filters);
+                write_filters(&mut w, &a.filters);
             }
         }
         w.into_node()
@@ -278,7 +279,7 @@ impl GpuJoinInfo {
                     });
                 }
                 let (rows_in, groups) = (r.f64()?, r.f64()?);
-                let filters = crate::gpupreagg::having::read(r)?;
+                let filters = read_filters(r)?;
                 Some(AggInfo { keys, ops, outputs, rows_in, groups, filters })
             }
             _ => return None,
@@ -614,7 +615,7 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
             let filters = if a.having.is_empty() {
                 Vec::new()
             } else {
-                crate::gpupreagg::having::compile(to_list(&a.having).cast(), &lead).unwrap_or_default()
+                crate::codegen::having::compile(to_list(&a.having).cast(), &lead).unwrap_or_default()
             };
             let filters = filters
                 .into_iter()
@@ -738,4 +739,53 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
         (*cscan).methods = &raw const SCAN_METHODS;
         cscan.cast()
     }
+}
+
+/// Write a GpuPreAgg's group filter (`codegen::having`) into its plan.
+fn write_filters(w: &mut Writer, filters: &[GroupFilter]) {
+    w.u32(filters.len() as u32);
+    for f in filters {
+        w.u32(f.output);
+        w.u32(f.cmp as u32);
+        let (tag, m, s) = match f.value {
+            Value::Int(v) => (1, v, 0),
+            Value::Float(v) => (2, v.to_bits() as i128, 0),
+            Value::Num(Num::Fin(m, s)) => (3, m, s),
+            Value::Num(Num::NaN) => (4, 0, 0),
+            Value::Num(Num::PInf) => (5, 0, 0),
+            Value::Num(Num::NInf) => (6, 0, 0),
+        };
+        w.u32(tag);
+        for i in 0..4 {
+            w.u32((m >> (32 * i)) as u32);
+        }
+        w.u32(s as u32);
+    }
+}
+
+/// Read what [`write_filters`] wrote.
+fn read_filters(r: &mut Reader<'_>) -> Option<Vec<GroupFilter>> {
+    let n = r.u32()?;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let output = r.u32()?;
+        let cmp = Cmp::from_u32(r.u32()?)?;
+        let tag = r.u32()?;
+        let mut m: u128 = 0;
+        for i in 0..4 {
+            m |= (r.u32()? as u128) << (32 * i);
+        }
+        let (m, s) = (m as i128, r.u32()? as i32);
+        let value = match tag {
+            1 => Value::Int(m),
+            2 => Value::Float(f64::from_bits(m as u64)),
+            3 => Value::Num(Num::Fin(m, s)),
+            4 => Value::Num(Num::NaN),
+            5 => Value::Num(Num::PInf),
+            6 => Value::Num(Num::NInf),
+            _ => return None,
+        };
+        out.push(GroupFilter { output, cmp, value });
+    }
+    Some(out)
 }

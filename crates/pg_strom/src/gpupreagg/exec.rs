@@ -20,13 +20,13 @@ use pgrx::prelude::*;
 use pgstrom_runtime::agg::{AggGroups, AggKind};
 
 use crate::codegen::aggregates::{self, Encoding};
+use crate::codegen::having;
 use crate::customscan::counters::{Counters, HOST_MERGE};
 use crate::customscan::node::{self, DeviceNode, DeviceState};
 use crate::errors;
 use crate::gpujoin::exec::{GpuJoinExec, recheck};
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo};
 use crate::gpupreagg::NAME;
-use crate::gpupreagg::having;
 use crate::gpupreagg::merge::GroupMerger;
 use crate::gpupreagg::spill::{self, Spill};
 use crate::pg::memctx::Switched;
@@ -329,7 +329,8 @@ impl GpuPreAggExec {
                 rows[s * n + j] = g.row(s, i);
             }
         }
-        let keys = keep.iter().flat_map(|&i| (0..g.nkeys).map(move |k| (i, k))).map(|(i, k)| g.key_value(i, k)).collect();
+        let keys =
+            keep.iter().flat_map(|&i| (0..g.nkeys).map(move |k| (i, k))).map(|(i, k)| g.key_value(i, k)).collect();
         let words = keep.iter().flat_map(|&i| g.group_words(i).iter().copied()).collect();
         let out = AggGroups {
             nsources: g.nsources,
@@ -537,9 +538,8 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                 // a merger that spills and barely merges: the chunk's
                 // groups go to the spill as they come (merged when read
                 // back)
-                let direct = m.spilled_poorly()
-                    && m.holds_every_group()
-                    && st.spill.as_ref().is_some_and(|sp| sp.fits(&g));
+                let direct =
+                    m.spilled_poorly() && m.holds_every_group() && st.spill.as_ref().is_some_and(|sp| sp.fits(&g));
                 let added = if direct {
                     filter.groups_spilled = g.count as u64;
                     st.spill.as_mut().expect("checked above").write(&g);

@@ -12,8 +12,8 @@
 //!   aggregation stage filled in (a scan is a join of no depth).
 //! - [`exec`]: the groups as rows, on GpuJoin's executor pipeline.
 //! - [`merge`]: a process's partial groups merged across its chunks.
-//! - [`having`]: the HAVING clause a serial node evaluates once it holds
-//!   every group (the group filter).
+//! - the group filter: the HAVING clause a serial node evaluates once it
+//!   holds every group (compiled by `crate::codegen::having`).
 //! - [`spill`]: the group filter's groups written to temporary files when
 //!   they outgrow hash_mem.
 //! - EXPLAIN: GpuJoin's fields (`crate::gpujoin::explain`), which begin
@@ -22,7 +22,6 @@
 //!   states are `crate::codegen::aggregates`.
 
 pub mod exec;
-pub mod having;
 pub mod merge;
 pub mod path;
 pub mod plan;

@@ -429,12 +429,12 @@ unsafe fn add_paths(
             let mut partial_total = pg_sys::clamp_row_est(rows_in.min(per_chunk * nchunks).min(merged));
             // a serial node that merges its groups holds each once after
             // its last chunk where they fit in hash_mem: the HAVING clause
-            // filters them there (gpupreagg::having), and only those that
+            // filters them there (codegen::having), and only those that
             // pass are formed and finalized
             let mut having = Vec::new();
             let mut filter_cost = 0.0;
             if workers == 0 && merged.is_finite() {
-                having = crate::gpupreagg::having::pushable((*extra).havingQual, &exprs);
+                having = crate::codegen::having::pushable((*extra).havingQual, &exprs);
                 let nwords: usize = exprs
                     .iter()
                     .filter(|&&e| (*e).type_ == pg_sys::NodeTag::T_Aggref)

@@ -1,5 +1,5 @@
 //! The group filter's spill: a serial GpuPreAgg with a group filter
-//! (`gpupreagg::having`) whose groups outgrow hash_mem writes each full
+//! (`codegen::having`) whose groups outgrow hash_mem writes each full
 //! set of merged groups to PostgreSQL temporary files, partitioned by the
 //! groups' keys, instead of returning them; after its last chunk it reads
 //! the partitions back one at a time, merges each (a group's partial
@@ -117,6 +117,8 @@ impl Spill {
         // of the transaction); the buffer holds buf.len() bytes.
         unsafe {
             if self.files[p].is_null() {
+                // (temp_tablespaces, as PostgreSQL's own spills read it)
+                pg_sys::PrepareTempTablespaces();
                 self.files[p] = pg_sys::BufFileCreateTemp(false);
             }
             pg_sys::BufFileWrite(self.files[p], buf.as_mut_ptr().cast(), buf.len());

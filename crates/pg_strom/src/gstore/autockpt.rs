@@ -12,6 +12,18 @@
 //! line (a later write asks again).  It checks the log's size again under
 //! the lock, so that of several workers asked for one log, one
 //! checkpoints.
+//!
+//! A statement that leaves anything in a log also makes sure the
+//! database's checkpoint timer runs (once per backend, table and log
+//! generation): one worker per database that watches every gstore_fdw
+//! table's redo log (its size and modification time, nothing else) and
+//! checkpoints each table whose log has not been written for
+//! `pg_strom.gstore_checkpoint_timeout`, so that a table written to and
+//! then left alone is not replayed from its log at every load.  It ends
+//! when no log holds anything.  One timer per database: a session
+//! advisory lock (`pg_locks`: classid 1346851668 = 0x50475354, objid 0,
+//! objsubid 3) that a writer
+//! probes before it starts one.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -28,7 +40,14 @@ thread_local! {
     /// Tables this backend asked a checkpoint of, by the log generation
     /// it asked for.
     static ASKED: RefCell<HashMap<pg_sys::Oid, u64>> = RefCell::new(HashMap::new());
+    /// Tables whose timer this backend made sure of, by log generation.
+    static ARMED: RefCell<HashMap<pg_sys::Oid, u64>> = RefCell::new(HashMap::new());
 }
+
+/// The second key of a timer's advisory lock ("PGST"), and its kind
+/// (objsubid: 1 and 2 are SQL's advisory locks).
+const TIMER_KEY: u32 = 0x5047_5354;
+const TIMER_LOCK_KIND: u16 = 3;
 
 /// How long a worker tries to take the table's lock.
 const LOCK_TRIES: u32 = 600;
@@ -40,56 +59,130 @@ fn threshold() -> Option<u64> {
     (kb > 0).then_some(kb as u64 * 1024)
 }
 
+/// The idle time that starts a background checkpoint (None: off).
+fn timeout() -> Option<Duration> {
+    let s = guc::GSTORE_CHECKPOINT_TIMEOUT.get();
+    (s > 0).then_some(Duration::from_secs(s as u64))
+}
+
 /// After a statement wrote to `rel`: start a background checkpoint when
-/// its redo log passed the threshold (once per log generation in this
-/// backend).
+/// its redo log passed the threshold, and arm the timer while the log
+/// holds anything (each once per log generation in this backend).
 ///
 /// # Safety
 /// Backend; `rel` an open gstore_fdw table.
 pub unsafe fn after_write(rel: pg_sys::Relation) {
-    let Some(limit) = threshold() else { return };
+    let (limit, idle) = (threshold(), timeout());
+    if limit.is_none() && idle.is_none() {
+        return;
+    }
     // the store as the statement's appends left it (each append replays
     // the log to its end): no second look at the file on the write path
     // SAFETY: caller's promise.
     let (relid, (bytes, generation)) =
         unsafe { ((*rel).rd_id, state::with_store_as_is(rel, |st| (st.log_pos, st.generation))) };
-    if bytes < limit || ASKED.with_borrow(|a| a.get(&relid) == Some(&generation)) {
-        return;
+    if let Some(limit) = limit
+        && bytes >= limit
+        && ASKED.with_borrow(|a| a.get(&relid) != Some(&generation))
+    {
+        ASKED.with_borrow_mut(|a| a.insert(relid, generation));
+        start(relid, &format!("{limit} 0"), "a background checkpoint");
     }
-    ASKED.with_borrow_mut(|a| a.insert(relid, generation));
+    if idle.is_some()
+        && bytes > pgstrom_runtime::store::HEADER_LEN
+        && ARMED.with_borrow(|a| a.get(&relid) != Some(&generation))
+        // (a timer that runs sees this write: it looks at the log once
+        // more after it lets its lock go)
+        && (timer_runs() || start(pg_sys::InvalidOid, "0 1", "the checkpoint timer"))
+    {
+        ARMED.with_borrow_mut(|a| a.insert(relid, generation));
+    }
+}
+
+/// The advisory lock tag of the database's timer.
+fn timer_tag() -> pg_sys::LOCKTAG {
+    pg_sys::LOCKTAG {
+        // SAFETY: the process's database, set once connected.
+        locktag_field1: unsafe { pg_sys::MyDatabaseId }.to_u32(),
+        locktag_field2: TIMER_KEY,
+        locktag_field3: 0,
+        locktag_field4: TIMER_LOCK_KIND,
+        locktag_type: pg_sys::LockTagType::LOCKTAG_ADVISORY as u8,
+        locktag_lockmethodid: pg_sys::USER_LOCKMETHOD as u8,
+    }
+}
+
+/// Take the timer lock if it is free (a session lock: held until
+/// released or the process exits).
+fn take_timer_lock(session: bool) -> bool {
+    let tag = timer_tag();
+    // SAFETY: a lock of this process, never waited for.
+    unsafe {
+        pg_sys::LockAcquire(&tag, pg_sys::ExclusiveLock as pg_sys::LOCKMODE, session, true)
+            != pg_sys::LockAcquireResult::LOCKACQUIRE_NOT_AVAIL
+    }
+}
+
+fn release_timer_lock(session: bool) {
+    let tag = timer_tag();
+    // SAFETY: a lock this process holds.
+    unsafe { pg_sys::LockRelease(&tag, pg_sys::ExclusiveLock as pg_sys::LOCKMODE, session) };
+}
+
+/// Whether the database's timer runs (its lock is taken).
+fn timer_runs() -> bool {
+    if take_timer_lock(false) {
+        release_timer_lock(false);
+        false
+    } else {
+        true
+    }
+}
+
+/// Start a worker for table `relid` (`args`: size limit, idle seconds);
+/// false (with a LOG line) when none could start.
+fn start(relid: pg_sys::Oid, args: &str, what: &str) -> bool {
     // SAFETY: the backend's database.
     let db = unsafe { pg_sys::MyDatabaseId };
     let started = BackgroundWorkerBuilder::new("pg_strom gstore_fdw checkpoint")
         .set_type("pg_strom gstore_fdw checkpoint")
         .set_library("pg_strom")
         .set_function("pgstrom_gstore_checkpoint_worker")
-        .set_extra(&format!("{} {} {limit}", db.to_u32(), relid.to_u32()))
+        .set_extra(&format!("{} {} {args}", db.to_u32(), relid.to_u32()))
         .enable_spi_access()
         .set_start_time(BgWorkerStartTime::RecoveryFinished)
         .set_restart_time(None)
         .load_dynamic();
-    if let Err(e) = started {
+    if let Err(e) = &started {
         pgrx::log!(
-            "gstore_fdw: could not start a background checkpoint of table {} ({e:?}; is max_worker_processes large enough?): run pgstrom.gstore_fdw_checkpoint() on it",
+            "gstore_fdw: could not start {what} of table {} ({e:?}; is max_worker_processes large enough?): run pgstrom.gstore_fdw_checkpoint() on it",
             relid.to_u32()
         );
     }
+    started.is_ok()
 }
 
 /// The background worker: checkpoint one table (`bgw_extra`: database
 /// and table OIDs, and the log size of the statement that asked: its
-/// session's setting).
+/// session's setting), or (table 0, size 0, then 1) be the database's
+/// checkpoint timer.
 #[pg_guard]
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pgstrom_gstore_checkpoint_worker(_arg: pg_sys::Datum) {
-    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGTERM);
+    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGTERM | SignalWakeFlags::SIGHUP);
     let mut ids = BackgroundWorker::get_extra().split(' ').map(|s| s.parse::<u64>().unwrap_or(0));
-    let (db, relid, limit) = (ids.next().unwrap_or(0) as u32, ids.next().unwrap_or(0) as u32, ids.next().unwrap_or(0));
-    if db == 0 || relid == 0 || limit == 0 {
+    let mut next = || ids.next().unwrap_or(0);
+    let (db, relid, limit, timer_mode) = (next() as u32, next() as u32, next(), next());
+    if db == 0 || (limit == 0 && timer_mode == 0) || (limit > 0 && relid == 0) {
         return;
     }
     BackgroundWorker::connect_worker_to_spi_by_oid(Some(pg_sys::Oid::from(db)), None);
+    if limit == 0 {
+        timer();
+        return;
+    }
     let relid = pg_sys::Oid::from(relid);
+    let why = Why::Size(limit);
     let t0 = Instant::now();
     for _ in 0..LOCK_TRIES {
         if BackgroundWorker::sigterm_received() {
@@ -97,7 +190,7 @@ pub extern "C-unwind" fn pgstrom_gstore_checkpoint_worker(_arg: pg_sys::Datum) {
         }
         let done = BackgroundWorker::transaction(|| {
             // SAFETY: a transaction of this worker's database.
-            unsafe { attempt(relid, limit) }
+            unsafe { attempt(relid, &why) }
         });
         if done {
             return;
@@ -111,12 +204,101 @@ pub extern "C-unwind" fn pgstrom_gstore_checkpoint_worker(_arg: pg_sys::Datum) {
     );
 }
 
+/// Why a worker checkpoints.
+enum Why {
+    /// The log passed this size.
+    Size(u64),
+    /// The log was not written for this long.
+    Idle(Duration),
+}
+
+/// The database's timer: checkpoint each gstore_fdw table whose redo log
+/// holds something and has not been written for
+/// `pg_strom.gstore_checkpoint_timeout` (the server's setting, read again
+/// on SIGHUP), until no log holds anything, the setting is 0, or SIGTERM.
+/// A table busy with queries or writers is tried again at the next look.
+/// Holds the timer lock while it runs; takes it only when free, trying
+/// each second while a timer that is ending holds it.
+fn timer() {
+    'lock: loop {
+        loop {
+            if BackgroundWorker::sigterm_received() {
+                return;
+            }
+            if BackgroundWorker::transaction(|| take_timer_lock(true)) {
+                break;
+            }
+            BackgroundWorker::wait_latch(Some(Duration::from_secs(1)));
+        }
+        loop {
+            if BackgroundWorker::sigterm_received() {
+                return;
+            }
+            if BackgroundWorker::sighup_received() {
+                // SAFETY: the worker's own configuration, between
+                // transactions.
+                unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
+            }
+            let Some(idle) = timeout() else { return };
+            // the tables whose log holds anything, with how long it has
+            // not been written
+            let logs = BackgroundWorker::transaction(written_logs);
+            if logs.is_empty() {
+                // done, unless a write came while its writer saw this
+                // timer's lock taken
+                BackgroundWorker::transaction(|| release_timer_lock(true));
+                if !BackgroundWorker::transaction(written_logs).is_empty() {
+                    continue 'lock;
+                }
+                return;
+            }
+            let mut wait = Duration::from_secs(10);
+            for (relid, quiet) in logs {
+                if quiet >= idle {
+                    let done = BackgroundWorker::transaction(|| {
+                        // SAFETY: a transaction of this worker's database.
+                        unsafe { attempt(relid, &Why::Idle(idle)) }
+                    });
+                    // checkpointed: the next writes are due `idle` after
+                    // they come; busy: tried again soon
+                    wait = wait.min(if done { idle } else { Duration::from_secs(1) });
+                } else {
+                    wait = wait.min(idle - quiet);
+                }
+            }
+            BackgroundWorker::wait_latch(Some(wait.max(LOCK_PAUSE)));
+        }
+    }
+}
+
+/// The database's gstore_fdw tables whose redo log holds a record, each
+/// with the time since its log was last written.  In a transaction.
+fn written_logs() -> Vec<(pg_sys::Oid, Duration)> {
+    let sql = "SELECT ft.ftrelid FROM pg_catalog.pg_foreign_table ft \
+               JOIN pg_catalog.pg_foreign_server s ON s.oid = ft.ftserver \
+               JOIN pg_catalog.pg_foreign_data_wrapper w ON w.oid = s.srvfdw \
+               WHERE w.fdwname = 'gstore_fdw'";
+    let tables: Vec<pg_sys::Oid> = Spi::connect(|c| {
+        c.select(sql, None, &[])
+            .map(|rows| rows.filter_map(|r| r.get::<pg_sys::Oid>(1).ok().flatten()).collect())
+            .unwrap_or_default()
+    });
+    tables
+        .into_iter()
+        .filter_map(|relid| {
+            let meta = std::fs::metadata(super::options::of_table(relid).redo_log_file).ok()?;
+            (meta.len() > pgstrom_runtime::store::HEADER_LEN)
+                .then(|| (relid, meta.modified().ok().and_then(|t| t.elapsed().ok()).unwrap_or_default()))
+        })
+        .collect()
+}
+
 /// One try: true when done (checkpointed, no longer needed, or the table
 /// is gone), false when the table's lock was not free.
 ///
 /// # Safety
 /// Inside a transaction.
-unsafe fn attempt(relid: pg_sys::Oid, limit: u64) -> bool {
+unsafe fn attempt(relid: pg_sys::Oid, why: &Why) -> bool {
     // SAFETY: caller's promise; the lock is released at the end of the
     // transaction.
     unsafe {
@@ -132,11 +314,17 @@ unsafe fn attempt(relid: pg_sys::Oid, limit: u64) -> bool {
         let before = state::with_store(rel, |st| (st.log_pos, st.generation));
         let name = std::ffi::CStr::from_ptr(pg_sys::get_rel_name(relid)).to_string_lossy().into_owned();
         pg_sys::relation_close(rel, pg_sys::NoLock as i32);
-        if before.0 >= limit {
+        let (needed, after) = match *why {
+            Why::Size(limit) => (before.0 >= limit, String::new()),
+            Why::Idle(idle) => {
+                (before.0 > pgstrom_runtime::store::HEADER_LEN, format!(" after {} s without writes", idle.as_secs()))
+            }
+        };
+        if needed {
             let t = Instant::now();
             let kept = super::checkpoint::checkpoint(relid);
             pgrx::log!(
-                "gstore_fdw: background checkpoint of \"{name}\": redo log of generation {} ({} bytes) folded into the base file, {kept} row versions kept, in {} ms",
+                "gstore_fdw: background checkpoint of \"{name}\"{after}: redo log of generation {} ({} bytes) folded into the base file, {kept} row versions kept, in {} ms",
                 before.1,
                 before.0,
                 t.elapsed().as_millis()

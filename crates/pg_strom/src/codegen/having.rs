@@ -1,5 +1,6 @@
 //! The group filter: a HAVING clause evaluated by a serial GpuPreAgg
-//! once it holds every group.
+//! once it holds every group (compiled here, at plan time; evaluated by
+//! `gpupreagg::exec`).
 //!
 //! A GpuPreAgg that runs in one process (no Gather above it) and merges
 //! its chunks' groups (`gpupreagg::merge`) holds, after its last chunk,
@@ -32,8 +33,7 @@ use pgrx::pg_sys;
 
 use pgstrom_runtime::agg::{self, AggKind};
 
-use crate::codegen::aggregates::{self, Encoding};
-use crate::customscan::private::{Reader, Writer};
+use super::aggregates::{self, Encoding};
 
 pub use pgstrom_runtime::group_filter::{Cmp, Final, GroupFilter, Num, Value, decide, parse_numeric};
 
@@ -201,55 +201,6 @@ pub unsafe fn pushable(having: *mut pg_sys::Node, target: &[*mut pg_sys::Node]) 
     }
 }
 
-/// Write `filters` into a plan.
-pub fn write(w: &mut Writer, filters: &[GroupFilter]) {
-    w.u32(filters.len() as u32);
-    for f in filters {
-        w.u32(f.output);
-        w.u32(f.cmp as u32);
-        let (tag, m, s) = match f.value {
-            Value::Int(v) => (1, v, 0),
-            Value::Float(v) => (2, v.to_bits() as i128, 0),
-            Value::Num(Num::Fin(m, s)) => (3, m, s),
-            Value::Num(Num::NaN) => (4, 0, 0),
-            Value::Num(Num::PInf) => (5, 0, 0),
-            Value::Num(Num::NInf) => (6, 0, 0),
-        };
-        w.u32(tag);
-        for i in 0..4 {
-            w.u32((m >> (32 * i)) as u32);
-        }
-        w.u32(s as u32);
-    }
-}
-
-/// Read what [`write`] wrote.
-pub fn read(r: &mut Reader<'_>) -> Option<Vec<GroupFilter>> {
-    let n = r.u32()?;
-    let mut out = Vec::new();
-    for _ in 0..n {
-        let output = r.u32()?;
-        let cmp = Cmp::from_u32(r.u32()?)?;
-        let tag = r.u32()?;
-        let mut m: u128 = 0;
-        for i in 0..4 {
-            m |= (r.u32()? as u128) << (32 * i);
-        }
-        let (m, s) = (m as i128, r.u32()? as i32);
-        let value = match tag {
-            1 => Value::Int(m),
-            2 => Value::Float(f64::from_bits(m as u64)),
-            3 => Value::Num(Num::Fin(m, s)),
-            4 => Value::Num(Num::NaN),
-            5 => Value::Num(Num::PInf),
-            6 => Value::Num(Num::NInf),
-            _ => return None,
-        };
-        out.push(GroupFilter { output, cmp, value });
-    }
-    Some(out)
-}
-
 /// The final value of operation words `w` (kind `kind`, partial encoding
 /// `enc`, argument type `arg`, SumNum / MinNum scale `scale`) for the
 /// aggregate a [`GroupFilter`] compares.
@@ -315,4 +266,3 @@ pub fn state_raises(enc: Encoding, kind: AggKind, w: &[u64]) -> bool {
         _ => false,
     }
 }
-
