@@ -22,8 +22,7 @@
 //! then left alone is not replayed from its log at every load.  It ends
 //! when no log holds anything.  One timer per database: a session
 //! advisory lock (`pg_locks`: classid 1346851668 = 0x50475354, objid 0,
-//! objsubid 3) that a writer
-//! probes before it starts one.
+//! objsubid 3) that a writer probes before it starts one.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
