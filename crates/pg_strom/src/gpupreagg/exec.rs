@@ -57,6 +57,8 @@ pub struct GpuPreAggExec {
     spill: Option<Spill>,
     drain: Option<usize>,
     drain_filters: bool,
+    /// The partition being drained is read in pieces, unfiltered.
+    drain_piecewise: bool,
     /// The merger's budget in bytes.
     limit: usize,
 }
@@ -150,6 +152,7 @@ impl DeviceNode for GpuPreAggExec {
                 spill: None,
                 drain: None,
                 drain_filters: false,
+                drain_piecewise: false,
                 limit,
             }
         }
@@ -178,6 +181,7 @@ impl DeviceNode for GpuPreAggExec {
             sp.close();
         }
         self.drain = None;
+        self.drain_piecewise = false;
     }
 
     unsafe fn explain(
@@ -227,45 +231,62 @@ impl DeviceNode for GpuPreAggExec {
 }
 
 impl GpuPreAggExec {
-    /// The next partition of the spill, merged and (where every group was
-    /// kept) filtered; None once every partition was read (the spill is
-    /// closed then).
+    /// The next groups of the spill: a partition merged and (where every
+    /// group was kept) filtered, or, of one larger than the merger holds,
+    /// the next of its groups as written, unfiltered; None once every
+    /// partition was read (the spill is closed then).
     fn next_partition(&mut self) -> Option<(AggGroups, Counters)> {
-        let p = self.drain?;
-        let sp = self.spill.as_mut()?;
-        if p >= spill::PARTITIONS {
-            if let Some(mut sp) = self.spill.take() {
-                sp.close();
-            }
-            self.drain = None;
-            return None;
-        }
-        self.drain = Some(p + 1);
-        let g = sp.read(p);
-        let mut c = Counters::default();
-        if !self.drain_filters || g.count == 0 {
-            c.groups_unfiltered = g.count as u64;
-            return Some((g, c));
-        }
         let agg = self.join.info.agg.as_ref().expect("GpuPreAgg");
         let spec = self.join.agg_spec.as_ref().expect("GpuPreAgg");
-        let Some(mut m) = GroupMerger::new(agg, spec, self.limit) else { return Some((g, c)) };
-        let mut no_bytes = |_: u8, _: i16, _: u32| -> Option<Vec<u8>> { None };
-        match m.add(g, &mut no_bytes) {
-            Some(mut over) => {
-                // the partition outgrew hash_mem in turn: unfiltered
-                if let Some(rest) = m.take() {
-                    over.append(rest);
+        let mut c = Counters::default();
+        loop {
+            let p = self.drain?;
+            let sp = self.spill.as_mut()?;
+            if p >= spill::PARTITIONS {
+                if let Some(mut sp) = self.spill.take() {
+                    sp.close();
                 }
-                c.groups_unfiltered = over.count as u64;
-                Some((over, c))
+                self.drain = None;
+                return None;
             }
-            None => {
-                let g = m.take().unwrap_or_default();
-                let (g, removed) = self.filter_groups(g);
-                c.groups_filtered = removed;
-                Some((g, c))
+            let left = sp.left(p);
+            if left == 0 {
+                self.drain = Some(p + 1);
+                self.drain_piecewise = false;
+                continue;
             }
+            let mut m = GroupMerger::new(agg, spec, self.limit);
+            let fits = m.as_ref().is_some_and(|m| left < m.capacity());
+            if !self.drain_filters || !fits || self.drain_piecewise {
+                // a merger's worth at a time; a partition read in pieces
+                // goes up unfiltered to its end (a group's records may lie
+                // in several pieces)
+                self.drain_piecewise = true;
+                let max = m.as_ref().map_or(left, |m| m.capacity());
+                let g = sp.read(p, max);
+                c.groups_unfiltered = g.count as u64;
+                return Some((g, c));
+            }
+            let g = sp.read(p, left);
+            self.drain = Some(p + 1);
+            let m = m.as_mut().expect("fits");
+            let mut no_bytes = |_: u8, _: i16, _: u32| -> Option<Vec<u8>> { None };
+            return match m.add(g, &mut no_bytes) {
+                Some(mut over) => {
+                    // (fewer groups than it holds: not reached)
+                    if let Some(rest) = m.take() {
+                        over.append(rest);
+                    }
+                    c.groups_unfiltered = over.count as u64;
+                    Some((over, c))
+                }
+                None => {
+                    let g = m.take().unwrap_or_default();
+                    let (g, removed) = self.filter_groups(g);
+                    c.groups_filtered = removed;
+                    Some((g, c))
+                }
+            };
         }
     }
 
@@ -579,6 +600,7 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                         // the merger and the spill hold every group
                         let g = g.unwrap_or_default();
                         st.drain = Some(0);
+                        st.drain_piecewise = false;
                         st.drain_filters = every && sp.fits(&g);
                         if st.drain_filters {
                             filter.groups_spilled = g.count as u64;

@@ -66,7 +66,7 @@ struct IdTable {
 
 /// A hash of identity words (a multiply-rotate per word, then
 /// MurmurHash3's finalizer, so that consecutive keys spread).
-fn hash_words(id: &[u64]) -> u64 {
+pub fn hash_words(id: &[u64]) -> u64 {
     let mut h: u64 = id.len() as u64;
     for &w in id {
         h = (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
@@ -314,6 +314,11 @@ impl GroupMerger {
             }
         }
         out
+    }
+
+    /// The groups it holds before it returns them.
+    pub fn capacity(&self) -> usize {
+        self.limit
     }
 
     /// Whether, after the last chunk, the groups held are every group of

@@ -39,22 +39,21 @@ pub struct Spill {
     pub written: u64,
     /// Per partition: records not yet written to its file.
     bufs: Vec<Vec<u8>>,
+    /// Per partition: being read back (its file rewound).
+    reading: Vec<bool>,
 }
 
 /// Bytes a partition gathers before they are written.
 const WRITE_BYTES: usize = 64 * 1024;
 
-/// A group's partition: a hash of its key values as the merger tells
-/// groups apart (value bits, high bits, length and NULL).
+/// A group's partition: the top bits of the hash the merger gives its
+/// identity (its keys' value bits, high bits, length and NULL), so that
+/// the low bits, which place it in the merger's table when read back,
+/// still spread over the table.
 fn partition(keys: &[KeyValue]) -> usize {
-    let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
-    for k in keys {
-        for w in [k.bits as u64, k.hi as u64, k.len as u32 as u64 | (k.isnull as u64) << 32] {
-            h = (h ^ w).wrapping_mul(0xff51_afd7_ed55_8ccd);
-            h ^= h >> 33;
-        }
-    }
-    (h % PARTITIONS as u64) as usize
+    let id: Vec<u64> =
+        keys.iter().flat_map(|k| [k.bits as u64, k.hi as u64, k.len as u32 as u64 | (k.isnull as u64) << 32]).collect();
+    (super::merge::hash_words(&id) >> (64 - PARTITIONS.trailing_zeros())) as usize
 }
 
 impl Spill {
@@ -68,6 +67,7 @@ impl Spill {
             nwords: g.nwords,
             written: 0,
             bufs: vec![Vec::new(); PARTITIONS],
+            reading: vec![false; PARTITIONS],
         }
     }
 
@@ -126,9 +126,15 @@ impl Spill {
         buf.clear();
     }
 
-    /// The groups of partition `p`, read back (the file is closed).
-    pub fn read(&mut self, p: usize) -> AggGroups {
-        let n = self.counts[p];
+    /// Groups of partition `p` not read back yet.
+    pub fn left(&self, p: usize) -> usize {
+        self.counts[p]
+    }
+
+    /// The next groups of partition `p` (at most `max`), read back in the
+    /// order written; the file is closed after its last.
+    pub fn read(&mut self, p: usize, max: usize) -> AggGroups {
+        let n = self.counts[p].min(max.max(1));
         let rb = self.record_bytes();
         let mut g = AggGroups {
             nsources: self.nsources,
@@ -144,13 +150,13 @@ impl Spill {
         if n == 0 {
             return g;
         }
-        self.flush(p);
-        let file = std::mem::replace(&mut self.files[p], std::ptr::null_mut());
-        let mut bytes = vec![0u8; n * rb];
-        // SAFETY: the partition's file, written by write() with n records
-        // of rb bytes; rewound, read whole and closed.
-        let got = unsafe {
-            if pg_sys::BufFileSeek(file, 0, 0, libc::SEEK_SET) != 0 {
+        if !self.bufs[p].is_empty() || !self.reading[p] {
+            // the first read: what is gathered goes to the file, which is
+            // rewound (written no more after this)
+            self.flush(p);
+            self.reading[p] = true;
+            // SAFETY: the partition's file, written by write().
+            if unsafe { pg_sys::BufFileSeek(self.files[p], 0, 0, libc::SEEK_SET) } != 0 {
                 crate::errors::raise_plain(
                     pgrx::PgSqlErrorCode::ERRCODE_IO_ERROR,
                     "could not rewind a temporary file of a GpuPreAgg".into(),
@@ -158,10 +164,12 @@ impl Spill {
                     None,
                 );
             }
-            let got = pg_sys::BufFileRead(file, bytes.as_mut_ptr().cast(), bytes.len());
-            pg_sys::BufFileClose(file);
-            got
-        };
+        }
+        let file = self.files[p];
+        let mut bytes = vec![0u8; n * rb];
+        // SAFETY: the partition's file holds counts[p] >= n more records
+        // of rb bytes from its position on.
+        let got = unsafe { pg_sys::BufFileRead(file, bytes.as_mut_ptr().cast(), bytes.len()) };
         if got != bytes.len() {
             crate::errors::raise_plain(
                 pgrx::PgSqlErrorCode::ERRCODE_IO_ERROR,
@@ -192,7 +200,13 @@ impl Spill {
                 o += 8;
             }
         }
-        self.counts[p] = 0;
+        self.counts[p] -= n;
+        if self.counts[p] == 0 {
+            self.files[p] = std::ptr::null_mut();
+            self.reading[p] = false;
+            // SAFETY: the file, read whole; closed once.
+            unsafe { pg_sys::BufFileClose(file) };
+        }
         g
     }
 
@@ -207,5 +221,6 @@ impl Spill {
         }
         self.counts.iter_mut().for_each(|c| *c = 0);
         self.bufs.iter_mut().for_each(|b| *b = Vec::new());
+        self.reading.iter_mut().for_each(|r| *r = false);
     }
 }
