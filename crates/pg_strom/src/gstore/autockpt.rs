@@ -194,7 +194,10 @@ pub extern "C-unwind" fn pgstrom_gstore_checkpoint_worker(_arg: pg_sys::Datum) {
         if done {
             return;
         }
-        BackgroundWorker::wait_latch(Some(LOCK_PAUSE));
+        // (false: SIGTERM, or the postmaster died)
+        if !BackgroundWorker::wait_latch(Some(LOCK_PAUSE)) {
+            return;
+        }
     }
     pgrx::log!(
         "gstore_fdw: background checkpoint of table {} gave up after {:.0} s: the table was never free of queries and writers; run pgstrom.gstore_fdw_checkpoint() on it",
@@ -227,7 +230,10 @@ fn timer() {
             if BackgroundWorker::transaction(|| take_timer_lock(true)) {
                 break;
             }
-            BackgroundWorker::wait_latch(Some(Duration::from_secs(1)));
+            // (false: SIGTERM, or the postmaster died)
+            if !BackgroundWorker::wait_latch(Some(Duration::from_secs(1))) {
+                return;
+            }
         }
         loop {
             if BackgroundWorker::sigterm_received() {
@@ -265,7 +271,10 @@ fn timer() {
                     wait = wait.min(idle - quiet);
                 }
             }
-            BackgroundWorker::wait_latch(Some(wait.max(LOCK_PAUSE)));
+            // (false: SIGTERM, or the postmaster died)
+            if !BackgroundWorker::wait_latch(Some(wait.max(LOCK_PAUSE))) {
+                return;
+            }
         }
     }
 }
