@@ -68,8 +68,11 @@ SELECT ph_diff('SELECT okey, sum(v) FROM ph_line GROUP BY okey HAVING sum(v) <> 
 SELECT ph_diff($q$SELECT okey % 500 AS k, sum(price) FROM ph_line GROUP BY 1 HAVING sum(price) > 20000$q$);
 SELECT ph_diff($q$SELECT okey % 500 AS k, sum(price) FROM ph_line GROUP BY 1 HAVING sum(price) = 'NaN'$q$);
 SELECT ph_diff($q$SELECT okey % 500 AS k, sum(price) FROM ph_line GROUP BY 1 HAVING sum(price) < 'Infinity'$q$);
--- (numeric min and max are not merged: no filter)
+-- (the min and max of a numeric(15,2) column: merged as scaled
+-- integers)
+SELECT ph_filter('SELECT okey % 500 AS k, max(qty) FROM ph_line GROUP BY 1 HAVING max(qty) > 50.5');
 SELECT ph_diff('SELECT okey % 500 AS k, max(qty) FROM ph_line GROUP BY 1 HAVING max(qty) > 50.5');
+SELECT ph_diff('SELECT okey % 500 AS k, min(qty), count(*) FROM ph_line GROUP BY 1 HAVING min(qty) <= 2');
 SELECT ph_diff('SELECT okey % 500 AS k, sum(okey) FROM ph_line GROUP BY 1 HAVING sum(okey) > 400000');
 -- float sums and minimums
 SELECT ph_filter('SELECT okey % 300 AS k, round(sum(f8)::numeric, 6) AS s FROM ph_line GROUP BY 1 HAVING sum(f8) > 1260.25');

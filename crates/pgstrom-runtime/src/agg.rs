@@ -343,6 +343,8 @@ impl AggKind {
                 | AggKind::MaxFlt
                 | AggKind::SumIntv
                 | AggKind::SumNum
+                | AggKind::MinNum
+                | AggKind::MaxNum
         )
     }
 }
@@ -386,6 +388,14 @@ pub fn combine(kind: AggKind, a: &mut [u64], b: &[u64]) -> bool {
             if take_b {
                 a[1] = b[1];
             }
+        }
+        AggKind::MinNum | AggKind::MaxNum => {
+            // [n, value at the column's scale, NaN count]: counts add; the
+            // value's initial word (no finite row) is the order's neutral
+            add(a, 0);
+            add(a, 2);
+            let (x, y) = (a[1] as i64, b[1] as i64);
+            a[1] = if kind == AggKind::MinNum { x.min(y) } else { x.max(y) } as u64;
         }
         AggKind::SumNum => {
             // [n, max scale << 48 | rows at it, NaN, +Inf, -Inf, l0..l3]:
@@ -895,6 +905,20 @@ mod tests {
         assert_eq!(&ninf[ninf.len() - 8..], &1i64.to_be_bytes());
         assert!(num_avg_state_of_text("1e5").is_none());
         assert!(num_avg_state_of_text("").is_none());
+    }
+
+    #[test]
+    fn numeric_minimum_and_maximum_combine() {
+        // [n, value, NaN count] at scale 2: {1.50, NaN} and {-0.25, 3.00};
+        // an empty state (its neutral value); a state of NaN only
+        for (kind, init, want) in [(AggKind::MinNum, i64::MAX, -25i64), (AggKind::MaxNum, i64::MIN, 300)] {
+            let mut a = [2u64, 150, 1];
+            assert!(combine(kind, &mut a, &[2, (-25i64) as u64, 0]));
+            assert!(combine(kind, &mut a, &[2, 300, 0]));
+            assert!(combine(kind, &mut a, &[0, init as u64, 0]));
+            assert!(combine(kind, &mut a, &[1, init as u64, 1]));
+            assert_eq!(a, [7, want as u64, 2]);
+        }
     }
 
     #[test]

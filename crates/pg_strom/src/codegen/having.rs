@@ -25,7 +25,7 @@
 //! a chunk's groups passed it unmerged.
 //!
 //! Supported: `count`, `sum` of integers, numerics and floats, `min` and
-//! `max` of integers, floats and numeric columns, compared by the
+//! `max` of integers, floats and numeric(p,s) columns (p <= 18), compared by the
 //! built-in `=`, `<>`, `<`, `<=`, `>`, `>=` with an integer, numeric or
 //! float constant of the same kind.
 

@@ -17,13 +17,14 @@
 //!
 //! Merged only where every accumulator combines exactly or as
 //! PostgreSQL's combine function would (counts, integer, numeric and
-//! interval sums, float sums, integer and float minimum and maximum); a
+//! interval sums, float sums, integer and float minimum and maximum, and
+//! those of numeric(p,s) columns with p <= 18, kept as scaled integers); a
 //! float sum that would overflow when combined is left to the Finalize
 //! Aggregate, which raises PostgreSQL's error.  Not merged: keys
 //! PostgreSQL evaluates on the host, text keys read from the scanned
 //! table's rows (the chunk is gone after it), numeric sums wider than the
 //! device holds (their rows the host computes), moments and min/max of
-//! numeric, interval or timetz values.  Merging a numeric sum matters
+//! other numerics, intervals or timetz values.  Merging a numeric sum matters
 //! most: PostgreSQL's Finalize Aggregate combines numeric states at about
 //! a microsecond each (TPC-H Q15 at SF 10: 2.1 million partial groups of
 //! 100,000 took 3 s there).
