@@ -74,6 +74,17 @@ SELECT ph_filter('SELECT okey % 500 AS k, max(qty) FROM ph_line GROUP BY 1 HAVIN
 SELECT ph_diff('SELECT okey % 500 AS k, max(qty) FROM ph_line GROUP BY 1 HAVING max(qty) > 50.5');
 SELECT ph_diff('SELECT okey % 500 AS k, min(qty), count(*) FROM ph_line GROUP BY 1 HAVING min(qty) <= 2');
 SELECT ph_diff('SELECT okey % 500 AS k, sum(okey) FROM ph_line GROUP BY 1 HAVING sum(okey) > 400000');
+-- NaN in a numeric(6,2) column: above every number for max, min only
+-- where every value is NaN (group 7 all NaN, group 49 some)
+CREATE TABLE ph_nan AS SELECT i % 50 AS g,
+    (CASE WHEN i % 1000 = 999 OR i % 50 = 7 THEN 'NaN' ELSE (i % 1000) / 4.0 END)::numeric(6,2) AS x
+  FROM generate_series(1, 20000) i;
+ANALYZE ph_nan;
+SELECT ph_diff('SELECT g, min(x), max(x), count(*) FROM ph_nan GROUP BY g');
+SELECT ph_filter($q$SELECT g, min(x), max(x) FROM ph_nan GROUP BY g HAVING max(x) = 'NaN'$q$);
+SELECT ph_diff($q$SELECT g, min(x), max(x) FROM ph_nan GROUP BY g HAVING max(x) = 'NaN'$q$);
+SELECT ph_diff($q$SELECT g, min(x) FROM ph_nan GROUP BY g HAVING min(x) < 'NaN' AND min(x) >= 0.5$q$);
+DROP TABLE ph_nan;
 -- float sums and minimums
 SELECT ph_filter('SELECT okey % 300 AS k, round(sum(f8)::numeric, 6) AS s FROM ph_line GROUP BY 1 HAVING sum(f8) > 1260.25');
 SELECT ph_diff('SELECT okey % 300 AS k, round(sum(f8)::numeric, 6) AS s FROM ph_line GROUP BY 1 HAVING sum(f8) > 1260.25');
