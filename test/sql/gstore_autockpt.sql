@@ -64,6 +64,18 @@ INSERT INTO ac SELECT i, 't' FROM generate_series(7001, 7010) i;
 CALL ac_wait(:g);
 SELECT generation = :g + 1 AS checkpointed, redo_log_bytes < 1024 AS log_emptied FROM pgstrom.gstore_fdw_info('ac');
 SELECT count(*) FILTER (WHERE v = 't') AS new_rows, count(*) FROM ac;
+-- a log the checkpoint emptied (its header and layout record) is not
+-- checkpointed again, and the timer ends
+DO $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    PERFORM pg_stat_clear_snapshot();
+    EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE backend_type = 'pg_strom gstore_fdw checkpoint');
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
+SELECT count(*) AS timers FROM pg_stat_activity WHERE backend_type = 'pg_strom gstore_fdw checkpoint';
+SELECT generation = :g + 1 AS checkpointed_once FROM pgstrom.gstore_fdw_info('ac');
 -- 0: none
 ALTER SYSTEM SET pg_strom.gstore_checkpoint_timeout = 0;
 SELECT pg_reload_conf();

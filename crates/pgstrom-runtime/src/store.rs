@@ -35,6 +35,22 @@ pub const LOG_MAGIC: &[u8; 8] = b"PGSTLOG1";
 pub const BASE_MAGIC: &[u8; 8] = b"PGSTBAS1";
 /// Bytes of a file header.
 pub const HEADER_LEN: u64 = 32;
+/// Bytes a reader of [`holds_records`] should give it: a header and a
+/// Layout record of PostgreSQL's most columns (1,600).
+pub const HEAD_BYTES: usize = 8192;
+
+/// Whether a log of `len` bytes whose first bytes (up to [`HEAD_BYTES`])
+/// are `head` holds a record besides the Layout record every file starts
+/// with (a checkpoint leaves the header and that record alone).  A first
+/// record that is incomplete or damaged counts as one: what reads the
+/// log decides about it.
+pub fn holds_records(head: &[u8], len: u64) -> bool {
+    match head.get(HEADER_LEN as usize..).and_then(Record::decode) {
+        Some((Record::Layout { .. }, n)) => len > HEADER_LEN + n as u64,
+        _ => len > HEADER_LEN,
+    }
+}
+
 /// The largest record accepted (a row of 1 GB, as PostgreSQL's limit).
 pub const MAX_RECORD: u32 = 1 << 30;
 
@@ -294,6 +310,23 @@ mod tests {
         let mut huge = buf.clone();
         huge[0..4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert_eq!(records_from(&huge, 0), (Vec::new(), 0));
+    }
+
+    #[test]
+    fn a_checkpointed_log_holds_no_records() {
+        let mut f = header(LOG_MAGIC, 3, 7).to_vec();
+        assert!(!holds_records(&f, f.len() as u64));
+        Record::Layout { types: vec![23, 25] }.encode(&mut f);
+        assert!(!holds_records(&f, f.len() as u64));
+        let layout_end = f.len();
+        Record::Truncate { xid: 9, cid: 0 }.encode(&mut f);
+        assert!(holds_records(&f, f.len() as u64));
+        // (a head cut inside the first record: counted as a record)
+        assert!(holds_records(&f[..layout_end - 1], f.len() as u64));
+        // a log without a Layout record first
+        let mut g = header(LOG_MAGIC, 3, 7).to_vec();
+        Record::Truncate { xid: 9, cid: 0 }.encode(&mut g);
+        assert!(holds_records(&g, g.len() as u64));
     }
 
     #[test]

@@ -85,14 +85,15 @@ pub unsafe fn after_write(rel: pg_sys::Relation) {
         && ASKED.with_borrow(|a| a.get(&relid) != Some(&generation))
     {
         ASKED.with_borrow_mut(|a| a.insert(relid, generation));
-        start(relid, &format!("{limit} 0"), "a background checkpoint");
+        start(relid, &format!("{limit} 0"), &format!("a background checkpoint of table {}", relid.to_u32()));
     }
     if idle.is_some()
         && bytes > pgstrom_runtime::store::HEADER_LEN
         && ARMED.with_borrow(|a| a.get(&relid) != Some(&generation))
         // (a timer that runs sees this write: it looks at the log once
         // more after it lets its lock go)
-        && (timer_runs() || start(pg_sys::InvalidOid, "0 1", "the checkpoint timer"))
+        && (timer_runs()
+            || start(pg_sys::InvalidOid, "0 1", &format!("the checkpoint timer of table {}'s database", relid.to_u32())))
     {
         ARMED.with_borrow_mut(|a| a.insert(relid, generation));
     }
@@ -154,8 +155,7 @@ fn start(relid: pg_sys::Oid, args: &str, what: &str) -> bool {
         .load_dynamic();
     if let Err(e) = &started {
         pgrx::log!(
-            "gstore_fdw: could not start {what} of table {} ({e:?}; is max_worker_processes large enough?): run pgstrom.gstore_fdw_checkpoint() on it",
-            relid.to_u32()
+            "gstore_fdw: could not start {what} ({e:?}; is max_worker_processes large enough?): run pgstrom.gstore_fdw_checkpoint() on the table"
         );
     }
     started.is_ok()
@@ -219,21 +219,14 @@ enum Why {
 /// `pg_strom.gstore_checkpoint_timeout` (the server's setting, read again
 /// on SIGHUP), until no log holds anything, the setting is 0, or SIGTERM.
 /// A table busy with queries or writers is tried again at the next look.
-/// Holds the timer lock while it runs; takes it only when free, trying
-/// each second while a timer that is ending holds it.
+/// Holds the timer lock while it runs; where another timer holds it, ends
+/// at once (that one sees every write: it looks at the logs once more
+/// after it lets the lock go), so that writers racing to start a timer
+/// keep no worker slots.
 fn timer() {
     'lock: loop {
-        loop {
-            if BackgroundWorker::sigterm_received() {
-                return;
-            }
-            if BackgroundWorker::transaction(|| take_timer_lock(true)) {
-                break;
-            }
-            // (false: SIGTERM, or the postmaster died)
-            if !BackgroundWorker::wait_latch(Some(Duration::from_secs(1))) {
-                return;
-            }
+        if BackgroundWorker::sigterm_received() || !BackgroundWorker::transaction(|| take_timer_lock(true)) {
+            return;
         }
         loop {
             if BackgroundWorker::sigterm_received() {
@@ -294,11 +287,22 @@ fn written_logs() -> Vec<(pg_sys::Oid, Duration)> {
     tables
         .into_iter()
         .filter_map(|relid| {
-            let meta = std::fs::metadata(super::options::of_table(relid).redo_log_file).ok()?;
-            (meta.len() > pgstrom_runtime::store::HEADER_LEN)
-                .then(|| (relid, meta.modified().ok().and_then(|t| t.elapsed().ok()).unwrap_or_default()))
+            let quiet = log_quiet(&super::options::of_table(relid).redo_log_file)?;
+            Some((relid, quiet))
         })
         .collect()
+}
+
+/// How long the redo log at `path` has not been written, where it holds a
+/// record (beyond the Layout record a checkpoint leaves); None otherwise.
+fn log_quiet(path: &str) -> Option<Duration> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let meta = f.metadata().ok()?;
+    let mut head = Vec::with_capacity(pgstrom_runtime::store::HEAD_BYTES);
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut f, pgstrom_runtime::store::HEAD_BYTES as u64), &mut head)
+        .ok()?;
+    pgstrom_runtime::store::holds_records(&head, meta.len())
+        .then(|| meta.modified().ok().and_then(|t| t.elapsed().ok()).unwrap_or_default())
 }
 
 /// One try: true when done (checkpointed, no longer needed, or the table
@@ -324,9 +328,10 @@ unsafe fn attempt(relid: pg_sys::Oid, why: &Why) -> bool {
         pg_sys::relation_close(rel, pg_sys::NoLock as i32);
         let (needed, after) = match *why {
             Why::Size(limit) => (before.0 >= limit, String::new()),
-            Why::Idle(idle) => {
-                (before.0 > pgstrom_runtime::store::HEADER_LEN, format!(" after {} s without writes", idle.as_secs()))
-            }
+            Why::Idle(idle) => (
+                log_quiet(&super::options::of_table(relid).redo_log_file).is_some(),
+                format!(" after {} s without writes", idle.as_secs()),
+            ),
         };
         if needed {
             let t = Instant::now();
