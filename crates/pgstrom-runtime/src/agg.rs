@@ -296,6 +296,31 @@ impl AggGroups {
         &self.words[g * self.nwords..(g + 1) * self.nwords]
     }
 
+    /// Groups `keep` (indexes, in that order) of these, as a set of their
+    /// own (no stage counts).
+    pub fn select(&self, keep: &[usize]) -> AggGroups {
+        let n = keep.len();
+        let mut rows = Vec::with_capacity(self.nsources * n);
+        for s in 0..self.nsources {
+            rows.extend(keep.iter().map(|&g| self.row(s, g)));
+        }
+        AggGroups {
+            nsources: self.nsources,
+            count: n,
+            rows,
+            nkeys: self.nkeys,
+            keys: keep.iter().flat_map(|&g| &self.keys[g * self.nkeys..(g + 1) * self.nkeys]).copied().collect(),
+            nwords: self.nwords,
+            words: keep.iter().flat_map(|&g| self.group_words(g)).copied().collect(),
+            stage_counts: Vec::new(),
+            exceptions: if self.exceptions.is_empty() {
+                Vec::new()
+            } else {
+                keep.iter().map(|&g| self.is_exception(g)).collect()
+            },
+        }
+    }
+
     /// Append `other`'s groups (same sources and layout).
     pub fn append(&mut self, other: AggGroups) {
         if other.count == 0 {
@@ -905,6 +930,28 @@ mod tests {
         assert_eq!(&ninf[ninf.len() - 8..], &1i64.to_be_bytes());
         assert!(num_avg_state_of_text("1e5").is_none());
         assert!(num_avg_state_of_text("").is_none());
+    }
+
+    #[test]
+    fn selected_groups_keep_their_rows_keys_and_words() {
+        let key = |b: i64| KeyValue { bits: b, hi: 0, len: 8, isnull: false };
+        let g = AggGroups {
+            nsources: 2,
+            count: 3,
+            rows: vec![10, 11, 12, 20, 21, 22],
+            nkeys: 1,
+            keys: vec![key(1), key(2), key(3)],
+            nwords: 2,
+            words: vec![1, 100, 2, 200, 3, 300],
+            stage_counts: vec![9],
+            exceptions: vec![false, true, false],
+        };
+        let s = g.select(&[2, 1]);
+        assert_eq!((s.count, s.row(0, 0), s.row(1, 0), s.row(0, 1), s.row(1, 1)), (2, 12, 22, 11, 21));
+        assert_eq!(s.keys, vec![key(3), key(2)]);
+        assert_eq!(s.words, vec![3, 300, 2, 200]);
+        assert_eq!((s.exceptions, s.stage_counts), (vec![false, true], vec![]));
+        assert_eq!(g.select(&[]).count, 0);
     }
 
     #[test]

@@ -57,8 +57,6 @@ pub struct GpuPreAggExec {
     spill: Option<Spill>,
     drain: Option<usize>,
     drain_filters: bool,
-    /// The partition being drained is read in pieces, unfiltered.
-    drain_piecewise: bool,
     /// The merger's budget in bytes.
     limit: usize,
 }
@@ -152,7 +150,6 @@ impl DeviceNode for GpuPreAggExec {
                 spill: None,
                 drain: None,
                 drain_filters: false,
-                drain_piecewise: false,
                 limit,
             }
         }
@@ -164,9 +161,7 @@ impl DeviceNode for GpuPreAggExec {
     }
 
     unsafe fn end(&mut self, node: *mut pg_sys::CustomScanState) {
-        if let Some(mut sp) = self.spill.take() {
-            sp.close();
-        }
+        self.close_spill();
         // SAFETY: executor callback.
         unsafe { self.join.end(node) }
     }
@@ -177,11 +172,7 @@ impl DeviceNode for GpuPreAggExec {
         if let Some(m) = self.merger.as_mut() {
             m.restart();
         }
-        if let Some(mut sp) = self.spill.take() {
-            sp.close();
-        }
-        self.drain = None;
-        self.drain_piecewise = false;
+        self.close_spill();
     }
 
     unsafe fn explain(
@@ -236,40 +227,34 @@ impl GpuPreAggExec {
     /// the next of its groups as written, unfiltered; None once every
     /// partition was read (the spill is closed then).
     fn next_partition(&mut self) -> Option<(AggGroups, Counters)> {
-        let agg = self.join.info.agg.as_ref().expect("GpuPreAgg");
-        let spec = self.join.agg_spec.as_ref().expect("GpuPreAgg");
         let mut c = Counters::default();
+        // (the scan's merger: what one holds)
+        let capacity = self.merger.as_ref()?.capacity();
         loop {
             let p = self.drain?;
             let sp = self.spill.as_mut()?;
             if p >= spill::PARTITIONS {
-                if let Some(mut sp) = self.spill.take() {
-                    sp.close();
-                }
-                self.drain = None;
+                self.close_spill();
                 return None;
             }
             let left = sp.left(p);
             if left == 0 {
                 self.drain = Some(p + 1);
-                self.drain_piecewise = false;
                 continue;
             }
-            let mut m = GroupMerger::new(agg, spec, self.limit);
-            let fits = m.as_ref().is_some_and(|m| left < m.capacity());
-            if !self.drain_filters || !fits || self.drain_piecewise {
+            if !self.drain_filters || left >= capacity || sp.read_in_pieces(p) {
                 // a merger's worth at a time; a partition read in pieces
                 // goes up unfiltered to its end (a group's records may lie
                 // in several pieces)
-                self.drain_piecewise = true;
-                let max = m.as_ref().map_or(left, |m| m.capacity());
-                let g = sp.read(p, max);
+                let g = sp.read(p, capacity);
                 c.groups_unfiltered = g.count as u64;
                 return Some((g, c));
             }
             let g = sp.read(p, left);
             self.drain = Some(p + 1);
-            let m = m.as_mut().expect("fits");
+            let agg = self.join.info.agg.as_ref().expect("GpuPreAgg");
+            let spec = self.join.agg_spec.as_ref().expect("GpuPreAgg");
+            let Some(mut m) = GroupMerger::new(agg, spec, self.limit) else { return Some((g, c)) };
             let mut no_bytes = |_: u8, _: i16, _: u32| -> Option<Vec<u8>> { None };
             return match m.add(g, &mut no_bytes) {
                 Some(mut over) => {
@@ -343,28 +328,16 @@ impl GpuPreAggExec {
         if removed == 0 {
             return (g, 0);
         }
-        let n = keep.len();
-        let mut rows = vec![0u32; g.nsources * n];
-        for s in 0..g.nsources {
-            for (j, &i) in keep.iter().enumerate() {
-                rows[s * n + j] = g.row(s, i);
-            }
+        (g.select(&keep), removed)
+    }
+
+    /// Close the spill's files and forget it (a scan that ends, restarts
+    /// or read every partition).
+    fn close_spill(&mut self) {
+        if let Some(mut sp) = self.spill.take() {
+            sp.close();
         }
-        let keys =
-            keep.iter().flat_map(|&i| (0..g.nkeys).map(move |k| (i, k))).map(|(i, k)| g.key_value(i, k)).collect();
-        let words = keep.iter().flat_map(|&i| g.group_words(i).iter().copied()).collect();
-        let out = AggGroups {
-            nsources: g.nsources,
-            count: n,
-            rows,
-            nkeys: g.nkeys,
-            keys,
-            nwords: g.nwords,
-            words,
-            stage_counts: Vec::new(),
-            exceptions: Vec::new(),
-        };
-        (out, removed)
+        self.drain = None;
     }
 
     /// The partial state of SumNumWide operation `op` for the combination
@@ -552,10 +525,10 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
             // full, and what it holds after the last chunk
             let merging = Instant::now();
             let mut filter = Counters::default();
+            let filters = st.join.info.agg.as_ref().is_some_and(|a| !a.filters.is_empty());
             let ready = if more {
                 let g = std::mem::take(&mut st.join.groups);
                 let join = &mut st.join;
-                let filters = join.info.agg.as_ref().is_some_and(|a| !a.filters.is_empty());
                 // a merger that spills and barely merges: the chunk's
                 // groups go to the spill as they come (merged when read
                 // back)
@@ -593,14 +566,12 @@ unsafe extern "C-unwind" fn next_group(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                 // after the last chunk: every group once, or the rest of
                 // them (the group filter applies to the former only)
                 let every = m.holds_every_group();
-                let filters = st.join.info.agg.as_ref().is_some_and(|a| !a.filters.is_empty());
                 match (m.take(), st.spill.as_mut()) {
                     (g, Some(sp)) => {
                         // the spill's partitions come next, filtered where
                         // the merger and the spill hold every group
                         let g = g.unwrap_or_default();
                         st.drain = Some(0);
-                        st.drain_piecewise = false;
                         st.drain_filters = every && sp.fits(&g);
                         if st.drain_filters {
                             filter.groups_spilled = g.count as u64;

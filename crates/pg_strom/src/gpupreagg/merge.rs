@@ -67,9 +67,15 @@ struct IdTable {
 
 /// A hash of identity words (a multiply-rotate per word, then
 /// MurmurHash3's finalizer, so that consecutive keys spread).
-pub fn hash_words(id: &[u64]) -> u64 {
-    let mut h: u64 = id.len() as u64;
-    for &w in id {
+fn hash_words(id: &[u64]) -> u64 {
+    hash_iter(id.len(), id.iter().copied())
+}
+
+/// [`hash_words`] of the `len` words `id` yields (no slice to gather them
+/// in).
+pub fn hash_iter(len: usize, id: impl Iterator<Item = u64>) -> u64 {
+    let mut h: u64 = len as u64;
+    for w in id {
         h = (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
     h ^= h >> 33;

@@ -49,9 +49,8 @@ const WRITE_BYTES: usize = 64 * 1024;
 /// the low bits, which place it in the merger's table when read back,
 /// still spread over the table.
 fn partition(keys: &[KeyValue]) -> usize {
-    let id: Vec<u64> =
-        keys.iter().flat_map(|k| [k.bits as u64, k.hi as u64, k.len as u32 as u64 | (k.isnull as u64) << 32]).collect();
-    (super::merge::hash_words(&id) >> (64 - PARTITIONS.trailing_zeros())) as usize
+    let id = keys.iter().flat_map(|k| [k.bits as u64, k.hi as u64, k.len as u32 as u64 | (k.isnull as u64) << 32]);
+    (super::merge::hash_iter(3 * keys.len(), id) >> (64 - PARTITIONS.trailing_zeros())) as usize
 }
 
 impl Spill {
@@ -120,6 +119,12 @@ impl Spill {
             pg_sys::BufFileWrite(self.files[p], buf.as_mut_ptr().cast(), buf.len());
         }
         buf.clear();
+    }
+
+    /// Whether partition `p` was read back in part (its next groups are
+    /// not all of its groups).
+    pub fn read_in_pieces(&self, p: usize) -> bool {
+        self.reading[p]
     }
 
     /// Groups of partition `p` not read back yet.
