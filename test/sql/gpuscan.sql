@@ -460,3 +460,30 @@ RESET pg_strom.heap_gather_cost;
 RESET max_parallel_workers_per_gather;
 SET pg_strom.gpu_setup_cost = 0;
 DROP TABLE sc_part;
+
+-- A query an index answers cheaply plans no device node, and compiles
+-- nothing for one either (at DEBUG2 a GpuScan or GpuPreAgg path that is
+-- built and then loses says so, with its cost): a GpuScan's cost is at
+-- least its start-up, the table's pages and every row gathered and
+-- passed through the device, whatever its quals; a GpuPreAgg's at least
+-- the start-up and every row of a table through the device.  A range of
+-- 5,000 keys (an index path costing more than pg_strom.gpu_setup_cost
+-- alone) planned a GpuScan and a GpuPreAgg only to lose them, doubling
+-- the planning time of such lookups.
+CREATE TABLE ix_t (id int PRIMARY KEY, v int);
+INSERT INTO ix_t SELECT i, i % 1000 FROM generate_series(1, 1000000) i;
+ANALYZE ix_t;
+SET pg_strom.gpu_setup_cost = 100;
+SET pg_strom.heap_gather_cost = 0.03;  -- the default (the test cluster's is 0)
+SET max_parallel_workers_per_gather = 2;
+SET pg_strom.enable_gpupreagg = on;
+SET client_min_messages = debug2;
+EXPLAIN (COSTS OFF) SELECT * FROM ix_t WHERE id BETWEEN 1000 AND 6000;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(v) FROM ix_t WHERE id BETWEEN 1000 AND 6000;
+RESET client_min_messages;
+SELECT count(*), sum(v) FROM ix_t WHERE id BETWEEN 1000 AND 6000;
+SET pg_strom.enable_gpupreagg = off;
+RESET max_parallel_workers_per_gather;
+RESET pg_strom.heap_gather_cost;
+SET pg_strom.gpu_setup_cost = 0;
+DROP TABLE ix_t;

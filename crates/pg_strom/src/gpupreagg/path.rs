@@ -88,6 +88,54 @@ unsafe extern "C-unwind" fn upper_paths(
     }
 }
 
+/// True when the aggregation already has a path that add_path would keep
+/// over any path with a GpuPreAgg below it (an aggregate over an index
+/// scan of a few rows), so that nothing is compiled or costed for it.
+/// Every GpuPreAgg reads all the rows of one of `input_rel`'s base
+/// relations and costs at least `pg_strom.gpu_setup_cost` to start, plus
+/// `pg_strom.gpu_tuple_cost` per row shared by at most
+/// `max_parallel_workers_per_gather` workers and the leader
+/// (gpujoin::path::cost; the aggregation's own costs only add to it).
+/// The Finalize Aggregate above it (plain or hashed) starts only once the
+/// GpuPreAgg has returned its last group, so that floor bounds its
+/// start-up too: a path that holds no disabled node and costs less in
+/// total than the floor, beyond add_path's fuzz, dominates them all.
+///
+/// # Safety
+/// Planner state of the grouping being planned (create_upper_paths_hook).
+unsafe fn no_gpupreagg_can_win(
+    root: *mut pg_sys::PlannerInfo,
+    input_rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+) -> bool {
+    // SAFETY: caller's promise; the path list holds Paths.
+    unsafe {
+        let setup = guc::GPU_SETUP_COST.get();
+        let mut fewest = f64::INFINITY;
+        let mut i = pg_sys::bms_next_member((*input_rel).relids, -1);
+        while i >= 0 {
+            if (i as usize) < (*root).simple_rel_array_size as usize {
+                let r = *(*root).simple_rel_array.add(i as usize);
+                if !r.is_null() {
+                    fewest = fewest.min((*r).tuples.max(0.0));
+                }
+            }
+            i = pg_sys::bms_next_member((*input_rel).relids, i);
+        }
+        if !fewest.is_finite() {
+            fewest = 0.0;
+        }
+        let processes = 1.0 + pg_sys::max_parallel_workers_per_gather.max(0) as f64;
+        let floor = setup + fewest * crate::customscan::cost::device_tuple_cost() / processes;
+        from_list((*output_rel).pathlist).into_iter().map(|p| p as *mut pg_sys::Path).any(|p| {
+            (*p).param_info.is_null()
+                && crate::pg::compat::disabled_nodes(p) == 0
+                && ((*p).parallel_safe || !(*output_rel).consider_parallel)
+                && (*p).total_cost * 1.02 < floor
+        })
+    }
+}
+
 /// PostgreSQL's partial grouping target (planner.c's
 /// make_partial_grouping_target): the grouping columns, then the Vars,
 /// PlaceHolderVars and Aggrefs of everything else, Aggrefs in partial
@@ -310,6 +358,10 @@ unsafe fn add_paths(
             || (!gclause.is_null() && flags & pg_sys::GROUPING_CAN_USE_HASH == 0)
         {
             pgrx::debug2!("GpuPreAgg: not a plain grouping that can be partial and hashed (flags {flags})");
+            return;
+        }
+        if no_gpupreagg_can_win(root, input_rel, output_rel) {
+            pgrx::debug2!("GpuPreAgg: a path of the aggregation costs less than any GpuPreAgg could");
             return;
         }
         let target = partial_target(root, (*output_rel).reltarget, (*extra).havingQual);

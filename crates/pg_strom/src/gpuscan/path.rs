@@ -83,7 +83,7 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
         } else {
             0
         };
-        if beats_any_device_scan(rel) {
+        if no_gpuscan_can_win(root, rel, pages, workers) {
             return;
         }
         let quals = from_list(pg_sys::extract_actual_clauses((*rel).baserestrictinfo, false));
@@ -160,32 +160,88 @@ unsafe fn beats_seq_scan(
     }
 }
 
-/// True when `rel` has a path already that add_path would keep over any
-/// GpuScan: unparameterized, at least as parallel-safe, and cheaper in
-/// total than a GpuScan's startup alone (`pg_strom.gpu_setup_cost`,
-/// beyond add_path's fuzz), such as a primary-key lookup.  The qual's
-/// device program is then not even compiled: with pg_strom on, such a
-/// query's planning had cost a third of its rate (a one-row lookup by
-/// primary key, one client: 3,500 against 5,300 queries per second on
-/// the development machine).  Also where the table is large enough for
-/// parallel workers (a range of a few orders by primary key on TPC-H's
-/// `orders`: planning took 0.13 ms against 0.06 without pg_strom, the
-/// query 0.4 against 0.2 ms at SF 10): a partial GpuScan would pay the
-/// same start-up under a Gather, and a parallel join above can take the
-/// cheap path as its inner side instead.
+/// True when `rel` has paths already that add_path (and
+/// add_partial_path) would keep over any GpuScan path of it, whatever its
+/// quals: the qual's device program is then not even compiled.  A path
+/// dominates every GpuScan when it is unparameterized, has no more
+/// disabled nodes (none), starts no later than a GpuScan's start-up
+/// (`pg_strom.gpu_setup_cost`), and costs less in total, beyond add_path's
+/// fuzz, than [`cost_floor`]: the part of a GpuScan's cost that no qual
+/// changes (start-up, the pages, every row gathered and passed through
+/// the device).  A partial GpuScan is dominated likewise by a cheaper
+/// partial path.  And as before, a path cheaper than the start-up alone
+/// (a primary-key lookup) leaves no room for a partial GpuScan under a
+/// Gather either: a parallel join above can take the cheap path as its
+/// inner side instead.
+///
+/// Without this, every query over a large table planned its GpuScan only
+/// to lose: a range of a hundred orders by primary key (TPC-H's
+/// `orders`, whose index path costs 99) took 0.25 ms with pg_strom on
+/// against 0.11 off on the H200 machine (pgbench, one client), the
+/// difference all in planning; a one-row primary-key lookup on the
+/// development machine ran at 3,500 queries per second against 5,300.
 ///
 /// # Safety
 /// Planner state of a base relation (set_rel_pathlist_hook).
-unsafe fn beats_any_device_scan(rel: *mut pg_sys::RelOptInfo) -> bool {
-    // SAFETY: caller's promise; the pathlist holds Paths.
+unsafe fn no_gpuscan_can_win(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    pages: f64,
+    workers: i32,
+) -> bool {
+    const FUZZ: f64 = 1.02;
+    // SAFETY: caller's promise; the path lists hold Paths.
     unsafe {
         let setup = guc::GPU_SETUP_COST.get();
-        from_list((*rel).pathlist).into_iter().any(|p| {
-            let p = p as *mut pg_sys::Path;
-            (*p).param_info.is_null()
-                && ((*p).parallel_safe || !(*rel).consider_parallel)
-                && (*p).total_cost * 1.02 < setup
-        })
+        let candidates = |list: *mut pg_sys::List| {
+            from_list(list).into_iter().map(|p| p as *mut pg_sys::Path).filter(|&p| {
+                (*p).param_info.is_null()
+                    && crate::pg::compat::disabled_nodes(p) == 0
+                    && ((*p).parallel_safe || !(*rel).consider_parallel)
+            })
+        };
+        let floor = cost_floor(root, rel, pages, 0);
+        let serial_beaten =
+            candidates((*rel).pathlist).any(|p| (*p).startup_cost <= setup && (*p).total_cost * FUZZ < floor);
+        if !serial_beaten {
+            return false;
+        }
+        if workers == 0 || candidates((*rel).pathlist).any(|p| (*p).total_cost * FUZZ < setup) {
+            return true;
+        }
+        let floor = cost_floor(root, rel, pages, workers);
+        candidates((*rel).partial_pathlist).any(|p| (*p).total_cost * FUZZ < floor)
+    }
+}
+
+/// The least total cost [`make_path`] can give a GpuScan of `rel` with
+/// `workers` processes (0: serial), whatever its quals: the terms that
+/// depend on none (each of the others is not negative).
+///
+/// # Safety
+/// Planner state of a base relation.
+unsafe fn cost_floor(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, pages: f64, workers: i32) -> f64 {
+    // SAFETY: caller's promise.
+    unsafe {
+        let (disk, per_row) = fixed_costs(root, rel, pages);
+        let divisor = if workers > 0 { parallel_divisor(workers) } else { 1.0 };
+        guc::GPU_SETUP_COST.get() + disk + (*rel).tuples.max(0.0) * per_row / divisor
+    }
+}
+
+/// What every GpuScan of `rel` pays whatever its quals: the pages read
+/// (at the tablespace's sequential page cost), and per row read, the
+/// host's gathering and the device's per-row cost.
+///
+/// # Safety
+/// Planner state of a base relation.
+unsafe fn fixed_costs(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, pages: f64) -> (f64, f64) {
+    // SAFETY: caller's promise; planner globals read in the backend.
+    unsafe {
+        let (mut spc_random, mut spc_seq) = (0.0, 0.0);
+        pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq);
+        let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
+        (spc_seq * pages, gather_cost_per_row(rte) + crate::customscan::cost::device_tuple_cost())
     }
 }
 
@@ -245,11 +301,8 @@ unsafe fn make_path(
         p.parallel_workers = workers;
         p.pathkeys = std::ptr::null_mut();
 
-        // Costs.
-        let mut spc_random = 0.0;
-        let mut spc_seq = 0.0;
-        pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq);
-        let disk = spc_seq * pages;
+        // Costs (the parts no qual changes: `fixed_costs`).
+        let (disk, fixed_per_tuple) = fixed_costs(root, rel, pages);
         let ntuples = (*rel).tuples.max(0.0);
         let dev_list = to_list(&split.device);
         let host_list = to_list(&split.host);
@@ -266,8 +319,7 @@ unsafe fn make_path(
             0.0
         };
         let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
-        let dev_per_tuple =
-            gather_cost_per_row(rte) + crate::customscan::cost::device_tuple_cost() + dev_cost.per_tuple * op_ratio;
+        let dev_per_tuple = fixed_per_tuple + dev_cost.per_tuple * op_ratio;
         let returned = ntuples * dev_sel;
         let host_per_tuple = tuple_cost_of(rte) + host_cost.per_tuple;
         let target = &*(*rel).reltarget;

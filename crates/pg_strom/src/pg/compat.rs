@@ -223,6 +223,26 @@ pub unsafe fn group_clause(root: *mut pg_sys::PlannerInfo) -> *mut pg_sys::List 
     }
 }
 
+/// The nodes disabled by an `enable_*` setting that a path holds: 18
+/// counts them in the path and compares the counts before the costs
+/// (add_path keeps a path with fewer); earlier versions add
+/// `disable_cost` to the costs instead, so 0 here.
+///
+/// # Safety
+/// A valid Path.
+pub unsafe fn disabled_nodes(path: *const pg_sys::Path) -> i32 {
+    #[cfg(feature = "pg18")]
+    {
+        // SAFETY: caller's promise.
+        unsafe { (*path).disabled_nodes }
+    }
+    #[cfg(not(feature = "pg18"))]
+    {
+        let _ = path;
+        0
+    }
+}
+
 /// Give `copy` the nulling relids of `from` (None: none); a no-op before
 /// 16, whose Vars have none.
 ///
