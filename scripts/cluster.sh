@@ -11,7 +11,8 @@
 # unprivileged OS user, logs to DIR/server.log.  DIR/env sets PATH, PGHOST,
 # PGPORT, PGDATABASE and PGUSER: `. .run/env && psql -c '...'` works.
 # Extra postgresql.conf lines can be passed in $PGSTROM_EXTRA_CONF;
-# PGSTROM_NO_EXTENSION=1 skips CREATE EXTENSION.
+# PGSTROM_NO_EXTENSION=1 skips CREATE EXTENSION; PGSTROM_INITDB_OPTS adds
+# options to initdb (e.g. --allow-group-access) for a new cluster.
 set -euo pipefail
 # shellcheck source=env.sh
 . "$(dirname "$0")/env.sh"
@@ -36,8 +37,9 @@ start)
     mkdir -p "$data" "$sock"
     chown -R "$PG_OS_USER" "$dir" 2>/dev/null || true
     chmod 700 "$data"
+    read -ra initdb_opts <<<"${PGSTROM_INITDB_OPTS:-}"
     as_pg_user "$PG_BINDIR/initdb" -D "$data" -U "$PG_OS_USER" --auth=trust \
-      --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 || {
+      --encoding=UTF8 --locale=C.UTF-8 "${initdb_opts[@]}" >"$dir/initdb.log" 2>&1 || {
         cat "$dir/initdb.log"; exit 1; }
     nvrtc_conf=""
     [ -e "$NVRTC_DIR/libnvrtc.so.13" ] && nvrtc_conf="pg_strom.nvrtc_library = '$NVRTC_DIR/libnvrtc.so.13'"

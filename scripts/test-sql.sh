@@ -143,6 +143,11 @@ fi
 if ! "$PGSTROM_ROOT/test/gstore/crash.sh" "$dir" "$port"; then
   failures+=("gstore crash")
 fi
+# the files the server writes (Arrow, redo log, base file): PostgreSQL's
+# mode for its own files (this cluster: no group access)
+if ! "$PGSTROM_ROOT/test/files/modes.sh" "$dir/data" 600; then
+  failures+=("file modes")
+fi
 mark "isolation"
 fi
 
@@ -344,6 +349,19 @@ if grep -q '55000' <<<"$msg" && grep -q 'pg_strom must be loaded via shared_prel
 else
   echo "test-sql: unexpected result of CREATE EXTENSION without preloading:"; echo "$msg"
   failures+=("not-preloaded")
+fi
+"$PGSTROM_ROOT/scripts/cluster.sh" stop "$dir" >/dev/null
+# --- 3'. a cluster that allows group access (initdb -g): the files the
+# server writes are group-readable, as PostgreSQL's own are there
+dir=$base/test-group
+"$PGSTROM_ROOT/scripts/cluster.sh" stop "$dir" >/dev/null 2>&1 || true
+rm -rf "$dir"
+out=$(PGSTROM_INITDB_OPTS=--allow-group-access "$PGSTROM_ROOT/scripts/cluster.sh" start "$dir" $((port + 2)) 2>&1) \
+  || echo "$out"
+# shellcheck source=/dev/null  # (written by scripts/cluster.sh)
+. "$dir/env"
+if ! "$PGSTROM_ROOT/test/files/modes.sh" "$dir/data" 640; then
+  failures+=("file modes (group access)")
 fi
 "$PGSTROM_ROOT/scripts/cluster.sh" stop "$dir" >/dev/null
 fi

@@ -25,7 +25,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashSet};
 use std::ffi::{CStr, c_char, c_int};
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -120,7 +120,10 @@ pub(super) struct LogLock {
 
 impl LogLock {
     /// Lock the log of `st` (creating it, or a new one where it is older
-    /// than the base file), then replay what it gained.
+    /// than the base file), then replay what it gained.  A new log gets
+    /// the mode PostgreSQL gives its own files: the server's umask, which
+    /// PostgreSQL sets from the data directory's (0600, or 0640 where the
+    /// cluster allows group access).
     pub(super) fn acquire(st: &mut Store, layout: &[u32]) -> LogLock {
         let path = st.log_path.clone();
         loop {
@@ -129,7 +132,6 @@ impl LogLock {
                 .write(true)
                 .create(true)
                 .truncate(false)
-                .mode(0o600)
                 .open(&path)
                 .unwrap_or_else(|e| io_error(&path, "open", e));
             loop {
