@@ -462,8 +462,8 @@ SET pg_strom.gpu_setup_cost = 0;
 DROP TABLE sc_part;
 
 -- A query an index answers cheaply plans no device node, and compiles
--- nothing for one either (at DEBUG2 a GpuScan or GpuPreAgg path that is
--- built and then loses says so, with its cost): a GpuScan's cost is at
+-- nothing for one either (DEBUG2 says so; a GpuScan or GpuPreAgg path
+-- built and then lost would print its cost instead): a GpuScan's cost is at
 -- least its start-up, the table's pages and every row gathered and
 -- passed through the device, whatever its quals; a GpuPreAgg's at least
 -- the start-up and every row of a table through the device.  A range of

@@ -84,6 +84,9 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
             0
         };
         if no_gpuscan_can_win(root, rel, pages, workers) {
+            if pg_sys::message_level_is_interesting(pg_sys::DEBUG2 as i32) {
+                pgrx::debug2!("GpuScan on {}: a path of the relation costs less than any GpuScan could", rel_name(rte));
+            }
             return;
         }
         let quals = from_list(pg_sys::extract_actual_clauses((*rel).baserestrictinfo, false));
@@ -149,9 +152,7 @@ unsafe fn beats_seq_scan(
             return true;
         }
         if pg_sys::message_level_is_interesting(pg_sys::DEBUG2 as i32) {
-            let name = pg_sys::get_rel_name((*rte).relid);
-            let name =
-                if name.is_null() { "?".into() } else { std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned() };
+            let name = rel_name(rte);
             pgrx::debug2!(
                 "GpuScan on {name}: no path with {workers} workers: cost {gpu:.2} is not below {seq:.2}, a sequential scan's with its quals priced as they are evaluated (AND and OR stop early)"
             );
@@ -245,6 +246,19 @@ unsafe fn fixed_costs(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptIn
     }
 }
 
+/// The relation's name for the planner's diagnostics ("?" without one).
+///
+/// # Safety
+/// A planner RTE.
+unsafe fn rel_name(rte: *mut pg_sys::RangeTblEntry) -> String {
+    // SAFETY: caller's promise; a syscache lookup in the backend.
+    unsafe {
+        let n =
+            if (*rte).relid == pg_sys::InvalidOid { std::ptr::null_mut() } else { pg_sys::get_rel_name((*rte).relid) };
+        if n.is_null() { "?".to_string() } else { std::ffi::CStr::from_ptr(n).to_string_lossy().into_owned() }
+    }
+}
+
 /// At DEBUG2 (the planner's diagnostics, docs/gpuscan.md): why each qual
 /// left to the host does not run on the device, and when none does.
 ///
@@ -256,12 +270,7 @@ unsafe fn report_host_quals(rte: *mut pg_sys::RangeTblEntry, split: &QualSplit, 
     }
     // SAFETY: a valid range table entry and quals of the relation (caller).
     unsafe {
-        let name = if (*rte).relid == pg_sys::InvalidOid {
-            "?".to_string()
-        } else {
-            let n = pg_sys::get_rel_name((*rte).relid);
-            if n.is_null() { "?".to_string() } else { std::ffi::CStr::from_ptr(n).to_string_lossy().into_owned() }
-        };
+        let name = rel_name(rte);
         for &q in &split.host {
             let why = match codegen::compile(q, varno) {
                 Err(e) => e.0,
