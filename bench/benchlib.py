@@ -307,6 +307,33 @@ def print_table(results, ran, queries, db_bytes, skipped, title):
     print("M x pg = PostgreSQL time / mode M's time; M x duck = DuckDB time / mode M's time (> 1: pg_strom faster)")
 
 
+def axis_ticks(vmax, most=5):
+    """Round tick values from 0 up to at least `vmax` (at most `most` + 1
+    of them, a step of 1, 2, 2.5 or 5 times a power of ten) and their
+    labels, all with the same decimals.
+
+    >>> axis_ticks(0.99)
+    ([0.0, 0.2, 0.4, 0.6, 0.8, 1.0], ['0.0', '0.2', '0.4', '0.6', '0.8', '1.0'])
+    >>> axis_ticks(13.2)[1]
+    ['0', '5', '10', '15']
+    >>> axis_ticks(1.1)[1]
+    ['0.00', '0.25', '0.50', '0.75', '1.00', '1.25']
+    >>> axis_ticks(0)[1]
+    ['0', '1']
+    """
+    if not vmax > 0:
+        return [0.0, 1.0], ["0", "1"]
+    exp = math.floor(math.log10(vmax / most))
+    for mult in (1, 2, 2.5, 5, 10):
+        step = mult * 10.0**exp
+        if step * most >= vmax:
+            break
+    n = math.ceil(vmax / step - 1e-9)
+    decimals = max(0, -exp + (1 if mult == 2.5 else 0)) if mult != 10 else max(0, -exp - 1)
+    ticks = [round(k * step, decimals + 2) for k in range(n + 1)]
+    return ticks, [f"{t:.{decimals}f}" for t in ticks]
+
+
 def write_chart(path, results, ran, queries, db_bytes, title, label=str):
     """Throughput (database size / response time) per query per mode, as
     PG-Strom's write-ups chart it; `label` names a query under its bars.
@@ -319,14 +346,14 @@ def write_chart(path, results, ran, queries, db_bytes, title, label=str):
     img = Image.new("RGB", (W, H), "white")
     d = ImageDraw.Draw(img)
     vals = {(m, q): gbps(db_bytes, results[(m, q)].median) or 0 for m in ran for q in queries}
-    vmax = max(list(vals.values()) + [1e-9]) * 1.1
+    ticks, tick_labels = axis_ticks(max(vals.values(), default=0) * 1.05)
+    vmax = ticks[-1]
     plot_h = H - bottom - top
     d.text((left, 15), f"{title}: query execution throughput = database size / response time [GB/s]", fill="black")
-    for k in range(6):  # grid and axis labels
-        v = vmax * k / 5
-        y = H - bottom - plot_h * k / 5
+    for v, text in zip(ticks, tick_labels, strict=True):  # grid and axis labels
+        y = H - bottom - plot_h * v / vmax
         d.line([(left, y), (W - 20, y)], fill=(220, 220, 220))
-        d.text((5, y - 6), f"{v:.1f}", fill="black")
+        d.text((5, y - 6), text, fill="black")
     group_w = (W - left - 20) / len(queries)
     bar_w = group_w * 0.8 / max(len(ran), 1)
     for i, q in enumerate(queries):

@@ -2,8 +2,8 @@
 # scripts/test.sh - every test, in tiers (docs/testing.md):
 #   1. lint: rustfmt, ShellCheck on every shell script, ruff on every
 #      Python file, no import cycle between the extension's top-level
-#      modules (scripts/check-module-cycles.py), then clippy with warnings
-#      as errors
+#      modules (scripts/check-module-cycles.py), the docstring examples of
+#      bench/benchlib.py (doctest), then clippy with warnings as errors
 #   2. rust: Rust unit and engine tests, including the NVRTC build of all
 #      device code with the pip wheel's NVRTC (no GPU needed)
 #   3. sql: SQL tests against a fresh cluster (scripts/test-sql.sh)
@@ -68,6 +68,12 @@ tier_lint() {
     failed+=("ShellCheck and ruff not installed")
   fi
   python3 scripts/check-module-cycles.py || failed+=("module cycles")
+  # the examples in the benchmark library's docstrings (the chart's axis)
+  if (cd bench && python3 -m doctest benchlib.py); then
+    echo "lint: doctest: bench/benchlib.py's examples hold"
+  else
+    failed+=("doctest bench/benchlib.py")
+  fi
   if [ ${#failed[@]} -gt 0 ]; then
     echo "test: lint FAILED: ${failed[*]}"; exit 1
   fi
