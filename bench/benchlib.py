@@ -328,8 +328,10 @@ def axis_ticks(vmax, most=5):
         step = mult * 10.0**exp
         if step * most >= vmax:
             break
+    if mult == 10:  # 10 x 10^exp is 1 x 10^(exp+1)
+        mult, exp = 1, exp + 1
     n = math.ceil(vmax / step - 1e-9)
-    decimals = max(0, -exp + (1 if mult == 2.5 else 0)) if mult != 10 else max(0, -exp - 1)
+    decimals = max(0, -exp + (1 if mult == 2.5 else 0))
     ticks = [round(k * step, decimals + 2) for k in range(n + 1)]
     return ticks, [f"{t:.{decimals}f}" for t in ticks]
 
