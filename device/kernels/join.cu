@@ -28,6 +28,7 @@
  * the join quals, which include the hash clauses.
  */
 #include "device_hash.h"
+#include "device_store.h"
 
 #define PGSTROM_JOIN_INNER      0       /* PostgreSQL's JoinType numbers */
 #define PGSTROM_JOIN_LEFT       1
@@ -63,15 +64,22 @@ dev_join_emit(const uint32_t *rows, uint32_t nsrc,
             out[(uint64_t) s * capacity + at] = rows[s];
 }
 
-/* Scan step for row `row` of the chunk. */
+/*
+ * Scan step for row `row` of the chunk: a row version of a GPU store the
+ * snapshot of `view` (when given) does not see is skipped before any qual
+ * reads it.
+ */
 DEVICE_FUNC int32_t
 dev_join_scan_row(const DevProgramRef *qual,
                   const DevColumn *cols, uint32_t ncols,
                   const DevDatum *params, uint32_t nparams, uint32_t row,
+                  const DevStoreView *view,
                   uint32_t *out, uint32_t capacity, uint32_t *count)
 {
     uint32_t    rows[PGSTROM_MAX_SOURCES];
 
+    if (view && !dev_store_visible(view, row))
+        return DEVERR_OK;
     rows[0] = row;
     for (uint32_t s = 1; s < PGSTROM_MAX_SOURCES; s++)
         rows[s] = PGSTROM_NULL_ROW;
@@ -203,11 +211,12 @@ dev_join_hash_one(const DevProgramRef *keys, uint32_t nkeys, uint32_t depth,
 KERNEL_FUNC void
 kern_join_scan(const DevProgramRef *qual, const DevColumn *cols, uint32_t ncols,
                const DevDatum *params, uint32_t nparams, uint32_t nrows,
+               const DevStoreView *view,
                uint32_t *out, uint32_t capacity, uint32_t *count,
                unsigned long long *error)
 {
     JOIN_GPU_LOOP(nrows, dev_join_scan_row(qual, cols, ncols, params, nparams, i,
-                                           out, capacity, count))
+                                           view, out, capacity, count))
 }
 
 KERNEL_FUNC void
@@ -241,13 +250,14 @@ kern_join_hash(const DevProgramRef *keys, uint32_t nkeys, uint32_t depth,
 extern "C" int32_t
 pgstrom_cpu_join_scan(const DevProgramRef *qual, const DevColumn *cols, uint32_t ncols,
                       const DevDatum *params, uint32_t nparams, uint32_t nrows,
+                      const DevStoreView *view,
                       uint32_t *out, uint32_t capacity, uint32_t *count,
                       uint32_t *error_at)
 {
     for (uint32_t i = 0; i < nrows; i++)
     {
         int32_t rc = dev_join_scan_row(qual, cols, ncols, params, nparams, i,
-                                       out, capacity, count);
+                                       view, out, capacity, count);
         if (rc != DEVERR_OK)
         {
             *error_at = i;

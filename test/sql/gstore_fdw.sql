@@ -120,6 +120,86 @@ SELECT count(*), sum(v) FROM gs WHERE v > 0;
 SET LOCAL pg_strom.enabled = off;
 SELECT count(*), sum(v) FROM gs WHERE v > 0;
 ROLLBACK;
+-- GpuPreAgg and GpuJoin read the engine's copy of the store (the GPU
+-- service's CPU engine keeps copies as its GPUs do): the copy is brought
+-- up to date with what the redo log gained (row versions, deletions), and
+-- the engine decides which row versions the query's snapshot sees
+SET pg_strom.cpu_engine_in_service = on;
+SELECT * FROM explain_masked('SELECT count(*), sum(v) FROM gs WHERE id > 100',
+                             'COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF');
+CREATE FUNCTION gs_compare() RETURNS TABLE (compared bigint, differences bigint) LANGUAGE plpgsql AS $$
+BEGIN
+  DROP TABLE IF EXISTS gs_on, gs_off;
+  CREATE TEMP TABLE gs_on AS SELECT * FROM gs_answers;
+  SET LOCAL pg_strom.enabled = off;
+  CREATE TEMP TABLE gs_off AS SELECT * FROM gs_answers;
+  SET LOCAL pg_strom.enabled = on;
+  RETURN QUERY SELECT count(*),
+       (SELECT count(*) FROM ((TABLE gs_on EXCEPT ALL TABLE gs_off) UNION ALL (TABLE gs_off EXCEPT ALL TABLE gs_on)) d)
+    FROM gs_on;
+END $$;
+SELECT * FROM gs_compare();
+-- writes since: new row versions and deletions reach the copy
+UPDATE gs SET v = v + 1 WHERE id % 5 = 0;
+DELETE FROM gs WHERE id BETWEEN 200 AND 260;
+INSERT INTO gs SELECT i, 'later ' || i, i, NULL, NULL FROM generate_series(2000, 2100) i;
+UPDATE hs SET v = v + 1 WHERE id % 5 = 0;
+DELETE FROM hs WHERE id BETWEEN 200 AND 260;
+INSERT INTO hs SELECT i, 'later ' || i, i, NULL, NULL FROM generate_series(2000, 2100) i;
+SELECT * FROM gs_compare();
+-- a transaction's own changes, command by command, and a savepoint
+BEGIN;
+DELETE FROM gs WHERE id < 50;
+INSERT INTO gs VALUES (9001, 'mine', 123, NULL, NULL);
+SELECT * FROM gs_compare();
+SAVEPOINT s;
+UPDATE gs SET v = -v WHERE id > 2050;
+SELECT * FROM gs_compare();
+ROLLBACK TO s;
+SELECT * FROM gs_compare();
+-- rows a statement writes are not seen by its own scan (command ids):
+-- the same answer with pg_strom off
+SAVEPOINT w;
+WITH u AS (UPDATE gs SET v = v * 3 WHERE id BETWEEN 100 AND 150 RETURNING 1)
+SELECT count(*), sum(v), (SELECT count(*) FROM u) FROM gs WHERE id > 0;
+ROLLBACK TO w;
+SET LOCAL pg_strom.enabled = off;
+WITH u AS (UPDATE gs SET v = v * 3 WHERE id BETWEEN 100 AND 150 RETURNING 1)
+SELECT count(*), sum(v), (SELECT count(*) FROM u) FROM gs WHERE id > 0;
+SET LOCAL pg_strom.enabled = on;
+-- a TRUNCATE of this transaction hides every earlier row version
+TRUNCATE gs;
+INSERT INTO gs VALUES (1, 'after', 1, NULL, NULL);
+SELECT * FROM gs_compare();
+ROLLBACK;
+SELECT * FROM gs_compare();
+-- an aborted transaction's rows stay invisible
+BEGIN;
+INSERT INTO gs SELECT i, 'aborted', i, NULL, NULL FROM generate_series(9200, 9300) i;
+UPDATE gs SET v = 0 WHERE id < 100;
+ROLLBACK;
+SELECT * FROM gs_compare();
+-- a checkpoint (a new generation: row ids change) makes a new copy
+SELECT pgstrom.gstore_fdw_checkpoint('gs') = (SELECT count(*) FROM gs);
+SELECT * FROM gs_compare();
+SELECT * FROM explain_masked('SELECT count(*), sum(v) FROM gs WHERE id > 100',
+                             'COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF');
+-- the backend's own CPU engine keeps no copies: ranges of row versions
+-- go to it with their view; pg_strom.gstore_device_copy = off does the
+-- same on any engine
+RESET pg_strom.cpu_engine_in_service;
+UPDATE gs SET v = v + 1 WHERE id % 3 = 0;
+UPDATE hs SET v = v + 1 WHERE id % 3 = 0;
+SELECT * FROM gs_compare();
+SET pg_strom.cpu_engine_in_service = on;
+SET pg_strom.gstore_device_copy = off;
+SELECT * FROM gs_compare();
+SELECT * FROM explain_masked('SELECT count(*), sum(v) FROM gs WHERE id > 100',
+                             'COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF');
+RESET pg_strom.gstore_device_copy;
+RESET pg_strom.cpu_engine_in_service;
+DROP FUNCTION gs_compare();
+DROP TABLE gs_on, gs_off;
 RESET pg_strom.gpu_setup_cost;
 RESET pg_strom.heap_gather_cost;
 DROP VIEW gs_answers;

@@ -115,7 +115,7 @@ impl ColumnBuf {
 }
 
 /// A chunk's variable-length column passed 4 GB.
-fn too_much_text() -> ! {
+pub(crate) fn too_much_text() -> ! {
     errors::raise_plain(
         PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
         "a chunk holds at most 4 GB of one variable-length column".into(),
@@ -420,6 +420,7 @@ impl ColumnChunk {
                 offsets: (c.width == 0).then_some(c.offsets.as_slice()),
                 file: c.file,
                 resident: None,
+                store: None,
             })
             .collect()
     }

@@ -238,6 +238,7 @@ fn row_of<'a>(cols: &[ColumnData<'a>], i: usize) -> Vec<ColumnData<'a>> {
                 offsets: c.offsets.map(|o| &o[i..i + 2]),
                 file: None,
                 resident: None,
+                store: None,
             }
         })
         .collect()

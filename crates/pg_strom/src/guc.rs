@@ -100,6 +100,10 @@ pub static PARALLEL_INNER_BUILD: GucSetting<bool> = GucSetting::<bool>::new(true
 /// probe one load of the inner relations in the engine (gpujoin::shared_build).
 pub static SHARED_INNER_TABLES: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pg_strom.gstore_device_copy`: GpuJoin and GpuPreAgg read a
+/// gstore_fdw table from the GPU service's copy of it (source/gstore.rs).
+pub static GSTORE_DEVICE_COPY: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 /// `pg_strom.inner_cache`: the GPU service keeps GpuJoin inner builds
 /// across queries while the inner relations do not change
 /// (gpujoin::inner_cache).
@@ -187,6 +191,14 @@ pub fn init() {
         c"Lets the processes of a parallel GpuJoin or GpuPreAgg share one load of the inner relations in the engine: one process loads and hashes them, the others probe the same tables.",
         c"off loads the inner relations into the engine once per process.",
         &SHARED_INNER_TABLES,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.gstore_device_copy",
+        c"Lets GpuJoin and GpuPreAgg read a gstore_fdw table from the GPU service's copy of it, kept on the GPU.",
+        c"The copy is brought up to date with the table's redo log before a query reads it, and the GPU decides which row versions the query's snapshot sees; off moves the rows from the backend for every query.",
+        &GSTORE_DEVICE_COPY,
         GucContext::Userset,
         GucFlags::default(),
     );

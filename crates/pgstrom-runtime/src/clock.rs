@@ -296,6 +296,17 @@ impl<S: JoinSession> JoinSession for Clocked<S> {
         self.inner.file_stats()
     }
 
+    fn store_sync(
+        &mut self,
+        batch: &crate::devstore::StoreSync<'_>,
+    ) -> Result<Option<crate::devstore::StoreState>, DeviceError> {
+        self.run(|s| s.store_sync(batch))
+    }
+
+    fn set_store_rows(&mut self, rows: Option<crate::devstore::StoreRows>) -> Result<(), DeviceError> {
+        self.inner.set_store_rows(rows)
+    }
+
     fn take_clock(&mut self) -> Result<DeviceClock, DeviceError> {
         Ok(std::mem::take(&mut self.clock))
     }

@@ -36,6 +36,7 @@ pub const KERNELS: &[&str] = &[
     "kern_fault_illegal_address",
     "kern_heap_count",
     "kern_heap_deform",
+    "kern_store_delete",
 ];
 
 /// One translation unit that includes every kernel file.

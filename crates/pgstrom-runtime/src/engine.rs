@@ -329,6 +329,10 @@ pub struct ColumnData<'a> {
     /// column (a `file` slice, or a heap direct request's rows), valid
     /// during the call.  Set by the service only, for GPU engines.
     pub resident: Option<(u64, u64, u64)>,
+    /// Instead of `values`, `validity` and `offsets`: column `n` of the
+    /// engine's copy of a GPU store table, at the rows of the session's
+    /// [`crate::devstore::StoreRows`].
+    pub store: Option<u32>,
 }
 
 /// A chunk's values and validity (or None) as (offset, length) in a file.
@@ -739,6 +743,16 @@ pub fn validate_columns_in(columns: &[ColumnData<'_>], nrows: u32, holds: Holds)
     for (i, c) in columns.iter().enumerate() {
         let t = type_info(c.type_id)
             .ok_or_else(|| DeviceError::InvalidRequest(format!("column {i} has unknown device type {}", c.type_id)))?;
+        if c.store.is_some() && c.resident.is_none() {
+            // a column of a GPU store's copy: the engine that holds the
+            // copy resolves it (devstore.rs)
+            if holds == Holds::Memory {
+                return Err(DeviceError::InvalidRequest(format!(
+                    "column {i} lies in a GPU store copy this engine does not hold"
+                )));
+            }
+            continue;
+        }
         if c.resident.is_some() {
             if holds != Holds::Device {
                 return Err(DeviceError::InvalidRequest(format!(

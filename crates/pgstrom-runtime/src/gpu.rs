@@ -55,6 +55,8 @@ pub struct GpuEngine {
     pub(crate) shared_joins: crate::join::SharedBuilds<crate::join_gpu::GpuInner>,
     /// Device buffers join sessions gave back ([`PooledBuffer`]).
     idle_buffers: Mutex<Vec<IdleBuffer>>,
+    /// Copies of GPU store tables (devstore.rs).
+    pub(crate) stores: crate::devstore_gpu::GpuStores,
 }
 
 /// Most bytes of idle buffers an engine keeps for later sessions.
@@ -313,6 +315,7 @@ impl GpuEngine {
             cpu_recompute: true,
             shared_joins: crate::join::SharedBuilds::new(),
             idle_buffers: Mutex::new(Vec::new()),
+            stores: Default::default(),
         })
     }
 

@@ -339,6 +339,7 @@ impl HostHeap {
                 offsets: (!o.is_empty()).then_some(o.as_slice()),
                 file: None,
                 resident: None,
+                store: None,
             })
             .collect()
     }

@@ -238,6 +238,23 @@ pub trait JoinSession {
     fn take_clock(&mut self) -> Result<crate::clock::DeviceClock, DeviceError> {
         Ok(crate::clock::DeviceClock::default())
     }
+
+    /// Bring the engine's copy of a GPU store table up to date by `batch`
+    /// (devstore.rs): where the copy stands after it, or None when the
+    /// engine keeps no copies (the default: the backend's own CPU engine
+    /// reads the backend's replay).
+    fn store_sync(
+        &mut self,
+        batch: &crate::devstore::StoreSync<'_>,
+    ) -> Result<Option<crate::devstore::StoreState>, DeviceError> {
+        let _ = batch;
+        Ok(None)
+    }
+
+    /// The chunks probed from now on are rows of a GPU store table
+    /// (`Some`), read through the view they carry, or ordinary chunks
+    /// (`None`).
+    fn set_store_rows(&mut self, rows: Option<crate::devstore::StoreRows>) -> Result<(), DeviceError>;
 }
 
 /// What a probe returns.

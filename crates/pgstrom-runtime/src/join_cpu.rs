@@ -3,6 +3,7 @@
 //! the join steps of device/kernels/join.cu called through their C ABI.
 
 use crate::agg::{AggGroups, AggSpec, DevAggOpRepr, DevAggSpecRepr, table_slots};
+use crate::devstore::{self, DevStoreViewRepr, StoreMvcc, StoreRows};
 use crate::engine::{ColumnData, DevColumnRepr, DevDatumRepr};
 use crate::error::DeviceError;
 use crate::join::{
@@ -21,6 +22,7 @@ unsafe extern "C" {
         params: *const DevDatumRepr,
         nparams: u32,
         nrows: u32,
+        view: *const DevStoreViewRepr,
         out: *mut u32,
         capacity: u32,
         count: *mut u32,
@@ -169,6 +171,8 @@ pub struct CpuJoin {
     input: Vec<u32>,
     in_cap: usize,
     agg: Option<CpuAgg>,
+    /// The chunks are rows of a GPU store table (devstore.rs).
+    store_rows: Option<StoreRows>,
 }
 
 impl CpuJoin {
@@ -309,6 +313,7 @@ impl CpuJoin {
             input: Vec::new(),
             in_cap: 0,
             agg: spec.agg.as_ref().map(CpuAgg::new),
+            store_rows: None,
         }
     }
 
@@ -369,6 +374,9 @@ struct Steps<'s> {
     cols: Vec<DevColumnRepr>,
     depths: Vec<DevJoinDepthRepr>,
     nsources: usize,
+    /// The view of a chunk of GPU store rows (its arrays live as long as
+    /// the steps).
+    view: Option<DevStoreViewRepr>,
 }
 
 impl JoinSteps for Steps<'_> {
@@ -398,6 +406,7 @@ impl JoinSteps for Steps<'_> {
                 j.params.as_ptr(),
                 j.params.len() as u32,
                 nrows,
+                self.view.as_ref().map_or(std::ptr::null(), |v| v as *const DevStoreViewRepr),
                 j.out.as_mut_ptr(),
                 j.out_cap as u32,
                 &mut count,
@@ -552,12 +561,41 @@ impl CpuJoin {
         if finish == Finish::Aggregate && self.agg.is_none() {
             return Err(no_agg());
         }
+        let rows = self.store_rows.clone();
+        let copy = match rows.as_ref().map(|r| &r.mvcc) {
+            Some(StoreMvcc::Copy(id)) if devstore::host_copies() => {
+                Some(devstore::host_store(id).ok_or_else(|| devstore::no_copy(id))?)
+            }
+            Some(StoreMvcc::Copy(id)) => return Err(devstore::no_copy(id)),
+            _ => None,
+        };
+        let guard = copy.as_ref().map(|c| c.lock().unwrap_or_else(|p| p.into_inner()));
+        let resolved;
+        let (outer, view) = match (&rows, &guard) {
+            (Some(r), Some(st)) => {
+                devstore::check_rows(r, nrows, st.rows())?;
+                resolved = devstore::host_columns(st, outer, r.first_row, nrows)?;
+                let arrays = devstore::host_versions(st, r.first_row, nrows);
+                (&resolved[..], Some(DevStoreViewRepr::new(r, arrays, view_lists(r))))
+            }
+            (Some(r), None) => {
+                devstore::check_rows(r, nrows, r.first_row + nrows as u64)?;
+                let StoreMvcc::Inline(v) = &r.mvcc else { unreachable!("copies resolved above") };
+                let arrays =
+                    [v.xmin.as_ptr() as u64, v.cmin.as_ptr() as u64, v.xmax.as_ptr() as u64, v.cmax.as_ptr() as u64];
+                (outer, Some(DevStoreViewRepr::new(r, arrays, view_lists(r))))
+            }
+            _ => (outer, None),
+        };
+        if outer.iter().any(|c| c.store.is_some()) {
+            return Err(DeviceError::InvalidRequest("a store column outside a chunk of the store's copy".into()));
+        }
         validate_chunk(&self.outer_types, outer, nrows, selection, crate::engine::Holds::Memory)?;
         let cols = self.columns(outer);
         let depths = self.depth_reprs();
         let nsources = depths.len() + 1;
         let ndepths = depths.len();
-        let mut steps = Steps { join: self, cols, depths, nsources };
+        let mut steps = Steps { join: self, cols, depths, nsources, view };
         run_chunk(&mut steps, ndepths, nrows, selection, finish)
     }
 
@@ -571,7 +609,7 @@ impl CpuJoin {
         let kinds: Vec<JoinKind> = self.depths.iter().map(|d| d.kind).collect();
         let matched: Vec<Vec<u8>> = self.depths.iter().map(|d| d.matched.clone()).collect();
         let nsources = depths.len() + 1;
-        let mut steps = Steps { join: self, cols, depths, nsources };
+        let mut steps = Steps { join: self, cols, depths, nsources, view: None };
         run_unmatched(&mut steps, &kinds, &matched, finish)
     }
 }
@@ -623,6 +661,26 @@ impl JoinSession for CpuJoin {
         let matched: usize = self.depths.iter().map(|d| d.matched.len()).sum();
         cols + tables + matched
     }
+
+    fn store_sync(
+        &mut self,
+        batch: &devstore::StoreSync<'_>,
+    ) -> Result<Option<devstore::StoreState>, DeviceError> {
+        if !devstore::host_copies() {
+            return Ok(None);
+        }
+        devstore::host_sync(batch).map(Some)
+    }
+
+    fn set_store_rows(&mut self, rows: Option<StoreRows>) -> Result<(), DeviceError> {
+        self.store_rows = rows;
+        Ok(())
+    }
+}
+
+/// The addresses of the lists of a view (host memory).
+fn view_lists(r: &StoreRows) -> [u64; 3] {
+    [r.view.aborted.as_ptr() as u64, r.view.window.as_ptr() as u64, r.view.states.as_ptr() as u64]
 }
 
 // Instr is the C DevInstr: pointers to program code are passed as such.

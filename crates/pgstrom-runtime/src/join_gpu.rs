@@ -9,6 +9,7 @@ use std::ffi::c_void;
 
 use crate::agg::{AggGroups, DevAggSpecRepr, table_slots};
 use crate::cuda::CuDevicePtr;
+use crate::devstore::{self, DevStoreViewRepr, StoreMvcc, StoreRows};
 use crate::engine::{ColumnData, DevColumnRepr, DevDatumRepr};
 use crate::error::DeviceError;
 use crate::gpu::{DeviceBuffer, GpuEngine, PooledBuffer, ScratchGuard};
@@ -191,6 +192,8 @@ pub struct GpuJoin<'e> {
     /// Per-chunk aggregation buffers.
     agg_scratch: Option<PooledBuffer<'e>>,
     agg_scratch_len: usize,
+    /// The chunks are rows of a GPU store table (devstore.rs).
+    store_rows: Option<StoreRows>,
 }
 
 fn place_program(img: &mut Image, p: &Program) -> (usize, usize, u32, u16) {
@@ -451,6 +454,7 @@ impl<'e> GpuJoin<'e> {
             agg_scratch: None,
             agg_wide_init,
             agg_scratch_len: 0,
+            store_rows: None,
         })
     }
 
@@ -533,11 +537,36 @@ impl<'e> GpuJoin<'e> {
         Ok(words[0] & 0xffff_ffff)
     }
 
-    /// Stage the chunk's columns and the full column array; returns the
-    /// device address of that array.
-    fn stage_chunk(&mut self, outer: &[ColumnData<'_>], nrows: u32) -> Result<CuDevicePtr, DeviceError> {
+    /// Stage the chunk's columns and the full column array, and the view
+    /// of a chunk of GPU store rows (with its row versions when they are
+    /// not in the copy, `copy` None); returns the device addresses of the
+    /// column array and of the view (0 without one).
+    fn stage_chunk(
+        &mut self,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        store: Option<(&StoreRows, Option<[u64; 4]>)>,
+    ) -> Result<(CuDevicePtr, CuDevicePtr), DeviceError> {
         let n = nrows as usize;
         let mut img = Image::default();
+        // the view's lists, row versions and the view itself
+        let mut view_places = None;
+        if let Some((rows, copy)) = store {
+            let v = &rows.view;
+            let lists = [img.place(bytes_of(&v.aborted)), img.place(bytes_of(&v.window)), img.place(&v.states)];
+            let arrays = match (&rows.mvcc, copy) {
+                (_, Some(a)) => Err(a),
+                (StoreMvcc::Inline(m), None) => Ok([
+                    img.place(bytes_of(&m.xmin)),
+                    img.place(bytes_of(&m.cmin)),
+                    img.place(bytes_of(&m.xmax)),
+                    img.place(bytes_of(&m.cmax)),
+                ]),
+                (StoreMvcc::Copy(id), None) => return Err(devstore::no_copy(id)),
+            };
+            let at = img.reserve(std::mem::size_of::<DevStoreViewRepr>());
+            view_places = Some((rows, lists, arrays, at));
+        }
         let mut places = Vec::new();
         for c in outer {
             if c.resident.is_some() {
@@ -578,6 +607,17 @@ impl<'e> GpuJoin<'e> {
         cols.extend(&self.inner.cols);
         let cb = bytes_of(&cols);
         img.bytes[cols_at..cols_at + cb.len()].copy_from_slice(cb);
+        let mut view_ptr = 0;
+        if let Some((rows, lists, arrays, view_at)) = view_places {
+            let arrays = match arrays {
+                Err(in_copy) => in_copy,
+                Ok(placed) => placed.map(at),
+            };
+            let view = DevStoreViewRepr::new(rows, arrays, lists.map(at));
+            let vb = bytes_of(std::slice::from_ref(&view));
+            img.bytes[view_at..view_at + vb.len()].copy_from_slice(vb);
+            view_ptr = at(view_at);
+        }
         let drv = self.eng.drv;
         let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
         // SAFETY: the arena's pinned buffer holds at least total bytes;
@@ -586,7 +626,7 @@ impl<'e> GpuJoin<'e> {
             std::ptr::copy_nonoverlapping(img.bytes.as_ptr(), stage_host, total);
             drv.check("cuMemcpyHtoD", (drv.cuMemcpyHtoD)(base, stage_host as *const c_void, total))?;
         }
-        Ok(at(cols_at))
+        Ok((at(cols_at), view_ptr))
     }
 }
 
@@ -614,6 +654,8 @@ struct Steps<'s, 'e> {
     join: &'s mut GpuJoin<'e>,
     cols: CuDevicePtr,
     nsources: usize,
+    /// The view of a chunk of GPU store rows, or 0.
+    view: CuDevicePtr,
 }
 
 impl JoinSteps for Steps<'_, '_> {
@@ -644,11 +686,13 @@ impl JoinSteps for Steps<'_, '_> {
         let mut p_params = j.addr(j.params);
         let mut p_nparams = j.nparams;
         let mut p_nrows = nrows;
+        let mut p_view = self.view;
         let mut p_out = j.out.as_ref().expect("grown before use").ptr;
         let mut p_cap = j.out_cap as u32;
         let mut p_count = j.counters.ptr;
         let mut p_error = j.counters.ptr + 8;
-        let mut kp = kparams!(p_qual, p_cols, p_ncols, p_params, p_nparams, p_nrows, p_out, p_cap, p_count, p_error);
+        let mut kp =
+            kparams!(p_qual, p_cols, p_ncols, p_params, p_nparams, p_nrows, p_view, p_out, p_cap, p_count, p_error);
         // SAFETY: kernel parameters in order; buffers outlive the call.
         unsafe { j.eng.launch_and_wait("kern_join_scan", j.eng.grid_for(nrows), &mut kp)? };
         j.check_error()
@@ -933,12 +977,37 @@ impl GpuJoin<'_> {
         if finish == Finish::Aggregate && self.agg.is_none() {
             return Err(no_agg());
         }
-        validate_chunk(&self.outer_types, outer, nrows, selection, crate::engine::Holds::Device)?;
         self.eng.make_current()?;
-        let cols = self.stage_chunk(outer, nrows)?;
+        let rows = self.store_rows.clone();
+        // a chunk of a store's copy: its columns and row versions in the
+        // copy, which stays locked (its buffers in place) until the chunk
+        // is done
+        let copy = match rows.as_ref().map(|r| &r.mvcc) {
+            Some(StoreMvcc::Copy(id)) => Some(self.eng.stores.get(id).ok_or_else(|| devstore::no_copy(id))?),
+            _ => None,
+        };
+        let guard = copy.as_ref().map(|c| c.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut resolved: Vec<ColumnData<'_>> = outer.to_vec();
+        let mut arrays = None;
+        match (&rows, &guard) {
+            (Some(r), Some(st)) => {
+                devstore::check_rows(r, nrows, st.rows())?;
+                st.resolve(&mut resolved, r.first_row)?;
+                arrays = Some(st.versions_at(r.first_row));
+            }
+            (Some(r), None) => devstore::check_rows(r, nrows, r.first_row + nrows as u64)?,
+            _ => {}
+        }
+        if resolved.iter().any(|c| c.store.is_some() && c.resident.is_none()) {
+            return Err(DeviceError::InvalidRequest("a store column outside a chunk of the store's copy".into()));
+        }
+        validate_chunk(&self.outer_types, &resolved, nrows, selection, crate::engine::Holds::Device)?;
+        let (cols, view) = self.stage_chunk(&resolved, nrows, rows.as_ref().map(|r| (r, arrays)))?;
         let ndepths = self.depths.len();
-        let mut steps = Steps { join: self, cols, nsources: ndepths + 1 };
-        run_chunk(&mut steps, ndepths, nrows, selection, finish)
+        let mut steps = Steps { join: self, cols, nsources: ndepths + 1, view };
+        let out = run_chunk(&mut steps, ndepths, nrows, selection, finish);
+        drop(guard);
+        out
     }
 
     /// The unmatched inner rows through the later depths, finished as asked.
@@ -950,7 +1019,7 @@ impl GpuJoin<'_> {
         let (kinds, matched) = self.matched_rows()?;
         let cols = self.addr(self.open_cols);
         let ndepths = self.depths.len();
-        let mut steps = Steps { join: self, cols, nsources: ndepths + 1 };
+        let mut steps = Steps { join: self, cols, nsources: ndepths + 1, view: 0 };
         run_unmatched(&mut steps, &kinds, &matched, finish)
     }
 }
@@ -998,6 +1067,19 @@ impl JoinSession for GpuJoin<'_> {
 
     fn inner_bytes(&self) -> usize {
         self.arena_len + self.inner.len
+    }
+
+    fn store_sync(
+        &mut self,
+        batch: &devstore::StoreSync<'_>,
+    ) -> Result<Option<devstore::StoreState>, DeviceError> {
+        self.eng.make_current()?;
+        self.eng.stores.sync(self.eng, batch).map(Some)
+    }
+
+    fn set_store_rows(&mut self, rows: Option<StoreRows>) -> Result<(), DeviceError> {
+        self.store_rows = rows;
+        Ok(())
     }
 }
 

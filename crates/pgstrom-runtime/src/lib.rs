@@ -22,6 +22,8 @@ pub mod cpu;
 pub mod cuda;
 pub mod cufile;
 pub mod device_code;
+pub mod devstore;
+mod devstore_gpu;
 pub mod discovery;
 pub mod engine;
 pub mod error;

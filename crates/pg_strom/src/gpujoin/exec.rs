@@ -1065,6 +1065,19 @@ impl GpuJoinExec {
                 // a failure only means the columns go in memory (a lost
                 // service shows again at the first chunk, which falls back)
                 let _ = self.source.offer_files(s.as_mut());
+                // a gstore_fdw table: the engine's copy brought up to date
+                // (or ranges of row versions gathered here)
+                let label = errors::engine_phrase(eng);
+                let copy: Option<&mut dyn JoinSession> =
+                    if guc::GSTORE_DEVICE_COPY.get() { Some(s.as_mut()) } else { None };
+                // SAFETY: the node's executor callbacks, before a chunk.
+                let used = unsafe { self.source.use_session(copy, &label) };
+                if let Err(e) = used {
+                    errors::raise(
+                        &format!("{} on {} failed to bring its copy of the GPU store up to date", self.name(), errors::engine_phrase(eng)),
+                        &e,
+                    );
+                }
                 self.session = Some(s);
             }
             // as at a chunk: nothing is left on the lost engine
@@ -1228,7 +1241,8 @@ impl GpuJoinExec {
     unsafe fn cpu_scan_quals(&mut self, node: *mut pg_sys::CustomScanState) -> Vec<u32> {
         let n = self.source.len() as u32;
         if self.info.nscan_quals == 0 {
-            return (0..n).collect();
+            // SAFETY: the node's executor callbacks.
+            return (0..n).filter(|&r| unsafe { self.source.row_visible(r as usize) }).collect();
         }
         // SAFETY: live node; the scan slot is ours until the chunk's rows
         // are returned.
@@ -1238,6 +1252,9 @@ impl GpuJoinExec {
             let saved = std::mem::take(&mut self.combos);
             let mut pass = Vec::new();
             for r in 0..n {
+                if !self.source.row_visible(r as usize) {
+                    continue;
+                }
                 // a combination of the outer row alone
                 self.combos =
                     Combos { nsources: MAX_SOURCES, count: 1, rows: vec![NULL_ROW; MAX_SOURCES], ..Combos::default() };
@@ -1410,14 +1427,22 @@ impl GpuJoinExec {
             let started = Instant::now();
             let mut cpu_rows = 0u64;
             let agg = self.agg_spec.is_some();
-            let probe = |s: &mut Box<dyn JoinSession>, cols: &[pgstrom_runtime::engine::ColumnData<'_>], sel| {
+            let probe = |s: &mut Box<dyn JoinSession>,
+                         cols: &[pgstrom_runtime::engine::ColumnData<'_>],
+                         sel,
+                         rows: Option<pgstrom_runtime::devstore::StoreRows>| {
+                s.set_store_rows(rows)?;
                 let pending = s.probe_begin(cols, nrows, sel, agg);
                 s.probe_end(pending)
             };
             // the chunk goes to the engine; while it joins (the GPU
             // service, in another process) the next chunk is read ahead
             let (cols, _) = self.source.column_data();
-            let pending = self.session.as_mut().expect("prepared").probe_begin(&cols, nrows, None, agg);
+            let session = self.session.as_mut().expect("prepared");
+            let pending = match session.set_store_rows(self.source.store_rows()) {
+                Ok(()) => session.probe_begin(&cols, nrows, None, agg),
+                Err(e) => pgstrom_runtime::engine::Pending::Done(Err(e)),
+            };
             drop(cols);
             let mut engine_ns = started.elapsed().as_nanos() as u64;
             let reading = Instant::now();
@@ -1437,7 +1462,7 @@ impl GpuJoinExec {
                 let e = e.clone();
                 self.fall_back_to_cpu(&e);
                 let (cols, _) = self.source.column_data();
-                first = probe(self.session.as_mut().expect("reopened"), &cols, None);
+                first = probe(self.session.as_mut().expect("reopened"), &cols, None, self.source.store_rows());
             }
             let bytes = self.source.column_data().1;
             let result = match first {
@@ -1447,7 +1472,7 @@ impl GpuJoinExec {
                     let sel = self.cpu_scan_quals(node);
                     cpu_rows = nrows as u64;
                     let (cols, _) = self.source.column_data();
-                    match probe(self.session.as_mut().expect("prepared"), &cols, Some(&sel)) {
+                    match probe(self.session.as_mut().expect("prepared"), &cols, Some(&sel), self.source.store_rows()) {
                         Err(DeviceError::NeedsCpu { .. }) if on_gpu => {
                             drop(cols);
                             self.source.columns_in_memory();
@@ -1458,7 +1483,7 @@ impl GpuJoinExec {
                                 }
                             }
                             let (cols, _) = self.source.column_data();
-                            probe(self.cpu_session.as_mut().expect("opened"), &cols, Some(&sel))
+                            probe(self.cpu_session.as_mut().expect("opened"), &cols, Some(&sel), self.source.store_rows())
                         }
                         other => other,
                     }

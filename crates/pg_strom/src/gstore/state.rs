@@ -18,7 +18,7 @@
 //! a new log file (a checkpoint) makes it reload.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::CStr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -73,6 +73,18 @@ pub struct Store {
     pub layout: Option<Vec<u32>>,
     /// The rows by key, for a table with a `primary_key`.
     pub key: Option<KeyIndex>,
+    /// Every deletion replayed, in log order: (row, transaction,
+    /// command); an engine's copy of the store counts how many it applied
+    /// (`pgstrom_runtime::devstore`).
+    pub journal: Vec<(u64, u64, u32)>,
+    /// The transactions the replay met (frozen rows aside), for the views
+    /// of engines' copies ([`store_view`]).
+    pub xids: BTreeSet<u64>,
+    last_xid: u64,
+    /// Those below this one are resolved: committed, or in `aborted`.
+    resolved_below: u64,
+    /// Transactions of `xids` known to have aborted.
+    aborted: BTreeSet<u64>,
 }
 
 thread_local! {
@@ -121,6 +133,11 @@ impl Store {
             truncates: Vec::new(),
             layout: None,
             key: None,
+            journal: Vec::new(),
+            xids: BTreeSet::new(),
+            last_xid: FROZEN_XID,
+            resolved_below: 0,
+            aborted: BTreeSet::new(),
         }
     }
 
@@ -281,7 +298,21 @@ impl Store {
         }
     }
 
+    /// Note a transaction that wrote to the store.
+    fn note_xid(&mut self, xid: u64) {
+        if xid != self.last_xid && xid != FROZEN_XID {
+            self.xids.insert(xid);
+            self.last_xid = xid;
+        }
+    }
+
     fn apply(&mut self, r: Record, path: &Path) {
+        match &r {
+            Record::Insert { xid, .. } | Record::Delete { xid, .. } | Record::Truncate { xid, .. } => {
+                self.note_xid(*xid)
+            }
+            Record::Layout { .. } => {}
+        }
         match r {
             Record::Insert { xid, cid, tuple } => {
                 if let Some(k) = &mut self.key {
@@ -291,7 +322,10 @@ impl Store {
                 self.rows.push(Row { tuple: tuple.into_boxed_slice(), xmin: xid, cmin: cid, deleters: Vec::new() })
             }
             Record::Delete { xid, cid, row, updated } => match self.rows.get_mut(row as usize) {
-                Some(r) => r.deleters.push((xid, cid, updated)),
+                Some(r) => {
+                    r.deleters.push((xid, cid, updated));
+                    self.journal.push((row, xid, cid));
+                }
                 None => {
                     file_error(path, "file", format!("a deletion of row {row}, beyond its {} rows", self.rows.len()))
                 }
@@ -524,7 +558,8 @@ impl Visibility {
         true
     }
 
-    fn committed(&self, full: u64) -> bool {
+    /// Whether transaction `full` committed (the commit log, now).
+    pub fn committed(&self, full: u64) -> bool {
         // SAFETY: a commit-log lookup.
         unsafe { pg_sys::TransactionIdDidCommit(xid32(full, self.next_full)) }
     }
@@ -653,4 +688,75 @@ pub fn ctid_of(id: u64) -> pg_sys::ItemPointerData {
 pub fn id_of(t: &pg_sys::ItemPointerData) -> u64 {
     let block = ((t.ip_blkid.bi_hi as u64) << 16) | t.ip_blkid.bi_lo as u64;
     (block << 15) | (t.ip_posid.saturating_sub(1) as u64)
+}
+
+/// The full id of `xid`, a transaction id no older than the next one's
+/// window (a snapshot's xmin).
+fn full_of(xid: pg_sys::TransactionId, next_full: u64) -> u64 {
+    let x = xid.into_inner() as u64;
+    let epoch = next_full >> 32;
+    if x > next_full & 0xffff_ffff && epoch > 0 { ((epoch - 1) << 32) | x } else { (epoch << 32) | x }
+}
+
+/// What `vis`'s snapshot makes of the transactions that wrote to `st`, for
+/// an engine that decides visibility where the rows are
+/// (`pgstrom_runtime::devstore::StoreView`, device_store.h): every
+/// transaction below the snapshot's xmin has finished, and the aborted
+/// ones among them are looked up once per process; those at or above it
+/// are listed with their state for this snapshot.
+pub fn store_view(st: &mut Store, vis: &mut Visibility) -> pgstrom_runtime::devstore::StoreView {
+    use pgstrom_runtime::devstore::{StoreView, XID_COMMITTED, XID_CURRENT, XID_INVISIBLE};
+    // SAFETY: the snapshot outlives the scan.
+    let (xmin, curcid) = unsafe { ((*vis.snapshot).xmin, (*vis.snapshot).curcid) };
+    let horizon = full_of(xmin, vis.next_full);
+    if horizon > st.resolved_below {
+        let newly: Vec<u64> = st.xids.range(st.resolved_below..horizon).copied().collect();
+        for x in newly {
+            if !vis.committed(x) {
+                st.aborted.insert(x);
+            }
+        }
+        st.resolved_below = horizon;
+    }
+    let window: Vec<u64> = st.xids.range(horizon..).copied().collect();
+    let states = window
+        .iter()
+        .map(|&x| match vis.seen(x) {
+            Seen::Current => XID_CURRENT,
+            Seen::Committed => XID_COMMITTED,
+            Seen::NotYet | Seen::Aborted => XID_INVISIBLE,
+        })
+        .collect();
+    // TRUNCATE hides the rows before it, as Visibility::visible decides
+    let mut hide_below = 0;
+    for &(before, xid, cid) in &st.truncates {
+        let hides = match vis.seen(xid) {
+            Seen::Current => cid < curcid,
+            Seen::Committed => true,
+            Seen::NotYet => vis.committed(xid),
+            Seen::Aborted => false,
+        };
+        if hides {
+            hide_below = hide_below.max(before);
+        }
+    }
+    StoreView { horizon, hide_below, curcid, aborted: st.aborted.iter().copied().collect(), window, states }
+}
+
+/// As [`with_store_as_is`], with the store writable (for what a scan
+/// keeps in it: [`store_view`]'s lookups).
+///
+/// # Safety
+/// As [`with_store_as_is`].
+pub unsafe fn with_store_as_is_mut<T>(rel: pg_sys::Relation, f: impl FnOnce(&mut Store) -> T) -> T {
+    // SAFETY: caller's promise.
+    unsafe {
+        let relid = (*rel).rd_id;
+        let mut f = Some(f);
+        let out = STORES.with_borrow_mut(|m| m.get_mut(&relid).map(|st| (f.take().expect("once"))(st)));
+        match out {
+            Some(out) => out,
+            None => with_store(rel, |st| (f.take().expect("once"))(st)),
+        }
+    }
 }

@@ -250,8 +250,46 @@ impl Source {
     pub fn column_data(&self) -> (Vec<ColumnData<'_>>, usize) {
         match self {
             Source::Heap(h) => (h.chunk.column_data(), h.chunk.bytes()),
-            Source::Gstore(g) => (g.chunk.column_data(), g.chunk.bytes()),
+            Source::Gstore(g) => g.column_data(),
             Source::Arrow { reader, .. } => (reader.column_data(), reader.device_bytes()),
+        }
+    }
+
+    /// The current chunk's rows of a gstore_fdw table as its engine reads
+    /// them (`JoinSession::set_store_rows`), or None.
+    pub fn store_rows(&self) -> Option<pgstrom_runtime::devstore::StoreRows> {
+        match self {
+            Source::Gstore(g) => g.store_rows(),
+            _ => None,
+        }
+    }
+
+    /// Whether the query's snapshot sees chunk row `i` (false only for a
+    /// row version of a gstore_fdw table it does not see: chunks of
+    /// heap and Arrow tables hold visible rows only).
+    ///
+    /// # Safety
+    /// The node's executor callbacks; `i` < [`Self::len`].
+    pub unsafe fn row_visible(&mut self, i: usize) -> bool {
+        match self {
+            // SAFETY: caller's promise.
+            Source::Gstore(g) => unsafe { g.row_visible(i) },
+            _ => true,
+        }
+    }
+
+    /// Let `session` read a gstore_fdw table's rows from its engine's copy
+    /// (brought up to date now), or as ranges of row versions with their
+    /// view when the engine keeps no copy or no session is given (`engine`
+    /// names it for EXPLAIN); other tables are unchanged.
+    ///
+    /// # Safety
+    /// The node's executor callbacks, before the first chunk.
+    pub unsafe fn use_session(&mut self, session: Option<&mut dyn JoinSession>, engine: &str) -> Result<(), DeviceError> {
+        match self {
+            // SAFETY: caller's promise.
+            Source::Gstore(g) => unsafe { g.use_session(session, engine) },
+            _ => Ok(()),
         }
     }
 
@@ -277,6 +315,11 @@ impl Source {
     /// # Safety
     /// The node's executor callbacks.
     pub unsafe fn columns_in_memory(&mut self) {
+        if let Source::Gstore(g) = self {
+            // SAFETY: caller's promise.
+            unsafe { g.leave_copy() };
+            return;
+        }
         if let Source::Arrow { reader, start, len } = self
             && reader.reads_files()
         {

@@ -572,6 +572,7 @@ impl ServiceEngine {
             generation: self.generation.load(Ordering::Relaxed),
             inner_bytes: bytes as usize,
             agg_pending: false,
+            store_rows: None,
         }
     }
 }
@@ -584,6 +585,8 @@ struct RemoteJoin<'e> {
     inner_bytes: usize,
     /// The probe under way aggregates (its answer is groups).
     agg_pending: bool,
+    /// The chunks are rows of a GPU store table: sent with each probe.
+    store_rows: Option<crate::devstore::StoreRows>,
 }
 
 impl RemoteJoin<'_> {
@@ -608,9 +611,16 @@ impl RemoteJoin<'_> {
         self.eng.with(|c| c.call(opcode, self.eng.engine, self.id, encode, decode))
     }
 
-    fn put_probe(w: &mut Writer<'_>, outer: &[ColumnData<'_>], nrows: u32, selection: Option<&[u32]>) {
+    fn put_probe(
+        w: &mut Writer<'_>,
+        outer: &[ColumnData<'_>],
+        nrows: u32,
+        selection: Option<&[u32]>,
+        store: Option<&crate::devstore::StoreRows>,
+    ) {
         w.u32(nrows);
         w.opt(selection, |w, s| w.slice(s));
+        w.opt(store, wire::put_store_rows);
         wire::put_columns(w, outer, nrows);
     }
 }
@@ -626,7 +636,7 @@ impl JoinSession for RemoteJoin<'_> {
         self.call(
             op::JOIN_PROBE,
             |w| {
-                Self::put_probe(w, outer, nrows, selection);
+                Self::put_probe(w, outer, nrows, selection, self.store_rows.as_ref());
                 Ok(())
             },
             wire::get_combos,
@@ -655,7 +665,7 @@ impl JoinSession for RemoteJoin<'_> {
         self.call(
             op::JOIN_PROBE_AGG,
             |w| {
-                Self::put_probe(w, outer, nrows, selection);
+                Self::put_probe(w, outer, nrows, selection, self.store_rows.as_ref());
                 Ok(())
             },
             wire::get_groups,
@@ -682,7 +692,7 @@ impl JoinSession for RemoteJoin<'_> {
         let opcode = if agg { op::JOIN_PROBE_AGG } else { op::JOIN_PROBE };
         let sent = self.eng.with(|c| {
             c.send(opcode, self.eng.engine, self.id, |w| {
-                Self::put_probe(w, outer, nrows, selection);
+                Self::put_probe(w, outer, nrows, selection, self.store_rows.as_ref());
                 Ok(())
             })
         });
@@ -765,6 +775,26 @@ impl JoinSession for RemoteJoin<'_> {
 
     fn take_clock(&mut self) -> Result<crate::clock::DeviceClock, DeviceError> {
         self.call(op::JOIN_CLOCK, |_| Ok(()), wire::get_clock)
+    }
+
+    fn store_sync(
+        &mut self,
+        batch: &crate::devstore::StoreSync<'_>,
+    ) -> Result<Option<crate::devstore::StoreState>, DeviceError> {
+        batch.validate()?;
+        self.call(
+            op::STORE_SYNC,
+            |w| {
+                wire::put_store_sync(w, batch);
+                Ok(())
+            },
+            wire::get_store_state,
+        )
+    }
+
+    fn set_store_rows(&mut self, rows: Option<crate::devstore::StoreRows>) -> Result<(), DeviceError> {
+        self.store_rows = rows;
+        Ok(())
     }
 }
 

@@ -262,6 +262,7 @@ pub fn with_host<'a>(cols: &[ColumnData<'a>], host: &'a HostColumns) -> Vec<Colu
                 offsets: None,
                 file: None,
                 resident: None,
+                store: None,
             },
         })
         .collect()

@@ -22,7 +22,7 @@ pub mod shm;
 pub mod wire;
 
 /// Protocol version (HELLO).
-pub const PROTOCOL_VERSION: u32 = 15;
+pub const PROTOCOL_VERSION: u32 = 16;
 /// The engine number of the CPU engine (GPUs are 0..n).
 pub const CPU_ENGINE: u32 = u32::MAX;
 
@@ -85,6 +85,10 @@ pub mod op {
     /// A join session over the build kept under the request's cache key
     /// (kept from now on also under its share key); session 0 when none.
     pub const JOIN_OPEN_CACHED: u32 = 22;
+    /// Bring the session's engine's copy of a GPU store table up to date
+    /// by a batch (devstore.rs); where the copy stands out (none: the
+    /// engine keeps no copies).
+    pub const STORE_SYNC: u32 = 23;
 }
 
 /// Reply status words.

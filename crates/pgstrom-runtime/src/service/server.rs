@@ -289,6 +289,9 @@ fn open_engines(config: &ServiceConfig, found: &[crate::discovery::DeviceInfo]) 
 /// install takes about a minute; the planner of a backend plans no GPU
 /// until it is built, so user queries do not wait for it.)
 pub fn serve(config: &ServiceConfig) -> Result<(), DeviceError> {
+    // the service's CPU engine keeps copies of GPU store tables, as its
+    // GPUs do
+    crate::devstore::keep_host_copies(true);
     // listening first: clients that connect while the GPUs are found wait
     // in the backlog instead of failing
     let listener = Socket::listen(&config.socket)?;
@@ -453,6 +456,7 @@ enum Answer {
     Clock(DeviceClock),
     Flag(bool),
     Rows(Option<Vec<u8>>),
+    Store(Option<crate::devstore::StoreState>),
 }
 
 impl Answer {
@@ -473,6 +477,7 @@ impl Answer {
             }
             Answer::Placed(gpu) => w.u32(*gpu),
             Answer::Flag(b) => w.u32(*b as u32),
+            Answer::Store(s) => wire::put_store_state(w, s.as_ref()),
             Answer::Rows(rows) => w.opt(rows.as_deref(), |w, r| w.blob(r)),
             Answer::FileOpened(n, access) => {
                 w.u32(*n);
@@ -763,8 +768,10 @@ impl Connection {
             op::JOIN_PROBE | op::JOIN_PROBE_AGG => {
                 let nrows = r.u32()?;
                 let selection = r.opt(|r| r.slice::<u32>())?;
+                let store_rows = r.opt(wire::get_store_rows)?;
                 let mut cols = wire::get_columns(&mut r)?;
                 let s = self.session(h.session)?;
+                s.join.set_store_rows(store_rows)?;
                 // file columns: device memory of the GPU's column cache, or
                 // bytes read now for the CPU engine
                 let (mut _keep, mut host) = (Vec::new(), None);
@@ -791,6 +798,14 @@ impl Connection {
                     Ok(Answer::Groups(s.join.probe_agg(&cols, nrows, selection)?))
                 }
             }
+            op::STORE_SYNC => {
+                let batch = wire::get_store_sync(&mut r)?;
+                let s = self.session(h.session)?;
+                if let Some(gpu) = gpu_of(s.engine) {
+                    gpu.make_current()?;
+                }
+                Ok(Answer::Store(s.join.store_sync(&batch.batch())?))
+            }
             op::JOIN_PROBE_HEAP_AGG => {
                 let file = r.u32()?;
                 let layout = wire::get_heap_layout(&mut r)?;
@@ -816,6 +831,7 @@ impl Connection {
                                 offsets: None,
                                 file: None,
                                 resident: Some(place),
+                                store: None,
                             })
                             .collect();
                         heap_probed(s, &cols, heap.nrows, &heap.refused, blocks, &layout.keys, &mut |c, rows| {

@@ -6,6 +6,7 @@
 
 use crate::agg::{AggGroups, AggKind, AggOp, AggSpec, KeyValue};
 use crate::cufile::Mode;
+use crate::devstore::{RowVersions, StoreId, StoreMvcc, StoreRows, StoreState, StoreSync, StoreView};
 use crate::engine::{ColumnData, EvalOutput, FileSlice, FilterResult, ParamValue};
 use crate::error::DeviceError;
 use crate::fileread::{Direct, FileAccess, Policy};
@@ -234,6 +235,11 @@ pub fn put_columns(w: &mut Writer<'_>, cols: &[ColumnData<'_>], nrows: u32) {
     w.u64(cols.len() as u64);
     for c in cols {
         w.u32(c.type_id as u32);
+        if let Some(k) = c.store {
+            w.u8(2);
+            w.u32(k);
+            continue;
+        }
         match &c.file {
             None => {
                 w.u8(0);
@@ -278,6 +284,7 @@ pub fn get_columns<'a>(r: &mut Reader<'a>) -> Result<Vec<ColumnData<'a>>, Device
                     }),
                     ..ColumnData::default()
                 }),
+                2 => Ok(ColumnData { type_id, store: Some(r.u32()?), ..ColumnData::default() }),
                 _ => Err(bad("column kind")),
             }
         })
@@ -671,4 +678,156 @@ mod tests {
             assert_eq!(get_file_access(&mut Reader::new(&buf[..n])).unwrap(), a);
         }
     }
+}
+
+/// Which copy of a GPU store table.
+pub fn put_store_id(w: &mut Writer<'_>, id: &StoreId) {
+    w.u64(id.sysid);
+    w.u32(id.db);
+    w.u32(id.rel);
+    w.u64(id.generation);
+    w.u64(id.files);
+}
+/// Which copy of a GPU store table.
+pub fn get_store_id(r: &mut Reader<'_>) -> Result<StoreId, DeviceError> {
+    Ok(StoreId { sysid: r.u64()?, db: r.u32()?, rel: r.u32()?, generation: r.u64()?, files: r.u64()? })
+}
+
+/// The rows of a chunk of a GPU store table and their view.
+pub fn put_store_rows(w: &mut Writer<'_>, s: &StoreRows) {
+    let v = &s.view;
+    w.u64(v.horizon);
+    w.u64(v.hide_below);
+    w.u32(v.curcid);
+    w.slice(&v.aborted);
+    w.slice(&v.window);
+    w.blob(&v.states);
+    w.u64(s.first_row);
+    match &s.mvcc {
+        StoreMvcc::Copy(id) => {
+            w.u8(0);
+            put_store_id(w, id);
+        }
+        StoreMvcc::Inline(m) => {
+            w.u8(1);
+            w.slice(&m.xmin);
+            w.slice(&m.cmin);
+            w.slice(&m.xmax);
+            w.slice(&m.cmax);
+        }
+    }
+}
+/// The rows of a chunk of a GPU store table and their view.
+pub fn get_store_rows(r: &mut Reader<'_>) -> Result<StoreRows, DeviceError> {
+    let view = StoreView {
+        horizon: r.u64()?,
+        hide_below: r.u64()?,
+        curcid: r.u32()?,
+        aborted: r.slice::<u64>()?.to_vec(),
+        window: r.slice::<u64>()?.to_vec(),
+        states: r.blob()?.to_vec(),
+    };
+    let first_row = r.u64()?;
+    let mvcc = match r.u8()? {
+        0 => StoreMvcc::Copy(get_store_id(r)?),
+        1 => StoreMvcc::Inline(std::sync::Arc::new(RowVersions {
+            xmin: r.slice::<u64>()?.to_vec(),
+            cmin: r.slice::<u32>()?.to_vec(),
+            xmax: r.slice::<u64>()?.to_vec(),
+            cmax: r.slice::<u32>()?.to_vec(),
+        })),
+        _ => return Err(bad("store rows kind")),
+    };
+    Ok(StoreRows { view: std::sync::Arc::new(view), first_row, mvcc })
+}
+
+/// A batch for a copy of a GPU store table.
+pub fn put_store_sync(w: &mut Writer<'_>, s: &StoreSync<'_>) {
+    put_store_id(w, &s.id);
+    w.u64(s.types.len() as u64);
+    s.types.iter().for_each(|t| w.u32(*t as u32));
+    w.u64(s.from_rows);
+    w.u32(s.nrows);
+    put_columns(w, s.columns, s.nrows);
+    w.slice(s.xmin);
+    w.slice(s.cmin);
+    w.u64(s.from_deletes);
+    w.slice(s.del_rows);
+    w.slice(s.del_xids);
+    w.slice(s.del_cids);
+}
+
+/// A batch as it came, in place (types copied out).
+pub struct StoreSyncIn<'a> {
+    /// The batch's column types.
+    pub types: Vec<u16>,
+    id: StoreId,
+    from_rows: u64,
+    nrows: u32,
+    columns: Vec<ColumnData<'a>>,
+    xmin: &'a [u64],
+    cmin: &'a [u32],
+    from_deletes: u64,
+    del_rows: &'a [u64],
+    del_xids: &'a [u64],
+    del_cids: &'a [u32],
+}
+
+impl<'a> StoreSyncIn<'a> {
+    /// The batch.
+    pub fn batch(&'a self) -> StoreSync<'a> {
+        StoreSync {
+            id: self.id,
+            types: &self.types,
+            from_rows: self.from_rows,
+            nrows: self.nrows,
+            columns: &self.columns,
+            xmin: self.xmin,
+            cmin: self.cmin,
+            from_deletes: self.from_deletes,
+            del_rows: self.del_rows,
+            del_xids: self.del_xids,
+            del_cids: self.del_cids,
+        }
+    }
+}
+
+/// A batch for a copy of a GPU store table.
+pub fn get_store_sync<'a>(r: &mut Reader<'a>) -> Result<StoreSyncIn<'a>, DeviceError> {
+    let id = get_store_id(r)?;
+    let types = (0..r.count()?)
+        .map(|_| u16::try_from(r.u32()?).map_err(|_| bad("type id")))
+        .collect::<Result<Vec<u16>, DeviceError>>()?;
+    let from_rows = r.u64()?;
+    let nrows = r.u32()?;
+    let columns = get_columns(r)?;
+    if columns.iter().any(|c| c.file.is_some() || c.store.is_some()) {
+        return Err(bad("store batch columns"));
+    }
+    Ok(StoreSyncIn {
+        types,
+        id,
+        from_rows,
+        nrows,
+        columns,
+        xmin: r.slice()?,
+        cmin: r.slice()?,
+        from_deletes: r.u64()?,
+        del_rows: r.slice()?,
+        del_xids: r.slice()?,
+        del_cids: r.slice()?,
+    })
+}
+
+/// Where a copy stands (None: the engine keeps no copies).
+pub fn put_store_state(w: &mut Writer<'_>, s: Option<&StoreState>) {
+    w.opt(s, |w, s| {
+        w.u64(s.rows);
+        w.u64(s.deletes);
+        w.u64(s.bytes);
+    });
+}
+/// Where a copy stands.
+pub fn get_store_state(r: &mut Reader<'_>) -> Result<Option<StoreState>, DeviceError> {
+    r.opt(|r| Ok(StoreState { rows: r.u64()?, deletes: r.u64()?, bytes: r.u64()? }))
 }

@@ -1,0 +1,265 @@
+//! The GPU's copies of GPU store tables (devstore.rs): each column and
+//! row-version array in device memory, grown by doubling (the old
+//! contents copied on the device), accounted in the GPU's memory pool.
+//! Appended row versions are copied in; deletions are scattered by
+//! `kern_store_delete`.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+use crate::catalog::type_info;
+use crate::devstore::{StoreId, StoreState, StoreSync, append_bits, last_deletions, plan, too_much_text};
+use crate::engine::ColumnData;
+use crate::error::DeviceError;
+use crate::gpu::{DeviceBuffer, GpuEngine};
+
+/// A growable array in device memory.
+#[derive(Default)]
+pub(crate) struct DevVec {
+    buf: Option<DeviceBuffer<'static>>,
+    cap: usize,
+    len: usize,
+}
+
+impl DevVec {
+    /// The device address of byte 0 (0 when nothing was allocated).
+    pub(crate) fn ptr(&self) -> u64 {
+        self.buf.as_ref().map_or(0, |b| b.ptr)
+    }
+
+    /// Room for `need` bytes (contents kept).
+    fn reserve(&mut self, eng: &GpuEngine, need: usize, what: &str) -> Result<(), DeviceError> {
+        if need <= self.cap {
+            return Ok(());
+        }
+        let cap = need.max(self.cap * 2).max(4096).next_multiple_of(4096);
+        let drv = eng.drv;
+        let buf = DeviceBuffer::alloc(drv, cap).map_err(|e| match e {
+            DeviceError::OutOfMemory(m) => DeviceError::OutOfMemory(format!(
+                "the GPU store copy's {what} needs {cap} bytes of GPU{} memory: {m}",
+                eng.device.ordinal
+            )),
+            e => e,
+        })?;
+        if self.len > 0 {
+            let old = self.ptr();
+            // SAFETY: both allocations hold `len` bytes; the copy is
+            // waited for before the old one is freed.
+            unsafe {
+                drv.check("cuMemcpyDtoDAsync", (drv.cuMemcpyDtoDAsync)(buf.ptr, old, self.len, std::ptr::null_mut()))?;
+                drv.check("cuStreamSynchronize", (drv.cuStreamSynchronize)(std::ptr::null_mut()))?;
+            }
+        }
+        self.buf = Some(buf);
+        self.cap = cap;
+        Ok(())
+    }
+
+    /// Write `data` at byte `at` (at most `len`), growing as needed.
+    fn write(&mut self, eng: &GpuEngine, at: usize, data: &[u8], what: &str) -> Result<(), DeviceError> {
+        let end = at + data.len();
+        self.reserve(eng, end, what)?;
+        if !data.is_empty() {
+            let drv = eng.drv;
+            // SAFETY: the allocation holds `end` bytes.
+            drv.check("cuMemcpyHtoD", unsafe {
+                (drv.cuMemcpyHtoD)(self.ptr() + at as u64, data.as_ptr() as *const c_void, data.len())
+            })?;
+        }
+        self.len = self.len.max(end);
+        Ok(())
+    }
+
+    fn append(&mut self, eng: &GpuEngine, data: &[u8], what: &str) -> Result<(), DeviceError> {
+        self.write(eng, self.len, data, what)
+    }
+}
+
+fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: a view of plain-old-data.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+/// A column of a GPU copy.
+pub(crate) struct GpuColumn {
+    pub(crate) type_id: u16,
+    pub(crate) width: usize,
+    pub(crate) values: DevVec,
+    pub(crate) validity: DevVec,
+    /// The validity bitmap as written (the last byte is merged on append).
+    bits: Vec<u8>,
+    /// Variable-length types: offsets into `values` (rows + 1).
+    pub(crate) offsets: DevVec,
+}
+
+/// A copy in device memory.
+pub(crate) struct GpuStore {
+    pub(crate) id: StoreId,
+    types: Vec<u16>,
+    pub(crate) cols: Vec<GpuColumn>,
+    /// xmin, cmin, xmax, cmax.
+    pub(crate) versions: [DevVec; 4],
+    rows: u64,
+    deletes: u64,
+}
+
+impl GpuStore {
+    fn new(id: StoreId, types: &[u16]) -> GpuStore {
+        GpuStore {
+            id,
+            types: types.to_vec(),
+            cols: types
+                .iter()
+                .map(|&t| GpuColumn {
+                    type_id: t,
+                    width: type_info(t).map_or(0, |i| i.width),
+                    values: DevVec::default(),
+                    validity: DevVec::default(),
+                    bits: Vec::new(),
+                    offsets: DevVec::default(),
+                })
+                .collect(),
+            versions: Default::default(),
+            rows: 0,
+            deletes: 0,
+        }
+    }
+
+    /// Row versions held.
+    pub(crate) fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    fn state(&self) -> StoreState {
+        let cols: usize = self.cols.iter().map(|c| c.values.cap + c.validity.cap + c.offsets.cap).sum();
+        let versions: usize = self.versions.iter().map(|v| v.cap).sum();
+        StoreState { rows: self.rows, deletes: self.deletes, bytes: (cols + versions) as u64 }
+    }
+
+    fn apply(&mut self, eng: &GpuEngine, s: &StoreSync<'_>) -> Result<(), DeviceError> {
+        let p = plan(s, self.state());
+        if p.rows {
+            let n = s.nrows as usize;
+            let at = self.rows;
+            for (c, d) in self.cols.iter_mut().zip(s.columns) {
+                if c.width == 0 {
+                    if c.offsets.len == 0 {
+                        c.offsets.append(eng, bytes_of(&[0u32]), "offsets")?;
+                    }
+                    let off = d.offsets.expect("validated");
+                    let (lo, hi) = (off[0] as usize, off[n] as usize);
+                    let base = c.values.len as u64;
+                    if base + (hi - lo) as u64 > u32::MAX as u64 {
+                        return Err(too_much_text());
+                    }
+                    let rebased: Vec<u32> =
+                        off[1..=n].iter().map(|&o| (base + (o as usize - lo) as u64) as u32).collect();
+                    c.values.append(eng, &d.values[lo..hi], "text")?;
+                    c.offsets.append(eng, bytes_of(&rebased), "offsets")?;
+                } else {
+                    c.values.append(eng, &d.values[..n * c.width], "values")?;
+                }
+                let from = at as usize / 8;
+                append_bits(&mut c.bits, at, d.validity, n);
+                let part = c.bits[from..].to_vec();
+                c.validity.write(eng, from, &part, "validity bitmap")?;
+            }
+            let zeros = vec![0u8; n * 8];
+            self.versions[0].append(eng, bytes_of(s.xmin), "row versions")?;
+            self.versions[1].append(eng, bytes_of(s.cmin), "row versions")?;
+            self.versions[2].append(eng, &zeros, "row versions")?;
+            self.versions[3].append(eng, &zeros[..n * 4], "row versions")?;
+            self.rows += n as u64;
+        }
+        if p.deletes {
+            let (rows, xids, cids) = last_deletions(s);
+            let drv = eng.drv;
+            let (r, x, c) =
+                (DeviceBuffer::upload(drv, &rows)?, DeviceBuffer::upload(drv, &xids)?, DeviceBuffer::upload(drv, &cids)?);
+            let (mut p_rows, mut p_xids, mut p_cids) = (r.ptr, x.ptr, c.ptr);
+            let mut p_n = rows.len() as u32;
+            let mut p_held = self.rows;
+            let (mut p_xmax, mut p_cmax) = (self.versions[2].ptr(), self.versions[3].ptr());
+            let mut kp = [
+                &mut p_rows as *mut _ as *mut c_void,
+                &mut p_xids as *mut _ as *mut c_void,
+                &mut p_cids as *mut _ as *mut c_void,
+                &mut p_n as *mut _ as *mut c_void,
+                &mut p_held as *mut _ as *mut c_void,
+                &mut p_xmax as *mut _ as *mut c_void,
+                &mut p_cmax as *mut _ as *mut c_void,
+            ];
+            if p_n > 0 && p_xmax != 0 {
+                // SAFETY: kern_store_delete's parameters in order; the
+                // arrays hold `p_n` entries, xmax and cmax `p_held` rows.
+                unsafe { eng.launch_and_wait("kern_store_delete", eng.grid_for(p_n), &mut kp)? };
+            }
+            self.deletes += s.del_rows.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// The device addresses of rows `first..` of the row-version arrays.
+    pub(crate) fn versions_at(&self, first: u64) -> [u64; 4] {
+        let w = [8u64, 4, 8, 4];
+        std::array::from_fn(|i| self.versions[i].ptr() + first * w[i])
+    }
+
+    /// `cols` with their store columns pointed at this copy's rows
+    /// `first..` (the GPU's context is current).
+    pub(crate) fn resolve(&self, cols: &mut [ColumnData<'_>], first: u64) -> Result<(), DeviceError> {
+        for c in cols.iter_mut() {
+            let Some(k) = c.store else { continue };
+            let g = self.cols.get(k as usize).filter(|g| g.type_id == c.type_id).ok_or_else(|| {
+                DeviceError::InvalidRequest(format!("store column {k} is not one of type {}", c.type_id))
+            })?;
+            let bits = g.validity.ptr() + first / 8;
+            c.resident = Some(if g.width == 0 {
+                (g.values.ptr(), bits, g.offsets.ptr() + first * 4)
+            } else {
+                (g.values.ptr() + first * g.width as u64, bits, 0)
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The copies of one GPU, by table.
+#[derive(Default)]
+pub(crate) struct GpuStores {
+    map: Mutex<HashMap<(u64, u32, u32), Arc<Mutex<GpuStore>>>>,
+}
+
+impl GpuStores {
+    /// Apply batch `s` to the GPU's copy of its table (made, or made anew
+    /// for another identity); where the copy stands after it.  The GPU's
+    /// context is current.
+    pub(crate) fn sync(&self, eng: &GpuEngine, s: &StoreSync<'_>) -> Result<StoreState, DeviceError> {
+        s.validate()?;
+        let table = (s.id.sysid, s.id.db, s.id.rel);
+        let store = {
+            let mut m = self.map.lock().unwrap_or_else(|p| p.into_inner());
+            let e = m.entry(table).or_insert_with(|| Arc::new(Mutex::new(GpuStore::new(s.id, s.types))));
+            e.clone()
+        };
+        let mut st = store.lock().unwrap_or_else(|p| p.into_inner());
+        if st.id != s.id || st.types != s.types {
+            // another generation (a checkpoint), other files or columns:
+            // the old copy's memory goes now
+            *st = GpuStore::new(s.id, s.types);
+        }
+        if let Err(e) = st.apply(eng, s) {
+            // a half-applied batch leaves nothing behind
+            *st = GpuStore::new(s.id, s.types);
+            return Err(e);
+        }
+        Ok(st.state())
+    }
+
+    /// The copy `id` names, if the GPU holds it.
+    pub(crate) fn get(&self, id: &StoreId) -> Option<Arc<Mutex<GpuStore>>> {
+        let m = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        m.get(&(id.sysid, id.db, id.rel)).filter(|s| s.lock().unwrap_or_else(|p| p.into_inner()).id == *id).cloned()
+    }
+}
