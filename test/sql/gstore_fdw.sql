@@ -125,6 +125,16 @@ ROLLBACK;
 -- up to date with what the redo log gained (row versions, deletions), and
 -- the engine decides which row versions the query's snapshot sees
 SET pg_strom.cpu_engine_in_service = on;
+-- (and text read from the copy: grouped by, compared)
+CREATE OR REPLACE VIEW gs_answers AS
+  SELECT 1 AS q, count(*)::text AS a, sum(v)::text AS b FROM gs WHERE v > 1000 AND id % 3 = 0
+  UNION ALL SELECT 2, count(*)::text, sum(v)::text FROM gs WHERE id > 100
+  UNION ALL SELECT 3, label, count(*) || '/' || sum(v) FROM gs JOIN gs_dim ON id % 10 = k WHERE v > 0 GROUP BY label
+  UNION ALL SELECT 4, string_agg(id::text, ',' ORDER BY id), NULL FROM gs WHERE name LIKE '%DATA%' OR name = 'kept'
+  UNION ALL SELECT 5, name, count(*) || '/' || sum(v) FROM gs WHERE name LIKE 'NAME 1%' OR name > 'later' GROUP BY name
+  UNION ALL SELECT 6, count(*)::text, max(id)::text FROM gs WHERE name >= 'name 5' AND v IS NOT NULL;
+SELECT * FROM explain_masked('SELECT name, count(*) FROM gs WHERE name LIKE ''NAME 1%'' GROUP BY name',
+                             'COSTS OFF');
 SELECT * FROM explain_masked('SELECT count(*), sum(v) FROM gs WHERE id > 100',
                              'COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF');
 CREATE FUNCTION gs_compare() RETURNS TABLE (compared bigint, differences bigint) LANGUAGE plpgsql AS $$

@@ -17,6 +17,8 @@ SELECT relname, relkind FROM pg_class WHERE relnamespace = 'pgstrom'::regnamespa
 --   engine memory: xxx, GPU Time: xxx, Memory Usage: NkB
 --   (read: X, size: Y)            Arrow files' sizes depend on the pyarrow
 --                                 version that wrote them
+--   GPU Store: (copy in xxx, N bytes, ...)  which engine holds a
+--                                 gstore_fdw table's copy, and its size
 --   Storage Read: lines dropped   a GPU's storage paths
 --                                 (test/service/gpudirect.sh checks them)
 --   Engine Time:, Host Time: lines dropped (timings; heap_direct.sql
@@ -49,6 +51,7 @@ BEGIN
       ln := regexp_replace(ln, 'GPU Preference: .*', 'GPU Preference: xxx');
     END IF;
     ln := regexp_replace(ln, 'engine memory: [0-9.]+[KMG]B', 'engine memory: xxx');
+    ln := regexp_replace(ln, '\(copy in .*, [0-9]+ bytes, ', '(copy in xxx, N bytes, ');
     ln := regexp_replace(ln, 'GPU Time: .*', 'GPU Time: xxx');
     ln := regexp_replace(ln, 'Memory Usage: [0-9]+kB', 'Memory Usage: NkB');
     ln := regexp_replace(ln, 'built by [0-9]+ process(es)?', 'built by N processes');

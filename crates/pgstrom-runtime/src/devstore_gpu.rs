@@ -225,10 +225,13 @@ impl GpuStore {
     }
 }
 
+/// A copy, shared by the sessions that read or bring it up to date.
+type SharedStore = Arc<Mutex<GpuStore>>;
+
 /// The copies of one GPU, by table.
 #[derive(Default)]
 pub(crate) struct GpuStores {
-    map: Mutex<HashMap<(u64, u32, u32), Arc<Mutex<GpuStore>>>>,
+    map: Mutex<HashMap<(u64, u32, u32), SharedStore>>,
 }
 
 impl GpuStores {
@@ -258,7 +261,7 @@ impl GpuStores {
     }
 
     /// The copy `id` names, if the GPU holds it.
-    pub(crate) fn get(&self, id: &StoreId) -> Option<Arc<Mutex<GpuStore>>> {
+    pub(crate) fn get(&self, id: &StoreId) -> Option<SharedStore> {
         let m = self.map.lock().unwrap_or_else(|p| p.into_inner());
         m.get(&(id.sysid, id.db, id.rel)).filter(|s| s.lock().unwrap_or_else(|p| p.into_inner()).id == *id).cloned()
     }

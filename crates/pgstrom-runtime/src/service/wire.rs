@@ -639,47 +639,6 @@ pub fn get_error(r: &mut Reader<'_>) -> Result<DeviceError, DeviceError> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Errors an executor acts on keep their kind across the socket; so do
-    /// storage policies and file accesses.
-    #[test]
-    fn errors_policies_and_accesses_round_trip() {
-        let mut buf = vec![0u8; 4096];
-        let errors = [
-            DeviceError::OutOfMemory("a request needs 81 MB of GPU memory".into()),
-            DeviceError::DeviceLost { device: "GPU0 (x)".into(), cause: "CUresult 700".into() },
-            DeviceError::NeedsCpu { row: 7 },
-            DeviceError::InvalidRequest("no file 3 in this session".into()),
-        ];
-        for e in errors {
-            let mut w = Writer::new(&mut buf);
-            put_error(&mut w, &e);
-            let n = w.len();
-            assert_eq!(get_error(&mut Reader::new(&buf[..n])).unwrap(), e);
-        }
-        for p in [Policy { direct: Direct::On, threshold: 1 << 20 }, Policy { direct: Direct::Off, threshold: 0 }] {
-            let mut w = Writer::new(&mut buf);
-            put_policy(&mut w, &p);
-            let n = w.len();
-            assert_eq!(get_policy(&mut Reader::new(&buf[..n])).unwrap(), p);
-        }
-        for a in [
-            FileAccess::Pinned,
-            FileAccess::CuFile(Mode::Compat),
-            FileAccess::CuFile(Mode::PeerToPeer),
-            FileAccess::Refused("cuFileHandleRegister failed".into()),
-        ] {
-            let mut w = Writer::new(&mut buf);
-            put_file_access(&mut w, &a);
-            let n = w.len();
-            assert_eq!(get_file_access(&mut Reader::new(&buf[..n])).unwrap(), a);
-        }
-    }
-}
-
 /// Which copy of a GPU store table.
 pub fn put_store_id(w: &mut Writer<'_>, id: &StoreId) {
     w.u64(id.sysid);
@@ -830,4 +789,45 @@ pub fn put_store_state(w: &mut Writer<'_>, s: Option<&StoreState>) {
 /// Where a copy stands.
 pub fn get_store_state(r: &mut Reader<'_>) -> Result<Option<StoreState>, DeviceError> {
     r.opt(|r| Ok(StoreState { rows: r.u64()?, deletes: r.u64()?, bytes: r.u64()? }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Errors an executor acts on keep their kind across the socket; so do
+    /// storage policies and file accesses.
+    #[test]
+    fn errors_policies_and_accesses_round_trip() {
+        let mut buf = vec![0u8; 4096];
+        let errors = [
+            DeviceError::OutOfMemory("a request needs 81 MB of GPU memory".into()),
+            DeviceError::DeviceLost { device: "GPU0 (x)".into(), cause: "CUresult 700".into() },
+            DeviceError::NeedsCpu { row: 7 },
+            DeviceError::InvalidRequest("no file 3 in this session".into()),
+        ];
+        for e in errors {
+            let mut w = Writer::new(&mut buf);
+            put_error(&mut w, &e);
+            let n = w.len();
+            assert_eq!(get_error(&mut Reader::new(&buf[..n])).unwrap(), e);
+        }
+        for p in [Policy { direct: Direct::On, threshold: 1 << 20 }, Policy { direct: Direct::Off, threshold: 0 }] {
+            let mut w = Writer::new(&mut buf);
+            put_policy(&mut w, &p);
+            let n = w.len();
+            assert_eq!(get_policy(&mut Reader::new(&buf[..n])).unwrap(), p);
+        }
+        for a in [
+            FileAccess::Pinned,
+            FileAccess::CuFile(Mode::Compat),
+            FileAccess::CuFile(Mode::PeerToPeer),
+            FileAccess::Refused("cuFileHandleRegister failed".into()),
+        ] {
+            let mut w = Writer::new(&mut buf);
+            put_file_access(&mut w, &a);
+            let n = w.len();
+            assert_eq!(get_file_access(&mut Reader::new(&buf[..n])).unwrap(), a);
+        }
+    }
 }
