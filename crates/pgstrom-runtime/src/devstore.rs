@@ -535,13 +535,8 @@ pub(crate) fn host_columns<'a>(
 pub(crate) fn host_versions(st: &HostStore, first: u64, n: u32) -> [u64; 4] {
     let f = first as usize;
     let v = &st.versions;
-    [
-        v.xmin[f..].as_ptr() as u64,
-        v.cmin[f..].as_ptr() as u64,
-        v.xmax[f..].as_ptr() as u64,
-        v.cmax[f..].as_ptr() as u64,
-    ]
-    .map(|p| if n == 0 { 0 } else { p })
+    [v.xmin[f..].as_ptr() as u64, v.cmin[f..].as_ptr() as u64, v.xmax[f..].as_ptr() as u64, v.cmax[f..].as_ptr() as u64]
+        .map(|p| if n == 0 { 0 } else { p })
 }
 
 impl HostStore {

@@ -175,8 +175,11 @@ impl GpuStore {
         if p.deletes {
             let (rows, xids, cids) = last_deletions(s);
             let drv = eng.drv;
-            let (r, x, c) =
-                (DeviceBuffer::upload(drv, &rows)?, DeviceBuffer::upload(drv, &xids)?, DeviceBuffer::upload(drv, &cids)?);
+            let (r, x, c) = (
+                DeviceBuffer::upload(drv, &rows)?,
+                DeviceBuffer::upload(drv, &xids)?,
+                DeviceBuffer::upload(drv, &cids)?,
+            );
             let (mut p_rows, mut p_xids, mut p_cids) = (r.ptr, x.ptr, c.ptr);
             let mut p_n = rows.len() as u32;
             let mut p_held = self.rows;

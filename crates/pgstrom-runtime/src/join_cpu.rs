@@ -662,10 +662,7 @@ impl JoinSession for CpuJoin {
         cols + tables + matched
     }
 
-    fn store_sync(
-        &mut self,
-        batch: &devstore::StoreSync<'_>,
-    ) -> Result<Option<devstore::StoreState>, DeviceError> {
+    fn store_sync(&mut self, batch: &devstore::StoreSync<'_>) -> Result<Option<devstore::StoreState>, DeviceError> {
         if !devstore::host_copies() {
             return Ok(None);
         }

@@ -1069,10 +1069,7 @@ impl JoinSession for GpuJoin<'_> {
         self.arena_len + self.inner.len
     }
 
-    fn store_sync(
-        &mut self,
-        batch: &devstore::StoreSync<'_>,
-    ) -> Result<Option<devstore::StoreState>, DeviceError> {
+    fn store_sync(&mut self, batch: &devstore::StoreSync<'_>) -> Result<Option<devstore::StoreState>, DeviceError> {
         self.eng.make_current()?;
         self.eng.stores.sync(self.eng, batch).map(Some)
     }

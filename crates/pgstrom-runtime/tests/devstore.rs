@@ -161,7 +161,13 @@ fn row_versions_through_the_view() {
         rows1.extend(&dels[..dels.len() / 2]);
         xids1.extend(&xids[..dels.len() / 2]);
         cids1.extend(&cids[..dels.len() / 2]);
-        let b1 = StoreSync { from_deletes: 0, del_rows: &rows1, del_xids: &xids1, del_cids: &cids1, ..StoreSync::ask(id, &t) };
+        let b1 = StoreSync {
+            from_deletes: 0,
+            del_rows: &rows1,
+            del_xids: &xids1,
+            del_cids: &cids1,
+            ..StoreSync::ask(id, &t)
+        };
         assert_eq!(s.store_sync(&b1).unwrap().unwrap().deletes, rows1.len() as u64, "{name}");
         let b2 = StoreSync {
             from_deletes: rows1.len() as u64,

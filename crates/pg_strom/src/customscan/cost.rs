@@ -122,6 +122,25 @@ pub unsafe fn gather_cost_per_row(rte: *mut pg_sys::RangeTblEntry) -> f64 {
     if is_heap_relation(rte) || unsafe { is_gstore_relation(rte) } { guc::HEAP_GATHER_COST.get() } else { 0.0 }
 }
 
+/// Whether a GpuJoin or GpuPreAgg planned now reads gstore_fdw tables
+/// from its engine's copy (`pg_strom.gstore_device_copy`, and an engine
+/// in the GPU service, which keeps copies): no row is gathered on the host
+/// (source/gstore.rs).
+pub fn gstore_copy_planned() -> bool {
+    guc::GSTORE_DEVICE_COPY.get() && crate::engine::planned_in_service()
+}
+
+/// The host's per-row cost of a GpuJoin's or GpuPreAgg's outer rows from
+/// `rte`: [`gather_cost_per_row`], but nothing for a gstore_fdw table
+/// read from the engine's copy ([`gstore_copy_planned`]).
+///
+/// # Safety
+/// A planner RTE.
+pub unsafe fn outer_gather_cost_per_row(rte: *mut pg_sys::RangeTblEntry) -> f64 {
+    // SAFETY: caller's promise.
+    unsafe { if is_gstore_relation(rte) && gstore_copy_planned() { 0.0 } else { gather_cost_per_row(rte) } }
+}
+
 /// True for a gstore_fdw table (its rows are gathered into chunks on the
 /// host, as a heap table's).
 ///

@@ -1074,7 +1074,11 @@ impl GpuJoinExec {
                 let used = unsafe { self.source.use_session(copy, &label) };
                 if let Err(e) = used {
                     errors::raise(
-                        &format!("{} on {} failed to bring its copy of the GPU store up to date", self.name(), errors::engine_phrase(eng)),
+                        &format!(
+                            "{} on {} failed to bring its copy of the GPU store up to date",
+                            self.name(),
+                            errors::engine_phrase(eng)
+                        ),
                         &e,
                     );
                 }
@@ -1483,7 +1487,12 @@ impl GpuJoinExec {
                                 }
                             }
                             let (cols, _) = self.source.column_data();
-                            probe(self.cpu_session.as_mut().expect("opened"), &cols, Some(&sel), self.source.store_rows())
+                            probe(
+                                self.cpu_session.as_mut().expect("opened"),
+                                &cols,
+                                Some(&sel),
+                                self.source.store_rows(),
+                            )
                         }
                         other => other,
                     }

@@ -467,7 +467,9 @@ pub(crate) unsafe fn cost(
         let mut spc_seq = 0.0;
         pg_sys::get_tablespace_page_costs((*outer).reltablespace, &mut spc_random, &mut spc_seq);
         let rte = *(*root).simple_rte_array.add(desc.outer_relid as usize);
-        let disk = spc_seq * scan_pages(rte, outer).map_or((*outer).pages as f64, |(p, _)| p);
+        // (a gstore_fdw table read from the engine's copy reads no pages)
+        let copy = crate::customscan::cost::is_gstore_relation(rte) && crate::customscan::cost::gstore_copy_planned();
+        let disk = if copy { 0.0 } else { spc_seq * scan_pages(rte, outer).map_or((*outer).pages as f64, |(p, _)| p) };
         let ntuples = (*outer).tuples.max(0.0);
         let mut scan_cost = pg_sys::QualCost::default();
         pg_sys::cost_qual_eval(&mut scan_cost, (*outer).baserestrictinfo, root);
@@ -477,7 +479,7 @@ pub(crate) unsafe fn cost(
         if engine::gpu_open_pending(workers > 0) {
             startup += guc::GPU_CONTEXT_COST.get();
         }
-        let gather = crate::customscan::cost::gather_cost_per_row(rte);
+        let gather = crate::customscan::cost::outer_gather_cost_per_row(rte);
         // the host's part of the work (gathering heap rows, forming the
         // rows returned) and the device's (filtering, probing)
         let mut host = ntuples * gather;

@@ -37,6 +37,10 @@ use crate::pg::memctx::Switched;
 const SYNC_ROWS: usize = 65536;
 /// Deletions per batch.
 const SYNC_DELETES: usize = 1 << 20;
+/// Row versions per chunk of the engine's copy (nothing moves with a
+/// chunk but its view: few large chunks, few requests; measured on an
+/// H200, 10 million rows: 153 chunks of 65,536 rows took 113 ms).
+const COPY_CHUNK_ROWS: usize = 1 << 22;
 
 /// How the chunks are made.
 enum Mode {
@@ -198,7 +202,8 @@ impl GstoreChunks {
                     at = session.store_sync(&batch)?.unwrap_or_default();
                 } else if at.deletes < journal {
                     let (r, x, c) = state::with_store_as_is(self.rel, |st| {
-                        let part = &st.journal[at.deletes as usize..journal.min(at.deletes + SYNC_DELETES as u64) as usize];
+                        let part =
+                            &st.journal[at.deletes as usize..journal.min(at.deletes + SYNC_DELETES as u64) as usize];
                         (
                             part.iter().map(|d| d.0).collect::<Vec<u64>>(),
                             part.iter().map(|d| d.1).collect::<Vec<u64>>(),
@@ -235,7 +240,13 @@ impl GstoreChunks {
     ///
     /// # Safety
     /// The node's executor callbacks.
-    unsafe fn gather(&mut self, chunk: &mut ColumnChunk, max_attnum: i32, from: usize, to: usize) -> (Vec<u64>, Vec<u32>) {
+    unsafe fn gather(
+        &mut self,
+        chunk: &mut ColumnChunk,
+        max_attnum: i32,
+        from: usize,
+        to: usize,
+    ) -> (Vec<u64>, Vec<u32>) {
         // SAFETY: our relation, slot and context.
         unsafe {
             chunk.clear();
@@ -285,6 +296,7 @@ impl GstoreChunks {
             let r = &mut self.ranges;
             r.first += r.nrows as u64;
             // ranges start on a 64-row boundary (validity bitmaps by word)
+            let limit = if matches!(self.mode, Mode::Copy { .. }) { limit.max(COPY_CHUNK_ROWS) } else { limit };
             let limit = (limit / 64).max(1) * 64;
             let n = r.end.saturating_sub(r.first).min(limit as u64) as usize;
             self.ids.clear();

@@ -285,7 +285,11 @@ impl Source {
     ///
     /// # Safety
     /// The node's executor callbacks, before the first chunk.
-    pub unsafe fn use_session(&mut self, session: Option<&mut dyn JoinSession>, engine: &str) -> Result<(), DeviceError> {
+    pub unsafe fn use_session(
+        &mut self,
+        session: Option<&mut dyn JoinSession>,
+        engine: &str,
+    ) -> Result<(), DeviceError> {
         match self {
             // SAFETY: caller's promise.
             Source::Gstore(g) => unsafe { g.use_session(session, engine) },
