@@ -24,7 +24,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::catalog::type_info;
 use crate::engine::ColumnData;
@@ -352,7 +352,7 @@ pub(crate) struct HostStore {
 }
 
 /// The copies of host memory, by table.
-type HostCopies = Mutex<HashMap<(u64, u32, u32), Arc<Mutex<HostStore>>>>;
+type HostCopies = Mutex<HashMap<(u64, u32, u32), Arc<RwLock<HostStore>>>>;
 static HOST_STORES: std::sync::OnceLock<HostCopies> = std::sync::OnceLock::new();
 
 fn host_stores() -> &'static HostCopies {
@@ -458,16 +458,16 @@ pub fn host_sync(s: &StoreSync<'_>) -> Result<StoreState, DeviceError> {
     s.validate()?;
     let store = {
         let mut m = host_stores().lock().unwrap_or_else(|p| p.into_inner());
-        let e = m.entry(s.id.table()).or_insert_with(|| Arc::new(Mutex::new(HostStore::new(s.id, s.types))));
+        let e = m.entry(s.id.table()).or_insert_with(|| Arc::new(RwLock::new(HostStore::new(s.id, s.types))));
         {
-            let mut st = e.lock().unwrap_or_else(|p| p.into_inner());
+            let mut st = e.write().unwrap_or_else(|p| p.into_inner());
             if st.id != s.id || st.types != s.types {
                 *st = HostStore::new(s.id, s.types);
             }
         }
         e.clone()
     };
-    let mut st = store.lock().unwrap_or_else(|p| p.into_inner());
+    let mut st = store.write().unwrap_or_else(|p| p.into_inner());
     if st.id != s.id {
         // another batch made it anew meanwhile
         return Ok(StoreState::default());
@@ -477,9 +477,9 @@ pub fn host_sync(s: &StoreSync<'_>) -> Result<StoreState, DeviceError> {
 }
 
 /// The host copy `id` names, if this process holds it.
-pub(crate) fn host_store(id: &StoreId) -> Option<Arc<Mutex<HostStore>>> {
+pub(crate) fn host_store(id: &StoreId) -> Option<Arc<RwLock<HostStore>>> {
     let m = host_stores().lock().unwrap_or_else(|p| p.into_inner());
-    m.get(&id.table()).filter(|s| s.lock().unwrap_or_else(|p| p.into_inner()).id == *id).cloned()
+    m.get(&id.table()).filter(|s| s.read().unwrap_or_else(|p| p.into_inner()).id == *id).cloned()
 }
 
 /// Forget every host copy (tests).
@@ -576,7 +576,7 @@ mod tests {
         d.del_cids = &[0, 2];
         assert_eq!(host_sync(&d).unwrap().deletes, 2);
         let st = host_store(&id).unwrap();
-        let st = st.lock().unwrap();
+        let st = st.read().unwrap();
         assert_eq!(st.versions.xmax, vec![0, 8, 0]);
         assert_eq!(st.versions.cmax, vec![0, 2, 0]);
         assert_eq!(last_deletions(&d), (vec![1], vec![8], vec![2]));

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::catalog::type_info;
 use crate::devstore::{StoreId, StoreState, StoreSync, append_bits, last_deletions, plan, too_much_text};
@@ -228,8 +228,9 @@ impl GpuStore {
     }
 }
 
-/// A copy, shared by the sessions that read or bring it up to date.
-type SharedStore = Arc<Mutex<GpuStore>>;
+/// A copy, shared by the sessions that read it (at once) or bring it up
+/// to date (one at a time, while none reads).
+type SharedStore = Arc<RwLock<GpuStore>>;
 
 /// The copies of one GPU, by table.
 #[derive(Default)]
@@ -246,10 +247,10 @@ impl GpuStores {
         let table = (s.id.sysid, s.id.db, s.id.rel);
         let store = {
             let mut m = self.map.lock().unwrap_or_else(|p| p.into_inner());
-            let e = m.entry(table).or_insert_with(|| Arc::new(Mutex::new(GpuStore::new(s.id, s.types))));
+            let e = m.entry(table).or_insert_with(|| Arc::new(RwLock::new(GpuStore::new(s.id, s.types))));
             e.clone()
         };
-        let mut st = store.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = store.write().unwrap_or_else(|p| p.into_inner());
         if st.id != s.id || st.types != s.types {
             // another generation (a checkpoint), other files or columns:
             // the old copy's memory goes now
@@ -266,6 +267,6 @@ impl GpuStores {
     /// The copy `id` names, if the GPU holds it.
     pub(crate) fn get(&self, id: &StoreId) -> Option<SharedStore> {
         let m = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        m.get(&(id.sysid, id.db, id.rel)).filter(|s| s.lock().unwrap_or_else(|p| p.into_inner()).id == *id).cloned()
+        m.get(&(id.sysid, id.db, id.rel)).filter(|s| s.read().unwrap_or_else(|p| p.into_inner()).id == *id).cloned()
     }
 }

@@ -569,7 +569,7 @@ impl CpuJoin {
             Some(StoreMvcc::Copy(id)) => return Err(devstore::no_copy(id)),
             _ => None,
         };
-        let guard = copy.as_ref().map(|c| c.lock().unwrap_or_else(|p| p.into_inner()));
+        let guard = copy.as_ref().map(|c| c.read().unwrap_or_else(|p| p.into_inner()));
         let resolved;
         let (outer, view) = match (&rows, &guard) {
             (Some(r), Some(st)) => {

@@ -980,13 +980,13 @@ impl GpuJoin<'_> {
         self.eng.make_current()?;
         let rows = self.store_rows.clone();
         // a chunk of a store's copy: its columns and row versions in the
-        // copy, which stays locked (its buffers in place) until the chunk
-        // is done
+        // copy, read-locked until the chunk is done (its buffers stay in
+        // place: a batch bringing it up to date waits)
         let copy = match rows.as_ref().map(|r| &r.mvcc) {
             Some(StoreMvcc::Copy(id)) => Some(self.eng.stores.get(id).ok_or_else(|| devstore::no_copy(id))?),
             _ => None,
         };
-        let guard = copy.as_ref().map(|c| c.lock().unwrap_or_else(|p| p.into_inner()));
+        let guard = copy.as_ref().map(|c| c.read().unwrap_or_else(|p| p.into_inner()));
         let mut resolved: Vec<ColumnData<'_>> = outer.to_vec();
         let mut arrays = None;
         match (&rows, &guard) {

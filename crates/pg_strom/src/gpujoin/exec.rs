@@ -1074,11 +1074,7 @@ impl GpuJoinExec {
                 let used = unsafe { self.source.use_session(copy, &label) };
                 if let Err(e) = used {
                     errors::raise(
-                        &format!(
-                            "{} on {} failed to bring its copy of the GPU store up to date",
-                            self.name(),
-                            errors::engine_phrase(eng)
-                        ),
+                        &format!("{} on {label} failed to bring its copy of the GPU store up to date", self.name()),
                         &e,
                     );
                 }

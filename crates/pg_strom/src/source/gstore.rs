@@ -71,7 +71,8 @@ pub struct GstoreChunks {
     rel: pg_sys::Relation,
     /// The device columns of the chunk.
     pub chunk: ColumnChunk,
-    /// The row ids of the chunk's rows.
+    /// The row ids of the chunk's rows (visible rows; a range's are
+    /// `ranges.first` on).
     ids: Vec<u64>,
     /// The next row version to look at.
     next: usize,
@@ -300,7 +301,6 @@ impl GstoreChunks {
             let limit = (limit / 64).max(1) * 64;
             let n = r.end.saturating_sub(r.first).min(limit as u64) as usize;
             self.ids.clear();
-            self.ids.extend(r.first..r.first + n as u64);
             r.nrows = n as u32;
             r.versions = None;
             self.chunk.clear();
@@ -373,7 +373,7 @@ impl GstoreChunks {
         if matches!(self.mode, Mode::Visible) {
             return true;
         }
-        let id = self.ids[i] as usize;
+        let id = self.row_id(i) as usize;
         let Some(vis) = self.vis.as_mut() else { return false };
         // SAFETY: our relation (caller).
         unsafe { state::with_store_as_is(self.rel, |st| vis.visible(st, id)) }
@@ -397,12 +397,23 @@ impl GstoreChunks {
 
     /// Rows of the current chunk.
     pub fn len(&self) -> usize {
-        self.ids.len()
+        match self.mode {
+            Mode::Visible => self.ids.len(),
+            _ => self.ranges.nrows as usize,
+        }
     }
 
     /// True when the current chunk has no row.
     pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+        self.len() == 0
+    }
+
+    /// The row id of chunk row `i`.
+    fn row_id(&self, i: usize) -> u64 {
+        match self.mode {
+            Mode::Visible => self.ids[i],
+            _ => self.ranges.first + i as u64,
+        }
     }
 
     /// Read the next chunk of at most `limit` rows the snapshot sees; its
@@ -462,7 +473,7 @@ impl GstoreChunks {
         unsafe {
             pg_sys::MemoryContextReset(cxt);
             let _c = Switched::to(cxt);
-            let id = self.ids[i];
+            let id = self.row_id(i);
             let relid = (*self.rel).rd_id;
             let ht = state::with_store_as_is(self.rel, |st| heap_tuple(relid, id, &st.rows[id as usize].tuple));
             pg_sys::ExecStoreHeapTuple(ht, slot, false);
