@@ -395,6 +395,11 @@ impl HostStore {
         }
     }
 
+    /// Row versions held.
+    pub(crate) fn rows(&self) -> u64 {
+        self.versions.xmin.len() as u64
+    }
+
     fn state(&self) -> StoreState {
         let cols: usize = self.cols.iter().map(|c| c.values.len() + c.validity.len() + c.offsets.len() * 4).sum();
         StoreState {
@@ -411,14 +416,9 @@ impl HostStore {
             let at = self.versions.xmin.len() as u64;
             for (c, d) in self.cols.iter_mut().zip(s.columns) {
                 if c.width == 0 {
-                    let off = d.offsets.expect("validated");
-                    let base = c.values.len() as u64;
-                    let (lo, hi) = (off[0] as usize, off[n] as usize);
-                    if base + (hi - lo) as u64 > u32::MAX as u64 {
-                        return Err(too_much_text());
-                    }
-                    c.values.extend_from_slice(&d.values[lo..hi]);
-                    c.offsets.extend(off[1..=n].iter().map(|&o| (base + (o as usize - lo) as u64) as u32));
+                    let (bytes, ends) = rebased_text(d, n, c.values.len() as u64)?;
+                    c.values.extend_from_slice(bytes);
+                    c.offsets.extend(ends);
                 } else {
                     c.values.extend_from_slice(&d.values[..n * c.width]);
                 }
@@ -442,6 +442,18 @@ impl HostStore {
         }
         Ok(())
     }
+}
+
+/// The bytes of the `n` values of batch column `d` (a variable-length
+/// type) and their end offsets rebased onto a copy's column that holds
+/// `base` bytes already; an error past the 4 GB its offsets address.
+pub(crate) fn rebased_text<'a>(d: &ColumnData<'a>, n: usize, base: u64) -> Result<(&'a [u8], Vec<u32>), DeviceError> {
+    let off = d.offsets.expect("validated");
+    let (lo, hi) = (off[0] as usize, off[n] as usize);
+    if base + (hi - lo) as u64 > u32::MAX as u64 {
+        return Err(too_much_text());
+    }
+    Ok((&d.values[lo..hi], off[1..=n].iter().map(|&o| (base + (o as usize - lo) as u64) as u32).collect()))
 }
 
 /// The error for a text column past what a copy's offsets address.
@@ -537,13 +549,6 @@ pub(crate) fn host_versions(st: &HostStore, first: u64, n: u32) -> [u64; 4] {
     let v = &st.versions;
     [v.xmin[f..].as_ptr() as u64, v.cmin[f..].as_ptr() as u64, v.xmax[f..].as_ptr() as u64, v.cmax[f..].as_ptr() as u64]
         .map(|p| if n == 0 { 0 } else { p })
-}
-
-impl HostStore {
-    /// Row versions held.
-    pub(crate) fn rows(&self) -> u64 {
-        self.versions.xmin.len() as u64
-    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::catalog::type_info;
-use crate::devstore::{StoreId, StoreState, StoreSync, append_bits, last_deletions, plan, too_much_text};
+use crate::devstore::{StoreId, StoreState, StoreSync, append_bits, last_deletions, plan, rebased_text};
 use crate::engine::ColumnData;
 use crate::error::DeviceError;
 use crate::gpu::{DeviceBuffer, GpuEngine};
@@ -147,16 +147,9 @@ impl GpuStore {
                     if c.offsets.len == 0 {
                         c.offsets.append(eng, bytes_of(&[0u32]), "offsets")?;
                     }
-                    let off = d.offsets.expect("validated");
-                    let (lo, hi) = (off[0] as usize, off[n] as usize);
-                    let base = c.values.len as u64;
-                    if base + (hi - lo) as u64 > u32::MAX as u64 {
-                        return Err(too_much_text());
-                    }
-                    let rebased: Vec<u32> =
-                        off[1..=n].iter().map(|&o| (base + (o as usize - lo) as u64) as u32).collect();
-                    c.values.append(eng, &d.values[lo..hi], "text")?;
-                    c.offsets.append(eng, bytes_of(&rebased), "offsets")?;
+                    let (bytes, ends) = rebased_text(d, n, c.values.len as u64)?;
+                    c.values.append(eng, bytes, "text")?;
+                    c.offsets.append(eng, bytes_of(&ends), "offsets")?;
                 } else {
                     c.values.append(eng, &d.values[..n * c.width], "values")?;
                 }
