@@ -243,19 +243,25 @@ agg_load_u64(const uint64_t *p)
 #endif
 
 /* numeric_avg_accum's maxScale / maxScaleCount, packed as scale << 48 |
- * count: a larger scale restarts the count.  `cap` is the largest scale
- * a value may have (the op's): once the word holds it, no value can
- * raise it, and a value at it only counts, by one atomic add (a
+ * count: a larger scale restarts the count.  `packed` is what to add: one
+ * value's scale with count 1, or a block's partial word.  `cap` is the
+ * largest scale a value may have (the op's): once the word holds it, no
+ * value can raise it, and a value at it only counts, by one atomic add (a
  * compare-and-swap loop there is a queue of every thread of the grid on
  * one word when most rows of a few groups pass: TPC-H Q1's shape). */
+#define AGG_SCALE_COUNT_MASK    0xffffffffffffULL
+
 DEVICE_FUNC void
-agg_max_scale(uint64_t *p, uint32_t scale, uint32_t cap)
+agg_merge_scale(uint64_t *p, uint64_t packed, uint32_t cap)
 {
+    uint64_t scale = packed >> 48, count = packed & AGG_SCALE_COUNT_MASK;
     uint64_t old = agg_load_u64(p);
 
+    if (count == 0)
+        return;
     if (scale == cap && (old >> 48) == cap)
     {
-        agg_add_u64(p, 1);
+        agg_add_u64(p, count);
         return;
     }
 
@@ -264,9 +270,9 @@ agg_max_scale(uint64_t *p, uint32_t scale, uint32_t cap)
         uint64_t os = old >> 48, next;
 
         if (scale > os)
-            next = ((uint64_t) scale << 48) | 1;
+            next = packed;
         else if (scale == os)
-            next = old + 1;
+            next = old + count;
         else
             return;
         uint64_t seen = agg_cas_u64(p, old, next);
@@ -275,6 +281,12 @@ agg_max_scale(uint64_t *p, uint32_t scale, uint32_t cap)
             return;
         old = seen;
     }
+}
+
+DEVICE_FUNC void
+agg_max_scale(uint64_t *p, uint32_t scale, uint32_t cap)
+{
+    agg_merge_scale(p, ((uint64_t) scale << 48) | 1, cap);
 }
 
 /*
@@ -736,32 +748,35 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
     return DEVERR_OK;
 }
 
-/* Rows step: combination k joins its group and adds to it (an exception,
- * whose SUM_NUM_WIDE values the device cannot hold, to the list `exc`:
- * exc[0] the count, then the combinations, room for all n). */
-DEVICE_FUNC int32_t
-dev_agg_rows_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
-                 const DevDatum *params, uint32_t nparams,
-                 const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t k,
-                 const DevDatum *keybuf, const uint32_t *hashes,
-                 uint32_t *table, uint32_t mask, uint64_t *words, uint32_t *exc)
+/*
+ * The slot of combination k's group in `table` (mask + 1 slots, linear
+ * probing from its hash; a slot holds its group's representative, whose
+ * keys are compared): the group's slot, or an empty one k claims (then
+ * *claims, when given, counts it).  AGG_NO_SLOT when `limit` probes found
+ * neither.
+ */
+#define AGG_NO_SLOT     0xffffffffU
+
+DEVICE_FUNC uint32_t
+agg_slot_of(const DevAggSpec *spec, const DevDatum *keybuf, const uint32_t *hashes,
+            uint32_t *table, uint32_t mask, uint32_t k, uint32_t limit, uint32_t *claims)
 {
-    uint32_t    rows[PGSTROM_MAX_SOURCES];
     uint32_t    h = hashes[k];
     uint32_t    slot = h & mask;
-    bool        skip_wide = false;
 
-    for (uint32_t probes = 0;; probes++)
+    for (uint32_t probes = 0; probes < limit; probes++)
     {
-        if (probes > mask)
-            return DEVERR_INVALID_PROGRAM;      /* cannot happen: table > 2n */
         uint32_t cur = agg_load_u32(&table[slot]);
 
         if (cur == PGSTROM_AGG_EMPTY)
         {
             cur = agg_cas_u32(&table[slot], PGSTROM_AGG_EMPTY, k);
             if (cur == PGSTROM_AGG_EMPTY)
-                break;
+            {
+                if (claims)
+                    pgstrom_atomic_inc_u32(claims);
+                return slot;
+            }
         }
         if (hashes[cur] == h)
         {
@@ -772,24 +787,336 @@ dev_agg_rows_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
                                      &keybuf[(uint64_t) cur * spec->nkeys + g],
                                      &keybuf[(uint64_t) k * spec->nkeys + g]);
             if (same)
-                break;
+                return slot;
         }
         slot = (slot + 1) & mask;
     }
-    agg_rows_of(in, in_stride, nsources, k, rows);
-    {
-        int32_t     rc = agg_wide_check(spec, cols, ncols, params, nparams, rows);
+    return AGG_NO_SLOT;
+}
 
-        if (rc == DEVERR_NEEDS_CPU && exc)
-        {
-            exc[1 + pgstrom_atomic_inc_u32(&exc[0])] = k;
-            skip_wide = true;
-        }
-        else if (rc != DEVERR_OK)
-            return rc;
+/*
+ * A block's own small group table (in shared memory on the GPU, on the
+ * stack of the CPU entry point): the rows of a block that find their
+ * group there add to it with the block's cheap atomics, and the block
+ * adds each of its groups to the chunk's table once at its end
+ * (dev_agg_merge).  With one group (no GROUP BY) or a few, every row of
+ * the grid would otherwise queue on the same global words.  `slots` is a
+ * power of two; `open` is false once the table is three quarters full:
+ * the block's later rows go straight to the chunk's table (many groups
+ * gain nothing here).
+ */
+#define AGG_LOCAL_BYTES     16384   /* agg.rs: LOCAL_TABLE_BYTES */
+#define AGG_LOCAL_PROBES    16
+
+typedef struct
+{
+    uint64_t   *words;          /* slots * nwords */
+    uint32_t   *table;          /* slots */
+    uint32_t   *claims;         /* slots claimed */
+    uint32_t    slots;
+    bool        open;
+} AggLocal;
+
+/* Bytes of a block's table of `slots` slots, and whether it fits. */
+DEVICE_FUNC uint64_t
+agg_local_bytes(uint32_t slots, uint32_t nwords)
+{
+    return (uint64_t) slots * (8ULL * nwords + 4) + 8;
+}
+
+DEVICE_FUNC bool
+agg_local_valid(uint32_t slots, uint32_t nwords)
+{
+    return slots == 0 ||
+        ((slots & (slots - 1)) == 0 && agg_local_bytes(slots, nwords) <= AGG_LOCAL_BYTES);
+}
+
+/* Lay a block's table out over `mem` (agg_local_bytes bytes). */
+DEVICE_FUNC AggLocal
+agg_local_at(void *mem, uint32_t slots, uint32_t nwords)
+{
+    AggLocal l;
+
+    l.words = (uint64_t *) mem;
+    l.table = (uint32_t *) (l.words + (uint64_t) slots * nwords);
+    l.claims = l.table + slots;
+    l.slots = slots;
+    l.open = slots > 0;
+    return l;
+}
+
+/* Combination k (at `rows`) adds to the accumulators at `acc`: an
+ * exception, whose SUM_NUM_WIDE values the device cannot hold, goes to
+ * the list `exc` (exc[0] the count, then the combinations, room for all
+ * n) and adds to every other op. */
+DEVICE_FUNC int32_t
+agg_row_add(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+            const DevDatum *params, uint32_t nparams,
+            const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t k,
+            uint64_t *acc, uint32_t *exc)
+{
+    uint32_t    rows[PGSTROM_MAX_SOURCES];
+    bool        skip_wide = false;
+    int32_t     rc;
+
+    agg_rows_of(in, in_stride, nsources, k, rows);
+    rc = agg_wide_check(spec, cols, ncols, params, nparams, rows);
+    if (rc == DEVERR_NEEDS_CPU && exc)
+    {
+        exc[1 + pgstrom_atomic_inc_u32(&exc[0])] = k;
+        skip_wide = true;
     }
+    else if (rc != DEVERR_OK)
+        return rc;
     return dev_agg_accumulate(spec, cols, ncols, params, nparams, in, in_stride, nsources, k,
-                              rows, words + (uint64_t) slot * spec->nwords, skip_wide);
+                              rows, acc, skip_wide);
+}
+
+/* Rows step: combination k joins its group, in the block's table when
+ * `local` has room for it, else in the chunk's `table`, and adds to it. */
+DEVICE_FUNC int32_t
+dev_agg_rows_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+                 const DevDatum *params, uint32_t nparams,
+                 const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t k,
+                 const DevDatum *keybuf, const uint32_t *hashes,
+                 uint32_t *table, uint32_t mask, uint64_t *words, uint32_t *exc,
+                 const AggLocal *local)
+{
+    uint32_t    slot;
+
+    if (local && local->open)
+    {
+        slot = agg_slot_of(spec, keybuf, hashes, local->table, local->slots - 1, k,
+                           AGG_LOCAL_PROBES, local->claims);
+        if (slot != AGG_NO_SLOT)
+            return agg_row_add(spec, cols, ncols, params, nparams, in, in_stride, nsources, k,
+                               local->words + (uint64_t) slot * spec->nwords, exc);
+    }
+    /* the table has more than twice as many slots as combinations */
+    slot = agg_slot_of(spec, keybuf, hashes, table, mask, k, mask + 1, NULL);
+    if (slot == AGG_NO_SLOT)
+        return DEVERR_INVALID_PROGRAM;
+    return agg_row_add(spec, cols, ncols, params, nparams, in, in_stride, nsources, k,
+                       words + (uint64_t) slot * spec->nwords, exc);
+}
+
+/*
+ * Moments merged: a block's sums of d = v - cl (its shift cl, 0 when it
+ * had no finite value) as sums of v - c, c the group's shift in the
+ * chunk's table (claimed with cl when it has none): with e = cl - c,
+ * sum (d + e) = S + n e and sum (d + e)^2 = Q + 2 e S + n e^2.  Finite
+ * operands whose shifted first-order sum overflows raise PostgreSQL's
+ * error, as a row's do.
+ */
+DEVICE_FUNC double
+agg_f8_of(uint64_t w)
+{
+    union { double f; uint64_t u; } v;
+
+    v.u = w;
+    return v.f;
+}
+
+DEVICE_FUNC bool
+agg_reshift(uint64_t local_c, uint64_t *global_c, double *e)
+{
+    union { double f; uint64_t u; } v;
+    double cl, c;
+
+    v.u = local_c;
+    cl = local_c == AGG_NO_SHIFT ? 0.0 : v.f;
+    c = agg_shift(global_c, local_c == AGG_NO_SHIFT ? agg_f8_of(AGG_NO_SHIFT) : cl);
+    *e = cl - c;
+    return agg_overflows(cl, -c, *e);
+}
+
+DEVICE_FUNC bool
+agg_shifted_sum(double s, double n, double e, double *out)
+{
+    double t = n * e;
+
+    *out = s + t;
+    return (e - e == 0.0 && t - t != 0.0) || agg_overflows(s, t, *out);
+}
+
+/*
+ * Merge step: a block's partial accumulators `from` (every op's, of one
+ * group) added into the group's accumulators `to` in the chunk's table,
+ * with the same atomics a row uses.
+ */
+DEVICE_FUNC int32_t
+dev_agg_merge(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+              const DevDatum *params, uint32_t nparams,
+              const uint32_t *in, uint32_t in_stride, uint32_t nsources,
+              const uint64_t *from, uint64_t *to)
+{
+    for (uint32_t o = 0; o < spec->nops; o++)
+    {
+        const DevAggOp *op = &spec->ops[o];
+        const uint64_t *f = from + op->word;
+        uint64_t   *w = to + op->word;
+
+        if (op->word >= spec->nwords)
+            return DEVERR_INVALID_PROGRAM;
+        switch (op->kind)
+        {
+            case AGGOP_COUNT:
+                if (f[0])
+                    agg_add_u64(&w[0], f[0]);
+                break;
+            case AGGOP_SUM_INT:
+                if (f[0] == 0)
+                    break;
+                for (uint32_t i = 0; i < 3; i++)
+                    agg_add_u64(&w[i], f[i]);
+                break;
+            case AGGOP_SUM_FLT:
+                if (f[0] == 0)
+                    break;
+                agg_add_u64(&w[0], f[0]);
+                if (agg_add_f8(&w[1], agg_f8_of(f[1])))
+                    return DEVERR_FLOAT_OVERFLOW;
+                break;
+            case AGGOP_MOMENTS:
+            {
+                double n = (double) f[0], e, s, q;
+
+                if (f[0] == 0)
+                    break;
+                if (agg_reshift(f[3], &w[3], &e) ||
+                    agg_shifted_sum(agg_f8_of(f[1]), n, e, &s))
+                    return DEVERR_FLOAT_OVERFLOW;
+                q = agg_f8_of(f[2]) + 2.0 * e * agg_f8_of(f[1]) + n * e * e;
+                agg_add_u64(&w[0], f[0]);
+                if (agg_add_f8(&w[1], s))
+                    return DEVERR_FLOAT_OVERFLOW;
+                agg_add_f8(&w[2], q);
+                break;
+            }
+            case AGGOP_MOMENTS2:
+            {
+                /* [n, Sdx, Sdx2, Sdy, Sdy2, Sdxdy, cx, cy] */
+                double n = (double) f[0], ex, ey, sx, sy;
+                double fsx = agg_f8_of(f[1]), fsy = agg_f8_of(f[3]);
+
+                if (f[0] == 0)
+                    break;
+                if (agg_reshift(f[6], &w[6], &ex) || agg_reshift(f[7], &w[7], &ey) ||
+                    agg_shifted_sum(fsx, n, ex, &sx) || agg_shifted_sum(fsy, n, ey, &sy))
+                    return DEVERR_FLOAT_OVERFLOW;
+                agg_add_u64(&w[0], f[0]);
+                if (agg_add_f8(&w[1], sx) || agg_add_f8(&w[3], sy))
+                    return DEVERR_FLOAT_OVERFLOW;
+                agg_add_f8(&w[2], agg_f8_of(f[2]) + 2.0 * ex * fsx + n * ex * ex);
+                agg_add_f8(&w[4], agg_f8_of(f[4]) + 2.0 * ey * fsy + n * ey * ey);
+                agg_add_f8(&w[5], agg_f8_of(f[5]) + ey * fsx + ex * fsy + n * ex * ey);
+                break;
+            }
+            case AGGOP_MIN_INT:
+            case AGGOP_MAX_INT:
+                if (f[0] == 0)
+                    break;
+                agg_add_u64(&w[0], f[0]);
+                if (op->kind == AGGOP_MIN_INT)
+                    agg_min_i64(&w[1], (int64_t) f[1]);
+                else
+                    agg_max_i64(&w[1], (int64_t) f[1]);
+                break;
+            case AGGOP_MIN_FLT:
+            case AGGOP_MAX_FLT:
+                if (f[0] == 0)
+                    break;
+                agg_add_u64(&w[0], f[0]);
+                if (op->kind == AGGOP_MIN_FLT)
+                    agg_min_u64(&w[1], f[1]);
+                else
+                    agg_max_u64(&w[1], f[1]);
+                break;
+            case AGGOP_SUM_NUM:
+            case AGGOP_SUM_NUM_WIDE:
+                if (f[0] == 0)
+                    break;
+                agg_add_u64(&w[0], f[0]);
+                agg_merge_scale(&w[1], f[1], (uint32_t) op->scale);
+                for (uint32_t i = 2; i < 9; i++)
+                    if (f[i])
+                        agg_add_u64(&w[i], f[i]);
+                break;
+            case AGGOP_MIN_NUM:
+            case AGGOP_MAX_NUM:
+                if (f[0] == 0)
+                    break;
+                agg_add_u64(&w[0], f[0]);
+                if (op->kind == AGGOP_MIN_NUM)
+                    agg_min_i64(&w[1], (int64_t) f[1]);
+                else
+                    agg_max_i64(&w[1], (int64_t) f[1]);
+                if (f[2])
+                    agg_add_u64(&w[2], f[2]);
+                break;
+            case AGGOP_MIN_ANY:
+            case AGGOP_MAX_ANY:
+            {
+                /* the block's winner competes with the chunk's */
+                uint32_t rows[PGSTROM_MAX_SOURCES];
+                DevDatum x;
+                int32_t  rc;
+
+                if (f[0] == 0)
+                    break;
+                agg_add_u64(&w[0], f[0]);
+                if (f[1] == PGSTROM_AGG_NO_WINNER)
+                    break;
+                agg_rows_of(in, in_stride, nsources, (uint32_t) f[1], rows);
+                rc = agg_eval(&op->args[0], cols, ncols, params, nparams, rows, &x);
+                if (rc == DEVERR_OK)
+                    rc = agg_pick(op, cols, ncols, params, nparams, in, in_stride, nsources,
+                                  (uint32_t) f[1], &x, &w[1]);
+                if (rc != DEVERR_OK)
+                    return rc;
+                break;
+            }
+            case AGGOP_SUM_INTV:
+                /* n counts the finite values only: the infinities' counts
+                 * may be all there is */
+                for (uint32_t i = 0; i < 7; i++)
+                    if (f[i])
+                        agg_add_u64(&w[i], f[i]);
+                break;
+            default:
+                return DEVERR_INVALID_PROGRAM;
+        }
+    }
+    return DEVERR_OK;
+}
+
+/* Flush step of a block: its group in slot s of `local` joins the chunk's
+ * table and adds its partial accumulators there; the slot is empty again.
+ * *at is the group's representative (for an error's report). */
+DEVICE_FUNC int32_t
+dev_agg_flush_one(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
+                  const DevDatum *params, uint32_t nparams,
+                  const uint32_t *in, uint32_t in_stride, uint32_t nsources,
+                  const DevDatum *keybuf, const uint32_t *hashes,
+                  uint32_t *table, uint32_t mask, uint64_t *words,
+                  const AggLocal *local, uint32_t s, uint32_t *at)
+{
+    uint32_t    rep = local->table[s];
+    uint64_t   *lw = local->words + (uint64_t) s * spec->nwords;
+    int32_t     rc = DEVERR_OK;
+
+    *at = rep;
+    if (rep == PGSTROM_AGG_EMPTY)
+        return DEVERR_OK;
+    uint32_t slot = agg_slot_of(spec, keybuf, hashes, table, mask, rep, mask + 1, NULL);
+
+    if (slot == AGG_NO_SLOT)
+        rc = DEVERR_INVALID_PROGRAM;
+    else
+        rc = dev_agg_merge(spec, cols, ncols, params, nparams, in, in_stride, nsources, lw,
+                           words + (uint64_t) slot * spec->nwords);
+    dev_agg_init_one(spec, s, local->table, local->words);
+    return rc;
 }
 
 /* Collect step: slot i, when claimed, becomes an output group. */
@@ -869,16 +1196,65 @@ kern_agg_keys(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
                                      nsources, i, keybuf, hashes))
 }
 
+/*
+ * Rows step.  With local_slots > 0 (agg_local_valid; local_slots *
+ * (8 * nwords + 4) + 8 bytes of dynamic shared memory) each block keeps
+ * its own table of that many slots and adds its groups to the chunk's at
+ * its end; every thread of a block runs the same iterations (the
+ * barriers).
+ */
 KERNEL_FUNC void
 kern_agg_rows(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
               const DevDatum *params, uint32_t nparams,
               const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t n,
               const DevDatum *keybuf, const uint32_t *hashes,
               uint32_t *table, uint32_t mask, uint64_t *words, uint32_t *exc,
-              unsigned long long *error)
+              uint32_t local_slots, unsigned long long *error)
 {
-    AGG_GPU_LOOP(n, dev_agg_rows_one(spec, cols, ncols, params, nparams, in, in_stride,
-                                     nsources, i, keybuf, hashes, table, mask, words, exc))
+    extern __shared__ uint64_t agg_shared[];
+
+    if (local_slots == 0 || !agg_local_valid(local_slots, spec->nwords))
+    {
+        AGG_GPU_LOOP(n, dev_agg_rows_one(spec, cols, ncols, params, nparams, in, in_stride,
+                                         nsources, i, keybuf, hashes, table, mask, words, exc,
+                                         NULL))
+        return;
+    }
+    AggLocal local = agg_local_at(agg_shared, local_slots, spec->nwords);
+    uint32_t stride = gridDim.x * blockDim.x;
+
+    for (uint32_t s = threadIdx.x; s < local_slots; s += blockDim.x)
+        dev_agg_init_one(spec, s, local.table, local.words);
+    if (threadIdx.x == 0)
+        *local.claims = 0;
+    __syncthreads();
+    for (uint32_t base = blockIdx.x * blockDim.x; base < n; base += stride)
+    {
+        uint32_t i = base + threadIdx.x;
+
+        if (i < n)
+        {
+            int32_t rc = dev_agg_rows_one(spec, cols, ncols, params, nparams, in, in_stride,
+                                          nsources, i, keybuf, hashes, table, mask, words,
+                                          exc, &local);
+            if (rc != DEVERR_OK)
+                atomicMin(error, ((unsigned long long) i << 8) | (unsigned long long) rc);
+        }
+        __syncthreads();
+        /* every thread reads the same count: none changes it before the
+         * next barrier */
+        local.open = 4 * agg_load_u32(local.claims) < 3 * local_slots;
+        __syncthreads();
+    }
+    for (uint32_t s = threadIdx.x; s < local_slots; s += blockDim.x)
+    {
+        uint32_t at;
+        int32_t  rc = dev_agg_flush_one(spec, cols, ncols, params, nparams, in, in_stride,
+                                        nsources, keybuf, hashes, table, mask, words, &local,
+                                        s, &at);
+        if (rc != DEVERR_OK)
+            atomicMin(error, ((unsigned long long) at << 8) | (unsigned long long) rc);
+    }
 }
 
 KERNEL_FUNC void
@@ -902,18 +1278,27 @@ kern_agg_collect(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
  * keybuf (n * nkeys), hashes (n), table (nslots, a power of two > n),
  * words (nslots * nwords), out_rows (nsources * n), out_keys (n * nkeys),
  * out_words (n * nwords), exc (1 + n: the exceptions' count, zeroed by the
- * caller, then the combinations).  Returns DEVERR_OK with the group count
- * in *count, or the first error code with its combination in *error_at.
+ * caller, then the combinations), and local_slots (0, or a block table's
+ * slots: agg_local_valid) for blocks of AGG_CPU_BLOCK combinations, as a
+ * GPU block's.  Returns DEVERR_OK with the group count in *count, or the
+ * first error code with its combination in *error_at.
  */
+#define AGG_CPU_BLOCK   4096
+
 extern "C" int32_t
 pgstrom_cpu_agg(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
                 const DevDatum *params, uint32_t nparams,
                 const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t n,
                 DevDatum *keybuf, uint32_t *hashes, uint32_t *table, uint32_t nslots,
                 uint64_t *words, uint32_t *out_rows, DevDatum *out_keys,
-                uint64_t *out_words, uint32_t *exc, uint32_t *count, uint32_t *error_at)
+                uint64_t *out_words, uint32_t *exc, uint32_t local_slots, uint32_t *count,
+                uint32_t *error_at)
 {
-    if (nslots == 0 || (nslots & (nslots - 1)) != 0 || nslots <= n)
+    uint64_t    local_mem[AGG_LOCAL_BYTES / 8];
+    AggLocal    local = agg_local_at(local_mem, local_slots, spec->nwords);
+
+    if (nslots == 0 || (nslots & (nslots - 1)) != 0 || nslots <= n ||
+        !agg_local_valid(local_slots, spec->nwords))
         return DEVERR_INVALID_PROGRAM;
     for (uint32_t i = 0; i < nslots; i++)
         dev_agg_init_one(spec, i, table, words);
@@ -927,14 +1312,33 @@ pgstrom_cpu_agg(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
             return rc;
         }
     }
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t base = 0; base < n; base += AGG_CPU_BLOCK)
     {
-        int32_t rc = dev_agg_rows_one(spec, cols, ncols, params, nparams, in, in_stride,
-                                      nsources, i, keybuf, hashes, table, nslots - 1, words, exc);
-        if (rc != DEVERR_OK)
+        uint32_t end = n - base < AGG_CPU_BLOCK ? n : base + AGG_CPU_BLOCK;
+
+        for (uint32_t s = 0; s < local_slots; s++)
+            dev_agg_init_one(spec, s, local.table, local.words);
+        *local.claims = 0;
+        local.open = local_slots > 0;
+        for (uint32_t i = base; i < end; i++)
         {
-            *error_at = i;
-            return rc;
+            int32_t rc = dev_agg_rows_one(spec, cols, ncols, params, nparams, in, in_stride,
+                                          nsources, i, keybuf, hashes, table, nslots - 1, words,
+                                          exc, &local);
+            if (rc != DEVERR_OK)
+            {
+                *error_at = i;
+                return rc;
+            }
+            local.open = local_slots > 0 && 4 * *local.claims < 3 * local_slots;
+        }
+        for (uint32_t s = 0; s < local_slots; s++)
+        {
+            int32_t rc = dev_agg_flush_one(spec, cols, ncols, params, nparams, in, in_stride,
+                                           nsources, keybuf, hashes, table, nslots - 1, words,
+                                           &local, s, error_at);
+            if (rc != DEVERR_OK)
+                return rc;
         }
     }
     *count = 0;

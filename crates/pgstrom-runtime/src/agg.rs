@@ -749,9 +749,43 @@ pub(crate) fn table_slots(n: usize) -> usize {
     (2 * n + 2).next_power_of_two()
 }
 
+/// Bytes of a block's own group table (preagg.cu: AGG_LOCAL_BYTES).
+pub(crate) const LOCAL_TABLE_BYTES: usize = 16384;
+
+/// Bytes a block's table of `slots` slots takes (preagg.cu:
+/// agg_local_bytes).
+pub(crate) fn local_table_bytes(slots: u32, nwords: usize) -> usize {
+    slots as usize * (8 * nwords + 4) + 8
+}
+
+/// Slots of a block's own group table, where the rows of a block that
+/// fall into a few groups add up before one add per group to the chunk's
+/// table: the largest power of two, at most 512, whose table fits
+/// LOCAL_TABLE_BYTES; 0 (no block table) when fewer than 8 slots fit.
+pub(crate) fn local_slots(nwords: usize) -> u32 {
+    let mut slots = 512u32;
+    while slots >= 8 && local_table_bytes(slots, nwords) > LOCAL_TABLE_BYTES {
+        slots /= 2;
+    }
+    if slots < 8 { 0 } else { slots }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_tables_fit_their_bytes() {
+        assert_eq!(local_slots(1), 512);
+        assert_eq!(local_slots(3), 512);
+        assert_eq!(local_slots(64), 16);
+        assert_eq!(local_slots(9 * 8 + 1), 16);
+        assert_eq!(local_slots(400), 0);
+        for nwords in 1..300 {
+            let s = local_slots(nwords);
+            assert!(s == 0 || (s.is_power_of_two() && local_table_bytes(s, nwords) <= LOCAL_TABLE_BYTES));
+        }
+    }
 
     #[test]
     fn int_sums_are_exact() {

@@ -365,6 +365,22 @@ impl GpuEngine {
         grid: u32,
         params: &mut [*mut c_void],
     ) -> Result<(), DeviceError> {
+        // SAFETY: the caller's contract.
+        unsafe { self.launch_shared_and_wait(kernel, grid, 0, params) }
+    }
+
+    /// As launch_and_wait, with `shared` bytes of dynamic shared memory
+    /// per block (at most 48 KiB: no attribute raises the limit).
+    ///
+    /// # Safety
+    /// As launch_and_wait's.
+    pub(crate) unsafe fn launch_shared_and_wait(
+        &self,
+        kernel: &str,
+        grid: u32,
+        shared: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<(), DeviceError> {
         if self.fault_fires() {
             eprintln!("pg_strom service: GPU{}: injected device fault instead of {kernel}", self.device.ordinal);
             // an address below the first page: never device memory
@@ -394,7 +410,7 @@ impl GpuEngine {
                     BLOCK_SIZE,
                     1,
                     1,
-                    0,
+                    shared,
                     std::ptr::null_mut(),
                     params.as_mut_ptr(),
                     std::ptr::null_mut(),
@@ -409,6 +425,14 @@ impl GpuEngine {
     /// Blocks for `nrows` rows: enough to fill the device, no more.
     pub(crate) fn grid_for(&self, nrows: u32) -> u32 {
         nrows.div_ceil(BLOCK_SIZE).clamp(1, (self.device.sm_count().max(1) as u32) * 16)
+    }
+
+    /// Blocks for `nrows` rows, no more than the device runs at once
+    /// (BLOCK_SIZE threads each, 2048 threads per multiprocessor): for a
+    /// step whose blocks pay a fixed cost at their end, as the
+    /// aggregation's block tables.
+    pub(crate) fn grid_resident(&self, nrows: u32) -> u32 {
+        self.grid_for(nrows).min((self.device.sm_count().max(1) as u32) * (2048 / BLOCK_SIZE))
     }
 
     /// Device memory in use now (total less free), in bytes: every

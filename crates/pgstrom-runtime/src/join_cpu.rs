@@ -2,7 +2,7 @@
 //! memory, hash tables built by the device code's own hash function, and
 //! the join steps of device/kernels/join.cu called through their C ABI.
 
-use crate::agg::{AggGroups, AggSpec, DevAggOpRepr, DevAggSpecRepr, table_slots};
+use crate::agg::{AggGroups, AggSpec, DevAggOpRepr, DevAggSpecRepr, local_slots, table_slots};
 use crate::devstore::{self, DevStoreViewRepr, StoreMvcc, StoreRows};
 use crate::engine::{ColumnData, DevColumnRepr, DevDatumRepr};
 use crate::error::DeviceError;
@@ -75,6 +75,7 @@ unsafe extern "C" {
         out_keys: *mut DevDatumRepr,
         out_words: *mut u64,
         exc: *mut u32,
+        local_slots: u32,
         count: *mut u32,
         error_at: *mut u32,
     ) -> i32;
@@ -517,6 +518,7 @@ impl JoinSteps for Steps<'_> {
                 out_keys.as_mut_ptr(),
                 out_words.as_mut_ptr(),
                 exc.as_mut_ptr(),
+                local_slots(agg.nwords),
                 &mut ngroups,
                 &mut at,
             )

@@ -7,7 +7,7 @@
 
 use std::ffi::c_void;
 
-use crate::agg::{AggGroups, DevAggSpecRepr, table_slots};
+use crate::agg::{AggGroups, DevAggSpecRepr, local_slots, local_table_bytes, table_slots};
 use crate::cuda::CuDevicePtr;
 use crate::devstore::{self, DevStoreViewRepr, StoreMvcc, StoreRows};
 use crate::engine::{ColumnData, DevColumnRepr, DevDatumRepr};
@@ -848,12 +848,16 @@ impl Steps<'_, '_> {
             // SAFETY: the exception count lies in the scratch buffer.
             drv.check("cuMemsetD8", unsafe { (drv.cuMemsetD8)(at(7), 0, 4) })?;
         }
+        let mut p_local = local_slots(nwords);
+        let shared = if p_local > 0 { local_table_bytes(p_local, nwords) as u32 } else { 0 };
+        let grid = if p_local > 0 { j.eng.grid_resident(count as u32) } else { j.eng.grid_for(count as u32) };
         let mut kp = kparams!(
             p_spec, p_cols, p_ncols, p_params, p_nparams, p_in, p_stride, p_nsources, p_n, p_keybuf, p_hashes, p_table,
-            p_mask, p_words, p_exc, p_error
+            p_mask, p_words, p_exc, p_local, p_error
         );
-        // SAFETY: as above.
-        unsafe { j.eng.launch_and_wait("kern_agg_rows", j.eng.grid_for(count as u32), &mut kp)? };
+        // SAFETY: as above; `shared` bytes hold the block table of p_local
+        // slots the kernel lays out.
+        unsafe { j.eng.launch_shared_and_wait("kern_agg_rows", grid, shared, &mut kp)? };
         j.check_error()?;
         // the exceptions' combinations (rows of each source, keys), read
         // back while the input and the keys are still there

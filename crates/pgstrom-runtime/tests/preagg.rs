@@ -606,3 +606,144 @@ fn numeric_and_interval_keys_group_by_value_and_minmax_any_picks_a_winner() {
         }
     }
 }
+
+/// One aggregation over `cols` on every engine: the groups' words by the
+/// key `key_of` gives the representative row.
+fn groups_by_key(
+    spec: &AggSpec,
+    cols: &[&Col],
+    n: usize,
+    key_of: impl Fn(usize) -> i64,
+) -> Vec<(String, HashMap<i64, Vec<u64>>)> {
+    let mut out = Vec::new();
+    for eng in engines("agg-blocks") {
+        let join = JoinSpec {
+            scan_qual: None,
+            outer_types: cols.iter().map(|c| c.type_id).collect(),
+            depths: vec![],
+            params: vec![],
+            agg: Some(spec.clone()),
+        };
+        let mut sess = eng.join_open(&join).unwrap();
+        let data: Vec<ColumnData> = cols.iter().map(|c| c.data()).collect();
+        let g = sess.probe_agg(&data, n as u32, None).unwrap();
+        let mut m = HashMap::new();
+        for gi in 0..g.count {
+            let prev = m.insert(key_of(g.row(0, gi) as usize), g.group_words(gi).to_vec());
+            assert!(prev.is_none(), "{}: a group twice", eng.describe());
+        }
+        out.push((eng.describe(), m));
+    }
+    out
+}
+
+#[test]
+fn blocks_add_their_groups_up_as_one_table_would() {
+    use pgstrom_runtime::numeric::DevNumeric;
+    // 40,000 rows: every block of rows (a GPU block's, 4096 on the CPU)
+    // adds up its groups in its own table first; what comes out must be
+    // what one table gives.  No GROUP BY (one group), 2000 groups (more
+    // than a block table holds: it closes and rows go to the chunk's
+    // table), and 40 groups in runs of 1000 rows.
+    let n = 40_000usize;
+    let r = lcg(n, 11);
+    let xs: Vec<Option<i64>> = (0..n).map(|i| if i % 17 == 0 { None } else { Some(r[i] as i64 >> 20) }).collect();
+    // numerics: scale 1 in the first 10,000 rows, scale 2 after (the
+    // maximum scale changes between blocks); NULL every 19th
+    let num = |i: usize| -> Option<DevNumeric> {
+        if i.is_multiple_of(19) {
+            return None;
+        }
+        let m = (r[i] % 2_000_001) as i128 - 1_000_000;
+        Some(DevNumeric { mant: m, scale: if i < 10_000 { 1 } else { 2 } })
+    };
+    // intervals: +infinity only in the last rows
+    let iv = |i: usize| -> (i32, i32, i64) {
+        if i >= n - 5 {
+            (i32::MAX, i32::MAX, i64::MAX)
+        } else {
+            ((i % 3) as i32, (i % 29) as i32, (r[i] % 1_000_000_000) as i64)
+        }
+    };
+    let fs: Vec<Option<f64>> = (0..n).map(|i| Some(1e9 + (r[i] % 100_000) as f64 / 8.0)).collect();
+    let k2000: Vec<Option<i64>> = (0..n).map(|i| Some((r[i] % 2000) as i64)).collect();
+    let kruns: Vec<Option<i64>> = (0..n).map(|i| Some((i / 1000) as i64)).collect();
+    let (cx, cv, ci, cf) = (
+        Col::ints("INT8", &xs),
+        Col::build("NUMERIC", n, |i| num(i).map(|v| v.to_bytes().to_vec()), 24),
+        Col::build("INTERVAL", n, |i| Some(interval_bytes(iv(i).0, iv(i).1, iv(i).2)), 16),
+        Col::floats(&fs),
+    );
+    let ops = vec![
+        AggOp { kind: AggKind::Count, args: vec![], filter: None, scale: 0 },
+        AggOp { kind: AggKind::SumInt, args: vec![var(0, "INT8")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::MinInt, args: vec![var(0, "INT8")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::SumNum, args: vec![var(1, "NUMERIC")], filter: None, scale: 2 },
+        AggOp { kind: AggKind::MinAny, args: vec![var(1, "NUMERIC")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::MaxAny, args: vec![var(1, "NUMERIC")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::SumIntv, args: vec![var(2, "INTERVAL")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::Moments, args: vec![var(3, "FLOAT8")], filter: None, scale: 0 },
+        AggOp { kind: AggKind::MaxFlt, args: vec![var(3, "FLOAT8")], filter: None, scale: 0 },
+    ];
+    let one = AggSpec { keys: vec![], ops: ops.clone() };
+    let (at, _) = one.layout();
+    let at = |op: usize| at[op] as usize;
+    // the reference of the rows `rows`
+    let check = |eng: &str, w: &[u64], rows: &[usize]| {
+        assert_eq!(w[at(0)], rows.len() as u64, "{eng}: count(*)");
+        let xv: Vec<i64> = rows.iter().filter_map(|&i| xs[i]).collect();
+        assert_eq!(w[at(1)], xv.len() as u64, "{eng}");
+        assert_eq!(agg::sum_int(&w[at(1)..]), xv.iter().map(|&x| x as i128).sum::<i128>(), "{eng}: sum(x)");
+        assert_eq!(w[at(2) + 1] as i64, *xv.iter().min().unwrap(), "{eng}: min(x)");
+        let nv: Vec<DevNumeric> = rows.iter().filter_map(|&i| num(i)).collect();
+        let at2 = nv.iter().filter(|v| v.scale == 2).count() as u64;
+        assert_eq!(w[at(3)], nv.len() as u64, "{eng}");
+        let (want_scale, want_at) = if at2 > 0 { (2, at2) } else { (1, nv.len() as u64) };
+        assert_eq!((w[at(3) + 1] >> 48, w[at(3) + 1] & 0xffff_ffff_ffff), (want_scale, want_at), "{eng}: max scale");
+        let exact = |v: &DevNumeric| v.mant * if v.scale == 1 { 10 } else { 1 };
+        let sum: i128 = nv.iter().map(exact).sum();
+        let limbs = (0..4).fold(0i128, |acc, l| acc + ((w[at(3) + 5 + l] as i64 as i128) << (32 * l)));
+        assert_eq!(limbs, sum, "{eng}: sum(numeric)");
+        let lo = nv.iter().map(exact).min().unwrap();
+        let hi = nv.iter().map(exact).max().unwrap();
+        let got = |o: usize| {
+            let v = agg::any_value(&w[at(o)..at(o) + 5]).unwrap().numeric();
+            v.mant * if v.scale == 1 { 10 } else { 1 }
+        };
+        assert_eq!((got(4), got(5)), (lo, hi), "{eng}: min/max(numeric)");
+        let infs = rows.iter().filter(|&&i| i >= n - 5).count() as u64;
+        assert_eq!(w[at(6)] + w[at(6) + 1], rows.len() as u64, "{eng}: finite + infinite intervals");
+        assert_eq!(w[at(6) + 1], infs, "{eng}: +infinity intervals");
+        let months: i64 = rows.iter().filter(|&&i| i < n - 5).map(|&i| iv(i).0 as i64).sum();
+        assert_eq!(w[at(6) + 3] as i64, months, "{eng}: months");
+        let fv: Vec<f64> = rows.iter().filter_map(|&i| fs[i]).collect();
+        let m = agg::moments(&w[at(7)..]);
+        let mean = fv.iter().sum::<f64>() / fv.len() as f64;
+        let sxx: f64 = fv.iter().map(|v| (v - mean) * (v - mean)).sum();
+        assert_eq!(m[0], fv.len() as f64, "{eng}");
+        assert!(close(m[1], fv.iter().sum()), "{eng}: sum(f) {} vs {}", m[1], fv.iter().sum::<f64>());
+        // float aggregates: relative 1e-6 (the order of additions differs)
+        assert!((m[2] - sxx).abs() <= 1e-6 * sxx.max(1.0), "{eng}: sxx {} vs {sxx}", m[2]);
+        assert_eq!(agg::flt_from_order(w[at(8) + 1]), fv.iter().cloned().fold(f64::MIN, f64::max), "{eng}");
+    };
+    let all: Vec<usize> = (0..n).collect();
+    for (eng, m) in groups_by_key(&one, &[&cx, &cv, &ci, &cf], n, |_| 0) {
+        assert_eq!(m.len(), 1, "{eng}");
+        check(&eng, &m[&0], &all);
+    }
+    for (keys, name) in [(&k2000, "2000 groups"), (&kruns, "runs")] {
+        let ck = Col::ints("INT4", keys);
+        // the key is column 4; the ops read columns 0..3 as before
+        let spec = AggSpec { keys: vec![var(4, "INT4")], ops: ops.clone() };
+        let mut want: HashMap<i64, Vec<usize>> = HashMap::new();
+        for i in 0..n {
+            want.entry(keys[i].unwrap()).or_default().push(i);
+        }
+        for (eng, m) in groups_by_key(&spec, &[&cx, &cv, &ci, &cf, &ck], n, |i| keys[i].unwrap()) {
+            assert_eq!(m.len(), want.len(), "{eng}: {name}");
+            for (k, rows) in &want {
+                check(&format!("{eng}: {name}, group {k}"), &m[k], rows);
+            }
+        }
+    }
+}
