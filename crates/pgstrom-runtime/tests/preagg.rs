@@ -736,8 +736,8 @@ fn blocks_add_their_groups_up_as_one_table_would() {
         // the key is column 4; the ops read columns 0..3 as before
         let spec = AggSpec { keys: vec![var(4, "INT4")], ops: ops.clone() };
         let mut want: HashMap<i64, Vec<usize>> = HashMap::new();
-        for i in 0..n {
-            want.entry(keys[i].unwrap()).or_default().push(i);
+        for (i, k) in keys.iter().enumerate() {
+            want.entry(k.unwrap()).or_default().push(i);
         }
         for (eng, m) in groups_by_key(&spec, &[&cx, &cv, &ci, &cf, &ck], n, |i| keys[i].unwrap()) {
             assert_eq!(m.len(), want.len(), "{eng}: {name}");
