@@ -100,7 +100,7 @@ pub unsafe fn of_relation(rel: pg_sys::Relation) -> StorageRefs {
         };
         let name = pg_sys::get_tablespace_name(spc);
         let tablespace = (!name.is_null()).then(|| CStr::from_ptr(name).to_string_lossy().into_owned());
-        StorageRefs { paths: vec![path], tablespace }
+        StorageRefs { paths: vec![path], tablespace, pinned: None }
     }
 }
 
@@ -186,7 +186,7 @@ mod pgstrom {
         let gpus = gpu_paths(&snap.devices);
         let storage = storage_of(std::os::unix::fs::MetadataExt::dev(&meta));
         let dist = storage.as_ref().map(|s| topology::distances(s, gpus)).unwrap_or_default();
-        let pref = prefer(&StorageRefs { paths: vec![p.to_path_buf()], tablespace: None }, &snap.devices);
+        let pref = prefer(&StorageRefs { paths: vec![p.to_path_buf()], ..Default::default() }, &snap.devices);
         let pcie = |p: &PciPath| p.components.join("/");
         let rows: Vec<_> = snap
             .devices

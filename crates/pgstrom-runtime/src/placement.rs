@@ -78,6 +78,10 @@ pub struct StorageRefs {
     pub paths: Vec<PathBuf>,
     /// The tablespace of a heap table.
     pub tablespace: Option<String>,
+    /// The GPU whose memory holds the rows already, and why (a
+    /// gstore_fdw table's `gpu_device_id`): the only candidate when the
+    /// machine has it, whatever the paths and the setting say.
+    pub pinned: Option<(u32, String)>,
 }
 
 /// The candidates for a scan and why.
@@ -101,6 +105,14 @@ pub fn prefer_with(
     storage: impl Fn(u64) -> Option<Storage>,
 ) -> Preference {
     let n = gpus.len() as u32;
+    if let Some((g, why)) = &refs.pinned {
+        if *g < n {
+            return Preference { gpus: vec![*g], why: why.clone() };
+        }
+        if refs.paths.is_empty() {
+            return Preference { gpus: Vec::new(), why: format!("any GPU: {why}, which this machine lacks") };
+        }
+    }
     let mut manual_sets: Vec<(BTreeSet<u32>, String)> = Vec::new();
     // the storage on PCIe that no entry names, as one volume over all of
     // its devices (a GPU's distance is to the farthest of them)
@@ -235,7 +247,7 @@ mod tests {
             }],
         };
         let tmp = std::env::temp_dir();
-        let refs = StorageRefs { paths: vec![tmp.clone()], tablespace: Some("fast".into()) };
+        let refs = StorageRefs { paths: vec![tmp.clone()], tablespace: Some("fast".into()), pinned: None };
         let on_nvme = |_: u64| Some(nvme.clone());
         // the PCIe tree: the GPU under the same root port
         let p = prefer_with(&refs, &[], &gpus, on_nvme);
@@ -258,5 +270,12 @@ mod tests {
         let m = parse_manual("fast=gpu9").unwrap();
         let p = prefer_with(&refs, &m, &gpus, on_nvme);
         assert!(p.gpus.is_empty() && p.why.contains("names none of this machine's GPUs"), "{p:?}");
+        // a GPU holding the rows already: it alone, whatever the setting
+        let pinned = |g: u32| StorageRefs { pinned: Some((g, format!("gpu_device_id {g}"))), ..Default::default() };
+        let m = parse_manual("nvme0=gpu1").unwrap();
+        let p = prefer_with(&pinned(2), &m, &gpus, on_nvme);
+        assert_eq!((p.gpus.as_slice(), p.why.as_str()), (&[2u32][..], "gpu_device_id 2"));
+        let p = prefer_with(&pinned(5), &m, &gpus, on_nvme);
+        assert!(p.gpus.is_empty() && p.why == "any GPU: gpu_device_id 5, which this machine lacks", "{p:?}");
     }
 }

@@ -90,6 +90,14 @@ pub struct GstoreChunks {
 }
 
 impl GstoreChunks {
+    /// The table's `gpu_device_id` option: the GPU its copy belongs on
+    /// (the scan runs there when the machine has it).
+    pub fn gpu_device_id(&self) -> u32 {
+        // SAFETY: the scan's relation, open while the source lives.
+        let relid = unsafe { (*self.rel).rd_id };
+        crate::gstore::options::of_table(relid).gpu_device_id as u32
+    }
+
     /// The source of a scan of `rel` reading the device `columns`.
     ///
     /// # Safety

@@ -112,9 +112,15 @@ impl Source {
             // backend's main thread.
             Source::Heap(h) => unsafe { crate::gpu_preference::of_relation(h.relation()) },
             Source::Arrow { reader, .. } => {
-                pgstrom_runtime::placement::StorageRefs { paths: reader.file_paths(), tablespace: None }
+                pgstrom_runtime::placement::StorageRefs { paths: reader.file_paths(), ..Default::default() }
             }
-            Source::Gstore(_) => pgstrom_runtime::placement::StorageRefs { paths: Vec::new(), tablespace: None },
+            Source::Gstore(g) => {
+                let id = g.gpu_device_id();
+                pgstrom_runtime::placement::StorageRefs {
+                    pinned: Some((id, format!("gstore_fdw option gpu_device_id '{id}'"))),
+                    ..Default::default()
+                }
+            }
         }
     }
 
