@@ -298,6 +298,11 @@ impl KeyIndex {
         KeyIndex { spec, map: HashMap::default() }
     }
 
+    /// Room for `n` more keys (a replay knows how many rows follow).
+    pub fn reserve(&mut self, n: usize) {
+        self.map.reserve(n);
+    }
+
     /// Index row `id` (the next row version): nothing for a NULL key.
     pub fn add(&mut self, id: u64, tuple: &[u8]) -> Result<(), String> {
         let Some(key) = self.spec.of_row(tuple)? else { return Ok(()) };

@@ -152,6 +152,8 @@ impl Store {
                 if end != bytes.len() {
                     file_error(&s.base_path, "base file", format!("a damaged record at byte {end}"));
                 }
+                drop(bytes);
+                s.reserve(&recs);
                 for r in recs {
                     s.apply(r, &s.base_path.clone());
                 }
@@ -283,6 +285,7 @@ impl Store {
         let (recs, end) = store::records_from(tail, 0);
         self.log_pos += end as u64;
         let path = self.log_path.clone();
+        self.reserve(&recs);
         for r in recs {
             self.apply(r, &path);
         }
@@ -293,8 +296,19 @@ impl Store {
         let (recs, end) = store::records_from(bytes, store::HEADER_LEN as usize);
         self.log_pos = end as u64;
         let path = self.log_path.clone();
+        self.reserve(&recs);
         for r in recs {
             self.apply(r, &path);
+        }
+    }
+
+    /// Room for the rows of `recs` (a base file's or a log's records,
+    /// about to be applied): the row list and the key index grow once.
+    fn reserve(&mut self, recs: &[Record]) {
+        let n = recs.iter().filter(|r| matches!(r, Record::Insert { .. })).count();
+        self.rows.reserve(n);
+        if let Some(k) = &mut self.key {
+            k.reserve(n);
         }
     }
 
@@ -418,6 +432,7 @@ pub unsafe fn with_store<T>(rel: pg_sys::Relation, f: impl FnOnce(&mut Store) ->
                 let spec = KeySpec::resolve(rel, name);
                 if st.key.as_ref().map(|k| &k.spec) != Some(&spec) {
                     let mut index = KeyIndex::new(spec);
+                    index.reserve(st.rows.len());
                     for (id, row) in st.rows.iter().enumerate() {
                         index.add(id as u64, &row.tuple).unwrap_or_else(|e| file_error(&st.base_path, "row", e));
                     }
