@@ -313,25 +313,33 @@ impl GstoreChunks {
             r.versions = None;
             self.chunk.clear();
             if matches!(self.mode, Mode::Inline) && n > 0 {
-                self.gather_inline();
+                self.gather_inline(true);
             }
-            n as u32
+            self.ranges.nrows
         }
     }
 
-    /// The current range's columns and row versions, gathered here.
+    /// The current range's columns and row versions, gathered here.  With
+    /// `may_shorten` (a range about to be handed out) a range whose text
+    /// fills a chunk first ends there (on a 256-row boundary: the next
+    /// range starts after it); otherwise that is an ERROR.
     ///
     /// # Safety
     /// The node's executor callbacks.
-    unsafe fn gather_inline(&mut self) {
-        let (first, n) = (self.ranges.first as usize, self.ranges.nrows as usize);
+    unsafe fn gather_inline(&mut self, may_shorten: bool) {
+        let first = self.ranges.first as usize;
         let mut chunk = std::mem::replace(&mut self.chunk, ColumnChunk::new(&[]));
         let max_attnum = chunk.max_attnum() as i32;
         // SAFETY: caller's promise.
-        let (xmin, cmin) = unsafe { self.gather(&mut chunk, max_attnum, first, first + n) };
-        if chunk.nrows() as usize != n {
-            crate::chunk::too_much_text()
+        let (xmin, cmin) = unsafe { self.gather(&mut chunk, max_attnum, first, first + self.ranges.nrows as usize) };
+        let got = chunk.nrows();
+        if got != self.ranges.nrows {
+            if !may_shorten || got == 0 || !got.is_multiple_of(64) {
+                crate::chunk::too_much_text()
+            }
+            self.ranges.nrows = got;
         }
+        let n = got as usize;
         self.chunk = chunk;
         // SAFETY: our relation (caller).
         let (xmax, cmax) = unsafe {
@@ -397,8 +405,9 @@ impl GstoreChunks {
             self.mode = Mode::Inline;
             self.chunk.clear();
             if self.ranges.nrows > 0 {
-                // SAFETY: caller's promise.
-                unsafe { self.gather_inline() };
+                // SAFETY: caller's promise (the caller holds the range's
+                // row count: it cannot change)
+                unsafe { self.gather_inline(false) };
             }
         }
     }
