@@ -250,17 +250,19 @@ pub fn crc32(data: &[u8]) -> u32 {
     static TABLES: std::sync::OnceLock<[[u32; 256]; 8]> = std::sync::OnceLock::new();
     let t = TABLES.get_or_init(|| {
         let mut t = [[0u32; 256]; 8];
-        for i in 0..256 {
+        for (i, e) in t[0].iter_mut().enumerate() {
             let mut c = i as u32;
             for _ in 0..8 {
                 c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
             }
-            t[0][i] = c;
+            *e = c;
         }
-        for i in 0..256 {
-            for k in 1..8 {
-                let prev = t[k - 1][i];
-                t[k][i] = t[0][(prev & 0xff) as usize] ^ (prev >> 8);
+        // t[k][i]: the CRC of byte i followed by k zero bytes
+        for k in 1..8 {
+            let (done, rest) = t.split_at_mut(k);
+            for (i, e) in rest[0].iter_mut().enumerate() {
+                let prev = done[k - 1][i];
+                *e = done[0][(prev & 0xff) as usize] ^ (prev >> 8);
             }
         }
         t
