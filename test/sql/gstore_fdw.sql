@@ -132,9 +132,14 @@ CREATE OR REPLACE VIEW gs_answers AS
   UNION ALL SELECT 3, label, count(*) || '/' || sum(v) FROM gs JOIN gs_dim ON id % 10 = k WHERE v > 0 GROUP BY label
   UNION ALL SELECT 4, string_agg(id::text, ',' ORDER BY id), NULL FROM gs WHERE name LIKE '%DATA%' OR name = 'kept'
   UNION ALL SELECT 5, name, count(*) || '/' || sum(v) FROM gs WHERE name LIKE 'NAME 1%' OR name > 'later' GROUP BY name
-  UNION ALL SELECT 6, count(*)::text, max(id)::text FROM gs WHERE name >= 'name 5' AND v IS NOT NULL;
+  UNION ALL SELECT 6, count(*)::text, max(id)::text FROM gs WHERE name >= 'name 5' AND v IS NOT NULL
+  UNION ALL SELECT 7, id || ':' || coalesce(name, '-'), (v * 2)::text FROM gs WHERE v > 1000 AND id % 7 = 0;
 SELECT * FROM explain_masked('SELECT name, count(*) FROM gs WHERE name LIKE ''NAME 1%'' GROUP BY name',
                              'COSTS OFF');
+-- GpuScan too: the engine judges each row version and the filter in the
+-- copy and returns which rows pass; PostgreSQL projects them
+SELECT * FROM explain_masked('SELECT id, v * 2 FROM gs WHERE v > 1000 AND id % 7 = 0',
+                             'COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF');
 SELECT * FROM explain_masked('SELECT count(*), sum(v) FROM gs WHERE id > 100',
                              'COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF');
 CREATE FUNCTION gs_compare() RETURNS TABLE (compared bigint, differences bigint) LANGUAGE plpgsql AS $$

@@ -114,8 +114,9 @@ pub struct JoinSpec<'a> {
     /// Parameter values shared by every program.
     pub params: Vec<ParamValue>,
     /// GROUP BY over the final combinations (GpuPreAgg), or None: the
-    /// combinations themselves are the result.  With an aggregation the
-    /// join may have no depth at all (a scan).
+    /// combinations themselves are the result.  A join may have no depth
+    /// at all: a scan (GpuPreAgg's over a table; GpuScan's over a
+    /// gstore_fdw table's copy, whose result is the rows that pass).
     pub agg: Option<AggSpec>,
 }
 
@@ -318,8 +319,8 @@ pub(crate) fn validate_attach(spec: &JoinSpec<'_>, inner_cols: &[usize], ninner:
 /// Check a request's programs and types, with `inner_cols` columns per depth.
 fn validate_programs(spec: &JoinSpec<'_>, inner_cols: &[usize]) -> Result<usize, DeviceError> {
     let bad = |m: String| Err(DeviceError::InvalidRequest(m));
-    if (spec.depths.is_empty() && spec.agg.is_none()) || spec.depths.len() > MAX_DEPTHS {
-        return bad(format!("a join has 1 to {MAX_DEPTHS} depths, not {}", spec.depths.len()));
+    if spec.depths.len() > MAX_DEPTHS {
+        return bad(format!("a join has 0 to {MAX_DEPTHS} depths, not {}", spec.depths.len()));
     }
     let ncols = spec.outer_types.len() + inner_cols.iter().sum::<usize>();
     let mut programs: Vec<&Program> = spec.scan_qual.iter().collect();

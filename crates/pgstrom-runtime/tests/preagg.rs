@@ -315,10 +315,29 @@ fn bad_requests_are_refused() {
         agg: Some(spec),
     };
     assert!(eng.join_open(&join).is_err());
-    // no depth and no aggregation
-    let join =
-        JoinSpec { scan_qual: None, outer_types: vec![type_id("INT4")], depths: vec![], params: vec![], agg: None };
-    assert!(eng.join_open(&join).is_err());
+    // no depth and no aggregation: a scan, whose combinations are the
+    // rows its qual passes (GpuScan over a gstore_fdw table's copy)
+    let mut b = Builder::new();
+    b.var(0);
+    b.constant(type_id("INT4"), 1);
+    b.func(f("INT4GT"));
+    let qual = b.finish(type_id("BOOL")).unwrap();
+    let c = Col::ints("INT4", &[Some(1), Some(2), None, Some(3), Some(0)]);
+    for eng in engines("scan") {
+        let join = JoinSpec {
+            scan_qual: Some(qual.clone()),
+            outer_types: vec![type_id("INT4")],
+            depths: vec![],
+            params: vec![],
+            agg: None,
+        };
+        let mut s = eng.join_open(&join).unwrap();
+        let got = s.probe(&[c.data()], 5, None).unwrap();
+        let mut rows = got.rows[..got.count].to_vec();
+        rows.sort_unstable();
+        assert_eq!(rows, [1u32, 3], "{}", eng.describe());
+        assert!(s.probe_agg(&[c.data()], 5, None).is_err(), "{}", eng.describe());
+    }
     // a join without aggregation cannot aggregate
     let c = Col::ints("INT4", &[Some(1)]);
     let join = JoinSpec {

@@ -30,6 +30,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 
 use pgstrom_runtime::engine::{EvalOutput, ParamValue};
+use pgstrom_runtime::join::{JoinSession, JoinSpec, Probed};
 use pgstrom_runtime::program::Program;
 use pgstrom_runtime::{DeviceError, Engine};
 
@@ -180,6 +181,13 @@ pub struct GpuScanExec {
     cursor: usize,
     /// The engine and the counters.
     pub(crate) dev: DeviceState,
+    /// A gstore_fdw table with `pg_strom.gstore_device_copy` on: its rows
+    /// are filtered by a join session of no depth (a scan) over the
+    /// engine's copy (or ranges of row versions with their view), which
+    /// judges visibility where the rows are; `session` is that session,
+    /// opened at the first chunk.
+    store_scan: bool,
+    session: Option<Box<dyn JoinSession>>,
 }
 
 // (scan tuples are heap tuples copied into the chunk)
@@ -210,7 +218,13 @@ impl DeviceNode for GpuScanExec {
             // the filter's columns and parameters, and more), and the others
             let mut info = info;
             let mut params: Vec<*mut pg_sys::Node> = exprs[nquals..].to_vec();
-            let projections = if guc::GPU_PROJECTION.get() {
+            let rel = (*node).ss.ss_currentRelation;
+            // (a scan of a gstore_fdw table's copy returns which rows pass,
+            // not values: PostgreSQL projects them)
+            let store_scan = (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
+                && crate::gstore::is_gstore_table((*rel).rd_id)
+                && guc::GSTORE_DEVICE_COPY.get();
+            let projections = if guc::GPU_PROJECTION.get() && !store_scan {
                 let device_quals: Vec<*mut pg_sys::Node> =
                     exprs[..nquals].iter().zip(&info.on_device).filter(|(_, d)| **d).map(|(q, _)| *q).collect();
                 projections(
@@ -238,7 +252,6 @@ impl DeviceNode for GpuScanExec {
                     })
                     .collect()
             };
-            let rel = (*node).ss.ss_currentRelation;
             let source = Source::open(
                 node,
                 rel,
@@ -262,6 +275,8 @@ impl DeviceNode for GpuScanExec {
                 cpu_path: false,
                 cursor: 0,
                 dev: DeviceState::default(),
+                store_scan,
+                session: None,
             }
         }
     }
@@ -272,6 +287,7 @@ impl DeviceNode for GpuScanExec {
     }
 
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        self.session = None;
         self.source.end();
     }
 
@@ -279,6 +295,7 @@ impl DeviceNode for GpuScanExec {
         self.reset_chunk();
         self.source.rescan();
         self.params = None; // parameters may have changed
+        self.session = None; // (its spec holds them)
     }
 
     unsafe fn explain(
@@ -337,13 +354,16 @@ impl GpuScanExec {
             self.forget_results();
             let limit = guc::CHUNK_ROWS.get().max(1) as usize;
             let snapshot = (*(*node).ss.ps.state).es_snapshot;
-            let nrows = self.source.next_chunk(snapshot, limit);
-            if nrows == 0 {
-                return false;
-            }
             if self.params.is_none() {
                 self.params =
                     Some(params::eval_params(&self.param_exprs, &self.info.param_types, (*node).ss.ps.ps_ExprContext));
+            }
+            if self.store_scan {
+                return self.fill_store_chunk(node, snapshot, limit);
+            }
+            let nrows = self.source.next_chunk(snapshot, limit);
+            if nrows == 0 {
+                return false;
             }
             let mut eng = engine_of(self);
             let started = Instant::now();
@@ -440,6 +460,134 @@ impl GpuScanExec {
         }
     }
 
+    /// A session of no depth on `eng` whose scan qual is the filter, the
+    /// source's chunks read from `eng`'s copy of the store (brought up to
+    /// date now), or as ranges with their view when it keeps none.
+    fn open_store_session(&mut self, eng: &'static dyn Engine) -> Result<Box<dyn JoinSession>, DeviceError> {
+        let spec = JoinSpec {
+            scan_qual: Some(self.info.program.clone()),
+            outer_types: self.info.columns.iter().map(|&(_, t)| t).collect(),
+            depths: Vec::new(),
+            params: self.params.clone().unwrap_or_default(),
+            agg: None,
+        };
+        let mut s = eng.join_open(&spec)?;
+        let label = errors::engine_phrase(eng);
+        // SAFETY: the node's executor callbacks, before the first chunk
+        // of this session.
+        unsafe { self.source.use_session(Some(s.as_mut()), &label)? };
+        Ok(s)
+    }
+
+    /// The session lost its engine (the GPU service, or its GPU): warn,
+    /// and go on with this backend's CPU engine, the current range's row
+    /// versions gathered here.
+    fn store_scan_on_cpu(&mut self, e: &DeviceError) {
+        pgrx::pg_sys::panic::ErrorReport::new(
+            PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
+            format!("pg_strom: {e}; GpuScan finishes on the CPU engine"),
+            "pg_strom",
+        )
+        .report(PgLogLevel::WARNING);
+        let eng = engine::local_cpu();
+        self.dev.engine = Some(eng);
+        // SAFETY: the node's executor callbacks.
+        unsafe { self.source.columns_in_memory() };
+        let spec = JoinSpec {
+            scan_qual: Some(self.info.program.clone()),
+            outer_types: self.info.columns.iter().map(|&(_, t)| t).collect(),
+            depths: Vec::new(),
+            params: self.params.clone().unwrap_or_default(),
+            agg: None,
+        };
+        match eng.join_open(&spec) {
+            Ok(s) => self.session = Some(s),
+            Err(e) => errors::raise("GpuScan on the CPU engine failed", &e),
+        }
+    }
+
+    /// fill_chunk for a gstore_fdw table read as ranges of row versions:
+    /// the session's scan step judges each version's visibility and the
+    /// filter, and returns the rows that pass.
+    ///
+    /// # Safety
+    /// The node's executor callbacks; `snapshot` the query's.
+    unsafe fn fill_store_chunk(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        snapshot: pg_sys::Snapshot,
+        limit: usize,
+    ) -> bool {
+        if self.session.is_none() {
+            let eng = engine_of(self);
+            match self.open_store_session(eng) {
+                Ok(s) => self.session = Some(s),
+                Err(e) if e.engine_lost() => self.store_scan_on_cpu(&e),
+                Err(e) => errors::raise(&format!("GpuScan on {} failed", errors::engine_phrase(eng)), &e),
+            }
+        }
+        // SAFETY: caller's promise.
+        let nrows = unsafe { self.source.next_chunk(snapshot, limit) };
+        if nrows == 0 {
+            return false;
+        }
+        let started = Instant::now();
+        let probe = |s: &mut Box<dyn JoinSession>, src: &Source| {
+            let (cols, _) = src.column_data();
+            s.set_store_rows(src.store_rows())?;
+            let pending = s.probe_begin(&cols, nrows, None, false);
+            s.probe_end(pending)
+        };
+        let mut result = probe(self.session.as_mut().expect("opened"), &self.source);
+        if let Err(e) = &result
+            && e.engine_lost()
+        {
+            let e = e.clone();
+            self.store_scan_on_cpu(&e);
+            result = probe(self.session.as_mut().expect("opened"), &self.source);
+        }
+        let eng = engine_of(self);
+        let bytes = self.source.column_data().1;
+        let mut c = Counters {
+            chunks: 1,
+            rows_in: nrows as u64,
+            bytes: bytes as u64,
+            engine_ns: started.elapsed().as_nanos() as u64,
+            ..Counters::default()
+        };
+        match result {
+            Ok(Probed::Combos(combos)) => {
+                self.pass = vec![0u8; nrows as usize];
+                for &r in &combos.rows[..combos.count] {
+                    self.pass[r as usize] = 1;
+                }
+                let passed = combos.count as u64;
+                self.source.note_returned(nrows as u64, passed);
+                // SAFETY: a live node.
+                if let Some(instr) = unsafe { (*node).ss.ps.instrument.as_mut() } {
+                    instr.nfiltered2 += (nrows as u64 - passed) as f64;
+                }
+            }
+            Ok(Probed::Groups(_)) => errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                "GpuScan's join session returned groups".into(),
+                None,
+                None,
+            ),
+            // an error PostgreSQL may or may not raise, or a value the
+            // engine cannot compute exactly: PostgreSQL evaluates every
+            // qual of the chunk's visible rows
+            Err(DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) => {
+                self.cpu_path = true;
+                c.rows_cpu_path = nrows as u64;
+                self.source.note_returned(nrows as u64, nrows as u64);
+            }
+            Err(e) => errors::raise(&format!("GpuScan on {} failed", errors::engine_phrase(eng)), &e),
+        }
+        self.add_counters(c);
+        true
+    }
+
     /// Whether every returned row's text result (GPU Projection of text,
     /// bpchar or bytea) can be read here: made by the device, a constant,
     /// or a part of a column this backend holds.
@@ -476,6 +624,11 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
                 let i = st.cursor;
                 st.cursor += 1;
                 if !st.cpu_path && st.pass[i] == 0 {
+                    continue;
+                }
+                // (a range of a gstore_fdw table's row versions on the CPU
+                // path: the snapshot's rows only)
+                if st.cpu_path && !st.source.row_visible(i) {
                     continue;
                 }
                 // the previous row's values and qual results go

@@ -232,7 +232,8 @@ unsafe fn cost_floor(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInf
 
 /// What every GpuScan of `rel` pays whatever its quals: the pages read
 /// (at the tablespace's sequential page cost), and per row read, the
-/// host's gathering and the device's per-row cost.
+/// host's gathering and the device's per-row cost (the device's alone for
+/// a gstore_fdw table read from the engine's copy).
 ///
 /// # Safety
 /// Planner state of a base relation.
@@ -242,6 +243,11 @@ unsafe fn fixed_costs(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptIn
         let (mut spc_random, mut spc_seq) = (0.0, 0.0);
         pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq);
         let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
+        // (a gstore_fdw table read from the engine's copy: no pages, no
+        // rows gathered)
+        if crate::customscan::cost::is_gstore_relation(rte) && crate::customscan::cost::gstore_copy_planned() {
+            return (0.0, crate::customscan::cost::device_tuple_cost());
+        }
         (spc_seq * pages, gather_cost_per_row(rte) + crate::customscan::cost::device_tuple_cost())
     }
 }
