@@ -387,12 +387,7 @@ impl GpuScanExec {
                 // A scan keeps no state in the service (nor on its faulted
                 // GPU): this chunk and the rest of the scan run on this
                 // backend's CPU engine.
-                pgrx::pg_sys::panic::ErrorReport::new(
-                    PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
-                    format!("pg_strom: {e}; GpuScan finishes on the CPU engine"),
-                    "pg_strom",
-                )
-                .report(PgLogLevel::WARNING);
+                warn_finishing_on_cpu(e);
                 eng = engine::local_cpu();
                 self.dev.engine = Some(eng);
                 let (cols, _) = self.source.column_data();
@@ -460,18 +455,23 @@ impl GpuScanExec {
         }
     }
 
-    /// A session of no depth on `eng` whose scan qual is the filter, the
-    /// source's chunks read from `eng`'s copy of the store (brought up to
-    /// date now), or as ranges with their view when it keeps none.
-    fn open_store_session(&mut self, eng: &'static dyn Engine) -> Result<Box<dyn JoinSession>, DeviceError> {
-        let spec = JoinSpec {
+    /// The join of no depth (a scan) whose qual is the filter, over the
+    /// scan's columns, with the query's parameters.
+    fn store_scan_spec(&self) -> JoinSpec<'static> {
+        JoinSpec {
             scan_qual: Some(self.info.program.clone()),
             outer_types: self.info.columns.iter().map(|&(_, t)| t).collect(),
             depths: Vec::new(),
             params: self.params.clone().unwrap_or_default(),
             agg: None,
-        };
-        let mut s = eng.join_open(&spec)?;
+        }
+    }
+
+    /// A session of no depth on `eng` whose scan qual is the filter, the
+    /// source's chunks read from `eng`'s copy of the store (brought up to
+    /// date now), or as ranges with their view when it keeps none.
+    fn open_store_session(&mut self, eng: &'static dyn Engine) -> Result<Box<dyn JoinSession>, DeviceError> {
+        let mut s = eng.join_open(&self.store_scan_spec())?;
         let label = errors::engine_phrase(eng);
         // SAFETY: the node's executor callbacks, before the first chunk
         // of this session.
@@ -483,24 +483,12 @@ impl GpuScanExec {
     /// and go on with this backend's CPU engine, the current range's row
     /// versions gathered here.
     fn store_scan_on_cpu(&mut self, e: &DeviceError) {
-        pgrx::pg_sys::panic::ErrorReport::new(
-            PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
-            format!("pg_strom: {e}; GpuScan finishes on the CPU engine"),
-            "pg_strom",
-        )
-        .report(PgLogLevel::WARNING);
+        warn_finishing_on_cpu(e);
         let eng = engine::local_cpu();
         self.dev.engine = Some(eng);
         // SAFETY: the node's executor callbacks.
         unsafe { self.source.columns_in_memory() };
-        let spec = JoinSpec {
-            scan_qual: Some(self.info.program.clone()),
-            outer_types: self.info.columns.iter().map(|&(_, t)| t).collect(),
-            depths: Vec::new(),
-            params: self.params.clone().unwrap_or_default(),
-            agg: None,
-        };
-        match eng.join_open(&spec) {
+        match eng.join_open(&self.store_scan_spec()) {
             Ok(s) => self.session = Some(s),
             Err(e) => errors::raise("GpuScan on the CPU engine failed", &e),
         }
@@ -607,6 +595,17 @@ impl GpuScanExec {
     fn add_counters(&mut self, c: Counters) {
         self.dev.add_counters(c);
     }
+}
+
+/// The warning of a scan whose engine was lost (the GPU service, or its
+/// GPU) and which finishes on this backend's CPU engine.
+fn warn_finishing_on_cpu(e: &DeviceError) {
+    pgrx::pg_sys::panic::ErrorReport::new(
+        PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
+        format!("pg_strom: {e}; GpuScan finishes on the CPU engine"),
+        "pg_strom",
+    )
+    .report(PgLogLevel::WARNING);
 }
 
 /// ExecScan's access method: the next row that passed the device filter
