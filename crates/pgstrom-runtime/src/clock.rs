@@ -244,6 +244,14 @@ impl<S: JoinSession> JoinSession for Clocked<S> {
         self.run(|s| s.reset_matched())
     }
 
+    fn save_matched(&mut self) -> Result<(), DeviceError> {
+        self.run(|s| s.save_matched())
+    }
+
+    fn restore_matched(&mut self) -> Result<(), DeviceError> {
+        self.run(|s| s.restore_matched())
+    }
+
     fn inner_bytes(&self) -> usize {
         self.inner.inner_bytes()
     }

@@ -155,6 +155,19 @@ pub trait JoinSession {
     /// Forget which inner rows matched (a rescan).
     fn reset_matched(&mut self) -> Result<(), DeviceError>;
 
+    /// Remember which inner rows of RIGHT and FULL depths matched so far,
+    /// for [`Self::restore_matched`]: the GPU service calls it before each
+    /// request of the heap direct path, whose answer the backend may drop
+    /// (a block changed while it was read: its rows may be torn) and read
+    /// the rows again, so that such rows never mark an inner row matched.
+    /// Nothing to do for a session without such depths.
+    fn save_matched(&mut self) -> Result<(), DeviceError>;
+
+    /// Back to the matched inner rows [`Self::save_matched`] remembered
+    /// last (before any save: none matched; nothing to do without RIGHT
+    /// or FULL depths).
+    fn restore_matched(&mut self) -> Result<(), DeviceError>;
+
     /// Bytes of inner data (columns and hash tables) the engine holds.
     fn inner_bytes(&self) -> usize;
 

@@ -139,6 +139,8 @@ struct CpuDepth {
     qual: Option<Program>,
     ninner: u32,
     matched: Vec<u8>,
+    /// `matched` as [`JoinSession::save_matched`] found it.
+    saved: Vec<u8>,
 }
 
 /// The inner relations and their hash tables: read-only once built, and
@@ -305,6 +307,7 @@ impl CpuJoin {
                     qual: d.qual.clone(),
                     ninner: d.ninner,
                     matched: if d.kind.keeps_inner() { vec![0; d.ninner as usize] } else { Vec::new() },
+                    saved: if d.kind.keeps_inner() { vec![0; d.ninner as usize] } else { Vec::new() },
                 })
                 .collect(),
             inner,
@@ -646,6 +649,21 @@ impl JoinSession for CpuJoin {
     fn reset_matched(&mut self) -> Result<(), DeviceError> {
         for d in &mut self.depths {
             d.matched.iter_mut().for_each(|m| *m = 0);
+            d.saved.iter_mut().for_each(|m| *m = 0);
+        }
+        Ok(())
+    }
+
+    fn save_matched(&mut self) -> Result<(), DeviceError> {
+        for d in &mut self.depths {
+            d.saved.copy_from_slice(&d.matched);
+        }
+        Ok(())
+    }
+
+    fn restore_matched(&mut self) -> Result<(), DeviceError> {
+        for d in &mut self.depths {
+            d.matched.copy_from_slice(&d.saved);
         }
         Ok(())
     }

@@ -69,7 +69,9 @@ struct GpuDepth {
     outer_keys: Vec<(usize, usize, u32, u16)>,
     qual: Option<(usize, usize, u32, u16)>,
     inner_keys: Vec<(usize, usize, u32, u16)>,
-    matched: Option<usize>,
+    /// Arena offsets of the matched flags of a RIGHT or FULL depth (one
+    /// byte per inner row), and of their copy by `save_matched`.
+    matched: Option<(usize, usize)>,
 }
 
 /// One depth's hash table in a [`GpuInner`]'s buffer (offsets).
@@ -335,7 +337,7 @@ impl<'e> GpuJoin<'e> {
                 outer_keys: d.outer_keys.iter().map(|p| place_program(&mut img, p)).collect(),
                 qual: d.qual.as_ref().map(|p| place_program(&mut img, p)),
                 inner_keys: d.inner_keys.iter().map(|p| place_program(&mut img, p)).collect(),
-                matched: d.kind.keeps_inner().then(|| img.reserve(d.ninner as usize)),
+                matched: d.kind.keeps_inner().then(|| (img.reserve(d.ninner as usize), img.reserve(d.ninner as usize))),
             })
             .collect();
         let pars = params_repr(&spec.params);
@@ -509,7 +511,7 @@ impl<'e> GpuJoin<'e> {
                     buckets: self.inner.addr(t.buckets),
                     next: self.inner.addr(t.next),
                     hashes: self.inner.addr(t.hashes),
-                    matched: d.matched.map_or(0, |m| self.addr(m)),
+                    matched: d.matched.map_or(0, |(m, _)| self.addr(m)),
                 }
             })
             .collect();
@@ -631,13 +633,38 @@ impl<'e> GpuJoin<'e> {
 }
 
 impl GpuJoin<'_> {
+    /// Copy each RIGHT or FULL depth's matched flags to their saved copy
+    /// (`save`) or back.
+    fn copy_matched(&self, save: bool) -> Result<(), DeviceError> {
+        if !self.depths.iter().any(|d| d.matched.is_some() && d.ninner > 0) {
+            return Ok(());
+        }
+        self.eng.make_current()?;
+        let drv = self.eng.drv;
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Transfer);
+        for d in &self.depths {
+            if let Some((at, saved)) = d.matched
+                && d.ninner > 0
+            {
+                let (from, to) = if save { (at, saved) } else { (saved, at) };
+                // SAFETY: two regions of `ninner` bytes within the arena,
+                // apart; the stream is waited for below.
+                drv.check("cuMemcpyDtoDAsync", unsafe {
+                    (drv.cuMemcpyDtoDAsync)(self.addr(to), self.addr(from), d.ninner as usize, std::ptr::null_mut())
+                })?;
+            }
+        }
+        // SAFETY: the per-thread default stream, as every launch uses.
+        drv.check("cuStreamSynchronize", unsafe { (drv.cuStreamSynchronize)(std::ptr::null_mut()) })
+    }
+
     /// Each depth's kind and matched-row flags (empty where not kept).
     fn matched_rows(&self) -> Result<(Vec<JoinKind>, Vec<Vec<u8>>), DeviceError> {
         let kinds: Vec<JoinKind> = self.depths.iter().map(|d| d.kind).collect();
         let mut matched = Vec::new();
         for d in &self.depths {
             let mut m = vec![0u8; if d.matched.is_some() { d.ninner as usize } else { 0 }];
-            if let Some(at) = d.matched {
+            if let Some((at, _)) = d.matched {
                 self.download(at, &mut m)?;
             }
             matched.push(m);
@@ -1059,14 +1086,24 @@ impl JoinSession for GpuJoin<'_> {
         self.eng.make_current()?;
         let drv = self.eng.drv;
         for d in &self.depths {
-            if let Some(at) = d.matched
+            if let Some((at, saved)) = d.matched
                 && d.ninner > 0
             {
                 // SAFETY: within the arena.
                 drv.check("cuMemsetD8", unsafe { (drv.cuMemsetD8)(self.addr(at), 0, d.ninner as usize) })?;
+                // SAFETY: as above.
+                drv.check("cuMemsetD8", unsafe { (drv.cuMemsetD8)(self.addr(saved), 0, d.ninner as usize) })?;
             }
         }
         Ok(())
+    }
+
+    fn save_matched(&mut self) -> Result<(), DeviceError> {
+        self.copy_matched(true)
+    }
+
+    fn restore_matched(&mut self) -> Result<(), DeviceError> {
+        self.copy_matched(false)
     }
 
     fn inner_bytes(&self) -> usize {

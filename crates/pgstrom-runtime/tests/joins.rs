@@ -5,6 +5,7 @@
 
 mod common;
 
+use pgstrom_runtime::Engine;
 use pgstrom_runtime::engine::ColumnData;
 use pgstrom_runtime::join::{JoinDepthSpec, JoinKind, JoinSpec, NULL_ROW};
 use pgstrom_runtime::program::{Builder, type_id};
@@ -461,4 +462,67 @@ fn rows_of(eng: &dyn pgstrom_runtime::Engine, key: &[u8]) -> Option<Vec<u8>> {
     let found = eng.join_cache_rows(key, &mut |b| out = Some(b.to_vec())).unwrap();
     assert_eq!(found, out.is_some());
     out
+}
+
+/// The inner rows (by their row numbers) a RIGHT join's unmatched rows
+/// name.
+fn unmatched_rows(sess: &mut dyn pgstrom_runtime::join::JoinSession) -> Vec<u32> {
+    let tail = sess.unmatched().unwrap();
+    let mut v: Vec<u32> = (0..tail.count).map(|k| tail.get(1, k)).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn restored_matched_rows_forget_the_probes_since_the_save() {
+    // inner keys 0..20 (row j holds j); chunk A's outer keys 0..10, chunk
+    // B's 10..15: a probe of B between a save and a restore (a heap direct
+    // request whose answer the backend dropped) marks nothing
+    let inner = Col::new("INT4", (0..20).map(Some).collect());
+    let a = Col::new("INT4", (0..10).map(Some).collect());
+    let b = Col::new("INT4", (10..15).map(Some).collect());
+    let spec = JoinSpec {
+        scan_qual: None,
+        outer_types: vec![a.type_id],
+        depths: vec![JoinDepthSpec {
+            kind: JoinKind::Right,
+            outer_keys: vec![var(0, "INT4")],
+            inner_keys: vec![var(1, "INT4")],
+            qual: Some(cmp(0, 1, "INT4EQ")),
+            inner: vec![inner.data()],
+            ninner: 20,
+        }],
+        params: vec![],
+        agg: None,
+    };
+    let mut direct: Vec<Box<dyn Engine>> = vec![Box::new(pgstrom_runtime::cpu::CpuEngine)];
+    direct.extend(common::raw_gpu_engine("restore"));
+    for eng in &direct {
+        let mut sess = eng.join_open(&spec).unwrap();
+        assert_eq!(sess.probe(&[a.data()], 10, None).unwrap().count, 10);
+        sess.save_matched().unwrap();
+        assert_eq!(sess.probe(&[b.data()], 5, None).unwrap().count, 5);
+        sess.restore_matched().unwrap();
+        assert_eq!(unmatched_rows(sess.as_mut()), (10..20).collect::<Vec<u32>>(), "{:?}", eng.kind());
+        // saved again after B: B's marks stay
+        sess.reset_matched().unwrap();
+        sess.probe(&[a.data()], 10, None).unwrap();
+        sess.probe(&[b.data()], 5, None).unwrap();
+        sess.save_matched().unwrap();
+        sess.restore_matched().unwrap();
+        assert_eq!(unmatched_rows(sess.as_mut()), (15..20).collect::<Vec<u32>>(), "{:?}", eng.kind());
+    }
+    // through the GPU service, which saves before each heap direct request
+    // only: a restore without one goes back to no inner row matched
+    let mut service = vec![common::service_engine(pgstrom_runtime::service::CPU_ENGINE)];
+    if common::expect_gpu() {
+        service.push(common::service_engine(0));
+    }
+    for eng in &service {
+        let mut sess = eng.join_open(&spec).unwrap();
+        sess.probe(&[a.data()], 10, None).unwrap();
+        sess.save_matched().unwrap(); // (nothing for the client to do)
+        sess.restore_matched().unwrap();
+        assert_eq!(unmatched_rows(sess.as_mut()), (0..20).collect::<Vec<u32>>(), "service {}", eng.describe());
+    }
 }

@@ -393,17 +393,11 @@ impl DeviceNode for GpuJoinExec {
                 source.set_rows_seldom_read();
             }
             // the heap direct path: the groups never read an outer row (a
-            // key that is an outer column comes back with them), and no
-            // depth keeps per-row state a dropped answer would have changed
+            // key that is an outer column comes back with them); a RIGHT
+            // or FULL depth's matched inner rows are undone with a dropped
+            // answer (HeapDirect::probe)
             let direct = match &info.agg {
-                Some(a)
-                    if source.is_heap()
-                        && a.outputs.iter().all(|o| !o.host_evaluated())
-                        && !info
-                            .depths
-                            .iter()
-                            .any(|d| JoinKind::from_pg(d.kind).is_some_and(JoinKind::keeps_inner)) =>
-                {
+                Some(a) if source.is_heap() && a.outputs.iter().all(|o| !o.host_evaluated()) => {
                     let keys: Vec<i16> = a
                         .outputs
                         .iter()
@@ -1311,6 +1305,7 @@ impl GpuJoinExec {
     /// blocks are read by the buffer manager, where a device error is
     /// raised, or taken by the CPU path, exactly as for any chunk).
     unsafe fn fill_direct(&mut self, node: *mut pg_sys::CustomScanState) -> bool {
+        let keeps_inner = self.keeps_inner();
         let Some(d) = self.direct.as_deref_mut() else { return false };
         if !d.active || self.session.is_none() {
             return false;
@@ -1341,7 +1336,7 @@ impl GpuJoinExec {
         let session = self.session.as_mut().expect("checked above");
         let started = Instant::now();
         // SAFETY: during the scan.
-        let probed = unsafe { d.probe(session.as_mut(), pages, segno, &blocks) };
+        let probed = unsafe { d.probe(session.as_mut(), pages, segno, &blocks, keeps_inner) };
         let engine_ns = started.elapsed().as_nanos() as u64;
         match probed {
             Ok(Some(p)) => {
@@ -1377,7 +1372,15 @@ impl GpuJoinExec {
             }
             Err(e) => {
                 d.requeue(pages, segno, &blocks);
-                if e.engine_lost() && !self.keeps_inner() {
+                if keeps_inner
+                    && !e.engine_lost()
+                    && let Err(e2) = session.restore_matched()
+                {
+                    // the failed request's rows may have marked inner rows
+                    // matched before its blocks changed; they are read again
+                    errors::raise(&format!("{} could not undo a heap direct request", self.name()), &e2);
+                }
+                if e.engine_lost() && !keeps_inner {
                     // the service or its GPU was lost (a fault): say so, as
                     // the chunk path does, and finish on this backend's CPU
                     // engine (the blocks go through the buffer manager)

@@ -154,11 +154,20 @@ impl JoinDesc {
 }
 
 /// GpuJoin paths made while planning the current query, whether or not
-/// add_path kept them: (generation, root, join relation, partial, path,
-/// memory context).  GpuPreAgg and deeper GpuJoins start from the
-/// cheapest one of a relation even when PostgreSQL's own join was cheaper
-/// on its own.
-type StashEntry = (u64, usize, usize, bool, *mut pg_sys::CustomPath, usize);
+/// add_path kept them: the cheapest of each outer relation, (generation,
+/// root, join relation, partial, outer relation, path, memory context).
+/// Deeper GpuJoins start from the cheapest one of a relation, GpuPreAgg
+/// from each (the cheapest join need not make the cheapest aggregation),
+/// even when PostgreSQL's own join was cheaper on its own.
+struct StashEntry {
+    generation: u64,
+    root: usize,
+    rel: usize,
+    partial: bool,
+    outer_relid: u32,
+    path: *mut pg_sys::CustomPath,
+    cxt: usize,
+}
 
 thread_local! {
     static STASH: std::cell::RefCell<Vec<StashEntry>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -183,11 +192,12 @@ unsafe extern "C-unwind" fn forget_context(arg: *mut std::ffi::c_void) {
     let cxt = arg as usize;
     // (try_with: never a panic inside PostgreSQL's memory manager, even
     // if a context went away while the thread's locals were torn down)
-    let _ = STASH.try_with(|s| s.borrow_mut().retain(|e| e.5 != cxt));
+    let _ = STASH.try_with(|s| s.borrow_mut().retain(|e| e.cxt != cxt));
     let _ = WATCHED.try_with(|w| w.borrow_mut().retain(|&c| c != cxt));
 }
 
-/// Keep a copy of `path` (of `rel`) if it is the cheapest seen.
+/// Keep a copy of `path` (of `rel`) if it is the cheapest seen with its
+/// outer relation.
 unsafe fn stash_put(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
@@ -206,16 +216,27 @@ unsafe fn stash_put(
         }
         let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         std::ptr::copy_nonoverlapping(path, copy, 1);
+        // (the first element of the private List: outer relid, depths)
+        let head = pg_sys::list_nth((*copy).custom_private, 0) as *mut pg_sys::List;
+        let outer_relid = pg_sys::list_nth_int(head, 0) as u32;
         STASH.with(|s| {
             let mut s = s.borrow_mut();
-            let key = (generation, root as usize, rel as usize, partial);
-            if let Some(e) = s.iter_mut().find(|e| (e.0, e.1, e.2, e.3) == key) {
-                if (*copy).path.total_cost < (*e.4).path.total_cost {
-                    e.4 = copy;
-                    e.5 = cxt as usize;
+            let key = (generation, root as usize, rel as usize, partial, outer_relid);
+            if let Some(e) = s.iter_mut().find(|e| (e.generation, e.root, e.rel, e.partial, e.outer_relid) == key) {
+                if (*copy).path.total_cost < (*e.path).path.total_cost {
+                    e.path = copy;
+                    e.cxt = cxt as usize;
                 }
             } else {
-                s.push((generation, root as usize, rel as usize, partial, copy, cxt as usize));
+                s.push(StashEntry {
+                    generation,
+                    root: root as usize,
+                    rel: rel as usize,
+                    partial,
+                    outer_relid,
+                    path: copy,
+                    cxt: cxt as usize,
+                });
             }
         });
     }
@@ -227,12 +248,26 @@ pub fn stash_get(
     rel: *mut pg_sys::RelOptInfo,
     partial: bool,
 ) -> Option<*mut pg_sys::CustomPath> {
+    // SAFETY: stashed paths live while their memory context does.
+    stash_all(root, rel, partial)
+        .into_iter()
+        .min_by(|a, b| unsafe { (**a).path.total_cost.total_cmp(&(**b).path.total_cost) })
+}
+
+/// The cheapest GpuJoin path made for `rel` in this planner run with
+/// each outer relation.
+pub fn stash_all(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    partial: bool,
+) -> Vec<*mut pg_sys::CustomPath> {
     let generation = GENERATION.with(|g| g.get());
     STASH.with(|s| {
         s.borrow()
             .iter()
-            .find(|e| (e.0, e.1, e.2, e.3) == (generation, root as usize, rel as usize, partial))
-            .map(|e| e.4)
+            .filter(|e| (e.generation, e.root, e.rel, e.partial) == (generation, root as usize, rel as usize, partial))
+            .map(|e| e.path)
+            .collect()
     })
 }
 

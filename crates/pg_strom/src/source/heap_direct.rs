@@ -318,7 +318,9 @@ impl HeapDirect {
     /// Send segment `segno`'s `blocks` to `session`; afterwards their
     /// visibility map bits are read again.  Ok(Some): the groups, with
     /// the refused blocks already queued on `pages`; Ok(None): a bit was
-    /// cleared meanwhile, every block was queued instead.
+    /// cleared meanwhile, every block was queued instead.  With
+    /// `keeps_inner` (a RIGHT or FULL depth), a dropped answer's marks of
+    /// matched inner rows are undone too (the rows may have been torn).
     ///
     /// # Safety
     /// Backend, during the scan.
@@ -328,6 +330,7 @@ impl HeapDirect {
         pages: &mut PageReader,
         segno: u32,
         blocks: &[u32],
+        keeps_inner: bool,
     ) -> Result<Option<HeapProbed>, DeviceError> {
         // SAFETY: caller's promise.
         unsafe {
@@ -335,6 +338,9 @@ impl HeapDirect {
             let probed = session.probe_heap_agg(file, &self.layout, blocks)?;
             let base = segno * pg_sys::RELSEG_SIZE;
             if blocks.iter().any(|&b| !self.all_visible(base + b)) {
+                if keeps_inner {
+                    session.restore_matched()?;
+                }
                 let all: Vec<_> = blocks.iter().map(|&b| base + b).collect();
                 pages.queue_blocks(&all);
                 self.counters.changed += blocks.len() as u64;

@@ -651,6 +651,16 @@ impl JoinSession for RemoteJoin<'_> {
         self.call(op::JOIN_RESET, |_| Ok(()), |_| Ok(()))
     }
 
+    /// The service saves a session's matched rows itself before each
+    /// request of the heap direct path (the only answers a backend drops).
+    fn save_matched(&mut self) -> Result<(), DeviceError> {
+        Ok(())
+    }
+
+    fn restore_matched(&mut self) -> Result<(), DeviceError> {
+        self.call(op::JOIN_RESTORE_MATCHED, |_| Ok(()), |_| Ok(()))
+    }
+
     fn inner_bytes(&self) -> usize {
         self.inner_bytes
     }

@@ -22,7 +22,7 @@ pub mod shm;
 pub mod wire;
 
 /// Protocol version (HELLO).
-pub const PROTOCOL_VERSION: u32 = 16;
+pub const PROTOCOL_VERSION: u32 = 17;
 /// The engine number of the CPU engine (GPUs are 0..n).
 pub const CPU_ENGINE: u32 = u32::MAX;
 
@@ -89,6 +89,10 @@ pub mod op {
     /// by a batch (devstore.rs); where the copy stands out (none: the
     /// engine keeps no copies).
     pub const STORE_SYNC: u32 = 23;
+    /// Back to the matched inner rows of RIGHT and FULL depths as they
+    /// were before the session's last heap direct request (its answer was
+    /// dropped: JoinSession::restore_matched).
+    pub const JOIN_RESTORE_MATCHED: u32 = 24;
 }
 
 /// Reply status words.

@@ -401,6 +401,9 @@ fn heap_probed(
     key_columns: &[u32],
     values_at: &mut ValuesAt<'_>,
 ) -> Result<HeapProbed, DeviceError> {
+    // (the backend may drop this answer: the inner rows its rows match
+    // are then forgotten by JOIN_RESTORE_MATCHED)
+    s.join.save_matched()?;
     let groups = if nrows == 0 { AggGroups::default() } else { s.join.probe_agg(cols, nrows, None)? };
     if let Some(g) = groups.exceptions.iter().position(|&e| e) {
         // an exception's value is PostgreSQL's to compute, at rows the
@@ -875,6 +878,14 @@ impl Connection {
             op::JOIN_UNMATCHED_AGG => Ok(Answer::Groups(self.session(h.session)?.join.unmatched_agg()?)),
             op::JOIN_RESET => {
                 self.session(h.session)?.join.reset_matched()?;
+                Ok(Answer::Empty)
+            }
+            op::JOIN_RESTORE_MATCHED => {
+                let s = self.session(h.session)?;
+                if let Some(gpu) = gpu_of(s.engine) {
+                    gpu.make_current()?;
+                }
+                s.join.restore_matched()?;
                 Ok(Answer::Empty)
             }
             op::INJECT_FAULT => {
