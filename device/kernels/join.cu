@@ -16,7 +16,11 @@
  *                candidate; it emits the joined combinations (INNER, LEFT,
  *                RIGHT, FULL), itself NULL-extended when nothing matched
  *                (LEFT, FULL, ANTI), or itself once when something did
- *                (SEMI).  RIGHT and FULL mark the inner rows that matched.
+ *                (SEMI).  RIGHT and FULL mark the inner rows that matched;
+ *                RIGHT SEMI and RIGHT ANTI (EXISTS and NOT EXISTS with the
+ *                scanned side probing the hashed one) only mark them: the
+ *                host returns the inner rows matched (not matched) after
+ *                the last chunk.
  * Output past `capacity` is counted but not written: the host grows the
  * buffer and runs the step again (every step is idempotent).
  * join_hash hashes the inner rows' keys when the hash table is built.
@@ -36,6 +40,8 @@
 #define PGSTROM_JOIN_RIGHT      3
 #define PGSTROM_JOIN_SEMI       4
 #define PGSTROM_JOIN_ANTI       5
+#define PGSTROM_JOIN_RIGHT_SEMI 6       /* (PostgreSQL 18's numbers) */
+#define PGSTROM_JOIN_RIGHT_ANTI 7
 
 /* One depth of the join. */
 typedef struct
@@ -49,7 +55,8 @@ typedef struct
     const uint32_t *buckets;        /* first inner row of each bucket */
     const uint32_t *next;           /* next inner row in the bucket */
     const uint32_t *hashes;         /* hash of each inner row */
-    uint8_t        *matched;        /* RIGHT/FULL: 1 per inner row matched */
+    uint8_t        *matched;        /* RIGHT/FULL/RIGHT SEMI/RIGHT ANTI:
+                                     * 1 per inner row matched */
 } DevJoinDepth;
 
 /* Append sources 0..nsrc-1 of `rows` to the output. */
@@ -155,7 +162,8 @@ dev_join_probe_one(const DevJoinDepth *jd, uint32_t depth,
                     jd->matched[j] = 1;
                 if (jd->kind == PGSTROM_JOIN_SEMI || jd->kind == PGSTROM_JOIN_ANTI)
                     break;
-                dev_join_emit(rows, depth + 1, out, capacity, count);
+                if (jd->kind != PGSTROM_JOIN_RIGHT_SEMI && jd->kind != PGSTROM_JOIN_RIGHT_ANTI)
+                    dev_join_emit(rows, depth + 1, out, capacity, count);
             }
         }
         if (jd->nbuckets > 0)

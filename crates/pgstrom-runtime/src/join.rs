@@ -29,7 +29,8 @@ pub const MAX_DEPTHS: usize = MAX_SOURCES - 1;
 /// Most hash keys of one depth (PGSTROM_MAX_JOIN_KEYS).
 pub const MAX_KEYS: usize = 8;
 
-/// Join type of a depth, numbered as PostgreSQL's JoinType.
+/// Join type of a depth, numbered as PostgreSQL 18's JoinType (the
+/// extension maps other versions' numbers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum JoinKind {
@@ -45,10 +46,16 @@ pub enum JoinKind {
     Semi = 4,
     /// NOT EXISTS
     Anti = 5,
+    /// EXISTS / IN with the scanned side probing: the inner rows some
+    /// scanned row matched, each once, after the last chunk
+    RightSemi = 6,
+    /// NOT EXISTS with the scanned side probing: the inner rows no
+    /// scanned row matched, after the last chunk
+    RightAnti = 7,
 }
 
 impl JoinKind {
-    /// From PostgreSQL's JoinType number.
+    /// From its number (PostgreSQL 18's JoinType).
     pub fn from_pg(v: u32) -> Option<JoinKind> {
         Some(match v {
             0 => JoinKind::Inner,
@@ -57,6 +64,8 @@ impl JoinKind {
             3 => JoinKind::Right,
             4 => JoinKind::Semi,
             5 => JoinKind::Anti,
+            6 => JoinKind::RightSemi,
+            7 => JoinKind::RightAnti,
             _ => return None,
         })
     }
@@ -70,12 +79,23 @@ impl JoinKind {
             JoinKind::Right => "Right",
             JoinKind::Semi => "Semi",
             JoinKind::Anti => "Anti",
+            JoinKind::RightSemi => "Right Semi",
+            JoinKind::RightAnti => "Right Anti",
         }
     }
 
-    /// True when unmatched inner rows are returned at the end.
+    /// True when the depth marks the inner rows that matched, and returns
+    /// inner rows by those marks after the last chunk (RIGHT, FULL: the
+    /// unmatched ones, NULL-extended; RIGHT SEMI the matched ones, RIGHT
+    /// ANTI the unmatched ones).
     pub fn keeps_inner(self) -> bool {
-        matches!(self, JoinKind::Right | JoinKind::Full)
+        matches!(self, JoinKind::Right | JoinKind::Full | JoinKind::RightSemi | JoinKind::RightAnti)
+    }
+
+    /// True when a probe returns no combination (RIGHT SEMI, RIGHT ANTI:
+    /// their rows come after the last chunk).
+    pub fn only_marks(self) -> bool {
+        matches!(self, JoinKind::RightSemi | JoinKind::RightAnti)
     }
 
     /// True when the combination keeps no inner row (SEMI, ANTI).
@@ -697,7 +717,9 @@ pub(crate) fn run_chunk(
     run_depths(steps, 1, ndepths, n, &mut stages, finish)
 }
 
-/// Unmatched inner rows of every RIGHT/FULL depth, through the later depths.
+/// After the last chunk: the inner rows of every depth that keeps them
+/// (RIGHT, FULL, RIGHT ANTI: the unmatched; RIGHT SEMI: the matched),
+/// through the later depths.
 pub(crate) fn run_unmatched(
     steps: &mut dyn JoinSteps,
     kinds: &[JoinKind],
@@ -713,7 +735,9 @@ pub(crate) fn run_unmatched(
             continue;
         }
         let depth = i + 1;
-        let rows: Vec<u32> = matched[i].iter().enumerate().filter(|(_, m)| **m == 0).map(|(j, _)| j as u32).collect();
+        let want = u8::from(*kind == JoinKind::RightSemi);
+        let rows: Vec<u32> =
+            matched[i].iter().enumerate().filter(|(_, m)| (**m != 0) as u8 == want).map(|(j, _)| j as u32).collect();
         if rows.is_empty() {
             continue;
         }

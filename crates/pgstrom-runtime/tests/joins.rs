@@ -89,7 +89,9 @@ fn reference(nrows: usize, scan: &dyn Fn(u32) -> bool, depths: &[RefDepth<'_>]) 
                         if d.kind.drops_inner() {
                             break;
                         }
-                        next.push(rows[..=depth].to_vec());
+                        if !d.kind.only_marks() {
+                            next.push(rows[..=depth].to_vec());
+                        }
                     }
                 }
                 rows[depth] = NULL_ROW;
@@ -112,9 +114,11 @@ fn reference(nrows: usize, scan: &dyn Fn(u32) -> bool, depths: &[RefDepth<'_>]) 
         if !d.kind.keeps_inner() {
             continue;
         }
+        // RIGHT SEMI: the matched rows; the others the unmatched
         let snapshot = matched[i].clone();
+        let want = d.kind == JoinKind::RightSemi;
         let start: Vec<Vec<u32>> = (0..d.ninner as u32)
-            .filter(|&j| !snapshot[j as usize])
+            .filter(|&j| snapshot[j as usize] == want)
             .map(|j| {
                 let mut r = vec![NULL_ROW; i + 2];
                 r[i + 1] = j;
@@ -150,7 +154,16 @@ fn every_kind_two_depths_against_reference() {
     let v1 = Col::new("INT4", values(700, 4, 100, 0)); // col 3
     let k2 = Col::new("INT4", values(40, 5, 60, 7)); // col 4
     let empty = Col::new("INT4", Vec::new());
-    let kinds = [JoinKind::Inner, JoinKind::Left, JoinKind::Full, JoinKind::Right, JoinKind::Semi, JoinKind::Anti];
+    let kinds = [
+        JoinKind::Inner,
+        JoinKind::Left,
+        JoinKind::Full,
+        JoinKind::Right,
+        JoinKind::Semi,
+        JoinKind::Anti,
+        JoinKind::RightSemi,
+        JoinKind::RightAnti,
+    ];
     let scan_qual = {
         // b <> 7
         let mut p = Builder::new();
@@ -162,7 +175,13 @@ fn every_kind_two_depths_against_reference() {
     let scan = |r: u32| b.data[r as usize].is_some_and(|x| x != 7);
     for eng in engines("join") {
         for k1kind in kinds {
-            for (k2kind, hashed2) in [(JoinKind::Inner, true), (JoinKind::Left, false), (JoinKind::Full, true)] {
+            for (k2kind, hashed2) in [
+                (JoinKind::Inner, true),
+                (JoinKind::Left, false),
+                (JoinKind::Full, true),
+                (JoinKind::RightSemi, true),
+                (JoinKind::RightAnti, true),
+            ] {
                 let d1 = JoinDepthSpec {
                     kind: k1kind,
                     outer_keys: vec![var(0, "INT4")],
@@ -228,8 +247,10 @@ fn every_kind_two_depths_against_reference() {
                 // after a reset every inner row counts as unmatched again
                 sess.reset_matched().unwrap();
                 let again = sess.unmatched().unwrap();
-                assert!(again.count >= tail.count);
-                if k1kind.keeps_inner() {
+                // (RIGHT SEMI returns the matched rows: none after a reset)
+                let semi = k1kind == JoinKind::RightSemi || two && k2kind == JoinKind::RightSemi;
+                assert!(semi || again.count >= tail.count);
+                if k1kind.keeps_inner() && k1kind != JoinKind::RightSemi {
                     let ones = (0..again.count).filter(|&c| again.get(1, c) != NULL_ROW).count();
                     assert!(ones >= 700 || two, "every depth-1 row is unmatched after a reset");
                 }

@@ -749,15 +749,21 @@ impl GpuJoinExec {
 
     /// The inner key columns whose ranges an Arrow outer scan can skip
     /// record batches by: (depth, the key's column among the depth's,
-    /// outer attnum), for each hash key of an inner or semi join that is
-    /// one integer or date column of the same type on both sides.
+    /// outer attnum), for each hash key of an inner, semi, right semi or
+    /// right anti join that is one integer or date column of the same type
+    /// on both sides.
     fn range_keys(&self) -> Vec<(usize, usize, i16)> {
         let ints = ["INT2", "INT4", "INT8", "DATE"].map(pgstrom_runtime::program::type_id);
         let mut wanted = Vec::new();
         let mut base = self.info.outer_columns.len();
         for (d, depth) in self.info.depths.iter().enumerate() {
             let ncols = depth.inner_columns.len();
-            let drops = matches!(JoinKind::from_pg(depth.kind), Some(JoinKind::Inner | JoinKind::Semi));
+            // (an outer row outside the inner keys' range matches nothing:
+            // it returns nothing and marks no inner row)
+            let drops = matches!(
+                JoinKind::from_pg(depth.kind),
+                Some(JoinKind::Inner | JoinKind::Semi | JoinKind::RightSemi | JoinKind::RightAnti)
+            );
             for (i, attnum) in self.key_columns.get(d).into_iter().flatten().enumerate() {
                 let (Some(attnum), true) = (*attnum, drops) else { continue };
                 let Some(k) = depth.inner_keys.get(i).and_then(|p| p.single_column()).map(|k| k as usize) else {

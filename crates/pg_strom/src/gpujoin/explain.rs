@@ -344,8 +344,11 @@ pub unsafe fn explain(
                 }
             }
             if c.unmatched > 0 {
+                // (the inner rows a depth returns after the last chunk: a
+                // RIGHT SEMI depth's are those that matched)
+                let semi = st.info.depths.iter().any(|d| d.kind == pgstrom_runtime::join::JoinKind::RightSemi as u32);
                 pg_sys::ExplainPropertyInteger(
-                    c"Unmatched Inner Rows".as_ptr(),
+                    if semi { c"Matched Inner Rows".as_ptr() } else { c"Unmatched Inner Rows".as_ptr() },
                     std::ptr::null(),
                     c.unmatched as i64,
                     es,

@@ -24,7 +24,7 @@ use crate::pg::cost::{parallel_divisor, scan_parallel_workers};
 use crate::pg::list::{float_node, float_of, from_list, to_list};
 use crate::{engine, guc};
 
-use pgstrom_runtime::join::{MAX_DEPTHS, MAX_KEYS};
+use pgstrom_runtime::join::{JoinKind, MAX_DEPTHS, MAX_KEYS};
 
 static mut PREV_HOOK: pg_sys::set_join_pathlist_hook_type = None;
 
@@ -40,7 +40,8 @@ pub fn install_hook() {
 /// One depth of a GpuJoin path or plan.
 #[derive(Debug, Clone)]
 pub struct Depth {
-    /// PostgreSQL's JoinType.
+    /// The join type, numbered as the device numbers it
+    /// (`pgstrom_runtime::join::JoinKind`: PostgreSQL 18's JoinType).
     pub kind: u32,
     /// Join quals (bare), hash clauses first.
     pub quals: Vec<*mut pg_sys::Node>,
@@ -383,7 +384,8 @@ unsafe fn make_depth(
         }
         // as createplan.c: every clause of an inner or semi join is a join
         // qual; an outer (or anti) join separates the pushed-down ones
-        if jointype == pg_sys::JoinType::JOIN_INNER || jointype == pg_sys::JoinType::JOIN_SEMI {
+        let kind = crate::pg::compat::device_join_kind(jointype)?;
+        if matches!(JoinKind::from_pg(kind), Some(JoinKind::Inner | JoinKind::Semi | JoinKind::RightSemi)) {
             joinquals = pg_sys::extract_actual_clauses(restrict, false);
         } else {
             pg_sys::extract_actual_join_clauses(restrict, (*joinrel).relids, &mut joinquals, &mut otherquals);
@@ -435,7 +437,7 @@ unsafe fn make_depth(
                 quals.push(q);
             }
         }
-        Some(Depth { kind: jointype, quals, hash_keys, rows_in, rows_out: (*joinrel).rows, partial_inner: false })
+        Some(Depth { kind, quals, hash_keys, rows_in, rows_out: (*joinrel).rows, partial_inner: false })
     }
 }
 
@@ -625,17 +627,11 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
         if !guc::ENABLED.get() || !guc::ENABLE_GPUJOIN.get() {
             return;
         }
-        if !matches!(
-            jointype,
-            pg_sys::JoinType::JOIN_INNER
-                | pg_sys::JoinType::JOIN_LEFT
-                | pg_sys::JoinType::JOIN_FULL
-                | pg_sys::JoinType::JOIN_RIGHT
-                | pg_sys::JoinType::JOIN_SEMI
-                | pg_sys::JoinType::JOIN_ANTI
-        ) {
+        // (RIGHT SEMI and RIGHT ANTI: EXISTS and NOT EXISTS with the
+        // scanned side probing the hashed one, PostgreSQL 18 and 16)
+        let Some(kind) = crate::pg::compat::device_join_kind(jointype).and_then(JoinKind::from_pg) else {
             return;
-        }
+        };
         // rows locked for update need EvalPlanQual, which a join inside
         // one scan node cannot recheck
         let parse = (*root).parse;
@@ -648,10 +644,7 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
         }
         for parallel in [false, true] {
             let Some((inner, partial_inner)) = inner_path(innerrel, parallel) else { continue };
-            if parallel
-                && (!(*joinrel).consider_parallel
-                    || matches!(jointype, pg_sys::JoinType::JOIN_FULL | pg_sys::JoinType::JOIN_RIGHT))
-            {
+            if parallel && (!(*joinrel).consider_parallel || kind.keeps_inner()) {
                 continue;
             }
             // the outer side: a heap table (depth 1) or a GpuJoin to extend
@@ -685,14 +678,8 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
                 // executor emits them per depth without knowing whether a
                 // later keeping depth matched them, so a second one is
                 // left to a join above this node.
-                let keeps = desc
-                    .depths
-                    .iter()
-                    .any(|d| d.kind == pg_sys::JoinType::JOIN_RIGHT || d.kind == pg_sys::JoinType::JOIN_FULL);
-                if desc.depths.len() >= MAX_DEPTHS
-                    || keeps && parallel
-                    || keeps && matches!(jointype, pg_sys::JoinType::JOIN_FULL | pg_sys::JoinType::JOIN_RIGHT)
-                {
+                let keeps = desc.depths.iter().any(|d| JoinKind::from_pg(d.kind).is_some_and(JoinKind::keeps_inner));
+                if desc.depths.len() >= MAX_DEPTHS || keeps && parallel || keeps && kind.keeps_inner() {
                     continue;
                 }
                 inner_paths = from_list((*prev).custom_paths).into_iter().map(|p| p.cast()).collect();
@@ -762,5 +749,7 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
 
 /// A join type as EXPLAIN names it, for the planner's diagnostics.
 fn join_label(jointype: u32) -> &'static str {
-    pgstrom_runtime::join::JoinKind::from_pg(jointype).map_or("unsupported join type", |k| k.label())
+    crate::pg::compat::device_join_kind(jointype)
+        .and_then(JoinKind::from_pg)
+        .map_or("unsupported join type", |k| k.label())
 }

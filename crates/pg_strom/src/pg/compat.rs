@@ -596,3 +596,19 @@ pub unsafe fn decode_timezone_name(name: &std::ffi::CStr) -> Option<TzName> {
         (kind == pg_sys::TZNAME_ZONE && !zone.is_null()).then_some(TzName::Zone(zone))
     }
 }
+
+/// The device's number of PostgreSQL's join type `jointype`
+/// (`pgstrom_runtime::join::JoinKind`, numbered as 18's JoinType), or None
+/// for a type the device does not run.  16 and 17 number JOIN_RIGHT_ANTI
+/// 6 (18 put JOIN_RIGHT_SEMI there); 15 has neither.
+pub fn device_join_kind(jointype: pg_sys::JoinType::Type) -> Option<u32> {
+    use pg_sys::JoinType as J;
+    match jointype {
+        J::JOIN_INNER | J::JOIN_LEFT | J::JOIN_FULL | J::JOIN_RIGHT | J::JOIN_SEMI | J::JOIN_ANTI => Some(jointype),
+        #[cfg(feature = "pg18")]
+        J::JOIN_RIGHT_SEMI => Some(6),
+        #[cfg(not(feature = "pg15"))]
+        J::JOIN_RIGHT_ANTI => Some(7),
+        _ => None,
+    }
+}
