@@ -108,4 +108,24 @@ SET pg_strom.enabled = off;
 SELECT i % 1, sum(x) FROM pm_big GROUP BY 1;
 RESET pg_strom.enabled;
 
-DROP TABLE pm_fact, pm_dim, pm_text, pm_many, pm_big, pm_num;
+-- a chunk's groups are distinct among themselves (the device merged
+-- them): whether merging across chunks pays is judged at a later chunk, by
+-- the share of its groups that merged.  Here every key is in chunk 1, half
+-- of chunk 2's and all of chunk 3's keys were seen before (TPC-H Q13's
+-- customers, spread over `orders`): 150000 partial groups, not 300000
+SET pg_strom.chunk_rows = 100000;
+SET work_mem = '64MB';
+CREATE TABLE pm_spread AS SELECT i, (i::int8 * 7919) % 150000 AS k FROM generate_series(1, 300000) i;
+ANALYZE pm_spread;
+SELECT * FROM explain_masked('SELECT k, count(*), sum(i) FROM pm_spread GROUP BY k',
+  'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF')
+  WHERE explain_masked ~ 'GpuPreAgg|Partial Groups|GPU Chunks';
+CREATE TEMP TABLE pm_s AS SELECT k, count(*) AS n, sum(i) AS s FROM pm_spread GROUP BY k;
+SET pg_strom.enabled = off;
+SELECT count(*) AS groups, (SELECT count(*) FROM (SELECT * FROM pm_s EXCEPT ALL
+  SELECT k, count(*), sum(i) FROM pm_spread GROUP BY k) x) AS differ FROM pm_s;
+RESET pg_strom.enabled;
+RESET pg_strom.chunk_rows;
+RESET work_mem;
+
+DROP TABLE pm_fact, pm_dim, pm_text, pm_many, pm_big, pm_num, pm_spread;
