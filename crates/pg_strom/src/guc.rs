@@ -92,6 +92,11 @@ pub static HEAP_PAGE_READS: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// from the table's files itself (source::heap_direct).
 pub static HEAP_DIRECT: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pg_strom.debug_drop_heap_direct_answers`: the backend drops every
+/// n-th answer of the heap direct path as if a block had changed while it
+/// was read (tests of that path; 0: never).
+pub static DEBUG_DROP_HEAP_DIRECT_ANSWERS: GucSetting<i32> = GucSetting::<i32>::new(0);
+
 /// `pg_strom.parallel_inner_build`: a parallel GpuJoin may scan an inner
 /// relation with a partial plan, each process a share (gpujoin::shared_build).
 pub static PARALLEL_INNER_BUILD: GucSetting<bool> = GucSetting::<bool>::new(true);
@@ -176,6 +181,16 @@ pub fn init() {
         c"off reads every block through the buffer manager in the backend. The files are read by the path pg_strom.gpudirect picks.",
         &HEAP_DIRECT,
         GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"pg_strom.debug_drop_heap_direct_answers",
+        c"Drops every n-th answer of the heap direct path as if one of its blocks had changed while it was read (for tests).",
+        c"The request's groups are dropped, the inner rows its rows marked matched are forgotten, and its blocks are read through the buffer manager; 0 drops none.",
+        &DEBUG_DROP_HEAP_DIRECT_ANSWERS,
+        0,
+        i32::MAX,
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_bool_guc(

@@ -92,6 +92,8 @@ pub struct HeapDirect {
     pub cufile_files: u64,
     pub refused_why: Option<String>,
     pub counters: DirectCounters,
+    /// Requests answered (`pg_strom.debug_drop_heap_direct_answers`).
+    answered: u64,
 }
 
 impl HeapDirect {
@@ -158,6 +160,7 @@ impl HeapDirect {
                 cufile_files: 0,
                 refused_why: None,
                 counters: DirectCounters::default(),
+                answered: 0,
             })
         }
     }
@@ -337,7 +340,11 @@ impl HeapDirect {
             let file = self.segment(session, segno)?;
             let probed = session.probe_heap_agg(file, &self.layout, blocks)?;
             let base = segno * pg_sys::RELSEG_SIZE;
-            if blocks.iter().any(|&b| !self.all_visible(base + b)) {
+            self.answered += 1;
+            // (a test setting drops every n-th answer as a changed block would)
+            let every = guc::DEBUG_DROP_HEAP_DIRECT_ANSWERS.get() as u64;
+            let dropped = every > 0 && self.answered.is_multiple_of(every);
+            if dropped || blocks.iter().any(|&b| !self.all_visible(base + b)) {
                 if keeps_inner {
                     session.restore_matched()?;
                 }
