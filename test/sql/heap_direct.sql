@@ -11,20 +11,8 @@ SET pg_strom.heap_gather_cost = 0;
 SET pg_strom.cpu_engine_in_service = on;
 SET max_parallel_workers_per_gather = 0;
 
--- a VACUUM marks pages all-visible only when no other transaction could
--- still see their old rows: an autovacuum or autoanalyze of another test's
--- table, running meanwhile, would keep the blocks here off the direct path.
--- hd_quiet() waits (up to a minute) until no other process holds a
--- snapshot or a transaction id, and runs before every VACUUM of this file
-CREATE PROCEDURE hd_quiet() LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN 1..600 LOOP
-    PERFORM pg_stat_clear_snapshot();
-    EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity
-                           WHERE pid <> pg_backend_pid() AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL));
-    PERFORM pg_sleep(0.1);
-  END LOOP;
-END $$;
+-- the blocks must be all-visible to go direct: quiet_wait() (setup.sql)
+-- runs before every VACUUM of this file
 
 -- NULLs in every column, extremes, a varlena and a char(n) before the
 -- columns read, and a NOT NULL column (no null bitmap in most tuples)
@@ -38,7 +26,7 @@ INSERT INTO hd_t SELECT i, CASE WHEN i % 7 = 0 THEN NULL ELSE repeat('é', i % 4
     CASE WHEN i % 37 = 0 THEN NULL ELSE i % 2 = 0 END,
     CASE WHEN i % 41 = 0 THEN NULL ELSE (i % 1000) / 4.0 END
   FROM generate_series(1, 40000) i;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE, ANALYZE) hd_t;
 CHECKPOINT;
 
@@ -96,7 +84,7 @@ INSERT INTO hd_num SELECT i, CASE WHEN i % 13 = 0 THEN NULL ELSE (i % 100000) * 
 -- groups cost the host, priced by their estimate)
 CREATE STATISTICS hd_num_k10 ON (g % 10) FROM hd_num;
 CREATE STATISTICS hd_num_k3 ON (g % 3) FROM hd_num;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE, ANALYZE) hd_num;
 CHECKPOINT;
 SELECT hd_how('SELECT g % 10 AS k, count(*), sum(price) AS sp, avg(disc) AS ad FROM hd_num GROUP BY 1');
@@ -112,7 +100,7 @@ SELECT hd_diff('SELECT g % 3 AS k, count(q), sum(price) FROM hd_num WHERE q > 1e
 INSERT INTO hd_num (g, q) SELECT 40000 + i, CASE WHEN i % 2 = 0 THEN 1e40 + i ELSE repeat('1234', 1250)::numeric + i END
   FROM generate_series(1, 10) i;
 SELECT pg_column_compression(q) IS NOT NULL AS some_compressed FROM hd_num WHERE g = 40001;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE) hd_num;
 CHECKPOINT;
 SELECT hd_how('SELECT g % 3 AS k, count(q) AS nq, count(*) AS n FROM hd_num WHERE q > 0 GROUP BY 1');
@@ -136,7 +124,7 @@ INSERT INTO hd_txt SELECT i,
     CASE WHEN i % 29 = 0 THEN NULL ELSE decode(lpad(to_hex(i), 8, '0'), 'hex') END,
     (i % 1000) * 1.25
   FROM generate_series(1, 30000) i;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE, ANALYZE) hd_txt;
 CHECKPOINT;
 SELECT hd_how($q$SELECT sum(v) AS revenue, count(*) FROM hd_txt WHERE mode IN ('AIR', 'AIR REG') AND instr = 'DELIVER IN PERSON'$q$);
@@ -164,7 +152,7 @@ SELECT hd_diff('SELECT mode, w, count(*) AS n FROM hd_txt JOIN hd_modes USING (m
 -- and an out-of-line one
 INSERT INTO hd_txt (g, mode, note, v) VALUES (30001, 'AIR', repeat('abc', 3000), 1), (30002, 'AIR', (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 300) i), 2);
 SELECT g, pg_column_compression(note) IS NOT NULL AS compressed FROM hd_txt WHERE g > 30000 ORDER BY g;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE) hd_txt;
 CHECKPOINT;
 SELECT hd_how($q$SELECT count(*), sum(length(note)) FROM hd_txt WHERE mode = 'AIR'$q$);
@@ -183,13 +171,13 @@ CREATE TABLE hd_q1 (flag char(1), status char(1), qty numeric(15,2), price numer
 INSERT INTO hd_q1 SELECT (ARRAY['A', 'N', 'R'])[1 + i % 3], (ARRAY['F', 'O'])[1 + i % 2], 1 + i % 50, (i % 100000) * 1.5,
     (i % 11) / 100.0, (i % 9) / 100.0, date '1992-01-01' + i % 2500
   FROM generate_series(1, 30000) i;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE, ANALYZE) hd_q1;
 CHECKPOINT;
 SELECT hd_how($q$SELECT flag, status, sum(qty), sum(price * (1 - disc) * (1 + tax)), count(*) FROM hd_q1 WHERE ship <= date '1998-09-02' GROUP BY flag, status$q$);
 SELECT hd_diff($q$SELECT flag, status, sum(qty) AS sq, sum(price) AS sp, sum(price * (1 - disc)) AS dp, sum(price * (1 - disc) * (1 + tax)) AS charge, avg(qty) AS aq, avg(price) AS ap, avg(disc) AS ad, count(*) AS n FROM hd_q1 WHERE ship <= date '1998-09-02' GROUP BY flag, status$q$);
 INSERT INTO hd_q1 VALUES ('A', 'F', 1, 999999999999999999999999999999999999.99, 0.01, 0.02, date '1995-01-01');
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE) hd_q1;
 CHECKPOINT;
 SELECT hd_how($q$SELECT flag, status, sum(qty), sum(price * (1 - disc) * (1 + tax)), count(*) FROM hd_q1 WHERE ship <= date '1998-09-02' GROUP BY flag, status$q$);
@@ -209,7 +197,7 @@ CHECKPOINT;
 SELECT hd_how('SELECT g % 10 AS k, count(*) AS n, sum(i8) AS s, min(i8) AS lo FROM hd_t GROUP BY 1');
 SELECT hd_diff('SELECT g % 10 AS k, count(*) AS n, sum(i8) AS s, min(i8) AS lo FROM hd_t GROUP BY 1');
 -- dirty in shared buffers (no checkpoint since): through the buffer manager
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM hd_t;
 SELECT hd_how('SELECT g % 10 AS k, count(*) AS n, sum(i8) AS s, min(i8) AS lo FROM hd_t GROUP BY 1');
 SELECT hd_diff('SELECT g % 10 AS k, count(*) AS n, sum(i8) AS s, min(i8) AS lo FROM hd_t GROUP BY 1');
@@ -219,7 +207,7 @@ CHECKPOINT;
 -- refuses their blocks, PostgreSQL fills in the column's default
 ALTER TABLE hd_t ADD COLUMN n int DEFAULT 42;
 INSERT INTO hd_t (g, n) SELECT i, i % 3 FROM generate_series(60001, 62000) i;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE) hd_t;
 CHECKPOINT;
 SELECT hd_how('SELECT n, count(*), sum(g) FROM hd_t GROUP BY n');
@@ -248,7 +236,7 @@ SELECT hd_diff('SELECT name, count(g) AS ng, count(k) AS nk, count(*) AS n, sum(
 -- hd_dim2, so undoing the second must keep the first one's marks
 CREATE TABLE hd_big AS SELECT i AS id, CASE WHEN i <= 1000000 THEN i % 200 ELSE 500 + i % 50 END AS g
   FROM generate_series(1, 2500000) i;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE, ANALYZE) hd_big;
 CHECKPOINT;
 SET pg_strom.debug_drop_heap_direct_answers = 2;
@@ -305,7 +293,7 @@ SELECT hd_how('SELECT g % 10, count(*) FROM hd_tmp GROUP BY 1');
 
 -- an empty table; a rescan under a nested loop
 CREATE TABLE hd_empty (a int, b int8);
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM hd_empty;
 SELECT hd_diff('SELECT a, count(*), sum(b) FROM hd_empty GROUP BY a');
 SELECT hd_how('SELECT k, (SELECT sum(i8) FROM hd_t WHERE g % 100 = k) FROM hd_dim WHERE k < 3');
@@ -319,7 +307,7 @@ SET statement_timeout = '60s';
 CREATE TABLE hd_wide (g int, k int, v int8, pad text) WITH (autovacuum_enabled = off);
 ALTER TABLE hd_wide ALTER COLUMN pad SET STORAGE plain;
 INSERT INTO hd_wide SELECT i, i % 5, i, repeat('x', 1000) FROM generate_series(1, 70000) i;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE, ANALYZE) hd_wide;
 UPDATE hd_wide SET v = -v WHERE g <= 7700 OR g BETWEEN 60000 AND 60100;
 SELECT count(*) FROM hd_wide;
@@ -339,12 +327,12 @@ CREATE TABLE hd_dirty (g int, k int, v int8, pad text) WITH (autovacuum_enabled 
 ALTER TABLE hd_dirty ALTER COLUMN pad SET STORAGE plain;
 INSERT INTO hd_dirty SELECT i, i % 100, i, repeat('y', 150)
   FROM generate_series(1, (pg_size_bytes(current_setting('shared_buffers')) / 8192 / 16 * 40)::int) i;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE, ANALYZE) hd_dirty;
 CHECKPOINT;
 SELECT pg_relation_size('hd_dirty') / 8192 > pg_size_bytes(current_setting('shared_buffers')) / 8192 / 64 AS past_a_64th;
 UPDATE hd_dirty SET v = -v WHERE g % 97 = 0;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM hd_dirty;
 SELECT hd_how('SELECT k % 10 AS k, count(*), sum(v) FROM hd_dirty GROUP BY 1');
 SELECT hd_diff('SELECT k % 10 AS k, count(*), sum(v) FROM hd_dirty GROUP BY 1');
@@ -355,7 +343,7 @@ SET min_parallel_table_scan_size = 0;
 SELECT hd_how('SELECT name, count(*), sum(v) FROM hd_dirty d JOIN hd_dim ON d.k = hd_dim.k GROUP BY name');
 SELECT hd_diff('SELECT name, count(*), sum(v) FROM hd_dirty d JOIN hd_dim ON d.k = hd_dim.k GROUP BY name');
 UPDATE hd_dirty SET v = v + 1 WHERE g % 89 = 0;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM hd_dirty;
 SELECT hd_diff('SELECT name, count(*), sum(v) FROM hd_dirty d JOIN hd_dim ON d.k = hd_dim.k GROUP BY name');
 RESET max_parallel_workers_per_gather;
@@ -382,7 +370,7 @@ BEGIN
   RETURN 'cpu engine';
 END $$;
 CREATE TABLE hd_c WITH (autovacuum_enabled = off) AS SELECT i AS g, i::int8 * 3 AS v FROM generate_series(1, 50000) i;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE, ANALYZE) hd_c;
 CHECKPOINT;
 SELECT pg_sleep(2.5);
@@ -390,7 +378,7 @@ SELECT hd_how('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1');
 SELECT hd_cache('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1') IN ('gpu cache', 'cpu engine') AS cached;
 SELECT hd_diff('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1');
 UPDATE hd_c SET v = -v WHERE g % 100 = 0;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE) hd_c;
 CHECKPOINT;
 SELECT hd_cache('SELECT g % 7 AS k, count(*), sum(v) FROM hd_c GROUP BY 1') <> 'gpu cache' AS not_cached;
@@ -407,7 +395,7 @@ DROP FUNCTION hd_cache(text);
 -- backend (a machine without a GPU) gathers every row, and a GpuPreAgg
 -- priced as if it did not lost to PostgreSQL's plan there
 CREATE TABLE hd_plan AS SELECT i AS g, i * 3 AS v FROM generate_series(1, 200000) i;
-CALL hd_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE, ANALYZE) hd_plan;
 SET pg_strom.engine = 'cpu';
 SET pg_strom.heap_gather_cost = 0.05;
@@ -421,4 +409,3 @@ DROP TABLE hd_plan;
 
 DROP TABLE hd_t, hd_dim, hd_empty, hd_tmp;
 DROP FUNCTION hd_how(text), hd_diff(text);
-DROP PROCEDURE hd_quiet();

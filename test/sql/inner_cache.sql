@@ -12,19 +12,8 @@ SET pg_strom.cpu_engine_in_service = on;
 SET max_parallel_workers_per_gather = 0;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
--- a VACUUM marks pages all-visible only when no other transaction could
--- still see their old rows (an autovacuum of another test's table running
--- meanwhile would keep them from it): icx_quiet() waits, up to a minute,
--- until no other process holds a snapshot or a transaction id
-CREATE PROCEDURE icx_quiet() LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN 1..600 LOOP
-    PERFORM pg_stat_clear_snapshot();
-    EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity
-                           WHERE pid <> pg_backend_pid() AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL));
-    PERFORM pg_sleep(0.1);
-  END LOOP;
-END $$;
+-- (quiet_wait(), setup.sql, before each VACUUM that must mark pages
+-- all-visible)
 CREATE TABLE icx_fact (k int, x int) WITH (autovacuum_enabled = off);
 INSERT INTO icx_fact SELECT i % 5003, i FROM generate_series(1, 100000) i;
 -- char(n) and text columns, a dropped column between them
@@ -32,7 +21,7 @@ CREATE TABLE icx_dim (k int PRIMARY KEY, junk text, c char(7), t text) WITH (aut
 INSERT INTO icx_dim SELECT i, repeat('j', i % 9), 'c' || i % 13, 'τ' || i % 17 FROM generate_series(0, 4999) i;
 ALTER TABLE icx_dim DROP COLUMN junk;
 ALTER TABLE icx_fact SET (parallel_workers = 2);
-CALL icx_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE, ANALYZE) icx_dim;
 ANALYZE icx_fact;
 
@@ -97,7 +86,7 @@ CREATE TABLE icx_wide (k int PRIMARY KEY, g int, w text) WITH (autovacuum_enable
 INSERT INTO icx_wide SELECT i, i % 7, (SELECT string_agg(md5(i || '.' || j), '') FROM generate_series(1, 40) j)
   FROM generate_series(0, 29999) i;
 ALTER TABLE icx_wide SET (parallel_workers = 2);
-CALL icx_quiet();
+CALL quiet_wait();
 VACUUM (FREEZE, ANALYZE) icx_wide;
 SET enable_nestloop = off;
 SELECT * FROM icx_how('SELECT f.x, w.g, substr(w.w, 1 + f.x % 1000, 8) FROM icx_fact f JOIN icx_wide w ON f.k = w.k');
@@ -111,7 +100,7 @@ SET max_parallel_workers_per_gather = 0;
 UPDATE icx_dim SET t = 'changed' WHERE k % 100 = 7;
 SELECT * FROM icx_how('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
 SELECT icx_diff('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
-CALL icx_quiet();
+CALL quiet_wait();
 VACUUM icx_dim;
 SELECT * FROM icx_how('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
 SELECT * FROM icx_how('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
@@ -143,4 +132,3 @@ ROLLBACK;
 
 DROP TABLE icx_fact, icx_dim, icx_wide, icx_temp, icx_unlogged;
 DROP FUNCTION icx_how(text), icx_diff(text), icx_rows(text), icx_odd(int);
-DROP PROCEDURE icx_quiet();

@@ -74,3 +74,18 @@ BEGIN
     RETURN NEXT ln;
   END LOOP;
 END $$;
+-- quiet_wait(): a VACUUM marks pages all-visible only when no other
+-- transaction could still see their old rows, and an autovacuum or
+-- autoanalyze of another test's table running meanwhile would keep them
+-- from it; the tests that need all-visible pages (heap_direct.sql,
+-- inner_cache.sql) call this before such a VACUUM: it waits (up to a
+-- minute) until no other process holds a snapshot or a transaction id
+CREATE PROCEDURE quiet_wait() LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..600 LOOP
+    PERFORM pg_stat_clear_snapshot();
+    EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity
+                           WHERE pid <> pg_backend_pid() AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL));
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
