@@ -24,6 +24,7 @@
 use std::ffi::{CStr, CString};
 
 use pgrx::pg_sys;
+use pgstrom_runtime::join::JoinKind;
 
 use crate::gpujoin::exec::{GpuJoinExec, engine_of};
 use crate::gpujoin::inner_cache::Outcome;
@@ -61,7 +62,7 @@ fn host_time_text(c: &crate::customscan::counters::Counters) -> String {
 }
 
 fn kind_label(kind: u32) -> &'static str {
-    pgstrom_runtime::join::JoinKind::from_pg(kind).map_or("?", |k| k.label())
+    JoinKind::from_pg(kind).map_or("?", |k| k.label())
 }
 
 /// How the inner relations were read (EXPLAIN ANALYZE `Inner Build`):
@@ -346,7 +347,7 @@ pub unsafe fn explain(
             if c.unmatched > 0 {
                 // (the inner rows a depth returns after the last chunk: a
                 // RIGHT SEMI depth's are those that matched)
-                let semi = st.info.depths.iter().any(|d| d.kind == pgstrom_runtime::join::JoinKind::RightSemi as u32);
+                let semi = st.info.depths.iter().any(|d| JoinKind::from_pg(d.kind) == Some(JoinKind::RightSemi));
                 pg_sys::ExplainPropertyInteger(
                     if semi { c"Matched Inner Rows".as_ptr() } else { c"Unmatched Inner Rows".as_ptr() },
                     std::ptr::null(),
