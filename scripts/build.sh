@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# scripts/build.sh - build pg_strom and pg2arrow and install them into the
+# scripts/build.sh - build pg_strom, pg2arrow and mysql2arrow and install them into the
 # PostgreSQL that $PG_CONFIG names (by default the embedded PostgreSQL 18
 # under .deps/): the extension into its lib and share directories,
-# pg2arrow into its bin directory.  What `cargo pgrx install` does, without
+# pg2arrow and mysql2arrow into its bin directory.  What `cargo pgrx install` does, without
 # cargo-pgrx: cargo builds the library (pgrx finds PostgreSQL through
 # PGRX_PG_CONFIG_PATH, set in env.sh), pgstrom-sqlgen writes the install
 # script from the schema pgrx embedded in it.  The cargo profile is
@@ -43,5 +43,6 @@ install_changed 755 "$out/libpg_strom.so" "$pkglibdir/pg_strom.so"
 install_changed 644 "$control" "$extdir/pg_strom.control"
 install_changed 644 "$sql" "$extdir/pg_strom--$version.sql"
 install_changed 755 "$out/pg2arrow" "$bindir/pg2arrow"
-echo "build: pg_strom $version ($PGSTROM_PROFILE) in $pkglibdir and $extdir, pg2arrow in $bindir;" \
+install_changed 755 "$out/mysql2arrow" "$bindir/mysql2arrow"
+echo "build: pg_strom $version ($PGSTROM_PROFILE) in $pkglibdir and $extdir, pg2arrow and mysql2arrow in $bindir;" \
   "${changed[*]:-nothing changed}${changed[*]:+ installed}"

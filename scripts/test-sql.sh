@@ -367,8 +367,9 @@ fi
 fi
 
 if [ ${#failures[@]} -gt 0 ]; then
-  echo "test-sql: FAILED: ${failures[*]}"
   for d in "$base"/test*/server.log; do echo "--- tail of $d"; tail -n 20 "$d"; done
+  # last, where a log that keeps only the end of the output shows it
+  echo "test-sql: FAILED: ${failures[*]}"
   exit 1
 fi
 echo "test-sql: all passed"

@@ -99,7 +99,7 @@ tier_rust() {
   log=$(mktemp)
   if PGSTROM_NVRTC_LIBRARY="$NVRTC_DIR/libnvrtc.so.13" PGSTROM_REQUIRE_NVRTC=1 \
      PGSTROM_NVRTC_ARCHS=${PGSTROM_NVRTC_ARCHS:-sm_90} \
-     cargo test --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-runtime -p pgstrom-arrow -p pg2arrow -p pgstrom-sqlgen >"$log" 2>&1; then
+     cargo test --profile "$PGSTROM_PROFILE" -p pg_strom -p pgstrom-runtime -p pgstrom-arrow -p pg2arrow -p mysql2arrow -p pgstrom-sqlgen >"$log" 2>&1; then
     grep -E '^test result' "$log"
   else
     tail -n 80 "$log"; echo "test: Rust tests FAILED"; exit 1

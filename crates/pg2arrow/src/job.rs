@@ -5,22 +5,17 @@
 //! the progress display.
 
 use std::error::Error;
-use std::io::IsTerminal;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use arrow_array::RecordBatch;
-use arrow_schema::{Field, Schema, SchemaRef};
+use arrow_schema::Field;
 use futures_util::{TryStreamExt, pin_mut};
+use pg2arrow::batch::{self, Batcher};
+use pg2arrow::cli::DEFAULT_SEGMENT;
 use tokio_postgres::types::{FromSql, IsNull, Kind, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, Statement, Transaction};
 
 use crate::connect::error_text;
-use crate::options::{DEFAULT_SEGMENT, Options, Target};
-use crate::output::{CURRENT, Output};
-use crate::plan::{Plan, field, has_stats, plan_of};
-use crate::stats::min_max;
-use pgstrom_arrow::column::Column;
+use crate::options::Options;
+use crate::plan::{Plan, field, plan_of};
 
 /// Bytes per fetch from the portal of a join dump (the row count adapts
 /// to the width).
@@ -169,100 +164,6 @@ pub fn placeholders(cmd: &str, names: &[String]) -> Result<(String, Vec<usize>),
     Ok((out, cols))
 }
 
-/// The running totals shown by --progress.
-struct Progress {
-    on: bool,
-    tty: bool,
-    start: Instant,
-    last: Instant,
-    rows: u64,
-    batches: usize,
-    bytes: u64,
-}
-
-impl Progress {
-    fn tick(&mut self, pending: usize) {
-        if !self.on || !self.tty || self.last.elapsed() < Duration::from_millis(500) {
-            return;
-        }
-        self.last = Instant::now();
-        let secs = self.start.elapsed().as_secs_f64().max(1e-3);
-        eprint!(
-            "\rrows: {}, batches: {}, bytes: {:.1} MB (+{:.1} MB pending), {:.0} rows/s   ",
-            self.rows,
-            self.batches,
-            self.bytes as f64 / 1e6,
-            pending as f64 / 1e6,
-            self.rows as f64 / secs
-        );
-    }
-}
-
-/// The record batch being filled.
-struct Batcher {
-    schema: SchemaRef,
-    plans: Vec<Plan>,
-    columns: Vec<Column>,
-    rows: usize,
-    bytes: usize,
-    /// Bytes appended in all (for the fetch size).
-    appended: usize,
-    segment: usize,
-    stat_fields: Vec<usize>,
-}
-
-impl Batcher {
-    fn append(&mut self, i: usize, v: Option<&[u8]>, row: u64) -> Result<(), String> {
-        self.bytes += self.columns[i]
-            .append(v)
-            .map_err(|e| format!("column \"{}\" of row {}: {e}", self.schema.field(i).name(), row + 1))?;
-        Ok(())
-    }
-
-    /// One row appended: cut a record batch at the segment size.
-    fn row_done(&mut self, p: &mut Progress) -> Result<(), String> {
-        self.rows += 1;
-        p.rows += 1;
-        if self.bytes >= self.segment {
-            self.flush(p)?;
-        }
-        if p.rows.is_multiple_of(65_536) {
-            p.tick(self.bytes);
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self, p: &mut Progress) -> Result<(), String> {
-        let arrays = self.columns.iter_mut().map(Column::finish).collect();
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays).map_err(|e| e.to_string())?;
-        let minmax = self.stat_fields.iter().map(|&i| min_max(&self.plans[i], batch.column(i).as_ref())).collect();
-        let rows = self.rows;
-        let block = {
-            let mut cur = CURRENT.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(out) = cur.as_mut() else { crate::output::taken_by_signal() };
-            out.write(&batch, minmax)?
-        };
-        if p.on {
-            if p.tty {
-                eprint!("\r");
-            }
-            eprintln!(
-                "RecordBatch[{}]: offset={} length={} (meta={}, body={}) nitems={rows}",
-                p.batches,
-                block.offset(),
-                block.metaDataLength() as i64 + block.bodyLength(),
-                block.metaDataLength(),
-                block.bodyLength()
-            );
-        }
-        p.batches += 1;
-        p.bytes += block.metaDataLength() as u64 + block.bodyLength() as u64;
-        self.rows = 0;
-        self.bytes = 0;
-        Ok(())
-    }
-}
-
 /// Run the dump described by `o` on `client`; returns the file written.
 pub async fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf, String> {
     let command = o.command.as_deref().expect("checked by the options").trim().trim_end_matches(';').to_string();
@@ -303,60 +204,11 @@ pub async fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf,
         fields.extend(q.names.iter().zip(&q.plans).map(|(n, p)| field(n, p)));
         plans.extend(q.plans.iter().cloned());
     }
-    let mut stat_fields = Vec::new();
-    for name in &o.stat {
-        let i = fields
-            .iter()
-            .position(|f| f.name() == name)
-            .ok_or_else(|| format!("--stat: the result has no column \"{name}\""))?;
-        if !has_stats(&plans[i]) {
-            return Err(format!(
-                "--stat: column \"{name}\" is {}: statistics are written for integer, floating point, numeric, date, \
-                 time and timestamp columns",
-                fields[i].data_type()
-            ));
-        }
-        if !stat_fields.contains(&i) {
-            stat_fields.push(i);
-        }
-    }
-    let mut md = arrow_schema::Metadata::new();
-    md.insert("sql_command".to_string(), command.clone());
-    let schema = Arc::new(Schema::new_with_metadata(fields, md));
-    let out = match &o.target {
-        Some(Target::Append(p)) => Output::append(p, &schema, &stat_fields)?,
-        Some(Target::Output(p)) => Output::create(p, &schema, &stat_fields)?,
-        None => {
-            let dir = std::env::var("TMPDIR").ok().filter(|d| !d.is_empty()).unwrap_or_else(|| "/tmp".into());
-            let nanos =
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-            let p = std::path::PathBuf::from(format!("{dir}/pg2arrow-{}-{nanos:08x}.arrow", std::process::id()));
-            Output::create(&p, &schema, &stat_fields)?
-        }
-    };
-    let path = out.path.clone();
-    *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
-
-    let mut b = Batcher {
-        schema: schema.clone(),
-        columns: plans.iter().map(Column::new).collect(),
-        plans,
-        rows: 0,
-        bytes: 0,
-        appended: 0,
-        segment: o.segment_size.unwrap_or(DEFAULT_SEGMENT),
-        stat_fields,
-    };
-    let now = Instant::now();
-    let mut p = Progress {
-        on: o.progress,
-        tty: std::io::stderr().is_terminal(),
-        start: now,
-        last: now,
-        rows: 0,
-        batches: 0,
-        bytes: 0,
-    };
+    let stat_fields = batch::stat_fields(&o.stat, &fields, &plans)?;
+    let schema = batch::schema(fields, &command);
+    let path = batch::open_output(o.target.as_ref(), &schema, &stat_fields)?;
+    let segment = o.segment_size.unwrap_or(DEFAULT_SEGMENT);
+    let mut b = Batcher::new(schema, plans, segment, stat_fields, o.progress);
     let nmain = main.names.len();
     match &join {
         None => {
@@ -371,9 +223,9 @@ pub async fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf,
             pin_mut!(rows);
             while let Some(row) = rows.try_next().await.map_err(|e| format!("the query: {}", db(e)))? {
                 for i in 0..nmain {
-                    b.append(i, row.try_get::<_, Raw>(i).map(|r| r.0).map_err(db)?, p.rows)?;
+                    b.append(i, row.try_get::<_, Raw>(i).map(|r| r.0).map_err(db)?)?;
                 }
-                b.row_done(&mut p)?;
+                b.row_done()?;
             }
         }
         // the sub-query runs between fetches of a portal (one connection,
@@ -395,22 +247,22 @@ pub async fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf,
                     let subs = tx.query(&q.stmt, &refs).await.map_err(|e| format!("the join command: {}", db(e)))?;
                     if subs.is_empty() && *outer {
                         for i in 0..nmain {
-                            b.append(i, raw(i)?, p.rows)?;
+                            b.append(i, raw(i)?)?;
                         }
                         for j in 0..q.names.len() {
-                            b.append(nmain + j, None, p.rows)?;
+                            b.append(nmain + j, None)?;
                         }
-                        b.row_done(&mut p)?;
+                        b.row_done()?;
                     }
                     for sub in &subs {
                         for i in 0..nmain {
-                            b.append(i, raw(i)?, p.rows)?;
+                            b.append(i, raw(i)?)?;
                         }
                         for j in 0..q.names.len() {
                             let v = sub.try_get::<_, Raw>(j).map(|r| r.0).map_err(db)?;
-                            b.append(nmain + j, v, p.rows)?;
+                            b.append(nmain + j, v)?;
                         }
-                        b.row_done(&mut p)?;
+                        b.row_done()?;
                     }
                 }
                 // about FETCH_BYTES per fetch, whatever the row width
@@ -419,26 +271,8 @@ pub async fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf,
             }
         }
     }
-    if b.rows > 0 {
-        b.flush(&mut p)?;
-    }
     tx.commit().await.map_err(db)?;
-    let Some(out) = CURRENT.lock().unwrap_or_else(|e| e.into_inner()).take() else { crate::output::taken_by_signal() };
-    let nbatches = out.nbatches();
-    out.finish()?;
-    if o.progress {
-        let secs = p.start.elapsed().as_secs_f64();
-        eprintln!(
-            "{}pg2arrow: {} rows in {} new record batches ({} in the file), {:.1} MB in {:.2} s ({:.1} MB/s)",
-            if p.tty { "\r" } else { "" },
-            p.rows,
-            p.batches,
-            nbatches,
-            p.bytes as f64 / 1e6,
-            secs,
-            p.bytes as f64 / 1e6 / secs.max(1e-6)
-        );
-    }
+    b.finish()?;
     Ok(path)
 }
 

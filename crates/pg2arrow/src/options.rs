@@ -1,8 +1,9 @@
-//! The command line: options as pg_dump and the original pg2arrow spell
-//! them (`-o FILE`, `-oFILE`, `--output=FILE`, `--output FILE`), the
-//! positional `[DBNAME [USERNAME]]`, and `--help`.
+//! pg2arrow's command line (scanned by `pg2arrow::cli`): its options,
+//! the positional `[DBNAME [USERNAME]]`, and `--help`.
 
 use std::path::PathBuf;
+
+use pg2arrow::cli::{self, Spec, Target, scan};
 
 pub const USAGE: &str = "\
 pg2arrow dumps the result of a PostgreSQL query into an Apache Arrow file.
@@ -51,15 +52,6 @@ Other options:
 Environment: PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGPASSFILE.
 ";
 
-/// Where the result goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// A new file (replaced atomically when it exists).
-    Output(PathBuf),
-    /// Record batches added to an existing file.
-    Append(PathBuf),
-}
-
 /// A sub-query run per row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Join {
@@ -98,32 +90,6 @@ pub struct Options {
     pub version: bool,
 }
 
-/// Default record batch size.
-pub const DEFAULT_SEGMENT: usize = 256 << 20;
-
-/// `256MB`, `64kB`, `1GB`, `1048576` (bytes).
-pub fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: usize = num.parse().map_err(|_| format!("invalid size \"{s}\""))?;
-    let mult: usize = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" => 1 << 10,
-        "m" | "mb" => 1 << 20,
-        "g" | "gb" => 1 << 30,
-        _ => return Err(format!("invalid size \"{s}\": units are kB, MB and GB")),
-    };
-    let v = n.checked_mul(mult).ok_or_else(|| format!("size \"{s}\" is too large"))?;
-    if v < 1 << 10 {
-        return Err(format!("segment size \"{s}\" is too small (at least 1kB)"));
-    }
-    if v > 1 << 30 {
-        return Err(format!("segment size \"{s}\" is too large (at most 1GB)"));
-    }
-    Ok(v)
-}
-
 const LONG: [&str; 22] = [
     "dbname",
     "command",
@@ -149,9 +115,7 @@ const LONG: [&str; 22] = [
     "version",
 ];
 
-fn takes_value(name: &str) -> bool {
-    !matches!(name, "no-password" | "password" | "progress" | "help" | "version")
-}
+const FLAGS: [&str; 5] = ["no-password", "password", "progress", "help", "version"];
 
 fn long_of(short: char) -> Option<&'static str> {
     Some(match short {
@@ -179,48 +143,10 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
         o.help = true;
         return Ok(o);
     }
-    let mut positional = Vec::new();
+    let spec = Spec { long: &LONG, flags: &FLAGS, short: long_of };
+    let (opts, positional) = scan(args, &spec)?;
     let mut sources = 0;
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        let (name, inline): (String, Option<String>) = if let Some(rest) = a.strip_prefix("--") {
-            if rest.is_empty() {
-                positional.extend(args[i..].iter().cloned());
-                break;
-            }
-            match rest.split_once('=') {
-                Some((n, v)) => (n.to_string(), Some(v.to_string())),
-                None => (rest.to_string(), None),
-            }
-        } else if let Some(rest) = a.strip_prefix('-').filter(|r| !r.is_empty()) {
-            let c = rest.chars().next().expect("not empty");
-            let long = long_of(c).ok_or_else(|| format!("invalid option -- '{c}'"))?;
-            let tail = &rest[c.len_utf8()..];
-            (long.to_string(), (!tail.is_empty()).then(|| tail.to_string()))
-        } else {
-            positional.push(a.clone());
-            continue;
-        };
-        if !LONG.contains(&name.as_str()) {
-            return Err(format!("unrecognized option '--{name}'"));
-        }
-        let value = if takes_value(&name) {
-            match inline {
-                Some(v) => v,
-                None if i < args.len() => {
-                    i += 1;
-                    args[i - 1].clone()
-                }
-                None => return Err(format!("option --{name} requires an argument")),
-            }
-        } else {
-            if inline.is_some() {
-                return Err(format!("option --{name} does not take an argument"));
-            }
-            String::new()
-        };
+    for (name, value) in opts {
         match name.as_str() {
             "dbname" => o.dbname = Some(value),
             "command" => {
@@ -236,34 +162,15 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
                 let sql = std::fs::read_to_string(&value).map_err(|e| format!("could not read \"{value}\": {e}"))?;
                 o.command = Some(sql);
             }
-            "output" | "append" => {
-                if o.target.is_some() {
-                    return Err("--output and --append are exclusive".into());
-                }
-                let p = PathBuf::from(value);
-                o.target = Some(if name == "output" { Target::Output(p) } else { Target::Append(p) });
-            }
-            "segment-size" => o.segment_size = Some(parse_size(&value)?),
+            "output" | "append" => cli::target(&mut o.target, &name, value)?,
+            "segment-size" => o.segment_size = Some(cli::parse_size(&value)?),
             "host" => o.host = Some(value),
             "port" => o.port = Some(value.parse().map_err(|_| format!("invalid port number \"{value}\""))?),
             "username" | "user" => o.username = Some(value),
             "no-password" => o.prompt = Prompt::Never,
             "password" => o.prompt = Prompt::Always,
-            "set" => {
-                let (n, v) = value.split_once(':').ok_or_else(|| format!("--set needs NAME:VALUE, not \"{value}\""))?;
-                if n.trim().is_empty() {
-                    return Err(format!("--set needs NAME:VALUE, not \"{value}\""));
-                }
-                o.set.push((n.trim().to_string(), v.to_string()));
-            }
-            "stat" => {
-                for c in value.split(',').map(str::trim) {
-                    if c.is_empty() {
-                        return Err(format!("--stat: empty column name in \"{value}\""));
-                    }
-                    o.stat.push(c.to_string());
-                }
-            }
+            "set" => o.set.push(cli::setting(&value)?),
+            "stat" => cli::stat_columns(&mut o.stat, &value)?,
             "inner-join" | "outer-join" => {
                 if o.join.is_some() {
                     return Err("only one of --inner-join and --outer-join may be given, once".into());

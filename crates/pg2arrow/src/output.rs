@@ -1,7 +1,7 @@
 //! The file being written, and putting things back when the run fails.
 //!
 //! - A new file (`-o`, or a temporary one) is written beside its final
-//!   name as `NAME.pg2arrow-PID` and renamed over NAME only when complete:
+//!   name as `NAME.pg2arrow-PID` (`NAME.mysql2arrow-PID`) and renamed over NAME only when complete:
 //!   a failed or killed run never leaves NAME half-written.
 //! - `--append` takes the file's write lock (the one Arrow_Fdw's INSERT
 //!   takes), saves the file's end in the undo file `NAME.pgstrom-undo`
@@ -11,7 +11,7 @@
 //!   SIGINT, SIGTERM, SIGHUP, a panic) puts the old end back, so the file
 //!   has exactly its old bytes.  After SIGKILL the undo file stays:
 //!   Arrow_Fdw keeps reading the file through the saved footer, and
-//!   `pg2arrow --recover=NAME`, the next `--append` or the next INSERT
+//!   `pg2arrow --recover=NAME` (or mysql2arrow's), the next `--append` or the next INSERT
 //!   puts the old end back.
 
 use std::path::{Path, PathBuf};
@@ -61,7 +61,7 @@ pub fn taken_by_signal() -> ! {
 impl Output {
     /// A new file `path` for `schema`.
     pub fn create(path: &Path, schema: &Schema, stat_fields: &[usize]) -> Result<Output, String> {
-        let tmp = PathBuf::from(format!("{}.pg2arrow-{}", s(path), std::process::id()));
+        let tmp = PathBuf::from(format!("{}.{}-{}", s(path), crate::program(), std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         let app = Appender::create(&s(&tmp), schema.clone()).map_err(|e| e.message)?;
         Ok(Output {
@@ -153,7 +153,7 @@ impl Output {
         match self.undo.take() {
             Some(u) => match u.restore(&p) {
                 Ok(()) => format!("\"{p}\" was restored to its {} bytes before the append", u.at + u.tail.len() as u64),
-                Err(e) => format!("{}; the undo file stays: run pg2arrow --recover={p}", e.message),
+                Err(e) => format!("{}; the undo file stays: run {} --recover={p}", e.message, crate::program()),
             },
             None => String::new(),
         }

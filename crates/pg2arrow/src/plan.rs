@@ -4,7 +4,7 @@
 
 use tokio_postgres::types::{Kind, Type};
 
-pub use pgstrom_arrow::pgtype::{DEFAULT_NUMERIC, Plan, field, has_stats};
+pub use pgstrom_arrow::pgtype::{DEFAULT_NUMERIC, Plan, field};
 use pgstrom_arrow::pgtype::{decimal_fits, numeric_typmod};
 
 /// The plan for a value of `ty` with modifier `typmod`, or None when it

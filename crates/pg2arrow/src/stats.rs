@@ -11,7 +11,7 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrowPrimitiveType};
 
-use crate::plan::Plan;
+use pgstrom_arrow::pgtype::Plan;
 
 /// Min and max of one batch's column as text, None when every value is NULL.
 pub fn min_max(plan: &Plan, a: &dyn Array) -> Option<(String, String)> {

@@ -82,6 +82,32 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// A value from a source that is not PostgreSQL (mysql2arrow), already
+/// decoded; [`Column::append_native`] checks that it fits the column.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Native<'a> {
+    Null,
+    Bool(bool),
+    /// Any integer; must fit the column (an integer or a decimal column).
+    Int(i128),
+    F32(f32),
+    F64(f64),
+    /// A decimal number as text (`-12.50`, `7`, `1e3` not accepted): for
+    /// decimal columns, rounded half away from zero to the scale.
+    Decimal(&'a str),
+    /// UTF-8 text (checked).
+    Text(&'a [u8]),
+    Bytes(&'a [u8]),
+    /// Days since 1970-01-01.
+    Date(i32),
+    /// Microseconds since midnight, in [0, 24h).
+    Time(i64),
+    /// Microseconds since 1970-01-01 00:00:00 (UTC for a timestamptz column).
+    Timestamp(i64),
+    /// Months, days, microseconds.
+    Interval(i32, i32, i64),
+}
+
 impl Column {
     /// A column whose numerics are rounded to the field's scale (as a cast
     /// to numeric(p, s) rounds): pg2arrow.
@@ -272,6 +298,127 @@ impl Column {
         })
     }
 
+    /// Append one decoded value; returns the bytes it adds to the record
+    /// batch.  A value the column's type cannot hold is an error naming
+    /// both.
+    pub fn append_native(&mut self, v: Native<'_>) -> R<usize> {
+        fn int<T: TryFrom<i128>>(v: i128, what: &str) -> R<T> {
+            T::try_from(v).map_err(|_| format!("{v} is out of range for {what}"))
+        }
+        let tn = self.data_type_name();
+        let mismatch = |what: &str| Err(format!("a {what} value for an Arrow {tn} column"));
+        Ok(match (&mut *self, v) {
+            (c, Native::Null) => {
+                c.append_null();
+                1
+            }
+            (Column::Bool(b), Native::Bool(x)) => {
+                b.append_value(x);
+                1
+            }
+            (Column::I16(b), Native::Int(x)) => {
+                b.append_value(int(x, "smallint")?);
+                2
+            }
+            (Column::I32(b), Native::Int(x)) => {
+                b.append_value(int(x, "integer")?);
+                4
+            }
+            (Column::I64(b), Native::Int(x)) => {
+                b.append_value(int(x, "bigint")?);
+                8
+            }
+            (Column::Decimal(b, p, s, _), Native::Int(x)) => {
+                let (p, s) = (*p, *s);
+                let v = (s >= 0)
+                    .then(|| 10i128.checked_pow(s as u32).and_then(|m| x.checked_mul(m)))
+                    .flatten()
+                    .filter(|v| v.unsigned_abs() < 10u128.pow(p as u32))
+                    .ok_or_else(|| format!("{x} is out of range for decimal({p},{s})"))?;
+                b.append_value(v);
+                16
+            }
+            (Column::F32(b), Native::F32(x)) => {
+                b.append_value(x);
+                4
+            }
+            (Column::F64(b), Native::F64(x)) => {
+                b.append_value(x);
+                8
+            }
+            (Column::F64(b), Native::F32(x)) => {
+                b.append_value(x as f64);
+                8
+            }
+            (Column::Decimal(b, p, s, exact), Native::Decimal(t)) => {
+                b.append_value(decimal_text_to_i128(t, *p, *s, *exact)?);
+                16
+            }
+            (Column::Text(b), Native::Text(t)) => {
+                b.append_value(std::str::from_utf8(t).map_err(|e| format!("invalid UTF-8 in a text value: {e}"))?);
+                t.len() + 4
+            }
+            (Column::Bytea(b), Native::Bytes(t) | Native::Text(t)) => {
+                b.append_value(t);
+                t.len() + 4
+            }
+            (Column::Date(b), Native::Date(d)) => {
+                b.append_value(d);
+                4
+            }
+            (Column::Time(b), Native::Time(us)) => {
+                if !(0..86_400_000_000).contains(&us) {
+                    return Err(format!("{us} microseconds is out of range for a time of day"));
+                }
+                b.append_value(us);
+                8
+            }
+            (Column::Timestamp(b, _), Native::Timestamp(us)) => {
+                b.append_value(us);
+                8
+            }
+            (Column::Interval(b), Native::Interval(m, d, us)) => {
+                let ns = us.checked_mul(1000).ok_or("interval's time part out of range for nanoseconds")?;
+                b.append_value(IntervalMonthDayNano::new(m, d, ns));
+                16
+            }
+            (_, Native::Bool(_)) => return mismatch("boolean"),
+            (_, Native::Int(_)) => return mismatch("integer"),
+            (_, Native::F32(_) | Native::F64(_)) => return mismatch("floating point"),
+            (_, Native::Decimal(_)) => return mismatch("decimal"),
+            (_, Native::Text(_)) => return mismatch("text"),
+            (_, Native::Bytes(_)) => return mismatch("binary"),
+            (_, Native::Date(_)) => return mismatch("date"),
+            (_, Native::Time(_)) => return mismatch("time"),
+            (_, Native::Timestamp(_)) => return mismatch("timestamp"),
+            (_, Native::Interval(..)) => return mismatch("interval"),
+        })
+    }
+
+    /// The Arrow type's name, for messages.
+    fn data_type_name(&self) -> &'static str {
+        match self {
+            Column::Bool(_) => "Bool",
+            Column::I16(_) => "Int16",
+            Column::I32(_) => "Int32",
+            Column::I64(_) => "Int64",
+            Column::U32(_) => "UInt32",
+            Column::F16(_) => "Float16",
+            Column::F32(_) => "Float32",
+            Column::F64(_) => "Float64",
+            Column::Decimal(..) => "Decimal128",
+            Column::Text(_) => "Utf8",
+            Column::Bpchar(..) | Column::Uuid(_) => "FixedSizeBinary",
+            Column::Bytea(_) => "Binary",
+            Column::Date(_) => "Date32",
+            Column::Time(_) => "Time64",
+            Column::Timestamp(..) => "Timestamp",
+            Column::Interval(_) => "Interval",
+            Column::List { .. } => "List",
+            Column::Struct { .. } => "Struct",
+        }
+    }
+
     fn append_null(&mut self) {
         match self {
             Column::Bool(b) => b.append_null(),
@@ -402,6 +549,60 @@ pub fn numeric_to_i128(v: &[u8], p: u8, s: i8, exact: bool) -> R<i128> {
     Ok(if sign == 0x4000 { -acc } else { acc })
 }
 
+/// A decimal number's text (`-12.345`, `+7`, `.5`, `0012.`) as a
+/// Decimal128 of precision `p` and scale `s`: digits beyond the scale are
+/// rounded half away from zero, or with `exact` an error; a value needing
+/// more than `p` digits is an error, as is anything but digits, one point
+/// and a leading sign.
+pub fn decimal_text_to_i128(t: &str, p: u8, s: i8, exact: bool) -> R<i128> {
+    let bad = || format!("invalid decimal value \"{t}\"");
+    let overflow = || format!("decimal value {t} is out of range for decimal({p},{s})");
+    let (neg, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().all(|c| c.is_ascii_digit())
+        || !frac.bytes().all(|c| c.is_ascii_digit())
+    {
+        return Err(bad());
+    }
+    let mut acc: i128 = 0;
+    let push = |acc: i128, d: u8| acc.checked_mul(10).and_then(|a| a.checked_add((d - b'0') as i128));
+    for d in int.bytes() {
+        acc = push(acc, d).ok_or_else(overflow)?;
+    }
+    // the scale's digits; a negative scale drops integer digits
+    let keep = s.max(0) as usize;
+    let fb = frac.as_bytes();
+    for i in 0..keep {
+        acc = push(acc, *fb.get(i).unwrap_or(&b'0')).ok_or_else(overflow)?;
+    }
+    let rest = fb.get(keep..).unwrap_or(&[]);
+    if exact && rest.iter().any(|&d| d != b'0') {
+        return Err(format!(
+            "decimal value {t} has more than {s} fractional digits: a decimal({p},{s}) field cannot hold it exactly"
+        ));
+    }
+    if rest.first().is_some_and(|&d| d >= b'5') {
+        acc = acc.checked_add(1).ok_or_else(overflow)?;
+    }
+    if s < 0 {
+        let div = 10i128.checked_pow((-s) as u32).ok_or_else(overflow)?;
+        let r = acc % div;
+        acc /= div;
+        if r * 2 >= div {
+            acc += 1;
+        }
+    }
+    if acc >= 10i128.pow(p as u32) {
+        return Err(overflow());
+    }
+    Ok(if neg { -acc } else { acc })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,6 +631,46 @@ mod tests {
             out.extend_from_slice(&d.to_be_bytes());
         }
         out
+    }
+
+    #[test]
+    fn decimal_texts() {
+        let n = |t: &str, p, s| decimal_text_to_i128(t, p, s, false);
+        assert_eq!(n("123.45", 10, 2), Ok(12345));
+        assert_eq!(n("-123.45", 10, 2), Ok(-12345));
+        assert_eq!(n("-0.005", 10, 2), Ok(-1));
+        assert_eq!(n("0.00499", 10, 2), Ok(0));
+        assert_eq!(n("+7", 5, 0), Ok(7));
+        assert_eq!(n(".5", 5, 1), Ok(5));
+        assert_eq!(n("12.", 5, 1), Ok(120));
+        assert_eq!(n("99999999999999999999999999999999999999", 38, 0), Ok(10i128.pow(38) - 1));
+        assert!(n("100", 2, 0).unwrap_err().contains("out of range"));
+        assert!(n("99.995", 4, 2).unwrap_err().contains("out of range"));
+        assert_eq!(n("1250", 5, -2), Ok(13));
+        for bad in ["", "-", ".", "1.2.3", "1e3", "12a", " 1"] {
+            assert!(n(bad, 10, 2).unwrap_err().contains("invalid"), "{bad}");
+        }
+        assert!(decimal_text_to_i128("0.005", 10, 2, true).unwrap_err().contains("fractional"));
+        assert_eq!(decimal_text_to_i128("0.500", 10, 1, true), Ok(5));
+    }
+
+    #[test]
+    fn natives() {
+        let mut c = Column::new(&Plan::I16);
+        assert_eq!(c.append_native(Native::Int(-32768)), Ok(2));
+        assert!(c.append_native(Native::Int(40000)).unwrap_err().contains("out of range for smallint"));
+        assert!(c.append_native(Native::Text(b"x")).unwrap_err().contains("text value for an Arrow Int16"));
+        assert_eq!(c.append_native(Native::Null), Ok(1));
+        let a = c.finish();
+        assert_eq!((a.len(), a.null_count()), (2, 1));
+        let mut d = Column::new(&Plan::Decimal(20, 0));
+        assert_eq!(d.append_native(Native::Int(u64::MAX as i128)), Ok(16));
+        let mut d = Column::new(&Plan::Decimal(3, 1));
+        assert!(d.append_native(Native::Int(100)).unwrap_err().contains("out of range for decimal(3,1)"));
+        let mut t = Column::new(&Plan::Time);
+        assert!(t.append_native(Native::Time(86_400_000_000)).unwrap_err().contains("time of day"));
+        let mut s = Column::new(&Plan::Text);
+        assert!(s.append_native(Native::Text(b"\xff")).unwrap_err().contains("UTF-8"));
     }
 
     #[test]
