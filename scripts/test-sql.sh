@@ -10,6 +10,8 @@
 #      benchmarks at scale 0.01 in every mode (bench/ssb/ssb.py,
 #      bench/tpch/tpch.py), results compared, and README.md's examples as
 #      written (scripts/readme-check.py)
+#   1b. pg2arrow and mysql2arrow end to end (test/pg2arrow, test/mysql2arrow:
+#      a private MariaDB server)
 #   1d. PostgreSQL's own regression SQL with pg_strom off and on, compared
 #      statement by statement (scripts/pg-regress-diff.py; the files are
 #      fetched by scripts/pg-regress-fetch.sh, cached outside the clone)
@@ -19,7 +21,7 @@
 # Each run uses fresh clusters under $RUN/test*.  Used by `make test` and by
 # scripts/gpu-check.sh.  Exit status is non-zero when anything fails.
 # PGSTROM_SQL_STEPS picks steps (default: all): regress arrow isolation
-# service pg2arrow diff shapes soak ssb tpch readme pgregress docs ("arrow" needs
+# service pg2arrow mysql2arrow diff shapes soak ssb tpch readme pgregress docs ("arrow" needs
 # "regress" before it; shapes, soak and ssb set up the differential
 # harness's database themselves when "diff" is not among them).  The GPU
 # check runs them in two calls, each under the device tool's 10 minutes.
@@ -37,7 +39,7 @@ t0=$(date +%s)
 # mark WHAT: how long the tests took so far (CI's log shows where time goes)
 mark() { echo "test-sql: [$(( $(date +%s) - t0 )) s] $1 done"; }
 
-steps=" ${PGSTROM_SQL_STEPS:-regress arrow isolation service pg2arrow diff shapes soak ssb tpch readme pgregress docs} "
+steps=" ${PGSTROM_SQL_STEPS:-regress arrow isolation service pg2arrow mysql2arrow diff shapes soak ssb tpch readme pgregress docs} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 fresh_cluster() { # dir port
@@ -176,6 +178,13 @@ if ! TEST_PYTHONPATH="$TEST_PYTHONPATH" "$PGSTROM_ROOT/test/pg2arrow/run.sh"; th
   failures+=("pg2arrow")
 fi
 mark "pg2arrow"
+fi
+if want mysql2arrow; then
+# --- 1b'''. mysql2arrow end to end, against a private MariaDB server -------
+if ! TEST_PYTHONPATH="$TEST_PYTHONPATH" MYSQL2ARROW_TEST_PORT=$((port + 20)) "$PGSTROM_ROOT/test/mysql2arrow/run.sh"; then
+  failures+=("mysql2arrow")
+fi
+mark "mysql2arrow"
 fi
 
 # --- 1c. differential harness, tiny SSB benchmark ----------------------------

@@ -31,6 +31,7 @@ pub fn error_text(e: &mysql::Error) -> String {
         mysql::Error::MySqlError(m) => format!("ERROR {} ({}): {}", m.code, m.state, m.message),
         mysql::Error::IoError(io) => format!("lost the connection to the server: {io}"),
         mysql::Error::CodecError(c) => format!("lost the connection to the server: {c}"),
+        mysql::Error::DriverError(d) => d.to_string(),
         other => other.to_string(),
     }
 }
