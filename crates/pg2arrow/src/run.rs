@@ -45,6 +45,19 @@ pub fn handle_signals() {
     }
 }
 
+/// Every record batch's buffers are allocated anew (the builders hand
+/// theirs to the batch), megabytes at a time: by default glibc maps each
+/// from the kernel and unmaps it when freed, and the next batch faults
+/// every page in again (half the run's time for a fast source).  Freed
+/// memory is kept for reuse instead.
+fn keep_freed_memory() {
+    // SAFETY: mallopt only tunes the allocator; called before other threads.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+    }
+}
+
 /// A bad command line: the message, the hint, exit status 2.
 pub fn bad_options(e: &str) -> ExitCode {
     let p = crate::program();
@@ -84,6 +97,7 @@ pub fn file_only(dump: Option<&Path>, recover: Option<&Path>) -> Option<ExitCode
 /// print the file's name when `print_path` (it was a temporary name), on
 /// failure put the file back and say why.
 pub fn dump_job(print_path: bool, job: impl FnOnce() -> Result<PathBuf, String>) -> ExitCode {
+    keep_freed_memory();
     handle_signals();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).unwrap_or_else(|p| {
         let why = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
