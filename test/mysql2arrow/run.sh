@@ -16,7 +16,8 @@
 #  4. --append adds batches; another schema is refused; SIGINT, SIGTERM
 #     and SIGKILL in the middle of a large append leave the file as it was
 #     (after SIGKILL through --recover)
-#  5. connecting: option file, MYSQL_PWD, --set as session variables
+#  5. connecting: option file, MYSQL_PWD, the password prompt, --set as
+#     session variables
 #  6. bad input: wrong password, unknown database and table, a query error
 #     mid-stream, the server gone mid-dump, an output that cannot be
 #     written, bad options: exit status as pg2arrow's, no file left
@@ -273,6 +274,15 @@ if MYSQL_PWD=secret "$M2A" --no-defaults -h 127.0.0.1 -p "$port" -u tester -d m2
   ok "TCP with the password from MYSQL_PWD"
 else
   bad "MYSQL_PWD over TCP: $(cat "$dir/err")"
+fi
+# no password given, a terminal: the prompt (script(1) gives it a pty)
+if command -v script >/dev/null; then
+  out=$( (sleep 1; printf 'secret\n') | script -qec "'$M2A' --no-defaults -S '$sock' -u tester -d m2a -c 'SELECT 1 AS one' -o '$dir/c5.arrow'" /dev/null 2>&1)
+  if grep -q "Enter password:" <<<"$out" && [ -s "$dir/c5.arrow" ]; then
+    ok "no password on a terminal: prompted, connected"
+  else
+    bad "password prompt: $out"
+  fi
 fi
 m2a --set "sql_mode:PIPES_AS_CONCAT" --set "div_precision_increment:10" -c "SELECT 'a' || 'b' AS ab, 1/3 AS third" \
   -o "$dir/c3.arrow" 2>"$dir/err" || bad "--set: $(cat "$dir/err")"
