@@ -95,6 +95,12 @@ SELECT file, batch, rows, stats FROM pgstrom.arrow_fdw_metadata_info('sorted') O
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SELECT g, (SELECT count(*) FROM sorted WHERE val = g AND ymd < 19940301) FROM generate_series(1, 3) g;
+-- a correlated sub-query whose hint's value is the outer row's (a Param):
+-- evaluated again at each rescan (once it kept the first row's value, and
+-- the later rows found no batch)
+SELECT m, (SELECT count(*) FROM sorted WHERE ymd >= m AND ymd < m + 100)
+  FROM (VALUES (19940101), (19940501), (19940901)) v(m);
+-- (pg_strom is off here: the FDW's own scan; again as a GpuScan below)
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 
@@ -124,6 +130,14 @@ SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AN
 SET pg_strom.enabled = off;
 SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AND val % 7 = 3;
 SET pg_strom.enabled = on;
+-- the correlated sub-query above as a GpuScan: its hint's Param is
+-- evaluated again at each rescan too
+SELECT m, (SELECT count(*) FROM sorted WHERE ymd >= m AND ymd < m + 100)
+  FROM (VALUES (19940101), (19940501), (19940901)) v(m);
+-- (one batch read per rescan; the chunk counts differ by engine)
+SELECT * FROM explain_masked('SELECT m, (SELECT count(*) FROM sorted WHERE ymd >= m AND ymd < m + 100) FROM (VALUES (19940101), (19940501), (19940901)) v(m)',
+                         'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF') e(line)
+  WHERE line ~ 'Stats-Hint';
 RESET pg_strom.enable_gpupreagg;
 -- GpuPreAgg over a GpuJoin with the Arrow table as its outer side: one
 -- node reads the batches the hints keep, joins and reduces them; the GPU

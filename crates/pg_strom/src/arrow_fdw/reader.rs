@@ -73,6 +73,9 @@ pub struct ArrowReader {
     /// Hints from the scan's quals (the first ones); the rest are join-key
     /// ranges ([`Self::set_join_hints`]), shown as `join_hint_text`.
     static_hints: usize,
+    /// The hints' values are evaluated again before the next batch is
+    /// chosen (set by a rescan).
+    hints_stale: bool,
     join_hint_text: Vec<String>,
     /// (file, batch) in scan order.
     order: Vec<(usize, usize)>,
@@ -204,6 +207,7 @@ impl ArrowReader {
                 hints,
                 hint_exprs: if crate::guc::ARROW_STATS_HINT.get() { hint_exprs } else { Vec::new() },
                 static_hints,
+                hints_stale: true,
                 join_hint_text: Vec::new(),
                 order,
                 next: 0,
@@ -249,6 +253,13 @@ impl ArrowReader {
 
     /// The next (file, batch) to read that the hints do not rule out.
     fn next_batch(&mut self) -> Option<(usize, usize)> {
+        if self.hints_stale {
+            self.hints_stale = false;
+            for h in &mut self.hints[..self.static_hints] {
+                // SAFETY: the scan's backend, during the scan.
+                unsafe { h.refresh() };
+            }
+        }
         loop {
             let g = if self.shared.is_null() {
                 self.next += 1;
@@ -596,6 +607,7 @@ impl ArrowReader {
     /// Start again from the first batch (serial scans; a parallel scan is
     /// reset by [`reset_shared`]).
     pub fn rescan(&mut self) {
+        self.hints_stale = true;
         self.next = 0;
         self.batch = None;
         self.current = None;

@@ -125,6 +125,10 @@ pub struct Hint {
     ge_fn: Oid,
     /// The value (None: NULL, which no row matches).
     value: Option<Datum>,
+    /// The value's expression and where it is evaluated again after a
+    /// rescan (its Params may have new values); null for a join-key range.
+    state: *mut pg_sys::ExprState,
+    ps: *mut pg_sys::PlanState,
 }
 
 impl Hint {
@@ -170,6 +174,7 @@ impl Hint {
                 let eval = (*state).evalfunc.expect("an initialized expression");
                 let v = eval(state, econtext, &mut isnull);
                 let value = (!isnull).then_some(v);
+                let state_kept = if pg_sys::contain_var_clause(args[1]) { std::ptr::null_mut() } else { state };
                 out.push(Hint {
                     field,
                     coltype,
@@ -179,9 +184,35 @@ impl Hint {
                     le_fn,
                     ge_fn,
                     value,
+                    state: state_kept,
+                    ps,
                 });
             }
             out
+        }
+    }
+
+    /// Evaluate the value again, as at the scan's start: after a rescan,
+    /// whose Params (a correlated sub-query's, a nested loop's) may have
+    /// new values.  Once a value held the Param's first value, and every
+    /// later rescan skipped the batches by it.
+    ///
+    /// # Safety
+    /// A backend, during the scan of `ps`'s node.
+    pub unsafe fn refresh(&mut self) {
+        if self.state.is_null() {
+            return;
+        }
+        // SAFETY: caller's promise; evaluated in the query's memory
+        // context, as at the start, so that a by-reference value lives as
+        // long as the scan.
+        unsafe {
+            let old = pg_sys::MemoryContextSwitchTo((*(*self.ps).state).es_query_cxt);
+            let mut isnull = false;
+            let eval = (*self.state).evalfunc.expect("an initialized expression");
+            let v = eval(self.state, (*self.ps).ps_ExprContext, &mut isnull);
+            pg_sys::MemoryContextSwitchTo(old);
+            self.value = (!isnull).then_some(v);
         }
     }
 
@@ -213,6 +244,8 @@ impl Hint {
                 le_fn: pg_sys::InvalidOid,
                 ge_fn: pg_sys::InvalidOid,
                 value,
+                state: std::ptr::null_mut(),
+                ps: std::ptr::null_mut(),
             };
             Some([
                 hint(crate::pg::compat::cmp::GE, func(pg_sys::BTGreaterEqualStrategyNumber)?, lo),
