@@ -88,6 +88,10 @@ pub static GSTORE_CHECKPOINT_TIMEOUT: GucSetting<i32> = GucSetting::<i32>::new(3
 /// `pg_strom.heap_page_reads`: device nodes read heap pages directly.
 pub static HEAP_PAGE_READS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
+/// `pg_strom.enable_brin`: heap scans skip the block ranges a BRIN index
+/// rules out (source::brin).
+pub static ENABLE_BRIN: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 /// `pg_strom.heap_direct`: the GPU service reads all-visible heap blocks
 /// from the table's files itself (source::heap_direct).
 pub static HEAP_DIRECT: GucSetting<bool> = GucSetting::<bool>::new(true);
@@ -172,6 +176,14 @@ pub fn init() {
         c"Lets GpuScan, GpuJoin and GpuPreAgg read a heap table's pages directly.",
         c"off reads the rows through the table access method, as a SeqScan does (slower; the same rows).",
         &HEAP_PAGE_READS,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.enable_brin",
+        c"Lets GpuScan, GpuJoin and GpuPreAgg skip the block ranges of a heap table that a BRIN index on it rules out for the scan's quals.",
+        c"off reads every block.",
+        &ENABLE_BRIN,
         GucContext::Userset,
         GucFlags::default(),
     );

@@ -311,6 +311,7 @@ pub unsafe fn explain(
         if let Some(text) = st.source.gstore_text() {
             prop_text(c"GPU Store", &text, es);
         }
+        st.source.explain_brin((*node).ss.ps.plan, es);
         if analyze {
             pg_sys::ExplainPropertyInteger(c"GPU Chunks".as_ptr(), std::ptr::null(), c.chunks as i64, es);
             pg_sys::ExplainPropertyInteger(c"GPU Input Rows".as_ptr(), std::ptr::null(), c.rows_in as i64, es);

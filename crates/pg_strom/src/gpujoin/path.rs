@@ -506,8 +506,11 @@ pub(crate) unsafe fn cost(
         let rte = *(*root).simple_rte_array.add(desc.outer_relid as usize);
         // (a gstore_fdw table read from the engine's copy reads no pages)
         let copy = crate::customscan::cost::is_gstore_relation(rte) && crate::customscan::cost::gstore_copy_planned();
-        let disk = if copy { 0.0 } else { spc_seq * scan_pages(rte, outer).map_or((*outer).pages as f64, |(p, _)| p) };
-        let ntuples = (*outer).tuples.max(0.0);
+        // (the block ranges a BRIN index rules out are not read)
+        let brin = crate::source::brin::planned_fraction(root, outer);
+        let disk =
+            if copy { 0.0 } else { brin * spc_seq * scan_pages(rte, outer).map_or((*outer).pages as f64, |(p, _)| p) };
+        let ntuples = brin * (*outer).tuples.max(0.0);
         let mut scan_cost = pg_sys::QualCost::default();
         pg_sys::cost_qual_eval(&mut scan_cost, (*outer).baserestrictinfo, root);
         let gpu_op = crate::customscan::cost::device_operator_cost();

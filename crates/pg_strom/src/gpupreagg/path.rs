@@ -55,6 +55,7 @@ unsafe extern "C-unwind" fn planner(
     bound_params: pg_sys::ParamListInfo,
 ) -> *mut pg_sys::PlannedStmt {
     stash_reset();
+    crate::source::brin::planning_starts();
     // SAFETY: the planner's own arguments, passed on.
     unsafe {
         match PREV_PLANNER {
@@ -452,8 +453,9 @@ unsafe fn add_paths(
                         && pg_sys::bms_is_member(desc.outer_relid as i32, pg_sys::pull_varnos(root, e))
                 });
                 let unread = if outer_keys { 0.0 } else { host_reads };
+                let brin = crate::source::brin::planned_fraction(root, outer);
                 let mut direct =
-                    frac * (*outer).tuples.max(0.0) * crate::customscan::cost::gather_cost_per_row(rte) / div;
+                    frac * brin * (*outer).tuples.max(0.0) * crate::customscan::cost::gather_cost_per_row(rte) / div;
                 // a scan's direct pages are read by the GPU service, not by the
                 // backend, and kept in its column cache between queries, as an
                 // Arrow table's columns are (arrow_host_reads): their pages
@@ -465,13 +467,13 @@ unsafe fn add_paths(
                 if desc.depths.is_empty() {
                     let (mut spc_random, mut spc_seq) = (0.0, 0.0);
                     pg_sys::get_tablespace_page_costs((*outer).reltablespace, &mut spc_random, &mut spc_seq);
-                    direct += frac * spc_seq * (*outer).pages as f64;
+                    direct += frac * brin * spc_seq * (*outer).pages as f64;
                 }
                 // partial groups: those found among each chunk's rows (a direct
                 // request of up to heap_direct::BATCH_BLOCKS blocks is one
                 // chunk, an Arrow record batch read by the GPU service too)
                 let nchunks =
-                    crate::customscan::cost::planned_chunks(outer, rte, frac).ceil().max(workers as f64 + 1.0);
+                    (brin * crate::customscan::cost::planned_chunks(outer, rte, frac)).ceil().max(workers as f64 + 1.0);
                 // (where a key follows the table's physical order, `order` of
                 // the groups lie each in one chunk and one process: a chunk
                 // holds its share of the groups, plus one cut at its edge)

@@ -88,6 +88,7 @@ pub unsafe fn explain(
         if let Some(text) = st.source.gstore_text() {
             prop_text(c"GPU Store", &text, es);
         }
+        st.source.explain_brin((*node).ss.ps.plan, es);
         if (*es).verbose {
             let listing =
                 st.info.program.disassemble(&|i| names.get(i as usize).cloned().unwrap_or_else(|| format!("${i}")));

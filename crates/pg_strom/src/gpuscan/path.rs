@@ -224,9 +224,11 @@ unsafe fn no_gpuscan_can_win(
 unsafe fn cost_floor(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, pages: f64, workers: i32) -> f64 {
     // SAFETY: caller's promise.
     unsafe {
-        let (disk, per_row) = fixed_costs(root, rel, pages);
+        // (the block ranges a BRIN index rules out are not read)
+        let brin = crate::source::brin::planned_fraction(root, rel);
+        let (disk, per_row) = fixed_costs(root, rel, pages * brin);
         let divisor = if workers > 0 { parallel_divisor(workers) } else { 1.0 };
-        guc::GPU_SETUP_COST.get() + disk + (*rel).tuples.max(0.0) * per_row / divisor
+        guc::GPU_SETUP_COST.get() + disk + brin * (*rel).tuples.max(0.0) * per_row / divisor
     }
 }
 
@@ -317,8 +319,10 @@ unsafe fn make_path(
         p.pathkeys = std::ptr::null_mut();
 
         // Costs (the parts no qual changes: `fixed_costs`).
-        let (disk, fixed_per_tuple) = fixed_costs(root, rel, pages);
-        let ntuples = (*rel).tuples.max(0.0);
+        // the block ranges a BRIN index rules out are not read (source::brin)
+        let brin = crate::source::brin::planned_fraction(root, rel);
+        let (disk, fixed_per_tuple) = fixed_costs(root, rel, pages * brin);
+        let ntuples = brin * (*rel).tuples.max(0.0);
         let dev_list = to_list(&split.device);
         let host_list = to_list(&split.host);
         let mut dev_cost = pg_sys::QualCost::default();

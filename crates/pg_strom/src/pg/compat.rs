@@ -612,3 +612,75 @@ pub fn device_join_kind(jointype: pg_sys::JoinType::Type) -> Option<u32> {
         _ => None,
     }
 }
+
+/// `index_beginscan_bitmap` (PostgreSQL 18 adds the instrumentation
+/// argument).
+///
+/// # Safety
+/// As `index_beginscan_bitmap`.
+pub unsafe fn index_beginscan_bitmap(
+    index: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+    nkeys: i32,
+) -> pg_sys::IndexScanDesc {
+    // SAFETY: caller's promise.
+    unsafe {
+        #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+        {
+            pg_sys::index_beginscan_bitmap(index, snapshot, nkeys)
+        }
+        #[cfg(feature = "pg18")]
+        {
+            pg_sys::index_beginscan_bitmap(index, snapshot, std::ptr::null_mut(), nkeys)
+        }
+    }
+}
+
+/// A private TID bitmap of at most `maxbytes`.
+///
+/// # Safety
+/// A backend; freed by `tbm_free`.
+pub unsafe fn tbm_create(maxbytes: usize) -> *mut pg_sys::TIDBitmap {
+    // SAFETY: caller's promise.
+    unsafe {
+        #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+        {
+            pg_sys::tbm_create(maxbytes as std::ffi::c_long, std::ptr::null_mut())
+        }
+        #[cfg(feature = "pg18")]
+        {
+            pg_sys::tbm_create(maxbytes, std::ptr::null_mut())
+        }
+    }
+}
+
+/// Each block of a TID bitmap, ascending (exact and lossy pages alike).
+///
+/// # Safety
+/// `tbm` is a private bitmap, not iterated before.
+pub unsafe fn tbm_each_block(tbm: *mut pg_sys::TIDBitmap, f: &mut dyn FnMut(pg_sys::BlockNumber)) {
+    // SAFETY: caller's promise.
+    unsafe {
+        #[cfg(any(feature = "pg15", feature = "pg16", feature = "pg17"))]
+        {
+            let it = pg_sys::tbm_begin_iterate(tbm);
+            loop {
+                let r = pg_sys::tbm_iterate(it);
+                if r.is_null() {
+                    break;
+                }
+                f((*r).blockno);
+            }
+            pg_sys::tbm_end_iterate(it);
+        }
+        #[cfg(feature = "pg18")]
+        {
+            let it = pg_sys::tbm_begin_private_iterate(tbm);
+            let mut r = pg_sys::TBMIterateResult::default();
+            while pg_sys::tbm_private_iterate(it, &mut r) {
+                f(r.blockno);
+            }
+            pg_sys::tbm_end_private_iterate(it);
+        }
+    }
+}

@@ -26,6 +26,20 @@ pub unsafe fn from_list(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
     unsafe { (0..pg_sys::list_length(list)).map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node).collect() }
 }
 
+/// The OIDs of an OID List.
+///
+/// # Safety
+/// `list` is NIL or a valid OID List.
+pub unsafe fn from_oid_list(list: *mut pg_sys::List) -> Vec<pg_sys::Oid> {
+    // SAFETY: valid list (caller): `length` cells of OIDs.
+    unsafe {
+        if list.is_null() {
+            return Vec::new();
+        }
+        (0..(*list).length as usize).map(|i| (*(*list).elements.add(i)).oid_value).collect()
+    }
+}
+
 /// A Float node holding `v` (exactly, in scientific notation).
 pub fn float_node(v: f64) -> *mut pg_sys::Node {
     let s = std::ffi::CString::new(format!("{v:e}")).expect("no NUL");

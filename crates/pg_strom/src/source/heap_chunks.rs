@@ -539,6 +539,30 @@ impl HeapChunks {
         self.pages.as_deref_mut()
     }
 
+    /// Let the page reader skip the block ranges `filter` rules out (no
+    /// page reader, rows through the table AM: every block is read).
+    pub fn set_brin(&mut self, filter: Box<crate::source::brin::BrinFilter>) {
+        if let Some(p) = self.pages.as_mut() {
+            p.set_brin(filter);
+        }
+    }
+
+    /// The page reader's BRIN filter and the blocks it ruled out here.
+    pub fn brin(&self) -> Option<(&crate::source::brin::BrinFilter, u64)> {
+        self.pages.as_deref().and_then(|p| p.brin().map(|b| (b, p.brin_skipped)))
+    }
+
+    /// Take the BRIN bitmap now unless it is there.
+    ///
+    /// # Safety
+    /// Backend, during the scan.
+    pub unsafe fn brin_ensure(&mut self) {
+        if let Some(p) = self.pages.as_mut() {
+            // SAFETY: caller's promise.
+            unsafe { p.brin_ensure() };
+        }
+    }
+
     /// Read `blocks` page by page in later chunks (the heap direct path's
     /// leftovers): the scan is not over while they wait.
     pub fn queue_blocks(&mut self, blocks: &[pg_sys::BlockNumber]) {

@@ -86,6 +86,10 @@ pub struct PageReader {
     /// scan hands out: the heap direct path's leftovers (source::heap_direct).
     queue: std::collections::VecDeque<pg_sys::BlockNumber>,
     queue_only: bool,
+    /// The block ranges a BRIN index keeps (None: every block).
+    brin: Option<Box<crate::source::brin::BrinFilter>>,
+    /// Blocks the BRIN filter ruled out in this process.
+    pub brin_skipped: u64,
 }
 
 impl PageReader {
@@ -158,6 +162,8 @@ impl PageReader {
                 pos: 0,
                 queue: std::collections::VecDeque::new(),
                 queue_only: false,
+                brin: None,
+                brin_skipped: 0,
             })
         }
     }
@@ -182,8 +188,34 @@ impl PageReader {
         self.worker_started = false;
     }
 
+    /// Read only the blocks `filter` keeps.
+    pub fn set_brin(&mut self, filter: Box<crate::source::brin::BrinFilter>) {
+        self.brin = Some(filter);
+    }
+
+    /// The BRIN filter, for EXPLAIN.
+    pub fn brin(&self) -> Option<&crate::source::brin::BrinFilter> {
+        self.brin.as_deref()
+    }
+
+    /// Take the BRIN filter's bitmap now unless it is there (EXPLAIN
+    /// ANALYZE of a process that read no block).
+    ///
+    /// # Safety
+    /// Backend, during the scan.
+    pub unsafe fn brin_ensure(&mut self) {
+        let rel = self.rel;
+        if let Some(b) = self.brin.as_mut() {
+            // SAFETY: caller's promise.
+            unsafe { b.ensure(rel) };
+        }
+    }
+
     /// Start over (ReScan; a parallel descriptor is reset by the leader).
     pub fn rescan(&mut self) {
+        if let Some(b) = self.brin.as_mut() {
+            b.rescan();
+        }
         self.release();
         self.next = 0;
         self.nblocks = None;
@@ -254,11 +286,30 @@ impl PageReader {
     }
 
     /// The next block the scan (serial, or a parallel descriptor) hands
-    /// out.
+    /// out that the BRIN filter (if any) keeps.
     ///
     /// # Safety
     /// Backend, during the scan.
     unsafe fn next_scan_block(&mut self) -> Option<pg_sys::BlockNumber> {
+        loop {
+            // SAFETY: caller's promise.
+            let b = unsafe { self.next_handed_block() }?;
+            let rel = self.rel;
+            // SAFETY: caller's promise.
+            let keep = self.brin.as_mut().is_none_or(|f| unsafe { f.allows(rel, b) });
+            if keep {
+                return Some(b);
+            }
+            self.brin_skipped += 1;
+        }
+    }
+
+    /// The next block the scan (serial, or a parallel descriptor) hands
+    /// out.
+    ///
+    /// # Safety
+    /// Backend, during the scan.
+    unsafe fn next_handed_block(&mut self) -> Option<pg_sys::BlockNumber> {
         // SAFETY: the relation is open; pscan (when set) its descriptor.
         unsafe {
             if !self.pscan.is_null() {

@@ -17,6 +17,7 @@
 //! files and statistics with), and a gstore_fdw table's rows
 //! ([`gstore`]).
 
+pub mod brin;
 pub mod gstore;
 pub mod heap_chunks;
 pub mod heap_direct;
@@ -84,7 +85,12 @@ impl Source {
         unsafe {
             if (*(*rel).rd_rel).relkind as u8 != pg_sys::RELKIND_FOREIGN_TABLE {
                 let estate = (*node).ss.ps.state;
-                return Source::Heap(Box::new(HeapChunks::new(rel, columns, (*estate).es_query_cxt, name)));
+                let mut h = Box::new(HeapChunks::new(rel, columns, (*estate).es_query_cxt, name));
+                // a BRIN index rules out block ranges for the same clauses
+                if let Some(f) = brin::BrinFilter::prepare(rel, &hints, &raw mut (*node).ss.ps) {
+                    h.set_brin(f);
+                }
+                return Source::Heap(h);
             }
             if crate::gstore::is_gstore_table((*rel).rd_id) {
                 let estate = (*node).ss.ps.state;
@@ -448,6 +454,26 @@ impl Source {
         match self {
             Source::Arrow { reader, .. } => Some(reader),
             Source::Heap(_) | Source::Gstore(_) => None,
+        }
+    }
+
+    /// EXPLAIN of a heap table's BRIN filter: `BRIN cond`, `BRIN index`,
+    /// and with ANALYZE `BRIN ranges` (the bitmap is taken now if this
+    /// process read no block).
+    ///
+    /// # Safety
+    /// `plan` is the node's plan, `es` the ExplainState; a backend.
+    pub unsafe fn explain_brin(&mut self, plan: *mut pg_sys::Plan, es: *mut pg_sys::ExplainState) {
+        if let Source::Heap(h) = self {
+            // SAFETY: caller's promise.
+            unsafe {
+                if (*es).analyze {
+                    h.brin_ensure();
+                }
+                if let Some((f, _)) = h.brin() {
+                    f.explain(plan, es);
+                }
+            }
         }
     }
 
