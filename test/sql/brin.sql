@@ -124,8 +124,11 @@ SELECT * FROM bl_how('SELECT count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND
 RESET pg_strom.enable_brin;
 
 -- the planner: a BRIN-filtered device scan is costed by the ranges the
--- index keeps (at a GPU machine's device costs; the start-up costs left
--- out: they are the same with and without)
+-- index keeps (at a GPU machine's device costs, and chunks small enough
+-- that the kept ranges hold several: with fewer rows, or priced as the
+-- CPU engine, it is costed as a full scan; the start-up costs left out:
+-- they are the same with and without)
+SET pg_strom.chunk_rows = 500;
 RESET pg_strom.gpu_tuple_cost;
 RESET pg_strom.heap_gather_cost;
 RESET enable_bitmapscan;
@@ -145,6 +148,19 @@ RESET pg_strom.enable_brin;
 -- (7 of 430 ranges kept: the scan's cost falls accordingly)
 -- (the grouping and the final aggregation cost the same either way)
 SELECT :cost_with_brin < :cost_without / 4 AS cheaper_by_the_ranges_skipped;
+RESET pg_strom.chunk_rows;
+SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') = :cost_without
+  AS few_rows_kept_costed_as_a_full_scan;
+-- (PostgreSQL's own operator and row costs, as the CPU engine is priced)
+SET pg_strom.gpu_operator_cost = 0.0025;
+SET pg_strom.gpu_tuple_cost = 0.01;
+SET pg_strom.chunk_rows = 500;
+SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') AS cost_cpu_priced \gset
+SET pg_strom.enable_brin = off;
+SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') = :cost_cpu_priced
+  AS cpu_priced_costed_as_a_full_scan;
+RESET pg_strom.enable_brin;
+RESET pg_strom.chunk_rows;
 RESET pg_strom.gpu_setup_cost;
 RESET pg_strom.gpu_context_cost;
 RESET pg_strom.gpu_operator_cost;

@@ -507,7 +507,7 @@ pub(crate) unsafe fn cost(
         // (a gstore_fdw table read from the engine's copy reads no pages)
         let copy = crate::customscan::cost::is_gstore_relation(rte) && crate::customscan::cost::gstore_copy_planned();
         // (the block ranges a BRIN index rules out are not read)
-        let brin = crate::source::brin::planned_fraction(root, outer);
+        let brin = crate::customscan::cost::brin_fraction(root, outer);
         let disk =
             if copy { 0.0 } else { brin * spc_seq * scan_pages(rte, outer).map_or((*outer).pages as f64, |(p, _)| p) };
         let ntuples = brin * (*outer).tuples.max(0.0);

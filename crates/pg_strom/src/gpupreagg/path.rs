@@ -55,7 +55,7 @@ unsafe extern "C-unwind" fn planner(
     bound_params: pg_sys::ParamListInfo,
 ) -> *mut pg_sys::PlannedStmt {
     stash_reset();
-    crate::source::brin::planning_starts();
+    crate::customscan::cost::brin_planning_starts();
     // SAFETY: the planner's own arguments, passed on.
     unsafe {
         match PREV_PLANNER {
@@ -453,7 +453,7 @@ unsafe fn add_paths(
                         && pg_sys::bms_is_member(desc.outer_relid as i32, pg_sys::pull_varnos(root, e))
                 });
                 let unread = if outer_keys { 0.0 } else { host_reads };
-                let brin = crate::source::brin::planned_fraction(root, outer);
+                let brin = crate::customscan::cost::brin_fraction(root, outer);
                 let mut direct =
                     frac * brin * (*outer).tuples.max(0.0) * crate::customscan::cost::gather_cost_per_row(rte) / div;
                 // a scan's direct pages are read by the GPU service, not by the

@@ -225,7 +225,7 @@ unsafe fn cost_floor(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInf
     // SAFETY: caller's promise.
     unsafe {
         // (the block ranges a BRIN index rules out are not read)
-        let brin = crate::source::brin::planned_fraction(root, rel);
+        let brin = crate::customscan::cost::brin_fraction(root, rel);
         let (disk, per_row) = fixed_costs(root, rel, pages * brin);
         let divisor = if workers > 0 { parallel_divisor(workers) } else { 1.0 };
         guc::GPU_SETUP_COST.get() + disk + brin * (*rel).tuples.max(0.0) * per_row / divisor
@@ -320,7 +320,7 @@ unsafe fn make_path(
 
         // Costs (the parts no qual changes: `fixed_costs`).
         // the block ranges a BRIN index rules out are not read (source::brin)
-        let brin = crate::source::brin::planned_fraction(root, rel);
+        let brin = crate::customscan::cost::brin_fraction(root, rel);
         let (disk, fixed_per_tuple) = fixed_costs(root, rel, pages * brin);
         let ntuples = brin * (*rel).tuples.max(0.0);
         let dev_list = to_list(&split.device);

@@ -17,9 +17,12 @@
 //! compute its own.  The values are evaluated when the scan starts and
 //! again after a rescan (a Param's new value).
 //!
-//! Planning asks [`kept_fraction`]: the share of the table's blocks the
-//! index keeps for the quals with constant values (the same bitmap scan,
-//! run at plan time: the summaries say it, not statistics).
+//! Planning asks [`kept_fraction`] (through
+//! `customscan::cost::brin_fraction`): the share of the table's blocks
+//! the index keeps for the quals with constant values (the same bitmap
+//! scan, run at plan time: the summaries say it, not statistics), unless
+//! those hold only a few chunks' rows or the device is priced as
+//! PostgreSQL's executor (the CPU engine).
 
 use std::ffi::CStr;
 
@@ -396,42 +399,4 @@ pub unsafe fn kept_fraction(rel: *mut pg_sys::RelOptInfo, relid: pg_sys::Oid) ->
         pg_sys::table_close(heap, pg_sys::NoLock as pg_sys::LOCKMODE);
         fraction
     }
-}
-
-/// A relation being planned: (root, relid, baserestrictinfo) addresses.
-type PlannedRel = (usize, u32, usize);
-
-thread_local! {
-    /// [`planned_fraction`]'s answers in the statement being planned.
-    static PLANNED: std::cell::RefCell<Vec<(PlannedRel, f64)>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// The share of a heap base relation's blocks and rows a device scan of
-/// it reads, after the block ranges a BRIN index rules out
-/// ([`kept_fraction`]); 1.0 for other relations.  Asked by every device
-/// path of the relation, taken once per query being planned.
-///
-/// # Safety
-/// Planner state; `rel` a base relation of `root`.
-pub unsafe fn planned_fraction(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo) -> f64 {
-    // SAFETY: caller's promise.
-    unsafe {
-        let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
-        if !crate::customscan::cost::is_heap_relation(rte) || !crate::guc::HEAP_PAGE_READS.get() {
-            return 1.0;
-        }
-        let key = (root as usize, (*rel).relid, (*rel).baserestrictinfo as usize);
-        if let Some(f) = PLANNED.with(|c| c.borrow().iter().find(|(k, _)| *k == key).map(|&(_, f)| f)) {
-            return f;
-        }
-        let f = kept_fraction(rel, (*rte).relid);
-        PLANNED.with(|c| c.borrow_mut().push((key, f)));
-        f
-    }
-}
-
-/// A statement is being planned: the answers of earlier ones go (their
-/// PlannerInfo's address may be reused).  Called by the planner hook.
-pub fn planning_starts() {
-    PLANNED.with(|c| c.borrow_mut().clear());
 }
