@@ -118,6 +118,16 @@ SELECT count(*), sum(v) FROM bl WHERE d >= '2030-01-01';
 SELECT brin_summarize_new_values('bl_brin') > 0 AS summarized;
 SELECT * FROM bl_how('SELECT count(*), sum(v) FROM bl WHERE d >= ''2030-01-01''');
 SELECT bl_diff('SELECT count(*), sum(v) FROM bl WHERE d >= ''2030-01-01''');
+-- a partial BRIN index summarizes only the rows its predicate holds: not
+-- used (here the other rows lie far beyond its summaries)
+CREATE TABLE bp (id int, d date, t text) WITH (autovacuum_enabled = off);
+INSERT INTO bp SELECT i, CASE WHEN i % 2 = 0 THEN date '2015-01-01' + i / 100 ELSE date '2099-01-01' END,
+  chr(97 + i / 2000) || i FROM generate_series(1, 50000) i;
+CREATE INDEX bp_even ON bp USING brin (d) WITH (pages_per_range = 4) WHERE id % 2 = 0;
+ANALYZE bp;
+SELECT * FROM bl_how('SELECT count(*) FROM bp WHERE d > ''2090-01-01''');
+SELECT bl_diff('SELECT count(*) FROM bp WHERE d > ''2090-01-01''');
+DROP TABLE bp;
 -- off: every block is read
 SET pg_strom.enable_brin = off;
 SELECT * FROM bl_how('SELECT count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31''');

@@ -107,6 +107,12 @@ unsafe fn usable(index: pg_sys::Relation, clauses: &[*mut pg_sys::Node]) -> Vec<
             if !pg_sys::op_in_opfamily((*op).opno, family) {
                 continue;
             }
+            // the summaries order values by the index column's collation: a
+            // comparison by another one may not be judged by them
+            let coll = *(*index).rd_indcollation.add(col);
+            if coll != pg_sys::InvalidOid && coll != (*op).inputcollid {
+                continue;
+            }
             let (mut strategy, mut left, mut right) = (0, pg_sys::InvalidOid, pg_sys::InvalidOid);
             pg_sys::get_op_opfamily_properties((*op).opno, family, false, &mut strategy, &mut left, &mut right);
             let key = Key {
@@ -138,7 +144,14 @@ unsafe fn best_index(rel: pg_sys::Relation, clauses: &[*mut pg_sys::Node]) -> Op
                 continue;
             }
             let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
-            if !(*(*index).rd_index).indisvalid {
+            // (a partial index summarizes only the rows its predicate holds)
+            if !(*(*index).rd_index).indisvalid
+                || !pg_sys::heap_attisnull(
+                    (*index).rd_indextuple,
+                    pg_sys::Anum_pg_index_indpred as i32,
+                    std::ptr::null_mut(),
+                )
+            {
                 pg_sys::index_close(index, pg_sys::NoLock as pg_sys::LOCKMODE);
                 continue;
             }
