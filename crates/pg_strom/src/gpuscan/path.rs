@@ -201,6 +201,12 @@ unsafe fn no_gpuscan_can_win(
                     && ((*p).parallel_safe || !(*rel).consider_parallel)
             })
         };
+        // a path cheaper than the start-up alone (a primary-key lookup)
+        // beats every GpuScan, serial or partial: decided before the floor,
+        // which may scan a BRIN index (customscan::cost::brin_fraction)
+        if candidates((*rel).pathlist).any(|p| (*p).startup_cost <= setup && (*p).total_cost * FUZZ < setup) {
+            return true;
+        }
         let floor = cost_floor(root, rel, pages, 0);
         let serial_beaten =
             candidates((*rel).pathlist).any(|p| (*p).startup_cost <= setup && (*p).total_cost * FUZZ < floor);
