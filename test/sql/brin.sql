@@ -108,15 +108,17 @@ SELECT * FROM bl_how('SELECT k, count(*), sum(v) FROM bl WHERE d BETWEEN ''2017-
 SELECT bl_diff('SELECT k, count(*), sum(v) FROM bl WHERE d BETWEEN ''2017-02-01'' AND ''2017-04-30'' GROUP BY k');
 SET max_parallel_workers_per_gather = 0;
 -- rows added after the index was made are in unsummarized ranges, read
--- always; rows moved by UPDATE widen their range's summary
+-- always; rows moved by UPDATE widen their range's summary (where the new
+-- versions go differs by PostgreSQL version: the count of ranges read is
+-- shown as a bound)
 INSERT INTO bl SELECT i, date '2015-01-01' + i / 100, NULL, NULL, i / 4.0, i / 1000, i % 97, 'new'
   FROM generate_series(200001, 210000) i;
 UPDATE bl SET d = '2030-06-01', v = v + 1000 WHERE id IN (5000, 5001);
-SELECT * FROM bl_how('SELECT count(*), sum(v) FROM bl WHERE d >= ''2030-01-01''');
+SELECT regexp_replace(h, '[0-9]+ read, [0-9]+ skipped', CASE WHEN (regexp_match(h, '([0-9]+) read'))[1]::int <= 12 THEN 'at most 12 read' ELSE 'more read' END) FROM bl_how('SELECT count(*), sum(v) FROM bl WHERE d >= ''2030-01-01''') h;
 SELECT bl_diff('SELECT count(*), sum(v) FROM bl WHERE d >= ''2030-01-01''');
 SELECT count(*), sum(v) FROM bl WHERE d >= '2030-01-01';
 SELECT brin_summarize_new_values('bl_brin') > 0 AS summarized;
-SELECT * FROM bl_how('SELECT count(*), sum(v) FROM bl WHERE d >= ''2030-01-01''');
+SELECT regexp_replace(h, '[0-9]+ read, [0-9]+ skipped', CASE WHEN (regexp_match(h, '([0-9]+) read'))[1]::int <= 12 THEN 'at most 12 read' ELSE 'more read' END) FROM bl_how('SELECT count(*), sum(v) FROM bl WHERE d >= ''2030-01-01''') h;
 SELECT bl_diff('SELECT count(*), sum(v) FROM bl WHERE d >= ''2030-01-01''');
 -- a partial BRIN index summarizes only the rows its predicate holds: not
 -- used (here the other rows lie far beyond its summaries)
