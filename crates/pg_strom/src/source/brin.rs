@@ -140,10 +140,11 @@ unsafe fn best_index(rel: pg_sys::Relation, clauses: &[*mut pg_sys::Node]) -> Op
     unsafe {
         let mut best: Option<(pg_sys::Relation, Vec<_>)> = None;
         for oid in crate::pg::list::from_oid_list(pg_sys::RelationGetIndexList(rel)) {
-            if pg_sys::get_rel_relam(oid) != pg_sys::BRIN_AM_OID {
+            let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+            if (*(*index).rd_rel).relam != pg_sys::BRIN_AM_OID {
+                pg_sys::index_close(index, pg_sys::NoLock as pg_sys::LOCKMODE);
                 continue;
             }
-            let index = pg_sys::index_open(oid, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
             // (a partial index summarizes only the rows its predicate holds)
             if !(*(*index).rd_index).indisvalid
                 || !pg_sys::heap_attisnull(
