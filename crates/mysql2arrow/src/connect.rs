@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 
 use mysql::{Conn, OptsBuilder};
 
+use pg2arrow::cli::{env, os_user};
+
 use crate::options::{Defaults, Options, Prompt};
 
 /// The session settings every connection starts with.
@@ -34,10 +36,6 @@ pub fn error_text(e: &mysql::Error) -> String {
         mysql::Error::DriverError(d) => d.to_string(),
         other => other.to_string(),
     }
-}
-
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
 /// `key = value` pairs of the groups we read, later files and lines
@@ -147,20 +145,6 @@ impl Target {
     }
 }
 
-fn os_user() -> String {
-    if let Some(u) = env("USER") {
-        return u;
-    }
-    // SAFETY: getpwuid of our own uid; the result is copied at once.
-    unsafe {
-        let pw = libc::getpwuid(libc::getuid());
-        if !pw.is_null() {
-            return std::ffi::CStr::from_ptr((*pw).pw_name).to_string_lossy().into_owned();
-        }
-    }
-    "root".into()
-}
-
 /// Where to connect for `o`, with the option files `f`.
 pub fn target(o: &Options, f: &OptionFiles) -> Result<Target, String> {
     let host = o.host.clone().or_else(|| f.get("host")).or_else(|| env("MYSQL_HOST"));
@@ -188,7 +172,7 @@ pub fn target(o: &Options, f: &OptionFiles) -> Result<Target, String> {
         socket: if host.is_none() { socket } else { None },
         host,
         port,
-        user: o.user.clone().or_else(|| f.get("user")).unwrap_or_else(os_user),
+        user: o.user.clone().or_else(|| f.get("user")).unwrap_or_else(|| os_user("root")),
         password: o.password.clone().or_else(|| f.get("password")).or_else(|| env("MYSQL_PWD")),
         dbname: o.dbname.clone().or_else(|| f.get("database")),
     })

@@ -50,8 +50,8 @@ pub fn set_statement(name: &str, value: &str) -> Result<String, String> {
 
 /// Run the dump described by `o` on `conn`; returns the file written.
 pub fn run(o: &Options, conn: &mut Conn) -> Result<std::path::PathBuf, String> {
-    let command = o.command.as_deref().expect("checked by the options").trim().trim_end_matches(';').to_string();
-    for (name, value) in &o.set {
+    let command = o.common.command.as_deref().expect("checked by the options").trim().trim_end_matches(';').to_string();
+    for (name, value) in &o.common.set {
         let sql = set_statement(name, value)?;
         conn.query_drop(&sql).map_err(|e| format!("--set {name}:{value}: {}", error_text(&e)))?;
     }
@@ -79,11 +79,11 @@ pub fn run(o: &Options, conn: &mut Conn) -> Result<std::path::PathBuf, String> {
     }
     let fields: Vec<Field> = names.iter().zip(&plans).map(|(n, p)| field(n, &p.plan)).collect();
     let arrow_plans: Vec<_> = plans.iter().map(|p| p.plan.clone()).collect();
-    let stat_fields = batch::stat_fields(&o.stat, &fields, &arrow_plans)?;
+    let stat_fields = batch::stat_fields(&o.common.stat, &fields, &arrow_plans)?;
     let schema = batch::schema(fields, &command);
-    let path = batch::open_output(o.target.as_ref(), &schema, &stat_fields)?;
-    let segment = o.segment_size.unwrap_or(DEFAULT_SEGMENT);
-    let mut b = Batcher::new(schema, arrow_plans, segment, stat_fields, o.progress);
+    let path = batch::open_output(o.common.target.as_ref(), &schema, &stat_fields)?;
+    let segment = o.common.segment_size.unwrap_or(DEFAULT_SEGMENT);
+    let mut b = Batcher::new(schema, arrow_plans, segment, stat_fields, o.common.progress);
     let convs: Vec<types::Conv> = plans.iter().map(|p| p.conv).collect();
     for row in result.by_ref() {
         let row = row.map_err(|e| format!("the query: {}", error_text(&e)))?;

@@ -28,18 +28,10 @@ fn main() -> ExitCode {
         Ok(o) => o,
         Err(e) => return run::bad_options(&e),
     };
-    if o.help {
-        print!("{}", options::USAGE);
-        return ExitCode::SUCCESS;
-    }
-    if o.version {
-        println!("mysql2arrow (pg_strom) {}", env!("CARGO_PKG_VERSION"));
-        return ExitCode::SUCCESS;
-    }
-    if let Some(code) = run::file_only(o.dump.as_deref(), o.recover.as_deref()) {
+    if let Some(code) = run::without_server(&o.common, options::USAGE) {
         return code;
     }
-    run::dump_job(o.target.is_none(), || {
+    run::dump_job(o.common.target.is_none(), || {
         let mut conn = connect::connect(&o)?;
         job::run(&o, &mut conn)
     })

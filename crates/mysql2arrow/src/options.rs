@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use pg2arrow::cli::{self, Spec, Target, scan};
+use pg2arrow::cli::{Common, Spec, scan};
 
 pub const USAGE: &str = "\
 mysql2arrow dumps the result of a MySQL or MariaDB query into an Apache
@@ -92,31 +92,17 @@ pub struct Options {
     pub password: Option<String>,
     pub prompt: Prompt,
     pub defaults: Defaults,
-    pub command: Option<String>,
-    /// None: a new file under $TMPDIR.
-    pub target: Option<Target>,
-    pub segment_size: Option<usize>,
-    pub stat: Vec<String>,
-    pub set: Vec<(String, String)>,
     /// Zero dates as NULL rather than an error.
     pub zero_date_null: bool,
     pub time_as_interval: bool,
-    pub progress: bool,
-    pub dump: Option<PathBuf>,
-    pub recover: Option<PathBuf>,
-    pub help: bool,
-    pub version: bool,
+    /// The query, the output and the rest both tools share.
+    pub common: Common,
 }
 
-const LONG: [&str; 26] = [
+/// mysql2arrow's own options (`pg2arrow::cli::COMMON_LONG` are the shared ones).
+const LONG: [&str; 13] = [
     "dbname",
-    "command",
-    "table",
-    "file",
-    "output",
-    "append",
-    "segment-size",
-    "stat",
+    "database",
     "zero-date",
     "time-as-interval",
     "host",
@@ -128,16 +114,9 @@ const LONG: [&str; 26] = [
     "no-password",
     "defaults-file",
     "no-defaults",
-    "set",
-    "progress",
-    "dump",
-    "recover",
-    "help",
-    "version",
-    "database",
 ];
 
-const FLAGS: [&str; 6] = ["time-as-interval", "no-password", "no-defaults", "progress", "help", "version"];
+const FLAGS: [&str; 3] = ["time-as-interval", "no-password", "no-defaults"];
 
 fn long_of(short: char) -> Option<&'static str> {
     Some(match short {
@@ -163,31 +142,15 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
     let mut o = Options::default();
     // `mysql2arrow -h` alone (no host given) shows the usage, as pg2arrow's
     if args.len() == 1 && args[0] == "-h" {
-        o.help = true;
+        o.common.help = true;
         return Ok(o);
     }
     let spec = Spec { long: &LONG, flags: &FLAGS, short: long_of };
     let (opts, positional) = scan(args, &spec)?;
-    let mut sources = 0;
     for (name, value) in opts {
+        let Some(value) = o.common.take(&name, value)? else { continue };
         match name.as_str() {
             "dbname" | "database" => o.dbname = Some(value),
-            "command" => {
-                sources += 1;
-                o.command = Some(value);
-            }
-            "table" => {
-                sources += 1;
-                o.command = Some(format!("SELECT * FROM {value}"));
-            }
-            "file" => {
-                sources += 1;
-                let sql = std::fs::read_to_string(&value).map_err(|e| format!("could not read \"{value}\": {e}"))?;
-                o.command = Some(sql);
-            }
-            "output" | "append" => cli::target(&mut o.target, &name, value)?,
-            "segment-size" => o.segment_size = Some(cli::parse_size(&value)?),
-            "stat" => cli::stat_columns(&mut o.stat, &value)?,
             "zero-date" => {
                 o.zero_date_null = match value.to_ascii_lowercase().as_str() {
                     "error" => false,
@@ -204,31 +167,10 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
             "no-password" => o.prompt = Prompt::Never,
             "defaults-file" => o.defaults = Defaults::File(PathBuf::from(value)),
             "no-defaults" => o.defaults = Defaults::None,
-            "set" => o.set.push(cli::setting(&value)?),
-            "progress" => o.progress = true,
-            "dump" => o.dump = Some(PathBuf::from(value)),
-            "recover" => o.recover = Some(PathBuf::from(value)),
-            "help" => o.help = true,
-            "version" => o.version = true,
             other => return Err(format!("unrecognized option '--{other}'")),
         }
     }
-    if sources > 1 {
-        return Err("-c, -t and -f are exclusive".into());
-    }
-    let mut pos = positional.into_iter();
-    if let Some(db) = pos.next() {
-        o.dbname.get_or_insert(db);
-    }
-    if let Some(user) = pos.next() {
-        o.user.get_or_insert(user);
-    }
-    if let Some(extra) = pos.next() {
-        return Err(format!("too many command-line arguments (first is \"{extra}\")"));
-    }
-    if !o.help && !o.version && o.dump.is_none() && o.recover.is_none() && o.command.is_none() {
-        return Err("no query: give -c COMMAND, -t TABLE or -f FILE".into());
-    }
+    o.common.finish(positional, &mut o.dbname, &mut o.user)?;
     Ok(o)
 }
 
@@ -244,17 +186,17 @@ mod tests {
     fn the_original_spellings() {
         let o = p(&["-d", "mysql", "-u", "root", "-t", "t1", "-o", "/dev/shm/hoge.arrow"]).unwrap();
         assert_eq!((o.dbname.as_deref(), o.user.as_deref()), (Some("mysql"), Some("root")));
-        assert_eq!(o.command.as_deref(), Some("SELECT * FROM t1"));
-        assert_eq!(o.target, Some(Target::Output("/dev/shm/hoge.arrow".into())));
+        assert_eq!(o.common.command.as_deref(), Some("SELECT * FROM t1"));
+        assert_eq!(o.common.target, Some(pg2arrow::cli::Target::Output("/dev/shm/hoge.arrow".into())));
         let o = p(&["-c", "SELECT 1", "-h", "db1", "-p", "3307", "-Psecret", "--set", "sql_mode:ANSI", "shop", "me"])
             .unwrap();
         assert_eq!((o.host.as_deref(), o.port, o.password.as_deref()), (Some("db1"), Some(3307), Some("secret")));
         assert_eq!((o.dbname.as_deref(), o.user.as_deref()), (Some("shop"), Some("me")));
-        assert_eq!(o.set, [("sql_mode".to_string(), "ANSI".to_string())]);
+        assert_eq!(o.common.set, [("sql_mode".to_string(), "ANSI".to_string())]);
         let o = p(&["-t", "x", "--zero-date=NULL", "--time-as-interval", "-w", "--no-defaults"]).unwrap();
         assert!(o.zero_date_null && o.time_as_interval && o.prompt == Prompt::Never && o.defaults == Defaults::None);
-        assert!(p(&["-h"]).unwrap().help);
-        assert!(p(&["--dump", "f.arrow"]).unwrap().dump.is_some());
+        assert!(p(&["-h"]).unwrap().common.help);
+        assert!(p(&["--dump", "f.arrow"]).unwrap().common.dump.is_some());
     }
 
     #[test]

@@ -17,8 +17,8 @@ pub enum Target {
     Append(PathBuf),
 }
 
-/// A tool's options: long names, those that take no value, and the
-/// short letters' long names.
+/// A tool's own options (besides [`Common`]'s): long names, those that
+/// take no value, and the short letters' long names (all of them).
 pub struct Spec {
     pub long: &'static [&'static str],
     pub flags: &'static [&'static str],
@@ -55,10 +55,11 @@ pub fn scan(args: &[String], spec: &Spec) -> Result<Scanned, String> {
             positional.push(a.clone());
             continue;
         };
-        if !spec.long.contains(&name.as_str()) {
+        let n = name.as_str();
+        if !spec.long.contains(&n) && !COMMON_LONG.contains(&n) {
             return Err(format!("unrecognized option '--{name}'"));
         }
-        let value = if !spec.flags.contains(&name.as_str()) {
+        let value = if !spec.flags.contains(&n) && !COMMON_FLAGS.contains(&n) {
             match inline {
                 Some(v) => v,
                 None if i < args.len() => {
@@ -76,6 +77,127 @@ pub fn scan(args: &[String], spec: &Spec) -> Result<Scanned, String> {
         out.push((name, value));
     }
     Ok((out, positional))
+}
+
+/// The options both tools have, and what their values mean: the query
+/// (`-c`, `-t`, `-f`), the output, record batches, statistics, session
+/// settings, `--progress`, `--dump`, `--recover`, `--help`, `--version`.
+#[derive(Debug, Default)]
+pub struct Common {
+    pub command: Option<String>,
+    /// None: a new file under $TMPDIR.
+    pub target: Option<Target>,
+    pub segment_size: Option<usize>,
+    pub stat: Vec<String>,
+    pub set: Vec<(String, String)>,
+    pub progress: bool,
+    pub dump: Option<PathBuf>,
+    pub recover: Option<PathBuf>,
+    pub help: bool,
+    pub version: bool,
+    /// How many of -c, -t and -f were given.
+    sources: usize,
+}
+
+/// The long names of [`Common`]'s options, and those of them that take
+/// no value.
+pub const COMMON_LONG: [&str; 13] = [
+    "command",
+    "table",
+    "file",
+    "output",
+    "append",
+    "segment-size",
+    "stat",
+    "set",
+    "progress",
+    "dump",
+    "recover",
+    "help",
+    "version",
+];
+pub const COMMON_FLAGS: [&str; 3] = ["progress", "help", "version"];
+
+impl Common {
+    /// Take option `name` when it is one of these (None), else give its
+    /// value back for the tool.
+    pub fn take(&mut self, name: &str, value: String) -> Result<Option<String>, String> {
+        match name {
+            "command" => {
+                self.sources += 1;
+                self.command = Some(value);
+            }
+            "table" => {
+                self.sources += 1;
+                self.command = Some(format!("SELECT * FROM {value}"));
+            }
+            "file" => {
+                self.sources += 1;
+                let sql = std::fs::read_to_string(&value).map_err(|e| format!("could not read \"{value}\": {e}"))?;
+                self.command = Some(sql);
+            }
+            "output" | "append" => target(&mut self.target, name, value)?,
+            "segment-size" => self.segment_size = Some(parse_size(&value)?),
+            "stat" => stat_columns(&mut self.stat, &value)?,
+            "set" => self.set.push(setting(&value)?),
+            "progress" => self.progress = true,
+            "dump" => self.dump = Some(PathBuf::from(value)),
+            "recover" => self.recover = Some(PathBuf::from(value)),
+            "help" => self.help = true,
+            "version" => self.version = true,
+            _ => return Ok(Some(value)),
+        }
+        Ok(None)
+    }
+
+    /// After every option: the query sources exclusive, the positional
+    /// `[DBNAME [USERNAME]]` into `dbname` and `user` where the options
+    /// left them unset, and a query unless nothing is to be run.
+    pub fn finish(
+        &self,
+        positional: Vec<String>,
+        dbname: &mut Option<String>,
+        user: &mut Option<String>,
+    ) -> Result<(), String> {
+        if self.sources > 1 {
+            return Err("-c, -t and -f are exclusive".into());
+        }
+        let mut pos = positional.into_iter();
+        if let Some(db) = pos.next() {
+            dbname.get_or_insert(db);
+        }
+        if let Some(u) = pos.next() {
+            user.get_or_insert(u);
+        }
+        if let Some(extra) = pos.next() {
+            return Err(format!("too many command-line arguments (first is \"{extra}\")"));
+        }
+        if !self.help && !self.version && self.dump.is_none() && self.recover.is_none() && self.command.is_none() {
+            return Err("no query: give -c COMMAND, -t TABLE or -f FILE".into());
+        }
+        Ok(())
+    }
+}
+
+/// The value of environment variable `name`, unless unset or empty.
+pub fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The OS user's name (`USER`, else the password database), else
+/// `fallback`.
+pub fn os_user(fallback: &str) -> String {
+    if let Some(u) = env("USER") {
+        return u;
+    }
+    // SAFETY: getpwuid of our own uid; the result is copied at once.
+    unsafe {
+        let pw = libc::getpwuid(libc::getuid());
+        if !pw.is_null() {
+            return std::ffi::CStr::from_ptr((*pw).pw_name).to_string_lossy().into_owned();
+        }
+    }
+    fallback.into()
 }
 
 /// `--output` or `--append` (`name`), given once.

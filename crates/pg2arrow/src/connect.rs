@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use tokio_postgres::{Client, Config, NoTls};
 
+use pg2arrow::cli::{env, os_user};
+
 use crate::options::{Options, Prompt};
 
 /// Where and as whom to connect.
@@ -18,31 +20,13 @@ pub struct Target {
     pub dbname: String,
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
-fn os_user() -> String {
-    if let Some(u) = env("USER") {
-        return u;
-    }
-    // SAFETY: getpwuid of our own uid; the result is copied at once.
-    unsafe {
-        let pw = libc::getpwuid(libc::getuid());
-        if !pw.is_null() {
-            return std::ffi::CStr::from_ptr((*pw).pw_name).to_string_lossy().into_owned();
-        }
-    }
-    "postgres".into()
-}
-
 pub fn target(o: &Options) -> Target {
     let host = o.host.clone().or_else(|| env("PGHOST")).unwrap_or_else(|| {
         // libpq's default socket directory on Debian, else its built-in /tmp
         if Path::new("/var/run/postgresql").is_dir() { "/var/run/postgresql".into() } else { "/tmp".into() }
     });
     let port = o.port.or_else(|| env("PGPORT").and_then(|p| p.parse().ok())).unwrap_or(5432);
-    let user = o.username.clone().or_else(|| env("PGUSER")).unwrap_or_else(os_user);
+    let user = o.username.clone().or_else(|| env("PGUSER")).unwrap_or_else(|| os_user("postgres"));
     let dbname = o.dbname.clone().or_else(|| env("PGDATABASE")).unwrap_or_else(|| user.clone());
     Target { host, port, user, dbname }
 }

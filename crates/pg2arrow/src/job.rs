@@ -166,8 +166,8 @@ pub fn placeholders(cmd: &str, names: &[String]) -> Result<(String, Vec<usize>),
 
 /// Run the dump described by `o` on `client`; returns the file written.
 pub async fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf, String> {
-    let command = o.command.as_deref().expect("checked by the options").trim().trim_end_matches(';').to_string();
-    for (name, value) in &o.set {
+    let command = o.common.command.as_deref().expect("checked by the options").trim().trim_end_matches(';').to_string();
+    for (name, value) in &o.common.set {
         client
             .execute("SELECT pg_catalog.set_config($1, $2, false)", &[name, value])
             .await
@@ -204,11 +204,11 @@ pub async fn run(o: &Options, client: &mut Client) -> Result<std::path::PathBuf,
         fields.extend(q.names.iter().zip(&q.plans).map(|(n, p)| field(n, p)));
         plans.extend(q.plans.iter().cloned());
     }
-    let stat_fields = batch::stat_fields(&o.stat, &fields, &plans)?;
+    let stat_fields = batch::stat_fields(&o.common.stat, &fields, &plans)?;
     let schema = batch::schema(fields, &command);
-    let path = batch::open_output(o.target.as_ref(), &schema, &stat_fields)?;
-    let segment = o.segment_size.unwrap_or(DEFAULT_SEGMENT);
-    let mut b = Batcher::new(schema, plans, segment, stat_fields, o.progress);
+    let path = batch::open_output(o.common.target.as_ref(), &schema, &stat_fields)?;
+    let segment = o.common.segment_size.unwrap_or(DEFAULT_SEGMENT);
+    let mut b = Batcher::new(schema, plans, segment, stat_fields, o.common.progress);
     let nmain = main.names.len();
     match &join {
         None => {

@@ -1,9 +1,7 @@
 //! pg2arrow's command line (scanned by `pg2arrow::cli`): its options,
 //! the positional `[DBNAME [USERNAME]]`, and `--help`.
 
-use std::path::PathBuf;
-
-use pg2arrow::cli::{self, Spec, Target, scan};
+use pg2arrow::cli::{Common, Spec, scan};
 
 pub const USAGE: &str = "\
 pg2arrow dumps the result of a PostgreSQL query into an Apache Arrow file.
@@ -76,46 +74,16 @@ pub struct Options {
     pub port: Option<u16>,
     pub username: Option<String>,
     pub prompt: Prompt,
-    pub command: Option<String>,
-    /// None: a new file under $TMPDIR.
-    pub target: Option<Target>,
-    pub segment_size: Option<usize>,
-    pub stat: Vec<String>,
-    pub set: Vec<(String, String)>,
     pub join: Option<Join>,
-    pub progress: bool,
-    pub dump: Option<PathBuf>,
-    pub recover: Option<PathBuf>,
-    pub help: bool,
-    pub version: bool,
+    /// The query, the output and the rest both tools share.
+    pub common: Common,
 }
 
-const LONG: [&str; 22] = [
-    "dbname",
-    "command",
-    "table",
-    "file",
-    "output",
-    "append",
-    "segment-size",
-    "host",
-    "port",
-    "username",
-    "user",
-    "no-password",
-    "password",
-    "set",
-    "stat",
-    "inner-join",
-    "outer-join",
-    "progress",
-    "dump",
-    "recover",
-    "help",
-    "version",
-];
+/// pg2arrow's own options (`pg2arrow::cli::COMMON_LONG` are the shared ones).
+const LONG: [&str; 9] =
+    ["dbname", "host", "port", "username", "user", "no-password", "password", "inner-join", "outer-join"];
 
-const FLAGS: [&str; 5] = ["no-password", "password", "progress", "help", "version"];
+const FLAGS: [&str; 2] = ["no-password", "password"];
 
 fn long_of(short: char) -> Option<&'static str> {
     Some(match short {
@@ -140,67 +108,30 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
     let mut o = Options::default();
     // `pg2arrow -h` alone (no host given) shows the usage, as in PG-Strom's pg2arrow
     if args.len() == 1 && args[0] == "-h" {
-        o.help = true;
+        o.common.help = true;
         return Ok(o);
     }
     let spec = Spec { long: &LONG, flags: &FLAGS, short: long_of };
     let (opts, positional) = scan(args, &spec)?;
-    let mut sources = 0;
     for (name, value) in opts {
+        let Some(value) = o.common.take(&name, value)? else { continue };
         match name.as_str() {
             "dbname" => o.dbname = Some(value),
-            "command" => {
-                sources += 1;
-                o.command = Some(value);
-            }
-            "table" => {
-                sources += 1;
-                o.command = Some(format!("SELECT * FROM {value}"));
-            }
-            "file" => {
-                sources += 1;
-                let sql = std::fs::read_to_string(&value).map_err(|e| format!("could not read \"{value}\": {e}"))?;
-                o.command = Some(sql);
-            }
-            "output" | "append" => cli::target(&mut o.target, &name, value)?,
-            "segment-size" => o.segment_size = Some(cli::parse_size(&value)?),
             "host" => o.host = Some(value),
             "port" => o.port = Some(value.parse().map_err(|_| format!("invalid port number \"{value}\""))?),
             "username" | "user" => o.username = Some(value),
             "no-password" => o.prompt = Prompt::Never,
             "password" => o.prompt = Prompt::Always,
-            "set" => o.set.push(cli::setting(&value)?),
-            "stat" => cli::stat_columns(&mut o.stat, &value)?,
             "inner-join" | "outer-join" => {
                 if o.join.is_some() {
                     return Err("only one of --inner-join and --outer-join may be given, once".into());
                 }
                 o.join = Some(Join { command: value, outer: name == "outer-join" });
             }
-            "progress" => o.progress = true,
-            "dump" => o.dump = Some(PathBuf::from(value)),
-            "recover" => o.recover = Some(PathBuf::from(value)),
-            "help" => o.help = true,
-            "version" => o.version = true,
             other => return Err(format!("unrecognized option '--{other}'")),
         }
     }
-    if sources > 1 {
-        return Err("-c, -t and -f are exclusive".into());
-    }
-    let mut pos = positional.into_iter();
-    if let Some(db) = pos.next() {
-        o.dbname.get_or_insert(db);
-    }
-    if let Some(user) = pos.next() {
-        o.username.get_or_insert(user);
-    }
-    if let Some(extra) = pos.next() {
-        return Err(format!("too many command-line arguments (first is \"{extra}\")"));
-    }
-    if !o.help && !o.version && o.dump.is_none() && o.recover.is_none() && o.command.is_none() {
-        return Err("no query: give -c COMMAND, -t TABLE or -f FILE".into());
-    }
+    o.common.finish(positional, &mut o.dbname, &mut o.username)?;
     Ok(o)
 }
 
@@ -216,15 +147,15 @@ mod tests {
     fn spellings() {
         let o = p(&["-d", "postgres", "-oout.arrow", "--table=t", "--stat", "a, b", "-s", "64MB"]).unwrap();
         assert_eq!(o.dbname.as_deref(), Some("postgres"));
-        assert_eq!(o.target, Some(Target::Output("out.arrow".into())));
-        assert_eq!(o.command.as_deref(), Some("SELECT * FROM t"));
-        assert_eq!(o.stat, ["a", "b"]);
-        assert_eq!(o.segment_size, Some(64 << 20));
+        assert_eq!(o.common.target, Some(pg2arrow::cli::Target::Output("out.arrow".into())));
+        assert_eq!(o.common.command.as_deref(), Some("SELECT * FROM t"));
+        assert_eq!(o.common.stat, ["a", "b"]);
+        assert_eq!(o.common.segment_size, Some(64 << 20));
         let o = p(&["-c", "SELECT 1", "db", "me", "--set", "work_mem:64MB", "-w"]).unwrap();
         assert_eq!((o.dbname.as_deref(), o.username.as_deref()), (Some("db"), Some("me")));
-        assert_eq!(o.set, [("work_mem".to_string(), "64MB".to_string())]);
+        assert_eq!(o.common.set, [("work_mem".to_string(), "64MB".to_string())]);
         assert_eq!(o.prompt, Prompt::Never);
-        assert!(p(&["-h"]).unwrap().help);
+        assert!(p(&["-h"]).unwrap().common.help);
         assert_eq!(p(&["-h", "/tmp", "-t", "x"]).unwrap().host.as_deref(), Some("/tmp"));
     }
 

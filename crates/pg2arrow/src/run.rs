@@ -3,7 +3,7 @@
 //! puts it back and exits with 1; `--dump` and `--recover` need no
 //! server.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::output;
@@ -65,10 +65,19 @@ pub fn bad_options(e: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// `--dump=FILE` or `--recover=FILE` when given (they need no server).
-pub fn file_only(dump: Option<&Path>, recover: Option<&Path>) -> Option<ExitCode> {
+/// What needs no server, when asked for: `--help` (printing `usage`),
+/// `--version`, `--dump=FILE`, `--recover=FILE`.
+pub fn without_server(c: &crate::cli::Common, usage: &str) -> Option<ExitCode> {
     let p = crate::program();
-    if let Some(f) = dump {
+    if c.help {
+        print!("{usage}");
+        return Some(ExitCode::SUCCESS);
+    }
+    if c.version {
+        println!("{p} (pg_strom) {}", env!("CARGO_PKG_VERSION"));
+        return Some(ExitCode::SUCCESS);
+    }
+    if let Some(f) = &c.dump {
         return Some(match crate::dump::dump(&f.to_string_lossy()) {
             Ok(text) => {
                 print!("{text}");
@@ -80,7 +89,7 @@ pub fn file_only(dump: Option<&Path>, recover: Option<&Path>) -> Option<ExitCode
             }
         });
     }
-    let f = recover?;
+    let f = c.recover.as_deref()?;
     Some(match output::recover(f) {
         Ok(msg) => {
             println!("{p}: {msg}");
