@@ -653,17 +653,7 @@ impl ArrowReader {
                 .collect();
             prop_text(c"referenced", &names.join(", "), es);
             if !self.hint_exprs.is_empty() {
-                let ctx = pg_sys::set_deparse_context_plan((*es).deparse_cxt, plan, std::ptr::null_mut());
-                let mut text = self
-                    .hint_exprs
-                    .iter()
-                    .map(|&e| {
-                        CStr::from_ptr(pg_sys::deparse_expression(e, ctx, (*es).verbose, false))
-                            .to_string_lossy()
-                            .into_owned()
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let mut text = crate::pg::explain::deparse_list(&self.hint_exprs, plan, es);
                 if (*es).analyze && self.join_hint_text.is_empty() {
                     text.push_str(&format!("  [loaded: {}, skipped: {}]", self.loaded, self.skipped));
                 }

@@ -144,7 +144,6 @@ impl Hint {
     ) -> Vec<Hint> {
         // SAFETY: caller's promise.
         unsafe {
-            let econtext = (*ps).ps_ExprContext;
             let mut out = Vec::new();
             for &e in exprs {
                 let op = e as *mut pg_sys::OpExpr;
@@ -167,13 +166,8 @@ impl Hint {
                 if cmp == crate::pg::compat::cmp::EQ && (le_fn == pg_sys::InvalidOid || ge_fn == pg_sys::InvalidOid) {
                     continue;
                 }
-                // evaluated in the current (query) memory context, so a
-                // by-reference value lives as long as the scan
                 let state = pg_sys::ExecInitExpr(args[1].cast(), ps);
-                let mut isnull = false;
-                let eval = (*state).evalfunc.expect("an initialized expression");
-                let v = eval(state, econtext, &mut isnull);
-                let value = (!isnull).then_some(v);
+                let value = crate::pg::eval_for_scan(state, ps);
                 let state_kept = if pg_sys::contain_var_clause(args[1]) { std::ptr::null_mut() } else { state };
                 out.push(Hint {
                     field,
@@ -203,17 +197,8 @@ impl Hint {
         if self.state.is_null() {
             return;
         }
-        // SAFETY: caller's promise; evaluated in the query's memory
-        // context, as at the start, so that a by-reference value lives as
-        // long as the scan.
-        unsafe {
-            let old = pg_sys::MemoryContextSwitchTo((*(*self.ps).state).es_query_cxt);
-            let mut isnull = false;
-            let eval = (*self.state).evalfunc.expect("an initialized expression");
-            let v = eval(self.state, (*self.ps).ps_ExprContext, &mut isnull);
-            pg_sys::MemoryContextSwitchTo(old);
-            self.value = (!isnull).then_some(v);
-        }
+        // SAFETY: caller's promise.
+        self.value = unsafe { crate::pg::eval_for_scan(self.state, self.ps) };
     }
 
     /// `column >= lo` and `column <= hi` for file field `field` of type

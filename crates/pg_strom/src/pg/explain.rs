@@ -11,6 +11,29 @@ pub(crate) fn prop_text(label: &CStr, value: &str, es: *mut pg_sys::ExplainState
     unsafe { pg_sys::ExplainPropertyText(label.as_ptr(), v.as_ptr(), es) };
 }
 
+/// `exprs` (of `plan`'s node) as EXPLAIN deparses them, comma-separated.
+///
+/// # Safety
+/// `plan` is the node's plan, `es` the ExplainState; the expressions
+/// refer to the plan's range table.
+pub(crate) unsafe fn deparse_list(
+    exprs: &[*mut pg_sys::Node],
+    plan: *mut pg_sys::Plan,
+    es: *mut pg_sys::ExplainState,
+) -> String {
+    // SAFETY: caller's promise.
+    unsafe {
+        let ctx = pg_sys::set_deparse_context_plan((*es).deparse_cxt, plan, std::ptr::null_mut());
+        exprs
+            .iter()
+            .map(|&e| {
+                CStr::from_ptr(pg_sys::deparse_expression(e, ctx, (*es).verbose, false)).to_string_lossy().into_owned()
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// An EXPLAIN integer property, with an optional unit.
 pub(crate) fn prop_int(label: &CStr, unit: Option<&CStr>, value: i64, es: *mut pg_sys::ExplainState) {
     // SAFETY: valid ExplainState; PostgreSQL copies the strings.

@@ -13,6 +13,25 @@ pub mod memctx;
 
 use pgrx::pg_sys;
 
+/// The value of `state` (an initialized expression of the scan node
+/// `ps`), None for NULL, evaluated in the query's memory context so that
+/// a by-reference value lives as long as the scan: a comparison value the
+/// scan prunes by (Arrow statistics hints, BRIN keys), taken at its start
+/// and again after each rescan.
+///
+/// # Safety
+/// A backend, during `ps`'s execution.
+pub unsafe fn eval_for_scan(state: *mut pg_sys::ExprState, ps: *mut pg_sys::PlanState) -> Option<pg_sys::Datum> {
+    // SAFETY: caller's promise.
+    unsafe {
+        let _cxt = memctx::Switched::to((*(*ps).state).es_query_cxt);
+        let mut isnull = false;
+        let eval = (*state).evalfunc.expect("an initialized expression");
+        let v = eval(state, (*ps).ps_ExprContext, &mut isnull);
+        (!isnull).then_some(v)
+    }
+}
+
 /// PostgreSQL's `TupIsNull`: no slot, or an empty one (the end of a plan's
 /// rows).
 ///

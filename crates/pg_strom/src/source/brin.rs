@@ -280,17 +280,11 @@ impl BrinFilter {
         if self.allowed.is_some() {
             return;
         }
-        // SAFETY: caller's promise; values evaluated in the query's memory
-        // context, so that a by-reference one lives as long as the scan.
+        // SAFETY: caller's promise.
         unsafe {
-            let old = pg_sys::MemoryContextSwitchTo((*(*self.ps).state).es_query_cxt);
             for k in &mut self.keys {
-                let mut isnull = false;
-                let eval = (*k.state).evalfunc.expect("an initialized expression");
-                let v = eval(k.state, (*self.ps).ps_ExprContext, &mut isnull);
-                k.value = (!isnull).then_some(v);
+                k.value = crate::pg::eval_for_scan(k.state, self.ps);
             }
-            pg_sys::MemoryContextSwitchTo(old);
             let index = pg_sys::index_open(self.index, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
             let (bits, nblocks, read, skipped) = bitmap(index, heap, &self.keys);
             pg_sys::index_close(index, pg_sys::NoLock as pg_sys::LOCKMODE);
@@ -322,17 +316,7 @@ impl BrinFilter {
     pub unsafe fn explain(&self, plan: *mut pg_sys::Plan, es: *mut pg_sys::ExplainState) {
         // SAFETY: caller's promise.
         unsafe {
-            let ctx = pg_sys::set_deparse_context_plan((*es).deparse_cxt, plan, std::ptr::null_mut());
-            let cond = self
-                .clauses
-                .iter()
-                .map(|&e| {
-                    CStr::from_ptr(pg_sys::deparse_expression(e, ctx, (*es).verbose, false))
-                        .to_string_lossy()
-                        .into_owned()
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
+            let cond = crate::pg::explain::deparse_list(&self.clauses, plan, es);
             crate::pg::explain::prop_text(c"BRIN cond", &cond, es);
             let name = pg_sys::get_rel_name(self.index);
             let name = if name.is_null() {
