@@ -152,7 +152,7 @@ BEGIN
   EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
   RETURN (j -> 0 -> 'Plan' ->> 'Total Cost')::float8;
 END $$;
-EXPLAIN (COSTS OFF) SELECT k, count(*) FROM bl WHERE d BETWEEN '2016-03-01' AND '2016-03-31' GROUP BY k;
+SELECT * FROM explain_masked($$SELECT k, count(*) FROM bl WHERE d BETWEEN '2016-03-01' AND '2016-03-31' GROUP BY k$$);
 SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') AS cost_with_brin \gset
 SET pg_strom.enable_brin = off;
 SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') AS cost_without \gset
