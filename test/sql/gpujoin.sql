@@ -33,6 +33,53 @@ SELECT * FROM explain_masked('SELECT t0.id, t1.cat FROM gj_t0 t0 RIGHT JOIN gj_t
 -- a join qual without a device function keeps the join on the CPU
 SELECT * FROM explain_masked('SELECT t0.id FROM gj_t0 t0 JOIN gj_t1 t1 ON md5(t0.aid::text) = md5(t1.aid::text)');
 
+-- join quals (of an inner join) and scan quals without a device function
+-- stay on the host (Filter), evaluated on the rows the device joins; the
+-- same rows as PostgreSQL's
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_nestloop = off;
+CREATE TEMP VIEW gj_host AS
+  SELECT t0.id, t1.cat FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid AND md5(t0.id::text) > md5(t1.cat)
+   WHERE md5(t0.ax::text) < '8' AND md5(t1.cat) < 'c' AND t0.id % 3 = 0;
+SELECT * FROM explain_masked('SELECT * FROM gj_host');
+CREATE TEMP TABLE gj_host_strom AS SELECT * FROM gj_host;
+-- a correlated sub-query in the join quals (TPC-H Q17's shape)
+CREATE TEMP VIEW gj_host_sub AS
+  SELECT t0.id, t1.aid FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid
+   WHERE t1.cat = 'cat3' AND t0.id % 7 < (SELECT count(*) FROM gj_t2 WHERE gj_t2.bid < t1.aid % 10);
+SELECT * FROM explain_masked('SELECT * FROM gj_host_sub');
+CREATE TEMP TABLE gj_host_sub_strom AS SELECT * FROM gj_host_sub;
+-- an outer join's quals and a RIGHT join's scanned side keep theirs on the
+-- device or the join on the CPU
+CREATE TEMP VIEW gj_host_left AS
+  SELECT t0.id, t1.cat FROM gj_t0 t0 LEFT JOIN gj_t1 t1 ON t0.aid = t1.aid AND md5(t0.id::text) > md5(t1.cat);
+SELECT count(*) FILTER (WHERE ln ~ 'GpuJoin') AS gpujoin_nodes FROM explain_masked('SELECT * FROM gj_host_left') ln;
+CREATE TEMP TABLE gj_host_left_strom AS SELECT * FROM gj_host_left;
+CREATE TEMP VIEW gj_host_right AS
+  SELECT t0.id, t1.cat FROM (SELECT * FROM gj_t0 WHERE md5(ax::text) < '8') t0 RIGHT JOIN gj_t1 t1 ON t0.aid = t1.aid;
+SELECT * FROM explain_masked('SELECT * FROM gj_host_right');
+CREATE TEMP TABLE gj_host_right_strom AS SELECT * FROM gj_host_right;
+SET pg_strom.enabled = off;
+SELECT (SELECT count(*) FROM gj_host_strom) AS rows,
+       (SELECT count(*) FROM (SELECT * FROM gj_host_strom EXCEPT ALL SELECT * FROM gj_host) d) AS only_strom,
+       (SELECT count(*) FROM (SELECT * FROM gj_host EXCEPT ALL SELECT * FROM gj_host_strom) d) AS only_pg;
+SELECT (SELECT count(*) FROM gj_host_sub_strom) AS rows,
+       (SELECT count(*) FROM (SELECT * FROM gj_host_sub_strom EXCEPT ALL SELECT * FROM gj_host_sub) d) AS only_strom,
+       (SELECT count(*) FROM (SELECT * FROM gj_host_sub EXCEPT ALL SELECT * FROM gj_host_sub_strom) d) AS only_pg;
+SELECT (SELECT count(*) FROM gj_host_left_strom) AS rows,
+       (SELECT count(*) FROM (SELECT * FROM gj_host_left_strom EXCEPT ALL SELECT * FROM gj_host_left) d) AS only_strom,
+       (SELECT count(*) FROM (SELECT * FROM gj_host_left EXCEPT ALL SELECT * FROM gj_host_left_strom) d) AS only_pg;
+SELECT (SELECT count(*) FROM gj_host_right_strom) AS rows,
+       (SELECT count(*) FROM (SELECT * FROM gj_host_right_strom EXCEPT ALL SELECT * FROM gj_host_right) d) AS only_strom,
+       (SELECT count(*) FROM (SELECT * FROM gj_host_right EXCEPT ALL SELECT * FROM gj_host_right_strom) d) AS only_pg;
+RESET pg_strom.enabled;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_nestloop;
+DROP VIEW gj_host, gj_host_sub, gj_host_left, gj_host_right;
+DROP TABLE gj_host_strom, gj_host_sub_strom, gj_host_left_strom, gj_host_right_strom;
+
 -- system columns and the whole row of the scanned relation (they used to
 -- crash the backend), with rows kept as TIDs (few returned per chunk) and
 -- with pages copied: the same rows as PostgreSQL's

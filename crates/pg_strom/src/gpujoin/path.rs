@@ -82,9 +82,37 @@ pub struct JoinDesc {
     pub depths: Vec<Depth>,
     /// GpuPreAgg: the aggregation of the joined rows.
     pub agg: Option<AggDesc>,
+    /// Quals the device cannot evaluate, left to the host: the scanned
+    /// table's scan quals and inner joins' join quals that do not
+    /// compile (a SubPlan, a function without a device version).  The
+    /// host evaluates them on every joined row the device returns (the
+    /// plan's `qual`, EXPLAIN's `Filter`), which is what PostgreSQL would
+    /// return as long as no depth keeps its inner rows (RIGHT or FULL:
+    /// its unmatched rows depend on which rows the earlier quals passed),
+    /// so such a desc has no RIGHT or FULL depth and no aggregation.
+    pub host_quals: Vec<*mut pg_sys::Node>,
+    /// What the host quals cost: (start-up, per row), as PostgreSQL's own
+    /// join or scan prices the same clauses (their RestrictInfos' cached
+    /// cost), so that the two plans compare on the device's part alone.
+    pub host_cost: (f64, f64),
 }
 
 impl JoinDesc {
+    /// The scan quals of the scanned table `outer` the device evaluates:
+    /// all but those among [`Self::host_quals`].
+    ///
+    /// # Safety
+    /// `outer` is this desc's scanned relation, being planned.
+    pub unsafe fn device_scan_quals(&self, outer: *mut pg_sys::RelOptInfo) -> Vec<*mut pg_sys::Node> {
+        // SAFETY: planner state (caller).
+        unsafe {
+            from_list(pg_sys::extract_actual_clauses((*outer).baserestrictinfo, false))
+                .into_iter()
+                .filter(|&q| !self.host_quals.iter().any(|&h| pg_sys::equal(h.cast(), q.cast())))
+                .collect()
+        }
+    }
+
     /// As a List (copyObject- and nodeToString-safe).
     pub fn to_list(&self) -> *mut pg_sys::List {
         // SAFETY: building Lists in the planner's memory context.
@@ -105,6 +133,9 @@ impl JoinDesc {
                 let est = to_list(&[float_node(d.rows_in), float_node(d.rows_out)]);
                 list = pg_sys::lappend(list, est.cast());
             }
+            list = pg_sys::lappend(list, to_list(&self.host_quals).cast());
+            let hc = to_list(&[float_node(self.host_cost.0), float_node(self.host_cost.1)]);
+            list = pg_sys::lappend(list, hc.cast());
             if let Some(a) = &self.agg {
                 list = pg_sys::lappend(list, to_list(&a.target).cast());
                 list = pg_sys::lappend(list, to_list(&[float_node(a.rows_in), float_node(a.groups)]).cast());
@@ -140,16 +171,19 @@ impl JoinDesc {
                     partial_inner: pg_sys::list_nth_int(ints, 2) != 0,
                 });
             }
-            let agg = (items.len() == 4 + 4 * n).then(|| {
-                let est = from_list(items[2 + 4 * n] as *mut pg_sys::List);
+            let host_quals = from_list(items[1 + 4 * n] as *mut pg_sys::List);
+            let hc = from_list(items[2 + 4 * n] as *mut pg_sys::List);
+            let host_cost = (float_of(hc[0]), float_of(hc[1]));
+            let agg = (items.len() == 6 + 4 * n).then(|| {
+                let est = from_list(items[4 + 4 * n] as *mut pg_sys::List);
                 AggDesc {
-                    target: from_list(items[1 + 4 * n] as *mut pg_sys::List),
+                    target: from_list(items[3 + 4 * n] as *mut pg_sys::List),
                     rows_in: float_of(est[0]),
                     groups: float_of(est[1]),
-                    having: from_list(items[3 + 4 * n] as *mut pg_sys::List),
+                    having: from_list(items[5 + 4 * n] as *mut pg_sys::List),
                 }
             });
-            JoinDesc { outer_relid, depths, agg }
+            JoinDesc { outer_relid, depths, agg, host_quals, host_cost }
         }
     }
 }
@@ -441,6 +475,83 @@ unsafe fn make_depth(
     }
 }
 
+/// The scan quals of `rel` the device cannot evaluate (each compiled
+/// alone, as GpuScan splits them), for [`JoinDesc::host_quals`].
+///
+/// # Safety
+/// `rel` is a base relation being planned.
+unsafe fn host_scan_quals(rel: *mut pg_sys::RelOptInfo) -> Vec<*mut pg_sys::Node> {
+    // SAFETY: planner state (caller).
+    unsafe {
+        let quals = from_list(pg_sys::extract_actual_clauses((*rel).baserestrictinfo, false));
+        crate::customscan::quals::split_quals(&quals, (*rel).relid as i32).host
+    }
+}
+
+/// Move the join quals of `desc`'s last depth (an inner join with hash
+/// keys) that do not compile, each tried alone, to the host quals.  A
+/// depth without hash keys keeps them: the device would pair every
+/// outer row with every inner row for the host to filter.
+///
+/// # Safety
+/// `desc` holds expressions of the query being planned.
+unsafe fn move_host_join_quals(desc: &mut JoinDesc, inner_relids: &[*mut pg_sys::Bitmapset]) -> Vec<*mut pg_sys::Node> {
+    let outer_relid = desc.outer_relid;
+    let src = desc.depths.len() as u8;
+    let mut moved = Vec::new();
+    let Some(depth) = desc.depths.last_mut() else { return moved };
+    if depth.hash_keys.is_empty() {
+        return moved;
+    }
+    // SAFETY: expressions of the query (caller).
+    unsafe {
+        let upto = |v: *mut pg_sys::Var| source_of(v, outer_relid, inner_relids).filter(|(s, _)| *s <= src);
+        let nhash = depth.hash_keys.len();
+        let mut kept = Vec::new();
+        for (i, &q) in depth.quals.iter().enumerate() {
+            let compiles = i < nhash
+                || matches!(
+                    codegen::compile_shared(q, &upto, &mut Inputs::default(), false),
+                    Ok((p, _)) if p.result_type == pgstrom_runtime::program::type_id("BOOL")
+                );
+            if compiles {
+                kept.push(q);
+            } else {
+                moved.push(q);
+            }
+        }
+        depth.quals = kept;
+        desc.host_quals.extend(&moved);
+        moved
+    }
+}
+
+/// What PostgreSQL's own plan is charged for evaluating `quals` (bare
+/// clauses of `restrict`, a list of RestrictInfos): cost_qual_eval over
+/// their RestrictInfos, whose cost the planner caches.
+///
+/// # Safety
+/// Planner state; `quals` are clauses of `restrict`.
+unsafe fn restrict_cost(
+    root: *mut pg_sys::PlannerInfo,
+    restrict: *mut pg_sys::List,
+    quals: &[*mut pg_sys::Node],
+) -> (f64, f64) {
+    if quals.is_empty() {
+        return (0.0, 0.0);
+    }
+    // SAFETY: planner state (caller).
+    unsafe {
+        let infos: Vec<*mut pg_sys::Node> = from_list(restrict)
+            .into_iter()
+            .filter(|&r| quals.contains(&((*(r as *mut pg_sys::RestrictInfo)).clause as *mut pg_sys::Node)))
+            .collect();
+        let mut c = pg_sys::QualCost::default();
+        pg_sys::cost_qual_eval(&mut c, to_list(&infos), root);
+        (c.startup, c.per_tuple)
+    }
+}
+
 /// Check that every program of `desc` compiles (at path time; plan time
 /// compiles them again against the inner plans); Err says which does not,
 /// and why (the planner's DEBUG2 diagnostics).
@@ -454,7 +565,7 @@ pub(crate) unsafe fn compiles(
         let resolve = |v: *mut pg_sys::Var| source_of(v, desc.outer_relid, inner_relids);
         let mut inputs = Inputs::default();
         let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
-        let scan = from_list(pg_sys::extract_actual_clauses((*outer).baserestrictinfo, false));
+        let scan = desc.device_scan_quals(outer);
         if !scan.is_empty() {
             codegen::compile_shared_fallback(pg_sys::make_ands_explicit(to_list(&scan)).cast(), &resolve, &mut inputs)
                 .map_err(|e| format!("the outer scan's quals: {}", e.0))?;
@@ -512,7 +623,7 @@ pub(crate) unsafe fn cost(
             if copy { 0.0 } else { brin * spc_seq * scan_pages(rte, outer).map_or((*outer).pages as f64, |(p, _)| p) };
         let ntuples = brin * (*outer).tuples.max(0.0);
         let mut scan_cost = pg_sys::QualCost::default();
-        pg_sys::cost_qual_eval(&mut scan_cost, (*outer).baserestrictinfo, root);
+        pg_sys::cost_qual_eval(&mut scan_cost, to_list(&desc.device_scan_quals(outer)), root);
         let gpu_op = crate::customscan::cost::device_operator_cost();
         let op_ratio = if pg_sys::cpu_operator_cost > 0.0 { gpu_op / pg_sys::cpu_operator_cost } else { 0.0 };
         let mut startup = guc::GPU_SETUP_COST.get() + scan_cost.startup;
@@ -548,15 +659,25 @@ pub(crate) unsafe fn cost(
         }
         let mut rows = desc.depths.last().map_or(0.0, |d| d.rows_out);
         // rows come back to the host and are formed into tuples (an Arrow
-        // table's row from its record batch, value by value)
-        host += rows * crate::customscan::cost::tuple_cost_of(rte);
+        // table's row from its record batch, value by value); with host
+        // quals, the rows before them, which the host then filters
+        let mut returned = rows;
+        if !desc.host_quals.is_empty() {
+            let list = to_list(&desc.host_quals);
+            let sel = pg_sys::clauselist_selectivity(root, list, 0, pg_sys::JoinType::JOIN_INNER, std::ptr::null_mut());
+            returned = rows / sel.clamp(1e-6, 1.0);
+            startup += desc.host_cost.0;
+            host += returned * desc.host_cost.1;
+        }
+        host += returned * crate::customscan::cost::tuple_cost_of(rte);
         // the pages read: the table's, or, over an Arrow table whose
         // columns the GPU service reads itself (and keeps in its column
         // cache), those of the record batches the backend reads to form
         // the rows it returns
         let reads_itself = crate::customscan::cost::device_reads_itself(outer, rte);
         // SAFETY: an Arrow table read by the service (just checked).
-        let host_reads = if reads_itself { crate::customscan::cost::arrow_host_reads(outer, rows, disk) } else { 0.0 };
+        let host_reads =
+            if reads_itself { crate::customscan::cost::arrow_host_reads(outer, returned, disk) } else { 0.0 };
         let io = if reads_itself { host_reads } else { disk };
         if workers > 0 {
             let div = parallel_divisor(workers);
@@ -657,7 +778,18 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             if (*outerrel).reloptkind == pg_sys::RelOptKind::RELOPT_BASEREL {
                 let Some(w) = scan_workers(root, outerrel, parallel) else { continue };
                 workers = w;
-                desc = JoinDesc { outer_relid: (*outerrel).relid, depths: Vec::new(), agg: None };
+                desc = JoinDesc {
+                    outer_relid: (*outerrel).relid,
+                    depths: Vec::new(),
+                    agg: None,
+                    host_quals: Vec::new(),
+                    host_cost: (0.0, 0.0),
+                };
+                // scan quals the device cannot run stay on the host
+                if !kind.keeps_inner() {
+                    desc.host_quals = host_scan_quals(outerrel);
+                    desc.host_cost = restrict_cost(root, (*outerrel).baserestrictinfo, &desc.host_quals);
+                }
                 inner_paths = Vec::new();
             } else {
                 let list = if parallel { (*outerrel).partial_pathlist } else { (*outerrel).pathlist };
@@ -682,7 +814,11 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
                 // later keeping depth matched them, so a second one is
                 // left to a join above this node.
                 let keeps = desc.depths.iter().any(|d| JoinKind::from_pg(d.kind).is_some_and(JoinKind::keeps_inner));
-                if desc.depths.len() >= MAX_DEPTHS || keeps && parallel || keeps && kind.keeps_inner() {
+                if desc.depths.len() >= MAX_DEPTHS
+                    || keeps && parallel
+                    || keeps && kind.keeps_inner()
+                    || kind.keeps_inner() && !desc.host_quals.is_empty()
+                {
                     continue;
                 }
                 inner_paths = from_list((*prev).custom_paths).into_iter().map(|p| p.cast()).collect();
@@ -707,6 +843,11 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             inner_paths.push(inner);
             let inner_relids: Vec<*mut pg_sys::Bitmapset> =
                 inner_paths.iter().map(|p| (*(**p).parent).relids).collect();
+            if kind == JoinKind::Inner {
+                let moved = move_host_join_quals(&mut desc, &inner_relids);
+                let c = restrict_cost(root, (*extra).restrictlist, &moved);
+                desc.host_cost = (desc.host_cost.0 + c.0, desc.host_cost.1 + c.1);
+            }
             if let Err(why) = compiles(root, &desc, &inner_relids) {
                 pgrx::debug2!("GpuJoin ({}): not on the device: {why}", join_label(jointype));
                 return;

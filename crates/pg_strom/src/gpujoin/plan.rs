@@ -440,7 +440,7 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
             internal("inner plan count differs from depth count");
         }
         let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
-        let scan_quals = from_list(pg_sys::extract_actual_clauses((*outer).baserestrictinfo, false));
+        let scan_quals = desc.device_scan_quals(outer);
         // where each Var is read
         let resolve = |v: *mut pg_sys::Var| -> Option<(u8, i16)> {
             if (*v).varno == desc.outer_relid as i32 {
@@ -641,7 +641,8 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
             all.extend(vars_of(tlist.cast()));
             all.extend(vars_of((*(*rel).reltarget).exprs.cast()));
         }
-        for &e in program_exprs.iter().chain(&host_keys).chain(&wide_args).chain(&wide_filters) {
+        for &e in program_exprs.iter().chain(&host_keys).chain(&wide_args).chain(&wide_filters).chain(&desc.host_quals)
+        {
             if !e.is_null() {
                 all.extend(vars_of(e));
             }
@@ -700,7 +701,9 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
         let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
         (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
         (*cscan).scan.plan.targetlist = tlist;
-        (*cscan).scan.plan.qual = std::ptr::null_mut();
+        // the host quals: ExecScan evaluates them on each joined row
+        // (setrefs turns their Vars into the scan tuple's columns)
+        (*cscan).scan.plan.qual = to_list(&desc.host_quals.iter().map(|&q| canonical(q, &canon)).collect::<Vec<_>>());
         (*cscan).scan.scanrelid = desc.outer_relid;
         (*cscan).flags = (*best_path).flags;
         (*cscan).custom_plans = custom_plans;

@@ -325,7 +325,13 @@ unsafe fn inputs_of(
     unsafe {
         if (*input_rel).reloptkind == pg_sys::RelOptKind::RELOPT_BASEREL {
             let Some(workers) = scan_workers(root, input_rel, parallel) else { return Vec::new() };
-            let desc = JoinDesc { outer_relid: (*input_rel).relid, depths: Vec::new(), agg: None };
+            let desc = JoinDesc {
+                outer_relid: (*input_rel).relid,
+                depths: Vec::new(),
+                agg: None,
+                host_quals: Vec::new(),
+                host_cost: (0.0, 0.0),
+            };
             if let Err(why) = compiles(root, &desc, &[]) {
                 pgrx::debug2!("GpuPreAgg: the scan is not on the device: {why}");
                 return Vec::new();
@@ -343,6 +349,9 @@ unsafe fn inputs_of(
                     from_list((*prev).custom_paths).into_iter().map(|p| p.cast()).collect();
                 (desc, inner, (*prev).path.parallel_workers)
             })
+            // (the host evaluates such a join's host quals after the
+            // device returns its rows: nothing the device could aggregate)
+            .filter(|(desc, _, _)| desc.host_quals.is_empty())
             .collect()
     }
 }

@@ -15,6 +15,7 @@ use pgrx::pg_sys;
 
 use crate::codegen;
 use crate::customscan::cost::{gather_cost_per_row, scan_pages, tuple_cost_of};
+use crate::customscan::quals::{QualSplit, split_quals};
 use crate::engine;
 use crate::gpuscan::plan;
 use crate::guc;
@@ -30,30 +31,6 @@ pub fn install_hook() {
         PREV_HOOK = pg_sys::set_rel_pathlist_hook;
         pg_sys::set_rel_pathlist_hook = Some(gpuscan_rel_pathlist);
     }
-}
-
-/// The relation's quals split by where they can run.
-pub struct QualSplit {
-    /// Quals (bare expressions, in the given order) that compile.
-    pub device: Vec<*mut pg_sys::Node>,
-    /// The others.
-    pub host: Vec<*mut pg_sys::Node>,
-}
-
-/// Split bare qual expressions into device and host quals.
-///
-/// # Safety
-/// `quals` are valid expressions over relation `varno`.
-pub unsafe fn split_quals(quals: &[*mut pg_sys::Node], varno: i32) -> QualSplit {
-    let mut split = QualSplit { device: Vec::new(), host: Vec::new() };
-    for &q in quals {
-        // SAFETY: valid expression (caller).
-        match unsafe { codegen::compile(q, varno) } {
-            Ok(c) if c.program.result_type == pgstrom_runtime::program::type_id("BOOL") => split.device.push(q),
-            _ => split.host.push(q),
-        }
-    }
-    split
 }
 
 #[pgrx::pg_guard]

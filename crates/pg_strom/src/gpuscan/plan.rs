@@ -18,8 +18,8 @@ use pgstrom_runtime::program::Program;
 use crate::codegen;
 use crate::customscan::node::plan_methods;
 use crate::customscan::private::{self, Writer};
+use crate::customscan::quals::split_quals;
 use crate::errors;
-use crate::gpuscan::path::split_quals;
 use crate::gpuscan::{NAME, exec};
 use crate::pg::list::{from_list, to_list};
 
