@@ -475,16 +475,22 @@ unsafe fn make_depth(
     }
 }
 
-/// The scan quals of `rel` the device cannot evaluate (each compiled
-/// alone, as GpuScan splits them), for [`JoinDesc::host_quals`].
+/// The scan quals of `rel` the device cannot evaluate, each compiled
+/// alone as the node compiles its scan quals (with PostgreSQL's
+/// evaluation of a chunk's rows where the device cannot decide one), for
+/// [`JoinDesc::host_quals`].
 ///
 /// # Safety
 /// `rel` is a base relation being planned.
 unsafe fn host_scan_quals(rel: *mut pg_sys::RelOptInfo) -> Vec<*mut pg_sys::Node> {
     // SAFETY: planner state (caller).
     unsafe {
-        let quals = from_list(pg_sys::extract_actual_clauses((*rel).baserestrictinfo, false));
-        crate::customscan::quals::split_quals(&quals, (*rel).relid as i32).host
+        let relid = (*rel).relid as i32;
+        let resolve = |v: *mut pg_sys::Var| ((*v).varno == relid).then(|| (0u8, (*v).varattno));
+        from_list(pg_sys::extract_actual_clauses((*rel).baserestrictinfo, false))
+            .into_iter()
+            .filter(|&q| codegen::compile_shared_fallback(q, &resolve, &mut Inputs::default()).is_err())
+            .collect()
     }
 }
 

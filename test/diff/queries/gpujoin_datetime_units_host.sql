@@ -1,6 +1,6 @@
--- a unit spelled otherwise ('Hours') needs PostgreSQL's DecodeUnits: in a
--- join qual that keeps the join on the CPU
--- expect: none
+-- a unit spelled otherwise ('Hours') needs PostgreSQL's DecodeUnits: in
+-- an inner join's qual it stays on the host, the join on the device
+-- expect: GpuJoin
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
 -- set: pg_strom.enable_gpupreagg = off
