@@ -118,6 +118,10 @@ def cmd_gen(a):
     # all-visible without it, and the planner charged the rest gathering)
     pc.psql("CHECKPOINT;", csv_out=False)
     bl.psql_at_once([["-c", f"VACUUM (FREEZE, ANALYZE) {t}"] for t in tables], "VACUUM", "ssb")
+    # again: pages the generating sessions' bulk extensions left new (all
+    # zeros) are recorded as free by the first VACUUM but not marked
+    # all-visible; the second truncates or marks them
+    bl.psql_at_once([["-c", f"VACUUM {t}"] for t in tables], "VACUUM", "ssb")
     # ... and written out, as a warehouse's pages are long after loading
     # (the heap direct path reads only blocks no dirty buffer holds)
     pc.psql("CHECKPOINT;", csv_out=False)
