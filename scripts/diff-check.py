@@ -14,7 +14,8 @@ A query file is one SQL query after header comments:
     -- expect: GpuScan          custom nodes the plan must contain ("none":
                                 the plan must contain no pg_strom node;
                                 "GpuPreAgg|GpuJoin": either of them, for
-                                plans whose costs tie within a few rows;
+                                plans whose costs tie within a few rows
+                                or that the engine decides;
                                 "GPU Projection": that EXPLAIN field)
     -- set: name = value        a setting for both runs (repeatable)
     -- error: TEXT              both runs must fail with this message part

@@ -653,7 +653,9 @@ pub(crate) unsafe fn cost(
             } else {
                 (**p).total_cost
             };
-            startup += inner_cost + inner_rows * (pg_sys::cpu_tuple_cost + 2.0 * pg_sys::cpu_operator_cost);
+            startup += inner_cost
+                + inner_rows * (pg_sys::cpu_tuple_cost + 2.0 * pg_sys::cpu_operator_cost)
+                + (inner_rows * inner_row_bytes(*p) - INNER_LOAD_FREE_BYTES).max(0.0) * INNER_LOAD_BYTE_COST;
             // probing: one hash plus the join quals per candidate; a depth
             // without hash keys (a nested loop) evaluates its quals on
             // every pair of an outer row and an inner row
@@ -707,11 +709,30 @@ pub(crate) unsafe fn inner_rows_of(p: *mut pg_sys::Path) -> f64 {
     unsafe { (*p).rows.max((*(*p).parent).rows) }
 }
 
+/// Estimated bytes of a row of inner path `p` on the device.
+unsafe fn inner_row_bytes(p: *mut pg_sys::Path) -> f64 {
+    // SAFETY: a valid path.
+    unsafe { (*(*p).pathtarget).width as f64 + 16.0 }
+}
+
 /// Estimated bytes of the inner relations on the device.
 pub(crate) unsafe fn inner_bytes(inner_paths: &[*mut pg_sys::Path]) -> f64 {
     // SAFETY: valid paths.
-    unsafe { inner_paths.iter().map(|&p| inner_rows_of(p) * ((*(*p).pathtarget).width as f64 + 16.0)).sum() }
+    unsafe { inner_paths.iter().map(|&p| inner_rows_of(p) * inner_row_bytes(p)).sum() }
 }
+
+/// Cost per byte of an inner relation loaded into the engine beyond its
+/// first INNER_LOAD_FREE_BYTES (and beyond its rows' `cpu_tuple_cost` and
+/// two operators): its columns put together by the loading process, sent
+/// to the GPU service, placed in device memory and hashed.  Measured on
+/// the H200 machine (TPC-H SF 10, 2026-12-03, EXPLAIN ANALYZE's `Inner
+/// Build`, from the rows ready to the sessions open): Q5's 55 MB (2.3
+/// million rows) in 38 ms, Q12's 540 MB (15 million rows of `orders`) in
+/// 4.4 s, some 8 ns a byte, where a unit of cost there is about 1 us of a
+/// parallel plan's time.  Large loads priced at a quarter of that; loads
+/// like Q5's, and every small dimension, at nothing more than their rows.
+const INNER_LOAD_BYTE_COST: f64 = 0.002;
+const INNER_LOAD_FREE_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
 
 /// The inner path of a depth: the cheapest unparameterized path of
 /// `innerrel` (parallel safe for a partial GpuJoin, where every process
@@ -781,7 +802,12 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             let mut desc;
             let mut inner_paths: Vec<*mut pg_sys::Path>;
             let workers;
-            if (*outerrel).reloptkind == pg_sys::RelOptKind::RELOPT_BASEREL {
+            // (a partition too: PostgreSQL's partition-wise join of two
+            // tables partitioned alike joins partition by partition)
+            if matches!(
+                (*outerrel).reloptkind,
+                pg_sys::RelOptKind::RELOPT_BASEREL | pg_sys::RelOptKind::RELOPT_OTHER_MEMBER_REL
+            ) {
                 let Some(w) = scan_workers(root, outerrel, parallel) else { continue };
                 workers = w;
                 desc = JoinDesc {

@@ -8,6 +8,8 @@
 //!   grouping target, which aggregates the device reduces, the GpuPreAgg
 //!   path over the input relation's scan or GpuJoin (serial, or parallel
 //!   under Gather) and the Finalize Aggregate above it.
+//! - [`partitions`]: over a partitioned table, a GpuPreAgg per partition
+//!   under an Append (the partition-wise GROUP BY).
 //! - [`plan`]: its path and scan methods; the plan is GpuJoin's with the
 //!   aggregation stage filled in (a scan is a join of no depth).
 //! - [`exec`]: the groups as rows, on GpuJoin's executor pipeline.
@@ -23,6 +25,7 @@
 
 pub mod exec;
 pub mod merge;
+pub mod partitions;
 pub mod path;
 pub mod plan;
 pub mod spill;

@@ -313,17 +313,73 @@ unsafe fn numeric_state_cost(exprs: &[*mut pg_sys::Node], partial_proc: f64, par
     }
 }
 
+/// Operators' worth (`cpu_operator_cost`) of host work per partial group
+/// and byte of a variable-length grouping key (text, bpchar, bytea) that
+/// is a column of an inner relation (read from the inner row at the
+/// group's representative combination on the host,
+/// `aggregates::KeySource`; the scanned table's come back with the
+/// groups), beyond what PostgreSQL charges: taking the inner row apart up
+/// to the column and copying the value where the group is returned, and
+/// hashing and comparing it in the Finalize Aggregate.  Measured on the
+/// H200 machine (TPC-H SF 10, 2026-12-03): Q10's 484,040 partial groups,
+/// with five text keys of `customer` and `nation` of about 140 bytes
+/// together, took some 900 ms from the GpuPreAgg's last group to the
+/// result, about 1.9 us a group, or 2 units of cost there (a unit is
+/// about 1 us of a parallel plan's time), where the Gather's, the
+/// Finalize Aggregate's and the numeric state's charges came to about
+/// 0.25: some 5 operators a byte.
+const HOST_KEY_BYTE_OPERATORS: f64 = 5.0;
+
+/// What the variable-length grouping keys among `exprs` that are columns
+/// of inner relations (not of scanned relation `outer_relid`) cost the
+/// host (HOST_KEY_BYTE_OPERATORS a byte of their average width), for the
+/// `partial_total` groups returned.
+unsafe fn host_key_cost(
+    root: *mut pg_sys::PlannerInfo,
+    exprs: &[*mut pg_sys::Node],
+    outer_relid: u32,
+    partial_total: f64,
+) -> f64 {
+    // SAFETY: valid target expressions of the query's relations; planner
+    // globals read in the backend.
+    unsafe {
+        let bytes: f64 = exprs
+            .iter()
+            .filter(|&&e| (*e).type_ != pg_sys::NodeTag::T_Aggref)
+            .filter_map(|&e| match aggregates::key_source(e) {
+                aggregates::KeySource::Column(v) if (*v).varno != outer_relid as i32 => Some(v),
+                _ => None,
+            })
+            .map(|v| {
+                let rte = *(*root).simple_rte_array.add((*v).varno as usize);
+                let w = if (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION {
+                    pg_sys::get_attavgwidth((*rte).relid, (*v).varattno)
+                } else {
+                    0
+                };
+                let w = if w > 0 { w } else { pg_sys::get_typavgwidth((*v).vartype, (*v).vartypmod) };
+                w.max(1) as f64
+            })
+            .sum();
+        bytes * HOST_KEY_BYTE_OPERATORS * pg_sys::cpu_operator_cost * partial_total
+    }
+}
+
 /// The inputs the aggregation may combine with, for the serial or the
 /// parallel plan: the scan, or the cheapest GpuJoin path of each outer
 /// relation made for the join (join description, inner paths, workers).
-unsafe fn inputs_of(
+pub(crate) unsafe fn inputs_of(
     root: *mut pg_sys::PlannerInfo,
     input_rel: *mut pg_sys::RelOptInfo,
     parallel: bool,
 ) -> Vec<(JoinDesc, Vec<*mut pg_sys::Path>, i32)> {
     // SAFETY: planner state.
     unsafe {
-        if (*input_rel).reloptkind == pg_sys::RelOptKind::RELOPT_BASEREL {
+        // (a table, or a partition of one)
+        if matches!(
+            (*input_rel).reloptkind,
+            pg_sys::RelOptKind::RELOPT_BASEREL | pg_sys::RelOptKind::RELOPT_OTHER_MEMBER_REL
+        ) {
             let Some(workers) = scan_workers(root, input_rel, parallel) else { return Vec::new() };
             let desc = JoinDesc {
                 outer_relid: (*input_rel).relid,
@@ -338,7 +394,13 @@ unsafe fn inputs_of(
             }
             return vec![(desc, Vec::new(), workers)];
         }
-        if (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_JOINREL {
+        // (a join, or one pair of partitions of PostgreSQL's partition-wise
+        // join, whose GROUP BY PostgreSQL's partition-wise aggregation
+        // plans per pair)
+        if !matches!(
+            (*input_rel).reloptkind,
+            pg_sys::RelOptKind::RELOPT_JOINREL | pg_sys::RelOptKind::RELOPT_OTHER_JOINREL
+        ) {
             return Vec::new();
         }
         stash_all(root, input_rel, parallel)
@@ -395,10 +457,12 @@ unsafe fn add_paths(
         }
         let partial_rel =
             pg_sys::fetch_upper_rel(root, pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG, (*output_rel).relids);
-        let mut final_costs = pg_sys::AggClauseCosts::default();
-        if (*extra).partial_costs_set {
-            final_costs = (*extra).agg_final_costs;
-        }
+        let g = Grouping { root, gclause, extra, output_rel };
+        let gexprs = if gclause.is_null() {
+            std::ptr::null_mut()
+        } else {
+            pg_sys::get_sortgrouplist_exprs(gclause, (*parse).targetList)
+        };
         for parallel in [false, true] {
             if parallel && !(*output_rel).consider_parallel {
                 continue;
@@ -412,195 +476,259 @@ unsafe fn add_paths(
             // need not make the cheapest aggregation: the heap direct path
             // saves gathering the outer rows of a large table, not of a
             // small one); add_path keeps the cheapest
-            for (mut desc, inner_paths, workers) in inputs {
+            for (desc, inner_paths, workers) in inputs {
                 if parallel != (workers > 0) {
                     continue;
                 }
-                let inner_relids: Vec<*mut pg_sys::Bitmapset> =
-                    inner_paths.iter().map(|p| (*(**p).parent).relids).collect();
-                let Some(nops) = supported(target, &desc, &inner_relids) else {
-                    pgrx::debug2!("GpuPreAgg: the aggregation does not run on the device");
+                let Some((cpath, partial_total, groups)) =
+                    preagg_path(&g, target, &exprs, nkeys, gexprs, desc, inner_paths, workers, partial_rel, true)
+                else {
                     continue;
                 };
-                if inner_bytes(&inner_paths) > guc::GPU_JOIN_MEMORY_LIMIT.get() as f64 * 1024.0 {
-                    continue;
-                }
-                let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
-                let rows_in = desc.depths.last().map_or((*outer).rows, |d| d.rows_out);
-                let (groups, order) = if gclause.is_null() {
-                    (1.0, 0.0)
-                } else {
-                    let gexprs = pg_sys::get_sortgrouplist_exprs(gclause, (*parse).targetList);
-                    (
-                        pg_sys::estimate_num_groups(root, gexprs, rows_in, std::ptr::null_mut(), std::ptr::null_mut()),
-                        crate::pg::cost::key_order_correlation(root, &from_list(gexprs), desc.outer_relid),
-                    )
-                };
-                // costs: the join's (or scan's), less forming joined rows on the
-                // host, plus the reduction and the partial rows that come back
-                let (startup, total, _, host_reads) = cost(root, &desc, &inner_paths, workers);
-                let div = if workers > 0 { parallel_divisor(workers) } else { 1.0 };
-                let rows_proc = rows_in / div;
-                let rte = *(*root).simple_rte_array.add(desc.outer_relid as usize);
-                let formed =
-                    if desc.depths.is_empty() { 0.0 } else { rows_proc * crate::customscan::cost::tuple_cost_of(rte) };
-                // the heap direct path: the all-visible blocks' rows are taken
-                // apart on the device, not gathered by the host (when no grouping
-                // key of a variable-length type is evaluated on the host, as the
-                // executor requires; a key that is a column comes back with the
-                // groups)
-                let host_keys = exprs.iter().any(|&e| {
-                    (*e).type_ != pg_sys::NodeTag::T_Aggref
-                        && pg_sys::get_typlen(pg_sys::exprType(e)) < 0
-                        && (*crate::codegen::strip_relabel(e)).type_ != pg_sys::NodeTag::T_Var
-                });
-                let frac = if host_keys { 0.0 } else { crate::customscan::cost::planned_fraction(outer, rte) };
-                // an Arrow table's record batches are read on the host for a
-                // group's row only when a grouping key reads the table's columns
-                let outer_keys = exprs.iter().any(|&e| {
-                    (*e).type_ != pg_sys::NodeTag::T_Aggref
-                        && pg_sys::bms_is_member(desc.outer_relid as i32, pg_sys::pull_varnos(root, e))
-                });
-                let unread = if outer_keys { 0.0 } else { host_reads };
-                let brin = crate::customscan::cost::brin_fraction(root, outer);
-                let mut direct =
-                    frac * brin * (*outer).tuples.max(0.0) * crate::customscan::cost::gather_cost_per_row(rte) / div;
-                // a scan's direct pages are read by the GPU service, not by the
-                // backend, and kept in its column cache between queries, as an
-                // Arrow table's columns are (arrow_host_reads): their pages
-                // cost the host nothing (measured: TPC-H Q6 at SF 10 on an
-                // H200, 295 ms against PostgreSQL's 863 ms with 16 workers).
-                // Only for a scan: over a join the inner relations' build is
-                // still done on the host by every process, and a join measured
-                // no such gain (Q14, forced to the device: 0.64x)
-                if desc.depths.is_empty() {
-                    let (mut spc_random, mut spc_seq) = (0.0, 0.0);
-                    pg_sys::get_tablespace_page_costs((*outer).reltablespace, &mut spc_random, &mut spc_seq);
-                    direct += frac * brin * spc_seq * (*outer).pages as f64;
-                }
-                // partial groups: those found among each chunk's rows (a direct
-                // request of up to heap_direct::BATCH_BLOCKS blocks is one
-                // chunk, an Arrow record batch read by the GPU service too)
-                let nchunks =
-                    (brin * crate::customscan::cost::planned_chunks(outer, rte, frac)).ceil().max(workers as f64 + 1.0);
-                // (where a key follows the table's physical order, `order` of
-                // the groups lie each in one chunk and one process: a chunk
-                // holds its share of the groups, plus one cut at its edge)
-                let clustered = (groups.min(rows_in) / nchunks).ceil() + 1.0;
-                let per_chunk = order * clustered
-                    + (1.0 - order) * crate::customscan::cost::groups_among(groups, rows_in / nchunks);
-                // a process's chunks merged: its groups once (processes as
-                // PostgreSQL counts them for a partial path: the divisor)
-                let merged = if merges_partial_groups(target, &desc) {
-                    (order * (groups + div.ceil())
-                        + (1.0 - order) * div.ceil() * crate::customscan::cost::groups_among(groups, rows_proc))
-                    .max(1.0)
-                } else {
-                    f64::INFINITY
-                };
-                let mut partial_total = pg_sys::clamp_row_est(rows_in.min(per_chunk * nchunks).min(merged));
-                // a serial node that merges its groups holds each once after
-                // its last chunk where they fit in hash_mem: the HAVING clause
-                // filters them there (codegen::having), and only those that
-                // pass are formed and finalized
-                let mut having = Vec::new();
-                let mut filter_cost = 0.0;
-                if workers == 0 && merged.is_finite() {
-                    having = crate::codegen::having::pushable((*extra).havingQual, &exprs);
-                    let nwords: usize = exprs
-                        .iter()
-                        .filter(|&&e| (*e).type_ == pg_sys::NodeTag::T_Aggref)
-                        .filter_map(|&e| aggregates::classify_aggref(e.cast()).ok())
-                        .map(|i| i.kind.nwords())
-                        .sum();
-                    let bytes = groups * crate::gpupreagg::merge::bytes_per_group(nkeys, nwords) as f64;
-                    let hash_mem = pg_sys::get_hash_memory_limit() as f64;
-                    // beyond hash_mem, groups told apart by their device values
-                    // are spilled (gpupreagg::spill): written and read back
-                    // once, each partition within hash_mem
-                    let by_value = exprs.iter().all(|&e| {
-                        (*e).type_ == pg_sys::NodeTag::T_Aggref
-                            || matches!(aggregates::key_source(e), aggregates::KeySource::Device)
-                    });
-                    let spill = !having.is_empty()
-                        && bytes > hash_mem
-                        && by_value
-                        && bytes <= hash_mem * crate::gpupreagg::spill::PARTITIONS as f64;
-                    if spill {
-                        let record = (8 * nwords + 24 * nkeys + 4 * (desc.depths.len() + 1)) as f64;
-                        let mut pages = 2.0 * groups * record / pg_sys::BLCKSZ as f64;
-                        pages *= pg_sys::seq_page_cost;
-                        filter_cost += pages;
-                    }
-                    if !having.is_empty() && (bytes <= hash_mem || spill) {
-                        let sel = pg_sys::clauselist_selectivity(
-                            root,
-                            to_list(&having),
-                            0,
-                            pg_sys::JoinType::JOIN_INNER,
-                            std::ptr::null_mut(),
-                        );
-                        filter_cost += groups * pg_sys::cpu_operator_cost * having.len() as f64;
-                        partial_total = pg_sys::clamp_row_est(groups.min(partial_total) * sel);
-                    }
-                }
-                let partial_proc = pg_sys::clamp_row_est(partial_total / div);
-                // (the device's work, shared by the processes as the join's is)
-                let reads_itself = crate::customscan::cost::device_reads_itself(outer, rte);
-                let device_rows = rows_in / crate::customscan::cost::device_divisor(outer, rte, workers, reads_itself);
-                let reduce = device_rows * crate::customscan::cost::device_operator_cost() * (nkeys + nops + 1) as f64
-                    + partial_proc * pg_sys::cpu_tuple_cost
-                    + numeric_state_cost(&exprs, partial_proc, partial_total)
-                    + filter_cost;
-                pgrx::debug2!(
-                    "GpuPreAgg: {workers} workers, {rows_in:.0} rows in, {groups:.0} groups, {nchunks:.0} chunks, \
-                     {partial_total:.0} partial groups, cost {:.2}",
-                    (total - formed - direct - unread + reduce).max(startup)
-                );
-                desc.agg = Some(AggDesc { target: exprs.clone(), rows_in, groups, having });
-
-                let cpath = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-                let p = &mut (*cpath).path;
-                p.type_ = pg_sys::NodeTag::T_CustomPath;
-                p.pathtype = pg_sys::NodeTag::T_CustomScan;
-                p.parent = partial_rel;
-                p.pathtarget = target;
-                p.param_info = std::ptr::null_mut();
-                p.parallel_aware = workers > 0;
-                p.parallel_safe =
-                    crate::customscan::cost::device_path_parallel_safe((*output_rel).consider_parallel, workers)
-                        && inner_paths.iter().all(|p| (**p).parallel_safe);
-                p.parallel_workers = workers;
-                p.pathkeys = std::ptr::null_mut();
-                p.rows = partial_proc;
-                p.startup_cost = startup;
-                p.total_cost = (total - formed - direct - unread + reduce).max(startup);
-                (*cpath).flags = 0;
-                (*cpath).custom_paths = to_list(&inner_paths.iter().map(|p| p.cast()).collect::<Vec<_>>());
-                (*cpath).custom_private = desc.to_list();
-                (*cpath).methods = crate::gpupreagg::plan::path_methods();
                 let mut sub: *mut pg_sys::Path = cpath.cast();
                 if workers > 0 {
                     let mut rows = partial_total;
                     sub = pg_sys::create_gather_path(root, partial_rel, sub, target, std::ptr::null_mut(), &mut rows)
                         .cast();
                 }
-                let strategy =
-                    if gclause.is_null() { pg_sys::AggStrategy::AGG_PLAIN } else { pg_sys::AggStrategy::AGG_HASHED };
-                let agg = pg_sys::create_agg_path(
-                    root,
-                    output_rel,
-                    sub,
-                    (*output_rel).reltarget,
-                    strategy,
-                    pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
-                    gclause,
-                    (*extra).havingQual.cast(),
-                    &final_costs,
-                    groups,
-                );
-                pg_sys::add_path(output_rel, agg.cast());
+                add_final(&g, sub, groups);
             }
         }
+        // a partitioned table (or an inheritance parent): a GpuPreAgg per
+        // partition under an Append
+        crate::gpupreagg::partitions::add_paths(&g, input_rel, target, nkeys, gexprs);
+    }
+}
+
+/// The grouping being planned, as the hook gave it.
+pub(crate) struct Grouping {
+    pub root: *mut pg_sys::PlannerInfo,
+    pub gclause: *mut pg_sys::List,
+    pub extra: *mut pg_sys::GroupPathExtraData,
+    pub output_rel: *mut pg_sys::RelOptInfo,
+}
+
+/// The Finalize Aggregate over `sub` (partial groups in `target`'s
+/// form: a GpuPreAgg, a Gather over one, an Append of them), added to the
+/// grouping's relation.
+///
+/// # Safety
+/// Planner state of the grouping (create_upper_paths_hook).
+pub(crate) unsafe fn add_final(g: &Grouping, sub: *mut pg_sys::Path, groups: f64) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let mut final_costs = pg_sys::AggClauseCosts::default();
+        if (*g.extra).partial_costs_set {
+            final_costs = (*g.extra).agg_final_costs;
+        }
+        let strategy =
+            if g.gclause.is_null() { pg_sys::AggStrategy::AGG_PLAIN } else { pg_sys::AggStrategy::AGG_HASHED };
+        let agg = pg_sys::create_agg_path(
+            g.root,
+            g.output_rel,
+            sub,
+            (*g.output_rel).reltarget,
+            strategy,
+            pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
+            g.gclause,
+            (*g.extra).havingQual.cast(),
+            &final_costs,
+            groups,
+        );
+        pg_sys::add_path(g.output_rel, agg.cast());
+    }
+}
+
+/// A GpuPreAgg path over the scan or join `desc` (with its inner paths
+/// and workers) returning `target`'s partial groups (`exprs`, of which
+/// `nkeys` grouping keys; `gexprs` the grouping expressions as the
+/// relation scanned names them), belonging to `parent`: (the path, the
+/// partial groups it returns in all, the groups of the aggregation over
+/// its rows).  `whole`: the node reads every row the grouping reads (not
+/// one partition of them), so that a HAVING clause may be evaluated on
+/// its groups.  None where the aggregation or the join does not run on
+/// the device.
+///
+/// # Safety
+/// Planner state of the grouping (create_upper_paths_hook); `desc` made
+/// for it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn preagg_path(
+    g: &Grouping,
+    target: *mut pg_sys::PathTarget,
+    exprs: &[*mut pg_sys::Node],
+    nkeys: usize,
+    gexprs: *mut pg_sys::List,
+    mut desc: JoinDesc,
+    inner_paths: Vec<*mut pg_sys::Path>,
+    workers: i32,
+    parent: *mut pg_sys::RelOptInfo,
+    whole: bool,
+) -> Option<(*mut pg_sys::CustomPath, f64, f64)> {
+    // SAFETY: caller's promise.
+    unsafe {
+        let root = g.root;
+        let inner_relids: Vec<*mut pg_sys::Bitmapset> = inner_paths.iter().map(|p| (*(**p).parent).relids).collect();
+        let Some(nops) = supported(target, &desc, &inner_relids) else {
+            pgrx::debug2!("GpuPreAgg: the aggregation does not run on the device");
+            return None;
+        };
+        if inner_bytes(&inner_paths) > guc::GPU_JOIN_MEMORY_LIMIT.get() as f64 * 1024.0 {
+            return None;
+        }
+        let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
+        let rows_in = desc.depths.last().map_or((*outer).rows, |d| d.rows_out);
+        let (groups, order) = if g.gclause.is_null() {
+            (1.0, 0.0)
+        } else {
+            (
+                pg_sys::estimate_num_groups(root, gexprs, rows_in, std::ptr::null_mut(), std::ptr::null_mut()),
+                crate::pg::cost::key_order_correlation(root, &from_list(gexprs), desc.outer_relid),
+            )
+        };
+        // costs: the join's (or scan's), less forming joined rows on the
+        // host, plus the reduction and the partial rows that come back
+        let (startup, total, _, host_reads) = cost(root, &desc, &inner_paths, workers);
+        let div = if workers > 0 { parallel_divisor(workers) } else { 1.0 };
+        let rows_proc = rows_in / div;
+        let rte = *(*root).simple_rte_array.add(desc.outer_relid as usize);
+        let formed = if desc.depths.is_empty() { 0.0 } else { rows_proc * crate::customscan::cost::tuple_cost_of(rte) };
+        // the heap direct path: the all-visible blocks' rows are taken
+        // apart on the device, not gathered by the host (when no grouping
+        // key of a variable-length type is evaluated on the host, as the
+        // executor requires; a key that is a column comes back with the
+        // groups)
+        let host_keys = exprs.iter().any(|&e| {
+            (*e).type_ != pg_sys::NodeTag::T_Aggref
+                && pg_sys::get_typlen(pg_sys::exprType(e)) < 0
+                && (*crate::codegen::strip_relabel(e)).type_ != pg_sys::NodeTag::T_Var
+        });
+        let frac = if host_keys { 0.0 } else { crate::customscan::cost::planned_fraction(outer, rte) };
+        // an Arrow table's record batches are read on the host for a
+        // group's row only when a grouping key reads the table's columns
+        let outer_keys = exprs.iter().any(|&e| {
+            (*e).type_ != pg_sys::NodeTag::T_Aggref
+                && pg_sys::bms_is_member(desc.outer_relid as i32, pg_sys::pull_varnos(root, e))
+        });
+        let unread = if outer_keys { 0.0 } else { host_reads };
+        let brin = crate::customscan::cost::brin_fraction(root, outer);
+        let mut direct =
+            frac * brin * (*outer).tuples.max(0.0) * crate::customscan::cost::gather_cost_per_row(rte) / div;
+        // a scan's direct pages are read by the GPU service, not by the
+        // backend, and kept in its column cache between queries, as an
+        // Arrow table's columns are (arrow_host_reads): their pages
+        // cost the host nothing (measured: TPC-H Q6 at SF 10 on an
+        // H200, 295 ms against PostgreSQL's 863 ms with 16 workers).
+        // Over a join too: the inner relations are built once per
+        // query (priced in the join's start-up), and the scanned
+        // table's pages are read by the GPU service all the same
+        if frac > 0.0 {
+            let (mut spc_random, mut spc_seq) = (0.0, 0.0);
+            pg_sys::get_tablespace_page_costs((*outer).reltablespace, &mut spc_random, &mut spc_seq);
+            direct += frac * brin * spc_seq * (*outer).pages as f64;
+        }
+        // partial groups: those found among each chunk's rows (a direct
+        // request of up to heap_direct::BATCH_BLOCKS blocks is one
+        // chunk, an Arrow record batch read by the GPU service too)
+        let nchunks =
+            (brin * crate::customscan::cost::planned_chunks(outer, rte, frac)).ceil().max(workers as f64 + 1.0);
+        // (where a key follows the table's physical order, `order` of
+        // the groups lie each in one chunk and one process: a chunk
+        // holds its share of the groups, plus one cut at its edge)
+        let clustered = (groups.min(rows_in) / nchunks).ceil() + 1.0;
+        let per_chunk =
+            order * clustered + (1.0 - order) * crate::customscan::cost::groups_among(groups, rows_in / nchunks);
+        // a process's chunks merged: its groups once (processes as
+        // PostgreSQL counts them for a partial path: the divisor)
+        let merged = if merges_partial_groups(target, &desc) {
+            (order * (groups + div.ceil())
+                + (1.0 - order) * div.ceil() * crate::customscan::cost::groups_among(groups, rows_proc))
+            .max(1.0)
+        } else {
+            f64::INFINITY
+        };
+        let mut partial_total = pg_sys::clamp_row_est(rows_in.min(per_chunk * nchunks).min(merged));
+        // a serial node that merges its groups holds each once after
+        // its last chunk where they fit in hash_mem: the HAVING clause
+        // filters them there (codegen::having), and only those that
+        // pass are formed and finalized
+        let mut having = Vec::new();
+        let mut filter_cost = 0.0;
+        if whole && workers == 0 && merged.is_finite() {
+            having = crate::codegen::having::pushable((*g.extra).havingQual, exprs);
+            let nwords: usize = exprs
+                .iter()
+                .filter(|&&e| (*e).type_ == pg_sys::NodeTag::T_Aggref)
+                .filter_map(|&e| aggregates::classify_aggref(e.cast()).ok())
+                .map(|i| i.kind.nwords())
+                .sum();
+            let bytes = groups * crate::gpupreagg::merge::bytes_per_group(nkeys, nwords) as f64;
+            let hash_mem = pg_sys::get_hash_memory_limit() as f64;
+            // beyond hash_mem, groups told apart by their device values
+            // are spilled (gpupreagg::spill): written and read back
+            // once, each partition within hash_mem
+            let by_value = exprs.iter().all(|&e| {
+                (*e).type_ == pg_sys::NodeTag::T_Aggref
+                    || matches!(aggregates::key_source(e), aggregates::KeySource::Device)
+            });
+            let spill = !having.is_empty()
+                && bytes > hash_mem
+                && by_value
+                && bytes <= hash_mem * crate::gpupreagg::spill::PARTITIONS as f64;
+            if spill {
+                let record = (8 * nwords + 24 * nkeys + 4 * (desc.depths.len() + 1)) as f64;
+                let mut pages = 2.0 * groups * record / pg_sys::BLCKSZ as f64;
+                pages *= pg_sys::seq_page_cost;
+                filter_cost += pages;
+            }
+            if !having.is_empty() && (bytes <= hash_mem || spill) {
+                let sel = pg_sys::clauselist_selectivity(
+                    root,
+                    to_list(&having),
+                    0,
+                    pg_sys::JoinType::JOIN_INNER,
+                    std::ptr::null_mut(),
+                );
+                filter_cost += groups * pg_sys::cpu_operator_cost * having.len() as f64;
+                partial_total = pg_sys::clamp_row_est(groups.min(partial_total) * sel);
+            }
+        }
+        let partial_proc = pg_sys::clamp_row_est(partial_total / div);
+        // (the device's work, shared by the processes as the join's is)
+        let reads_itself = crate::customscan::cost::device_reads_itself(outer, rte);
+        let device_rows = rows_in / crate::customscan::cost::device_divisor(outer, rte, workers, reads_itself);
+        let reduce = device_rows * crate::customscan::cost::device_operator_cost() * (nkeys + nops + 1) as f64
+            + partial_proc * pg_sys::cpu_tuple_cost
+            + numeric_state_cost(exprs, partial_proc, partial_total)
+            + host_key_cost(root, exprs, desc.outer_relid, partial_total)
+            + filter_cost;
+        pgrx::debug2!(
+            "GpuPreAgg: {workers} workers, {rows_in:.0} rows in, {groups:.0} groups, {nchunks:.0} chunks, \
+         {partial_total:.0} partial groups, cost {:.2}",
+            (total - formed - direct - unread + reduce).max(startup)
+        );
+        desc.agg = Some(AggDesc { target: exprs.to_vec(), rows_in, groups, having });
+
+        let cpath = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        let p = &mut (*cpath).path;
+        p.type_ = pg_sys::NodeTag::T_CustomPath;
+        p.pathtype = pg_sys::NodeTag::T_CustomScan;
+        p.parent = parent;
+        p.pathtarget = target;
+        p.param_info = std::ptr::null_mut();
+        p.parallel_aware = workers > 0;
+        p.parallel_safe =
+            crate::customscan::cost::device_path_parallel_safe((*g.output_rel).consider_parallel, workers)
+                && inner_paths.iter().all(|p| (**p).parallel_safe);
+        p.parallel_workers = workers;
+        p.pathkeys = std::ptr::null_mut();
+        p.rows = partial_proc;
+        p.startup_cost = startup;
+        p.total_cost = (total - formed - direct - unread + reduce).max(startup);
+        (*cpath).flags = 0;
+        (*cpath).custom_paths = to_list(&inner_paths.iter().map(|p| p.cast()).collect::<Vec<_>>());
+        (*cpath).custom_private = desc.to_list();
+        (*cpath).methods = crate::gpupreagg::plan::path_methods();
+        Some((cpath, partial_total, groups))
     }
 }

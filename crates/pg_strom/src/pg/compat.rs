@@ -243,6 +243,32 @@ pub unsafe fn disabled_nodes(path: *const pg_sys::Path) -> i32 {
     }
 }
 
+/// `node` with the Vars of `parent` (an appendrel: a partitioned table
+/// or an inheritance parent, or one of its sub-partitioned children)
+/// translated to those of its descendant `child`, through every level
+/// between them.  16 takes the relations, 15 their relids.
+///
+/// # Safety
+/// Planner state; `child` descends from `parent`.
+pub unsafe fn translate_to_child(
+    root: *mut pg_sys::PlannerInfo,
+    node: *mut pg_sys::Node,
+    child: *mut pg_sys::RelOptInfo,
+    parent: *mut pg_sys::RelOptInfo,
+) -> *mut pg_sys::Node {
+    // SAFETY: caller's promise.
+    unsafe {
+        #[cfg(feature = "pg15")]
+        {
+            pg_sys::adjust_appendrel_attrs_multilevel(root, node, (*child).relids, (*parent).relids)
+        }
+        #[cfg(not(feature = "pg15"))]
+        {
+            pg_sys::adjust_appendrel_attrs_multilevel(root, node, child, parent)
+        }
+    }
+}
+
 /// Give `copy` the nulling relids of `from` (None: none); a no-op before
 /// 16, whose Vars have none.
 ///

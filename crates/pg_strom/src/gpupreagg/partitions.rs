@@ -1,0 +1,188 @@
+//! GpuPreAgg over a partitioned table (or an inheritance parent): the
+//! partition-wise GROUP BY that does not need PostgreSQL's
+//! `enable_partitionwise_aggregate`, nor grouping keys that hold the
+//! partition key.
+//!
+//!   Finalize {Hash|Plain} Aggregate
+//!     -> Append                           (run-time pruning as PostgreSQL's)
+//!          -> Custom Scan (GpuPreAgg) on partition 1
+//!          -> Partial HashAggregate        (a partition the device cannot read)
+//!               -> Seq Scan on partition 2
+//!          -> ...
+//!
+//! Each leaf partition that plan-time pruning kept (sub-partitions
+//! included, empty ones too) gets the cheapest GpuPreAgg over it, with the
+//! grouping's partial target translated to the partition's columns; a
+//! partition the device cannot read (a foreign table of another kind, a
+//! qual without a device function) gets PostgreSQL's own partial
+//! aggregate over its cheapest path, so the Append holds every partition.
+//! The paths belong to the partitions' relations and the Append to the
+//! partitioned table's, so that PostgreSQL's executor prunes partitions at
+//! run time (a qual with a parameter) exactly as for its own Append.  A
+//! partition's node never evaluates the HAVING clause: its groups are
+//! partial across partitions.  Serial Appends only (each GpuPreAgg on the
+//! heap direct path is served by the GPU service, whose reads do not need
+//! the backend's workers).
+
+use pgrx::pg_sys;
+
+use crate::gpupreagg::path::{Grouping, add_final, inputs_of, preagg_path};
+use crate::pg::list::{from_list, to_list};
+
+/// The leaf relations of appendrel `relid` that planning kept: neither
+/// pruned nor proven empty; a sub-partitioned child's own leaves.
+unsafe fn leaves(root: *mut pg_sys::PlannerInfo, relid: u32, out: &mut Vec<*mut pg_sys::RelOptInfo>) {
+    // SAFETY: planner state; append_rel_list holds AppendRelInfos.
+    unsafe {
+        for a in from_list((*root).append_rel_list) {
+            let info = a as *mut pg_sys::AppendRelInfo;
+            if (*info).parent_relid != relid {
+                continue;
+            }
+            let child = (*info).child_relid;
+            if child as usize >= (*root).simple_rel_array_size as usize {
+                continue;
+            }
+            let rel = *(*root).simple_rel_array.add(child as usize);
+            if rel.is_null() || pg_sys::is_dummy_rel(rel) {
+                continue;
+            }
+            let rte = *(*root).simple_rte_array.add(child as usize);
+            if (*rte).inh {
+                leaves(root, child, out);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+}
+
+/// `target` with its expressions translated from `parent` to `child`
+/// (the sort-group references kept).
+unsafe fn child_target(
+    root: *mut pg_sys::PlannerInfo,
+    target: *mut pg_sys::PathTarget,
+    child: *mut pg_sys::RelOptInfo,
+    parent: *mut pg_sys::RelOptInfo,
+) -> *mut pg_sys::PathTarget {
+    // SAFETY: planner state (caller).
+    unsafe {
+        let t = pg_sys::copy_pathtarget(target);
+        (*t).exprs = crate::pg::compat::translate_to_child(root, (*target).exprs.cast(), child, parent).cast();
+        t
+    }
+}
+
+/// Add the Finalize Aggregate over an Append of per-partition GpuPreAggs
+/// when `input_rel` is a partitioned table or an inheritance parent and
+/// the device reads at least one of its partitions.
+///
+/// # Safety
+/// Planner state of the grouping (create_upper_paths_hook); `target` is
+/// its partial target over `input_rel` (`nkeys` grouping keys first),
+/// `gexprs` its grouping expressions.
+pub(crate) unsafe fn add_paths(
+    g: &Grouping,
+    input_rel: *mut pg_sys::RelOptInfo,
+    target: *mut pg_sys::PathTarget,
+    nkeys: usize,
+    gexprs: *mut pg_sys::List,
+) {
+    // SAFETY: planner state of the grouping (caller).
+    unsafe {
+        let root = g.root;
+        if (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL {
+            return;
+        }
+        let rte = *(*root).simple_rte_array.add((*input_rel).relid as usize);
+        if !(*rte).inh || pg_sys::is_dummy_rel(input_rel) {
+            return;
+        }
+        let mut parts = Vec::new();
+        leaves(root, (*input_rel).relid, &mut parts);
+        if parts.is_empty() {
+            return;
+        }
+        let mut partial_costs = pg_sys::AggClauseCosts::default();
+        if (*g.extra).partial_costs_set {
+            partial_costs = (*g.extra).agg_partial_costs;
+        }
+        let strategy =
+            if g.gclause.is_null() { pg_sys::AggStrategy::AGG_PLAIN } else { pg_sys::AggStrategy::AGG_HASHED };
+        let mut subpaths: Vec<*mut pg_sys::Node> = Vec::new();
+        let mut on_device = 0;
+        for &part in &parts {
+            let t = child_target(root, target, part, input_rel);
+            let texprs = from_list((*t).exprs);
+            let pgexprs = if gexprs.is_null() {
+                std::ptr::null_mut()
+            } else {
+                crate::pg::compat::translate_to_child(root, gexprs.cast(), part, input_rel).cast()
+            };
+            let best = inputs_of(root, part, false)
+                .into_iter()
+                .filter(|(_, _, workers)| *workers == 0)
+                .filter_map(|(desc, inner, workers)| {
+                    preagg_path(g, t, &texprs, nkeys, pgexprs, desc, inner, workers, part, false)
+                })
+                .map(|(p, _, _)| p)
+                .min_by(|a, b| (**a).path.total_cost.total_cmp(&(**b).path.total_cost));
+            if let Some(p) = best {
+                on_device += 1;
+                subpaths.push(p.cast());
+                continue;
+            }
+            // PostgreSQL's partial aggregate over the partition
+            let cheapest = (*part).cheapest_total_path;
+            if cheapest.is_null() || !(*cheapest).param_info.is_null() {
+                pgrx::debug2!("GpuPreAgg: a partition has no plain path to aggregate");
+                return;
+            }
+            let groups = if pgexprs.is_null() {
+                1.0
+            } else {
+                pg_sys::estimate_num_groups(root, pgexprs, (*cheapest).rows, std::ptr::null_mut(), std::ptr::null_mut())
+            };
+            let agg = pg_sys::create_agg_path(
+                root,
+                part,
+                cheapest,
+                t,
+                strategy,
+                pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL,
+                g.gclause,
+                std::ptr::null_mut(),
+                &partial_costs,
+                groups,
+            );
+            subpaths.push(agg.cast());
+        }
+        if on_device == 0 {
+            pgrx::debug2!("GpuPreAgg: no partition of the table runs on the device");
+            return;
+        }
+        let append = pg_sys::create_append_path(
+            root,
+            input_rel,
+            to_list(&subpaths),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            false,
+            -1.0,
+        );
+        (*append).path.pathtarget = target;
+        let groups = if gexprs.is_null() {
+            1.0
+        } else {
+            pg_sys::estimate_num_groups(root, gexprs, (*input_rel).rows, std::ptr::null_mut(), std::ptr::null_mut())
+        };
+        pgrx::debug2!(
+            "GpuPreAgg: {} partitions ({on_device} on the device), cost {:.2}",
+            parts.len(),
+            (*append).path.total_cost
+        );
+        add_final(g, append.cast(), groups);
+    }
+}
