@@ -215,7 +215,7 @@ fi
 if want shapes; then
 # the join and aggregation queries again under each planner shape (GEQO,
 # each join method off, serial, parallel): results only
-if ! python3 "$PGSTROM_ROOT/scripts/diff-check.py" --no-setup --shapes --only gpujoin_,preagg_join,preagg_seed,ssb_q; then
+if ! python3 "$PGSTROM_ROOT/scripts/diff-check.py" --no-setup --shapes --only gpujoin_,preagg_join,preagg_seed,ssb_q,part_; then
   failures+=("diff-check shapes")
 fi
 mark "diff-check shapes"
@@ -226,7 +226,7 @@ if want diff; then
 # from the files (docs/gpu_service.md, "Heap tables"); on a GPU the
 # service's GPU did so in the run above
 if [ "${PGSTROM_EXPECT_GPU:-0}" != 1 ]; then
-  for only in preagg_ ssb_; do
+  for only in preagg_ ssb_ part_; do
     out=$(PGOPTIONS="${PGOPTIONS:-} -c pg_strom.cpu_engine_in_service=on" \
           python3 "$PGSTROM_ROOT/scripts/diff-check.py" --no-setup --only "$only" 2>&1)
     rc=$?
