@@ -107,8 +107,6 @@ pub(crate) unsafe fn add_paths(
         if (*g.extra).partial_costs_set {
             partial_costs = (*g.extra).agg_partial_costs;
         }
-        let strategy =
-            if g.gclause.is_null() { pg_sys::AggStrategy::AGG_PLAIN } else { pg_sys::AggStrategy::AGG_HASHED };
         let mut subpaths: Vec<*mut pg_sys::Node> = Vec::new();
         let mut on_device = 0;
         for &part in &parts {
@@ -138,17 +136,13 @@ pub(crate) unsafe fn add_paths(
                 pgrx::debug2!("GpuPreAgg: a partition has no plain path to aggregate");
                 return;
             }
-            let groups = if pgexprs.is_null() {
-                1.0
-            } else {
-                pg_sys::estimate_num_groups(root, pgexprs, (*cheapest).rows, std::ptr::null_mut(), std::ptr::null_mut())
-            };
+            let groups = g.groups(pgexprs, (*cheapest).rows);
             let agg = pg_sys::create_agg_path(
                 root,
                 part,
                 cheapest,
                 t,
-                strategy,
+                g.strategy(),
                 pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL,
                 g.gclause,
                 std::ptr::null_mut(),
@@ -173,11 +167,7 @@ pub(crate) unsafe fn add_paths(
             -1.0,
         );
         (*append).path.pathtarget = target;
-        let groups = if gexprs.is_null() {
-            1.0
-        } else {
-            pg_sys::estimate_num_groups(root, gexprs, (*input_rel).rows, std::ptr::null_mut(), std::ptr::null_mut())
-        };
+        let groups = g.groups(gexprs, (*input_rel).rows);
         pgrx::debug2!(
             "GpuPreAgg: {} partitions ({on_device} on the device), cost {:.2}",
             parts.len(),

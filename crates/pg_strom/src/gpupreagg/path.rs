@@ -508,6 +508,28 @@ pub(crate) struct Grouping {
     pub output_rel: *mut pg_sys::RelOptInfo,
 }
 
+impl Grouping {
+    /// How PostgreSQL's aggregate above (or beside) a GpuPreAgg groups:
+    /// plain without GROUP BY, else hashed.
+    pub fn strategy(&self) -> pg_sys::AggStrategy::Type {
+        if self.gclause.is_null() { pg_sys::AggStrategy::AGG_PLAIN } else { pg_sys::AggStrategy::AGG_HASHED }
+    }
+
+    /// The groups among `rows` rows: one without GROUP BY, else
+    /// PostgreSQL's estimate over the grouping expressions `gexprs` (as
+    /// the relation read names them).
+    ///
+    /// # Safety
+    /// Planner state of the grouping; `gexprs` its grouping expressions.
+    pub unsafe fn groups(&self, gexprs: *mut pg_sys::List, rows: f64) -> f64 {
+        if self.gclause.is_null() {
+            return 1.0;
+        }
+        // SAFETY: caller's promise.
+        unsafe { pg_sys::estimate_num_groups(self.root, gexprs, rows, std::ptr::null_mut(), std::ptr::null_mut()) }
+    }
+}
+
 /// The Finalize Aggregate over `sub` (partial groups in `target`'s
 /// form: a GpuPreAgg, a Gather over one, an Append of them), added to the
 /// grouping's relation.
@@ -521,14 +543,12 @@ pub(crate) unsafe fn add_final(g: &Grouping, sub: *mut pg_sys::Path, groups: f64
         if (*g.extra).partial_costs_set {
             final_costs = (*g.extra).agg_final_costs;
         }
-        let strategy =
-            if g.gclause.is_null() { pg_sys::AggStrategy::AGG_PLAIN } else { pg_sys::AggStrategy::AGG_HASHED };
         let agg = pg_sys::create_agg_path(
             g.root,
             g.output_rel,
             sub,
             (*g.output_rel).reltarget,
-            strategy,
+            g.strategy(),
             pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
             g.gclause,
             (*g.extra).havingQual.cast(),
@@ -578,13 +598,11 @@ pub(crate) unsafe fn preagg_path(
         }
         let outer = *(*root).simple_rel_array.add(desc.outer_relid as usize);
         let rows_in = desc.depths.last().map_or((*outer).rows, |d| d.rows_out);
-        let (groups, order) = if g.gclause.is_null() {
-            (1.0, 0.0)
+        let groups = g.groups(gexprs, rows_in);
+        let order = if g.gclause.is_null() {
+            0.0
         } else {
-            (
-                pg_sys::estimate_num_groups(root, gexprs, rows_in, std::ptr::null_mut(), std::ptr::null_mut()),
-                crate::pg::cost::key_order_correlation(root, &from_list(gexprs), desc.outer_relid),
-            )
+            crate::pg::cost::key_order_correlation(root, &from_list(gexprs), desc.outer_relid)
         };
         // costs: the join's (or scan's), less forming joined rows on the
         // host, plus the reduction and the partial rows that come back
