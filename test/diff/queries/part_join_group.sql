@@ -1,5 +1,5 @@
 -- a GROUP BY over partitions joined with a dimension
--- expect: GpuScan
+-- expect: GpuPreAgg
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
 SELECT d_region, count(*), sum(s_qty), sum(s_amount) FROM pt_sales JOIN pt_dim ON s_store = d_store

@@ -13,6 +13,9 @@
 //!   formed on the host (GpuPreAgg runs on the same pipeline, its
 //!   aggregation in the same device pass); the node's life and parallel
 //!   DSM are `crate::customscan::node`'s.
+//! - [`partitions`]: the asymmetric partition-wise join: a join of a
+//!   partitioned table with plain tables as a GpuJoin per partition under
+//!   PostgreSQL's Append.
 //! - [`shared_build`]: in a parallel plan, the inner relations read once
 //!   for all processes (partial inner plans scanned in shares), through
 //!   the node's DSM area and the query's DSA area.
@@ -24,6 +27,7 @@
 pub mod exec;
 pub mod explain;
 pub mod inner_cache;
+pub mod partitions;
 pub mod path;
 pub mod plan;
 pub mod shared_build;

@@ -19,7 +19,7 @@ use pgrx::pg_sys;
 
 use crate::codegen::{self, Inputs};
 use crate::customscan::cost::scan_pages;
-use crate::gpujoin::plan;
+use crate::gpujoin::{partitions, plan};
 use crate::pg::cost::{parallel_divisor, scan_parallel_workers};
 use crate::pg::list::{float_node, float_of, from_list, to_list};
 use crate::{engine, guc};
@@ -482,7 +482,7 @@ unsafe fn make_depth(
 ///
 /// # Safety
 /// `rel` is a base relation being planned.
-unsafe fn host_scan_quals(rel: *mut pg_sys::RelOptInfo) -> Vec<*mut pg_sys::Node> {
+pub(crate) unsafe fn host_scan_quals(rel: *mut pg_sys::RelOptInfo) -> Vec<*mut pg_sys::Node> {
     // SAFETY: planner state (caller).
     unsafe {
         let relid = (*rel).relid as i32;
@@ -808,7 +808,17 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
                 (*outerrel).reloptkind,
                 pg_sys::RelOptKind::RELOPT_BASEREL | pg_sys::RelOptKind::RELOPT_OTHER_MEMBER_REL
             ) {
-                let Some(w) = scan_workers(root, outerrel, parallel) else { continue };
+                // (a partitioned table: the join over its partitions,
+                // gpujoin::partitions)
+                let w = if partitions::over_partitions(root, (*outerrel).relid) {
+                    if parallel || kind.keeps_inner() || partitions::device_leaves(root, outerrel).is_none() {
+                        continue;
+                    }
+                    Some(0)
+                } else {
+                    scan_workers(root, outerrel, parallel)
+                };
+                let Some(w) = w else { continue };
                 workers = w;
                 desc = JoinDesc {
                     outer_relid: (*outerrel).relid,
@@ -847,6 +857,7 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
                 // left to a join above this node.
                 let keeps = desc.depths.iter().any(|d| JoinKind::from_pg(d.kind).is_some_and(JoinKind::keeps_inner));
                 if desc.depths.len() >= MAX_DEPTHS
+                    || partitions::over_partitions(root, desc.outer_relid) && kind.keeps_inner()
                     || keeps && parallel
                     || keeps && kind.keeps_inner()
                     || kind.keeps_inner() && !desc.host_quals.is_empty()
@@ -887,6 +898,14 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
             if inner_bytes(&inner_paths) > guc::GPU_JOIN_MEMORY_LIMIT.get() as f64 * 1024.0 {
                 return;
             }
+            if partitions::over_partitions(root, desc.outer_relid) {
+                // a GpuJoin per partition under an Append; the join over
+                // the partitions is stashed for deeper joins and GpuPreAgg
+                if let Some(cpath) = add_partition_paths(root, joinrel, &desc, &inner_paths) {
+                    stash_put(root, joinrel, false, cpath);
+                }
+                continue;
+            }
             let (startup, total, rows, _) = cost(root, &desc, &inner_paths, workers);
             pgrx::debug2!(
                 "GpuJoin: outer relid {}, {} depths (partial inner: {:?}), {workers} workers, cost {startup:.2}..{total:.2}, {rows:.0} rows",
@@ -894,25 +913,7 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
                 desc.depths.len(),
                 desc.depths.iter().map(|d| d.partial_inner).collect::<Vec<_>>()
             );
-            let cpath = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-            let p = &mut (*cpath).path;
-            p.type_ = pg_sys::NodeTag::T_CustomPath;
-            p.pathtype = pg_sys::NodeTag::T_CustomScan;
-            p.parent = joinrel;
-            p.pathtarget = (*joinrel).reltarget;
-            p.param_info = std::ptr::null_mut();
-            p.parallel_aware = workers > 0;
-            p.parallel_safe = crate::customscan::cost::device_path_parallel_safe((*joinrel).consider_parallel, workers)
-                && inner_paths.iter().all(|p| (**p).parallel_safe);
-            p.parallel_workers = workers;
-            p.pathkeys = std::ptr::null_mut();
-            p.rows = rows;
-            p.startup_cost = startup;
-            p.total_cost = total;
-            (*cpath).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
-            (*cpath).custom_paths = to_list(&inner_paths.iter().map(|p| p.cast()).collect::<Vec<_>>());
-            (*cpath).custom_private = desc.to_list();
-            (*cpath).methods = plan::path_methods();
+            let cpath = new_path(joinrel, &desc, &inner_paths, workers, (startup, total, rows));
             stash_put(root, joinrel, parallel, cpath);
             if parallel {
                 pg_sys::add_partial_path(joinrel, cpath.cast());
@@ -920,6 +921,103 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
                 pg_sys::add_path(joinrel, cpath.cast());
             }
         }
+    }
+}
+
+/// A GpuJoin path of `rel` (its target), costs (start-up, total, rows).
+///
+/// # Safety
+/// Planner state; `desc` and `inner_paths` describe a join of `rel`.
+unsafe fn new_path(
+    rel: *mut pg_sys::RelOptInfo,
+    desc: &JoinDesc,
+    inner_paths: &[*mut pg_sys::Path],
+    workers: i32,
+    (startup, total, rows): (f64, f64, f64),
+) -> *mut pg_sys::CustomPath {
+    // SAFETY: a node made as makeNode() does, in planner memory.
+    unsafe {
+        let cpath = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        let p = &mut (*cpath).path;
+        p.type_ = pg_sys::NodeTag::T_CustomPath;
+        p.pathtype = pg_sys::NodeTag::T_CustomScan;
+        p.parent = rel;
+        p.pathtarget = (*rel).reltarget;
+        p.param_info = std::ptr::null_mut();
+        p.parallel_aware = workers > 0;
+        p.parallel_safe = crate::customscan::cost::device_path_parallel_safe((*rel).consider_parallel, workers)
+            && inner_paths.iter().all(|p| (**p).parallel_safe);
+        p.parallel_workers = workers;
+        p.pathkeys = std::ptr::null_mut();
+        p.rows = rows;
+        p.startup_cost = startup;
+        p.total_cost = total;
+        (*cpath).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
+        (*cpath).custom_paths = to_list(&inner_paths.iter().map(|p| p.cast()).collect::<Vec<_>>());
+        (*cpath).custom_private = desc.to_list();
+        (*cpath).methods = plan::path_methods();
+        cpath
+    }
+}
+
+/// The paths of a join over partitions (`desc`'s outer relation is a
+/// partitioned table; gpujoin::partitions): a GpuJoin per leaf partition
+/// under an Append, added to `joinrel`.  Returns the join over the
+/// partitions as a path to stash (never planned: it is not added), with
+/// the Append's costs; None when a partition's join does not compile.
+///
+/// # Safety
+/// Planner state of the join being planned.
+unsafe fn add_partition_paths(
+    root: *mut pg_sys::PlannerInfo,
+    joinrel: *mut pg_sys::RelOptInfo,
+    desc: &JoinDesc,
+    inner_paths: &[*mut pg_sys::Path],
+) -> Option<*mut pg_sys::CustomPath> {
+    // SAFETY: planner state (caller).
+    unsafe {
+        if !inner_paths.iter().all(|&p| partitions::plain_inner(root, (*p).parent)) {
+            pgrx::debug2!("GpuJoin: a join over partitions has an inner relation that is not a table");
+            return None;
+        }
+        let parent = *(*root).simple_rel_array.add(desc.outer_relid as usize);
+        let leaves = partitions::device_leaves(root, parent)?;
+        let inner_relids: Vec<*mut pg_sys::Bitmapset> = inner_paths.iter().map(|p| (*(**p).parent).relids).collect();
+        let mut subpaths: Vec<*mut pg_sys::Node> = Vec::with_capacity(leaves.len());
+        for &leaf in &leaves {
+            let ld = partitions::translate(root, desc, leaf, parent);
+            if let Err(why) = compiles(root, &ld, &inner_relids) {
+                pgrx::debug2!("GpuJoin: partition {} not on the device: {why}", (*leaf).relid);
+                return None;
+            }
+            let crel = partitions::child_joinrel(root, joinrel, leaf, parent);
+            let (startup, total, rows, _) = cost(root, &ld, inner_paths, 0);
+            subpaths.push(new_path(crel, &ld, inner_paths, 0, (startup, total, rows)).cast());
+        }
+        let append = pg_sys::create_append_path(
+            root,
+            joinrel,
+            to_list(&subpaths),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            false,
+            -1.0,
+        );
+        let a = &(*append).path;
+        pgrx::debug2!(
+            "GpuJoin: {} partitions of relid {}, {} depths, cost {:.2}..{:.2}, {:.0} rows",
+            leaves.len(),
+            desc.outer_relid,
+            desc.depths.len(),
+            a.startup_cost,
+            a.total_cost,
+            a.rows
+        );
+        let stashed = new_path(joinrel, desc, inner_paths, 0, (a.startup_cost, a.total_cost, a.rows));
+        pg_sys::add_path(joinrel, append.cast());
+        Some(stashed)
     }
 }
 

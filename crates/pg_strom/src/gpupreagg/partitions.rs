@@ -23,39 +23,20 @@
 //! partial across partitions.  Serial Appends only (each GpuPreAgg on the
 //! heap direct path is served by the GPU service, whose reads do not need
 //! the backend's workers).
+//!
+//! A GROUP BY over a join of a partitioned table with plain tables (the
+//! asymmetric partition-wise join, `gpujoin::partitions`) is planned the
+//! same way: a GpuPreAgg per partition over the partition's join, each
+//! in a child join relation of its own, under an Append of the join
+//! relation.  Every partition must be on the device there (PostgreSQL's
+//! own plan joins the Append of the partitions otherwise).
 
 use pgrx::pg_sys;
 
+use crate::gpujoin::partitions::{child_joinrel, device_leaves, leaves, over_partitions, translate};
+use crate::gpujoin::path::JoinDesc;
 use crate::gpupreagg::path::{Grouping, add_final, inputs_of, preagg_path};
 use crate::pg::list::{from_list, to_list};
-
-/// The leaf relations of appendrel `relid` that planning kept: neither
-/// pruned nor proven empty; a sub-partitioned child's own leaves.
-unsafe fn leaves(root: *mut pg_sys::PlannerInfo, relid: u32, out: &mut Vec<*mut pg_sys::RelOptInfo>) {
-    // SAFETY: planner state; append_rel_list holds AppendRelInfos.
-    unsafe {
-        for a in from_list((*root).append_rel_list) {
-            let info = a as *mut pg_sys::AppendRelInfo;
-            if (*info).parent_relid != relid {
-                continue;
-            }
-            let child = (*info).child_relid;
-            if child as usize >= (*root).simple_rel_array_size as usize {
-                continue;
-            }
-            let rel = *(*root).simple_rel_array.add(child as usize);
-            if rel.is_null() || pg_sys::is_dummy_rel(rel) {
-                continue;
-            }
-            let rte = *(*root).simple_rte_array.add(child as usize);
-            if (*rte).inh {
-                leaves(root, child, out);
-            } else {
-                out.push(rel);
-            }
-        }
-    }
-}
 
 /// `target` with its expressions translated from `parent` to `child`
 /// (the sort-group references kept).
@@ -91,6 +72,17 @@ pub(crate) unsafe fn add_paths(
     // SAFETY: planner state of the grouping (caller).
     unsafe {
         let root = g.root;
+        if matches!(
+            (*input_rel).reloptkind,
+            pg_sys::RelOptKind::RELOPT_JOINREL | pg_sys::RelOptKind::RELOPT_OTHER_JOINREL
+        ) {
+            for (desc, inner, _) in inputs_of(root, input_rel, false) {
+                if over_partitions(root, desc.outer_relid) {
+                    add_join_paths(g, input_rel, target, nkeys, gexprs, &desc, &inner);
+                }
+            }
+            return;
+        }
         if (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL {
             return;
         }
@@ -155,6 +147,28 @@ pub(crate) unsafe fn add_paths(
             pgrx::debug2!("GpuPreAgg: no partition of the table runs on the device");
             return;
         }
+        add_append(g, input_rel, target, gexprs, subpaths, on_device);
+    }
+}
+
+/// The Finalize Aggregate over an Append of `subpaths` (partial groups of
+/// each partition, `on_device` of them by a GpuPreAgg) for `input_rel`.
+///
+/// # Safety
+/// As [`add_paths`]; `subpaths` are paths of `input_rel`'s partitions
+/// (or child joins) in `target`'s form.
+unsafe fn add_append(
+    g: &Grouping,
+    input_rel: *mut pg_sys::RelOptInfo,
+    target: *mut pg_sys::PathTarget,
+    gexprs: *mut pg_sys::List,
+    subpaths: Vec<*mut pg_sys::Node>,
+    on_device: usize,
+) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let root = g.root;
+        let nparts = subpaths.len();
         let append = pg_sys::create_append_path(
             root,
             input_rel,
@@ -169,10 +183,52 @@ pub(crate) unsafe fn add_paths(
         (*append).path.pathtarget = target;
         let groups = g.groups(gexprs, (*input_rel).rows);
         pgrx::debug2!(
-            "GpuPreAgg: {} partitions ({on_device} on the device), cost {:.2}",
-            parts.len(),
+            "GpuPreAgg: {nparts} partitions ({on_device} on the device), cost {:.2}",
             (*append).path.total_cost
         );
         add_final(g, append.cast(), groups);
+    }
+}
+
+/// The Finalize Aggregate over an Append of a GpuPreAgg per partition of
+/// `desc`, a join over partitions (`gpujoin::partitions`), for join
+/// relation `input_rel`.
+///
+/// # Safety
+/// As [`add_paths`]; `desc` and `inner` a GpuJoin of `input_rel` stashed
+/// by the join's path hook.
+unsafe fn add_join_paths(
+    g: &Grouping,
+    input_rel: *mut pg_sys::RelOptInfo,
+    target: *mut pg_sys::PathTarget,
+    nkeys: usize,
+    gexprs: *mut pg_sys::List,
+    desc: &JoinDesc,
+    inner: &[*mut pg_sys::Path],
+) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let root = g.root;
+        let parent = *(*root).simple_rel_array.add(desc.outer_relid as usize);
+        let Some(parts) = device_leaves(root, parent) else { return };
+        let mut subpaths: Vec<*mut pg_sys::Node> = Vec::with_capacity(parts.len());
+        for &leaf in &parts {
+            let ld = translate(root, desc, leaf, parent);
+            let crel = child_joinrel(root, input_rel, leaf, parent);
+            let t = child_target(root, target, leaf, parent);
+            let texprs = from_list((*t).exprs);
+            let pgexprs = if gexprs.is_null() {
+                std::ptr::null_mut()
+            } else {
+                crate::pg::compat::translate_to_child(root, gexprs.cast(), leaf, parent).cast()
+            };
+            let Some((p, _, _)) = preagg_path(g, t, &texprs, nkeys, pgexprs, ld, inner.to_vec(), 0, crel, false) else {
+                pgrx::debug2!("GpuPreAgg: partition {} of a join over partitions not on the device", (*leaf).relid);
+                return;
+            };
+            subpaths.push(p.cast());
+        }
+        let n = subpaths.len();
+        add_append(g, input_rel, target, gexprs, subpaths, n);
     }
 }

@@ -477,7 +477,9 @@ unsafe fn add_paths(
             // saves gathering the outer rows of a large table, not of a
             // small one); add_path keeps the cheapest
             for (desc, inner_paths, workers) in inputs {
-                if parallel != (workers > 0) {
+                // (a join over partitions: a GpuPreAgg per partition,
+                // gpupreagg::partitions)
+                if parallel != (workers > 0) || crate::gpujoin::partitions::over_partitions(root, desc.outer_relid) {
                     continue;
                 }
                 let Some((cpath, partial_total, groups)) =

@@ -269,6 +269,25 @@ pub unsafe fn translate_to_child(
     }
 }
 
+/// Make `rel` a child of join relation `parent` as PostgreSQL's child
+/// joins are: its topmost parent's relids (and, from 16, its parent and
+/// topmost parent).
+///
+/// # Safety
+/// Valid relations in planner memory.
+pub unsafe fn set_child_of(rel: *mut pg_sys::RelOptInfo, parent: *mut pg_sys::RelOptInfo) {
+    // SAFETY: caller's promise.
+    unsafe {
+        #[cfg(not(feature = "pg15"))]
+        {
+            (*rel).parent = parent;
+            (*rel).top_parent = if (*parent).top_parent.is_null() { parent } else { (*parent).top_parent };
+        }
+        (*rel).top_parent_relids =
+            if (*parent).top_parent_relids.is_null() { (*parent).relids } else { (*parent).top_parent_relids };
+    }
+}
+
 /// Give `copy` the nulling relids of `from` (None: none); a no-op before
 /// 16, whose Vars have none.
 ///
