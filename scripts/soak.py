@@ -13,7 +13,9 @@ the same error as the run with pg_strom off.  When they disagree, the
 statement counts as nondeterministic (not a difference) if it samples
 without REPEATABLE, if pg_strom runs no node in its plan, if a query level
 has a LIMIT or OFFSET without an ORDER BY of its own (it keeps whichever
-rows a scan gives first), or if two more runs with pg_strom off disagree
+rows a scan gives first), if it calls a function whose value depends on
+the session or the moment (pg_backend_pid, now, random, nextval, the
+statistics functions, ...: each run is its own session), or if two more runs with pg_strom off disagree
 with the first (volatile functions).  A statement where PostgreSQL raises a float
 overflow in an aggregate and pg_strom returns rows is the documented
 order-dependent case of docs/gpupreagg.md (infinite inputs mixed with
@@ -36,6 +38,16 @@ import pgcompare as pc  # noqa: E402
 
 TABLESAMPLE_RE = re.compile(r"tablesample\s+\w+\s*\([^)]*\)(?!\s*repeatable)", re.I)
 LEVEL_TOKEN_RE = re.compile(r"'(?:[^']|'')*'|\(|\)|\blimit\b|\boffset\b|\border\s+by\b", re.I)
+# functions whose value differs between the runs' sessions or moments
+# (each run is its own session): a statement that calls one may fail in
+# one run and not in another by chance alone (a row updated into a hash
+# partition by pg_backend_pid()); the runs with pg_strom off may agree
+# with each other and not with the run with pg_strom on
+SESSION_FN_RE = re.compile(r"\b(pg_backend_pid|inet_client_port|pg_current_xact_id(_if_assigned)?"
+                           r"|txid_current(_if_assigned|_snapshot)?|pg_current_snapshot|pg_my_temp_schema"
+                           r"|now|clock_timestamp|statement_timestamp|transaction_timestamp|timeofday"
+                           r"|random|random_normal|gen_random_uuid|uuidv[47]|setseed|nextval|currval|lastval"
+                           r"|pg_stat_get_\w+|pg_stat_\w+|pg_postmaster_start_time|pg_conf_load_time)\s*\(", re.I)
 FLOAT_OVERFLOW_RE = re.compile(r"value out of range: (overflow|underflow)")
 FLOAT_AGG_RE = re.compile(r"\b(sum|avg|stddev|stddev_pop|stddev_samp|variance|var_pop|var_samp"
                           r"|corr|covar_pop|covar_samp|regr_\w+)\s*\(", re.I)
@@ -192,7 +204,7 @@ def main():
         # whichever rows come first (a sequential scan may start mid-table:
         # synchronize_seqscans)
         unordered_limit = off1[0] == on[0] == "rows" and limit_without_order(sql)
-        if TABLESAMPLE_RE.search(sql) or not offloaded or unordered_limit or not all(
+        if TABLESAMPLE_RE.search(sql) or SESSION_FN_RE.search(sql) or not offloaded or unordered_limit or not all(
                 same(off1, run_once(sql, "off", a.timeout_ms), sql) for _ in range(2)):
             counts["nondeterministic"] += 1
             continue

@@ -106,7 +106,9 @@ pub static DEBUG_DROP_HEAP_DIRECT_ANSWERS: GucSetting<i32> = GucSetting::<i32>::
 pub static PARALLEL_INNER_BUILD: GucSetting<bool> = GucSetting::<bool>::new(true);
 
 /// `pg_strom.shared_inner_tables`: the processes of a parallel GpuJoin
-/// probe one load of the inner relations in the engine (gpujoin::shared_build).
+/// probe one load of the inner relations in the engine (gpujoin::shared_build),
+/// and the nodes of one query with the same inner plans share their rows
+/// and load (gpujoin/exec/query_share.rs).
 pub static SHARED_INNER_TABLES: GucSetting<bool> = GucSetting::<bool>::new(true);
 
 /// `pg_strom.gstore_device_copy`: GpuJoin and GpuPreAgg read a
@@ -215,8 +217,8 @@ pub fn init() {
     );
     GucRegistry::define_bool_guc(
         c"pg_strom.shared_inner_tables",
-        c"Lets the processes of a parallel GpuJoin or GpuPreAgg share one load of the inner relations in the engine: one process loads and hashes them, the others probe the same tables.",
-        c"off loads the inner relations into the engine once per process.",
+        c"Lets the processes of a parallel GpuJoin or GpuPreAgg, and the nodes of one query with the same inner plans (a join per partition), share one load of the inner relations in the engine: one loads and hashes them, the others probe the same tables.",
+        c"off loads the inner relations into the engine once per process and node.",
         &SHARED_INNER_TABLES,
         GucContext::Userset,
         GucFlags::default(),

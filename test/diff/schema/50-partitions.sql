@@ -3,7 +3,7 @@
 -- gstore_fdw leaves, and dimensions to join them with.  Files go to
 -- /tmp/pgstrom_part_test (made here, writable by the server).
 \! rm -rf /tmp/pgstrom_part_test && mkdir -p /tmp/pgstrom_part_test && chmod 1777 /tmp/pgstrom_part_test
-DROP TABLE IF EXISTS pt_sales, pt_list, pt_hash, pt_mixed, pt_a, pt_b, pt_dim, pt_days CASCADE;
+DROP TABLE IF EXISTS pt_sales, pt_list, pt_hash, pt_mixed, pt_a, pt_b, pt_dim, pt_days, pt_drop CASCADE;
 
 -- range by year: a sub-partitioned year (by list, with a default), a year
 -- hash-partitioned by store, a year with no row, and a default partition
@@ -91,6 +91,19 @@ INSERT INTO pt_b SELECT i * 3 % 2900, CASE WHEN i % 9 = 0 THEN NULL ELSE i END F
 INSERT INTO pt_a VALUES (NULL, 1, 'null key');
 INSERT INTO pt_b VALUES (NULL, 1);
 
+-- partitions whose columns lie at other positions: one made apart with a
+-- column dropped before it was attached, one with its columns in another
+-- order
+CREATE TABLE pt_drop (k int, v int, t text) PARTITION BY RANGE (k);
+CREATE TABLE pt_drop_0 PARTITION OF pt_drop FOR VALUES FROM (0) TO (100);
+CREATE TABLE pt_drop_1 (junk int8, k int, v int, t text);
+ALTER TABLE pt_drop_1 DROP COLUMN junk;
+ALTER TABLE pt_drop ATTACH PARTITION pt_drop_1 FOR VALUES FROM (100) TO (200);
+CREATE TABLE pt_drop_2 (t text, v int, k int);
+ALTER TABLE pt_drop ATTACH PARTITION pt_drop_2 FOR VALUES FROM (200) TO (300);
+INSERT INTO pt_drop SELECT i % 300, CASE WHEN i % 13 = 0 THEN NULL ELSE i END, 'r' || (i % 9)
+  FROM generate_series(1, 6000) i;
+
 -- dimensions: stores 0..39 of the 50 (10 sales stores match none) and
 -- 100..104 (no sale matches them); days with a flag
 CREATE TABLE pt_dim (d_store int PRIMARY KEY, d_name text, d_region text);
@@ -101,4 +114,4 @@ INSERT INTO pt_days SELECT d::date, extract(dow FROM d) IN (0, 6)
   FROM generate_series(date '2023-06-01', date '2025-06-30', interval '1 day') d;
 
 ANALYZE pt_sales, pt_list, pt_hash, pt_mixed, pt_mixed_heap, pt_mixed_arrow, pt_mixed_gs, pt_a, pt_b,
-        pt_dim, pt_days;
+        pt_dim, pt_days, pt_drop;

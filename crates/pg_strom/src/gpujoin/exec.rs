@@ -48,6 +48,7 @@ use crate::source::heap_direct::{self, DirectCounters, HeapDirect};
 use crate::{engine, errors, guc};
 
 mod cached;
+pub(crate) mod query_share;
 
 /// One inner relation, loaded: its rows as minimal tuples (in the node's
 /// inner memory, or where a parallel build published them in the query's
@@ -295,6 +296,10 @@ pub struct GpuJoinExec {
     /// The key columns' ranges kept with the cached build this process
     /// took its rows from (None: made from the rows' columns).
     kept_ranges: Option<Vec<crate::gpujoin::inner_cache::KeptRange>>,
+    /// The inner rows the query's nodes share (exec/query_share.rs): what
+    /// this node is to them, and the query and key it looked them up by.
+    pub(crate) query_role: query_share::Role,
+    query_entry: Option<(usize, String)>,
 }
 
 node::device_node!(GpuJoinExec, NAME, TTSOpsVirtual);
@@ -450,6 +455,8 @@ impl DeviceNode for GpuJoinExec {
                 cache_key: None,
                 kept_ranges: None,
                 cache_outcome: Default::default(),
+                query_role: Default::default(),
+                query_entry: None,
             }
         }
     }
@@ -595,13 +602,16 @@ impl GpuJoinExec {
                     d.use_dirty_set(set);
                 }
             } else {
-                // (or the rows of a build an earlier query kept)
-                if !self.inners_from_cache(&children) {
+                // (or the rows an earlier node of this query read from
+                // the same inner plans, or those of a build an earlier
+                // query kept)
+                if !self.inners_from_query(node, &children) && !self.inners_from_cache(&children) {
                     for (d, &child) in children.iter().enumerate() {
                         let inner = self.read_inner_plan(d, child);
                         self.inners.push(inner);
                     }
                 }
+                self.keep_for_query();
                 // a scan this process makes alone (a parallel one without a
                 // shared build looks its blocks up: its share is unknown)
                 if !(*(*node).ss.ps.plan).parallel_aware
@@ -983,9 +993,32 @@ impl GpuJoinExec {
         }
         let shares = engine_of(self).shared_by_processes();
         let Some(sh) = self.shared_load().filter(|_| shares) else {
-            let bytes = self.inner_load_bytes();
+            let bytes = self.query_bytes();
             let eng = self.engine_for(bytes);
-            let opened = self.open_session_cached(eng, None);
+            // over the build an earlier node of the query left in the
+            // engine (exec/query_share.rs), or a new one kept for the
+            // later nodes
+            for share in self.query_builds(eng) {
+                // SAFETY: the node's loaded rows.
+                let attached = eng.join_attach(&unsafe { self.join_spec(false) }, share);
+                match attached {
+                    Ok(Some(s)) => {
+                        self.query_attached();
+                        self.install_session(eng, Ok(s));
+                        return;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.install_session(eng, Err(e));
+                        return;
+                    }
+                }
+            }
+            let share = self.query_share();
+            let opened = self.open_session_cached(eng, share);
+            if let (Some(share), Ok(_)) = (share, &opened) {
+                self.query_opened(eng, share);
+            }
             // SAFETY: NULL or the node's part of the DSM area.
             if let Some(sh) = unsafe { self.shared.as_ref() } {
                 sh.count_session(false);

@@ -26,6 +26,7 @@ use std::ffi::{CStr, CString};
 use pgrx::pg_sys;
 use pgstrom_runtime::join::JoinKind;
 
+use crate::gpujoin::exec::query_share::Role as QueryRole;
 use crate::gpujoin::exec::{GpuJoinExec, engine_of};
 use crate::gpujoin::inner_cache::Outcome;
 use crate::pg::explain::{prop_text, size_text_kb};
@@ -92,7 +93,14 @@ fn inner_build_text(st: &GpuJoinExec, timing: bool) -> String {
             }
             t
         }
-        None => "this process".to_string(),
+        None => match st.query_role {
+            QueryRole::Later { attached: true } => {
+                "the rows of an earlier node of this query, its build in the engine attached".to_string()
+            }
+            QueryRole::Later { attached: false } => "the rows of an earlier node of this query".to_string(),
+            QueryRole::First => "this process, for the later nodes of this query too".to_string(),
+            QueryRole::None => "this process".to_string(),
+        },
     };
     if !partial.is_empty() {
         text.push_str(&format!(", partial scans of depth {}", partial.join(", ")));

@@ -71,12 +71,15 @@ pub enum Outcome {
     Kept,
     Changed,
     Refused,
+    /// Not used: the rows of an earlier node of the same query, read from
+    /// the same inner plans (gpujoin/exec/query_share.rs).
+    SameQuery,
 }
 
 /// Why a node's build is not cached: an [`Outcome`] of the "not used" kind.
 pub type NotCached = Outcome;
 
-const OUTCOMES: [Outcome; 17] = [
+const OUTCOMES: [Outcome; 18] = [
     Outcome::Unknown,
     Outcome::Off,
     Outcome::OwnEngine,
@@ -94,6 +97,7 @@ const OUTCOMES: [Outcome; 17] = [
     Outcome::Kept,
     Outcome::Changed,
     Outcome::Refused,
+    Outcome::SameQuery,
 ];
 
 impl Outcome {
@@ -124,6 +128,7 @@ impl Outcome {
             Outcome::Kept => "miss, kept for later queries",
             Outcome::Changed => "miss, not kept (an inner relation changed during the build)",
             Outcome::Refused => "miss, not kept (the engine did not keep it)",
+            Outcome::SameQuery => "not used (the rows of an earlier node of this query, from the same inner plans)",
         }
     }
 }

@@ -19,6 +19,8 @@
 //! - [`shared_build`]: in a parallel plan, the inner relations read once
 //!   for all processes (partial inner plans scanned in shares), through
 //!   the node's DSM area and the query's DSA area.
+//! - `exec/query_share.rs`: the inner rows and builds the nodes of one
+//!   query with the same inner plans share (a join per partition).
 //! - [`inner_cache`]: the cross-query cache of inner builds in the GPU
 //!   service: when a build may be kept and found again, and its key.
 //! - [`explain`]: `Depth N: GpuHashJoin ...`, `JoinQuals`, `Nrows`,
