@@ -648,14 +648,7 @@ pub(crate) unsafe fn cost(
             let inner_rows = inner_rows_of(*p);
             // a partial path's cost is one of its own processes' share; here
             // the node's processes share the scan
-            let inner_cost = if d.partial_inner && workers > 0 {
-                (**p).total_cost * parallel_divisor((**p).parallel_workers) / parallel_divisor(workers)
-            } else {
-                (**p).total_cost
-            };
-            startup += inner_cost
-                + inner_rows * (pg_sys::cpu_tuple_cost + 2.0 * pg_sys::cpu_operator_cost)
-                + (inner_rows * inner_row_bytes(*p) - INNER_LOAD_FREE_BYTES).max(0.0) * INNER_LOAD_BYTE_COST;
+            startup += inner_read_cost(d, *p, workers);
             // probing: one hash plus the join quals per candidate; a depth
             // without hash keys (a nested loop) evaluates its quals on
             // every pair of an outer row and an inner row
@@ -700,6 +693,43 @@ pub(crate) unsafe fn cost(
         let run = host + device;
         (startup, startup + io + run, rows, host_reads)
     }
+}
+
+/// What reading depth `d`'s inner relation (path `p`) and loading it
+/// into the engine costs a node of `workers` workers, in its start-up.
+///
+/// # Safety
+/// Planner state; `p` is the depth's inner path.
+unsafe fn inner_read_cost(d: &Depth, p: *mut pg_sys::Path, workers: i32) -> f64 {
+    // SAFETY: caller's promise.
+    unsafe {
+        let inner_rows = inner_rows_of(p);
+        // a partial path's cost is one of its own processes' share; here
+        // the node's processes share the scan
+        let inner_cost = if d.partial_inner && workers > 0 {
+            (*p).total_cost * parallel_divisor((*p).parallel_workers) / parallel_divisor(workers)
+        } else {
+            (*p).total_cost
+        };
+        inner_cost
+            + inner_rows * (pg_sys::cpu_tuple_cost + 2.0 * pg_sys::cpu_operator_cost)
+            + (inner_rows * inner_row_bytes(p) - INNER_LOAD_FREE_BYTES).max(0.0) * INNER_LOAD_BYTE_COST
+    }
+}
+
+/// What a serial node of a join over partitions other than the first
+/// saves by taking the first one's inner rows and build
+/// (gpujoin/exec/query_share.rs): reading and loading its inner
+/// relations; nothing with `pg_strom.shared_inner_tables` off.
+///
+/// # Safety
+/// Planner state; `inner_paths` are `desc`'s.
+pub(crate) unsafe fn shared_inner_cost(desc: &JoinDesc, inner_paths: &[*mut pg_sys::Path]) -> f64 {
+    if !guc::SHARED_INNER_TABLES.get() {
+        return 0.0;
+    }
+    // SAFETY: caller's promise.
+    desc.depths.iter().zip(inner_paths).map(|(d, &p)| unsafe { inner_read_cost(d, p, 0) }).sum()
 }
 
 /// Rows of the inner relation `p` reads: all of its relation's, also for
@@ -991,7 +1021,14 @@ unsafe fn add_partition_paths(
                 return None;
             }
             let crel = partitions::child_joinrel(root, joinrel, leaf, parent);
-            let (startup, total, rows, _) = cost(root, &ld, inner_paths, 0);
+            let (mut startup, mut total, rows, _) = cost(root, &ld, inner_paths, 0);
+            // the partitions after the first take the first one's inner
+            // rows and build (gpujoin/exec/query_share.rs)
+            if !subpaths.is_empty() {
+                let shared = shared_inner_cost(&ld, inner_paths);
+                startup -= shared;
+                total -= shared;
+            }
             subpaths.push(new_path(crel, &ld, inner_paths, 0, (startup, total, rows)).cast());
         }
         let append = pg_sys::create_append_path(

@@ -34,7 +34,7 @@
 use pgrx::pg_sys;
 
 use crate::gpujoin::partitions::{child_joinrel, device_leaves, leaves, over_partitions, translate};
-use crate::gpujoin::path::JoinDesc;
+use crate::gpujoin::path::{JoinDesc, shared_inner_cost};
 use crate::gpupreagg::path::{Grouping, add_final, inputs_of, preagg_path};
 use crate::pg::list::{from_list, to_list};
 
@@ -222,10 +222,15 @@ unsafe fn add_join_paths(
             } else {
                 crate::pg::compat::translate_to_child(root, gexprs.cast(), leaf, parent).cast()
             };
+            // (the partitions after the first take the first one's inner
+            // rows and build: gpujoin/exec/query_share.rs)
+            let shared = if subpaths.is_empty() { 0.0 } else { shared_inner_cost(&ld, inner) };
             let Some((p, _, _)) = preagg_path(g, t, &texprs, nkeys, pgexprs, ld, inner.to_vec(), 0, crel, false) else {
                 pgrx::debug2!("GpuPreAgg: partition {} of a join over partitions not on the device", (*leaf).relid);
                 return;
             };
+            (*p).path.startup_cost = ((*p).path.startup_cost - shared).max(0.0);
+            (*p).path.total_cost = ((*p).path.total_cost - shared).max((*p).path.startup_cost);
             subpaths.push(p.cast());
         }
         let n = subpaths.len();
