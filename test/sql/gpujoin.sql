@@ -129,4 +129,30 @@ RESET plan_cache_mode;
 SET pg_strom.enable_gpujoin = off;
 SELECT * FROM explain_masked('SELECT t0.id FROM gj_t0 t0 JOIN gj_t1 t1 ON t0.aid = t1.aid');
 RESET pg_strom.enable_gpujoin;
+
+-- a partitioned table joined with a plain one: a GpuJoin per partition
+-- under PostgreSQL's Append; the partitions after the first take its
+-- inner rows (their Seq Scans never run) and attach to its build
+CREATE TABLE gj_part (k int, v int) PARTITION BY RANGE (k);
+CREATE TABLE gj_part_0 PARTITION OF gj_part FOR VALUES FROM (0) TO (400);
+CREATE TABLE gj_part_1 PARTITION OF gj_part FOR VALUES FROM (400) TO (800);
+CREATE TABLE gj_part_d PARTITION OF gj_part DEFAULT;
+INSERT INTO gj_part SELECT i % 1300, i FROM generate_series(1, 30000) i;
+ANALYZE gj_part;
+SELECT * FROM explain_masked('SELECT t2.bname, p.v FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid');
+SELECT * FROM explain_masked('SELECT count(*), sum(p.v), max(t2.bname) FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid',
+                             'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+SELECT t2.bname, count(*), sum(p.v) FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid GROUP BY 1 ORDER BY 1;
+SET pg_strom.enabled = off;
+SELECT t2.bname, count(*), sum(p.v) FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid GROUP BY 1 ORDER BY 1;
+RESET pg_strom.enabled;
+-- each partition reads its own with shared_inner_tables off
+SET pg_strom.shared_inner_tables = off;
+SELECT * FROM explain_masked('SELECT count(*), sum(p.v), max(t2.bname) FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid',
+                             'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
+RESET pg_strom.shared_inner_tables;
+-- a RIGHT join's unmatched inner rows would come once per partition: no
+-- GpuJoin per partition
+SELECT * FROM explain_masked('SELECT t2.bname, p.v FROM gj_part p RIGHT JOIN gj_t2 t2 ON p.k % 10 = t2.bid');
+DROP TABLE gj_part;
 DROP TABLE gj_t0, gj_t1, gj_t2;

@@ -98,8 +98,11 @@ fn inner_build_text(st: &GpuJoinExec, timing: bool) -> String {
                 "the rows of an earlier node of this query, its build in the engine attached".to_string()
             }
             QueryRole::Later { attached: false } => "the rows of an earlier node of this query".to_string(),
-            QueryRole::First => "this process, for the later nodes of this query too".to_string(),
-            QueryRole::None => "this process".to_string(),
+            QueryRole::First if st.query_takers() > 0 => match st.query_takers() {
+                1 => "this process, its rows taken by 1 later node of this query".to_string(),
+                n => format!("this process, its rows taken by {n} later nodes of this query"),
+            },
+            QueryRole::First | QueryRole::None => "this process".to_string(),
         },
     };
     if !partial.is_empty() {

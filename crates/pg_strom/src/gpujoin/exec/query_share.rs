@@ -39,6 +39,8 @@ struct Entry {
     bytes: Option<usize>,
     /// The builds the query's nodes opened to share: (engine, share key).
     builds: Vec<(usize, u64)>,
+    /// The later nodes that took the rows.
+    takers: usize,
 }
 
 thread_local! {
@@ -150,8 +152,12 @@ impl GpuJoinExec {
         let Some(key) = (unsafe { self.query_key(children) }) else { return false };
         // SAFETY: a live node's executor state.
         let query = unsafe { (*(*node).ss.ps.state).es_query_cxt } as usize;
-        let found =
-            ENTRIES.with(|e| e.borrow().iter().find(|x| x.query == query && x.key == key).map(|x| x.tuples.clone()));
+        let found = ENTRIES.with(|e| {
+            e.borrow_mut().iter_mut().find(|x| x.query == query && x.key == key).map(|x| {
+                x.takers += 1;
+                x.tuples.clone()
+            })
+        });
         self.query_entry = Some((query, key));
         let Some(tuples) = found else { return false };
         self.inners = tuples
@@ -188,7 +194,7 @@ impl GpuJoinExec {
             if e.iter().any(|x| x.query == query && x.key == key) {
                 return false;
             }
-            e.push(Entry { query, key, cxt, tuples, bytes: None, builds: Vec::new() });
+            e.push(Entry { query, key, cxt, tuples, bytes: None, builds: Vec::new(), takers: 0 });
             true
         });
         if fresh {
@@ -235,6 +241,14 @@ impl GpuJoinExec {
                 .map(|x| x.builds.iter().filter(|b| b.0 == id).map(|b| b.1).collect())
                 .unwrap_or_default()
         })
+    }
+
+    /// How many later nodes took the rows this node read (the first).
+    pub(crate) fn query_takers(&self) -> usize {
+        let Some((query, key)) = self.query_entry.as_ref().filter(|_| self.query_role == Role::First) else {
+            return 0;
+        };
+        ENTRIES.with(|e| e.borrow().iter().find(|x| x.query == *query && &x.key == key).map_or(0, |x| x.takers))
     }
 
     /// This node attached to an earlier node's build.
