@@ -11,10 +11,12 @@
 //!
 //! Shared only where the rows cannot differ between the nodes: nodes of
 //! no parallel plan (a parallel plan has its own shared build,
-//! `gpujoin::shared_build`), whose inner plans are single scans without
-//! parameters (no initplan, no parameter they depend on: such plans are
-//! read once and never again), equal as plan text but for their node
-//! numbers; the query's snapshot is the same for all of its nodes.  An
+//! `gpujoin::shared_build`), whose inner plans are single scans (of a
+//! table, by an index, of a foreign table, a GpuScan) without parameters
+//! (no initplan, no parameter they depend on: such plans are read once
+//! and never again) and without volatile functions, equal as plan text
+//! but for their node numbers; the query's snapshot is the same for all
+//! of its nodes.  An
 //! entry goes when the first node's inner memory is reset or deleted.
 //! `pg_strom.shared_inner_tables = off` shares nothing.
 
@@ -122,8 +124,27 @@ impl GpuJoinExec {
                 {
                     return None;
                 }
-                if (*plan).type_ == pg_sys::NodeTag::T_CustomScan
-                    && !(*(plan as *mut pg_sys::CustomScan)).custom_plans.is_null()
+                // scans that give the same rows each time under one
+                // snapshot: no sampling, no volatile function (PostgreSQL
+                // would call it again for another scan)
+                let exprs: Vec<*mut pg_sys::Node> = match (*plan).type_ {
+                    pg_sys::NodeTag::T_SeqScan | pg_sys::NodeTag::T_IndexScan | pg_sys::NodeTag::T_IndexOnlyScan => {
+                        Vec::new()
+                    }
+                    pg_sys::NodeTag::T_ForeignScan => vec![(*(plan as *mut pg_sys::ForeignScan)).fdw_exprs.cast()],
+                    pg_sys::NodeTag::T_CustomScan => {
+                        let c = plan as *mut pg_sys::CustomScan;
+                        if !(*c).custom_plans.is_null() {
+                            return None;
+                        }
+                        vec![(*c).custom_exprs.cast()]
+                    }
+                    _ => return None,
+                };
+                if [(*plan).targetlist.cast(), (*plan).qual.cast()]
+                    .into_iter()
+                    .chain(exprs)
+                    .any(|e: *mut pg_sys::Node| !e.is_null() && pg_sys::contain_volatile_functions(e))
                 {
                     return None;
                 }
