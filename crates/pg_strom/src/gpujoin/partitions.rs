@@ -131,8 +131,12 @@ pub(crate) unsafe fn plain_inner(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sy
 }
 
 /// `node` with the columns of partitioned table `parent` translated to
-/// those of its leaf `leaf` (other relations' columns as they are).
-unsafe fn to_leaf(
+/// those of its leaf `leaf` (other relations' columns as they are); NULL
+/// stays NULL.
+///
+/// # Safety
+/// Planner state; `leaf` descends from `parent`.
+pub(crate) unsafe fn to_leaf(
     root: *mut pg_sys::PlannerInfo,
     node: *mut pg_sys::Node,
     leaf: *mut pg_sys::RelOptInfo,
@@ -143,6 +147,51 @@ unsafe fn to_leaf(
     }
     // SAFETY: planner state (caller).
     unsafe { crate::pg::compat::translate_to_child(root, node, leaf, parent) }
+}
+
+/// `target` with its expressions translated from `parent` to its leaf
+/// `leaf` (the sort-group references kept).
+///
+/// # Safety
+/// Planner state; `leaf` descends from `parent`.
+pub(crate) unsafe fn leaf_target(
+    root: *mut pg_sys::PlannerInfo,
+    target: *mut pg_sys::PathTarget,
+    leaf: *mut pg_sys::RelOptInfo,
+    parent: *mut pg_sys::RelOptInfo,
+) -> *mut pg_sys::PathTarget {
+    // SAFETY: caller's promise.
+    unsafe {
+        let t = pg_sys::copy_pathtarget(target);
+        (*t).exprs = to_leaf(root, (*target).exprs.cast(), leaf, parent).cast();
+        t
+    }
+}
+
+/// A serial Append of `subpaths` (paths of `rel`'s partitions or child
+/// joins), without pathkeys or parameters.
+///
+/// # Safety
+/// Planner state; `subpaths` are paths of `rel`'s members.
+pub(crate) unsafe fn serial_append(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    subpaths: &[*mut pg_sys::Node],
+) -> *mut pg_sys::AppendPath {
+    // SAFETY: caller's promise.
+    unsafe {
+        pg_sys::create_append_path(
+            root,
+            rel,
+            crate::pg::list::to_list(subpaths),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            false,
+            -1.0,
+        )
+    }
 }
 
 /// The fraction of `parent`'s rows in `leaf`.
@@ -226,9 +275,7 @@ pub(crate) unsafe fn child_joinrel(
         (*rel).rows = pg_sys::clamp_row_est((*joinrel).rows * share(leaf, parent));
         (*rel).consider_parallel = false;
         (*rel).rtekind = pg_sys::RTEKind::RTE_JOIN;
-        let t = pg_sys::copy_pathtarget((*joinrel).reltarget);
-        (*t).exprs = to_leaf(root, (*t).exprs.cast(), leaf, parent).cast();
-        (*rel).reltarget = t;
+        (*rel).reltarget = leaf_target(root, (*joinrel).reltarget, leaf, parent);
         crate::pg::compat::set_child_of(rel, joinrel);
         rel
     }

@@ -1031,17 +1031,7 @@ unsafe fn add_partition_paths(
             }
             subpaths.push(new_path(crel, &ld, inner_paths, 0, (startup, total, rows)).cast());
         }
-        let append = pg_sys::create_append_path(
-            root,
-            joinrel,
-            to_list(&subpaths),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            0,
-            false,
-            -1.0,
-        );
+        let append = partitions::serial_append(root, joinrel, &subpaths);
         let a = &(*append).path;
         pgrx::debug2!(
             "GpuJoin: {} partitions of relid {}, {} depths, cost {:.2}..{:.2}, {:.0} rows",

@@ -33,26 +33,12 @@
 
 use pgrx::pg_sys;
 
-use crate::gpujoin::partitions::{child_joinrel, device_leaves, leaves, over_partitions, translate};
+use crate::gpujoin::partitions::{
+    child_joinrel, device_leaves, leaf_target, leaves, over_partitions, serial_append, to_leaf, translate,
+};
 use crate::gpujoin::path::{JoinDesc, shared_inner_cost};
 use crate::gpupreagg::path::{Grouping, add_final, inputs_of, preagg_path};
-use crate::pg::list::{from_list, to_list};
-
-/// `target` with its expressions translated from `parent` to `child`
-/// (the sort-group references kept).
-unsafe fn child_target(
-    root: *mut pg_sys::PlannerInfo,
-    target: *mut pg_sys::PathTarget,
-    child: *mut pg_sys::RelOptInfo,
-    parent: *mut pg_sys::RelOptInfo,
-) -> *mut pg_sys::PathTarget {
-    // SAFETY: planner state (caller).
-    unsafe {
-        let t = pg_sys::copy_pathtarget(target);
-        (*t).exprs = crate::pg::compat::translate_to_child(root, (*target).exprs.cast(), child, parent).cast();
-        t
-    }
-}
+use crate::pg::list::from_list;
 
 /// Add the Finalize Aggregate over an Append of per-partition GpuPreAggs
 /// when `input_rel` is a partitioned table or an inheritance parent and
@@ -102,13 +88,9 @@ pub(crate) unsafe fn add_paths(
         let mut subpaths: Vec<*mut pg_sys::Node> = Vec::new();
         let mut on_device = 0;
         for &part in &parts {
-            let t = child_target(root, target, part, input_rel);
+            let t = leaf_target(root, target, part, input_rel);
             let texprs = from_list((*t).exprs);
-            let pgexprs = if gexprs.is_null() {
-                std::ptr::null_mut()
-            } else {
-                crate::pg::compat::translate_to_child(root, gexprs.cast(), part, input_rel).cast()
-            };
+            let pgexprs = to_leaf(root, gexprs.cast(), part, input_rel).cast();
             let best = inputs_of(root, part, false)
                 .into_iter()
                 .filter(|(_, _, workers)| *workers == 0)
@@ -169,17 +151,7 @@ unsafe fn add_append(
     unsafe {
         let root = g.root;
         let nparts = subpaths.len();
-        let append = pg_sys::create_append_path(
-            root,
-            input_rel,
-            to_list(&subpaths),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            0,
-            false,
-            -1.0,
-        );
+        let append = serial_append(root, input_rel, &subpaths);
         (*append).path.pathtarget = target;
         let groups = g.groups(gexprs, (*input_rel).rows);
         pgrx::debug2!(
@@ -215,13 +187,9 @@ unsafe fn add_join_paths(
         for &leaf in &parts {
             let ld = translate(root, desc, leaf, parent);
             let crel = child_joinrel(root, input_rel, leaf, parent);
-            let t = child_target(root, target, leaf, parent);
+            let t = leaf_target(root, target, leaf, parent);
             let texprs = from_list((*t).exprs);
-            let pgexprs = if gexprs.is_null() {
-                std::ptr::null_mut()
-            } else {
-                crate::pg::compat::translate_to_child(root, gexprs.cast(), leaf, parent).cast()
-            };
+            let pgexprs = to_leaf(root, gexprs.cast(), leaf, parent).cast();
             // (the partitions after the first take the first one's inner
             // rows and build: gpujoin/exec/query_share.rs)
             let shared = if subpaths.is_empty() { 0.0 } else { shared_inner_cost(&ld, inner) };

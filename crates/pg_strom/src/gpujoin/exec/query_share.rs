@@ -63,6 +63,12 @@ pub(crate) enum Role {
     Later { attached: bool },
 }
 
+/// `f` over the entry of query `query` under `key`; None when there is
+/// none.
+fn with_entry<R>(query: usize, key: &str, f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
+    ENTRIES.with(|e| e.borrow_mut().iter_mut().find(|x| x.query == query && x.key == key).map(f))
+}
+
 /// An engine's identity among the builds.
 fn engine_id(eng: &'static dyn Engine) -> usize {
     eng as *const dyn Engine as *const () as usize
@@ -173,11 +179,9 @@ impl GpuJoinExec {
         let Some(key) = (unsafe { self.query_key(children) }) else { return false };
         // SAFETY: a live node's executor state.
         let query = unsafe { (*(*node).ss.ps.state).es_query_cxt } as usize;
-        let found = ENTRIES.with(|e| {
-            e.borrow_mut().iter_mut().find(|x| x.query == query && x.key == key).map(|x| {
-                x.takers += 1;
-                x.tuples.clone()
-            })
+        let found = with_entry(query, &key, |x| {
+            x.takers += 1;
+            x.tuples.clone()
         });
         self.query_entry = Some((query, key));
         let Some(tuples) = found else { return false };
@@ -210,15 +214,10 @@ impl GpuJoinExec {
         let cxt = self.inner_cxt as usize;
         let tuples: Vec<Vec<usize>> =
             self.inners.iter().map(|i| i.tuples.iter().map(|&t| t as usize).collect()).collect();
-        let fresh = ENTRIES.with(|e| {
-            let mut e = e.borrow_mut();
-            if e.iter().any(|x| x.query == query && x.key == key) {
-                return false;
-            }
-            e.push(Entry { query, key, cxt, tuples, bytes: None, builds: Vec::new(), takers: 0 });
-            true
-        });
-        if fresh {
+        if with_entry(query, &key, |_| ()).is_none() {
+            ENTRIES.with(|e| {
+                e.borrow_mut().push(Entry { query, key, cxt, tuples, bytes: None, builds: Vec::new(), takers: 0 })
+            });
             // SAFETY: the node's inner memory, alive; the callback forgets
             // the entry when the rows go.
             unsafe { crate::pg::memctx::on_reset(self.inner_cxt, forget_rows, self.inner_cxt.cast()) };
@@ -232,17 +231,12 @@ impl GpuJoinExec {
     pub(super) fn query_bytes(&mut self) -> usize {
         let entry = self.query_entry.clone().filter(|_| self.query_role != Role::None);
         let Some((query, key)) = entry else { return self.inner_load_bytes() };
-        let known =
-            ENTRIES.with(|e| e.borrow().iter().find(|x| x.query == query && x.key == key).and_then(|x| x.bytes));
+        let known = with_entry(query, &key, |x| x.bytes).flatten();
         if let Some(b) = known {
             return b;
         }
         let b = self.inner_load_bytes();
-        ENTRIES.with(|e| {
-            if let Some(x) = e.borrow_mut().iter_mut().find(|x| x.query == query && x.key == key) {
-                x.bytes = Some(b);
-            }
-        });
+        with_entry(query, &key, |x| x.bytes = Some(b));
         b
     }
 
@@ -255,13 +249,7 @@ impl GpuJoinExec {
         }
         let Some((query, key)) = self.query_entry.as_ref() else { return Vec::new() };
         let id = engine_id(eng);
-        ENTRIES.with(|e| {
-            e.borrow()
-                .iter()
-                .find(|x| x.query == *query && &x.key == key)
-                .map(|x| x.builds.iter().filter(|b| b.0 == id).map(|b| b.1).collect())
-                .unwrap_or_default()
-        })
+        with_entry(*query, key, |x| x.builds.iter().filter(|b| b.0 == id).map(|b| b.1).collect()).unwrap_or_default()
     }
 
     /// How many later nodes took the rows this node read (the first).
@@ -269,7 +257,7 @@ impl GpuJoinExec {
         let Some((query, key)) = self.query_entry.as_ref().filter(|_| self.query_role == Role::First) else {
             return 0;
         };
-        ENTRIES.with(|e| e.borrow().iter().find(|x| x.query == *query && &x.key == key).map_or(0, |x| x.takers))
+        with_entry(*query, key, |x| x.takers).unwrap_or(0)
     }
 
     /// This node attached to an earlier node's build.
@@ -285,24 +273,13 @@ impl GpuJoinExec {
             return None;
         }
         let (query, key) = self.query_entry.as_ref()?;
-        ENTRIES.with(|e| {
-            let mut e = e.borrow_mut();
-            let x = e.iter_mut().find(|x| x.query == *query && &x.key == key)?;
-            // (a few builds at most: one per engine and set of programs)
-            if x.builds.len() >= 16 {
-                return None;
-            }
-            Some(crate::gpujoin::shared_build::new_key())
-        })
+        // (a few builds at most: one per engine and set of programs)
+        with_entry(*query, key, |x| x.builds.len() < 16)?.then(crate::gpujoin::shared_build::new_key)
     }
 
     /// This node opened its session in `eng` under `share`.
     pub(super) fn query_opened(&self, eng: &'static dyn Engine, share: u64) {
         let Some((query, key)) = self.query_entry.as_ref() else { return };
-        ENTRIES.with(|e| {
-            if let Some(x) = e.borrow_mut().iter_mut().find(|x| x.query == *query && &x.key == key) {
-                x.builds.push((engine_id(eng), share));
-            }
-        });
+        with_entry(*query, key, |x| x.builds.push((engine_id(eng), share)));
     }
 }
