@@ -420,6 +420,13 @@ pub const CACHE_MAX_ENTRIES: usize = 32;
 /// Most bytes (the builds' and their rows') the cross-query cache keeps.
 pub const CACHE_MAX_BYTES: usize = 1 << 30;
 
+/// True when a build and its rows, `bytes` in all (the build, the rows
+/// and the key), fit in the cross-query cache at all.  The backend asks
+/// before it copies and sends the rows of a build that could not be kept.
+pub fn cache_fits(bytes: usize) -> bool {
+    bytes <= CACHE_MAX_BYTES
+}
+
 /// A build kept across queries.
 struct Cached<T> {
     key: Vec<u8>,
@@ -442,7 +449,7 @@ impl<T> SharedBuilds<T> {
     pub(crate) fn cache_keep(&self, share: u64, spec: &JoinSpec<'_>, key: &[u8], rows: Vec<u8>, bytes: usize) -> bool {
         let Some(build) = self.find(share, spec) else { return false };
         let bytes = bytes + rows.len() + key.len();
-        if bytes > CACHE_MAX_BYTES {
+        if !cache_fits(bytes) {
             return false;
         }
         let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());

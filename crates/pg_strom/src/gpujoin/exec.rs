@@ -292,6 +292,8 @@ pub struct GpuJoinExec {
     /// process of no parallel plan (a parallel plan's is in the DSM area).
     cache_plan: Option<Result<crate::gpujoin::inner_cache::CachePlan, crate::gpujoin::inner_cache::Outcome>>,
     cache_key: Option<Vec<u8>>,
+    /// A build to keep in the cache once the session is installed.
+    keep_pending: Option<cached::KeepPending>,
     cache_outcome: crate::gpujoin::inner_cache::Outcome,
     /// The key columns' ranges kept with the cached build this process
     /// took its rows from (None: made from the rows' columns).
@@ -453,6 +455,7 @@ impl DeviceNode for GpuJoinExec {
                 open_ns: 0,
                 cache_plan: None,
                 cache_key: None,
+                keep_pending: None,
                 kept_ranges: None,
                 cache_outcome: Default::default(),
                 query_role: Default::default(),
@@ -1024,6 +1027,7 @@ impl GpuJoinExec {
                 sh.count_session(false);
             }
             self.install_session(eng, opened);
+            self.keep_opened_build();
             return;
         };
         // one process loads the inner relations into its engine for all;
@@ -1044,6 +1048,8 @@ impl GpuJoinExec {
             sh.loaded(bytes as u64, &ranges);
             sh.count_session(false);
             self.install_session(eng, opened);
+            // (the others open their sessions meanwhile)
+            self.keep_opened_build();
             // SAFETY: the DSM area's build, which is over.
             unsafe { sh.wait_sessions() };
             return;

@@ -74,12 +74,15 @@ pub enum Outcome {
     /// Not used: the rows of an earlier node of the same query, read from
     /// the same inner plans (gpujoin/exec/query_share.rs).
     SameQuery,
+    /// Not kept: the build and its rows are larger than the whole cache
+    /// (the rows are not even sent).
+    TooBig,
 }
 
 /// Why a node's build is not cached: an [`Outcome`] of the "not used" kind.
 pub type NotCached = Outcome;
 
-const OUTCOMES: [Outcome; 18] = [
+const OUTCOMES: [Outcome; 19] = [
     Outcome::Unknown,
     Outcome::Off,
     Outcome::OwnEngine,
@@ -98,6 +101,7 @@ const OUTCOMES: [Outcome; 18] = [
     Outcome::Changed,
     Outcome::Refused,
     Outcome::SameQuery,
+    Outcome::TooBig,
 ];
 
 impl Outcome {
@@ -129,6 +133,7 @@ impl Outcome {
             Outcome::Changed => "miss, not kept (an inner relation changed during the build)",
             Outcome::Refused => "miss, not kept (the engine did not keep it)",
             Outcome::SameQuery => "not used (the rows of an earlier node of this query, from the same inner plans)",
+            Outcome::TooBig => "miss, not kept (larger than the cache)",
         }
     }
 }

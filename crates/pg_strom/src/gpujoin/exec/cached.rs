@@ -10,6 +10,16 @@ use pgstrom_runtime::join::JoinSession;
 use pgstrom_runtime::{DeviceError, Engine};
 
 use super::{GpuJoinExec, InnerRows, engine_of};
+
+/// A build opened after a cache miss (or a hit whose build was gone),
+/// to be kept once the other processes have their sessions.
+pub(crate) struct KeepPending {
+    eng: &'static dyn Engine,
+    share: u64,
+    key: Vec<u8>,
+    /// After a miss: keep only when the relations' key is still `key`.
+    check_key: bool,
+}
 use crate::gpujoin::inner_cache::{self, CachePlan, KeptRows, Outcome};
 use crate::gpujoin::shared_build::{self, SharedInner};
 use crate::guc;
@@ -186,8 +196,9 @@ impl GpuJoinExec {
 
     /// Open this process's session on `eng` as the loader of the inner
     /// relations (kept under share key `share`, or a new one): over the
-    /// kept build after a hit, else by loading the rows, and then keep the
-    /// build when the relations did not change during the build.
+    /// kept build after a hit, else by loading the rows.  A new build is
+    /// kept across queries by [`Self::keep_opened_build`], which the
+    /// caller calls once the other processes need not wait for it.
     pub(super) fn open_session_cached(
         &mut self,
         eng: &'static dyn Engine,
@@ -206,31 +217,78 @@ impl GpuJoinExec {
                 // the rows are the key's, so the new build is kept again
                 self.set_cache_state(Outcome::HitLoaded);
                 let s = self.open_session(eng, Some(share))?;
-                self.keep_in_cache(eng, share, &key);
+                self.keep_pending = Some(KeepPending { eng, share, key, check_key: false });
                 Ok(s)
             }
             Outcome::Miss => {
                 let s = self.open_session(eng, Some(share))?;
-                let now = match self.cache_plan.as_ref() {
-                    // SAFETY: the node's relations are open.
-                    Some(Ok(p)) => unsafe { p.key() }.ok(),
-                    _ => None,
-                };
-                if now.as_deref() == Some(&key[..]) {
-                    let kept = self.keep_in_cache(eng, share, &key);
-                    self.set_cache_state(if kept { Outcome::Kept } else { Outcome::Refused });
-                } else {
-                    self.set_cache_state(Outcome::Changed);
-                }
+                self.keep_pending = Some(KeepPending { eng, share, key, check_key: true });
                 Ok(s)
             }
             _ => self.open_session(eng, Some(share)),
         }
     }
 
+    /// Keep the build [`Self::open_session_cached`] loaded in the cache,
+    /// when the relations did not change during the build (after a miss)
+    /// and it fits; the outcome says what happened.
+    pub(super) fn keep_opened_build(&mut self) {
+        let Some(KeepPending { eng, share, key, check_key }) = self.keep_pending.take() else { return };
+        if check_key {
+            let now = match self.cache_plan.as_ref() {
+                // SAFETY: the node's relations are open.
+                Some(Ok(p)) => unsafe { p.key() }.ok(),
+                _ => None,
+            };
+            if now.as_deref() != Some(&key[..]) {
+                self.set_cache_state(Outcome::Changed);
+                return;
+            }
+        }
+        let outcome = self.keep_in_cache(eng, share, &key);
+        if check_key {
+            self.set_cache_state(outcome);
+        }
+    }
+
+    /// The bytes the rows of the build would take in the cache: each
+    /// part's tuples and columns (their encoding's size, or the columns'
+    /// size where they are not encoded yet).
+    fn kept_rows_bytes(&mut self) -> usize {
+        let mut bytes = 0;
+        // SAFETY: NULL or the node's part of the mapped DSM area.
+        match unsafe { self.shared.as_ref() } {
+            Some(sh) => {
+                for d in 0..self.info.depths.len() {
+                    // SAFETY: the query's area; the build is over.
+                    unsafe {
+                        sh.for_each_published(self.dsa, d, |_, tuples, columns| {
+                            bytes += tuples.len().next_multiple_of(8) + columns.len().next_multiple_of(8)
+                        })
+                    };
+                }
+            }
+            None => {
+                for inner in &mut self.inners {
+                    for &t in &inner.tuples {
+                        // SAFETY: a live minimal tuple of the node's rows.
+                        bytes += shared_build::max_align(unsafe { (*t).t_len } as usize);
+                    }
+                    // SAFETY: the node's loaded rows.
+                    bytes += unsafe { inner.chunk() }.bytes();
+                }
+            }
+        }
+        bytes
+    }
+
     /// Keep the build this process's session holds under `share` in the
-    /// cache under `key`, with the rows; true when kept.
-    fn keep_in_cache(&mut self, eng: &'static dyn Engine, share: u64, key: &[u8]) -> bool {
+    /// cache under `key`, with the rows: Kept, Refused by the engine, or
+    /// TooBig (not sent: the build and its rows are larger than the cache).
+    fn keep_in_cache(&mut self, eng: &'static dyn Engine, share: u64, key: &[u8]) -> Outcome {
+        if !pgstrom_runtime::join::cache_fits(self.inner_bytes + self.kept_rows_bytes() + key.len()) {
+            return Outcome::TooBig;
+        }
         let mut rows = KeptRows::new(self.info.depths.len());
         // SAFETY: NULL or the node's part of the mapped DSM area.
         match unsafe { self.shared.as_ref() } {
@@ -261,6 +319,9 @@ impl GpuJoinExec {
         rows.set_ranges(unsafe { self.inner_key_ranges() });
         // SAFETY: the node's loaded rows.
         let spec = unsafe { self.join_spec(false) };
-        eng.join_cache_keep(&spec, share, key, &rows.encode()).unwrap_or(false)
+        match eng.join_cache_keep(&spec, share, key, &rows.encode()) {
+            Ok(true) => Outcome::Kept,
+            _ => Outcome::Refused,
+        }
     }
 }
