@@ -376,13 +376,16 @@ unsafe fn unstable(node: *mut pg_sys::Node) -> bool {
 /// tuple bytes and column bytes), the parts, each piece starting
 /// 8-aligned, and the ranges (magic, their number, then per range the
 /// depth, the column among the depth's, 1 when it has a value, low and
-/// high).
-#[derive(Default)]
+/// high).  Written once, into one buffer of the size said up front: a
+/// build of millions of rows is hundreds of MB, and every copy of it
+/// (and every page of memory it touches first) is paid by the loading
+/// process.
 pub struct KeptRows {
-    bytes: Vec<u8>,
+    /// The head's words (filled in by [`Self::encode`]), then the parts.
+    out: Vec<u8>,
+    head_len: usize,
     /// Per depth, per part: (rows, tuple bytes, column bytes).
     depths: Vec<Vec<[u64; 3]>>,
-    ranges: Vec<KeptRange>,
 }
 
 /// A key column's range kept with a build: (depth, the column among the
@@ -396,39 +399,72 @@ const ROWS_MAGIC: u64 = u64::from_be_bytes(*b"pgstrom1");
 const RANGES_MAGIC: u64 = u64::from_be_bytes(*b"pgsrange");
 
 impl KeptRows {
-    /// No rows yet, for `ndepths` depths.
-    pub fn new(ndepths: usize) -> KeptRows {
-        KeptRows { bytes: Vec::new(), depths: vec![Vec::new(); ndepths], ranges: Vec::new() }
+    /// No rows yet, for `ndepths` depths, with room for `nparts` parts of
+    /// `bytes` in all (their tuples and columns, each padded to 8 bytes,
+    /// as [`Self::part_bytes`] counts them).  More parts or bytes still
+    /// fit, at the price of a copy.
+    pub fn with_capacity(ndepths: usize, nparts: usize, bytes: usize) -> KeptRows {
+        let head_len = Self::head_len(ndepths, nparts);
+        let tail = (2 + 5 * crate::gpujoin::shared_build::MAX_RANGES) * 8;
+        let mut out = Vec::with_capacity(head_len + bytes + tail);
+        out.resize(head_len, 0);
+        KeptRows { out, head_len, depths: vec![Vec::new(); ndepths] }
     }
 
-    /// Keep the key columns' ranges too.
-    pub fn set_ranges(&mut self, ranges: Vec<KeptRange>) {
-        self.ranges = ranges;
+    fn head_len(ndepths: usize, nparts: usize) -> usize {
+        (2 + ndepths + 3 * nparts) * 8
     }
 
-    /// Add a part of depth `d`: `nrows` tuples (`tuples`) and their columns.
+    /// What a part of `tuples` and `columns` bytes takes.
+    pub fn part_bytes(tuples: usize, columns: usize) -> usize {
+        tuples.next_multiple_of(8) + columns.next_multiple_of(8)
+    }
+
+    fn pad(&mut self) {
+        self.out.resize(self.out.len().next_multiple_of(8), 0);
+    }
+
+    /// Add a part of depth `d`: `nrows` tuples (`tuples`, back to back)
+    /// and their columns.
     pub fn add(&mut self, d: usize, nrows: u64, tuples: &[u8], columns: &[u8]) {
-        for piece in [tuples, columns] {
-            self.bytes.extend_from_slice(piece);
-            self.bytes.resize(self.bytes.len().next_multiple_of(8), 0);
-        }
-        self.depths[d].push([nrows, tuples.len() as u64, columns.len() as u64]);
+        self.add_tuples(d, nrows, std::iter::once(tuples), columns);
     }
 
-    /// The bytes to keep.
-    pub fn encode(&self) -> Vec<u8> {
+    /// Add a part of depth `d` whose tuples come one by one (each padded
+    /// to MAXALIGN, as they lie in a part).
+    pub fn add_tuples<'a>(&mut self, d: usize, nrows: u64, tuples: impl Iterator<Item = &'a [u8]>, columns: &[u8]) {
+        let at = self.out.len();
+        for t in tuples {
+            self.out.extend_from_slice(t);
+            let len = self.out.len() - at;
+            self.out.resize(at + crate::gpujoin::shared_build::max_align(len), 0);
+        }
+        let ntup = self.out.len() - at;
+        self.pad();
+        self.out.extend_from_slice(columns);
+        self.pad();
+        self.depths[d].push([nrows, ntup as u64, columns.len() as u64]);
+    }
+
+    /// The bytes to keep, with the key columns' `ranges`.
+    pub fn encode(mut self, ranges: &[KeptRange]) -> Vec<u8> {
         let mut head: Vec<u64> = vec![ROWS_MAGIC, self.depths.len() as u64];
         head.extend(self.depths.iter().map(|p| p.len() as u64));
         head.extend(self.depths.iter().flatten().flatten());
-        let mut out: Vec<u8> = head.iter().flat_map(|w| w.to_ne_bytes()).collect();
-        out.extend_from_slice(&self.bytes);
-        let mut tail: Vec<u64> = vec![RANGES_MAGIC, self.ranges.len() as u64];
-        for &(d, k, range) in &self.ranges {
+        let head: Vec<u8> = head.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        if head.len() == self.head_len {
+            self.out[..head.len()].copy_from_slice(&head);
+        } else {
+            // (more parts than room was made for)
+            self.out.splice(..self.head_len, head);
+        }
+        let mut tail: Vec<u64> = vec![RANGES_MAGIC, ranges.len() as u64];
+        for &(d, k, range) in ranges {
             let (lo, hi) = range.unwrap_or((0, 0));
             tail.extend([d as u64, k as u64, range.is_some() as u64, lo as u64, hi as u64]);
         }
-        out.extend(tail.iter().flat_map(|w| w.to_ne_bytes()));
-        out
+        self.out.extend(tail.iter().flat_map(|w| w.to_ne_bytes()));
+        self.out
     }
 }
 

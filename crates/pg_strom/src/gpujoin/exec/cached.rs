@@ -251,11 +251,11 @@ impl GpuJoinExec {
         }
     }
 
-    /// The bytes the rows of the build would take in the cache: each
-    /// part's tuples and columns (their encoding's size, or the columns'
-    /// size where they are not encoded yet).
-    fn kept_rows_bytes(&mut self) -> usize {
-        let mut bytes = 0;
+    /// The parts of the build's rows and the bytes they would take in
+    /// the cache (the columns at their size in memory where they are not
+    /// encoded yet).
+    fn kept_rows_size(&mut self) -> (usize, usize) {
+        let (mut nparts, mut bytes) = (0, 0);
         // SAFETY: NULL or the node's part of the mapped DSM area.
         match unsafe { self.shared.as_ref() } {
             Some(sh) => {
@@ -263,33 +263,35 @@ impl GpuJoinExec {
                     // SAFETY: the query's area; the build is over.
                     unsafe {
                         sh.for_each_published(self.dsa, d, |_, tuples, columns| {
-                            bytes += tuples.len().next_multiple_of(8) + columns.len().next_multiple_of(8)
+                            nparts += 1;
+                            bytes += KeptRows::part_bytes(tuples.len(), columns.len());
                         })
                     };
                 }
             }
             None => {
                 for inner in &mut self.inners {
-                    for &t in &inner.tuples {
-                        // SAFETY: a live minimal tuple of the node's rows.
-                        bytes += shared_build::max_align(unsafe { (*t).t_len } as usize);
-                    }
+                    nparts += 1;
+                    // SAFETY: live minimal tuples of the node's rows.
+                    let tuples: usize =
+                        inner.tuples.iter().map(|&t| shared_build::max_align(unsafe { (*t).t_len } as usize)).sum();
                     // SAFETY: the node's loaded rows.
-                    bytes += unsafe { inner.chunk() }.bytes();
+                    bytes += KeptRows::part_bytes(tuples, unsafe { inner.chunk() }.bytes());
                 }
             }
         }
-        bytes
+        (nparts, bytes)
     }
 
     /// Keep the build this process's session holds under `share` in the
     /// cache under `key`, with the rows: Kept, Refused by the engine, or
     /// TooBig (not sent: the build and its rows are larger than the cache).
     fn keep_in_cache(&mut self, eng: &'static dyn Engine, share: u64, key: &[u8]) -> Outcome {
-        if !pgstrom_runtime::join::cache_fits(self.inner_bytes + self.kept_rows_bytes() + key.len()) {
+        let (nparts, bytes) = self.kept_rows_size();
+        if !pgstrom_runtime::join::cache_fits(self.inner_bytes + bytes + key.len()) {
             return Outcome::TooBig;
         }
-        let mut rows = KeptRows::new(self.info.depths.len());
+        let mut rows = KeptRows::with_capacity(self.info.depths.len(), nparts, bytes);
         // SAFETY: NULL or the node's part of the mapped DSM area.
         match unsafe { self.shared.as_ref() } {
             Some(sh) => {
@@ -300,26 +302,22 @@ impl GpuJoinExec {
             }
             None => {
                 for (d, inner) in self.inners.iter_mut().enumerate() {
-                    let mut tuples = Vec::new();
-                    for &t in &inner.tuples {
-                        // SAFETY: a live minimal tuple of the node's rows.
-                        unsafe {
-                            let len = (*t).t_len as usize;
-                            tuples.extend_from_slice(std::slice::from_raw_parts(t as *const u8, len));
-                        }
-                        tuples.resize(shared_build::max_align(tuples.len()), 0);
-                    }
                     // SAFETY: the node's loaded rows.
                     let columns = unsafe { inner.chunk() }.encode();
-                    rows.add(d, inner.nrows as u64, &tuples, &columns);
+                    // SAFETY: live minimal tuples of the node's rows.
+                    let tuples = inner
+                        .tuples
+                        .iter()
+                        .map(|&t| unsafe { std::slice::from_raw_parts(t as *const u8, (*t).t_len as usize) });
+                    rows.add_tuples(d, inner.nrows as u64, tuples, &columns);
                 }
             }
         }
         // SAFETY: the node's loaded rows.
-        rows.set_ranges(unsafe { self.inner_key_ranges() });
+        let ranges = unsafe { self.inner_key_ranges() };
         // SAFETY: the node's loaded rows.
         let spec = unsafe { self.join_spec(false) };
-        match eng.join_cache_keep(&spec, share, key, &rows.encode()) {
+        match eng.join_cache_keep(&spec, share, key, &rows.encode(&ranges)) {
             Ok(true) => Outcome::Kept,
             _ => Outcome::Refused,
         }
