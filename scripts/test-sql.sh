@@ -145,6 +145,10 @@ fi
 if ! "$PGSTROM_ROOT/test/gstore/crash.sh" "$dir" "$port"; then
   failures+=("gstore crash")
 fi
+# a database whose checkpoint timer runs is copied, renamed and dropped
+if ! "$PGSTROM_ROOT/test/gstore/dropdb.sh"; then
+  failures+=("gstore dropdb")
+fi
 # the files the server writes (Arrow, redo log, base file): PostgreSQL's
 # mode for its own files (this cluster: no group access)
 if ! "$PGSTROM_ROOT/test/files/modes.sh" "$dir/data" 600; then

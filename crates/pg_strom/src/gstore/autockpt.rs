@@ -23,6 +23,14 @@
 //! when no log holds anything.  One timer per database: a session
 //! advisory lock (`pg_locks`: classid 1346851668 = 0x50475354, objid 0,
 //! objsubid 3) that a writer probes before it starts one.
+//!
+//! Both kinds of worker make room for a session that waits to drop the
+//! database, to copy it (`CREATE DATABASE ... TEMPLATE`), or to rename or
+//! move it: PostgreSQL waits 5 s for the database's other sessions to go
+//! and then fails, and a timer stays for minutes.  Every second (a timer)
+//! or every try (a checkpoint waiting for its table) a worker looks for a
+//! lock on the database that a new connection would wait for, and ends
+//! when there is one; the next write starts a timer again.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -51,6 +59,9 @@ const TIMER_LOCK_KIND: u16 = 3;
 /// How long a worker tries to take the table's lock.
 const LOCK_TRIES: u32 = 600;
 const LOCK_PAUSE: Duration = Duration::from_millis(100);
+/// How often a waiting timer looks whether a session waits for its
+/// database (PostgreSQL waits 5 s for it).
+const TIMER_SLICE: Duration = Duration::from_secs(1);
 
 /// The log size that starts a background checkpoint, in bytes (None: off).
 fn threshold() -> Option<u64> {
@@ -139,6 +150,46 @@ fn timer_runs() -> bool {
     }
 }
 
+/// True when a session holds or waits for a lock on this worker's
+/// database that a new connection would wait for: DROP DATABASE, CREATE
+/// DATABASE with it as the template, ALTER DATABASE ... RENAME or SET
+/// TABLESPACE, each of which fails while another session is connected.
+fn database_wanted() -> bool {
+    let tag = pg_sys::LOCKTAG {
+        // (a shared object: no database of its own)
+        locktag_field1: 0,
+        locktag_field2: pg_sys::DatabaseRelationId.to_u32(),
+        // SAFETY: the process's database, set once connected.
+        locktag_field3: unsafe { pg_sys::MyDatabaseId }.to_u32(),
+        locktag_field4: 0,
+        locktag_type: pg_sys::LockTagType::LOCKTAG_OBJECT as u8,
+        locktag_lockmethodid: pg_sys::DEFAULT_LOCKMETHOD as u8,
+    };
+    // the lock a connection takes on its database (a request that
+    // conflicts with a waiting one is refused too)
+    let mode = pg_sys::RowExclusiveLock as pg_sys::LOCKMODE;
+    BackgroundWorker::transaction(|| {
+        // SAFETY: a transaction's lock, never waited for, released here.
+        unsafe {
+            if pg_sys::LockAcquire(&tag, mode, false, true) == pg_sys::LockAcquireResult::LOCKACQUIRE_NOT_AVAIL {
+                return true;
+            }
+            pg_sys::LockRelease(&tag, mode, false);
+        }
+        false
+    })
+}
+
+/// Log that a worker ended to let a session drop, copy, rename or move
+/// its database.
+fn log_made_room(what: &str) {
+    pgrx::log!(
+        "gstore_fdw: {what} ended: a session waits to drop, copy, rename or move database {}",
+        // SAFETY: the process's database, set once connected.
+        unsafe { pg_sys::MyDatabaseId }.to_u32()
+    );
+}
+
 /// Start a worker for table `relid` (`args`: size limit, idle seconds);
 /// false (with a LOG line) when none could start.
 fn start(relid: pg_sys::Oid, args: &str, what: &str) -> bool {
@@ -185,6 +236,10 @@ pub extern "C-unwind" fn pgstrom_gstore_checkpoint_worker(_arg: pg_sys::Datum) {
     let t0 = Instant::now();
     for _ in 0..LOCK_TRIES {
         if BackgroundWorker::sigterm_received() {
+            return;
+        }
+        if database_wanted() {
+            log_made_room(&format!("the background checkpoint of table {}", relid.to_u32()));
             return;
         }
         let done = BackgroundWorker::transaction(|| {
@@ -264,9 +319,30 @@ fn timer() {
                     wait = wait.min(idle - quiet);
                 }
             }
-            // (false: SIGTERM, or the postmaster died)
-            if !BackgroundWorker::wait_latch(Some(wait.max(LOCK_PAUSE))) {
-                return;
+            // (in slices of a second, to make room for a session that
+            // waits for the database; false: SIGTERM, or the postmaster
+            // died)
+            let until = Instant::now() + wait.max(LOCK_PAUSE);
+            loop {
+                if database_wanted() {
+                    BackgroundWorker::transaction(|| release_timer_lock(true));
+                    log_made_room("the checkpoint timer");
+                    return;
+                }
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                if !BackgroundWorker::wait_latch(Some(left.min(TIMER_SLICE))) || BackgroundWorker::sigterm_received() {
+                    return;
+                }
+                if BackgroundWorker::sighup_received() {
+                    // SAFETY: the worker's own configuration, between
+                    // transactions.
+                    unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
+                    // (the new timeout applies from the next look)
+                    break;
+                }
             }
         }
     }
