@@ -3,13 +3,17 @@
 //! build of the relations as they are now and take its rows (one process
 //! for all in a parallel plan, publishing them as the build's); when the
 //! session opens, open it over the kept build, or load the rows and keep
-//! the new build when the relations did not change meanwhile.
+//! the new build when the relations did not change meanwhile (once the
+//! other processes of a parallel plan have opened their sessions).
 
 use pgrx::pg_sys;
 use pgstrom_runtime::join::JoinSession;
 use pgstrom_runtime::{DeviceError, Engine};
 
 use super::{GpuJoinExec, InnerRows, engine_of};
+use crate::gpujoin::inner_cache::{self, CachePlan, KeptRows, Outcome};
+use crate::gpujoin::shared_build::{self, SharedInner};
+use crate::guc;
 
 /// A build opened after a cache miss (or a hit whose build was gone),
 /// to be kept once the other processes have their sessions.
@@ -20,9 +24,6 @@ pub(crate) struct KeepPending {
     /// After a miss: keep only when the relations' key is still `key`.
     check_key: bool,
 }
-use crate::gpujoin::inner_cache::{self, CachePlan, KeptRows, Outcome};
-use crate::gpujoin::shared_build::{self, SharedInner};
-use crate::guc;
 
 impl GpuJoinExec {
     /// The inner relations' key in the cache as they are now, or why
