@@ -761,6 +761,9 @@ pub(crate) unsafe fn inner_bytes(inner_paths: &[*mut pg_sys::Path]) -> f64 {
 /// 4.4 s, some 8 ns a byte, where a unit of cost there is about 1 us of a
 /// parallel plan's time.  Large loads priced at a quarter of that; loads
 /// like Q5's, and every small dimension, at nothing more than their rows.
+/// Most of Q12's 4.4 s turned out to be the inner cache's copies of a
+/// build too big for it, which no longer stand in the load's way
+/// (docs/benchmark.md, 2026-12-06); the price has not been measured again.
 const INNER_LOAD_BYTE_COST: f64 = 0.002;
 const INNER_LOAD_FREE_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
 
