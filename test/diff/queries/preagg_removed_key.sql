@@ -1,7 +1,10 @@
 -- GpuPreAgg over a join: a GROUP BY column PostgreSQL drops as redundant
 -- (equal to a constant, as SSB Q2.3's p_brand1) stays in the target
--- outside the grouping keys; the device groups by it too (the same groups)
+-- outside the grouping keys; the device groups by it too (the same groups).
+-- PostgreSQL 16 began dropping such columns; 15 groups by it (and, with
+-- its higher group estimate, keeps its own HashAggregate at these costs)
 -- expect: GpuPreAgg
+-- since: 16
 -- set: pg_strom.cpu_engine_in_service = on
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
