@@ -218,6 +218,21 @@ CREATE TABLE hd_dim AS SELECT i AS k, 'name' || (i % 5) AS name FROM generate_se
 ANALYZE hd_dim;
 SELECT hd_how('SELECT name, count(*), sum(f8) FROM hd_t JOIN hd_dim ON g % 100 = k GROUP BY name');
 SELECT hd_diff('SELECT name, count(*), sum(f8) FROM hd_t JOIN hd_dim ON g % 100 = k GROUP BY name');
+-- a GpuJoin that returns its rows: the service joins the blocks' tuples
+-- and sends the combinations back; the backend copies the tuples they
+-- read from their pages (text, char(n), the row's ctid and the whole row
+-- included), the blocks changed since (updated, not all-visible) or
+-- refused (tuples older than ADD COLUMN) through the buffer manager
+SELECT hd_how('SELECT g, s, c, i8, name FROM hd_t JOIN hd_dim ON g % 100 = k WHERE f8 > 10');
+SELECT hd_diff('SELECT g, s, c, i8, f8, d, ts, b, f4, n, name FROM hd_t JOIN hd_dim ON g % 100 = k WHERE f8 > 10');
+SELECT hd_diff('SELECT hd_t.ctid::text AS tid, hd_t::text AS rw, name FROM hd_t JOIN hd_dim ON g % 100 = k AND k < 3');
+-- LEFT (the scanned table's rows kept), semi and anti joins
+CREATE TABLE hd_dim_half AS SELECT k, name FROM hd_dim WHERE k % 2 = 0;
+ANALYZE hd_dim_half;
+SELECT hd_how('SELECT g, s, name FROM hd_t LEFT JOIN hd_dim_half ON g % 100 = k');
+SELECT hd_diff('SELECT g, s, i8, name FROM hd_t LEFT JOIN hd_dim_half ON g % 100 = k');
+SELECT hd_diff('SELECT g, c FROM hd_t WHERE EXISTS (SELECT 1 FROM hd_dim_half WHERE k = g % 100) AND f8 > 100');
+SELECT hd_diff('SELECT g, c, i2 FROM hd_t WHERE NOT EXISTS (SELECT 1 FROM hd_dim_half WHERE k = g % 100)');
 -- outer joins that keep the inner rows (RIGHT, FULL) read the blocks
 -- directly too, their unmatched inner rows added at the end (a dropped
 -- answer's matches are undone); TPC-H Q13's shape: a count per dimension
@@ -229,6 +244,11 @@ SELECT hd_diff('SELECT k, count(g) FROM hd_dim2 LEFT JOIN hd_t ON g % 100 = k AN
 SELECT hd_diff('SELECT c, count(*) FROM (SELECT k, count(g) AS c FROM hd_dim2 LEFT JOIN hd_t ON g % 150 = k AND f8 > 1000 GROUP BY k) x GROUP BY c');
 SELECT hd_how('SELECT name, count(g) AS ng, count(k) AS nk, count(*) AS n, sum(f8) AS s FROM hd_t FULL JOIN hd_dim2 ON g % 300 = k GROUP BY name');
 SELECT hd_diff('SELECT name, count(g) AS ng, count(k) AS nk, count(*) AS n, sum(f8) AS s FROM hd_t FULL JOIN hd_dim2 ON g % 300 = k GROUP BY name');
+-- and as a GpuJoin returning rows: the unmatched inner rows come last
+SELECT hd_how('SELECT k, g, s FROM hd_t RIGHT JOIN hd_dim2 ON g % 300 = k AND f8 > 1000');
+SELECT hd_diff('SELECT k, g, s, name FROM hd_t RIGHT JOIN hd_dim2 ON g % 300 = k AND f8 > 1000');
+SELECT hd_diff('SELECT k, g, s, name FROM hd_t FULL JOIN hd_dim2 ON g % 300 = k AND f8 < 1000');
+DROP TABLE hd_dim_half;
 -- a dropped answer (a block changed while it was read: here every second
 -- answer, by a test setting): its groups and the inner rows its rows
 -- marked matched are forgotten, and its blocks are read through the buffer
@@ -245,6 +265,11 @@ SELECT hd_diff('SELECT g, count(*), sum(id) FROM hd_big GROUP BY g');
 SELECT hd_how('SELECT k, count(g) FROM hd_dim2 LEFT JOIN hd_big ON g = k GROUP BY k');
 SELECT hd_diff('SELECT k, count(*) AS n, count(g) AS ng, sum(id) AS s FROM hd_dim2 LEFT JOIN hd_big ON g = k GROUP BY k');
 SELECT hd_diff('SELECT g % 7 AS g7, count(k) AS nk, count(*) AS n FROM hd_big FULL JOIN hd_dim2 ON g = k GROUP BY 1');
+-- a GpuJoin returning rows: a dropped answer's combinations and tuple
+-- copies are forgotten too
+SELECT hd_how('SELECT id, g, name FROM hd_big JOIN hd_dim2 ON g = k WHERE id % 1000 < 3');
+SELECT hd_diff('SELECT id, g, name FROM hd_big JOIN hd_dim2 ON g = k WHERE id % 1000 < 3');
+SELECT hd_diff('SELECT k, id FROM hd_big RIGHT JOIN hd_dim2 ON g = k AND id % 1000 = 7');
 RESET pg_strom.debug_drop_heap_direct_answers;
 DROP TABLE hd_big, hd_dim2;
 -- where the time went (EXPLAIN ANALYZE with TIMING): the engine's own time

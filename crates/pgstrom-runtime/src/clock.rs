@@ -291,13 +291,14 @@ impl<S: JoinSession> JoinSession for Clocked<S> {
         self.run(|s| s.open_file(file, policy))
     }
 
-    fn probe_heap_agg(
+    fn probe_heap(
         &mut self,
         file: u32,
         layout: &crate::heapscan::HeapLayout,
         blocks: &[u32],
+        agg: bool,
     ) -> Result<crate::heapscan::HeapProbed, DeviceError> {
-        self.run(|s| s.probe_heap_agg(file, layout, blocks))
+        self.run(|s| s.probe_heap(file, layout, blocks, agg))
     }
 
     fn file_stats(&mut self) -> Result<Option<crate::fileread::ReadStats>, DeviceError> {

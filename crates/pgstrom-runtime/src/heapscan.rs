@@ -14,6 +14,7 @@
 use std::ffi::c_void;
 
 use crate::agg::AggGroups;
+use crate::join::Combos;
 use crate::catalog::type_info;
 use crate::engine::ColumnData;
 use crate::error::DeviceError;
@@ -140,12 +141,23 @@ impl HeapLayout {
     }
 }
 
-/// What a heap request returns: the groups of the rows the engine took,
-/// and the blocks (as the request numbered them in the file) it did not.
+/// What a heap request returns: the groups of the rows the engine took
+/// (a request that aggregates) or their combinations (one that only
+/// joins), and the blocks (as the request numbered them in the file) it
+/// did not take.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HeapProbed {
-    /// The aggregated groups.
+    /// The aggregated groups (a request that aggregates).
     pub groups: AggGroups,
+    /// The combinations (a request that only joins): outer row r is the
+    /// r-th tuple the blocks gave, in block order and, within a block, in
+    /// line pointer order of its LP_NORMAL items (`counts`).
+    pub combos: Combos,
+    /// A request that only joins: per block of the request, the tuples
+    /// taken out of it ([`HEAP_BLOCK_FALLBACK`] for a refused block), so
+    /// that the backend finds each combination's tuple in its page; empty
+    /// for a request that aggregates.
+    pub counts: Vec<u32>,
     /// Rows the kernels took out of the blocks.
     pub nrows: u32,
     /// Blocks to read through the buffer manager instead.
@@ -243,6 +255,8 @@ pub struct HostHeap {
     pub columns: Vec<(Vec<u8>, Vec<u32>, Vec<u32>)>,
     /// Indexes of the blocks the kernels refused.
     pub refused: Vec<usize>,
+    /// Per block, its tuples (HEAP_BLOCK_FALLBACK: refused).
+    pub counts: Vec<u32>,
 }
 
 impl HostHeap {
@@ -312,7 +326,7 @@ impl HostHeap {
                 vbases.as_ptr(),
             )
         };
-        Ok(HostHeap { nrows, columns, refused })
+        Ok(HostHeap { nrows, columns, refused, counts })
     }
 
     /// The values of variable-length column `column` at `rows` (None:
@@ -362,6 +376,8 @@ pub(crate) struct DeviceHeap<'a> {
     /// The pages, and the columns with the kernels' work.
     pub _arenas: [crate::gpu::ScratchGuard<'a>; 2],
     pub refused: Vec<usize>,
+    /// Per block, its tuples (HEAP_BLOCK_FALLBACK: refused).
+    pub counts: Vec<u32>,
 }
 
 impl crate::gpu::GpuEngine {
@@ -464,7 +480,15 @@ impl crate::gpu::GpuEngine {
             value_bytes.push(bytes);
         }
         if nrows == 0 {
-            return Ok(DeviceHeap { nrows, columns: Vec::new(), bytes: Vec::new(), _arenas: [pages, work], refused });
+            let counts = counts.to_vec();
+            return Ok(DeviceHeap {
+                nrows,
+                columns: Vec::new(),
+                bytes: Vec::new(),
+                _arenas: [pages, work],
+                refused,
+                counts,
+            });
         }
         // (a grown arena loses its contents: everything is staged again)
         self.grow_scratch(&mut work, end)?;
@@ -516,11 +540,12 @@ impl crate::gpu::GpuEngine {
         // SAFETY: kern_heap_deform's parameters, in order; the arenas live
         // until the launch returns.
         unsafe { self.launch_and_wait("kern_heap_deform", grid, &mut params)? };
+        let block_counts = counts.to_vec();
         let columns = places
             .iter()
             .map(|&(v, b, o, _)| (dev + v as u64, dev + b as u64, o.map_or(0, |o| dev + o as u64)))
             .collect();
-        Ok(DeviceHeap { nrows, columns, bytes: value_bytes, _arenas: [pages, work], refused })
+        Ok(DeviceHeap { nrows, columns, bytes: value_bytes, _arenas: [pages, work], refused, counts: block_counts })
     }
 }
 

@@ -248,15 +248,18 @@ pub trait JoinSession {
     /// The heap direct path: read `blocks` (numbers in `file`, a segment
     /// of a heap table opened with [`Self::open_file`]) in the engine,
     /// take their tuples apart by `layout`, and join and aggregate them
-    /// as [`Self::probe_agg`] does; the blocks the engine refused are
-    /// returned for the backend to read through the buffer manager.
-    fn probe_heap_agg(
+    /// as [`Self::probe_agg`] does (`agg`), or only join them as
+    /// [`Self::probe`] does, with each block's tuple count; the blocks the
+    /// engine refused are returned for the backend to read through the
+    /// buffer manager.
+    fn probe_heap(
         &mut self,
         file: u32,
         layout: &crate::heapscan::HeapLayout,
         blocks: &[u32],
+        agg: bool,
     ) -> Result<crate::heapscan::HeapProbed, DeviceError> {
-        let _ = (file, layout, blocks);
+        let _ = (file, layout, blocks, agg);
         Err(DeviceError::InvalidRequest("this engine reads no heap files".into()))
     }
 

@@ -272,6 +272,9 @@ pub struct GpuJoinExec {
     /// number `direct.key_attnos()[j]`; the groups' outer rows are then
     /// their own indexes.
     direct_keys: Option<pgstrom_runtime::heapscan::VarValues>,
+    /// The combinations came from the heap direct path (a GpuJoin): their
+    /// outer rows are the copies in `direct.rows`.
+    direct_rows: bool,
     /// The engine and the counters.
     pub(crate) dev: DeviceState,
     /// Count a chunk's groups as `Partial Groups` when they arrive (false:
@@ -415,6 +418,14 @@ impl DeviceNode for GpuJoinExec {
                         .collect();
                     HeapDirect::new(rel, &info.outer_columns, &keys).map(Box::new)
                 }
+                // a GpuJoin: the combinations come back, and the tuples
+                // they read are copied from their pages
+                None if source.is_heap() => {
+                    HeapDirect::new(rel, &info.outer_columns, &[]).map(|mut d| {
+                        d.join_only();
+                        Box::new(d)
+                    })
+                }
                 _ => None,
             };
             GpuJoinExec {
@@ -446,6 +457,7 @@ impl DeviceNode for GpuJoinExec {
                 direct,
                 direct_counted: DirectCounters::default(),
                 direct_keys: None,
+                direct_rows: false,
                 dev: DeviceState::default(),
                 count_groups: true,
                 shared: std::ptr::null_mut(),
@@ -1139,6 +1151,7 @@ impl GpuJoinExec {
         self.combos = Combos::default();
         self.groups = AggGroups::default();
         self.direct_keys = None;
+        self.direct_rows = false;
         self.cursor = 0;
         self.read_row = NULL_ROW;
     }
@@ -1151,7 +1164,12 @@ impl GpuJoinExec {
                 // (what the previous row made there goes: its whole-row
                 // value; an Arrow row's values)
                 pg_sys::MemoryContextReset(self.row_cxt);
-                self.source.store(row as usize, self.tup_slot, self.row_cxt);
+                match self.direct.as_mut() {
+                    Some(d) if self.direct_rows => {
+                        pg_sys::ExecStoreHeapTuple(d.rows.get(row as usize), self.tup_slot, false);
+                    }
+                    _ => self.source.store(row as usize, self.tup_slot, self.row_cxt),
+                }
                 if self.max_outer_attnum > 0 {
                     pg_sys::slot_getsomeattrs(self.tup_slot, self.max_outer_attnum);
                 }
@@ -1384,6 +1402,19 @@ impl GpuJoinExec {
         let probed = unsafe { d.probe(session.as_mut(), pages, segno, &blocks, keeps_inner) };
         let engine_ns = started.elapsed().as_nanos() as u64;
         match probed {
+            Ok(Some(p)) if !d.aggregates() => {
+                // a GpuJoin's combinations, their outer rows copied
+                let mut c =
+                    Counters { chunks: 1, rows_in: p.nrows as u64, bytes: 0, engine_ns, ..Counters::default() };
+                for (i, n) in p.combos.stage_counts.iter().enumerate().take(MAX_SOURCES) {
+                    c.stage[i] = *n;
+                }
+                self.combos = p.combos;
+                self.direct_rows = true;
+                self.add_counters(c);
+                self.count_direct();
+                true
+            }
             Ok(Some(p)) => {
                 let mut c = Counters {
                     chunks: 1,

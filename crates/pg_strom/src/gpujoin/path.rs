@@ -607,12 +607,16 @@ pub(crate) unsafe fn compiles(
 /// Costs of a GpuJoin: (startup, total, rows, the part of the total
 /// that is an Arrow outer table's record batches read on the host for the
 /// rows returned, where the GPU service reads the columns itself: see
-/// `arrow_host_reads`).
+/// `arrow_host_reads`).  `returns_rows`: a GpuJoin node, which returns
+/// its rows (over a heap table, by the heap direct path where it
+/// applies); else the join under a GpuPreAgg, which prices that path
+/// itself.
 pub(crate) unsafe fn cost(
     root: *mut pg_sys::PlannerInfo,
     desc: &JoinDesc,
     inner_paths: &[*mut pg_sys::Path],
     workers: i32,
+    returns_rows: bool,
 ) -> (f64, f64, f64, f64) {
     // SAFETY: planner state.
     unsafe {
@@ -679,7 +683,20 @@ pub(crate) unsafe fn cost(
         // SAFETY: an Arrow table read by the service (just checked).
         let host_reads =
             if reads_itself { crate::customscan::cost::arrow_host_reads(outer, returned, disk) } else { 0.0 };
-        let io = if reads_itself { host_reads } else { disk };
+        let mut io = if reads_itself { host_reads } else { disk };
+        // the heap direct path (source/heap_direct.rs): the all-visible
+        // share of the pages is read by the GPU service (and kept in its
+        // cache) and taken apart on the device, not gathered on the host;
+        // the backend copies the tuples the returned rows read from their
+        // pages, reading each such page once
+        let frac = if returns_rows && !copy { crate::customscan::cost::planned_fraction(outer, rte) } else { 0.0 };
+        if frac > 0.0 {
+            let pages = frac * disk / spc_seq.max(f64::MIN_POSITIVE);
+            let visited = if pages >= 1.0 { pages * (1.0 - (-(frac * returned) / pages).exp()) } else { 0.0 };
+            host -= frac * ntuples * gather;
+            host += visited * DIRECT_PAGE_VISIT_COST * spc_seq;
+            io -= frac * disk;
+        }
         if workers > 0 {
             let div = parallel_divisor(workers);
             host /= div;
@@ -765,6 +782,13 @@ pub(crate) unsafe fn inner_bytes(inner_paths: &[*mut pg_sys::Path]) -> f64 {
 /// build too big for it, which no longer stand in the load's way
 /// (docs/benchmark.md, 2026-12-06); the price has not been measured again.
 const INNER_LOAD_BYTE_COST: f64 = 0.002;
+
+/// Cost, in units of the tablespace's `seq_page_cost`, of a GpuJoin on
+/// the heap direct path reading a page again through the buffer manager
+/// to copy the tuples of the rows it returns (a buffer lookup, a pin, a
+/// share lock, the line pointers walked): a page in shared buffers, as
+/// the pages a query just read mostly are.
+const DIRECT_PAGE_VISIT_COST: f64 = 0.1;
 const INNER_LOAD_FREE_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
 
 /// The inner path of a depth: the cheapest unparameterized path of
@@ -939,7 +963,7 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
                 }
                 continue;
             }
-            let (startup, total, rows, _) = cost(root, &desc, &inner_paths, workers);
+            let (startup, total, rows, _) = cost(root, &desc, &inner_paths, workers, true);
             pgrx::debug2!(
                 "GpuJoin: outer relid {}, {} depths (partial inner: {:?}), {workers} workers, cost {startup:.2}..{total:.2}, {rows:.0} rows",
                 desc.outer_relid,
@@ -1024,7 +1048,7 @@ unsafe fn add_partition_paths(
                 return None;
             }
             let crel = partitions::child_joinrel(root, joinrel, leaf, parent);
-            let (mut startup, mut total, rows, _) = cost(root, &ld, inner_paths, 0);
+            let (mut startup, mut total, rows, _) = cost(root, &ld, inner_paths, 0, true);
             // the partitions after the first take the first one's inner
             // rows and build (gpujoin/exec/query_share.rs)
             if !subpaths.is_empty() {

@@ -608,7 +608,7 @@ pub(crate) unsafe fn preagg_path(
         };
         // costs: the join's (or scan's), less forming joined rows on the
         // host, plus the reduction and the partial rows that come back
-        let (startup, total, _, host_reads) = cost(root, &desc, &inner_paths, workers);
+        let (startup, total, _, host_reads) = cost(root, &desc, &inner_paths, workers, false);
         let div = if workers > 0 { parallel_divisor(workers) } else { 1.0 };
         let rows_proc = rows_in / div;
         let rte = *(*root).simple_rte_array.add(desc.outer_relid as usize);

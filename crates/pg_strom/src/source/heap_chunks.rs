@@ -44,7 +44,8 @@ impl TupleArena {
         self.rows.is_empty()
     }
 
-    fn clear(&mut self) {
+    /// Drop every row.
+    pub fn clear(&mut self) {
         self.words.clear();
         self.rows.clear();
     }
@@ -53,7 +54,7 @@ impl TupleArena {
     ///
     /// # Safety
     /// `tup` is a valid heap tuple.
-    unsafe fn push(&mut self, tup: pg_sys::HeapTuple) {
+    pub unsafe fn push(&mut self, tup: pg_sys::HeapTuple) {
         // SAFETY: t_data holds t_len bytes (caller); the words reserved
         // below hold them.
         unsafe {

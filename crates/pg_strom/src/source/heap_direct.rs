@@ -1,8 +1,10 @@
-//! The heap direct path, backend side: a GpuPreAgg over a heap table
-//! hands the GPU service the blocks it may read from the table's segment
-//! files itself (straight into GPU memory, by cuFile or pinned buffers),
-//! where the heap kernels take the tuples apart; every other block is
-//! read through the buffer manager as before.
+//! The heap direct path, backend side: a GpuPreAgg or GpuJoin over a heap
+//! table hands the GPU service the blocks it may read from the table's
+//! segment files itself (straight into GPU memory, by cuFile or pinned
+//! buffers), where the heap kernels take the tuples apart; every other
+//! block is read through the buffer manager as before.  A GpuPreAgg gets
+//! groups back; a GpuJoin gets the combinations, and copies from their
+//! pages (through the buffer manager) only the tuples they read.
 //!
 //! A block goes direct when the visibility map says all-visible (so every
 //! tuple on it is visible to every snapshot, ours included) and shared
@@ -31,6 +33,7 @@ use pgstrom_runtime::heapscan::{CONV_COPY, CONV_NUMERIC, CONV_VARLENA, HeapAttr,
 use pgstrom_runtime::join::JoinSession;
 
 use crate::guc;
+use crate::source::heap_chunks::TupleArena;
 use crate::source::heap_pages::PageReader;
 
 /// Blocks per request (64 MB of 8 kB blocks; within one segment file).
@@ -94,6 +97,15 @@ pub struct HeapDirect {
     pub counters: DirectCounters,
     /// Requests answered (`pg_strom.debug_drop_heap_direct_answers`).
     answered: u64,
+    /// The requests aggregate (a GpuPreAgg); else they only join, and
+    /// the rows the combinations read are copied into `rows`.
+    agg: bool,
+    /// The last answer's outer rows (a request that only joins): its
+    /// combinations' source-0 rows index these copies.
+    pub rows: TupleArena,
+    /// The ring those pages are read through (a bulk read's, made at the
+    /// first answer that reads any).
+    strategy: pg_sys::BufferAccessStrategy,
 }
 
 impl HeapDirect {
@@ -161,6 +173,9 @@ impl HeapDirect {
                 refused_why: None,
                 counters: DirectCounters::default(),
                 answered: 0,
+                agg: true,
+                rows: TupleArena::default(),
+                strategy: std::ptr::null_mut(),
             })
         }
     }
@@ -196,6 +211,18 @@ impl HeapDirect {
                 self.dirty = Some(set);
             }
         }
+    }
+
+    /// The requests only join (a GpuJoin): each answer's combinations
+    /// come back, and the backend copies the tuples they read from their
+    /// pages ([`Self::probe`]).
+    pub fn join_only(&mut self) {
+        self.agg = false;
+    }
+
+    /// True when the requests aggregate (a GpuPreAgg).
+    pub fn aggregates(&self) -> bool {
+        self.agg
     }
 
     /// The attribute numbers of the grouping keys whose values come back
@@ -319,11 +346,13 @@ impl HeapDirect {
     }
 
     /// Send segment `segno`'s `blocks` to `session`; afterwards their
-    /// visibility map bits are read again.  Ok(Some): the groups, with
-    /// the refused blocks already queued on `pages`; Ok(None): a bit was
-    /// cleared meanwhile, every block was queued instead.  With
-    /// `keeps_inner` (a RIGHT or FULL depth), a dropped answer's marks of
-    /// matched inner rows are undone too (the rows may have been torn).
+    /// visibility map bits are read again.  Ok(Some): the groups (or the
+    /// combinations, their outer rows renumbered to the copies in
+    /// `self.rows`), with the refused blocks already queued on `pages`;
+    /// Ok(None): a bit was cleared meanwhile, every block was queued
+    /// instead.  With `keeps_inner` (a RIGHT or FULL depth), a dropped
+    /// answer's marks of matched inner rows are undone too (the rows may
+    /// have been torn).
     ///
     /// # Safety
     /// Backend, during the scan.
@@ -338,16 +367,21 @@ impl HeapDirect {
         // SAFETY: caller's promise.
         unsafe {
             let file = self.segment(session, segno)?;
-            let probed = session.probe_heap_agg(file, &self.layout, blocks)?;
+            let mut probed = session.probe_heap(file, &self.layout, blocks, self.agg)?;
             let base = segno * pg_sys::RELSEG_SIZE;
             self.answered += 1;
+            // the tuples the combinations read, copied from their pages
+            // before the bits are read again: while a block's bit stays
+            // set, its page is the one the service read (below)
+            let copied = self.agg || self.copy_rows(&mut probed, base, blocks);
             // (a test setting drops every n-th answer as a changed block would)
             let every = guc::DEBUG_DROP_HEAP_DIRECT_ANSWERS.get() as u64;
             let dropped = every > 0 && self.answered.is_multiple_of(every);
-            if dropped || blocks.iter().any(|&b| !self.all_visible(base + b)) {
+            if !copied || dropped || blocks.iter().any(|&b| !self.all_visible(base + b)) {
                 if keeps_inner {
                     session.restore_matched()?;
                 }
+                self.rows.clear();
                 let all: Vec<_> = blocks.iter().map(|&b| base + b).collect();
                 pages.queue_blocks(&all);
                 self.counters.changed += blocks.len() as u64;
@@ -359,6 +393,96 @@ impl HeapDirect {
             self.counters.blocks += (blocks.len() - refused.len()) as u64;
             Ok(Some(probed))
         }
+    }
+
+    /// Copy the outer tuples of a join-only answer's combinations into
+    /// `self.rows` and renumber the combinations' source-0 rows to them.
+    /// Row r of the answer is the k-th LP_NORMAL item of the block whose
+    /// rows it falls in (the heap kernels' order, `HeapProbed::counts`).
+    /// The page is read through the buffer manager; it is the page the
+    /// service read from the file as long as the block's visibility map
+    /// bit stays set (a change clears it first, and it cannot be set again
+    /// while our snapshot holds the horizon back: the caller reads the
+    /// bits after this), so its line pointers are the same.  False when
+    /// a page does not hold the tuples the answer counted (it changed: the
+    /// answer is dropped).
+    ///
+    /// # Safety
+    /// Backend, during the scan.
+    unsafe fn copy_rows(&mut self, probed: &mut HeapProbed, base: u32, blocks: &[u32]) -> bool {
+        self.rows.clear();
+        let combos = &mut probed.combos;
+        if combos.count == 0 {
+            return true;
+        }
+        if probed.counts.len() != blocks.len() {
+            return false;
+        }
+        // the distinct outer rows, in order
+        let mut wanted: Vec<u32> = combos.rows[..combos.count].to_vec();
+        wanted.sort_unstable();
+        wanted.dedup();
+        // SAFETY: backend, during the scan (caller): the open relation's
+        // blocks, pinned and share-locked while read.
+        unsafe {
+            let oid = (*self.rel).rd_id;
+            let mut at = 0usize;
+            let mut first = 0u32;
+            for (i, &n) in probed.counts.iter().enumerate() {
+                if at >= wanted.len() {
+                    break;
+                }
+                if n == pgstrom_runtime::heapscan::HEAP_BLOCK_FALLBACK {
+                    continue;
+                }
+                let end = first + n;
+                if wanted[at] < end {
+                    let blkno = base + blocks[i];
+                    if self.strategy.is_null() {
+                        self.strategy = pg_sys::GetAccessStrategy(pg_sys::BufferAccessStrategyType::BAS_BULKREAD);
+                    }
+                    let buf = pg_sys::ReadBufferExtended(
+                        self.rel,
+                        pg_sys::ForkNumber::MAIN_FORKNUM,
+                        blkno,
+                        pg_sys::ReadBufferMode::RBM_NORMAL,
+                        self.strategy,
+                    );
+                    pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
+                    let items = crate::source::heap_pages::normal_items(buf);
+                    let same = items.as_ref().is_some_and(|v| v.len() == n as usize);
+                    if same {
+                        let items = items.expect("checked");
+                        let page = crate::source::heap_pages::page_of(buf);
+                        while at < wanted.len() && wanted[at] < end {
+                            let (lineoff, off, len) = items[(wanted[at] - first) as usize];
+                            let mut tup = pg_sys::HeapTupleData {
+                                t_len: len as u32,
+                                t_self: crate::source::heap_pages::item_pointer(blkno, lineoff),
+                                t_tableOid: oid,
+                                t_data: page.add(off) as *mut pg_sys::HeapTupleHeaderData,
+                            };
+                            self.rows.push(&mut tup);
+                            at += 1;
+                        }
+                    }
+                    pg_sys::UnlockReleaseBuffer(buf);
+                    if !same {
+                        return false;
+                    }
+                }
+                first = end;
+            }
+            if at < wanted.len() {
+                // a combination read a row past the answer's blocks
+                return false;
+            }
+        }
+        // source 0 of each combination: its row's copy
+        for r in combos.rows[..combos.count].iter_mut() {
+            *r = wanted.binary_search(r).expect("every row was copied") as u32;
+        }
+        true
     }
 
     /// Give every block of a failed request to the buffer manager.
@@ -385,8 +509,15 @@ impl HeapDirect {
         text
     }
 
-    /// Release the visibility map page (EndCustomScan).
+    /// Release the visibility map page and the read ring (EndCustomScan).
     pub fn end(&mut self) {
+        self.rows.clear();
+        if !self.strategy.is_null() {
+            // SAFETY: a ring GetAccessStrategy made for us, no buffer of
+            // it pinned any more.
+            unsafe { pg_sys::FreeAccessStrategy(self.strategy) };
+            self.strategy = std::ptr::null_mut();
+        }
         if self.vmbuf != pg_sys::InvalidBuffer as pg_sys::Buffer {
             // SAFETY: a buffer visibilitymap_get_status pinned for us.
             unsafe { pg_sys::ReleaseBuffer(self.vmbuf) };

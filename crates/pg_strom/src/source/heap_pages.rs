@@ -632,6 +632,30 @@ pub unsafe fn item(buffer: pg_sys::Buffer, lineoff: u16) -> (usize, usize) {
     }
 }
 
+/// The LP_NORMAL items of a pinned, locked page, in line pointer order:
+/// (line pointer number, offset, length), or None when one of them does
+/// not lie within the page (the heap kernels refuse such a page).
+///
+/// # Safety
+/// `buffer` is pinned and locked.
+pub unsafe fn normal_items(buffer: pg_sys::Buffer) -> Option<Vec<(u16, usize, usize)>> {
+    // SAFETY: the line pointer array lies within the page (line_pointers).
+    unsafe {
+        let page = page_of(buffer);
+        let mut out = Vec::new();
+        for i in 0..line_pointers(page) {
+            let (normal, off, len) = line_pointer(page, i);
+            if normal {
+                if !tuple_fits(off, len) {
+                    return None;
+                }
+                out.push(((i + 1) as u16, off, len));
+            }
+        }
+        Some(out)
+    }
+}
+
 /// Count a sequential scan begun and tuples returned in the table's
 /// statistics (`pg_stat_user_tables.seq_scan` / `seq_tup_read`), as the
 /// heap AM does (pgstat_count_heap_scan / _getnext).
@@ -674,7 +698,7 @@ unsafe fn read_u16(page: *const u8, at: usize) -> u16 {
     unsafe { u16::from_le_bytes(*(page.add(at) as *const [u8; 2])) }
 }
 
-fn item_pointer(blkno: pg_sys::BlockNumber, lineoff: u16) -> pg_sys::ItemPointerData {
+pub fn item_pointer(blkno: pg_sys::BlockNumber, lineoff: u16) -> pg_sys::ItemPointerData {
     pg_sys::ItemPointerData {
         ip_blkid: pg_sys::BlockIdData { bi_hi: (blkno >> 16) as u16, bi_lo: (blkno & 0xffff) as u16 },
         ip_posid: lineoff,

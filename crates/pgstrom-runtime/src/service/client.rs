@@ -749,17 +749,19 @@ impl JoinSession for RemoteJoin<'_> {
             .map(Some)
     }
 
-    fn probe_heap_agg(
+    fn probe_heap(
         &mut self,
         file: u32,
         layout: &crate::heapscan::HeapLayout,
         blocks: &[u32],
+        agg: bool,
     ) -> Result<crate::heapscan::HeapProbed, DeviceError> {
         layout.widths()?;
         self.call(
-            op::JOIN_PROBE_HEAP_AGG,
+            op::JOIN_PROBE_HEAP,
             |w| {
                 w.u32(file);
+                w.u8(agg as u8);
                 wire::put_heap_layout(w, layout);
                 w.slice(blocks);
                 Ok(())

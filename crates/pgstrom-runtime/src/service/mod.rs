@@ -66,9 +66,10 @@ pub mod op {
     /// given (see `server::choose_gpu`); its number out.
     pub const PLACE: u32 = 16;
     /// Read heap blocks of a session's file, take their tuples apart and
-    /// join and aggregate them (the heap direct path); the groups and the
-    /// blocks refused out.
-    pub const JOIN_PROBE_HEAP_AGG: u32 = 17;
+    /// join and aggregate them, or only join them (the heap direct path);
+    /// the groups (or the combinations with each block's tuple count) and
+    /// the blocks refused out.
+    pub const JOIN_PROBE_HEAP: u32 = 17;
     /// The time the engine worked for a join session since the last
     /// time asked, by phase (crate::clock).
     pub const JOIN_CLOCK: u32 = 18;

@@ -388,22 +388,37 @@ fn info(engines: &Engines) -> ServiceInfo {
 /// rows (None: NULL).
 type ValuesAt<'a> = dyn FnMut(usize, &[u32]) -> Result<crate::heapscan::VarValues, DeviceError> + 'a;
 
-/// Join and aggregate the rows a heap request's blocks gave; the refused
-/// blocks by their numbers in the file; the values of `key_columns` at
-/// the groups' representative rows (of the heap rows, the groups' first
-/// source) by `values_at`.
+/// What the kernels took out of a heap request's blocks: the rows, the
+/// refused blocks (indexes into the request's list), each block's tuples.
+struct HeapTaken<'a> {
+    nrows: u32,
+    refused: &'a [usize],
+    counts: &'a [u32],
+}
+
+/// Join and aggregate (`agg`) or only join the rows a heap request's
+/// blocks gave; the refused blocks by their numbers in the file; for an
+/// aggregation the values of `key_columns` at the groups' representative
+/// rows (of the heap rows, the groups' first source) by `values_at`, for
+/// a join each block's tuple count.
 fn heap_probed(
     s: &mut Session,
     cols: &[ColumnData<'_>],
-    nrows: u32,
-    refused: &[usize],
+    taken: &HeapTaken<'_>,
     blocks: &[u32],
+    agg: bool,
     key_columns: &[u32],
     values_at: &mut ValuesAt<'_>,
 ) -> Result<HeapProbed, DeviceError> {
+    let nrows = taken.nrows;
+    let fallback = taken.refused.iter().map(|&i| blocks[i]).collect();
     // (the backend may drop this answer: the inner rows its rows match
     // are then forgotten by JOIN_RESTORE_MATCHED)
     s.join.save_matched()?;
+    if !agg {
+        let combos = if nrows == 0 { Combos::default() } else { s.join.probe(cols, nrows, None)? };
+        return Ok(HeapProbed { combos, counts: taken.counts.to_vec(), nrows, fallback, ..HeapProbed::default() });
+    }
     let groups = if nrows == 0 { AggGroups::default() } else { s.join.probe_agg(cols, nrows, None)? };
     if let Some(g) = groups.exceptions.iter().position(|&e| e) {
         // an exception's value is PostgreSQL's to compute, at rows the
@@ -431,7 +446,7 @@ fn heap_probed(
             keys.extend(per_column.iter_mut().map(|column| column.next().flatten()));
         }
     }
-    Ok(HeapProbed { groups, nrows, fallback: refused.iter().map(|&i| blocks[i]).collect(), keys })
+    Ok(HeapProbed { groups, nrows, fallback, keys, ..HeapProbed::default() })
 }
 
 /// This process's resident memory (/proc/self/statm), 0 when unknown.
@@ -809,8 +824,9 @@ impl Connection {
                 }
                 Ok(Answer::Store(s.join.store_sync(&batch.batch())?))
             }
-            op::JOIN_PROBE_HEAP_AGG => {
+            op::JOIN_PROBE_HEAP => {
                 let file = r.u32()?;
+                let agg = r.u8()? != 0;
                 let layout = wire::get_heap_layout(&mut r)?;
                 let blocks = r.slice::<u32>()?;
                 let s = self.session(h.session)?;
@@ -837,7 +853,8 @@ impl Connection {
                                 store: None,
                             })
                             .collect();
-                        heap_probed(s, &cols, heap.nrows, &heap.refused, blocks, &layout.keys, &mut |c, rows| {
+                        let taken = HeapTaken { nrows: heap.nrows, refused: &heap.refused, counts: &heap.counts };
+                        heap_probed(s, &cols, &taken, blocks, agg, &layout.keys, &mut |c, rows| {
                             heap.var_values_at(gpu, c, rows)
                         })?
                     }
@@ -847,7 +864,8 @@ impl Connection {
                         let heap = HostHeap::deform(&pages, &layout)?;
                         s.clock.add(&lap.stop());
                         let cols = heap.column_data(&layout);
-                        heap_probed(s, &cols, heap.nrows, &heap.refused, blocks, &layout.keys, &mut |c, rows| {
+                        let taken = HeapTaken { nrows: heap.nrows, refused: &heap.refused, counts: &heap.counts };
+                        heap_probed(s, &cols, &taken, blocks, agg, &layout.keys, &mut |c, rows| {
                             Ok(heap.var_values_at(c, rows))
                         })?
                     }

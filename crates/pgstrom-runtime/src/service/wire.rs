@@ -471,7 +471,7 @@ pub fn get_policy(r: &mut Reader<'_>) -> Result<Policy, DeviceError> {
     Ok(Policy { direct, threshold: r.u64()? })
 }
 
-/// A heap tuple layout (JOIN_PROBE_HEAP_AGG).
+/// A heap tuple layout (JOIN_PROBE_HEAP).
 pub fn put_heap_layout(w: &mut Writer<'_>, l: &HeapLayout) {
     w.u32(l.blcksz);
     w.u64(l.attrs.len() as u64);
@@ -508,6 +508,8 @@ pub fn get_heap_layout(r: &mut Reader<'_>) -> Result<HeapLayout, DeviceError> {
 /// A heap request's answer.
 pub fn put_heap_probed(w: &mut Writer<'_>, p: &HeapProbed) {
     put_groups(w, &p.groups);
+    put_combos(w, &p.combos);
+    w.slice(&p.counts);
     w.u32(p.nrows);
     w.slice(&p.fallback);
     w.u64(p.keys.len() as u64);
@@ -519,7 +521,8 @@ pub fn put_heap_probed(w: &mut Writer<'_>, p: &HeapProbed) {
 
 /// As [`put_heap_probed`] wrote it.
 pub fn get_heap_probed(r: &mut Reader<'_>) -> Result<HeapProbed, DeviceError> {
-    let (groups, nrows, fallback) = (get_groups(r)?, r.u32()?, r.slice::<u32>()?.to_vec());
+    let (groups, combos, counts) = (get_groups(r)?, get_combos(r)?, r.slice::<u32>()?.to_vec());
+    let (nrows, fallback) = (r.u32()?, r.slice::<u32>()?.to_vec());
     let n = r.count()?;
     let mut keys = Vec::with_capacity(n);
     for _ in 0..n {
@@ -527,7 +530,7 @@ pub fn get_heap_probed(r: &mut Reader<'_>) -> Result<HeapProbed, DeviceError> {
         let bytes = r.slice::<u8>()?;
         keys.push(present.then(|| bytes.to_vec()));
     }
-    Ok(HeapProbed { groups, nrows, fallback, keys })
+    Ok(HeapProbed { groups, combos, counts, nrows, fallback, keys })
 }
 
 /// A session's engine time.
