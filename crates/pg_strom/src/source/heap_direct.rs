@@ -266,13 +266,14 @@ impl HeapDirect {
     /// Backend, during the scan.
     pub unsafe fn next_batch(&mut self, pages: &mut PageReader) -> Option<(u32, Vec<u32>)> {
         let seg_blocks = pg_sys::RELSEG_SIZE;
-        let mut taken = Vec::with_capacity(BATCH_BLOCKS);
+        let mut taken = Vec::with_capacity(pages.direct_batch_blocks(BATCH_BLOCKS));
         // SAFETY: the scan is running (caller).
         unsafe {
             if let Some(b) = self.carry.take() {
                 taken.push(b);
             }
-            while taken.len() < BATCH_BLOCKS {
+            let most = pages.direct_batch_blocks(BATCH_BLOCKS);
+            while taken.len() < most {
                 let Some(b) = pages.take_block() else { break };
                 if let Some(&first) = taken.first()
                     && b / seg_blocks != first / seg_blocks

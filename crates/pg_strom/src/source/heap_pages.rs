@@ -52,6 +52,15 @@ struct Layout {
 /// of its data (a varlena's without its header), or None for NULL.
 pub type Value = Option<(u32, u32)>;
 
+/// A parallel scan's heap direct requests: about this many for a table
+/// ([`PageReader::direct_batch_blocks`]).
+const DIRECT_SHARES: usize = 64;
+
+/// The fewest blocks a heap direct request of a parallel scan takes
+/// (2 MB: below it the request's fixed costs would dominate).
+const DIRECT_MIN_BLOCKS: usize = 256;
+
+
 /// Blocks of one relation, read page by page.
 pub struct PageReader {
     rel: pg_sys::Relation,
@@ -339,6 +348,22 @@ impl PageReader {
             self.next += 1;
             Some(self.next - 1)
         }
+    }
+
+    /// The most blocks one request of the heap direct path should take
+    /// (`most` at most): in a parallel scan, a `DIRECT_SHARES`-th of the
+    /// table (at least `DIRECT_MIN_BLOCKS`), so that a table of a few
+    /// requests' size is divided among the processes instead of being
+    /// taken by the first few of them (their rows' work after the device,
+    /// probing a PostgreSQL join above, publishing an inner relation's
+    /// rows, waits on them); a serial scan takes `most`.
+    pub fn direct_batch_blocks(&self, most: usize) -> usize {
+        if self.pscan.is_null() {
+            return most;
+        }
+        // SAFETY: the scan's parallel descriptor, in the DSM.
+        let n = unsafe { (*self.pscan).phs_nblocks } as usize;
+        (n / DIRECT_SHARES).clamp(DIRECT_MIN_BLOCKS.min(most), most)
     }
 
     /// A bulk-read ring for a table larger than a quarter of shared
