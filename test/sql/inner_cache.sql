@@ -89,9 +89,13 @@ ALTER TABLE icx_wide SET (parallel_workers = 2);
 CALL quiet_wait();
 VACUUM (FREEZE, ANALYZE) icx_wide;
 SET enable_nestloop = off;
+-- (the heap direct path would rather scan the all-visible icx_wide on the
+-- device and hash icx_fact: off, so that icx_wide stays the inner side)
+SET pg_strom.heap_direct = off;
 SELECT * FROM icx_how('SELECT f.x, w.g, substr(w.w, 1 + f.x % 1000, 8) FROM icx_fact f JOIN icx_wide w ON f.k = w.k');
 SELECT * FROM icx_how('SELECT f.x, w.g, substr(w.w, 1 + f.x % 1000, 8) FROM icx_fact f JOIN icx_wide w ON f.k = w.k');
 SELECT icx_diff('SELECT f.x, w.g, substr(w.w, 1 + f.x % 1000, 8) FROM icx_fact f JOIN icx_wide w ON f.k = w.k');
+RESET pg_strom.heap_direct;
 RESET enable_nestloop;
 RESET max_parallel_workers_per_gather;
 SET max_parallel_workers_per_gather = 0;
