@@ -1,7 +1,10 @@
 -- numeric grouping keys in parallel over a join: each worker's groups
 -- (one display scale per key, so every representative prints alike)
--- combined by PostgreSQL
+-- combined by PostgreSQL (the keys are evaluated on the host, so the
+-- GpuPreAgg reads no blocks by the heap direct path; with it on, a
+-- GpuJoin on that path under PostgreSQL's aggregation costs less here)
 -- expect: GpuPreAgg
+-- set: pg_strom.heap_direct = off
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
 -- set: parallel_setup_cost = 0

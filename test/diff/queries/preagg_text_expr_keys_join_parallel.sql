@@ -1,7 +1,9 @@
 -- text expression grouping keys over a GpuJoin, in parallel: each
 -- worker's groups (keys evaluated by PostgreSQL at their representative
--- combinations, inner columns too) combined by PostgreSQL
+-- combinations, inner columns too) combined by PostgreSQL (the heap
+-- direct path off: as preagg_numeric_keys_parallel)
 -- expect: GpuPreAgg
+-- set: pg_strom.heap_direct = off
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
 -- set: parallel_setup_cost = 0

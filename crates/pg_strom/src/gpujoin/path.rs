@@ -694,7 +694,12 @@ pub(crate) unsafe fn cost(
             let pages = frac * disk / spc_seq.max(f64::MIN_POSITIVE);
             let visited = if pages >= 1.0 { pages * (1.0 - (-(frac * returned) / pages).exp()) } else { 0.0 };
             host -= frac * ntuples * gather;
-            host += visited * DIRECT_PAGE_VISIT_COST * spc_seq;
+            // (a page of a table larger than a quarter of shared buffers
+            // is mostly gone from them again: a read, as PostgreSQL prices
+            // it)
+            let visit =
+                if (*outer).pages as f64 > pg_sys::NBuffers as f64 / 4.0 { 1.0 } else { DIRECT_PAGE_VISIT_COST };
+            host += visited * visit * spc_seq;
             io -= frac * disk;
         }
         if workers > 0 {
@@ -786,8 +791,9 @@ const INNER_LOAD_BYTE_COST: f64 = 0.002;
 /// Cost, in units of the tablespace's `seq_page_cost`, of a GpuJoin on
 /// the heap direct path reading a page again through the buffer manager
 /// to copy the tuples of the rows it returns (a buffer lookup, a pin, a
-/// share lock, the line pointers walked): a page in shared buffers, as
-/// the pages a query just read mostly are.
+/// share lock, the line pointers walked), for a table that fits in a
+/// quarter of shared buffers, whose pages stay there; a larger table's
+/// page costs a whole `seq_page_cost` (a read).
 const DIRECT_PAGE_VISIT_COST: f64 = 0.1;
 const INNER_LOAD_FREE_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
 

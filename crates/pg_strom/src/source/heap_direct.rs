@@ -419,8 +419,10 @@ impl HeapDirect {
         if probed.counts.len() != blocks.len() {
             return false;
         }
-        // the distinct outer rows, in order
-        let mut wanted: Vec<u32> = combos.rows[..combos.count].to_vec();
+        // the distinct outer rows, in order (a NULL-extended outer side,
+        // which a probe never returns, would stay NULL)
+        let null_row = pgstrom_runtime::join::NULL_ROW;
+        let mut wanted: Vec<u32> = combos.rows[..combos.count].iter().copied().filter(|&r| r != null_row).collect();
         wanted.sort_unstable();
         wanted.dedup();
         // SAFETY: backend, during the scan (caller): the open relation's
@@ -481,7 +483,12 @@ impl HeapDirect {
         }
         // source 0 of each combination: its row's copy
         for r in combos.rows[..combos.count].iter_mut() {
-            *r = wanted.binary_search(r).expect("every row was copied") as u32;
+            if *r != null_row {
+                match wanted.binary_search(r) {
+                    Ok(i) => *r = i as u32,
+                    Err(_) => return false,
+                }
+            }
         }
         true
     }
