@@ -14,10 +14,10 @@
 use std::ffi::c_void;
 
 use crate::agg::AggGroups;
-use crate::join::Combos;
 use crate::catalog::type_info;
 use crate::engine::ColumnData;
 use crate::error::DeviceError;
+use crate::join::Combos;
 
 /// A block the kernels did not take (device/kernels/heap.cu).
 pub const HEAP_BLOCK_FALLBACK: u32 = u32::MAX;

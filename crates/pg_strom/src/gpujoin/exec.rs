@@ -420,12 +420,10 @@ impl DeviceNode for GpuJoinExec {
                 }
                 // a GpuJoin: the combinations come back, and the tuples
                 // they read are copied from their pages
-                None if source.is_heap() => {
-                    HeapDirect::new(rel, &info.outer_columns, &[]).map(|mut d| {
-                        d.join_only();
-                        Box::new(d)
-                    })
-                }
+                None if source.is_heap() => HeapDirect::new(rel, &info.outer_columns, &[]).map(|mut d| {
+                    d.join_only();
+                    Box::new(d)
+                }),
                 _ => None,
             };
             GpuJoinExec {
@@ -1404,8 +1402,7 @@ impl GpuJoinExec {
         match probed {
             Ok(Some(p)) if !d.aggregates() => {
                 // a GpuJoin's combinations, their outer rows copied
-                let mut c =
-                    Counters { chunks: 1, rows_in: p.nrows as u64, bytes: 0, engine_ns, ..Counters::default() };
+                let mut c = Counters { chunks: 1, rows_in: p.nrows as u64, bytes: 0, engine_ns, ..Counters::default() };
                 for (i, n) in p.combos.stage_counts.iter().enumerate().take(MAX_SOURCES) {
                     c.stage[i] = *n;
                 }

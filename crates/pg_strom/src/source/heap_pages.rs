@@ -60,7 +60,6 @@ const DIRECT_SHARES: usize = 64;
 /// (2 MB: below it the request's fixed costs would dominate).
 const DIRECT_MIN_BLOCKS: usize = 256;
 
-
 /// Blocks of one relation, read page by page.
 pub struct PageReader {
     rel: pg_sys::Relation,
