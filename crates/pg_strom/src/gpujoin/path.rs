@@ -787,6 +787,7 @@ pub(crate) unsafe fn inner_bytes(inner_paths: &[*mut pg_sys::Path]) -> f64 {
 /// build too big for it, which no longer stand in the load's way
 /// (docs/benchmark.md, 2026-12-06); the price has not been measured again.
 const INNER_LOAD_BYTE_COST: f64 = 0.002;
+const INNER_LOAD_FREE_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
 
 /// Cost, in units of the tablespace's `seq_page_cost`, of a GpuJoin on
 /// the heap direct path reading a page again through the buffer manager
@@ -795,7 +796,6 @@ const INNER_LOAD_BYTE_COST: f64 = 0.002;
 /// quarter of shared buffers, whose pages stay there; a larger table's
 /// page costs a whole `seq_page_cost` (a read).
 const DIRECT_PAGE_VISIT_COST: f64 = 0.1;
-const INNER_LOAD_FREE_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
 
 /// The inner path of a depth: the cheapest unparameterized path of
 /// `innerrel` (parallel safe for a partial GpuJoin, where every process

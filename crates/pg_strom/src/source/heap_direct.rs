@@ -438,7 +438,7 @@ impl HeapDirect {
                 if n == pgstrom_runtime::heapscan::HEAP_BLOCK_FALLBACK {
                     continue;
                 }
-                let end = first + n;
+                let Some(end) = first.checked_add(n) else { return false };
                 if wanted[at] < end {
                     let blkno = base + blocks[i];
                     if self.strategy.is_null() {
