@@ -241,12 +241,19 @@ pub unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys:
 /// `pg_strom.chunk_rows` rows of each batch; for a heap table one per
 /// `pg_strom.chunk_rows` rows, except that the share `direct` of it read
 /// by the heap direct path goes in requests of up to
-/// `heap_direct::BATCH_BLOCKS` blocks.  GpuPreAgg returns its partial
-/// groups per chunk.
+/// `heap_direct::BATCH_BLOCKS` blocks (in a `parallel` scan, of a
+/// `heap_pages::DIRECT_SHARES`-th of the table at most, at least
+/// `heap_pages::DIRECT_MIN_BLOCKS`: `PageReader::direct_batch_blocks`).
+/// GpuPreAgg returns its partial groups per chunk.
 ///
 /// # Safety
 /// Planner state of a base relation and its RTE.
-pub unsafe fn planned_chunks(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::RangeTblEntry, direct: f64) -> f64 {
+pub unsafe fn planned_chunks(
+    outer: *mut pg_sys::RelOptInfo,
+    rte: *mut pg_sys::RangeTblEntry,
+    direct: f64,
+    parallel: bool,
+) -> f64 {
     // SAFETY: caller's promise; fdw_private of an arrow_fdw table is its RelInfo.
     unsafe {
         if (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
@@ -257,8 +264,10 @@ pub unsafe fn planned_chunks(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys::R
             let info = &*((*outer).fdw_private as *const crate::arrow_fdw::scan::RelInfo);
             return if crate::engine::planned_in_service() { info.chunks_from_files } else { info.chunks_in_memory };
         }
-        (1.0 - direct) * (*outer).tuples.max(0.0) / guc::CHUNK_ROWS.get().max(1) as f64
-            + direct * (*outer).pages as f64 / crate::source::heap_direct::BATCH_BLOCKS as f64
+        let pages = (*outer).pages as f64;
+        let batch = crate::source::heap_direct::BATCH_BLOCKS as f64;
+        let batch = if parallel { crate::source::heap_pages::direct_batch_blocks(pages, batch) } else { batch };
+        (1.0 - direct) * (*outer).tuples.max(0.0) / guc::CHUNK_ROWS.get().max(1) as f64 + direct * pages / batch
     }
 }
 

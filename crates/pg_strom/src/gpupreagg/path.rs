@@ -650,8 +650,9 @@ pub(crate) unsafe fn preagg_path(
         // partial groups: those found among each chunk's rows (a direct
         // request of up to heap_direct::BATCH_BLOCKS blocks is one
         // chunk, an Arrow record batch read by the GPU service too)
-        let nchunks =
-            (brin * crate::customscan::cost::planned_chunks(outer, rte, frac)).ceil().max(workers as f64 + 1.0);
+        let nchunks = (brin * crate::customscan::cost::planned_chunks(outer, rte, frac, workers > 0))
+            .ceil()
+            .max(workers as f64 + 1.0);
         // (where a key follows the table's physical order, `order` of
         // the groups lie each in one chunk and one process: a chunk
         // holds its share of the groups, plus one cut at its edge)

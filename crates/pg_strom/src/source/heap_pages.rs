@@ -60,6 +60,13 @@ const DIRECT_SHARES: usize = 64;
 /// (2 MB: below it the request's fixed costs would dominate).
 const DIRECT_MIN_BLOCKS: usize = 256;
 
+/// The blocks of a parallel scan's heap direct request for a table of
+/// `nblocks` blocks, `most` at most ([`PageReader::direct_batch_blocks`];
+/// the planner counts requests by the same rule).
+pub fn direct_batch_blocks(nblocks: f64, most: f64) -> f64 {
+    (nblocks / DIRECT_SHARES as f64).floor().clamp((DIRECT_MIN_BLOCKS as f64).min(most), most)
+}
+
 /// Blocks of one relation, read page by page.
 pub struct PageReader {
     rel: pg_sys::Relation,
@@ -361,8 +368,8 @@ impl PageReader {
             return most;
         }
         // SAFETY: the scan's parallel descriptor, in the DSM.
-        let n = unsafe { (*self.pscan).phs_nblocks } as usize;
-        (n / DIRECT_SHARES).clamp(DIRECT_MIN_BLOCKS.min(most), most)
+        let n = unsafe { (*self.pscan).phs_nblocks };
+        direct_batch_blocks(n as f64, most as f64) as usize
     }
 
     /// A bulk-read ring for a table larger than a quarter of shared
