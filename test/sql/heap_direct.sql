@@ -323,6 +323,9 @@ VACUUM hd_empty;
 SELECT hd_diff('SELECT a, count(*), sum(b) FROM hd_empty GROUP BY a');
 SELECT hd_how('SELECT k, (SELECT sum(i8) FROM hd_t WHERE g % 100 = k) FROM hd_dim WHERE k < 3');
 SELECT hd_diff('SELECT k, (SELECT sum(i8) FROM hd_t WHERE g % 100 = k) AS s FROM hd_dim WHERE k < 3');
+-- a GpuJoin returning rows, rescanned for each outer row of a sub-plan
+SELECT hd_how('SELECT k, (SELECT count(*) FROM (SELECT t.g, t.s FROM hd_t t JOIN hd_dim x ON t.g % 100 = x.k OFFSET 0) j WHERE j.g % 7 = k) FROM hd_dim WHERE k < 3');
+SELECT hd_diff('SELECT k, (SELECT count(*) FROM (SELECT t.g, t.s FROM hd_t t JOIN hd_dim x ON t.g % 100 = x.k OFFSET 0) j WHERE j.g % 7 = k) AS n, (SELECT max(j.s) FROM (SELECT t.g, t.s FROM hd_t t JOIN hd_dim x ON t.g % 100 = x.k OFFSET 0) j WHERE j.g % 7 = k) AS m FROM hd_dim WHERE k < 3');
 
 -- blocks left to the buffer manager in more than one batch (8192 blocks):
 -- the first batch's 1100 (wide rows, few per block) are read before the
