@@ -459,6 +459,7 @@ impl crate::gpu::GpuEngine {
             })
         })?;
         let counts = &counted[..nblocks];
+        let block_counts = counts.to_vec();
         let vbytes = &counted[(vbytes_off - counts_off) / 4..];
         let (bases, nrows, refused) = row_bases(counts)?;
         let (vbases, vtotals) = byte_bases(counts, vbytes, nvar)?;
@@ -480,14 +481,13 @@ impl crate::gpu::GpuEngine {
             value_bytes.push(bytes);
         }
         if nrows == 0 {
-            let counts = counts.to_vec();
             return Ok(DeviceHeap {
                 nrows,
                 columns: Vec::new(),
                 bytes: Vec::new(),
                 _arenas: [pages, work],
                 refused,
-                counts,
+                counts: block_counts,
             });
         }
         // (a grown arena loses its contents: everything is staged again)
@@ -540,7 +540,6 @@ impl crate::gpu::GpuEngine {
         // SAFETY: kern_heap_deform's parameters, in order; the arenas live
         // until the launch returns.
         unsafe { self.launch_and_wait("kern_heap_deform", grid, &mut params)? };
-        let block_counts = counts.to_vec();
         let columns = places
             .iter()
             .map(|&(v, b, o, _)| (dev + v as u64, dev + b as u64, o.map_or(0, |o| dev + o as u64)))

@@ -103,9 +103,6 @@ pub struct HeapDirect {
     /// The last answer's outer rows (a request that only joins): its
     /// combinations' source-0 rows index these copies.
     pub rows: TupleArena,
-    /// The ring those pages are read through (a bulk read's, made at the
-    /// first answer that reads any).
-    strategy: pg_sys::BufferAccessStrategy,
 }
 
 impl HeapDirect {
@@ -175,7 +172,6 @@ impl HeapDirect {
                 answered: 0,
                 agg: true,
                 rows: TupleArena::default(),
-                strategy: std::ptr::null_mut(),
             })
         }
     }
@@ -266,13 +262,13 @@ impl HeapDirect {
     /// Backend, during the scan.
     pub unsafe fn next_batch(&mut self, pages: &mut PageReader) -> Option<(u32, Vec<u32>)> {
         let seg_blocks = pg_sys::RELSEG_SIZE;
-        let mut taken = Vec::with_capacity(pages.direct_batch_blocks(BATCH_BLOCKS));
+        let most = pages.direct_batch_blocks(BATCH_BLOCKS);
+        let mut taken = Vec::with_capacity(most);
         // SAFETY: the scan is running (caller).
         unsafe {
             if let Some(b) = self.carry.take() {
                 taken.push(b);
             }
-            let most = pages.direct_batch_blocks(BATCH_BLOCKS);
             while taken.len() < most {
                 let Some(b) = pages.take_block() else { break };
                 if let Some(&first) = taken.first()
@@ -374,7 +370,7 @@ impl HeapDirect {
             // the tuples the combinations read, copied from their pages
             // before the bits are read again: while a block's bit stays
             // set, its page is the one the service read (below)
-            let copied = self.agg || self.copy_rows(&mut probed, base, blocks);
+            let copied = self.agg || self.copy_rows(&mut probed, pages, base, blocks);
             // (a test setting drops every n-th answer as a changed block would)
             let every = guc::DEBUG_DROP_HEAP_DIRECT_ANSWERS.get() as u64;
             let dropped = every > 0 && self.answered.is_multiple_of(every);
@@ -400,7 +396,8 @@ impl HeapDirect {
     /// `self.rows` and renumber the combinations' source-0 rows to them.
     /// Row r of the answer is the k-th LP_NORMAL item of the block whose
     /// rows it falls in (the heap kernels' order, `HeapProbed::counts`).
-    /// The page is read through the buffer manager; it is the page the
+    /// The page is read through the buffer manager (`pages`' ring, as the
+    /// scan reads it); it is the page the
     /// service read from the file as long as the block's visibility map
     /// bit stays set (a change clears it first, and it cannot be set again
     /// while our snapshot holds the horizon back: the caller reads the
@@ -410,7 +407,7 @@ impl HeapDirect {
     ///
     /// # Safety
     /// Backend, during the scan.
-    unsafe fn copy_rows(&mut self, probed: &mut HeapProbed, base: u32, blocks: &[u32]) -> bool {
+    unsafe fn copy_rows(&mut self, probed: &mut HeapProbed, pages: &PageReader, base: u32, blocks: &[u32]) -> bool {
         self.rows.clear();
         let combos = &mut probed.combos;
         if combos.count == 0 {
@@ -441,16 +438,7 @@ impl HeapDirect {
                 let Some(end) = first.checked_add(n) else { return false };
                 if wanted[at] < end {
                     let blkno = base + blocks[i];
-                    if self.strategy.is_null() {
-                        self.strategy = pg_sys::GetAccessStrategy(pg_sys::BufferAccessStrategyType::BAS_BULKREAD);
-                    }
-                    let buf = pg_sys::ReadBufferExtended(
-                        self.rel,
-                        pg_sys::ForkNumber::MAIN_FORKNUM,
-                        blkno,
-                        pg_sys::ReadBufferMode::RBM_NORMAL,
-                        self.strategy,
-                    );
+                    let buf = pages.read_block(blkno);
                     pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
                     let items = crate::source::heap_pages::normal_items(buf);
                     let same = items.as_ref().is_some_and(|v| v.len() == n as usize);
@@ -517,15 +505,9 @@ impl HeapDirect {
         text
     }
 
-    /// Release the visibility map page and the read ring (EndCustomScan).
+    /// Release the visibility map page and the copied rows (EndCustomScan).
     pub fn end(&mut self) {
         self.rows.clear();
-        if !self.strategy.is_null() {
-            // SAFETY: a ring GetAccessStrategy made for us, no buffer of
-            // it pinned any more.
-            unsafe { pg_sys::FreeAccessStrategy(self.strategy) };
-            self.strategy = std::ptr::null_mut();
-        }
         if self.vmbuf != pg_sys::InvalidBuffer as pg_sys::Buffer {
             // SAFETY: a buffer visibilitymap_get_status pinned for us.
             unsafe { pg_sys::ReleaseBuffer(self.vmbuf) };

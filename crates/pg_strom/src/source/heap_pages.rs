@@ -356,6 +356,25 @@ impl PageReader {
         }
     }
 
+    /// Block `blkno` of the relation, pinned (not locked), read through
+    /// the scan's ring when it has one (a table larger than a quarter of
+    /// shared buffers).
+    ///
+    /// # Safety
+    /// Backend, during the scan; `blkno` below the relation's size.
+    pub unsafe fn read_block(&self, blkno: pg_sys::BlockNumber) -> pg_sys::Buffer {
+        // SAFETY: caller's promise; the relation is open.
+        unsafe {
+            pg_sys::ReadBufferExtended(
+                self.rel,
+                pg_sys::ForkNumber::MAIN_FORKNUM,
+                blkno,
+                pg_sys::ReadBufferMode::RBM_NORMAL,
+                self.strategy,
+            )
+        }
+    }
+
     /// The most blocks one request of the heap direct path should take
     /// (`most` at most): in a parallel scan, a `DIRECT_SHARES`-th of the
     /// table (at least `DIRECT_MIN_BLOCKS`), so that a table of a few
@@ -406,13 +425,7 @@ impl PageReader {
             let table_oid = (*self.rel).rd_id;
             while let Some(blkno) = self.next_block() {
                 pgrx::check_for_interrupts!();
-                let buffer = pg_sys::ReadBufferExtended(
-                    self.rel,
-                    pg_sys::ForkNumber::MAIN_FORKNUM,
-                    blkno,
-                    pg_sys::ReadBufferMode::RBM_NORMAL,
-                    self.strategy,
-                );
+                let buffer = self.read_block(blkno);
                 pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_SHARE as i32);
                 let page = page_of(buffer);
                 let all_visible = read_u16(page, 10) & PD_ALL_VISIBLE != 0 && !(*snapshot).takenDuringRecovery;
