@@ -226,6 +226,16 @@ SELECT hd_diff('SELECT name, count(*), sum(f8) FROM hd_t JOIN hd_dim ON g % 100 
 SELECT hd_how('SELECT g, s, c, i8, name FROM hd_t JOIN hd_dim ON g % 100 = k WHERE f8 > 10');
 SELECT hd_diff('SELECT g, s, c, i8, f8, d, ts, b, f4, n, name FROM hd_t JOIN hd_dim ON g % 100 = k WHERE f8 > 10');
 SELECT hd_diff('SELECT hd_t.ctid::text AS tid, hd_t::text AS rw, name FROM hd_t JOIN hd_dim ON g % 100 = k AND k < 3');
+-- a GpuScan: the service filters the blocks' tuples and sends back which
+-- passed; the backend copies them from their pages and returns them, a
+-- qual the device cannot run (a regular expression) and the projection
+-- (here partly by GPU Projection, for the blocks the buffer manager
+-- reads) evaluated on the copies
+SELECT hd_how('SELECT g, s, c, i8 FROM hd_t WHERE f8 > 10 AND i2 < 1000');
+SELECT hd_diff('SELECT g, s, i2, c, i8, f8, d, ts, b, f4, n FROM hd_t WHERE f8 > 10 AND i2 < 1000');
+SELECT hd_diff('SELECT ctid::text AS tid, hd_t::text AS rw, i8 / 2 + g AS x, f8 / 3 AS y, length(s) AS l FROM hd_t WHERE g % 13 = 1');
+SELECT hd_diff('SELECT g, s FROM hd_t WHERE f8 > 10 AND s ~ ''^é{3,5}$''');
+SELECT hd_diff('SELECT g, c FROM hd_t WHERE c = ''c3'' AND d > date ''2001-01-01''');
 -- LEFT (the scanned table's rows kept), semi and anti joins
 CREATE TABLE hd_dim_half AS SELECT k, name FROM hd_dim WHERE k % 2 = 0;
 ANALYZE hd_dim_half;
@@ -270,6 +280,9 @@ SELECT hd_diff('SELECT g % 7 AS g7, count(k) AS nk, count(*) AS n FROM hd_big FU
 SELECT hd_how('SELECT id, g, name FROM hd_big JOIN hd_dim2 ON g = k WHERE id % 1000 < 3');
 SELECT hd_diff('SELECT id, g, name FROM hd_big JOIN hd_dim2 ON g = k WHERE id % 1000 < 3');
 SELECT hd_diff('SELECT k, id FROM hd_big RIGHT JOIN hd_dim2 ON g = k AND id % 1000 = 7');
+-- and a GpuScan's
+SELECT hd_how('SELECT id, g FROM hd_big WHERE id % 1000 < 3');
+SELECT hd_diff('SELECT id, g FROM hd_big WHERE id % 1000 < 3');
 RESET pg_strom.debug_drop_heap_direct_answers;
 DROP TABLE hd_big, hd_dim2;
 -- where the time went (EXPLAIN ANALYZE with TIMING): the engine's own time
@@ -302,6 +315,9 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SELECT hd_how('SELECT g % 7 AS k, count(*) AS n, sum(i2) AS s, max(ts) AS hi FROM hd_t GROUP BY 1');
 SELECT hd_diff('SELECT g % 7 AS k, count(*) AS n, sum(i2) AS s, max(ts) AS hi FROM hd_t GROUP BY 1');
+-- a parallel GpuScan: the processes share the blocks
+SELECT hd_how('SELECT g, s, ts FROM hd_t WHERE f8 > 10 AND i2 < 1000');
+SELECT hd_diff('SELECT g, s, ts, ctid::text AS tid FROM hd_t WHERE f8 > 10 AND i2 < 1000');
 RESET max_parallel_workers_per_gather;
 SET max_parallel_workers_per_gather = 0;
 
@@ -326,6 +342,10 @@ SELECT hd_diff('SELECT k, (SELECT sum(i8) FROM hd_t WHERE g % 100 = k) AS s FROM
 -- a GpuJoin returning rows, rescanned for each outer row of a sub-plan
 SELECT hd_how('SELECT k, (SELECT count(*) FROM (SELECT t.g, t.s FROM hd_t t JOIN hd_dim x ON t.g % 100 = x.k OFFSET 0) j WHERE j.g % 7 = k) FROM hd_dim WHERE k < 3');
 SELECT hd_diff('SELECT k, (SELECT count(*) FROM (SELECT t.g, t.s FROM hd_t t JOIN hd_dim x ON t.g % 100 = x.k OFFSET 0) j WHERE j.g % 7 = k) AS n, (SELECT max(j.s) FROM (SELECT t.g, t.s FROM hd_t t JOIN hd_dim x ON t.g % 100 = x.k OFFSET 0) j WHERE j.g % 7 = k) AS m FROM hd_dim WHERE k < 3');
+-- a GpuScan whose filter reads the sub-plan's parameter, rescanned with
+-- each value
+SELECT hd_how('SELECT k, (SELECT max(s) FROM (SELECT g, s FROM hd_t WHERE g % 100 = k AND f8 > 0 OFFSET 0) j) FROM hd_dim WHERE k < 3');
+SELECT hd_diff('SELECT k, (SELECT max(s) FROM (SELECT g, s FROM hd_t WHERE g % 100 = k AND f8 > 0 OFFSET 0) j) AS m, (SELECT count(*) FROM (SELECT g FROM hd_t WHERE g % 100 = k AND f8 > 0 OFFSET 0) j) AS n FROM hd_dim WHERE k < 3');
 
 -- blocks left to the buffer manager in more than one batch (8192 blocks):
 -- the first batch's 1100 (wide rows, few per block) are read before the

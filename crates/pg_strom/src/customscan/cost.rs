@@ -235,6 +235,33 @@ pub unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys:
     }
 }
 
+/// What a device node returning rows on the heap direct path pays to
+/// copy the tuples of its `rows` returned rows (of the direct share,
+/// `pages` pages of `outer`) from their pages: each page expected to hold
+/// one (Cardenas' estimate) read again through the buffer manager (a
+/// lookup, a pin, a share lock, the line pointers walked), at
+/// [`DIRECT_PAGE_VISIT_COST`] of `seq_page_cost` while the table fits in a
+/// quarter of shared buffers, whose pages stay there; a larger table's
+/// page is mostly gone from them again: a read, as PostgreSQL prices it.
+///
+/// # Safety
+/// Planner state of a base relation.
+pub unsafe fn direct_visit_cost(outer: *mut pg_sys::RelOptInfo, pages: f64, rows: f64, spc_seq: f64) -> f64 {
+    if pages < 1.0 {
+        return 0.0;
+    }
+    let visited = pages * (1.0 - (-rows / pages).exp());
+    // SAFETY: caller's promise; a planner global read in the backend.
+    let large = unsafe { (*outer).pages as f64 > pg_sys::NBuffers as f64 / 4.0 };
+    visited * if large { 1.0 } else { DIRECT_PAGE_VISIT_COST } * spc_seq
+}
+
+/// Cost, in units of the tablespace's `seq_page_cost`, of reading a page
+/// again through the buffer manager to copy tuples of rows a device node
+/// returns ([`direct_visit_cost`]), for a table whose pages stay in
+/// shared buffers.
+const DIRECT_PAGE_VISIT_COST: f64 = 0.1;
+
 /// The chunks a device node reading `outer` goes through, over the whole
 /// scan: for an Arrow table one per record batch when the engine reads
 /// the columns from the files itself (the GPU service), else one per

@@ -303,16 +303,8 @@ pub unsafe fn explain(
         {
             pref.push_str(" with GPUDirect SQL");
         }
-        if let Some(d) = st.direct.as_ref() {
-            // after a run: cuFile read a heap file; before: it would
-            let used = if c.chunks > 0 {
-                d.cufile_files > 0
-            } else {
-                eng.gpudirect().is_some_and(|mode| crate::guc::read_policy().direct.allows(mode))
-            };
-            if used {
-                pref.push_str(" with GPUDirect SQL");
-            }
+        if crate::customscan::explain::heap_gpudirect(st.direct.as_deref(), &c, eng) {
+            pref.push_str(" with GPUDirect SQL");
         }
         prop_text(c"GPU Preference", &pref, es);
         crate::customscan::explain::explain_placement(st.dev.candidates.as_ref(), st.dev.counters.gpus, es);
@@ -330,21 +322,7 @@ pub unsafe fn explain(
             if let Some(mode) = st.source.heap_read_mode() {
                 prop_text(c"Heap Read", &crate::source::read_mode_text(mode, c.chunks, c.tid_chunks, c.ahead), es);
             }
-            if c.direct.iter().take(3).any(|&n| n > 0) {
-                prop_text(c"Heap Direct Read", &crate::source::heap_direct::HeapDirect::explain_text(c.direct), es);
-                if eng.kind() == pgstrom_runtime::EngineKind::Gpu {
-                    let mut text = format!(
-                        "cuFile: {}, pinned buffers: {}, GPU column cache: {}",
-                        size_text_kb(c.cufile_bytes as f64),
-                        size_text_kb(c.pinned_bytes as f64),
-                        size_text_kb(c.cached_bytes as f64)
-                    );
-                    if let Some(why) = st.direct.as_ref().and_then(|d| d.refused_why.as_ref()) {
-                        text.push_str(&format!(" (cuFile refused the file: {why})"));
-                    }
-                    prop_text(c"Storage Read", &text, es);
-                }
-            }
+            crate::customscan::explain::explain_heap_direct(st.direct.as_deref(), &c, eng, es);
             if c.file_bytes > 0 {
                 // Arrow columns the engine read from the files itself (the
                 // GPU service: from its device-memory cache, or the file)

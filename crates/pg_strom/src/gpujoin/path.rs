@@ -691,15 +691,8 @@ pub(crate) unsafe fn cost(
         // pages, reading each such page once
         let frac = if returns_rows && !copy { crate::customscan::cost::planned_fraction(outer, rte) } else { 0.0 };
         if frac > 0.0 {
-            let pages = frac * disk / spc_seq.max(f64::MIN_POSITIVE);
-            let visited = if pages >= 1.0 { pages * (1.0 - (-(frac * returned) / pages).exp()) } else { 0.0 };
             host -= frac * ntuples * gather;
-            // (a page of a table larger than a quarter of shared buffers
-            // is mostly gone from them again: a read, as PostgreSQL prices
-            // it)
-            let visit =
-                if (*outer).pages as f64 > pg_sys::NBuffers as f64 / 4.0 { 1.0 } else { DIRECT_PAGE_VISIT_COST };
-            host += visited * visit * spc_seq;
+            host += crate::customscan::cost::direct_visit_cost(outer, frac * disk / spc_seq.max(f64::MIN_POSITIVE), frac * returned, spc_seq);
             io -= frac * disk;
         }
         if workers > 0 {
@@ -788,14 +781,6 @@ pub(crate) unsafe fn inner_bytes(inner_paths: &[*mut pg_sys::Path]) -> f64 {
 /// (docs/benchmark.md, 2026-12-06); the price has not been measured again.
 const INNER_LOAD_BYTE_COST: f64 = 0.002;
 const INNER_LOAD_FREE_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
-
-/// Cost, in units of the tablespace's `seq_page_cost`, of a GpuJoin on
-/// the heap direct path reading a page again through the buffer manager
-/// to copy the tuples of the rows it returns (a buffer lookup, a pin, a
-/// share lock, the line pointers walked), for a table that fits in a
-/// quarter of shared buffers, whose pages stay there; a larger table's
-/// page costs a whole `seq_page_cost` (a read).
-const DIRECT_PAGE_VISIT_COST: f64 = 0.1;
 
 /// The inner path of a depth: the cheapest unparameterized path of
 /// `innerrel` (parallel safe for a partial GpuJoin, where every process

@@ -16,6 +16,14 @@
 //! scans share a parallel table scan descriptor in the DSM: blocks are
 //! handed out by the table AM, never twice.
 //!
+//! Over a heap table, the heap direct path (source/heap_direct.rs) goes
+//! first where it applies: the GPU service reads the all-visible blocks
+//! from the table's files itself, takes their tuples apart and filters
+//! them in a join session of no depth, and sends back which rows passed
+//! with each block's tuple count; the backend copies those tuples from
+//! their pages and returns them (the CPU quals and the projection run on
+//! them as on any row).  The other blocks are read as above.
+//!
 //! An Arrow_Fdw table is read instead through the FDW's reader: record
 //! batches (skipped by statistics hints) cut into slices of at most
 //! `pg_strom.chunk_rows` rows, whose referenced columns go to the engine
@@ -44,6 +52,7 @@ use crate::gpuscan::plan::GpuScanInfo;
 use crate::pg::list::from_list;
 use crate::pg::memctx::Switched;
 use crate::source::Source;
+use crate::source::heap_direct::{self, DirectCounters, HeapDirect};
 use crate::{codegen, engine, errors, guc};
 
 /// A target-list entry the device computes (`GPU Projection`).
@@ -188,6 +197,18 @@ pub struct GpuScanExec {
     /// opened at the first chunk.
     store_scan: bool,
     session: Option<Box<dyn JoinSession>>,
+    /// The heap direct path (a heap table; source::heap_direct), whose
+    /// requests go through `session`, a join of no depth over the
+    /// filter's columns (the first `direct_columns` of `info.columns`).
+    pub(crate) direct: Option<Box<HeapDirect>>,
+    direct_columns: usize,
+    /// Its counters as last added to `dev`.
+    direct_counted: DirectCounters,
+    /// The chunk's rows are the direct path's copies (`direct.rows`, all
+    /// of which passed the filter), not the source's.
+    direct_rows: bool,
+    /// What the session's engine had read from the files when last asked.
+    file_reads: pgstrom_runtime::fileread::ReadStats,
 }
 
 // (scan tuples are heap tuples copied into the chunk)
@@ -217,6 +238,8 @@ impl DeviceNode for GpuScanExec {
             // GPU Projection: the target-list entries the device computes (over
             // the filter's columns and parameters, and more), and the others
             let mut info = info;
+            // (the filter's columns; GPU Projection may read more)
+            let direct_columns = info.columns.len();
             let mut params: Vec<*mut pg_sys::Node> = exprs[nquals..].to_vec();
             let rel = (*node).ss.ss_currentRelation;
             // (a scan of a gstore_fdw table's copy returns which rows pass,
@@ -261,6 +284,16 @@ impl DeviceNode for GpuScanExec {
                 eflags,
                 c"GpuScan chunk",
             );
+            // the heap direct path: the rows that pass come back, and
+            // their tuples are copied from their pages
+            let direct = if source.is_heap() && !store_scan {
+                HeapDirect::new(rel, &info.columns[..direct_columns], &[]).map(|mut d| {
+                    d.join_only();
+                    Box::new(d)
+                })
+            } else {
+                None
+            };
             GpuScanExec {
                 info,
                 all_quals,
@@ -277,6 +310,11 @@ impl DeviceNode for GpuScanExec {
                 dev: DeviceState::default(),
                 store_scan,
                 session: None,
+                direct,
+                direct_columns,
+                direct_counted: DirectCounters::default(),
+                direct_rows: false,
+                file_reads: Default::default(),
             }
         }
     }
@@ -288,14 +326,21 @@ impl DeviceNode for GpuScanExec {
 
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
         self.session = None;
+        if let Some(d) = self.direct.as_mut() {
+            d.end();
+        }
         self.source.end();
     }
 
     unsafe fn rescan(&mut self, _node: *mut pg_sys::CustomScanState) {
         self.reset_chunk();
         self.source.rescan();
+        if let Some(d) = self.direct.as_mut() {
+            d.rescan();
+        }
         self.params = None; // parameters may have changed
         self.session = None; // (its spec holds them)
+        self.file_reads = Default::default();
     }
 
     unsafe fn explain(
@@ -341,6 +386,16 @@ impl GpuScanExec {
         self.proj_out.clear();
         self.cursor = 0;
         self.cpu_path = false;
+        self.direct_rows = false;
+    }
+
+    /// Rows in the current chunk: the direct path's copies, or the
+    /// source's rows.
+    fn chunk_len(&self) -> usize {
+        match self.direct.as_ref() {
+            Some(d) if self.direct_rows => d.rows.len(),
+            _ => self.source.len(),
+        }
     }
 
     /// Read the next chunk and filter it.  False at the end of the scan.
@@ -361,6 +416,29 @@ impl GpuScanExec {
             if self.store_scan {
                 return self.fill_store_chunk(node, snapshot, limit);
             }
+            loop {
+                if self.fill_direct(node, snapshot) || self.fill_rows(node, snapshot, limit) {
+                    return true;
+                }
+                // (blocks the direct path left to the buffer manager were
+                // read; it takes the next ones)
+                if !self.direct.as_ref().is_some_and(|d| d.active) {
+                    self.count_file_reads();
+                    return false;
+                }
+                pgrx::check_for_interrupts!();
+            }
+        }
+    }
+
+    /// Read the next chunk of rows (through the buffer manager or the
+    /// table AM) and filter it.  False when none was left to read.
+    ///
+    /// # Safety
+    /// The node's executor callbacks; `snapshot` the query's.
+    unsafe fn fill_rows(&mut self, node: *mut pg_sys::CustomScanState, snapshot: pg_sys::Snapshot, limit: usize) -> bool {
+        // SAFETY: caller's promise.
+        unsafe {
             let nrows = self.source.next_chunk(snapshot, limit);
             if nrows == 0 {
                 return false;
@@ -458,13 +536,179 @@ impl GpuScanExec {
     /// The join of no depth (a scan) whose qual is the filter, over the
     /// scan's columns, with the query's parameters.
     fn store_scan_spec(&self) -> JoinSpec<'static> {
+        self.scan_spec(self.info.columns.len())
+    }
+
+    /// The join of no depth whose qual is the filter, over the first
+    /// `ncols` of the scan's columns (the filter's, and more).
+    fn scan_spec(&self, ncols: usize) -> JoinSpec<'static> {
         JoinSpec {
             scan_qual: Some(self.info.program.clone()),
-            outer_types: self.info.columns.iter().map(|&(_, t)| t).collect(),
+            outer_types: self.info.columns[..ncols].iter().map(|&(_, t)| t).collect(),
             depths: Vec::new(),
             params: self.params.clone().unwrap_or_default(),
             agg: None,
         }
+    }
+
+    /// Stop the heap direct path: the rest of the scan reads every block
+    /// through the buffer manager.
+    fn stop_direct(&mut self) {
+        if let Some(d) = self.direct.as_mut() {
+            d.active = false;
+            d.forget_session();
+            // (a block taken for the next batch is read with the rest)
+            self.source.end_direct(d.take_carry());
+        }
+    }
+
+    /// Add the direct path's counters since the last time.
+    fn count_direct(&mut self) {
+        let Some(d) = self.direct.as_ref() else { return };
+        let (now, was) = (d.counters, std::mem::replace(&mut self.direct_counted, d.counters));
+        self.add_counters(Counters {
+            direct: [
+                now.blocks - was.blocks,
+                now.refused - was.refused,
+                now.changed - was.changed,
+                now.buffered - was.buffered,
+            ],
+            ..Counters::default()
+        });
+    }
+
+    /// One request of the heap direct path; true when it gave this
+    /// chunk's rows (the copies of those that passed the filter), false
+    /// when the buffer manager's path goes next (blocks wait for it, the
+    /// path is done, or the request failed: its blocks are read by the
+    /// buffer manager, where an error is raised or the CPU path taken,
+    /// exactly as for any chunk).  The session, of no depth, is opened
+    /// with the first request; an engine that reads no files (the CPU
+    /// engine in the backend) ends the path there.
+    ///
+    /// # Safety
+    /// The node's executor callbacks; `snapshot` the query's.
+    unsafe fn fill_direct(&mut self, node: *mut pg_sys::CustomScanState, snapshot: pg_sys::Snapshot) -> bool {
+        if !self.direct.as_ref().is_some_and(|d| d.active) {
+            return false;
+        }
+        if self.session.is_none() {
+            let eng = engine_of(self);
+            if !eng.shared_by_processes() {
+                // (no GPU service: nothing reads the files)
+                self.stop_direct();
+                return false;
+            }
+            match eng.join_open(&self.scan_spec(self.direct_columns)) {
+                Ok(s) => self.session = Some(s),
+                Err(e) => {
+                    if e.engine_lost() {
+                        self.direct_engine_lost(&e);
+                    } else {
+                        self.stop_direct();
+                    }
+                    return false;
+                }
+            }
+            // a scan this process makes alone: its blocks dirty in shared
+            // buffers from one pass over the descriptors, where cheaper
+            // SAFETY: a live node, after the query's snapshot was taken.
+            unsafe {
+                if !(*(*node).ss.ps.plan).parallel_aware
+                    && let Some(d) = self.direct.as_mut()
+                {
+                    d.scan_buffers_if_cheaper();
+                }
+            }
+        }
+        let Some(d) = self.direct.as_deref_mut() else { return false };
+        // SAFETY: the query's snapshot, during the scan.
+        let Some(pages) = (unsafe { self.source.page_reader(snapshot) }) else {
+            d.active = false;
+            return false;
+        };
+        if pages.queued() >= heap_direct::BATCH_BLOCKS / 8 {
+            return false;
+        }
+        pages.set_queue_only(true);
+        let checking = Instant::now();
+        // SAFETY: during the scan.
+        let batch = unsafe { d.next_batch(pages) };
+        self.dev.add_counters(Counters::host(
+            crate::customscan::counters::HOST_BLOCK_CHECKS,
+            checking.elapsed().as_nanos() as u64,
+        ));
+        let Some((segno, blocks)) = batch else {
+            d.active = false;
+            pages.set_queue_only(false);
+            return false;
+        };
+        if blocks.is_empty() {
+            return false;
+        }
+        let session = self.session.as_mut().expect("opened above");
+        let started = Instant::now();
+        // SAFETY: during the scan.
+        let probed = unsafe { d.probe(session.as_mut(), pages, segno, &blocks, false) };
+        let engine_ns = started.elapsed().as_nanos() as u64;
+        match probed {
+            Ok(Some(p)) => {
+                let passed = d.rows.len() as u64;
+                self.direct_rows = true;
+                self.add_counters(Counters { chunks: 1, rows_in: p.nrows as u64, engine_ns, ..Counters::default() });
+                // PostgreSQL sums nfiltered2 over the workers for EXPLAIN
+                // SAFETY: a live node.
+                if let Some(instr) = unsafe { (*node).ss.ps.instrument.as_mut() } {
+                    instr.nfiltered2 += (p.nrows as u64).saturating_sub(passed) as f64;
+                }
+                self.count_direct();
+                true
+            }
+            Ok(None) => {
+                self.count_direct();
+                false
+            }
+            Err(e) => {
+                d.requeue(pages, segno, &blocks);
+                if e.engine_lost() {
+                    // the service or its GPU was lost: the blocks go
+                    // through the buffer manager, on this backend's CPU
+                    // engine
+                    self.direct_engine_lost(&e);
+                } else if !matches!(e, DeviceError::Sql { .. } | DeviceError::NeedsCpu { .. }) {
+                    // (an engine that reads no files: the buffer manager's
+                    // path takes the rest)
+                    self.stop_direct();
+                }
+                self.count_direct();
+                false
+            }
+        }
+    }
+
+    /// The direct path's engine was lost (the GPU service, or its GPU):
+    /// warn, stop the path, and go on with this backend's CPU engine.
+    fn direct_engine_lost(&mut self, e: &DeviceError) {
+        warn_finishing_on_cpu(e);
+        self.stop_direct();
+        self.session = None;
+        self.dev.engine = Some(engine::local_cpu());
+    }
+
+    /// After the last chunk: add what the GPU service read from the heap
+    /// files since the last time, by storage path (EXPLAIN ANALYZE).
+    fn count_file_reads(&mut self) {
+        if self.direct.as_ref().is_none_or(|d| d.counters.blocks == 0) {
+            return;
+        }
+        let Some(Ok(Some(now))) = self.session.as_mut().map(|s| s.file_stats()) else { return };
+        let before = std::mem::replace(&mut self.file_reads, now);
+        self.add_counters(Counters {
+            cufile_bytes: now.cufile_bytes.saturating_sub(before.cufile_bytes),
+            pinned_bytes: now.pinned_bytes.saturating_sub(before.pinned_bytes),
+            cached_bytes: now.cached_bytes.saturating_sub(before.cached_bytes),
+            ..Counters::default()
+        });
     }
 
     /// A session of no depth on `eng` whose scan qual is the filter, the
@@ -619,9 +863,26 @@ unsafe extern "C-unwind" fn next_tuple(ss: *mut pg_sys::ScanState) -> *mut pg_sy
         let slot = (*ss).ss_ScanTupleSlot;
         let econtext = (*ss).ps.ps_ExprContext;
         loop {
-            while st.cursor < st.source.len() {
+            while st.cursor < st.chunk_len() {
                 let i = st.cursor;
                 st.cursor += 1;
+                if let Some(d) = st.direct.as_mut()
+                    && st.direct_rows
+                {
+                    // a copy of a tuple that passed the device filter
+                    pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+                    pg_sys::ExecStoreHeapTuple(d.rows.get(i), slot, false);
+                    if !st.host_quals.is_null() {
+                        (*econtext).ecxt_scantuple = slot;
+                        if !pg_sys::ExecQual(st.host_quals, econtext) {
+                            if let Some(instr) = (*ss).ps.instrument.as_mut() {
+                                instr.nfiltered1 += 1.0;
+                            }
+                            continue;
+                        }
+                    }
+                    return slot;
+                }
                 if !st.cpu_path && st.pass[i] == 0 {
                     continue;
                 }
@@ -699,7 +960,8 @@ unsafe fn project_next(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::Tuple
         let econtext = (*node).ss.ps.ps_ExprContext;
         (*econtext).ecxt_scantuple = slot;
         let row = st.cursor - 1;
-        if st.cpu_path || st.pass[row] == ROW_ON_CPU {
+        // (the direct path's rows are projected by PostgreSQL)
+        if st.direct_rows || st.cpu_path || st.pass[row] == ROW_ON_CPU {
             return pg_sys::ExecProject((*node).ss.ps.ps_ProjInfo);
         }
         pg_sys::ExecClearTuple(result);

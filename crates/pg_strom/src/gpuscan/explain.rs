@@ -10,7 +10,8 @@
 //! `Rows Removed by GPU Filter` (per loop, as PostgreSQL counts
 //! `Rows Removed by Filter`, workers included), `GPU Chunks`, `GPU Input`
 //! (rows and bytes handed to the engine), `CPU Path Rows` (rows of chunks
-//! the engine could not finish, re-evaluated by PostgreSQL), and with
+//! the engine could not finish, re-evaluated by PostgreSQL), `Heap Direct
+//! Read` and `Storage Read` (the heap direct path's blocks), and with
 //! TIMING `GPU Time`; `GPUs Used` when the scan's processes ran on more
 //! than one GPU.  PostgreSQL itself prints `Filter` and
 //! `Rows Removed by Filter` for the quals left on the CPU.
@@ -76,7 +77,11 @@ pub unsafe fn explain(
             );
         }
         let eng = engine_of(st);
-        prop_text(c"GPU Preference", &crate::engine::describe(eng), es);
+        let mut pref = crate::engine::describe(eng);
+        if crate::customscan::explain::heap_gpudirect(st.direct.as_deref(), &st.dev.counters, eng) {
+            pref.push_str(" with GPUDirect SQL");
+        }
+        prop_text(c"GPU Preference", &pref, es);
         explain_placement(st.dev.candidates.as_ref(), st.dev.counters.gpus, es);
         let relid = (*(*node).ss.ss_currentRelation).rd_id;
         let names: Vec<String> = st.info.columns.iter().map(|(a, _)| column_name(relid, *a)).collect();
@@ -116,6 +121,7 @@ pub unsafe fn explain(
             if let Some(mode) = st.source.heap_read_mode() {
                 prop_text(c"Heap Read", &crate::source::read_mode_text(mode, c.chunks, c.tid_chunks, c.ahead), es);
             }
+            crate::customscan::explain::explain_heap_direct(st.direct.as_deref(), &c, eng, es);
             if (*es).timing {
                 pg_sys::ExplainPropertyFloat(c"GPU Time".as_ptr(), c"ms".as_ptr(), c.engine_ns as f64 / 1e6, 3, es);
             }

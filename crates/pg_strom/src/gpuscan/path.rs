@@ -209,20 +209,44 @@ unsafe fn cost_floor(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInf
     unsafe {
         // (the block ranges a BRIN index rules out are not read)
         let brin = crate::customscan::cost::brin_fraction(root, rel);
-        let (disk, per_row) = fixed_costs(root, rel, pages * brin);
+        let (disk, per_row) = fixed_costs(root, rel, pages * brin, direct_share(root, rel));
         let divisor = if workers > 0 { parallel_divisor(workers) } else { 1.0 };
         guc::GPU_SETUP_COST.get() + disk + brin * (*rel).tuples.max(0.0) * per_row / divisor
+    }
+}
+
+/// The share of `rel`'s rows a GpuScan reads by the heap direct path
+/// (`customscan::cost::planned_fraction`: the all-visible fraction of a
+/// heap table whose columns the heap kernels take apart, 0 where the path
+/// does not apply).
+///
+/// # Safety
+/// Planner state of a base relation.
+unsafe fn direct_share(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo) -> f64 {
+    // SAFETY: caller's promise.
+    unsafe {
+        let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
+        crate::customscan::cost::planned_fraction(rel, rte)
     }
 }
 
 /// What every GpuScan of `rel` pays whatever its quals: the pages read
 /// (at the tablespace's sequential page cost), and per row read, the
 /// host's gathering and the device's per-row cost (the device's alone for
-/// a gstore_fdw table read from the engine's copy).
+/// a gstore_fdw table read from the engine's copy).  The share `direct`
+/// read by the heap direct path (source/heap_direct.rs) is read by the
+/// GPU service and taken apart on the device: neither its pages nor its
+/// gathering are the backend's (the tuples of the rows it returns are
+/// copied from their pages, which [`make_path`] prices by the rows).
 ///
 /// # Safety
 /// Planner state of a base relation.
-unsafe fn fixed_costs(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, pages: f64) -> (f64, f64) {
+unsafe fn fixed_costs(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    pages: f64,
+    direct: f64,
+) -> (f64, f64) {
     // SAFETY: caller's promise; planner globals read in the backend.
     unsafe {
         let (mut spc_random, mut spc_seq) = (0.0, 0.0);
@@ -233,7 +257,8 @@ unsafe fn fixed_costs(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptIn
         if crate::customscan::cost::is_gstore_relation(rte) && crate::customscan::cost::gstore_copy_planned() {
             return (0.0, crate::customscan::cost::device_tuple_cost());
         }
-        (spc_seq * pages, gather_cost_per_row(rte) + crate::customscan::cost::device_tuple_cost())
+        let host = 1.0 - direct;
+        (host * spc_seq * pages, host * gather_cost_per_row(rte) + crate::customscan::cost::device_tuple_cost())
     }
 }
 
@@ -304,7 +329,8 @@ unsafe fn make_path(
         // Costs (the parts no qual changes: `fixed_costs`).
         // the block ranges a BRIN index rules out are not read (source::brin)
         let brin = crate::customscan::cost::brin_fraction(root, rel);
-        let (disk, fixed_per_tuple) = fixed_costs(root, rel, pages * brin);
+        let direct = direct_share(root, rel);
+        let (disk, fixed_per_tuple) = fixed_costs(root, rel, pages * brin, direct);
         let ntuples = brin * (*rel).tuples.max(0.0);
         let dev_list = to_list(&split.device);
         let host_list = to_list(&split.host);
@@ -327,6 +353,13 @@ unsafe fn make_path(
         let target = &*(*rel).reltarget;
         let mut rows = (*rel).rows;
         let mut cpu_run = ntuples * dev_per_tuple + returned * host_per_tuple + rows * target.cost.per_tuple;
+        if direct > 0.0 {
+            // the direct share's returned rows, copied from their pages
+            let (mut spc_random, mut spc_seq) = (0.0, 0.0);
+            pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq);
+            cpu_run +=
+                crate::customscan::cost::direct_visit_cost(rel, direct * pages * brin, direct * returned, spc_seq);
+        }
         if workers > 0 {
             let divisor = parallel_divisor(workers);
             cpu_run /= divisor;
