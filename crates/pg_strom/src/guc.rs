@@ -191,7 +191,7 @@ pub fn init() {
     );
     GucRegistry::define_bool_guc(
         c"pg_strom.heap_direct",
-        c"Lets the GPU service read a GpuPreAgg's heap table from its files itself (all-visible blocks not dirty in shared buffers), and take the tuples apart on the device.",
+        c"Lets the GPU service read the heap table of a GpuScan, GpuJoin or GpuPreAgg from its files itself (all-visible blocks not dirty in shared buffers), and take the tuples apart on the device.",
         c"off reads every block through the buffer manager in the backend. The files are read by the path pg_strom.gpudirect picks.",
         &HEAP_DIRECT,
         GucContext::Userset,

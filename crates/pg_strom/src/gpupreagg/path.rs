@@ -93,7 +93,7 @@ unsafe extern "C-unwind" fn upper_paths(
 /// over any path with a GpuPreAgg below it (an aggregate over an index
 /// scan of a few rows), so that nothing is compiled or costed for it.
 /// Every GpuPreAgg reads all the rows of one of `input_rel`'s base
-/// relations and costs at least `pg_strom.gpu_setup_cost` to start, plus
+/// relations (those of the block ranges a BRIN index keeps) and costs at least `pg_strom.gpu_setup_cost` to start, plus
 /// `pg_strom.gpu_tuple_cost` per row shared by at most
 /// `max_parallel_workers_per_gather` workers and the leader
 /// (gpujoin::path::cost; the aggregation's own costs only add to it).
@@ -118,7 +118,9 @@ unsafe fn no_gpupreagg_can_win(
             if (i as usize) < (*root).simple_rel_array_size as usize {
                 let r = *(*root).simple_rel_array.add(i as usize);
                 if !r.is_null() {
-                    fewest = fewest.min((*r).tuples.max(0.0));
+                    // (the rows of the block ranges a BRIN index keeps)
+                    let brin = crate::customscan::cost::brin_fraction(root, r);
+                    fewest = fewest.min(brin * (*r).tuples.max(0.0));
                 }
             }
             i = pg_sys::bms_next_member((*input_rel).relids, i);

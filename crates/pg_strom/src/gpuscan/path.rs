@@ -98,9 +98,10 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
 /// True when GpuScan path `path` over a heap table costs less than a
 /// sequential scan of the same parallelism whose quals are priced as the
 /// executor evaluates them ([`short_circuit_qual_cost`]; `seq_per_row`:
-/// that scan's cost per row, None where there is none to compare with).  A GpuScan over a heap table gathers
-/// every row on the host, as much work as a sequential scan's own; what
-/// it saves is the quals' evaluation, which cost_qual_eval overprices for
+/// that scan's cost per row, None where there is none to compare with).
+/// A GpuScan over a heap table gathers on the host every row the heap
+/// direct path does not read, as much work as a sequential scan's own;
+/// what it saves there is the quals' evaluation, which cost_qual_eval overprices for
 /// an AND or OR that stops early.  Against the seq scan's own price a
 /// GpuScan on TPC-H Q19's `part` (2 million rows, an OR of three ANDs)
 /// looked 7% cheaper and ran 1.7x slower (160 against 92 ms on an H200

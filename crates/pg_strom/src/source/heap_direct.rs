@@ -1,10 +1,11 @@
-//! The heap direct path, backend side: a GpuPreAgg or GpuJoin over a heap
-//! table hands the GPU service the blocks it may read from the table's
-//! segment files itself (straight into GPU memory, by cuFile or pinned
-//! buffers), where the heap kernels take the tuples apart; every other
-//! block is read through the buffer manager as before.  A GpuPreAgg gets
-//! groups back; a GpuJoin gets the combinations, and copies from their
-//! pages (through the buffer manager) only the tuples they read.
+//! The heap direct path, backend side: a GpuScan, GpuJoin or GpuPreAgg
+//! over a heap table hands the GPU service the blocks it may read from the
+//! table's segment files itself (straight into GPU memory, by cuFile or
+//! pinned buffers), where the heap kernels take the tuples apart; every
+//! other block is read through the buffer manager as before.  A GpuPreAgg
+//! gets groups back; a GpuJoin gets the combinations (a GpuScan those of a
+//! join of no depth: the rows that passed its filter), and copies from
+//! their pages (through the buffer manager) only the tuples they read.
 //!
 //! A block goes direct when the visibility map says all-visible (so every
 //! tuple on it is visible to every snapshot, ours included) and shared
