@@ -44,18 +44,31 @@ pub fn device_tuple_cost() -> f64 {
     }
 }
 
-/// Whether a device path may run inside a parallel plan: only as a
-/// partial path (`workers > 0`, each process feeding the device its
-/// share).  A whole (non-partial) device path that is parallel-safe can be
-/// put on the inner side of a parallel join, where every process runs it
-/// in full: PostgreSQL charges that once, as each process has its own
-/// CPU, but the processes share one device, which then does the whole
-/// work once per process (TPC-H Q18 at SF 10: a GpuPreAgg of all of
-/// `lineitem` under a Hash in each of 17 processes ran past 60 s, where
-/// PostgreSQL's own plan takes 41 s).
-pub fn device_path_parallel_safe(consider_parallel: bool, workers: i32) -> bool {
-    consider_parallel && workers > 0
+/// Whether a device path that reads `rows` rows may run inside a
+/// parallel plan: as a partial path (`workers > 0`, each process feeding
+/// the device its share), or as a whole one over at most
+/// [`SMALL_WHOLE_PATH_ROWS`] rows.  A whole (non-partial) device path that
+/// is parallel-safe can be put on the inner side of a parallel join, or in
+/// a sub-plan of a parallel scan's quals, where every process runs it in
+/// full: PostgreSQL charges that once, as each process has its own CPU,
+/// but the processes share one device, which then does the whole work
+/// once per process (TPC-H Q18 at SF 10: a GpuPreAgg of all of `lineitem`
+/// under a Hash in each of 17 processes ran past 60 s, where PostgreSQL's
+/// own plan takes 41 s).  Over a small table that repeated work is a few
+/// milliseconds, while a parallel-unsafe path keeps the whole plan above
+/// it serial (TPC-H Q16 at SF 10: a GpuScan of `supplier`, 100,000 rows,
+/// in the hashed sub-plan of `NOT IN`, made the join below it and the
+/// sort of its 1.2 million rows run in one process: 5.6 s against
+/// PostgreSQL's 1.6 s).
+pub fn device_path_parallel_safe(consider_parallel: bool, workers: i32, rows: f64) -> bool {
+    consider_parallel && (workers > 0 || rows <= SMALL_WHOLE_PATH_ROWS)
 }
+
+/// The most rows a whole device path may read and still run in every
+/// process of a parallel plan ([`device_path_parallel_safe`]): 17
+/// processes then make the device read 17 million rows, some milliseconds
+/// of a GPU's time.
+pub const SMALL_WHOLE_PATH_ROWS: f64 = 1_000_000.0;
 
 /// True for a plain heap table or materialized view (no TABLESAMPLE).
 pub(crate) fn is_heap_relation(rte: *mut pg_sys::RangeTblEntry) -> bool {

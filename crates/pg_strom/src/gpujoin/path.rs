@@ -692,7 +692,12 @@ pub(crate) unsafe fn cost(
         let frac = if returns_rows && !copy { crate::customscan::cost::planned_fraction(outer, rte) } else { 0.0 };
         if frac > 0.0 {
             host -= frac * ntuples * gather;
-            host += crate::customscan::cost::direct_visit_cost(outer, frac * disk / spc_seq.max(f64::MIN_POSITIVE), frac * returned, spc_seq);
+            host += crate::customscan::cost::direct_visit_cost(
+                outer,
+                frac * disk / spc_seq.max(f64::MIN_POSITIVE),
+                frac * returned,
+                spc_seq,
+            );
             io -= frac * disk;
         }
         if workers > 0 {
@@ -993,8 +998,11 @@ unsafe fn new_path(
         p.pathtarget = (*rel).reltarget;
         p.param_info = std::ptr::null_mut();
         p.parallel_aware = workers > 0;
-        p.parallel_safe = crate::customscan::cost::device_path_parallel_safe((*rel).consider_parallel, workers)
-            && inner_paths.iter().all(|p| (**p).parallel_safe);
+        // (a whole GpuJoin, which builds its inner relations in every
+        // process running it, only as a partial path)
+        p.parallel_safe =
+            crate::customscan::cost::device_path_parallel_safe((*rel).consider_parallel, workers, f64::INFINITY)
+                && inner_paths.iter().all(|p| (**p).parallel_safe);
         p.parallel_workers = workers;
         p.pathkeys = std::ptr::null_mut();
         p.rows = rows;

@@ -740,9 +740,11 @@ pub(crate) unsafe fn preagg_path(
         p.pathtarget = target;
         p.param_info = std::ptr::null_mut();
         p.parallel_aware = workers > 0;
-        p.parallel_safe =
-            crate::customscan::cost::device_path_parallel_safe((*g.output_rel).consider_parallel, workers)
-                && inner_paths.iter().all(|p| (**p).parallel_safe);
+        p.parallel_safe = crate::customscan::cost::device_path_parallel_safe(
+            (*g.output_rel).consider_parallel,
+            workers,
+            if desc.depths.is_empty() { (*outer).tuples.max(0.0) } else { f64::INFINITY },
+        ) && inner_paths.iter().all(|p| (**p).parallel_safe);
         p.parallel_workers = workers;
         p.pathkeys = std::ptr::null_mut();
         p.rows = partial_proc;

@@ -436,7 +436,12 @@ impl GpuScanExec {
     ///
     /// # Safety
     /// The node's executor callbacks; `snapshot` the query's.
-    unsafe fn fill_rows(&mut self, node: *mut pg_sys::CustomScanState, snapshot: pg_sys::Snapshot, limit: usize) -> bool {
+    unsafe fn fill_rows(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        snapshot: pg_sys::Snapshot,
+        limit: usize,
+    ) -> bool {
         // SAFETY: caller's promise.
         unsafe {
             let nrows = self.source.next_chunk(snapshot, limit);

@@ -323,7 +323,11 @@ unsafe fn make_path(
         p.pathtarget = (*rel).reltarget;
         p.param_info = std::ptr::null_mut();
         p.parallel_aware = workers > 0;
-        p.parallel_safe = crate::customscan::cost::device_path_parallel_safe((*rel).consider_parallel, workers);
+        p.parallel_safe = crate::customscan::cost::device_path_parallel_safe(
+            (*rel).consider_parallel,
+            workers,
+            crate::customscan::cost::brin_fraction(root, rel) * (*rel).tuples.max(0.0),
+        );
         p.parallel_workers = workers;
         p.pathkeys = std::ptr::null_mut();
 
