@@ -84,7 +84,7 @@ SET pg_strom.parallel_inner_build = off;
 SELECT * FROM explain_masked('SELECT p.brand, sum(f.price) FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey
   WHERE p.category = ''cat1'' GROUP BY p.brand',
   'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF')
-  WHERE explain_masked ~ 'Inner Build|Seq Scan on gjp_part';
+  WHERE explain_masked ~ 'Inner Build|Scan.* on gjp_part';
 CREATE TEMP TABLE gjp_whole AS SELECT p.brand, sum(f.price) AS s FROM gjp_fact f JOIN gjp_part p ON f.pkey = p.pkey
   WHERE p.category = 'cat1' GROUP BY p.brand;
 RESET pg_strom.parallel_inner_build;

@@ -140,10 +140,11 @@ SELECT ps_diff('SELECT pk, (SELECT min(cost) FROM ps_ps, ps_s, ps_n, ps_r
 SELECT ps_diff('SELECT pk, (SELECT count(*) FROM ps_ps, ps_s, ps_n
   WHERE ps_s.sk = ps_ps.sk AND ps_s.nk = ps_n.nk AND ps_n.nk <= ps_p.pk) AS c FROM ps_p');
 
--- 6. a device node that is not partial never runs below a Gather: there
--- every process of the parallel plan would run it in full, all on one
--- device (TPC-H Q18's shape: an aggregated IN sub-query on the inner side
--- of a parallel join).  ps_under_gather(q): the device nodes of q's plan
+-- 6. a device node that is not partial never runs below a Gather unless
+-- it reads at most a million rows: there every process of the parallel
+-- plan would run it in full, all on one device (TPC-H Q18's shape: an
+-- aggregated IN sub-query on the inner side of a parallel join; here over
+-- 1.2 million rows).  ps_under_gather(q): the device nodes of q's plan
 -- that are not partial yet sit below a Gather, and the device nodes in all
 CREATE FUNCTION ps_under_gather(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE ln text; gather_at int := -1; at int; bad int := 0; nodes int := 0;
@@ -162,7 +163,7 @@ END $$;
 -- (GpuJoin off: PostgreSQL's own join above, as in Q18's plan; a parallel
 -- setup for free, the rows through a Gather at their default cost, which
 -- puts the join below the Gather)
-CREATE TABLE ps_lines AS SELECT i / 4 AS ok, (i % 7)::numeric(15,2) AS q FROM generate_series(1, 400000) i;
+CREATE TABLE ps_lines AS SELECT i / 12 AS ok, (i % 7)::numeric(15,2) AS q FROM generate_series(1, 1200000) i;
 CREATE TABLE ps_orders AS SELECT i AS ok, i % 100 AS cust FROM generate_series(0, 99999) i;
 ANALYZE ps_lines, ps_orders;
 SET max_parallel_workers_per_gather = 2;
@@ -174,6 +175,15 @@ SELECT ps_under_gather('SELECT o.cust, count(*) FROM ps_orders o
   WHERE o.ok IN (SELECT ok FROM ps_lines GROUP BY ok HAVING sum(q) > 15) GROUP BY o.cust');
 SELECT ps_diff('SELECT o.cust, count(*) AS n FROM ps_orders o
   WHERE o.ok IN (SELECT ok FROM ps_lines GROUP BY ok HAVING sum(q) > 15) GROUP BY o.cust');
+-- a whole device node over a small table may: the hashed sub-plan of NOT
+-- IN (a GpuScan of ps_orders) in a parallel scan's qual (TPC-H Q16's
+-- shape) runs in every process, and the scan stays parallel
+SET pg_strom.gpu_setup_cost = 0;
+SET pg_strom.gpu_tuple_cost = 0;
+SELECT ps_under_gather('SELECT count(*), sum(q) FROM ps_lines WHERE ok NOT IN (SELECT ok FROM ps_orders WHERE cust = 7)');
+SELECT ps_diff('SELECT count(*) AS n, sum(q) AS s FROM ps_lines WHERE ok NOT IN (SELECT ok FROM ps_orders WHERE cust = 7)');
+RESET pg_strom.gpu_setup_cost;
+RESET pg_strom.gpu_tuple_cost;
 RESET pg_strom.enable_gpujoin;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
