@@ -93,7 +93,8 @@ unsafe extern "C-unwind" fn upper_paths(
 /// over any path with a GpuPreAgg below it (an aggregate over an index
 /// scan of a few rows), so that nothing is compiled or costed for it.
 /// Every GpuPreAgg reads all the rows of one of `input_rel`'s base
-/// relations (those of the block ranges a BRIN index keeps) and costs at least `pg_strom.gpu_setup_cost` to start, plus
+/// relations (those of the block ranges a BRIN index keeps) and costs at
+/// least `pg_strom.gpu_setup_cost` to start, plus
 /// `pg_strom.gpu_tuple_cost` per row shared by at most
 /// `max_parallel_workers_per_gather` workers and the leader
 /// (gpujoin::path::cost; the aggregation's own costs only add to it).
