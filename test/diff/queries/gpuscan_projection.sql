@@ -1,7 +1,10 @@
 -- GPU Projection: output expressions of every fixed-width type computed on
 -- the device (NULLs, NaN, infinities, -0 and integer extremes in the
 -- inputs), next to columns and a text column taken from the rows
+-- (heap direct path off: its rows are projected by PostgreSQL, GPU
+-- Projection runs for the blocks the buffer manager reads)
 -- expect: GpuScan, GPU Projection
+-- set: pg_strom.heap_direct = off
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
 -- set: pg_strom.chunk_rows = 7000

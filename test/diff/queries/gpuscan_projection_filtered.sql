@@ -2,7 +2,10 @@
 -- filter passes (CASE WHEN <filter> THEN <expr> END), so a division by
 -- zero in a row the filter removes (PostgreSQL never evaluates it) is not
 -- raised, nor does it send the chunk to the CPU path
+-- (heap direct path off: its rows are projected by PostgreSQL, GPU
+-- Projection runs for the blocks the buffer manager reads)
 -- expect: GpuScan, GPU Projection
+-- set: pg_strom.heap_direct = off
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
 -- set: pg_strom.chunk_rows = 5000

@@ -1,5 +1,8 @@
 -- GPU Projection in a parallel GpuScan
+-- (heap direct path off: its rows are projected by PostgreSQL, GPU
+-- Projection runs for the blocks the buffer manager reads)
 -- expect: GpuScan, GPU Projection
+-- set: pg_strom.heap_direct = off
 -- set: pg_strom.gpu_setup_cost = 0
 -- set: pg_strom.gpu_context_cost = 0
 -- set: parallel_setup_cost = 0
