@@ -236,6 +236,40 @@ SELECT hd_diff('SELECT g, s, i2, c, i8, f8, d, ts, b, f4, n FROM hd_t WHERE f8 >
 SELECT hd_diff('SELECT ctid::text AS tid, hd_t::text AS rw, i8 / 2 + g AS x, f8 / 3 AS y, length(s) AS l FROM hd_t WHERE g % 13 = 1');
 SELECT hd_diff('SELECT g, s FROM hd_t WHERE f8 > 10 AND s ~ ''^é{3,5}$''');
 SELECT hd_diff('SELECT g, c FROM hd_t WHERE c = ''c3'' AND d > date ''2001-01-01''');
+-- UPDATE, DELETE and SELECT ... FOR UPDATE through a GpuScan on the path:
+-- the copies carry their TIDs (the blocks were filtered and copied before
+-- the statement changed any; a block it changed loses its all-visible
+-- bit, so a later request would read it through the buffer manager, where
+-- the statement's own new row versions are not seen).  hd_u2 gets the
+-- same statements with pg_strom off
+CREATE TABLE hd_u (g int, v int8, s text) WITH (autovacuum_enabled = off);
+INSERT INTO hd_u SELECT i, i, 'u' || i FROM generate_series(1, 30000) i;
+CREATE TABLE hd_u2 (LIKE hd_u) WITH (autovacuum_enabled = off);
+INSERT INTO hd_u2 TABLE hd_u;
+CALL quiet_wait();
+VACUUM (FREEZE, ANALYZE) hd_u, hd_u2;
+CHECKPOINT;
+SELECT hd_how('UPDATE hd_u SET v = v + 1, s = s || ''+'' WHERE g % 7 = 2');
+SET pg_strom.enabled = off;
+UPDATE hd_u2 SET v = v + 1, s = s || '+' WHERE g % 7 = 2;
+RESET pg_strom.enabled;
+SELECT (SELECT count(*) FROM (TABLE hd_u EXCEPT ALL TABLE hd_u2) a) AS only_on, (SELECT count(*) FROM (TABLE hd_u2 EXCEPT ALL TABLE hd_u) b) AS only_off;
+CALL quiet_wait();
+VACUUM (FREEZE) hd_u, hd_u2;
+CHECKPOINT;
+SELECT hd_how('DELETE FROM hd_u WHERE g % 11 = 5');
+SET pg_strom.enabled = off;
+DELETE FROM hd_u2 WHERE g % 11 = 5;
+RESET pg_strom.enabled;
+SELECT (SELECT count(*) FROM (TABLE hd_u EXCEPT ALL TABLE hd_u2) a) AS only_on, (SELECT count(*) FROM (TABLE hd_u2 EXCEPT ALL TABLE hd_u) b) AS only_off;
+CALL quiet_wait();
+VACUUM (FREEZE) hd_u;
+CHECKPOINT;
+BEGIN;
+SELECT hd_how('SELECT g, s FROM hd_u WHERE g % 13 = 1 FOR UPDATE');
+SELECT count(*), sum(g) FROM (SELECT g, s FROM hd_u WHERE g % 13 = 1 FOR UPDATE) x;
+COMMIT;
+DROP TABLE hd_u, hd_u2;
 -- LEFT (the scanned table's rows kept), semi and anti joins
 CREATE TABLE hd_dim_half AS SELECT k, name FROM hd_dim WHERE k % 2 = 0;
 ANALYZE hd_dim_half;
