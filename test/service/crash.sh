@@ -18,6 +18,21 @@ bad() { echo "service-crash: FAIL: $*"; fail=1; }
 # shellcheck source=common.sh
 . "$(dirname "$0")/common.sh"
 service_db "$db" 1000000 1000 || exit 1
+# The tables' blocks all-visible and clean on disk: the GpuScan and the
+# GpuPreAgg read them by the heap direct path, whose requests the kill
+# meets too.  (VACUUM marks a page all-visible only when no other process
+# holds a snapshot that could see its old rows: wait for none, as the SQL
+# tests' quiet_wait() does.)
+for _ in $(seq 100); do
+  [ "$(psql -XAtq -c "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+        AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL)")" = 0 ] && break
+  sleep 0.1
+done
+psql -XAtq -c "VACUUM (FREEZE) t, d" -c "CHECKPOINT" || exit 1
+if ! psql -XAtq -c "$settings EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+       SELECT count(*) FROM (SELECT id FROM t WHERE a < 10 AND x > 50 OFFSET 0) s" | grep -q "Heap Direct Read"; then
+  bad "the GpuScan does not read t by the heap direct path"
+fi
 
 # name | query | plan node it must use | expected outcome (result or error)
 # | settings of its own (after the common ones)
