@@ -85,6 +85,22 @@ impl Counters {
         c
     }
 
+    /// Counters of the bytes an engine read from files by storage path
+    /// since `before` (a session's cumulative `now`), nothing else;
+    /// `before` becomes `now`.
+    pub fn file_reads_since(
+        now: pgstrom_runtime::fileread::ReadStats,
+        before: &mut pgstrom_runtime::fileread::ReadStats,
+    ) -> Counters {
+        let was = std::mem::replace(before, now);
+        Counters {
+            cufile_bytes: now.cufile_bytes.saturating_sub(was.cufile_bytes),
+            pinned_bytes: now.pinned_bytes.saturating_sub(was.pinned_bytes),
+            cached_bytes: now.cached_bytes.saturating_sub(was.cached_bytes),
+            ..Counters::default()
+        }
+    }
+
     /// Add `c` (whose `gpus` is ignored: that mask is kept by
     /// engine::engine_of_scan).
     pub fn add(&mut self, c: &Counters) {

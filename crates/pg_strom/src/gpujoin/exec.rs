@@ -44,7 +44,7 @@ use crate::pg::list::{from_list, to_list};
 use crate::pg::memctx::Switched;
 use crate::pg::memctx::new_context;
 use crate::source::Source;
-use crate::source::heap_direct::{self, DirectCounters, HeapDirect};
+use crate::source::heap_direct::{self, HeapDirect};
 use crate::{engine, errors, guc};
 
 mod cached;
@@ -264,8 +264,6 @@ pub struct GpuJoinExec {
     file_reads: pgstrom_runtime::fileread::ReadStats,
     /// The heap direct path (a GpuPreAgg over a heap table; source::heap_direct).
     pub(crate) direct: Option<Box<HeapDirect>>,
-    /// Its counters when last added to `counters`.
-    direct_counted: DirectCounters,
     /// When `groups` came from the heap direct path: the values of the
     /// grouping keys read from the scanned table's rows (which the
     /// backend never had), `[g * n + j]` for the key column of attribute
@@ -453,7 +451,6 @@ impl DeviceNode for GpuJoinExec {
                 unmatched_done: false,
                 file_reads: Default::default(),
                 direct,
-                direct_counted: DirectCounters::default(),
                 direct_keys: None,
                 direct_rows: false,
                 dev: DeviceState::default(),
@@ -1353,10 +1350,7 @@ impl GpuJoinExec {
     /// through the buffer manager.
     fn stop_direct(&mut self) {
         if let Some(d) = self.direct.as_mut() {
-            d.active = false;
-            d.forget_session();
-            // (a block taken for the next batch is read with the rest)
-            self.source.end_direct(d.take_carry());
+            d.stop(&mut self.source);
         }
     }
 
@@ -1378,22 +1372,11 @@ impl GpuJoinExec {
             d.active = false;
             return false;
         };
-        if pages.queued() >= heap_direct::BATCH_BLOCKS / 8 {
-            return false;
-        }
-        pages.set_queue_only(true);
-        let checking = Instant::now();
+        let mut check_ns = 0;
         // SAFETY: during the scan.
-        let batch = unsafe { d.next_batch(pages) };
-        self.dev.add_counters(Counters::host(HOST_BLOCK_CHECKS, checking.elapsed().as_nanos() as u64));
-        let Some((segno, blocks)) = batch else {
-            d.active = false;
-            pages.set_queue_only(false);
-            return false;
-        };
-        if blocks.is_empty() {
-            return false;
-        }
+        let batch = unsafe { d.next_request(pages, &mut check_ns) };
+        self.dev.add_counters(Counters::host(HOST_BLOCK_CHECKS, check_ns));
+        let Some((segno, blocks)) = batch else { return false };
         let session = self.session.as_mut().expect("checked above");
         let started = Instant::now();
         // SAFETY: during the scan.
@@ -1472,17 +1455,10 @@ impl GpuJoinExec {
 
     /// Add the direct path's counters since the last time.
     fn count_direct(&mut self) {
-        let Some(d) = self.direct.as_ref() else { return };
-        let (now, was) = (d.counters, std::mem::replace(&mut self.direct_counted, d.counters));
-        self.add_counters(Counters {
-            direct: [
-                now.blocks - was.blocks,
-                now.refused - was.refused,
-                now.changed - was.changed,
-                now.buffered - was.buffered,
-            ],
-            ..Counters::default()
-        });
+        if let Some(d) = self.direct.as_mut() {
+            let direct = d.take_counts();
+            self.add_counters(Counters { direct, ..Counters::default() });
+        }
     }
 
     /// Read the next chunk and join it.  False at the end of the scan.
@@ -1633,13 +1609,8 @@ impl GpuJoinExec {
             return;
         }
         let Some(Ok(Some(now))) = self.session.as_mut().map(|s| s.file_stats()) else { return };
-        let before = std::mem::replace(&mut self.file_reads, now);
-        self.add_counters(Counters {
-            cufile_bytes: now.cufile_bytes.saturating_sub(before.cufile_bytes),
-            pinned_bytes: now.pinned_bytes.saturating_sub(before.pinned_bytes),
-            cached_bytes: now.cached_bytes.saturating_sub(before.cached_bytes),
-            ..Counters::default()
-        });
+        let c = Counters::file_reads_since(now, &mut self.file_reads);
+        self.add_counters(c);
     }
 
     /// After the last chunk, once: the unmatched inner rows of RIGHT and

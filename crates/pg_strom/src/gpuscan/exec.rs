@@ -52,7 +52,7 @@ use crate::gpuscan::plan::GpuScanInfo;
 use crate::pg::list::from_list;
 use crate::pg::memctx::Switched;
 use crate::source::Source;
-use crate::source::heap_direct::{self, DirectCounters, HeapDirect};
+use crate::source::heap_direct::HeapDirect;
 use crate::{codegen, engine, errors, guc};
 
 /// A target-list entry the device computes (`GPU Projection`).
@@ -202,8 +202,6 @@ pub struct GpuScanExec {
     /// filter's columns (the first `direct_columns` of `info.columns`).
     pub(crate) direct: Option<Box<HeapDirect>>,
     direct_columns: usize,
-    /// Its counters as last added to `dev`.
-    direct_counted: DirectCounters,
     /// The chunk's rows are the direct path's copies (`direct.rows`, all
     /// of which passed the filter), not the source's.
     direct_rows: bool,
@@ -312,7 +310,6 @@ impl DeviceNode for GpuScanExec {
                 session: None,
                 direct,
                 direct_columns,
-                direct_counted: DirectCounters::default(),
                 direct_rows: false,
                 file_reads: Default::default(),
             }
@@ -560,26 +557,16 @@ impl GpuScanExec {
     /// through the buffer manager.
     fn stop_direct(&mut self) {
         if let Some(d) = self.direct.as_mut() {
-            d.active = false;
-            d.forget_session();
-            // (a block taken for the next batch is read with the rest)
-            self.source.end_direct(d.take_carry());
+            d.stop(&mut self.source);
         }
     }
 
     /// Add the direct path's counters since the last time.
     fn count_direct(&mut self) {
-        let Some(d) = self.direct.as_ref() else { return };
-        let (now, was) = (d.counters, std::mem::replace(&mut self.direct_counted, d.counters));
-        self.add_counters(Counters {
-            direct: [
-                now.blocks - was.blocks,
-                now.refused - was.refused,
-                now.changed - was.changed,
-                now.buffered - was.buffered,
-            ],
-            ..Counters::default()
-        });
+        if let Some(d) = self.direct.as_mut() {
+            let direct = d.take_counts();
+            self.add_counters(Counters { direct, ..Counters::default() });
+        }
     }
 
     /// One request of the heap direct path; true when it gave this
@@ -632,25 +619,11 @@ impl GpuScanExec {
             d.active = false;
             return false;
         };
-        if pages.queued() >= heap_direct::BATCH_BLOCKS / 8 {
-            return false;
-        }
-        pages.set_queue_only(true);
-        let checking = Instant::now();
+        let mut check_ns = 0;
         // SAFETY: during the scan.
-        let batch = unsafe { d.next_batch(pages) };
-        self.dev.add_counters(Counters::host(
-            crate::customscan::counters::HOST_BLOCK_CHECKS,
-            checking.elapsed().as_nanos() as u64,
-        ));
-        let Some((segno, blocks)) = batch else {
-            d.active = false;
-            pages.set_queue_only(false);
-            return false;
-        };
-        if blocks.is_empty() {
-            return false;
-        }
+        let batch = unsafe { d.next_request(pages, &mut check_ns) };
+        self.dev.add_counters(Counters::host(crate::customscan::counters::HOST_BLOCK_CHECKS, check_ns));
+        let Some((segno, blocks)) = batch else { return false };
         let session = self.session.as_mut().expect("opened above");
         let started = Instant::now();
         // SAFETY: during the scan.
@@ -707,13 +680,8 @@ impl GpuScanExec {
             return;
         }
         let Some(Ok(Some(now))) = self.session.as_mut().map(|s| s.file_stats()) else { return };
-        let before = std::mem::replace(&mut self.file_reads, now);
-        self.add_counters(Counters {
-            cufile_bytes: now.cufile_bytes.saturating_sub(before.cufile_bytes),
-            pinned_bytes: now.pinned_bytes.saturating_sub(before.pinned_bytes),
-            cached_bytes: now.cached_bytes.saturating_sub(before.cached_bytes),
-            ..Counters::default()
-        });
+        let c = Counters::file_reads_since(now, &mut self.file_reads);
+        self.add_counters(c);
     }
 
     /// A session of no depth on `eng` whose scan qual is the filter, the

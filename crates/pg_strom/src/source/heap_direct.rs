@@ -96,6 +96,8 @@ pub struct HeapDirect {
     pub cufile_files: u64,
     pub refused_why: Option<String>,
     pub counters: DirectCounters,
+    /// `counters` as [`Self::take_counts`] last returned them.
+    counted: DirectCounters,
     /// Requests answered (`pg_strom.debug_drop_heap_direct_answers`).
     answered: u64,
     /// The requests aggregate (a GpuPreAgg); else they only join, and
@@ -170,6 +172,7 @@ impl HeapDirect {
                 cufile_files: 0,
                 refused_why: None,
                 counters: DirectCounters::default(),
+                counted: DirectCounters::default(),
                 answered: 0,
                 agg: true,
                 rows: TupleArena::default(),
@@ -254,6 +257,51 @@ impl HeapDirect {
         self.segments.clear();
     }
 
+    /// Stop the path: the rest of `source`'s scan reads every block
+    /// through the buffer manager (a block taken for the next batch with
+    /// the rest).
+    pub fn stop(&mut self, source: &mut crate::source::Source) {
+        self.active = false;
+        self.forget_session();
+        source.end_direct(self.take_carry());
+    }
+
+    /// What the path did since the last call, as `Counters::direct` holds
+    /// it (blocks, refused, changed, buffered).
+    pub fn take_counts(&mut self) -> [u64; 4] {
+        let (now, was) = (self.counters, std::mem::replace(&mut self.counted, self.counters));
+        [now.blocks - was.blocks, now.refused - was.refused, now.changed - was.changed, now.buffered - was.buffered]
+    }
+
+    /// The next request's blocks ([`Self::next_batch`]), taken while
+    /// `pages` reads only the blocks queued for the buffer manager; None
+    /// when those go first (many wait, or the batch had no block the
+    /// service may read), or when the scan has no more blocks: the path is
+    /// then over and `pages` takes blocks from the scan again.  The time
+    /// spent checking the blocks is added to `check_ns`.
+    ///
+    /// # Safety
+    /// Backend, during the scan.
+    pub unsafe fn next_request(&mut self, pages: &mut PageReader, check_ns: &mut u64) -> Option<(u32, Vec<u32>)> {
+        if pages.queued() >= BATCH_BLOCKS / 8 {
+            return None;
+        }
+        pages.set_queue_only(true);
+        let checking = std::time::Instant::now();
+        // SAFETY: caller's promise.
+        let batch = unsafe { self.next_batch(pages) };
+        *check_ns += checking.elapsed().as_nanos() as u64;
+        match batch {
+            None => {
+                self.active = false;
+                pages.set_queue_only(false);
+                None
+            }
+            Some((_, blocks)) if blocks.is_empty() => None,
+            batch => batch,
+        }
+    }
+
     /// Take the next batch of blocks from the scan (`pages`' allocator):
     /// the segment they lie in, the blocks the service may read (as block
     /// numbers within the segment) and, queued on `pages` for the buffer
@@ -261,7 +309,7 @@ impl HeapDirect {
     ///
     /// # Safety
     /// Backend, during the scan.
-    pub unsafe fn next_batch(&mut self, pages: &mut PageReader) -> Option<(u32, Vec<u32>)> {
+    unsafe fn next_batch(&mut self, pages: &mut PageReader) -> Option<(u32, Vec<u32>)> {
         let seg_blocks = pg_sys::RELSEG_SIZE;
         let most = pages.direct_batch_blocks(BATCH_BLOCKS);
         let mut taken = Vec::with_capacity(most);
