@@ -60,7 +60,11 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
         } else {
             0
         };
-        if no_gpuscan_can_win(root, rel, pages, workers) {
+        // the heap direct path's share, worked out once and only where a
+        // GpuScan is costed (not for a primary-key lookup's early exit)
+        let direct = std::cell::OnceCell::new();
+        let share = || *direct.get_or_init(|| direct_share(root, rel));
+        if no_gpuscan_can_win(root, rel, pages, workers, &share) {
             if pg_sys::message_level_is_interesting(pg_sys::DEBUG2 as i32) {
                 pgrx::debug2!("GpuScan on {}: a path of the relation costs less than any GpuScan could", rel_name(rte));
             }
@@ -78,7 +82,8 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
         if codegen::compile(pg_sys::make_ands_explicit(to_list(&split.device)).cast(), (*rel).relid as i32).is_err() {
             return;
         }
-        let path = make_path(root, rel, &split, pages, 0);
+        let direct = share();
+        let path = make_path(root, rel, &split, pages, direct, 0);
         // a heap table's seq scan per row, its quals priced as evaluated
         // (computed once for both paths)
         let seq_per_row = (crate::customscan::cost::is_heap_relation(rte) && pg_sys::enable_seqscan)
@@ -87,7 +92,7 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
             pg_sys::add_path(rel, path.cast());
         }
         if workers > 0 {
-            let ppath = make_path(root, rel, &split, pages, workers);
+            let ppath = make_path(root, rel, &split, pages, direct, workers);
             if beats_seq_scan(rel, rte, seq_per_row, pages, ppath, workers) {
                 pg_sys::add_partial_path(rel, ppath.cast());
             }
@@ -167,6 +172,7 @@ unsafe fn no_gpuscan_can_win(
     rel: *mut pg_sys::RelOptInfo,
     pages: f64,
     workers: i32,
+    direct: &dyn Fn() -> f64,
 ) -> bool {
     const FUZZ: f64 = 1.02;
     // SAFETY: caller's promise; the path lists hold Paths.
@@ -185,7 +191,7 @@ unsafe fn no_gpuscan_can_win(
         if candidates((*rel).pathlist).any(|p| (*p).startup_cost <= setup && (*p).total_cost * FUZZ < setup) {
             return true;
         }
-        let floor = cost_floor(root, rel, pages, 0);
+        let floor = cost_floor(root, rel, pages, direct(), 0);
         let serial_beaten =
             candidates((*rel).pathlist).any(|p| (*p).startup_cost <= setup && (*p).total_cost * FUZZ < floor);
         if !serial_beaten {
@@ -194,23 +200,30 @@ unsafe fn no_gpuscan_can_win(
         if workers == 0 || candidates((*rel).pathlist).any(|p| (*p).total_cost * FUZZ < setup) {
             return true;
         }
-        let floor = cost_floor(root, rel, pages, workers);
+        let floor = cost_floor(root, rel, pages, direct(), workers);
         candidates((*rel).partial_pathlist).any(|p| (*p).total_cost * FUZZ < floor)
     }
 }
 
 /// The least total cost [`make_path`] can give a GpuScan of `rel` with
 /// `workers` processes (0: serial), whatever its quals: the terms that
-/// depend on none (each of the others is not negative).
+/// depend on none (each of the others is not negative); `direct`: the
+/// heap direct path's share ([`direct_share`]).
 ///
 /// # Safety
 /// Planner state of a base relation.
-unsafe fn cost_floor(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, pages: f64, workers: i32) -> f64 {
+unsafe fn cost_floor(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    pages: f64,
+    direct: f64,
+    workers: i32,
+) -> f64 {
     // SAFETY: caller's promise.
     unsafe {
         // (the block ranges a BRIN index rules out are not read)
         let brin = crate::customscan::cost::brin_fraction(root, rel);
-        let (disk, per_row) = fixed_costs(root, rel, pages * brin, direct_share(root, rel));
+        let (disk, per_row) = fixed_costs(root, rel, pages * brin, direct);
         let divisor = if workers > 0 { parallel_divisor(workers) } else { 1.0 };
         guc::GPU_SETUP_COST.get() + disk + brin * (*rel).tuples.max(0.0) * per_row / divisor
     }
@@ -307,7 +320,8 @@ unsafe fn report_host_quals(rte: *mut pg_sys::RangeTblEntry, split: &QualSplit, 
     }
 }
 
-/// Build a (partial, when `workers` > 0) GpuScan path.
+/// Build a (partial, when `workers` > 0) GpuScan path; `direct`: the heap
+/// direct path's share of the table ([`direct_share`]).
 ///
 /// # Safety
 /// Planner state is valid; `split` holds quals of `rel`.
@@ -316,11 +330,15 @@ unsafe fn make_path(
     rel: *mut pg_sys::RelOptInfo,
     split: &QualSplit,
     pages: f64,
+    direct: f64,
     workers: i32,
 ) -> *mut pg_sys::CustomPath {
     // SAFETY: palloc0'd node filled field by field; planner globals read
     // in the backend's main thread.
     unsafe {
+        // the block ranges a BRIN index rules out are not read (source::brin)
+        let brin = crate::customscan::cost::brin_fraction(root, rel);
+        let ntuples = brin * (*rel).tuples.max(0.0);
         let cpath = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         let p = &mut (*cpath).path;
         p.type_ = pg_sys::NodeTag::T_CustomPath;
@@ -329,20 +347,13 @@ unsafe fn make_path(
         p.pathtarget = (*rel).reltarget;
         p.param_info = std::ptr::null_mut();
         p.parallel_aware = workers > 0;
-        p.parallel_safe = crate::customscan::cost::device_path_parallel_safe(
-            (*rel).consider_parallel,
-            workers,
-            crate::customscan::cost::brin_fraction(root, rel) * (*rel).tuples.max(0.0),
-        );
+        p.parallel_safe =
+            crate::customscan::cost::device_path_parallel_safe((*rel).consider_parallel, workers, ntuples);
         p.parallel_workers = workers;
         p.pathkeys = std::ptr::null_mut();
 
         // Costs (the parts no qual changes: `fixed_costs`).
-        // the block ranges a BRIN index rules out are not read (source::brin)
-        let brin = crate::customscan::cost::brin_fraction(root, rel);
-        let direct = direct_share(root, rel);
         let (disk, fixed_per_tuple) = fixed_costs(root, rel, pages * brin, direct);
-        let ntuples = brin * (*rel).tuples.max(0.0);
         let dev_list = to_list(&split.device);
         let host_list = to_list(&split.host);
         let mut dev_cost = pg_sys::QualCost::default();
