@@ -33,20 +33,42 @@ typedef unsigned __int128   dev_u128;
 #define NUMERIC_MAX_DISPLAY_SCALE   1000
 #define NUMERIC_MIN_SIG_DIGITS      16
 
-/* 10^k for 0 <= k <= 38, by squaring */
+/* 10^k for 0 <= k <= 19 (10^19 < 2^64) */
+DEVICE_TABLE uint64_t dev_pow10_u64[20] = {
+    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+    10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+    100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL
+};
+
+/*
+ * 10^k for 0 <= k <= 38: a table entry, or the product of two (one
+ * 64 x 64-bit multiplication); 1 for k <= 0.  Hot: every numeric decoded
+ * from a heap tuple and every sum or addition at a larger scale asks for
+ * one, so no loop of 128-bit multiplications.
+ */
 DEVICE_FUNC dev_u128
 dev_pow10_128(int k)
 {
-    dev_u128 p = 1, b = 10;
-
-    while (k > 0)
+    if (k <= 0)
+        return 1;
+    if (k <= 19)
+        return dev_pow10_u64[k];
+    if (k <= 38)
+        return (dev_u128) dev_pow10_u64[k - 19] * dev_pow10_u64[19];
     {
-        if (k & 1)
-            p *= b;
-        b *= b;
-        k >>= 1;
+        /* (no caller asks: the product wraps, as 128-bit arithmetic does) */
+        dev_u128 p = 1, b = 10;
+
+        while (k > 0)
+        {
+            if (k & 1)
+                p *= b;
+            b *= b;
+            k >>= 1;
+        }
+        return p;
     }
-    return p;
 }
 
 /* the largest mantissa the device holds: 10^38 - 1 */

@@ -34,6 +34,8 @@ typedef unsigned long long  uint64_t;
 /* large functions called from several places: one copy, not inlined */
 #define DEVICE_NOINLINE __device__ __noinline__
 #define KERNEL_FUNC     extern "C" __global__
+/* a constant table the kernels index (global memory, cached) */
+#define DEVICE_TABLE    __device__ const
 #else
 #define PGSTROM_CPU_TARGET 1
 #include <stdint.h>
@@ -41,6 +43,7 @@ typedef unsigned long long  uint64_t;
 #define DEVICE_FUNC     static inline
 #define DEVICE_NOINLINE static __attribute__((noinline))
 #define KERNEL_FUNC     static
+#define DEVICE_TABLE    static const
 #endif
 
 /* Status codes shared by both engines (see runtime::error::KernelStatus). */

@@ -140,32 +140,32 @@ heap_numeric(const uint8_t *p, uint32_t len, uint8_t *out)
             weight = (int32_t) (int16_t) heap_u16(p + 2);
             at = 4;
         }
+        /* no 128-bit division here (a long software routine on the GPU):
+         * this runs for every numeric of every row */
         for (uint32_t i = 0; at + 2 * i + 2 <= len; i++)
         {
-            dev_u128    d = heap_u16(p + at + 2 * i);
+            uint32_t    d = heap_u16(p + at + 2 * i);
             int32_t     e = 4 * (weight - (int32_t) i) + scale;
 
             if (d == 0)
                 continue;
             if (e >= 0)
             {
-                dev_u128    pw;
+                dev_u128    t;
 
-                if (e > 38)
+                /* d * 10^e past the limit (or past 128 bits): too large */
+                if (e > 38 || !dev_umul128(d, dev_pow10_128(e), &t) || t > limit)
                     return false;
-                pw = dev_pow10_128(e);
-                if (d > limit / pw)
-                    return false;
-                mag += d * pw;
+                mag += t;
             }
             else
             {
                 /* digits past the display scale are zero in a valid numeric */
-                dev_u128    pw;
+                uint32_t    pw;
 
                 if (-e > 4)
                     return false;
-                pw = dev_pow10_128(-e);
+                pw = (uint32_t) dev_pow10_u64[-e];
                 if (d % pw != 0)
                     return false;
                 mag += d / pw;

@@ -523,13 +523,30 @@ agg_filter(const DevAggOp *op, const DevColumn *cols, uint32_t ncols,
     return rc;
 }
 
+/*
+ * What the check of a combination's SUM_NUM_WIDE values found for the
+ * first AGG_WIDE_KEPT such ops (in op order): whether the FILTER passed
+ * and the value, which the accumulation then takes instead of evaluating
+ * the argument again (TPC-H Q1's charge is four numeric operations).
+ */
+#define AGG_WIDE_KEPT   2
+
+typedef struct
+{
+    uint32_t    n;                      /* ops kept */
+    bool        passes[AGG_WIDE_KEPT];
+    DevDatum    value[AGG_WIDE_KEPT];
+} AggWideKept;
+
 /* Combination k's values of every SUM_NUM_WIDE op: DEVERR_NEEDS_CPU when
  * the device cannot hold one (the combination is an exception), another
- * error as evaluating them raised it. */
+ * error as evaluating them raised it; `kept` gets the first ones. */
 DEVICE_FUNC int32_t
 agg_wide_check(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
-               const DevDatum *params, uint32_t nparams, const uint32_t *rows)
+               const DevDatum *params, uint32_t nparams, const uint32_t *rows,
+               AggWideKept *kept)
 {
+    kept->n = 0;
     for (uint32_t o = 0; o < spec->nops; o++)
     {
         const DevAggOp *op = &spec->ops[o];
@@ -546,24 +563,37 @@ agg_wide_check(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
         if (rc != DEVERR_OK)
             return rc;
         if (!passes)
+        {
+            if (kept->n < AGG_WIDE_KEPT)
+                kept->passes[kept->n++] = false;
             continue;
+        }
         rc = agg_eval(&op->args[0], cols, ncols, params, nparams, rows, &a);
         if (rc != DEVERR_OK)
             return rc;
         if (!a.isnull && !agg_num_at_scale(op, &a, &m))
             return DEVERR_NEEDS_CPU;
+        if (kept->n < AGG_WIDE_KEPT)
+        {
+            kept->passes[kept->n] = true;
+            kept->value[kept->n++] = a;
+        }
     }
     return DEVERR_OK;
 }
 
 /* Add combination k (rows) to the accumulators at `acc`; with `skip_wide`
- * (an exception) not to its SUM_NUM_WIDE ops. */
+ * (an exception) not to its SUM_NUM_WIDE ops, else with the values of
+ * those `kept` holds (NULL: none). */
 DEVICE_FUNC int32_t
 dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
                    const DevDatum *params, uint32_t nparams,
                    const uint32_t *in, uint32_t in_stride, uint32_t nsources, uint32_t k,
-                   const uint32_t *rows, uint64_t *acc, bool skip_wide)
+                   const uint32_t *rows, uint64_t *acc, bool skip_wide,
+                   const AggWideKept *kept)
 {
+    uint32_t    wide = 0;           /* SUM_NUM_WIDE ops met */
+
     for (uint32_t o = 0; o < spec->nops; o++)
     {
         const DevAggOp *op = &spec->ops[o];
@@ -571,26 +601,43 @@ dev_agg_accumulate(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols
         DevDatum    a[2];
         int32_t     rc;
         bool        passes;
+        bool        given = false;  /* a[0] from `kept` */
 
         if (op->word >= spec->nwords || op->nargs > 2)
             return DEVERR_INVALID_PROGRAM;
-        if (skip_wide && op->kind == AGGOP_SUM_NUM_WIDE)
-            continue;
-        rc = agg_filter(op, cols, ncols, params, nparams, rows, &passes);
-        if (rc != DEVERR_OK)
-            return rc;
-        if (!passes)
-            continue;
-        bool anynull = false;
-        for (uint32_t i = 0; i < op->nargs; i++)
+        if (op->kind == AGGOP_SUM_NUM_WIDE)
         {
-            rc = agg_eval(&op->args[i], cols, ncols, params, nparams, rows, &a[i]);
+            uint32_t j = wide++;
+
+            if (skip_wide)
+                continue;
+            if (kept && j < kept->n && op->nargs == 1)
+            {
+                if (!kept->passes[j] || kept->value[j].isnull)
+                    continue;
+                a[0] = kept->value[j];
+                given = true;
+            }
+        }
+        if (!given)
+        {
+            bool anynull = false;
+
+            rc = agg_filter(op, cols, ncols, params, nparams, rows, &passes);
             if (rc != DEVERR_OK)
                 return rc;
-            anynull |= a[i].isnull != 0;
+            if (!passes)
+                continue;
+            for (uint32_t i = 0; i < op->nargs; i++)
+            {
+                rc = agg_eval(&op->args[i], cols, ncols, params, nparams, rows, &a[i]);
+                if (rc != DEVERR_OK)
+                    return rc;
+                anynull |= a[i].isnull != 0;
+            }
+            if (anynull)
+                continue;
         }
-        if (anynull)
-            continue;
         switch (op->kind)
         {
             case AGGOP_COUNT:
@@ -856,11 +903,12 @@ agg_row_add(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
             uint64_t *acc, uint32_t *exc)
 {
     uint32_t    rows[PGSTROM_MAX_SOURCES];
+    AggWideKept kept;
     bool        skip_wide = false;
     int32_t     rc;
 
     agg_rows_of(in, in_stride, nsources, k, rows);
-    rc = agg_wide_check(spec, cols, ncols, params, nparams, rows);
+    rc = agg_wide_check(spec, cols, ncols, params, nparams, rows, &kept);
     if (rc == DEVERR_NEEDS_CPU && exc)
     {
         exc[1 + pgstrom_atomic_inc_u32(&exc[0])] = k;
@@ -869,7 +917,7 @@ agg_row_add(const DevAggSpec *spec, const DevColumn *cols, uint32_t ncols,
     else if (rc != DEVERR_OK)
         return rc;
     return dev_agg_accumulate(spec, cols, ncols, params, nparams, in, in_stride, nsources, k,
-                              rows, acc, skip_wide);
+                              rows, acc, skip_wide, &kept);
 }
 
 /* Rows step: combination k joins its group, in the block's table when

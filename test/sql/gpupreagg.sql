@@ -216,6 +216,16 @@ SELECT pa_same('SELECT flag, status, sum(qty) AS sq, sum(price) AS sp, sum(price
     sum(price * (1 - disc) * (1 + tax)) AS charge, avg(qty) AS aq, avg(price * (1 - disc) * (1 + tax)) AS ac,
     sum(price * (1 - disc) * (1 + tax)) FILTER (WHERE tax > 0.04) AS fc, count(*) AS n
   FROM pa_q1 GROUP BY flag, status');
+-- more sums of 47-digit bounds than the rows step keeps the values of (the
+-- first two): every one exact, with FILTERs, exceptions and NULLs
+SELECT pa_cpu_rows('SELECT flag, sum(price * (1 - disc) * (1 + tax)) AS a, sum(price * (1 + tax) * (1 + tax)) FILTER (WHERE disc < 0.05) AS b,
+    avg(price * (1 - disc) * (1 - tax)) FILTER (WHERE qty > 10) AS c, sum(price * (1 + disc) * (1 + disc)) AS d,
+    avg(price * (1 - disc) * (1 + tax)) AS e, count(price) AS f
+  FROM pa_q1 GROUP BY flag');
+SELECT pa_same('SELECT flag, sum(price * (1 - disc) * (1 + tax)) AS a, sum(price * (1 + tax) * (1 + tax)) FILTER (WHERE disc < 0.05) AS b,
+    avg(price * (1 - disc) * (1 - tax)) FILTER (WHERE qty > 10) AS c, sum(price * (1 + disc) * (1 + disc)) AS d,
+    avg(price * (1 - disc) * (1 + tax)) AS e, count(price) AS f
+  FROM pa_q1 GROUP BY flag');
 SELECT pa_same('SELECT n.name, sum(price * (1 + tax) * (1 + tax)) AS s, count(*) AS c FROM pa_q1 q JOIN pa_nation n USING (nk) WHERE disc < 0.08 GROUP BY n.name');
 SELECT pa_same('SELECT sum(price * price) AS sq FROM pa_q1');
 SELECT pa_same('SELECT i % 3 AS k, sum(round(x, 0)) AS s, avg(x * 2) AS a FROM pa_wide GROUP BY 1');

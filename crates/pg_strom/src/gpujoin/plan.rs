@@ -63,7 +63,7 @@ pub enum AggOutput {
 }
 
 /// One aggregate operation of a plan.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AggOpInfo {
     /// A pgstrom_runtime::agg::AggKind.
     pub kind: u32,
@@ -556,11 +556,6 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
                     else {
                         internal("an aggregate is no longer supported")
                     };
-                    outputs.push(AggOutput::Agg {
-                        op: ops.len() as u32,
-                        encoding: enc as u32,
-                        arg_type: types.first().map_or(0, |t| t.to_u32()),
-                    });
                     let mut scale = 0;
                     let mut op_kind = kind;
                     let first_arg: *mut pg_sys::Node = args.first().copied().unwrap_or(std::ptr::null_mut());
@@ -576,17 +571,32 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
                             Err(why) => internal(&format!("an aggregate argument no longer compiles: {}", why.0)),
                         })
                         .collect::<Vec<_>>();
-                    if op_kind == pgstrom_runtime::agg::AggKind::SumNumWide {
-                        // PostgreSQL computes an exception row's value
-                        wide_args.push(first_arg);
-                        wide_filters.push((*a).aggfilter.cast());
-                    }
-                    ops.push(AggOpInfo {
+                    let op = AggOpInfo {
                         kind: op_kind as u32,
                         scale,
                         args,
                         filter: (!(*a).aggfilter.is_null())
                             .then(|| compile((*a).aggfilter.cast(), &mut inputs, &all, false, false)),
+                    };
+                    // aggregates of one state (sum(x) and avg(x), the same
+                    // aggregate twice) share one operation, as PostgreSQL's
+                    // own executor shares their transition state
+                    let index = match ops.iter().position(|o| *o == op) {
+                        Some(i) => i,
+                        None => {
+                            if op_kind == pgstrom_runtime::agg::AggKind::SumNumWide {
+                                // PostgreSQL computes an exception row's value
+                                wide_args.push(first_arg);
+                                wide_filters.push((*a).aggfilter.cast());
+                            }
+                            ops.push(op);
+                            ops.len() - 1
+                        }
+                    };
+                    outputs.push(AggOutput::Agg {
+                        op: index as u32,
+                        encoding: enc as u32,
+                        arg_type: types.first().map_or(0, |t| t.to_u32()),
                     });
                 } else {
                     let t = pg_sys::exprType(e);
