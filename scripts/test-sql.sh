@@ -149,6 +149,11 @@ fi
 if ! "$PGSTROM_ROOT/test/gstore/dropdb.sh"; then
   failures+=("gstore dropdb")
 fi
+# GPU store copies give way when GPU memory runs short (with a GPU: a
+# cluster of its own with a small memory budget)
+if ! "$PGSTROM_ROOT/test/gstore/evict.sh"; then
+  failures+=("gstore evict")
+fi
 # the files the server writes (Arrow, redo log, base file): PostgreSQL's
 # mode for its own files (this cluster: no group access)
 if ! "$PGSTROM_ROOT/test/files/modes.sh" "$dir/data" 600; then

@@ -223,25 +223,68 @@ impl GpuStore {
 
 /// A copy, shared by the sessions that read it (at once) or bring it up
 /// to date (one at a time, while none reads).
-type SharedStore = Arc<RwLock<GpuStore>>;
+pub(crate) type SharedStore = Arc<RwLock<GpuStore>>;
+
+/// A copy in the GPU's table: the copy, and when it was last used (a
+/// tick of [`Copies::tick`]).
+struct Entry {
+    store: SharedStore,
+    used: u64,
+}
+
+#[derive(Default)]
+struct Copies {
+    by_table: HashMap<(u64, u32, u32), Entry>,
+    /// Counts uses: the least recently used idle copy goes first.
+    tick: u64,
+}
+
+impl Copies {
+    fn touch(&mut self, table: (u64, u32, u32)) {
+        self.tick += 1;
+        if let Some(e) = self.by_table.get_mut(&table) {
+            e.used = self.tick;
+        }
+    }
+}
 
 /// The copies of one GPU, by table.
+///
+/// A copy stays in device memory between queries; when the GPU's memory
+/// budget runs short and its caches did not give back enough (the memory
+/// pool's relief), idle copies go, the least recently used first
+/// ([`GpuStores::evict_idle`]).  A copy is idle when no session holds it:
+/// a session holds the copy it brought up to date, or whose rows it reads,
+/// until its scan ends (`JoinSession::store_pin`), so a copy never goes
+/// in the middle of a query.  An evicted copy is built again, from the
+/// backend's replay, by the next query that reads the table.
 #[derive(Default)]
 pub(crate) struct GpuStores {
-    map: Mutex<HashMap<(u64, u32, u32), SharedStore>>,
+    map: Mutex<Copies>,
 }
 
 impl GpuStores {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Copies> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Apply batch `s` to the GPU's copy of its table (made, or made anew
-    /// for another identity); where the copy stands after it.  The GPU's
-    /// context is current.
-    pub(crate) fn sync(&self, eng: &GpuEngine, s: &StoreSync<'_>) -> Result<StoreState, DeviceError> {
+    /// for another identity); where the copy stands after it, and the copy
+    /// (which the caller holds while it reads it).  The GPU's context is
+    /// current.
+    pub(crate) fn sync(&self, eng: &GpuEngine, s: &StoreSync<'_>) -> Result<(StoreState, SharedStore), DeviceError> {
         s.validate()?;
         let table = (s.id.sysid, s.id.db, s.id.rel);
         let store = {
-            let mut m = self.map.lock().unwrap_or_else(|p| p.into_inner());
-            let e = m.entry(table).or_insert_with(|| Arc::new(RwLock::new(GpuStore::new(s.id, s.types))));
-            e.clone()
+            let mut m = self.lock();
+            let store = m
+                .by_table
+                .entry(table)
+                .or_insert_with(|| Entry { store: Arc::new(RwLock::new(GpuStore::new(s.id, s.types))), used: 0 })
+                .store
+                .clone();
+            m.touch(table);
+            store
         };
         let mut st = store.write().unwrap_or_else(|p| p.into_inner());
         if st.id != s.id || st.types != s.types {
@@ -254,12 +297,99 @@ impl GpuStores {
             *st = GpuStore::new(s.id, s.types);
             return Err(e);
         }
-        Ok(st.state())
+        let state = st.state();
+        drop(st);
+        Ok((state, store))
     }
 
     /// The copy `id` names, if the GPU holds it.
     pub(crate) fn get(&self, id: &StoreId) -> Option<SharedStore> {
-        let m = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        m.get(&(id.sysid, id.db, id.rel)).filter(|s| s.read().unwrap_or_else(|p| p.into_inner()).id == *id).cloned()
+        let table = (id.sysid, id.db, id.rel);
+        let mut m = self.lock();
+        let store = m
+            .by_table
+            .get(&table)
+            .filter(|e| e.store.read().unwrap_or_else(|p| p.into_inner()).id == *id)
+            .map(|e| e.store.clone())?;
+        m.touch(table);
+        Some(store)
+    }
+
+    /// Drop idle copies, the least recently used first, until `fits` says
+    /// the reservation waiting for memory fits; the copies dropped and
+    /// their bytes.  The GPU's context is current (the thread that needs
+    /// the memory).
+    pub(crate) fn evict_idle(&self, fits: &dyn Fn() -> bool) -> Vec<(StoreId, u64)> {
+        let mut gone = Vec::new();
+        loop {
+            let victim = {
+                let mut m = self.lock();
+                let idle = m
+                    .by_table
+                    .iter()
+                    .filter(|(_, e)| Arc::strong_count(&e.store) == 1)
+                    .map(|(t, e)| (*t, e.used))
+                    .collect::<Vec<_>>();
+                match lru(&idle) {
+                    Some(t) => m.by_table.remove(&t),
+                    None => None,
+                }
+            };
+            let Some(e) = victim else { break };
+            // no session holds it (the map's was the only reference, and
+            // sessions take theirs under the map's lock): freed here
+            let st = e.store.read().unwrap_or_else(|p| p.into_inner());
+            gone.push((st.id, st.state().bytes));
+            drop(st);
+            drop(e);
+            if fits() {
+                break;
+            }
+        }
+        gone
+    }
+}
+
+/// The least recently used of `idle` (table, last use).
+fn lru(idle: &[((u64, u32, u32), u64)]) -> Option<(u64, u32, u32)> {
+    idle.iter().min_by_key(|(_, used)| *used).map(|(t, _)| *t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_least_recently_used_idle_copy_goes_first() {
+        assert_eq!(lru(&[]), None);
+        assert_eq!(lru(&[((1, 2, 3), 7), ((1, 2, 4), 5), ((1, 3, 3), 9)]), Some((1, 2, 4)));
+    }
+
+    #[test]
+    fn copies_in_use_are_not_idle_and_uses_are_counted() {
+        let stores = GpuStores::default();
+        let id = StoreId { sysid: 1, db: 2, rel: 3, generation: 1, files: 9 };
+        let other = StoreId { rel: 4, ..id };
+        {
+            let mut m = stores.lock();
+            for s in [id, other] {
+                m.by_table.insert(
+                    (s.sysid, s.db, s.rel),
+                    Entry { store: Arc::new(RwLock::new(GpuStore::new(s, &[]))), used: 0 },
+                );
+            }
+        }
+        // a session holds `id`'s copy; `other` was used before it
+        let held = stores.get(&id).expect("held");
+        assert!(stores.get(&StoreId { generation: 2, ..id }).is_none(), "another generation is not this copy");
+        let gone = stores.evict_idle(&|| false);
+        assert_eq!(gone.iter().map(|g| g.0).collect::<Vec<_>>(), vec![other]);
+        assert!(stores.get(&id).is_some() && stores.get(&other).is_none());
+        drop(held);
+        // idle now: the next shortage takes it, and stops when it fits
+        let gone = stores.evict_idle(&|| true);
+        assert_eq!(gone.len(), 1);
+        assert!(stores.get(&id).is_none());
+        assert!(stores.evict_idle(&|| false).is_empty());
     }
 }

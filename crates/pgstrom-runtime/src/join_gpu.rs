@@ -196,6 +196,10 @@ pub struct GpuJoin<'e> {
     agg_scratch_len: usize,
     /// The chunks are rows of a GPU store table (devstore.rs).
     store_rows: Option<StoreRows>,
+    /// The copy of the store this session brought up to date or reads,
+    /// held until the session ends so that a shortage of memory does not
+    /// evict it mid-query (devstore_gpu.rs, `GpuStores`).
+    store_pin: Option<crate::devstore_gpu::SharedStore>,
 }
 
 fn place_program(img: &mut Image, p: &Program) -> (usize, usize, u32, u16) {
@@ -457,6 +461,7 @@ impl<'e> GpuJoin<'e> {
             agg_wide_init,
             agg_scratch_len: 0,
             store_rows: None,
+            store_pin: None,
         })
     }
 
@@ -997,6 +1002,19 @@ impl Steps<'_, '_> {
 }
 
 impl GpuJoin<'_> {
+    /// The copy `id` names: the one this session holds when it is that
+    /// copy, else the GPU's, which the session then holds.
+    fn pinned_copy(&mut self, id: &devstore::StoreId) -> Result<crate::devstore_gpu::SharedStore, DeviceError> {
+        if let Some(p) = &self.store_pin
+            && p.read().unwrap_or_else(|e| e.into_inner()).id == *id
+        {
+            return Ok(p.clone());
+        }
+        let copy = self.eng.stores.get(id).ok_or_else(|| devstore::no_copy(id))?;
+        self.store_pin = Some(copy.clone());
+        Ok(copy)
+    }
+
     /// One chunk through every step, finished as asked.
     fn run(
         &mut self,
@@ -1014,7 +1032,7 @@ impl GpuJoin<'_> {
         // copy, read-locked until the chunk is done (its buffers stay in
         // place: a batch bringing it up to date waits)
         let copy = match rows.as_ref().map(|r| &r.mvcc) {
-            Some(StoreMvcc::Copy(id)) => Some(self.eng.stores.get(id).ok_or_else(|| devstore::no_copy(id))?),
+            Some(StoreMvcc::Copy(id)) => Some(self.pinned_copy(id)?),
             _ => None,
         };
         let guard = copy.as_ref().map(|c| c.read().unwrap_or_else(|p| p.into_inner()));
@@ -1112,10 +1130,15 @@ impl JoinSession for GpuJoin<'_> {
 
     fn store_sync(&mut self, batch: &devstore::StoreSync<'_>) -> Result<Option<devstore::StoreState>, DeviceError> {
         self.eng.make_current()?;
-        self.eng.stores.sync(self.eng, batch).map(Some)
+        let (state, copy) = self.eng.stores.sync(self.eng, batch)?;
+        self.store_pin = Some(copy);
+        Ok(Some(state))
     }
 
     fn set_store_rows(&mut self, rows: Option<StoreRows>) -> Result<(), DeviceError> {
+        if let Some(StoreMvcc::Copy(id)) = rows.as_ref().map(|r| &r.mvcc) {
+            self.pinned_copy(id)?;
+        }
         self.store_rows = rows;
         Ok(())
     }

@@ -4,9 +4,10 @@
 //! cache), and waiting instead of failing when the budget is spent.
 //!
 //! Owns: the per-GPU budget and the bytes reserved against it, the wait
-//! for memory (a reservation that does not fit first asks the GPU's column
-//! cache to give back what it holds, then waits until other requests free
-//! enough, up to [`MEMORY_WAIT`]), and the counters the service reports.
+//! for memory (a reservation that does not fit first asks the relief to
+//! give back what the GPU keeps between queries: caches first, then idle
+//! GPU store copies while it still does not fit; then it waits until
+//! other requests free enough, up to [`MEMORY_WAIT`]), and the counters the service reports.
 //! A reservation larger than the whole budget fails at once: waiting could
 //! never satisfy it.  A wait also ends, with an error, as soon as the
 //! thread's give-up check says the request is no longer wanted (the GPU
@@ -72,9 +73,15 @@ pub struct MemoryPool {
     state: Mutex<PoolStats>,
     freed: Condvar,
     /// Asked to give memory back when a reservation does not fit (the
-    /// GPU's column cache).
-    relief: OnceLock<Box<dyn Fn() + Send + Sync>>,
+    /// GPU's caches, then its idle GPU store copies), with a check of
+    /// whether the reservation fits now.
+    relief: OnceLock<Relief>,
 }
+
+/// What gives memory back when a reservation does not fit: called with
+/// `fits` (does the reservation fit now?), so that it gives back its
+/// costlier holdings only while the cheap ones did not suffice.
+pub type Relief = Box<dyn Fn(&dyn Fn() -> bool) + Send + Sync>;
 
 /// Bytes reserved in a pool, given back when dropped.
 pub struct Reservation {
@@ -129,7 +136,7 @@ impl MemoryPool {
     }
 
     /// Set what gives memory back when a reservation does not fit (once).
-    pub fn set_relief(&self, f: Box<dyn Fn() + Send + Sync>) {
+    pub fn set_relief(&self, f: Relief) {
         let _ = self.relief.set(f);
     }
 
@@ -154,7 +161,10 @@ impl MemoryPool {
             s.waits += 1;
             if let Some(relieve) = self.relief.get() {
                 drop(s);
-                relieve();
+                relieve(&|| {
+                    let s = self.lock();
+                    s.reserved + bytes <= s.budget
+                });
                 s = self.lock();
             }
             let deadline = Instant::now() + wait;
@@ -190,7 +200,8 @@ impl MemoryPool {
     /// True when one was.
     pub fn wait_for_free(&'static self, wait: Duration) -> bool {
         if let Some(relieve) = self.relief.get() {
-            relieve();
+            // (the device, not the budget, is short: everything idle goes)
+            relieve(&|| false);
         }
         let deadline = Instant::now() + wait;
         let mut s = self.lock();
@@ -284,7 +295,7 @@ mod tests {
         let p = leak(100);
         let cached = std::sync::Mutex::new(Some(p.reserve(90, Duration::ZERO).unwrap()));
         let cached: &'static _ = Box::leak(Box::new(cached));
-        p.set_relief(Box::new(|| {
+        p.set_relief(Box::new(|_fits| {
             RELIEVED.fetch_add(1, Ordering::Relaxed);
             cached.lock().unwrap().take();
         }));
@@ -292,5 +303,32 @@ mod tests {
         assert_eq!(RELIEVED.load(Ordering::Relaxed), 1);
         assert_eq!(p.stats().reserved, 50);
         drop(r);
+    }
+
+    #[test]
+    fn the_relief_gives_back_costlier_memory_only_while_the_reservation_does_not_fit() {
+        // a cache of 30 bytes (cheap to give back) and a store copy of 40
+        // (costly): a reservation of 40 needs only the cache, one of 60
+        // both
+        type Held = std::sync::Mutex<Option<Reservation>>;
+        let p = leak(100);
+        let cache: &'static Held = Box::leak(Box::new(Held::new(Some(p.reserve(30, Duration::ZERO).unwrap()))));
+        let copy: &'static Held = Box::leak(Box::new(Held::new(Some(p.reserve(40, Duration::ZERO).unwrap()))));
+        let _other = p.reserve(20, Duration::ZERO).unwrap();
+        p.set_relief(Box::new(move |fits| {
+            cache.lock().unwrap().take();
+            if !fits() {
+                copy.lock().unwrap().take();
+            }
+        }));
+        let a = p.reserve(40, Duration::ZERO).unwrap();
+        assert!(cache.lock().unwrap().is_none() && copy.lock().unwrap().is_some());
+        assert_eq!(p.stats().reserved, 100);
+        drop(a);
+        *cache.lock().unwrap() = Some(p.reserve(30, Duration::ZERO).unwrap());
+        let b = p.reserve(60, Duration::ZERO).unwrap();
+        assert!(cache.lock().unwrap().is_none() && copy.lock().unwrap().is_none());
+        assert_eq!(p.stats().reserved, 80);
+        drop(b);
     }
 }

@@ -255,13 +255,24 @@ fn open_engines(config: &ServiceConfig, found: &[crate::discovery::DeviceInfo]) 
             g.map(|g| {
                 let g: &'static GpuEngine = Box::leak(Box::new(g));
                 // memory short: the column cache gives back what it
-                // holds, and the idle session buffers and scratch arenas go
+                // holds, and the idle session buffers and scratch arenas go;
+                // then, while it is still short, the idle GPU store copies
+                // (the least recently used first: a query rebuilds one)
                 if let Some(p) = pool {
-                    p.set_relief(Box::new(move || {
+                    let ordinal = dev.ordinal;
+                    p.set_relief(Box::new(move |fits| {
                         g.columns.clear();
                         g.shared_joins.cache_clear();
                         g.release_buffers();
                         g.release_scratch();
+                        if !fits() {
+                            for (id, bytes) in g.stores.evict_idle(fits) {
+                                eprintln!(
+                                    "pg_strom service: GPU{ordinal}: memory short: dropped the idle copy of GPU store table {} of database {} ({bytes} bytes); the next query that reads it builds it again",
+                                    id.rel, id.db
+                                );
+                            }
+                        }
                     }));
                 }
                 g
