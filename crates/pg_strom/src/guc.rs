@@ -49,6 +49,9 @@ pub static ENABLE_GPUSCAN: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_GPUJOIN: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// `pg_strom.enable_gpupreagg`.
 pub static ENABLE_GPUPREAGG: GucSetting<bool> = GucSetting::<bool>::new(true);
+/// `pg_strom.enable_decorrelation`: correlated scalar aggregate
+/// sub-queries are also planned as a join with a grouped sub-query.
+pub static ENABLE_DECORRELATION: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// `pg_strom.gpu_service`: GPUs are used through the GPU service process.
 pub static GPU_SERVICE: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// `pg_strom.cpu_engine_in_service`: the CPU engine runs in the service too.
@@ -170,6 +173,14 @@ pub fn init() {
         c"Enables the planner's use of GpuPreAgg.",
         c"",
         &ENABLE_GPUPREAGG,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.enable_decorrelation",
+        c"Plans correlated scalar aggregate sub-queries also as a join with a grouped sub-query.",
+        c"The planner keeps the cheaper of the two plans; off plans the sub-query once per outer row only, as PostgreSQL does.",
+        &ENABLE_DECORRELATION,
         GucContext::Userset,
         GucFlags::default(),
     );

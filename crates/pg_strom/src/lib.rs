@@ -37,6 +37,7 @@ pub mod arrow_fdw;
 pub mod chunk;
 pub mod codegen;
 pub mod customscan;
+pub mod decorrelate;
 pub mod device_eval;
 pub mod discovery_worker;
 pub mod engine;

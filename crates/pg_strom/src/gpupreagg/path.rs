@@ -54,14 +54,19 @@ unsafe extern "C-unwind" fn planner(
     cursor_options: i32,
     bound_params: pg_sys::ParamListInfo,
 ) -> *mut pg_sys::PlannedStmt {
-    stash_reset();
-    crate::customscan::cost::brin_planning_starts();
     // SAFETY: the planner's own arguments, passed on.
     unsafe {
-        match PREV_PLANNER {
-            Some(prev) => prev(parse, query_string, cursor_options, bound_params),
-            None => pg_sys::standard_planner(parse, query_string, cursor_options, bound_params),
-        }
+        let plan = |parse: *mut pg_sys::Query| {
+            stash_reset();
+            crate::customscan::cost::brin_planning_starts();
+            match PREV_PLANNER {
+                Some(prev) => prev(parse, query_string, cursor_options, bound_params),
+                None => pg_sys::standard_planner(parse, query_string, cursor_options, bound_params),
+            }
+        };
+        // (planned once more, rewritten, where it holds correlated
+        // aggregate sub-queries)
+        crate::decorrelate::plan_query(parse, &plan)
     }
 }
 

@@ -1,0 +1,707 @@
+//! Correlated scalar aggregate sub-queries turned into a join with a
+//! grouped sub-query, when that plan costs less.
+//!
+//! PostgreSQL runs `WHERE x < (SELECT 0.2 * avg(y) FROM t WHERE t.k =
+//! o.k)` as a sub-plan evaluated once per outer row: an index scan of `t`
+//! each time, or a whole scan of `t` each time where `t` has no index (an
+//! Arrow_Fdw table).  The same rows come from joining the outer rows with
+//! `SELECT k, 0.2 * avg(y) FROM t GROUP BY k` on `k` and testing `x <`
+//! the grouped value: one aggregation of `t`, which a GpuPreAgg does in
+//! one pass (TPC-H Q2, Q17 and Q20 have this shape).  The planner hook
+//! plans the query as written and rewritten, and keeps the rewritten plan
+//! where it costs less (the sub-plans as written charged only for the
+//! rows that surely run them: [`cost_as_written`]) and groups on the
+//! device (one GpuPreAgg more than as written) or costs a tenth;
+//! otherwise PostgreSQL's plan (`pg_strom.enable_decorrelation`).
+//!
+//! The rewrite keeps the answer exactly where it applies, and applies only
+//! where all of this holds:
+//! - the sub-query is a plain `SELECT expr FROM tables WHERE ...` whose
+//!   `expr` is made of `avg`, `sum`, `min` or `max` (of integers or
+//!   numerics for `avg` and `sum`, of any type for `min` and `max`),
+//!   constants (and immutable casts of them) and numeric `+ - *`: NULL
+//!   over no rows, as the join's
+//!   missing group is, and no error in groups the outer query never asks
+//!   for;
+//! - it refers to the outer query only by top-level `WHERE` conjuncts
+//!   `inner_expr = outer_column`, with the type's own equality (the one
+//!   its `GROUP BY` uses) and no other outer reference; nothing volatile,
+//!   no nested sub-query, no `GROUP BY`, `HAVING`, `DISTINCT`, `LIMIT`,
+//!   window function or set operation;
+//! - it is an argument of a strict operator that is itself a top-level
+//!   conjunct of the outer `WHERE` (`x < (SELECT ...)`): a NULL sub-query
+//!   value fails the conjunct, as a row without a group fails the join.
+//!
+//! Each outer row meets at most one group (the groups' keys differ by the
+//! same equality), so the join never repeats a row.  The grouped
+//! sub-query evaluates its own `WHERE` on every row of its tables, not
+//! only on those of the keys the outer query asks for, as PostgreSQL
+//! itself evaluates pushed-down quals on rows a join would drop.
+//!
+//! Sub-queries of sub-queries are rewritten at their own level (TPC-H
+//! Q20's scalar sub-query is inside an `IN` sub-query).
+
+use pgrx::pg_sys;
+
+use crate::guc;
+use crate::pg::list::{from_list, to_list};
+
+/// Plan `parse` with `plan`, and, when it holds sub-queries this module
+/// rewrites, its rewritten copy too; the cheaper of the two plans.
+///
+/// # Safety
+/// The planner's Query (planner_hook).
+pub unsafe fn plan_query(
+    parse: *mut pg_sys::Query,
+    plan: &dyn Fn(*mut pg_sys::Query) -> *mut pg_sys::PlannedStmt,
+) -> *mut pg_sys::PlannedStmt {
+    // SAFETY: the planner's Query (caller); copies are ours.
+    unsafe {
+        if !guc::ENABLED.get()
+            || !guc::ENABLE_DECORRELATION.get()
+            || parse.is_null()
+            || (*parse).commandType != pg_sys::CmdType::CMD_SELECT
+            || !(*parse).hasSubLinks
+        {
+            return plan(parse);
+        }
+        let copy = pg_sys::copyObjectImpl(parse.cast()) as *mut pg_sys::Query;
+        let n = rewrite_query(copy);
+        if n == 0 {
+            return plan(parse);
+        }
+        let original = plan(parse);
+        let rewritten = plan(copy);
+        let a = cost_as_written(original);
+        let b = (*(*rewritten).planTree).total_cost;
+        // the grouping on the device, or far cheaper: PostgreSQL's own
+        // estimate of a hash aggregate of many groups can be several times
+        // short (TPC-H Q17 at SF 1 grouped by PostgreSQL: costed 9% above
+        // the sub-plan's plan, ran 6x longer), so without a GpuPreAgg more
+        // in the plan tree (a sub-plan's runs once per call) the rewritten
+        // plan must cost a tenth of the plan as written
+        let on_device = gpupreaggs(rewritten) > gpupreaggs(original);
+        pgrx::debug1!(
+            "pg_strom: {n} correlated sub-quer{} as a join with a grouped sub-query: cost {b:.2}{} against {a:.2} as written (PostgreSQL's estimate {:.2})",
+            if n == 1 { "y" } else { "ies" },
+            if on_device { " (grouped by GpuPreAgg)" } else { " (not grouped on the device)" },
+            (*(*original).planTree).total_cost
+        );
+        if b < a && (on_device || b * FAR_CHEAPER < a) { rewritten } else { original }
+    }
+}
+
+/// How much cheaper a rewritten plan that groups on the host must be.
+const FAR_CHEAPER: f64 = 10.0;
+
+/// The cost of `stmt` (planned as written) with its correlated sub-plans
+/// charged only for the rows that surely run them.
+///
+/// PostgreSQL charges a qual's sub-plan for every row its node reads,
+/// though the node tests its cheaper quals first and runs the sub-plan
+/// only for the rows they pass (`WHERE id < 5 AND x < (SELECT ...)` over a
+/// Seq Scan is charged 3000 sub-plan runs for 4): against that estimate
+/// the grouped form would win where it loses.  Where a node's quals hold
+/// a correlated sub-plan beside other quals, this takes the node's own
+/// cost out and puts back only the sub-plan runs of the rows it returns
+/// (a lower bound of the runs: each returned row ran it), so the rewritten
+/// plan is kept only where it costs less than the plan as written could.
+unsafe fn cost_as_written(stmt: *mut pg_sys::PlannedStmt) -> f64 {
+    // SAFETY: a planned statement.
+    unsafe {
+        let mut overcharge = 0.0;
+        each_plan_of(stmt, &mut |p, children| overcharge += overcharge_of(p, children));
+        ((*(*stmt).planTree).total_cost - overcharge).max(0.0)
+    }
+}
+
+/// `plan` and every plan below it (sub-plans of expressions aside).
+unsafe fn each_plan(plan: *mut pg_sys::Plan, f: &mut dyn FnMut(*mut pg_sys::Plan, &[*mut pg_sys::Plan])) {
+    // SAFETY: a valid plan tree.
+    unsafe {
+        if plan.is_null() {
+            return;
+        }
+        use pg_sys::NodeTag::*;
+        let mut children: Vec<*mut pg_sys::Plan> = vec![(*plan).lefttree, (*plan).righttree];
+        let tag = (*plan).type_;
+        let extra = match tag {
+            T_Append => (*(plan as *mut pg_sys::Append)).appendplans,
+            T_MergeAppend => (*(plan as *mut pg_sys::MergeAppend)).mergeplans,
+            T_CustomScan => (*(plan as *mut pg_sys::CustomScan)).custom_plans,
+            T_BitmapAnd => (*(plan as *mut pg_sys::BitmapAnd)).bitmapplans,
+            T_BitmapOr => (*(plan as *mut pg_sys::BitmapOr)).bitmapplans,
+            _ => std::ptr::null_mut(),
+        };
+        children.extend(from_list(extra).into_iter().map(|p| p as *mut pg_sys::Plan));
+        if tag == T_SubqueryScan {
+            children.push((*(plan as *mut pg_sys::SubqueryScan)).subplan);
+        }
+        children.retain(|c| !c.is_null());
+        f(plan, &children);
+        for c in children {
+            each_plan(c, f);
+        }
+    }
+}
+
+/// Every plan of `stmt`: its tree and its sub-plans'.
+unsafe fn each_plan_of(stmt: *mut pg_sys::PlannedStmt, f: &mut dyn FnMut(*mut pg_sys::Plan, &[*mut pg_sys::Plan])) {
+    // SAFETY: a planned statement.
+    unsafe {
+        each_plan((*stmt).planTree, f);
+        for p in from_list((*stmt).subplans) {
+            each_plan(p.cast(), f);
+        }
+    }
+}
+
+/// What `plan` may charge too much for sub-plans (see [`cost_as_written`]).
+unsafe fn overcharge_of(plan: *mut pg_sys::Plan, children: &[*mut pg_sys::Plan]) -> f64 {
+    // SAFETY: a valid plan.
+    unsafe {
+        use pg_sys::NodeTag::*;
+        let mut lists = vec![(*plan).qual];
+        if matches!((*plan).type_, T_NestLoop | T_MergeJoin | T_HashJoin) {
+            lists.push((*(plan as *mut pg_sys::Join)).joinqual);
+        }
+        let mut sum = 0.0;
+        for list in lists {
+            let conj = from_list(list);
+            let per_call: Vec<f64> = conj.iter().map(|&c| correlated_subplan_cost(c)).collect();
+            if conj.len() >= 2 && per_call.iter().any(|&c| c > 0.0) && per_call.contains(&0.0) {
+                let own = (*plan).total_cost - children.iter().map(|&c| (*c).total_cost).sum::<f64>();
+                let runs = (*plan).plan_rows * per_call.iter().sum::<f64>();
+                sum += (own - runs).max(0.0);
+            }
+        }
+        sum
+    }
+}
+
+/// How many GpuPreAgg nodes the plan tree of `stmt` holds (those of its
+/// sub-plans, run per call of an expression, aside).
+unsafe fn gpupreaggs(stmt: *mut pg_sys::PlannedStmt) -> usize {
+    let mut n = 0;
+    // SAFETY: a planned statement.
+    unsafe {
+        each_plan((*stmt).planTree, &mut |p, _| {
+            if (*p).type_ == pg_sys::NodeTag::T_CustomScan {
+                let m = (*(p as *mut pg_sys::CustomScan)).methods;
+                if !m.is_null() && std::ffi::CStr::from_ptr((*m).CustomName).to_bytes() == b"GpuPreAgg" {
+                    n += 1;
+                }
+            }
+        });
+    }
+    n
+}
+
+/// The cost of one run of the correlated (not hashed) sub-plans in `node`.
+unsafe fn correlated_subplan_cost(node: *mut pg_sys::Node) -> f64 {
+    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
+        // SAFETY: an expression node; ctx is the f64 below.
+        unsafe {
+            if node.is_null() {
+                return false;
+            }
+            if (*node).type_ == pg_sys::NodeTag::T_SubPlan {
+                let sp = node as *mut pg_sys::SubPlan;
+                if !(*sp).parParam.is_null() && !(*sp).useHashTable {
+                    *(ctx as *mut f64) += (*sp).per_call_cost.max(0.0);
+                }
+            }
+            crate::pg::compat::walk(node, walker, ctx)
+        }
+    }
+    let mut cost = 0.0f64;
+    // SAFETY: a valid expression.
+    unsafe { walker(node, (&mut cost as *mut f64).cast()) };
+    cost
+}
+
+/// Rewrite the sub-queries of `q` and of its nested queries; how many.
+unsafe fn rewrite_query(q: *mut pg_sys::Query) -> usize {
+    // SAFETY: a valid Query of our copy.
+    unsafe {
+        if q.is_null() || (*q).commandType != pg_sys::CmdType::CMD_SELECT {
+            return 0;
+        }
+        let mut n = 0;
+        for rte in from_list((*q).rtable) {
+            let rte = rte as *mut pg_sys::RangeTblEntry;
+            if (*rte).rtekind == pg_sys::RTEKind::RTE_SUBQUERY {
+                n += rewrite_query((*rte).subquery);
+            }
+        }
+        for cte in from_list((*q).cteList) {
+            let cte = cte as *mut pg_sys::CommonTableExpr;
+            if !(*cte).cterecursive && !(*cte).ctequery.is_null() && (*(*cte).ctequery).type_ == pg_sys::NodeTag::T_Query
+            {
+                n += rewrite_query((*cte).ctequery.cast());
+            }
+        }
+        if (*q).jointree.is_null() || (*(*q).jointree).quals.is_null() {
+            return n;
+        }
+        // the sub-queries of the WHERE clause's sub-links (IN, EXISTS, ...)
+        for s in sublinks_of((*(*q).jointree).quals) {
+            n += rewrite_query((*s).subselect.cast());
+        }
+        if (*q).setOperations.is_null() {
+            n += rewrite_level(q);
+        }
+        n
+    }
+}
+
+/// The sub-links of `node`, not those inside their sub-queries.
+unsafe fn sublinks_of(node: *mut pg_sys::Node) -> Vec<*mut pg_sys::SubLink> {
+    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
+        // SAFETY: an expression node; ctx is the Vec below.
+        unsafe {
+            if node.is_null() {
+                return false;
+            }
+            if (*node).type_ == pg_sys::NodeTag::T_SubLink {
+                let out = &mut *(ctx as *mut Vec<*mut pg_sys::SubLink>);
+                out.push(node.cast());
+                // its test expression may hold more
+                return walker((*(node as *mut pg_sys::SubLink)).testexpr, ctx);
+            }
+            crate::pg::compat::walk(node, walker, ctx)
+        }
+    }
+    let mut out: Vec<*mut pg_sys::SubLink> = Vec::new();
+    // SAFETY: a valid expression.
+    unsafe { walker(node, (&mut out as *mut Vec<*mut pg_sys::SubLink>).cast()) };
+    out
+}
+
+/// Rewrite the top-level WHERE conjuncts of `q` that compare with a
+/// scalar sub-query of the shape above; how many.
+unsafe fn rewrite_level(q: *mut pg_sys::Query) -> usize {
+    // SAFETY: a valid Query of our copy with a WHERE clause.
+    unsafe {
+        let conj = from_list(pg_sys::make_ands_implicit((*(*q).jointree).quals.cast()));
+        let mut out = Vec::with_capacity(conj.len());
+        let mut n = 0;
+        for c in conj {
+            match rewrite_conjunct(q, c) {
+                Some(new) => {
+                    out.extend(new);
+                    n += 1;
+                }
+                None => out.push(c),
+            }
+        }
+        if n > 0 {
+            (*(*q).jointree).quals = pg_sys::make_ands_explicit(to_list(&out)).cast();
+        }
+        n
+    }
+}
+
+/// `node` under any RelabelType.
+unsafe fn strip(node: *mut pg_sys::Node) -> *mut pg_sys::Node {
+    // SAFETY: a valid expression.
+    unsafe {
+        let mut n = node;
+        while !n.is_null() && (*n).type_ == pg_sys::NodeTag::T_RelabelType {
+            n = (*(n as *mut pg_sys::RelabelType)).arg.cast();
+        }
+        n
+    }
+}
+
+/// A scalar sub-link (`(SELECT ...)`), or None.
+unsafe fn scalar_sublink(node: *mut pg_sys::Node) -> Option<*mut pg_sys::SubLink> {
+    // SAFETY: a valid expression.
+    unsafe {
+        let n = strip(node);
+        (!n.is_null()
+            && (*n).type_ == pg_sys::NodeTag::T_SubLink
+            && (*(n as *mut pg_sys::SubLink)).subLinkType == pg_sys::SubLinkType::EXPR_SUBLINK)
+            .then_some(n.cast())
+    }
+}
+
+/// One correlation of a sub-query: its `inner_expr = outer_column`.
+struct Key {
+    inner: *mut pg_sys::Node,
+    outer: *mut pg_sys::Var,
+    opno: pg_sys::Oid,
+    inputcollid: pg_sys::Oid,
+    sortop: pg_sys::Oid,
+    hashable: bool,
+}
+
+/// Conjunct `c` of `q`'s WHERE clause rewritten (its replacement and the
+/// join's conditions), with the grouped sub-query added to `q`'s FROM;
+/// None where it is not of the shape (nothing changed then).
+unsafe fn rewrite_conjunct(q: *mut pg_sys::Query, c: *mut pg_sys::Node) -> Option<Vec<*mut pg_sys::Node>> {
+    // SAFETY: valid nodes of our copy.
+    unsafe {
+        if (*c).type_ != pg_sys::NodeTag::T_OpExpr {
+            return None;
+        }
+        let op = c as *mut pg_sys::OpExpr;
+        let args = from_list((*op).args);
+        if args.len() != 2 || (*op).opretset || !pg_sys::op_strict((*op).opno) {
+            return None;
+        }
+        let (at, sl) = match (scalar_sublink(args[0]), scalar_sublink(args[1])) {
+            (Some(s), None) if sublinks_of(args[1]).is_empty() => (0, s),
+            (None, Some(s)) if sublinks_of(args[0]).is_empty() => (1, s),
+            _ => return None,
+        };
+        let sq = (*sl).subselect as *mut pg_sys::Query;
+        let (keys, value) = grouped_form(sq)?;
+
+        // the grouped sub-query in q's FROM
+        let ps = pg_sys::make_parsestate(std::ptr::null_mut());
+        (*ps).p_rtable = (*q).rtable;
+        let alias = pg_sys::makeAlias(c"pgstrom_grouped".as_ptr(), std::ptr::null_mut());
+        pg_sys::addRangeTableEntryForSubquery(ps, sq, alias, false, true);
+        (*q).rtable = (*ps).p_rtable;
+        pg_sys::free_parsestate(ps);
+        let rtindex = pg_sys::list_length((*q).rtable);
+        let rtr = pg_sys::palloc0(std::mem::size_of::<pg_sys::RangeTblRef>()) as *mut pg_sys::RangeTblRef;
+        (*rtr).type_ = pg_sys::NodeTag::T_RangeTblRef;
+        (*rtr).rtindex = rtindex;
+        (*(*q).jointree).fromlist = pg_sys::lappend((*(*q).jointree).fromlist, rtr.cast());
+
+        let column = |attno: usize, e: *mut pg_sys::Node| {
+            pg_sys::makeVar(
+                rtindex,
+                attno as pg_sys::AttrNumber,
+                pg_sys::exprType(e),
+                pg_sys::exprTypmod(e),
+                pg_sys::exprCollation(e),
+                0,
+            )
+        };
+        // the conjunct, the sub-query's value read from the join
+        let value_var = column(keys.len() + 1, value.cast());
+        let arg = pg_sys::list_nth_cell((*op).args, at as i32);
+        let target = args[at];
+        if (*target).type_ == pg_sys::NodeTag::T_SubLink {
+            (*arg).ptr_value = value_var.cast();
+        } else {
+            // (RelabelType ... SubLink): the innermost RelabelType reads it
+            let mut r = target as *mut pg_sys::RelabelType;
+            while (*(*r).arg).type_ == pg_sys::NodeTag::T_RelabelType {
+                r = (*r).arg.cast();
+            }
+            (*r).arg = value_var.cast();
+        }
+        let mut out = vec![c];
+        // the join's conditions: group key = outer column
+        for (i, k) in keys.iter().enumerate() {
+            let outer = pg_sys::copyObjectImpl(k.outer.cast()) as *mut pg_sys::Var;
+            (*outer).varlevelsup = 0;
+            let cond = pg_sys::make_opclause(
+                k.opno,
+                pg_sys::BOOLOID,
+                false,
+                column(i + 1, k.inner).cast(),
+                outer.cast(),
+                pg_sys::InvalidOid,
+                k.inputcollid,
+            );
+            pg_sys::set_opfuncid(cond.cast());
+            out.push(cond.cast());
+        }
+        Some(out)
+    }
+}
+
+/// Turn scalar sub-query `sq` into its grouped form in place (the keys'
+/// columns first, then the value, grouped by the keys), when it has the
+/// shape of the module's comment: its keys and its value expression.
+/// Nothing changes where it returns None.
+unsafe fn grouped_form(sq: *mut pg_sys::Query) -> Option<(Vec<Key>, *mut pg_sys::Expr)> {
+    // SAFETY: a valid Query of our copy.
+    unsafe {
+        let plain = (*sq).commandType == pg_sys::CmdType::CMD_SELECT
+            && (*sq).utilityStmt.is_null()
+            && (*sq).setOperations.is_null()
+            && (*sq).groupClause.is_null()
+            && (*sq).groupingSets.is_null()
+            && (*sq).havingQual.is_null()
+            && (*sq).hasAggs
+            && !(*sq).hasWindowFuncs
+            && !(*sq).hasTargetSRFs
+            && !(*sq).hasSubLinks
+            && !(*sq).hasDistinctOn
+            && (*sq).distinctClause.is_null()
+            && (*sq).limitCount.is_null()
+            && (*sq).limitOffset.is_null()
+            && (*sq).rowMarks.is_null()
+            && (*sq).cteList.is_null()
+            && !(*sq).hasRecursive
+            && !(*sq).hasModifyingCTE
+            && !(*sq).hasForUpdate
+            && !(*sq).hasRowSecurity
+            && !(*sq).jointree.is_null();
+        if !plain {
+            return None;
+        }
+        // plain tables, joined in the WHERE clause
+        let from = from_list((*(*sq).jointree).fromlist);
+        if from.is_empty() || from.iter().any(|&f| (*f).type_ != pg_sys::NodeTag::T_RangeTblRef) {
+            return None;
+        }
+        for rte in from_list((*sq).rtable) {
+            let rte = rte as *mut pg_sys::RangeTblEntry;
+            if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION || !(*rte).tablesample.is_null() {
+                return None;
+            }
+        }
+        let tlist = from_list((*sq).targetList);
+        let [value_tle] = tlist.as_slice() else { return None };
+        let value_tle = *value_tle as *mut pg_sys::TargetEntry;
+        let value = (*value_tle).expr;
+        if (*value_tle).resjunk || !null_over_no_rows(value.cast()) || pg_sys::contain_volatile_functions(value.cast())
+        {
+            return None;
+        }
+        // the WHERE conjuncts: correlations become keys, the others stay
+        let mut keys = Vec::new();
+        let mut rest = Vec::new();
+        let quals = (*(*sq).jointree).quals;
+        let conj = if quals.is_null() { Vec::new() } else { from_list(pg_sys::make_ands_implicit(quals.cast())) };
+        for c in conj {
+            if pg_sys::contain_volatile_functions(c) {
+                return None;
+            }
+            if !pg_sys::contain_vars_of_level(c, 1) {
+                rest.push(c);
+                continue;
+            }
+            keys.push(correlation(c)?);
+        }
+        if keys.is_empty() {
+            return None;
+        }
+        // the grouped form
+        let mut new_tlist = Vec::new();
+        let mut groups = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            let name = std::ffi::CString::new(format!("key{}", i + 1)).expect("no NUL");
+            let tle = pg_sys::makeTargetEntry(
+                pg_sys::copyObjectImpl(k.inner.cast()).cast(),
+                (i + 1) as pg_sys::AttrNumber,
+                pg_sys::pstrdup(name.as_ptr()),
+                false,
+            );
+            (*tle).ressortgroupref = (i + 1) as pg_sys::Index;
+            new_tlist.push(tle.cast());
+            let sgc = pg_sys::palloc0(std::mem::size_of::<pg_sys::SortGroupClause>()) as *mut pg_sys::SortGroupClause;
+            (*sgc).type_ = pg_sys::NodeTag::T_SortGroupClause;
+            (*sgc).tleSortGroupRef = (i + 1) as pg_sys::Index;
+            (*sgc).eqop = k.opno;
+            (*sgc).sortop = k.sortop;
+            (*sgc).nulls_first = false;
+            (*sgc).hashable = k.hashable;
+            groups.push(sgc.cast());
+        }
+        let saved = ((*value_tle).resno, (*value_tle).resname);
+        (*value_tle).resno = (keys.len() + 1) as pg_sys::AttrNumber;
+        (*value_tle).resname = pg_sys::pstrdup(c"value".as_ptr());
+        new_tlist.push(value_tle.cast());
+        let saved_quals = (*(*sq).jointree).quals;
+        let saved_tlist = (*sq).targetList;
+        (*sq).targetList = to_list(&new_tlist);
+        (*sq).groupClause = to_list(&groups);
+        (*(*sq).jointree).quals =
+            if rest.is_empty() { std::ptr::null_mut() } else { pg_sys::make_ands_explicit(to_list(&rest)).cast() };
+        // nothing of another query level may remain
+        if refers_outside(sq.cast()) {
+            (*sq).targetList = saved_tlist;
+            (*sq).groupClause = std::ptr::null_mut();
+            (*(*sq).jointree).quals = saved_quals;
+            ((*value_tle).resno, (*value_tle).resname) = saved;
+            return None;
+        }
+        Some((keys, value))
+    }
+}
+
+/// Conjunct `c` (which refers to the outer query) as a key: `inner =
+/// outer_column` (either order) with the type's own equality; None
+/// otherwise.
+unsafe fn correlation(c: *mut pg_sys::Node) -> Option<Key> {
+    // SAFETY: a valid expression.
+    unsafe {
+        if (*c).type_ != pg_sys::NodeTag::T_OpExpr {
+            return None;
+        }
+        let op = c as *mut pg_sys::OpExpr;
+        let args = from_list((*op).args);
+        if args.len() != 2 {
+            return None;
+        }
+        let outer_var = |n: *mut pg_sys::Node| {
+            ((*n).type_ == pg_sys::NodeTag::T_Var && (*(n as *mut pg_sys::Var)).varlevelsup == 1)
+                .then_some(n as *mut pg_sys::Var)
+        };
+        let (inner, outer) = match (outer_var(args[0]), outer_var(args[1])) {
+            (None, Some(v)) => (args[0], v),
+            (Some(v), None) => (args[1], v),
+            _ => return None,
+        };
+        let t = pg_sys::exprType(inner);
+        if refers_outside(inner) || (*outer).vartype != t {
+            return None;
+        }
+        // the type's own equality, which its GROUP BY uses
+        let (mut sortop, mut eqop, mut hashable) = (pg_sys::InvalidOid, pg_sys::InvalidOid, false);
+        pg_sys::get_sort_group_operators(t, false, false, false, &mut sortop, &mut eqop, std::ptr::null_mut(), &mut hashable);
+        if eqop == pg_sys::InvalidOid || eqop != (*op).opno || (sortop == pg_sys::InvalidOid && !hashable) {
+            return None;
+        }
+        // a collation the grouping shares
+        if (*op).inputcollid != pg_sys::exprCollation(inner) {
+            return None;
+        }
+        Some(Key { inner, outer, opno: (*op).opno, inputcollid: (*op).inputcollid, sortop, hashable })
+    }
+}
+
+/// Whether `e` is NULL over no rows and raises no error of its own: made
+/// of `avg` / `sum` (of integers or numerics), `min` / `max`, constants
+/// and numeric `+ - *`, with at least one aggregate.
+unsafe fn null_over_no_rows(e: *mut pg_sys::Node) -> bool {
+    unsafe fn walk(e: *mut pg_sys::Node, aggs: &mut usize) -> bool {
+        // SAFETY: a valid expression.
+        unsafe {
+            if e.is_null() {
+                return false;
+            }
+            match (*e).type_ {
+                pg_sys::NodeTag::T_Const => true,
+                // an immutable function of constants (the cast of an
+                // integer literal to numeric): folded when planned, in the
+                // sub-plan as in the grouped sub-query
+                pg_sys::NodeTag::T_FuncExpr => constant(e),
+                pg_sys::NodeTag::T_RelabelType => walk((*(e as *mut pg_sys::RelabelType)).arg.cast(), aggs),
+                pg_sys::NodeTag::T_OpExpr => {
+                    let op = e as *mut pg_sys::OpExpr;
+                    let f = pg_sys::get_opcode((*op).opno).to_u32();
+                    [pg_sys::F_NUMERIC_ADD, pg_sys::F_NUMERIC_SUB, pg_sys::F_NUMERIC_MUL].contains(&f)
+                        && from_list((*op).args).into_iter().all(|a| walk(a, aggs))
+                }
+                pg_sys::NodeTag::T_Aggref => {
+                    *aggs += 1;
+                    aggregate_is_null_over_no_rows(e.cast())
+                }
+                _ => false,
+            }
+        }
+    }
+    let mut aggs = 0;
+    // SAFETY: a valid expression.
+    unsafe { walk(e, &mut aggs) && aggs > 0 }
+}
+
+/// Whether `e` is made of constants and immutable functions of them.
+unsafe fn constant(e: *mut pg_sys::Node) -> bool {
+    // SAFETY: a valid expression.
+    unsafe {
+        match (*e).type_ {
+            pg_sys::NodeTag::T_Const => true,
+            pg_sys::NodeTag::T_RelabelType => constant((*(e as *mut pg_sys::RelabelType)).arg.cast()),
+            pg_sys::NodeTag::T_FuncExpr => {
+                let f = e as *mut pg_sys::FuncExpr;
+                !(*f).funcretset
+                    && pg_sys::func_volatile((*f).funcid) == pg_sys::PROVOLATILE_IMMUTABLE as std::ffi::c_char
+                    && from_list((*f).args).into_iter().all(|a| constant(a))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `avg` or `sum` of an integer or numeric, `min` or `max` of anything:
+/// built-in, plain (no ORDER BY or DISTINCT needed; FILTER allowed), of
+/// this query level.
+unsafe fn aggregate_is_null_over_no_rows(a: *mut pg_sys::Aggref) -> bool {
+    // SAFETY: a valid Aggref.
+    unsafe {
+        if (*a).agglevelsup != 0
+            || (*a).aggkind != b'n' as std::ffi::c_char
+            || (*a).aggstar
+            || (*a).aggvariadic
+            || !(*a).aggdirectargs.is_null()
+            || pg_sys::get_func_namespace((*a).aggfnoid) != pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE)
+        {
+            return false;
+        }
+        let name = pg_sys::get_func_name((*a).aggfnoid);
+        if name.is_null() {
+            return false;
+        }
+        let name = std::ffi::CStr::from_ptr(name).to_bytes();
+        let args = from_list((*a).args);
+        let [arg] = args.as_slice() else { return false };
+        let t = pg_sys::exprType((*(*arg as *mut pg_sys::TargetEntry)).expr.cast());
+        let exact =
+            [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID, pg_sys::NUMERICOID].contains(&t);
+        match name {
+            b"avg" | b"sum" => exact,
+            b"min" | b"max" => true,
+            _ => false,
+        }
+    }
+}
+
+/// Whether `node` (an expression or a Query) refers to a query level
+/// outside itself: a Var, PlaceHolderVar, Aggref or GroupingFunc of an
+/// outer level.
+unsafe fn refers_outside(node: *mut pg_sys::Node) -> bool {
+    struct Ctx {
+        depth: u32,
+    }
+    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
+        // SAFETY: a valid node; ctx is the Ctx below.
+        unsafe {
+            if node.is_null() {
+                return false;
+            }
+            let c = &mut *(ctx as *mut Ctx);
+            match (*node).type_ {
+                pg_sys::NodeTag::T_Var => return (*(node as *mut pg_sys::Var)).varlevelsup > c.depth,
+                pg_sys::NodeTag::T_PlaceHolderVar => {
+                    return (*(node as *mut pg_sys::PlaceHolderVar)).phlevelsup > c.depth;
+                }
+                pg_sys::NodeTag::T_Aggref if (*(node as *mut pg_sys::Aggref)).agglevelsup > c.depth => return true,
+                pg_sys::NodeTag::T_GroupingFunc if (*(node as *mut pg_sys::GroupingFunc)).agglevelsup > c.depth => {
+                    return true;
+                }
+                pg_sys::NodeTag::T_Query => {
+                    c.depth += 1;
+                    let r = pg_sys::query_tree_walker(node.cast(), Some(walker), ctx, 0);
+                    c.depth -= 1;
+                    return r;
+                }
+                _ => {}
+            }
+            crate::pg::compat::walk(node, walker, ctx)
+        }
+    }
+    // SAFETY: a valid node.
+    unsafe {
+        if node.is_null() {
+            return false;
+        }
+        let mut ctx = Ctx { depth: 0 };
+        let ctx_p = (&mut ctx as *mut Ctx).cast();
+        if (*node).type_ == pg_sys::NodeTag::T_Query {
+            // its own level is depth 0
+            pg_sys::query_tree_walker(node.cast(), Some(walker), ctx_p, 0)
+        } else {
+            walker(node, ctx_p)
+        }
+    }
+}

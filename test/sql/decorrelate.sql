@@ -1,0 +1,108 @@
+-- Correlated scalar aggregate sub-queries planned as a join with a grouped
+-- sub-query (pg_strom.enable_decorrelation): which shapes are rewritten,
+-- which are not, and the same rows either way (compared with pg_strom off,
+-- which plans the sub-query once per outer row).  No index on the inner
+-- table: each sub-plan call scans it, so the grouped form costs less.
+SET pg_strom.gpu_setup_cost = 0;
+SET pg_strom.gpu_context_cost = 0;
+CREATE TABLE dc_i (k int, k2 int, y numeric(10,2), z int8, n int, f float8, t text COLLATE "C", big int8);
+INSERT INTO dc_i
+SELECT CASE WHEN i % 97 = 0 THEN NULL ELSE i % 500 END, i % 7,
+       CASE WHEN i % 89 = 0 THEN NULL ELSE (i % 1000) / 10.0 END,
+       i % 13, i % 50, i / 3.0, 'key ' || (i % 300), 9223372036854775000
+  FROM generate_series(1, 20000) i;
+CREATE TABLE dc_o (id int, k int, k2 int, x numeric(10,2), t text COLLATE "C", k8 int8);
+INSERT INTO dc_o
+SELECT i, CASE WHEN i % 53 = 0 THEN NULL ELSE i % 600 END, i % 9, (i % 700) / 10.0, 'key ' || (i % 400), i % 600
+  FROM generate_series(1, 3000) i;
+ANALYZE dc_i, dc_o;
+
+-- Was the query rewritten (the grouped sub-query in its plan)?  The same
+-- rows as with pg_strom off?
+CREATE FUNCTION dc_rewritten(q text) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE ln text; found bool := false;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    found := found OR ln LIKE '%pgstrom_grouped%';
+  END LOOP;
+  RETURN found;
+END $$;
+CREATE FUNCTION dc_same(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE n bigint; on_only bigint; off_only bigint;
+BEGIN
+  EXECUTE 'CREATE TEMP TABLE dc_on AS ' || q;
+  SET LOCAL pg_strom.enabled = off;
+  EXECUTE 'CREATE TEMP TABLE dc_off AS ' || q;
+  SET LOCAL pg_strom.enabled = on;
+  SELECT count(*) INTO n FROM dc_off;
+  SELECT count(*) INTO on_only FROM (TABLE dc_on EXCEPT ALL TABLE dc_off) d;
+  SELECT count(*) INTO off_only FROM (TABLE dc_off EXCEPT ALL TABLE dc_on) d;
+  DROP TABLE dc_on, dc_off;
+  RETURN format('rows %s, only with pg_strom: %s, only without: %s', n, on_only, off_only);
+END $$;
+
+-- TPC-H Q17's shape: rewritten, and the plan shows the grouped sub-query
+EXPLAIN (COSTS OFF) SELECT id FROM dc_o WHERE x < (SELECT 0.2 * avg(y) FROM dc_i WHERE dc_i.k = dc_o.k);
+SELECT dc_rewritten(q), dc_same(q) FROM (VALUES
+  -- avg, NULL keys on both sides, keys without inner rows
+  ('SELECT id FROM dc_o WHERE x < (SELECT 0.2 * avg(y) FROM dc_i WHERE dc_i.k = dc_o.k)'),
+  -- two keys (either order) and a qual of the sub-query's own
+  ('SELECT id, x FROM dc_o WHERE x > (SELECT 0.5 * sum(y) FROM dc_i WHERE dc_i.k = dc_o.k AND dc_o.k2 = dc_i.k2 AND dc_i.z > 5)'),
+  -- min with =, the outer column on the left
+  ('SELECT id FROM dc_o WHERE x = (SELECT min(y) FROM dc_i WHERE dc_o.k = dc_i.k)'),
+  -- a text key with its collation; max
+  ('SELECT id FROM dc_o WHERE x <= (SELECT max(y) FROM dc_i WHERE dc_i.t = dc_o.t)'),
+  -- inside an IN sub-query (TPC-H Q20's shape), sum of an integer
+  ('SELECT id FROM dc_o WHERE k IN (SELECT k FROM dc_o o2 WHERE o2.id > (SELECT sum(n) FROM dc_i WHERE dc_i.k = o2.k))'),
+  -- a sum of bigints past 2^63 (its numeric result cannot overflow), a
+  -- FILTER, numeric + - * of constants, and a join in the sub-query
+  ('SELECT id FROM dc_o WHERE k8 * 1000 < (SELECT sum(big) - 1 + 2 * sum(z) FROM dc_i WHERE dc_i.k = dc_o.k)'),
+  ('SELECT id FROM dc_o WHERE x < (SELECT avg(y) FILTER (WHERE z > 3) FROM dc_i WHERE dc_i.k = dc_o.k)'),
+  ('SELECT id FROM dc_o WHERE x < (SELECT avg(a.y) FROM dc_i a, dc_i b WHERE a.k = dc_o.k AND b.k = a.k AND a.z = b.z AND b.n = 1)'),
+  -- an aggregate of the outer query above it
+  ('SELECT k2, count(*), sum(x) FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k) GROUP BY k2')
+) v(q);
+
+-- Shapes kept as written (not rewritten; the same rows)
+SELECT dc_rewritten(q), dc_same(q) FROM (VALUES
+  -- count over no rows is 0, not NULL
+  ('SELECT id FROM dc_o WHERE id < (SELECT count(*) FROM dc_i WHERE dc_i.k = dc_o.k) * 100'),
+  ('SELECT id FROM dc_o WHERE 1 < (SELECT count(y) FROM dc_i WHERE dc_i.k = dc_o.k)'),
+  -- not NULL over no rows
+  ('SELECT id FROM dc_o WHERE x < (SELECT coalesce(avg(y), 0) FROM dc_i WHERE dc_i.k = dc_o.k)'),
+  -- in an OR: a NULL value does not fail the whole condition
+  ('SELECT id FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k) OR id < 10'),
+  -- not an equality with the outer column
+  ('SELECT id FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k < dc_o.k AND dc_i.k > dc_o.k - 3)'),
+  -- the outer query inside the aggregate
+  ('SELECT id FROM dc_o WHERE x < (SELECT avg(y + dc_o.x) FROM dc_i WHERE dc_i.k = dc_o.k)'),
+  -- a float sum (may overflow in a group no outer row asks for)
+  ('SELECT id FROM dc_o WHERE x < (SELECT sum(f) FROM dc_i WHERE dc_i.k = dc_o.k)'),
+  -- another type on each side of the equality
+  ('SELECT id FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k8)'),
+  -- LIMIT, GROUP BY in the sub-query
+  ('SELECT id FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k LIMIT 1)'),
+  ('SELECT id FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k GROUP BY z ORDER BY z LIMIT 1)'),
+  -- a division (an error in a group no outer row asks for)
+  ('SELECT id FROM dc_o WHERE x < (SELECT 1 / sum(y) FROM dc_i WHERE dc_i.k = dc_o.k)')
+) v(q);
+
+-- a volatile function in the sub-query: not rewritten (the plan only: its
+-- rows differ by run)
+SELECT dc_rewritten('SELECT id FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k AND random() < 2)');
+-- the setting off: not rewritten
+SET pg_strom.enable_decorrelation = off;
+SELECT dc_rewritten('SELECT id FROM dc_o WHERE x < (SELECT 0.2 * avg(y) FROM dc_i WHERE dc_i.k = dc_o.k)');
+RESET pg_strom.enable_decorrelation;
+-- where the sub-plan costs less (an index on the key and few outer rows,
+-- a device node not free), the query is planned as written
+RESET pg_strom.gpu_setup_cost;
+RESET pg_strom.gpu_context_cost;
+CREATE INDEX dc_i_k ON dc_i (k);
+ANALYZE dc_i;
+SELECT dc_rewritten(q), dc_same(q) FROM (VALUES
+  ('SELECT id FROM dc_o WHERE id < 5 AND x < (SELECT 0.2 * avg(y) FROM dc_i WHERE dc_i.k = dc_o.k)')
+) v(q);
+
+DROP TABLE dc_i, dc_o;
+DROP FUNCTION dc_rewritten(text), dc_same(text);
