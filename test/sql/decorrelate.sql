@@ -16,6 +16,8 @@ INSERT INTO dc_o
 SELECT i, CASE WHEN i % 53 = 0 THEN NULL ELSE i % 600 END, i % 9, (i % 700) / 10.0, 'key ' || (i % 400), i % 600
   FROM generate_series(1, 3000) i;
 ANALYZE dc_i, dc_o;
+CREATE VIEW dc_view AS
+  SELECT id, x FROM dc_o WHERE x > (SELECT 0.5 * avg(y) FROM dc_i WHERE dc_i.k2 = dc_o.k2 AND dc_i.k = dc_o.k);
 
 -- Was the query rewritten (the grouped sub-query in its plan)?  The same
 -- rows as with pg_strom off?
@@ -60,8 +62,29 @@ SELECT dc_rewritten(q), dc_same(q) FROM (VALUES
   ('SELECT id FROM dc_o WHERE x < (SELECT avg(y) FILTER (WHERE z > 3) FROM dc_i WHERE dc_i.k = dc_o.k)'),
   ('SELECT id FROM dc_o WHERE x < (SELECT avg(a.y) FROM dc_i a, dc_i b WHERE a.k = dc_o.k AND b.k = a.k AND a.z = b.z AND b.n = 1)'),
   -- an aggregate of the outer query above it
-  ('SELECT k2, count(*), sum(x) FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k) GROUP BY k2')
+  ('SELECT k2, count(*), sum(x) FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k) GROUP BY k2'),
+  -- a numeric key (1.0 equals 1.00 in the grouping as in the equality)
+  ('SELECT id FROM dc_o WHERE k < (SELECT max(k) FROM dc_i WHERE dc_i.y = dc_o.x)'),
+  -- the outer column from the nullable side of an outer join (NULL there:
+  -- no group, as no rows)
+  ('SELECT o.id FROM dc_o o LEFT JOIN dc_o p ON p.id = o.id + 1500 WHERE o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = p.k)'),
+  -- in a view, and in a WITH query
+  ('SELECT * FROM dc_view'),
+  ('WITH w AS (SELECT id, k FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k)) SELECT k, count(*) FROM w GROUP BY k')
 ) v(q);
+-- a parameter in the sub-query, custom and generic plans
+PREPARE dc_p(int) AS SELECT id FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k AND dc_i.n > $1);
+CREATE TEMP TABLE dc_p_off AS SELECT id FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k AND dc_i.n > 20);
+SET plan_cache_mode = force_custom_plan;
+CREATE TEMP TABLE dc_p_custom AS EXECUTE dc_p(20);
+SELECT dc_rewritten('EXECUTE dc_p(20)');
+SET plan_cache_mode = force_generic_plan;
+CREATE TEMP TABLE dc_p_generic AS EXECUTE dc_p(20);
+SELECT dc_rewritten('EXECUTE dc_p(20)');
+RESET plan_cache_mode;
+SELECT (SELECT count(*) FROM dc_p_off) AS n,
+       (SELECT count(*) FROM (TABLE dc_p_custom EXCEPT ALL TABLE dc_p_off) d) + (SELECT count(*) FROM (TABLE dc_p_off EXCEPT ALL TABLE dc_p_custom) d) AS custom_differ,
+       (SELECT count(*) FROM (TABLE dc_p_generic EXCEPT ALL TABLE dc_p_off) d) + (SELECT count(*) FROM (TABLE dc_p_off EXCEPT ALL TABLE dc_p_generic) d) AS generic_differ;
 
 -- Shapes kept as written (not rewritten; the same rows)
 SELECT dc_rewritten(q), dc_same(q) FROM (VALUES
@@ -104,5 +127,7 @@ SELECT dc_rewritten(q), dc_same(q) FROM (VALUES
   ('SELECT id FROM dc_o WHERE id < 5 AND x < (SELECT 0.2 * avg(y) FROM dc_i WHERE dc_i.k = dc_o.k)')
 ) v(q);
 
-DROP TABLE dc_i, dc_o;
+DROP VIEW dc_view;
+DROP TABLE dc_i, dc_o, dc_p_off, dc_p_custom, dc_p_generic;
+DEALLOCATE dc_p;
 DROP FUNCTION dc_rewritten(text), dc_same(text);

@@ -61,7 +61,7 @@ pub unsafe fn plan_query(
             || !guc::ENABLE_DECORRELATION.get()
             || parse.is_null()
             || (*parse).commandType != pg_sys::CmdType::CMD_SELECT
-            || !(*parse).hasSubLinks
+            || !any_sublinks(parse)
         {
             return plan(parse);
         }
@@ -220,6 +220,26 @@ unsafe fn correlated_subplan_cost(node: *mut pg_sys::Node) -> f64 {
     cost
 }
 
+/// Whether `q` or a query in its FROM clause or WITH clause has sub-links
+/// (before a copy is made to rewrite).
+unsafe fn any_sublinks(q: *mut pg_sys::Query) -> bool {
+    // SAFETY: a valid Query.
+    unsafe {
+        if q.is_null() {
+            return false;
+        }
+        (*q).hasSubLinks
+            || from_list((*q).rtable).into_iter().any(|rte| {
+                let rte = rte as *mut pg_sys::RangeTblEntry;
+                (*rte).rtekind == pg_sys::RTEKind::RTE_SUBQUERY && any_sublinks((*rte).subquery)
+            })
+            || from_list((*q).cteList).into_iter().any(|cte| {
+                let q = (*(cte as *mut pg_sys::CommonTableExpr)).ctequery;
+                !q.is_null() && (*q).type_ == pg_sys::NodeTag::T_Query && any_sublinks(q.cast())
+            })
+    }
+}
+
 /// Rewrite the sub-queries of `q` and of its nested queries; how many.
 unsafe fn rewrite_query(q: *mut pg_sys::Query) -> usize {
     // SAFETY: a valid Query of our copy.
@@ -236,7 +256,9 @@ unsafe fn rewrite_query(q: *mut pg_sys::Query) -> usize {
         }
         for cte in from_list((*q).cteList) {
             let cte = cte as *mut pg_sys::CommonTableExpr;
-            if !(*cte).cterecursive && !(*cte).ctequery.is_null() && (*(*cte).ctequery).type_ == pg_sys::NodeTag::T_Query
+            if !(*cte).cterecursive
+                && !(*cte).ctequery.is_null()
+                && (*(*cte).ctequery).type_ == pg_sys::NodeTag::T_Query
             {
                 n += rewrite_query((*cte).ctequery.cast());
             }
@@ -557,7 +579,16 @@ unsafe fn correlation(c: *mut pg_sys::Node) -> Option<Key> {
         }
         // the type's own equality, which its GROUP BY uses
         let (mut sortop, mut eqop, mut hashable) = (pg_sys::InvalidOid, pg_sys::InvalidOid, false);
-        pg_sys::get_sort_group_operators(t, false, false, false, &mut sortop, &mut eqop, std::ptr::null_mut(), &mut hashable);
+        pg_sys::get_sort_group_operators(
+            t,
+            false,
+            false,
+            false,
+            &mut sortop,
+            &mut eqop,
+            std::ptr::null_mut(),
+            &mut hashable,
+        );
         if eqop == pg_sys::InvalidOid || eqop != (*op).opno || (sortop == pg_sys::InvalidOid && !hashable) {
             return None;
         }
@@ -646,8 +677,7 @@ unsafe fn aggregate_is_null_over_no_rows(a: *mut pg_sys::Aggref) -> bool {
         let args = from_list((*a).args);
         let [arg] = args.as_slice() else { return false };
         let t = pg_sys::exprType((*(*arg as *mut pg_sys::TargetEntry)).expr.cast());
-        let exact =
-            [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID, pg_sys::NUMERICOID].contains(&t);
+        let exact = [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID, pg_sys::NUMERICOID].contains(&t);
         match name {
             b"avg" | b"sum" => exact,
             b"min" | b"max" => true,

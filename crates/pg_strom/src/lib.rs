@@ -29,7 +29,8 @@
 //!    encoding, parameters, the executor life and parallel DSM, counters).
 //! 5. Nodes: [`gpuscan`], [`gpujoin`] (up to eight inner relations on the
 //!    device), [`gpupreagg`] (GROUP BY on the device, on GpuJoin's
-//!    pipeline).
+//!    pipeline); [`decorrelate`] (correlated aggregate sub-queries as a
+//!    join with a grouped sub-query, which a GpuPreAgg groups).
 
 use pgrx::prelude::*;
 
