@@ -10,11 +10,11 @@ INSERT INTO dc_i
 SELECT CASE WHEN i % 97 = 0 THEN NULL ELSE i % 500 END, i % 7,
        CASE WHEN i % 89 = 0 THEN NULL ELSE (i % 1000) / 10.0 END,
        i % 13, i % 50, i / 3.0, 'key ' || (i % 300), 9223372036854775000
-  FROM generate_series(1, 20000) i;
+  FROM generate_series(1, 5000) i;
 CREATE TABLE dc_o (id int, k int, k2 int, x numeric(10,2), t text COLLATE "C", k8 int8);
 INSERT INTO dc_o
 SELECT i, CASE WHEN i % 53 = 0 THEN NULL ELSE i % 600 END, i % 9, (i % 700) / 10.0, 'key ' || (i % 400), i % 600
-  FROM generate_series(1, 3000) i;
+  FROM generate_series(1, 800) i;
 ANALYZE dc_i, dc_o;
 CREATE VIEW dc_view AS
   SELECT id, x FROM dc_o WHERE x > (SELECT 0.5 * avg(y) FROM dc_i WHERE dc_i.k2 = dc_o.k2 AND dc_i.k = dc_o.k);
@@ -67,7 +67,7 @@ SELECT dc_rewritten(q), dc_same(q) FROM (VALUES
   ('SELECT id FROM dc_o WHERE k < (SELECT max(k) FROM dc_i WHERE dc_i.y = dc_o.x)'),
   -- the outer column from the nullable side of an outer join (NULL there:
   -- no group, as no rows)
-  ('SELECT o.id FROM dc_o o LEFT JOIN dc_o p ON p.id = o.id + 1500 WHERE o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = p.k)'),
+  ('SELECT o.id FROM dc_o o LEFT JOIN dc_o p ON p.id = o.id + 400 WHERE o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = p.k)'),
   -- in a view, and in a WITH query
   ('SELECT * FROM dc_view'),
   ('WITH w AS (SELECT id, k FROM dc_o WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k)) SELECT k, count(*) FROM w GROUP BY k')
