@@ -2,9 +2,15 @@
 # test/gstore/evict.sh - GPU store copies give way when GPU memory runs
 # short.
 #
-# A cluster of its own whose GPU may take 512 MB (pg_strom.gpu_memory_budget)
+# A cluster of its own whose GPU may take 1320 MB (pg_strom.gpu_memory_budget)
 # holds two gstore_fdw tables whose copies in GPU memory do not fit
-# together.  One session reads the first table on the GPU (its copy is
+# together beside a query's request.  The sizes: a copy of 3 million rows
+# of three 8-byte columns holds 144 MB of values and row versions (192 MB
+# with its arrays grown by doubling), and a GpuPreAgg over it is one chunk
+# (up to 4 million rows of a copy) whose request takes 1024 MB (a power
+# of two; the first GPU run of this test, at a 512 MB budget, failed on
+# it): one copy and the request fit (1216 MB), two copies and the
+# request do not (1408 MB).  One session reads the first table on the GPU (its copy is
 # built), then the second (the first copy, idle now, is dropped to make
 # room: the service log says so), then the first again (built anew from
 # the backend's replay).  Every answer equals pg_strom off's.  Without
@@ -28,7 +34,7 @@ files=/tmp/pgstrom_gstore_evict_files
 port=54351
 "$root/scripts/cluster.sh" stop "$cluster" >/dev/null 2>&1
 rm -rf "$cluster" "$files" && mkdir -p "$files" && chmod 1777 "$files"
-PGSTROM_EXTRA_CONF="pg_strom.gpu_memory_budget = 512
+PGSTROM_EXTRA_CONF="pg_strom.gpu_memory_budget = 1320
 pg_strom.arrow_cache_size = 0" "$root/scripts/cluster.sh" start "$cluster" "$port" >/dev/null || {
   echo "gstore-evict: FAIL: the cluster did not start"
   exit 1
@@ -42,8 +48,7 @@ for _ in $(seq 300); do
   sleep 1
 done
 [ "$engine" = gpu ] || bad "the cluster's engine is '$engine', not gpu, after 300 s"
-# two tables of 3 million rows: each copy (three 8-byte columns and the
-# row versions, grown by doubling) takes 150-300 MB of the 512
+# two tables of 3 million rows (above)
 q <<SQL || bad "loading the tables"
 CREATE FOREIGN TABLE ea (id int8, x float8, y float8) SERVER gstore_fdw
   OPTIONS (base_file '$files/ea.base', redo_log_file '$files/ea.redo');
