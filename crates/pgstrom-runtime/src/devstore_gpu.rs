@@ -258,6 +258,10 @@ impl Copies {
 /// until its scan ends (`JoinSession::store_pin`), so a copy never goes
 /// in the middle of a query.  An evicted copy is built again, from the
 /// backend's replay, by the next query that reads the table.
+///
+/// Lock order: a copy's lock may be held while the table's (`map`) is
+/// taken (a batch's allocation that runs short evicts), never the other
+/// way round.
 #[derive(Default)]
 pub(crate) struct GpuStores {
     map: Mutex<Copies>,
@@ -305,14 +309,17 @@ impl GpuStores {
     /// The copy `id` names, if the GPU holds it.
     pub(crate) fn get(&self, id: &StoreId) -> Option<SharedStore> {
         let table = (id.sysid, id.db, id.rel);
-        let mut m = self.lock();
-        let store = m
-            .by_table
-            .get(&table)
-            .filter(|e| e.store.read().unwrap_or_else(|p| p.into_inner()).id == *id)
-            .map(|e| e.store.clone())?;
-        m.touch(table);
-        Some(store)
+        let store = {
+            let mut m = self.lock();
+            let store = m.by_table.get(&table).map(|e| e.store.clone())?;
+            m.touch(table);
+            store
+        };
+        // (the copy's lock only once the table's is free: a batch bringing
+        // the copy up to date holds its lock while its allocations may
+        // evict copies under the table's)
+        let same = store.read().unwrap_or_else(|p| p.into_inner()).id == *id;
+        same.then_some(store)
     }
 
     /// Drop idle copies, the least recently used first, until `fits` says
