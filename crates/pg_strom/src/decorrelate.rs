@@ -48,12 +48,15 @@ use crate::pg::list::{from_list, to_list};
 
 /// Plan `parse` with `plan`, and, when it holds sub-queries this module
 /// rewrites, its rewritten copy too; the cheaper of the two plans.
+/// `grouping` names the custom scan that groups on the device (GpuPreAgg,
+/// whose planner hook calls this).
 ///
 /// # Safety
 /// The planner's Query (planner_hook).
 pub unsafe fn plan_query(
     parse: *mut pg_sys::Query,
     plan: &dyn Fn(*mut pg_sys::Query) -> *mut pg_sys::PlannedStmt,
+    grouping: &std::ffi::CStr,
 ) -> *mut pg_sys::PlannedStmt {
     // SAFETY: the planner's Query (caller); copies are ours.
     unsafe {
@@ -86,7 +89,7 @@ pub unsafe fn plan_query(
         // the sub-plan's plan, ran 6x longer), so without a GpuPreAgg more
         // in the plan tree (a sub-plan's runs once per call) the rewritten
         // plan must cost a tenth of the plan as written
-        let on_device = gpupreaggs(rewritten) > gpupreaggs(original);
+        let on_device = custom_scans(rewritten, grouping) > custom_scans(original, grouping);
         pgrx::debug1!(
             "pg_strom: {n} correlated sub-quer{} as a join with a grouped sub-query: cost {b:.2}{} against {a:.2} as written (PostgreSQL's estimate {:.2})",
             if n == 1 { "y" } else { "ies" },
@@ -189,16 +192,16 @@ unsafe fn overcharge_of(plan: *mut pg_sys::Plan, children: &[*mut pg_sys::Plan])
     }
 }
 
-/// How many GpuPreAgg nodes the plan tree of `stmt` holds (those of its
-/// sub-plans, run per call of an expression, aside).
-unsafe fn gpupreaggs(stmt: *mut pg_sys::PlannedStmt) -> usize {
+/// How many custom scans named `name` the plan tree of `stmt` holds (those
+/// of its sub-plans, run per call of an expression, aside).
+unsafe fn custom_scans(stmt: *mut pg_sys::PlannedStmt, name: &std::ffi::CStr) -> usize {
     let mut n = 0;
     // SAFETY: a planned statement.
     unsafe {
         each_plan((*stmt).planTree, &mut |p, _| {
             if (*p).type_ == pg_sys::NodeTag::T_CustomScan {
                 let m = (*(p as *mut pg_sys::CustomScan)).methods;
-                if !m.is_null() && std::ffi::CStr::from_ptr((*m).CustomName).to_bytes() == b"GpuPreAgg" {
+                if !m.is_null() && std::ffi::CStr::from_ptr((*m).CustomName) == name {
                     n += 1;
                 }
             }
@@ -334,25 +337,12 @@ unsafe fn rewrite_level(q: *mut pg_sys::Query) -> usize {
     }
 }
 
-/// `node` under any RelabelType.
-unsafe fn strip(node: *mut pg_sys::Node) -> *mut pg_sys::Node {
-    // SAFETY: a valid expression.
-    unsafe {
-        let mut n = node;
-        while !n.is_null() && (*n).type_ == pg_sys::NodeTag::T_RelabelType {
-            n = (*(n as *mut pg_sys::RelabelType)).arg.cast();
-        }
-        n
-    }
-}
-
 /// A scalar sub-link (`(SELECT ...)`), or None.
 unsafe fn scalar_sublink(node: *mut pg_sys::Node) -> Option<*mut pg_sys::SubLink> {
     // SAFETY: a valid expression.
     unsafe {
-        let n = strip(node);
-        (!n.is_null()
-            && (*n).type_ == pg_sys::NodeTag::T_SubLink
+        let n = crate::pg::strip_relabel(node);
+        ((*n).type_ == pg_sys::NodeTag::T_SubLink
             && (*(n as *mut pg_sys::SubLink)).subLinkType == pg_sys::SubLinkType::EXPR_SUBLINK)
             .then_some(n.cast())
     }
@@ -620,12 +610,13 @@ unsafe fn null_over_no_rows(e: *mut pg_sys::Node) -> bool {
             if e.is_null() {
                 return false;
             }
+            // constants, and immutable functions of them (the cast of an
+            // integer literal to numeric): folded when planned, in the
+            // sub-plan as in the grouped sub-query
+            if constant(e) {
+                return true;
+            }
             match (*e).type_ {
-                pg_sys::NodeTag::T_Const => true,
-                // an immutable function of constants (the cast of an
-                // integer literal to numeric): folded when planned, in the
-                // sub-plan as in the grouped sub-query
-                pg_sys::NodeTag::T_FuncExpr => constant(e),
                 pg_sys::NodeTag::T_RelabelType => walk((*(e as *mut pg_sys::RelabelType)).arg.cast(), aggs),
                 pg_sys::NodeTag::T_OpExpr => {
                     let op = e as *mut pg_sys::OpExpr;

@@ -66,7 +66,7 @@ unsafe extern "C-unwind" fn planner(
         };
         // (planned once more, rewritten, where it holds correlated
         // aggregate sub-queries)
-        crate::decorrelate::plan_query(parse, &plan)
+        crate::decorrelate::plan_query(parse, &plan, super::NAME)
     }
 }
 
