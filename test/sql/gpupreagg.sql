@@ -186,19 +186,6 @@ INSERT INTO pa_q1 SELECT (ARRAY['A', 'N', 'R'])[1 + i % 3], (ARRAY['F', 'O'])[1 
   FROM generate_series(1, 20000) i;
 CREATE TABLE pa_nation AS SELECT i AS nk, 'nation ' || i AS name FROM generate_series(0, 24) i;
 ANALYZE pa_q1, pa_nation;
-CREATE FUNCTION pa_same(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE n bigint; on_only bigint; off_only bigint;
-BEGIN
-  EXECUTE 'CREATE TEMP TABLE pa_on AS ' || q;
-  SET LOCAL pg_strom.enabled = off;
-  EXECUTE 'CREATE TEMP TABLE pa_off AS ' || q;
-  SET LOCAL pg_strom.enabled = on;
-  SELECT count(*) INTO n FROM pa_off;
-  SELECT count(*) INTO on_only FROM (TABLE pa_on EXCEPT ALL TABLE pa_off) d;
-  SELECT count(*) INTO off_only FROM (TABLE pa_off EXCEPT ALL TABLE pa_on) d;
-  DROP TABLE pa_on, pa_off;
-  RETURN format('groups %s, only with pg_strom: %s, only without: %s', n, on_only, off_only);
-END $$;
 SELECT * FROM explain_masked('SELECT flag, status, sum(price * (1 - disc) * (1 + tax)) FROM pa_q1 GROUP BY flag, status');
 -- EXPLAIN ANALYZE counts the exceptions as CPU Path Rows (20 rows of 35
 -- digits: 20000 / 997)
@@ -212,7 +199,7 @@ BEGIN
   RETURN n;
 END $$;
 SELECT pa_cpu_rows('SELECT flag, status, sum(price * (1 - disc) * (1 + tax)) FROM pa_q1 GROUP BY flag, status');
-SELECT pa_same('SELECT flag, status, sum(qty) AS sq, sum(price) AS sp, sum(price * (1 - disc)) AS disc_price,
+SELECT same_as_off('SELECT flag, status, sum(qty) AS sq, sum(price) AS sp, sum(price * (1 - disc)) AS disc_price,
     sum(price * (1 - disc) * (1 + tax)) AS charge, avg(qty) AS aq, avg(price * (1 - disc) * (1 + tax)) AS ac,
     sum(price * (1 - disc) * (1 + tax)) FILTER (WHERE tax > 0.04) AS fc, count(*) AS n
   FROM pa_q1 GROUP BY flag, status');
@@ -222,12 +209,12 @@ SELECT pa_cpu_rows('SELECT flag, sum(price * (1 - disc) * (1 + tax)) AS a, sum(p
     avg(price * (1 - disc) * (1 - tax)) FILTER (WHERE qty > 10) AS c, sum(price * (1 + disc) * (1 + disc)) AS d,
     avg(price * (1 - disc) * (1 + tax)) AS e, count(price) AS f
   FROM pa_q1 GROUP BY flag');
-SELECT pa_same('SELECT flag, sum(price * (1 - disc) * (1 + tax)) AS a, sum(price * (1 + tax) * (1 + tax)) FILTER (WHERE disc < 0.05) AS b,
+SELECT same_as_off('SELECT flag, sum(price * (1 - disc) * (1 + tax)) AS a, sum(price * (1 + tax) * (1 + tax)) FILTER (WHERE disc < 0.05) AS b,
     avg(price * (1 - disc) * (1 - tax)) FILTER (WHERE qty > 10) AS c, sum(price * (1 + disc) * (1 + disc)) AS d,
     avg(price * (1 - disc) * (1 + tax)) AS e, count(price) AS f
   FROM pa_q1 GROUP BY flag');
-SELECT pa_same('SELECT n.name, sum(price * (1 + tax) * (1 + tax)) AS s, count(*) AS c FROM pa_q1 q JOIN pa_nation n USING (nk) WHERE disc < 0.08 GROUP BY n.name');
-SELECT pa_same('SELECT sum(price * price) AS sq FROM pa_q1');
-SELECT pa_same('SELECT i % 3 AS k, sum(round(x, 0)) AS s, avg(x * 2) AS a FROM pa_wide GROUP BY 1');
+SELECT same_as_off('SELECT n.name, sum(price * (1 + tax) * (1 + tax)) AS s, count(*) AS c FROM pa_q1 q JOIN pa_nation n USING (nk) WHERE disc < 0.08 GROUP BY n.name');
+SELECT same_as_off('SELECT sum(price * price) AS sq FROM pa_q1');
+SELECT same_as_off('SELECT i % 3 AS k, sum(round(x, 0)) AS s, avg(x * 2) AS a FROM pa_wide GROUP BY 1');
 
 DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv, pa_dec, pa_deck, pa_deck2, pa_wide, pa_q1, pa_nation;

@@ -9,20 +9,6 @@ SET pg_strom.gpu_setup_cost = 0;
 SET pg_strom.gpu_context_cost = 0;
 SET max_parallel_workers_per_gather = 0;
 
--- ps_diff(q): rows of q with pg_strom on that it lacks off, and the reverse
-CREATE FUNCTION ps_diff(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE on_only bigint; off_only bigint; n bigint;
-BEGIN
-  EXECUTE 'CREATE TEMP TABLE ps_on AS ' || q;
-  SET LOCAL pg_strom.enabled = off;
-  EXECUTE 'CREATE TEMP TABLE ps_off AS ' || q;
-  SET LOCAL pg_strom.enabled = on;
-  SELECT count(*) INTO n FROM ps_off;
-  SELECT count(*) INTO on_only FROM (SELECT * FROM ps_on EXCEPT ALL SELECT * FROM ps_off) d;
-  SELECT count(*) INTO off_only FROM (SELECT * FROM ps_off EXCEPT ALL SELECT * FROM ps_on) d;
-  DROP TABLE ps_on, ps_off;
-  RETURN format('rows %s, only with pg_strom: %s, only without: %s', n, on_only, off_only);
-END $$;
 CREATE FUNCTION ps_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE ln text;
 BEGIN
@@ -60,8 +46,8 @@ SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SELECT count(*) FROM ps_bigp WHERE a % 7 = 3;
-SELECT ps_diff('SELECT a % 5 AS k, count(*), sum(a) FROM ps_bigp WHERE a % 7 = 3 GROUP BY 1');
-SELECT ps_diff('SELECT p.a, p.b, d.f3 FROM ps_bigp p JOIN ps_dp d ON p.a = d.f1');
+SELECT same_as_off('SELECT a % 5 AS k, count(*), sum(a) FROM ps_bigp WHERE a % 7 = 3 GROUP BY 1');
+SELECT same_as_off('SELECT p.a, p.b, d.f3 FROM ps_bigp p JOIN ps_dp d ON p.a = d.f1');
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
@@ -85,20 +71,20 @@ CREATE TABLE ps_f2 AS SELECT i + 5000 AS k, i AS v FROM generate_series(1, 20000
 CREATE TABLE ps_f3 AS SELECT i + 10000 AS k, i AS v FROM generate_series(1, 20000) i;
 ANALYZE ps_f1, ps_f2, ps_f3;
 SELECT count(*) FROM ps_f1 FULL JOIN ps_f2 USING (k) FULL JOIN ps_f3 USING (k);
-SELECT ps_diff('SELECT a.k, a.v, b.k AS bk, b.v AS bv, c.k AS ck, c.v AS cv FROM ps_f1 a FULL JOIN ps_f2 b ON a.k = b.k FULL JOIN ps_f3 c ON b.k = c.k');
-SELECT ps_diff('SELECT a.k, a.v, b.k AS bk, b.v AS bv, c.k AS ck, c.v AS cv FROM ps_f1 a FULL JOIN ps_f2 b ON a.k = b.k LEFT JOIN ps_f3 c ON a.k = c.k');
-SELECT ps_diff('SELECT a.k, a.v, b.k AS bk, b.v AS bv, c.k AS ck, c.v AS cv FROM ps_f1 a RIGHT JOIN ps_f2 b ON a.k = b.k JOIN ps_f3 c ON b.k = c.k');
+SELECT same_as_off('SELECT a.k, a.v, b.k AS bk, b.v AS bv, c.k AS ck, c.v AS cv FROM ps_f1 a FULL JOIN ps_f2 b ON a.k = b.k FULL JOIN ps_f3 c ON b.k = c.k');
+SELECT same_as_off('SELECT a.k, a.v, b.k AS bk, b.v AS bv, c.k AS ck, c.v AS cv FROM ps_f1 a FULL JOIN ps_f2 b ON a.k = b.k LEFT JOIN ps_f3 c ON a.k = c.k');
+SELECT same_as_off('SELECT a.k, a.v, b.k AS bk, b.v AS bv, c.k AS ck, c.v AS cv FROM ps_f1 a RIGHT JOIN ps_f2 b ON a.k = b.k JOIN ps_f3 c ON b.k = c.k');
 
 -- 3. the genetic optimizer plans joins in memory it frees after each
 -- candidate order; GpuJoin paths of freed orders are forgotten
 CREATE TABLE ps_g AS SELECT i AS k, i % 10 AS m FROM generate_series(1, 200) i;
 ANALYZE ps_g;
 SET geqo_threshold = 2;
-SELECT ps_diff('SELECT a.k, b.m, c.k AS ck FROM ps_g a, ps_g b, ps_g c WHERE a.k = b.k AND b.k = c.m');
-SELECT ps_diff('SELECT a.m, count(*) FROM ps_g a, ps_g b, ps_g c, ps_g d WHERE a.k = b.k AND b.k = c.k AND c.m = d.k GROUP BY a.m');
+SELECT same_as_off('SELECT a.k, b.m, c.k AS ck FROM ps_g a, ps_g b, ps_g c WHERE a.k = b.k AND b.k = c.m');
+SELECT same_as_off('SELECT a.m, count(*) FROM ps_g a, ps_g b, ps_g c, ps_g d WHERE a.k = b.k AND b.k = c.k AND c.m = d.k GROUP BY a.m');
 RESET geqo_threshold;
 -- twelve relations reach geqo_threshold at its default
-SELECT ps_diff('SELECT count(*) FROM ps_g t1 JOIN ps_g t2 ON t1.k = t2.k JOIN ps_g t3 ON t2.k = t3.k
+SELECT same_as_off('SELECT count(*) FROM ps_g t1 JOIN ps_g t2 ON t1.k = t2.k JOIN ps_g t3 ON t2.k = t3.k
   JOIN ps_g t4 ON t3.k = t4.k JOIN ps_g t5 ON t4.k = t5.k JOIN ps_g t6 ON t5.k = t6.k
   JOIN ps_g t7 ON t6.k = t7.k JOIN ps_g t8 ON t7.k = t8.k JOIN ps_g t9 ON t8.k = t9.k
   JOIN ps_g t10 ON t9.k = t10.k JOIN ps_g t11 ON t10.k = t11.k JOIN ps_g t12 ON t11.k = t12.m');
@@ -133,11 +119,11 @@ SELECT * FROM ps_explain('SELECT pk, (SELECT min(cost) FROM ps_ps, ps_s, ps_n, p
 SELECT pk, (SELECT min(cost) FROM ps_ps, ps_s, ps_n, ps_r
   WHERE ps_ps.pk = ps_p.pk AND ps_s.sk = ps_ps.sk AND ps_s.nk = ps_n.nk AND ps_n.rk = ps_r.rk
     AND ps_r.name = 'EUROPE') FROM ps_p WHERE pk <= 6 ORDER BY pk;
-SELECT ps_diff('SELECT pk, (SELECT min(cost) FROM ps_ps, ps_s, ps_n, ps_r
+SELECT same_as_off('SELECT pk, (SELECT min(cost) FROM ps_ps, ps_s, ps_n, ps_r
   WHERE ps_ps.pk = ps_p.pk AND ps_s.sk = ps_ps.sk AND ps_s.nk = ps_n.nk AND ps_n.rk = ps_r.rk
     AND ps_r.name = ''EUROPE'') AS c FROM ps_p');
 -- the parameter in the second inner relation instead
-SELECT ps_diff('SELECT pk, (SELECT count(*) FROM ps_ps, ps_s, ps_n
+SELECT same_as_off('SELECT pk, (SELECT count(*) FROM ps_ps, ps_s, ps_n
   WHERE ps_s.sk = ps_ps.sk AND ps_s.nk = ps_n.nk AND ps_n.nk <= ps_p.pk) AS c FROM ps_p');
 
 -- 6. a device node that is not partial never runs below a Gather unless
@@ -173,7 +159,7 @@ SET pg_strom.heap_gather_cost = 0;
 SET pg_strom.enable_gpujoin = off;
 SELECT ps_under_gather('SELECT o.cust, count(*) FROM ps_orders o
   WHERE o.ok IN (SELECT ok FROM ps_lines GROUP BY ok HAVING sum(q) > 15) GROUP BY o.cust');
-SELECT ps_diff('SELECT o.cust, count(*) AS n FROM ps_orders o
+SELECT same_as_off('SELECT o.cust, count(*) AS n FROM ps_orders o
   WHERE o.ok IN (SELECT ok FROM ps_lines GROUP BY ok HAVING sum(q) > 15) GROUP BY o.cust');
 -- a whole device node over a small table may: the hashed sub-plan of NOT
 -- IN (a GpuScan of ps_orders) in a parallel scan's qual (TPC-H Q16's
@@ -181,7 +167,7 @@ SELECT ps_diff('SELECT o.cust, count(*) AS n FROM ps_orders o
 SET pg_strom.gpu_setup_cost = 0;
 SET pg_strom.gpu_tuple_cost = 0;
 SELECT ps_under_gather('SELECT count(*), sum(q) FROM ps_lines WHERE ok NOT IN (SELECT ok FROM ps_orders WHERE cust = 7)');
-SELECT ps_diff('SELECT count(*) AS n, sum(q) AS s FROM ps_lines WHERE ok NOT IN (SELECT ok FROM ps_orders WHERE cust = 7)');
+SELECT same_as_off('SELECT count(*) AS n, sum(q) AS s FROM ps_lines WHERE ok NOT IN (SELECT ok FROM ps_orders WHERE cust = 7)');
 RESET pg_strom.gpu_setup_cost;
 RESET pg_strom.gpu_tuple_cost;
 RESET pg_strom.enable_gpujoin;

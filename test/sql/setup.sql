@@ -74,6 +74,21 @@ BEGIN
     RETURN NEXT ln;
   END LOOP;
 END $$;
+-- same_as_off(q): the rows of q with pg_strom on and with it off, as
+-- multisets: how many (off), and how many only one of the two has
+CREATE FUNCTION same_as_off(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE n bigint; on_only bigint; off_only bigint;
+BEGIN
+  EXECUTE 'CREATE TEMP TABLE same_on AS ' || q;
+  SET LOCAL pg_strom.enabled = off;
+  EXECUTE 'CREATE TEMP TABLE same_off AS ' || q;
+  SET LOCAL pg_strom.enabled = on;
+  SELECT count(*) INTO n FROM same_off;
+  SELECT count(*) INTO on_only FROM (TABLE same_on EXCEPT ALL TABLE same_off) d;
+  SELECT count(*) INTO off_only FROM (TABLE same_off EXCEPT ALL TABLE same_on) d;
+  DROP TABLE same_on, same_off;
+  RETURN format('rows %s, only with pg_strom: %s, only without: %s', n, on_only, off_only);
+END $$;
 -- quiet_wait(): a VACUUM marks pages all-visible only when no other
 -- transaction could still see their old rows, and an autovacuum or
 -- autoanalyze of another test's table running meanwhile would keep them
