@@ -52,6 +52,13 @@ pub static ENABLE_GPUPREAGG: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// `pg_strom.enable_decorrelation`: correlated scalar aggregate
 /// sub-queries are also planned as a join with a grouped sub-query.
 pub static ENABLE_DECORRELATION: GucSetting<bool> = GucSetting::<bool>::new(true);
+/// `pg_strom.enable_eager_aggregate`: an aggregation over joins is also
+/// planned partly below the joins with some of its tables.
+pub static ENABLE_EAGER_AGGREGATE: GucSetting<bool> = GucSetting::<bool>::new(true);
+/// `pg_strom.debug_prefer_rewrites`: the planner keeps a rewritten plan
+/// (rewrite::plan_query) wherever a rewrite applies, whatever it costs
+/// (tests of the rewrites' answers).
+pub static DEBUG_PREFER_REWRITES: GucSetting<bool> = GucSetting::<bool>::new(false);
 /// `pg_strom.gpu_service`: GPUs are used through the GPU service process.
 pub static GPU_SERVICE: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// `pg_strom.cpu_engine_in_service`: the CPU engine runs in the service too.
@@ -181,6 +188,22 @@ pub fn init() {
         c"Plans correlated scalar aggregate sub-queries also as a join with a grouped sub-query.",
         c"The planner keeps the cheaper of the two plans; off plans the sub-query once per outer row only, as PostgreSQL does.",
         &ENABLE_DECORRELATION,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.enable_eager_aggregate",
+        c"Plans an aggregation over joins also with part of it done below the joins.",
+        c"The tables the aggregates read are grouped first by the columns the rest of the query needs, then joined with the other tables; the planner keeps the cheaper plan.",
+        &ENABLE_EAGER_AGGREGATE,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.debug_prefer_rewrites",
+        c"Keeps a rewritten plan wherever a query rewrite applies, whatever it costs (for tests).",
+        c"Correlated aggregate sub-queries as a grouped join, aggregation below joins: the cheapest rewritten plan is kept even where the query as written costs less.",
+        &DEBUG_PREFER_REWRITES,
         GucContext::Userset,
         GucFlags::default(),
     );

@@ -29,8 +29,9 @@
 //!    encoding, parameters, the executor life and parallel DSM, counters).
 //! 5. Nodes: [`gpuscan`], [`gpujoin`] (up to eight inner relations on the
 //!    device), [`gpupreagg`] (GROUP BY on the device, on GpuJoin's
-//!    pipeline); [`decorrelate`] (correlated aggregate sub-queries as a
-//!    join with a grouped sub-query, which a GpuPreAgg groups).
+//!    pipeline); [`rewrite`] (queries planned a second way, rewritten so
+//!    that a GpuPreAgg can group them: correlated aggregate sub-queries as
+//!    a join with a grouped sub-query, aggregation below joins).
 
 use pgrx::prelude::*;
 
@@ -38,7 +39,6 @@ pub mod arrow_fdw;
 pub mod chunk;
 pub mod codegen;
 pub mod customscan;
-pub mod decorrelate;
 pub mod device_eval;
 pub mod discovery_worker;
 pub mod engine;
@@ -52,6 +52,7 @@ pub mod gstore;
 pub mod guc;
 pub mod pg;
 pub mod random;
+pub mod rewrite;
 pub mod service_worker;
 pub mod source;
 pub mod sql_device;

@@ -65,8 +65,8 @@ unsafe extern "C-unwind" fn planner(
             }
         };
         // (planned once more, rewritten, where it holds correlated
-        // aggregate sub-queries)
-        crate::decorrelate::plan_query(parse, &plan, super::NAME)
+        // aggregate sub-queries or aggregates over joins)
+        crate::rewrite::plan_query(parse, &plan, super::NAME)
     }
 }
 

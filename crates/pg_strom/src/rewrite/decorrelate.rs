@@ -10,7 +10,7 @@
 //! one pass (TPC-H Q2, Q17 and Q20 have this shape).  The planner hook
 //! plans the query as written and rewritten, and keeps the rewritten plan
 //! where it costs less (the sub-plans as written charged only for the
-//! rows that surely run them: [`cost_as_written`]) and groups on the
+//! rows that surely run them: `plan_cost::cost_as_written`) and groups on the
 //! device (one GpuPreAgg more than as written) or costs a tenth;
 //! otherwise PostgreSQL's plan (`pg_strom.enable_decorrelation`).
 //!
@@ -46,191 +46,22 @@ use pgrx::pg_sys;
 use crate::guc;
 use crate::pg::list::{from_list, to_list};
 
-/// Plan `parse` with `plan`, and, when it holds sub-queries this module
-/// rewrites, its rewritten copy too; the cheaper of the two plans.
-/// `grouping` names the custom scan that groups on the device (GpuPreAgg,
-/// whose planner hook calls this).
+/// A copy of `parse` with its correlated aggregate sub-queries rewritten,
+/// and how many; None where it holds none of the shape (or the setting is
+/// off).
 ///
 /// # Safety
-/// The planner's Query (planner_hook).
-pub unsafe fn plan_query(
-    parse: *mut pg_sys::Query,
-    plan: &dyn Fn(*mut pg_sys::Query) -> *mut pg_sys::PlannedStmt,
-    grouping: &std::ffi::CStr,
-) -> *mut pg_sys::PlannedStmt {
-    // SAFETY: the planner's Query (caller); copies are ours.
+/// The planner's Query.
+pub(super) unsafe fn rewritten(parse: *mut pg_sys::Query) -> Option<(*mut pg_sys::Query, usize)> {
+    // SAFETY: the planner's Query (caller); the copy is ours.
     unsafe {
-        if !guc::ENABLED.get()
-            || !guc::ENABLE_DECORRELATION.get()
-            || parse.is_null()
-            || (*parse).commandType != pg_sys::CmdType::CMD_SELECT
-            || !any_sublinks(parse)
-        {
-            return plan(parse);
+        if !guc::ENABLE_DECORRELATION.get() || !any_sublinks(parse) {
+            return None;
         }
         let copy = pg_sys::copyObjectImpl(parse.cast()) as *mut pg_sys::Query;
         let n = rewrite_query(copy);
-        if n == 0 {
-            return plan(parse);
-        }
-        let original = plan(parse);
-        let a = cost_as_written(original);
-        // a cheap query keeps its plan without a second planning, which
-        // would cost it more than any plan could save (at TPC-H SF 0.01,
-        // planning Q2 twice doubled its 2.5 ms)
-        if a < SMALL_QUERY_SETUPS * guc::GPU_SETUP_COST.get() {
-            return original;
-        }
-        let rewritten = plan(copy);
-        let b = (*(*rewritten).planTree).total_cost;
-        // the grouping on the device, or far cheaper: PostgreSQL's own
-        // estimate of a hash aggregate of many groups can be several times
-        // short (TPC-H Q17 at SF 1 grouped by PostgreSQL: costed 9% above
-        // the sub-plan's plan, ran 6x longer), so without a GpuPreAgg more
-        // in the plan tree (a sub-plan's runs once per call) the rewritten
-        // plan must cost a tenth of the plan as written
-        let on_device = custom_scans(rewritten, grouping) > custom_scans(original, grouping);
-        pgrx::debug1!(
-            "pg_strom: {n} correlated sub-quer{} as a join with a grouped sub-query: cost {b:.2}{} against {a:.2} as written (PostgreSQL's estimate {:.2})",
-            if n == 1 { "y" } else { "ies" },
-            if on_device { " (grouped by GpuPreAgg)" } else { " (not grouped on the device)" },
-            (*(*original).planTree).total_cost
-        );
-        if b < a && (on_device || b * FAR_CHEAPER < a) { rewritten } else { original }
+        (n > 0).then_some((copy, n))
     }
-}
-
-/// How much cheaper a rewritten plan that groups on the host must be.
-const FAR_CHEAPER: f64 = 10.0;
-
-/// A query whose plan as written costs less than this many times
-/// `pg_strom.gpu_setup_cost` is not planned a second time.
-const SMALL_QUERY_SETUPS: f64 = 100.0;
-
-/// The cost of `stmt` (planned as written) with its correlated sub-plans
-/// charged only for the rows that surely run them.
-///
-/// PostgreSQL charges a qual's sub-plan for every row its node reads,
-/// though the node tests its cheaper quals first and runs the sub-plan
-/// only for the rows they pass (`WHERE id < 5 AND x < (SELECT ...)` over a
-/// Seq Scan is charged 3000 sub-plan runs for 4): against that estimate
-/// the grouped form would win where it loses.  Where a node's quals hold
-/// a correlated sub-plan beside other quals, this takes the node's own
-/// cost out and puts back only the sub-plan runs of the rows it returns
-/// (a lower bound of the runs: each returned row ran it), so the rewritten
-/// plan is kept only where it costs less than the plan as written could.
-unsafe fn cost_as_written(stmt: *mut pg_sys::PlannedStmt) -> f64 {
-    // SAFETY: a planned statement.
-    unsafe {
-        let mut overcharge = 0.0;
-        each_plan_of(stmt, &mut |p, children| overcharge += overcharge_of(p, children));
-        ((*(*stmt).planTree).total_cost - overcharge).max(0.0)
-    }
-}
-
-/// `plan` and every plan below it (sub-plans of expressions aside).
-unsafe fn each_plan(plan: *mut pg_sys::Plan, f: &mut dyn FnMut(*mut pg_sys::Plan, &[*mut pg_sys::Plan])) {
-    // SAFETY: a valid plan tree.
-    unsafe {
-        if plan.is_null() {
-            return;
-        }
-        use pg_sys::NodeTag::*;
-        let mut children: Vec<*mut pg_sys::Plan> = vec![(*plan).lefttree, (*plan).righttree];
-        let tag = (*plan).type_;
-        let extra = match tag {
-            T_Append => (*(plan as *mut pg_sys::Append)).appendplans,
-            T_MergeAppend => (*(plan as *mut pg_sys::MergeAppend)).mergeplans,
-            T_CustomScan => (*(plan as *mut pg_sys::CustomScan)).custom_plans,
-            T_BitmapAnd => (*(plan as *mut pg_sys::BitmapAnd)).bitmapplans,
-            T_BitmapOr => (*(plan as *mut pg_sys::BitmapOr)).bitmapplans,
-            _ => std::ptr::null_mut(),
-        };
-        children.extend(from_list(extra).into_iter().map(|p| p as *mut pg_sys::Plan));
-        if tag == T_SubqueryScan {
-            children.push((*(plan as *mut pg_sys::SubqueryScan)).subplan);
-        }
-        children.retain(|c| !c.is_null());
-        f(plan, &children);
-        for c in children {
-            each_plan(c, f);
-        }
-    }
-}
-
-/// Every plan of `stmt`: its tree and its sub-plans'.
-unsafe fn each_plan_of(stmt: *mut pg_sys::PlannedStmt, f: &mut dyn FnMut(*mut pg_sys::Plan, &[*mut pg_sys::Plan])) {
-    // SAFETY: a planned statement.
-    unsafe {
-        each_plan((*stmt).planTree, f);
-        for p in from_list((*stmt).subplans) {
-            each_plan(p.cast(), f);
-        }
-    }
-}
-
-/// What `plan` may charge too much for sub-plans (see [`cost_as_written`]).
-unsafe fn overcharge_of(plan: *mut pg_sys::Plan, children: &[*mut pg_sys::Plan]) -> f64 {
-    // SAFETY: a valid plan.
-    unsafe {
-        use pg_sys::NodeTag::*;
-        let mut lists = vec![(*plan).qual];
-        if matches!((*plan).type_, T_NestLoop | T_MergeJoin | T_HashJoin) {
-            lists.push((*(plan as *mut pg_sys::Join)).joinqual);
-        }
-        let mut sum = 0.0;
-        for list in lists {
-            let conj = from_list(list);
-            let per_call: Vec<f64> = conj.iter().map(|&c| correlated_subplan_cost(c)).collect();
-            if conj.len() >= 2 && per_call.iter().any(|&c| c > 0.0) && per_call.contains(&0.0) {
-                let own = (*plan).total_cost - children.iter().map(|&c| (*c).total_cost).sum::<f64>();
-                let runs = (*plan).plan_rows * per_call.iter().sum::<f64>();
-                sum += (own - runs).max(0.0);
-            }
-        }
-        sum
-    }
-}
-
-/// How many custom scans named `name` the plan tree of `stmt` holds (those
-/// of its sub-plans, run per call of an expression, aside).
-unsafe fn custom_scans(stmt: *mut pg_sys::PlannedStmt, name: &std::ffi::CStr) -> usize {
-    let mut n = 0;
-    // SAFETY: a planned statement.
-    unsafe {
-        each_plan((*stmt).planTree, &mut |p, _| {
-            if (*p).type_ == pg_sys::NodeTag::T_CustomScan {
-                let m = (*(p as *mut pg_sys::CustomScan)).methods;
-                if !m.is_null() && std::ffi::CStr::from_ptr((*m).CustomName) == name {
-                    n += 1;
-                }
-            }
-        });
-    }
-    n
-}
-
-/// The cost of one run of the correlated (not hashed) sub-plans in `node`.
-unsafe fn correlated_subplan_cost(node: *mut pg_sys::Node) -> f64 {
-    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
-        // SAFETY: an expression node; ctx is the f64 below.
-        unsafe {
-            if node.is_null() {
-                return false;
-            }
-            if (*node).type_ == pg_sys::NodeTag::T_SubPlan {
-                let sp = node as *mut pg_sys::SubPlan;
-                if !(*sp).parParam.is_null() && !(*sp).useHashTable {
-                    *(ctx as *mut f64) += (*sp).per_call_cost.max(0.0);
-                }
-            }
-            crate::pg::compat::walk(node, walker, ctx)
-        }
-    }
-    let mut cost = 0.0f64;
-    // SAFETY: a valid expression.
-    unsafe { walker(node, (&mut cost as *mut f64).cast()) };
-    cost
 }
 
 /// Whether `q` or a query in its FROM clause or WITH clause has sub-links

@@ -1,0 +1,96 @@
+//! Queries planned a second way, rewritten, and the cheaper plan kept.
+//!
+//! Two rewrites keep a query's answer and change what can run on the
+//! device: [`decorrelate`] turns correlated aggregate sub-queries into a
+//! join with a grouped sub-query (one aggregation instead of one per outer
+//! row), [`eager_agg`] does an aggregation over joins partly below the
+//! joins (the tables its aggregates read grouped first, the other tables
+//! joined with the groups).  GpuPreAgg's planner hook calls [`plan_query`],
+//! which plans the query as written and each rewritten copy with the same
+//! planner and keeps the plan that costs least by the rules below.
+
+mod decorrelate;
+mod eager_agg;
+mod plan_cost;
+
+use pgrx::pg_sys;
+
+use crate::guc;
+
+/// How much cheaper a decorrelated plan that groups on the host must be.
+const FAR_CHEAPER: f64 = 10.0;
+
+/// A query whose plan as written costs less than this many times
+/// `pg_strom.gpu_setup_cost` is not planned a second time.
+const SMALL_QUERY_SETUPS: f64 = 100.0;
+
+/// Plan `parse` with `plan`, and, where one of this module's rewrites
+/// applies, its rewritten copies too; the cheapest plan.  `grouping` names
+/// the custom scan that groups on the device (GpuPreAgg, whose planner
+/// hook calls this).
+///
+/// # Safety
+/// The planner's Query (planner_hook).
+pub unsafe fn plan_query(
+    parse: *mut pg_sys::Query,
+    plan: &dyn Fn(*mut pg_sys::Query) -> *mut pg_sys::PlannedStmt,
+    grouping: &std::ffi::CStr,
+) -> *mut pg_sys::PlannedStmt {
+    // SAFETY: the planner's Query (caller); copies are ours, made before
+    // the planner scribbles on the original.
+    unsafe {
+        if !guc::ENABLED.get() || parse.is_null() || (*parse).commandType != pg_sys::CmdType::CMD_SELECT {
+            return plan(parse);
+        }
+        let decorrelated = decorrelate::rewritten(parse);
+        let eager = eager_agg::rewrites(parse);
+        if decorrelated.is_none() && eager.is_empty() {
+            return plan(parse);
+        }
+        let original = plan(parse);
+        let a = plan_cost::cost_as_written(original);
+        // a cheap query keeps its plan without a second planning, which
+        // would cost it more than any plan could save (at TPC-H SF 0.01,
+        // planning Q2 twice doubled its 2.5 ms)
+        let prefer = guc::DEBUG_PREFER_REWRITES.get();
+        if a < SMALL_QUERY_SETUPS * guc::GPU_SETUP_COST.get() && !prefer {
+            return original;
+        }
+        // (with pg_strom.debug_prefer_rewrites, any rewritten plan beats
+        // the original)
+        let (mut best, mut best_cost) = (original, if prefer { f64::INFINITY } else { a });
+        if let Some((copy, n)) = decorrelated {
+            let rewritten = plan(copy);
+            let b = (*(*rewritten).planTree).total_cost;
+            // the grouping on the device, or far cheaper: PostgreSQL's own
+            // estimate of a hash aggregate of many groups can be several
+            // times short (TPC-H Q17 at SF 1 grouped by PostgreSQL: costed
+            // 9% above the sub-plan's plan, ran 6x longer), so without a
+            // GpuPreAgg more in the plan tree (a sub-plan's runs once per
+            // call) the rewritten plan must cost a tenth of the plan as
+            // written
+            let on_device = plan_cost::custom_scans(rewritten, grouping) > plan_cost::custom_scans(original, grouping);
+            pgrx::debug1!(
+                "pg_strom: {n} correlated sub-quer{} as a join with a grouped sub-query: cost {b:.2}{} against {a:.2} as written (PostgreSQL's estimate {:.2})",
+                if n == 1 { "y" } else { "ies" },
+                if on_device { " (grouped by GpuPreAgg)" } else { " (not grouped on the device)" },
+                (*(*original).planTree).total_cost
+            );
+            if prefer || (b < a && (on_device || b * FAR_CHEAPER < a)) {
+                (best, best_cost) = (rewritten, b);
+            }
+        }
+        for r in eager {
+            let rewritten = plan(r.query);
+            let b = (*(*rewritten).planTree).total_cost;
+            pgrx::debug1!(
+                "pg_strom: aggregation first over {}, then joined: cost {b:.2} against {best_cost:.2}",
+                r.tables
+            );
+            if b < best_cost {
+                (best, best_cost) = (rewritten, b);
+            }
+        }
+        best
+    }
+}
