@@ -76,6 +76,29 @@ SELECT ea_rewritten(q), same_as_off(q) FROM (VALUES
   ('SELECT DISTINCT d1.grp, count(f.id) > 10 FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.grp, d1.k')
 ) v(q);
 
+-- Groups of one joined row: where the grouping keys give the grouped
+-- sub-query's keys and a unique, non-null key of every other table, no
+-- aggregation is left above the join (the plan: none above the Hash Join)
+CREATE TABLE ea_d3 (u int UNIQUE, x int, v int NOT NULL UNIQUE);
+INSERT INTO ea_d3 SELECT CASE WHEN i % 3 = 0 THEN NULL ELSE i END, i % 11, i FROM generate_series(1, 30) i;
+ANALYZE ea_d3;
+SELECT * FROM explain_masked('SELECT d1.k, d1.name, sum(f.n) AS s, avg(f.q) AS a FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k AND f.q > 3 GROUP BY d1.k, d1.name HAVING count(f.n) > 10 ORDER BY s DESC, d1.k LIMIT 5');
+SELECT d1.k, d1.name, sum(f.n) AS s, avg(f.q) AS a FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k AND f.q > 3 GROUP BY d1.k, d1.name HAVING count(f.n) > 10 ORDER BY s DESC, d1.k LIMIT 5;
+SELECT ea_rewritten(q), same_as_off(q) FROM (VALUES
+  -- every aggregate kind over one row; HAVING a condition of the row
+  ('SELECT d1.k, d1.name, count(*) a1, count(f.n) a2, sum(f.q) a3, sum(f.big) a4, sum(f.n) a5, avg(f.q) a6, avg(f.n) a7, min(f.t) a8, max(f.d) a9 FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.k, d1.name HAVING sum(f.q) > 100 OR min(f.t) < ''tag 2'''),
+  -- a FILTER that no row of some groups passes
+  ('SELECT d1.k, count(*) FILTER (WHERE f.q > 45) a1, sum(f.n) FILTER (WHERE f.q > 48) a2, avg(f.n) FILTER (WHERE f.q > 48) a3 FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.k'),
+  -- through a chain of keys: d1.k gives d1.grp, the NOT NULL unique v
+  ('SELECT d1.k, d3.x, sum(f.q) a1 FROM ea_f f, ea_d1 d1, ea_d3 d3 WHERE f.k = d1.k AND d1.grp = d3.v GROUP BY d1.k, d3.x'),
+  -- a unique key that may be NULL (several NULL rows in one group) and a
+  -- grouping key that gives nothing: the aggregation stays
+  ('SELECT d3.u, sum(f.q) a1, count(f.id) a2 FROM ea_f f, ea_d3 d3 WHERE f.c = d3.x GROUP BY d3.u'),
+  ('SELECT d1.name, sum(f.q) a1 FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.name'),
+  -- the grouped table's own key in the GROUP BY
+  ('SELECT f.k, d1.name, sum(f.n) a1 FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY f.k, d1.name')
+) v(q);
+
 -- Shapes kept as written (not rewritten; the same rows)
 SELECT ea_rewritten(q), same_as_off(q) FROM (VALUES
   -- a float key (0 = -0), a numeric key of no declared scale (1.0 = 1.00)
@@ -133,6 +156,6 @@ RESET ROLE;
 RESET pg_strom.debug_prefer_rewrites;
 
 DEALLOCATE ea_p;
-DROP TABLE ea_f, ea_d1, ea_d2, ea_p_off, ea_p_custom, ea_p_generic;
+DROP TABLE ea_f, ea_d1, ea_d2, ea_d3, ea_p_off, ea_p_custom, ea_p_generic;
 DROP ROLE ea_reader;
 DROP FUNCTION ea_rewritten(text);

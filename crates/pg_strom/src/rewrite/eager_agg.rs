@@ -438,6 +438,19 @@ unsafe fn rewrite_with(parse: *mut pg_sys::Query, set: &BTreeSet<i32>) -> Option
         from.push(rtr.cast());
         (*(*q).jointree).fromlist = to_list(&from);
 
+        // the outer query's conditions and grouping keys read the
+        // sub-query's columns
+        let mut ctx = Outer { set, keys: &keys, sub, combined: &[], failed: false };
+        let ctxp = (&mut ctx as *mut Outer).cast();
+        let mut outside: Vec<*mut pg_sys::Node> = outside.into_iter().map(|c| outer_mutator(c, ctxp)).collect();
+        set_group_rte_exprs(q, ctxp);
+        let groups: Vec<*mut pg_sys::Node> = grouping_exprs(q).into_iter().map(|e| outer_mutator(e, ctxp)).collect();
+        if ctx.failed {
+            return None;
+        }
+        // one joined row per group: no aggregation left above the join
+        let single = !(*q).groupClause.is_null() && one_row_per_group(q, sub, &keys, &groups, &outside);
+
         // each aggregate's combination of the sub-query's partial columns
         let mut combined = Vec::with_capacity(aggs.len());
         let mut column = keys.len();
@@ -450,22 +463,263 @@ unsafe fn rewrite_with(parse: *mut pg_sys::Query, set: &BTreeSet<i32>) -> Option
                 })
                 .collect();
             column += n;
-            combined.push((a, combination(a, how, &cols)?));
+            combined.push((a, combination(a, how, &cols, single)?));
         }
-
-        // the outer query reads the sub-query's columns
         let mut ctx = Outer { set, keys: &keys, sub, combined: &combined, failed: false };
         let ctxp = (&mut ctx as *mut Outer).cast();
         (*q).targetList = outer_mutator((*q).targetList.cast(), ctxp).cast();
         (*q).havingQual = outer_mutator((*q).havingQual, ctxp);
-        let outside: Vec<*mut pg_sys::Node> = outside.into_iter().map(|c| outer_mutator(c, ctxp)).collect();
+        if ctx.failed {
+            return None;
+        }
+        if single {
+            // HAVING becomes a condition of the row
+            flatten_group_vars(q);
+            if !(*q).havingQual.is_null() {
+                outside.extend(from_list(pg_sys::make_ands_implicit((*q).havingQual.cast())));
+            }
+            (*q).havingQual = std::ptr::null_mut();
+            (*q).groupClause = std::ptr::null_mut();
+            (*q).hasAggs = false;
+        }
         (*(*q).jointree).quals = if outside.is_empty() {
             std::ptr::null_mut()
         } else {
             pg_sys::make_ands_explicit(to_list(&outside)).cast()
         };
-        set_group_rte_exprs(q, ctxp);
-        (!ctx.failed).then_some(q)
+        Some(q)
+    }
+}
+
+/// The GROUP BY expressions of `q` (copies; read through the GROUP BY
+/// range table entry where PostgreSQL 18 has one).
+unsafe fn grouping_exprs(q: *mut pg_sys::Query) -> Vec<*mut pg_sys::Node> {
+    // SAFETY: a valid Query.
+    unsafe {
+        let mut out = Vec::new();
+        for g in from_list((*q).groupClause) {
+            let sgc = g as *mut pg_sys::SortGroupClause;
+            let tle = pg_sys::get_sortgroupref_tle((*sgc).tleSortGroupRef, (*q).targetList);
+            out.push(resolve_group_var(q, pg_sys::copyObjectImpl((*tle).expr.cast()).cast()));
+        }
+        out
+    }
+}
+
+/// `e`, or the GROUP BY range table entry's expression it reads where it
+/// is a Var of that entry (PostgreSQL 18).
+unsafe fn resolve_group_var(q: *mut pg_sys::Query, e: *mut pg_sys::Node) -> *mut pg_sys::Node {
+    #[cfg(feature = "pg18")]
+    // SAFETY: a valid Query and expression.
+    unsafe {
+        if (*e).type_ == pg_sys::NodeTag::T_Var {
+            let v = e as *mut pg_sys::Var;
+            let rte = pg_sys::list_nth((*q).rtable, (*v).varno - 1) as *mut pg_sys::RangeTblEntry;
+            if (*v).varlevelsup == 0 && (*rte).rtekind == pg_sys::RTEKind::RTE_GROUP {
+                return pg_sys::copyObjectImpl(pg_sys::list_nth((*rte).groupexprs, (*v).varattno as i32 - 1)).cast();
+            }
+        }
+        e
+    }
+    #[cfg(not(feature = "pg18"))]
+    {
+        let _ = q;
+        e
+    }
+}
+
+/// Replace the Vars of the GROUP BY range table entry in `q`'s target
+/// list and HAVING clause by the expressions they read (PostgreSQL 18;
+/// before the GROUP BY is dropped).
+unsafe fn flatten_group_vars(q: *mut pg_sys::Query) {
+    unsafe extern "C-unwind" fn mutator(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> *mut pg_sys::Node {
+        // SAFETY: an expression of our copy; ctx is the Query.
+        unsafe {
+            if node.is_null() {
+                return node;
+            }
+            let q = ctx as *mut pg_sys::Query;
+            if (*node).type_ == pg_sys::NodeTag::T_Var {
+                return resolve_group_var(q, pg_sys::copyObjectImpl(node.cast()).cast());
+            }
+            crate::pg::compat::mutate(node, mutator, ctx)
+        }
+    }
+    // SAFETY: a valid Query of our copy.
+    unsafe {
+        (*q).targetList = mutator((*q).targetList.cast(), q.cast()).cast();
+        (*q).havingQual = mutator((*q).havingQual, q.cast());
+        #[cfg(feature = "pg18")]
+        {
+            (*q).hasGroupRTE = false;
+        }
+    }
+}
+
+/// Whether every group of the rewritten query `q` holds one joined row:
+/// its plain-column grouping keys determine the sub-query's keys (the
+/// sub-query's rows differ by them; a unique, non-null key of one of its
+/// tables gives the other keys of that table) and a unique, non-null key
+/// of every other table, through equalities of types whose equal values
+/// are identical (TPC-H Q10: `c_custkey` gives `o_custkey` and
+/// `customer`, `customer` gives `c_nationkey` and so `nation`).
+unsafe fn one_row_per_group(
+    q: *mut pg_sys::Query,
+    sub: i32,
+    keys: &[Key],
+    groups: &[*mut pg_sys::Node],
+    conds: &[*mut pg_sys::Node],
+) -> bool {
+    // SAFETY: valid nodes of our copy; catalog reads of tables the query
+    // has locked.
+    unsafe {
+        let plain_var = |e: *mut pg_sys::Node| {
+            let e = crate::pg::strip_relabel(e);
+            ((*e).type_ == pg_sys::NodeTag::T_Var && (*(e as *mut pg_sys::Var)).varlevelsup == 0)
+                .then_some(e as *mut pg_sys::Var)
+        };
+        let mut known: BTreeSet<(i32, i16)> = BTreeSet::new();
+        let mut whole: BTreeSet<i32> = BTreeSet::new();
+        for &g in groups {
+            if let Some(v) = plain_var(g) {
+                known.insert(((*v).varno, (*v).varattno));
+            }
+        }
+        // the equalities that carry a value from one column to another
+        let mut equal: Vec<((i32, i16), (i32, i16))> = Vec::new();
+        for &c in conds {
+            if (*c).type_ != pg_sys::NodeTag::T_OpExpr {
+                continue;
+            }
+            let op = c as *mut pg_sys::OpExpr;
+            let args = from_list((*op).args);
+            let [l, r] = args.as_slice() else { continue };
+            let (Some(l), Some(r)) = (plain_var(*l), plain_var(*r)) else { continue };
+            if (*l).vartype != (*r).vartype || !equal_is_identical((*l).vartype, (*l).vartypmod, (*l).varcollid) {
+                continue;
+            }
+            let (mut sortop, mut eqop) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
+            pg_sys::get_sort_group_operators(
+                (*l).vartype,
+                false,
+                false,
+                false,
+                &mut sortop,
+                &mut eqop,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            );
+            if eqop == (*op).opno {
+                equal.push((((*l).varno, (*l).varattno), ((*r).varno, (*r).varattno)));
+            }
+        }
+        let tables: Vec<i32> = from_list((*(*q).jointree).fromlist)
+            .into_iter()
+            .map(|f| (*(f as *mut pg_sys::RangeTblRef)).rtindex)
+            .collect();
+        let unique: Vec<(i32, Vec<Vec<i16>>)> = tables
+            .iter()
+            .filter(|&&t| t != sub)
+            .map(|&t| {
+                let rte = pg_sys::list_nth((*q).rtable, t - 1) as *mut pg_sys::RangeTblEntry;
+                (t, unique_keys((*rte).relid))
+            })
+            .collect();
+        // the sub-query's tables (their own range table indexes in q) and
+        // their unique keys
+        let mut grouped: Vec<i32> = keys.iter().map(|k| k.varno).collect();
+        grouped.sort_unstable();
+        grouped.dedup();
+        let grouped_unique: Vec<(i32, Vec<Vec<i16>>)> = grouped
+            .iter()
+            .map(|&t| {
+                let rte = pg_sys::list_nth((*q).rtable, t - 1) as *mut pg_sys::RangeTblEntry;
+                (t, unique_keys((*rte).relid))
+            })
+            .collect();
+        // the sub-query's column of a key
+        let key_column =
+            |t: i32, c: i16| keys.iter().position(|k| k.varno == t && k.varattno == c).map(|i| (sub, i as i16 + 1));
+        loop {
+            let is_known = |k: &(i32, i16), known: &BTreeSet<(i32, i16)>, whole: &BTreeSet<i32>| {
+                known.contains(k) || whole.contains(&k.0)
+            };
+            for (t, ukeys) in &grouped_unique {
+                let given = ukeys
+                    .iter()
+                    .any(|cols| cols.iter().all(|&c| key_column(*t, c).is_some_and(|k| is_known(&k, &known, &whole))));
+                if given {
+                    for (i, k) in keys.iter().enumerate() {
+                        if k.varno == *t {
+                            known.insert((sub, i as i16 + 1));
+                        }
+                    }
+                }
+            }
+            let before = (known.len(), whole.len());
+            for (a, b) in &equal {
+                if is_known(a, &known, &whole) {
+                    known.insert(*b);
+                }
+                if is_known(b, &known, &whole) {
+                    known.insert(*a);
+                }
+            }
+            if (1..=keys.len() as i16).all(|k| is_known(&(sub, k), &known, &whole)) {
+                whole.insert(sub);
+            }
+            for (t, keys) in &unique {
+                if keys.iter().any(|cols| cols.iter().all(|&c| is_known(&(*t, c), &known, &whole))) {
+                    whole.insert(*t);
+                }
+            }
+            if (known.len(), whole.len()) == before {
+                break;
+            }
+        }
+        tables.iter().all(|t| whole.contains(t))
+    }
+}
+
+/// The unique keys of table `relid` whose columns are all NOT NULL (a
+/// primary key, a unique index without predicate or expressions, not
+/// deferrable): the columns of each.
+unsafe fn unique_keys(relid: pg_sys::Oid) -> Vec<Vec<i16>> {
+    // SAFETY: a table the query has locked; its indexes opened and closed.
+    unsafe {
+        let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
+        let rel = pg_sys::table_open(relid, lock);
+        let mut out = Vec::new();
+        for oid in crate::pg::list::from_oid_list(pg_sys::RelationGetIndexList(rel)) {
+            let index = pg_sys::index_open(oid, lock);
+            let f = (*index).rd_index;
+            let plain = (*f).indisunique
+                && (*f).indimmediate
+                && (*f).indisvalid
+                && pg_sys::heap_attisnull(
+                    (*index).rd_indextuple,
+                    pg_sys::Anum_pg_index_indpred as i32,
+                    std::ptr::null_mut(),
+                )
+                && pg_sys::heap_attisnull(
+                    (*index).rd_indextuple,
+                    pg_sys::Anum_pg_index_indexprs as i32,
+                    std::ptr::null_mut(),
+                );
+            if plain {
+                let n = (*f).indnkeyatts as usize;
+                let cols: Vec<i16> = (*f).indkey.values.as_slice(n).to_vec();
+                let not_null = cols
+                    .iter()
+                    .all(|&c| c > 0 && (*crate::pg::compat::tuple_desc_attr((*rel).rd_att, c as i32 - 1)).attnotnull);
+                if not_null {
+                    out.push(cols);
+                }
+            }
+            pg_sys::index_close(index, lock);
+        }
+        pg_sys::table_close(rel, lock);
+        out
     }
 }
 
@@ -662,8 +916,13 @@ unsafe fn catalog_sum(t: pg_sys::Oid) -> Option<pg_sys::Oid> {
 }
 
 /// Aggregate `a` combined (`how`) from the sub-query's partial columns
-/// `cols`.
-unsafe fn combination(a: *mut pg_sys::Aggref, how: Combine, cols: &[*mut pg_sys::Node]) -> Option<*mut pg_sys::Node> {
+/// `cols`; with `single`, over the one partial row of its group.
+unsafe fn combination(
+    a: *mut pg_sys::Aggref,
+    how: Combine,
+    cols: &[*mut pg_sys::Node],
+    single: bool,
+) -> Option<*mut pg_sys::Node> {
     // SAFETY: a valid Aggref; new nodes are ours.
     unsafe {
         // the aggregate `f` (by name, of the column's type) over column c
@@ -705,6 +964,23 @@ unsafe fn combination(a: *mut pg_sys::Aggref, how: Combine, cols: &[*mut pg_sys:
             );
             (!c.is_null()).then_some(c)
         };
+        if single {
+            // over one partial row: the partial value itself
+            return match how {
+                Combine::Sum | Combine::Count | Combine::MinMax => cast(cols[0], (*a).aggtype),
+                Combine::Avg => Some(
+                    pg_sys::makeFuncExpr(
+                        pg_sys::Oid::from(pg_sys::F_NUMERIC_DIV),
+                        pg_sys::NUMERICOID,
+                        to_list(&[cast(cols[0], pg_sys::NUMERICOID)?, cast(cols[1], pg_sys::NUMERICOID)?]),
+                        pg_sys::InvalidOid,
+                        pg_sys::InvalidOid,
+                        pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
+                    )
+                    .cast(),
+                ),
+            };
+        }
         match how {
             Combine::Sum => cast(over(cols[0], None)?, (*a).aggtype),
             Combine::MinMax => over(cols[0], Some((*a).aggfnoid)),
