@@ -580,8 +580,11 @@ unsafe fn one_row_per_group(
         };
         let mut known: BTreeSet<(i32, i16)> = BTreeSet::new();
         let mut whole: BTreeSet<i32> = BTreeSet::new();
+        // (a key whose equal values may differ, 0 and -0, gives no value)
         for &g in groups {
-            if let Some(v) = plain_var(g) {
+            if let Some(v) = plain_var(g)
+                && equal_is_identical((*v).vartype, (*v).vartypmod, (*v).varcollid)
+            {
                 known.insert(((*v).varno, (*v).varattno));
             }
         }
