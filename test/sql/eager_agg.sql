@@ -118,8 +118,10 @@ SELECT ea_rewritten(q), same_as_off(q) FROM (VALUES
   -- aggregates of no table only (count(*))
   ('SELECT d1.grp, count(*) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.grp')
 ) v(q);
--- a volatile condition: not rewritten (the plan only)
+-- a volatile condition or aggregate argument: not rewritten (the plans
+-- only)
 SELECT ea_rewritten('SELECT d1.grp, sum(f.q) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k AND random() < 2 GROUP BY d1.grp');
+SELECT ea_rewritten('SELECT d1.grp, sum(f.q * random()) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.grp');
 -- the setting off: not rewritten
 SET pg_strom.enable_eager_aggregate = off;
 SELECT ea_rewritten('SELECT d1.grp, sum(f.q) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.grp');

@@ -34,7 +34,7 @@
 //!   materialized views) joined by the WHERE clause's conjuncts, grouped,
 //!   without sub-links, window functions, set-returning functions,
 //!   grouping sets, row locks, row security or anything volatile in its
-//!   WHERE clause;
+//!   WHERE clause or its aggregates;
 //! - every aggregate is a built-in `sum` (of integers, numerics, floats,
 //!   intervals, money), `count`, `min`, `max`, or `avg` (of integers and
 //!   numerics; PostgreSQL's `avg` divides its numeric sum by the count,
@@ -94,6 +94,11 @@ pub(super) unsafe fn rewrites(parse: *mut pg_sys::Query) -> Vec<Rewrite> {
         }
         let Some(from) = base_tables(parse) else { return Vec::new() };
         let Some(aggs) = aggregates(parse) else { return Vec::new() };
+        // (a volatile argument would run once per grouped row instead of
+        // once per joined row)
+        if aggs.iter().any(|&(a, _)| pg_sys::contain_volatile_functions(a.cast())) {
+            return Vec::new();
+        }
         let mut read: BTreeSet<i32> = BTreeSet::new();
         for &(a, _) in &aggs {
             for v in vars_of(a.cast(), true) {
