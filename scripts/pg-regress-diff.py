@@ -48,9 +48,10 @@ outputs are cut into statements (scripts/pgregress_split.py) and compared:
              of the file is not compared
 Passes (--shapes, default "default"): default, geqo (geqo_threshold = 2),
 nohash, nomerge, nonestloop (that join method disabled), each also as
-NAME-serial (max_parallel_workers_per_gather = 0), and service (the CPU
-engine in the GPU service process: pg_strom.cpu_engine_in_service);
---planner-shapes runs all eleven.  A pass's settings go into both modes' postgresql.conf.
+NAME-serial (max_parallel_workers_per_gather = 0), service (the CPU
+engine in the GPU service process: pg_strom.cpu_engine_in_service), and
+rewrites (pg_strom.debug_prefer_rewrites: every query rewrite kept where
+it applies); --planner-shapes runs all twelve.  A pass's settings go into both modes' postgresql.conf.
 Full outputs and per-statement diffs go to $results/pg-regress/PASS/.
 Exit status 1 on any DIFF or CRASH, 2 when the run itself fails.
 """
@@ -83,8 +84,12 @@ for _k in list(SHAPES):
 # without a GPU: the CPU engine run by the GPU service process instead of
 # the backend (on a GPU machine the service's GPU runs every pass)
 SHAPES["service"] = ["pg_strom.cpu_engine_in_service = on"]
+# the query rewrites (correlated sub-queries as a grouped join, aggregation
+# below joins) kept wherever they apply, whatever they cost: their answers
+# against PostgreSQL's on every query of the suite
+SHAPES["rewrites"] = ["pg_strom.debug_prefer_rewrites = on"]
 ALL_SHAPES = ["default", "default-serial", "geqo", "geqo-serial", "nohash", "nohash-serial",
-              "nomerge", "nomerge-serial", "nonestloop", "nonestloop-serial", "service"]
+              "nomerge", "nomerge-serial", "nonestloop", "nonestloop-serial", "service", "rewrites"]
 
 COMMON_CONF = """
 # --- pg-regress-diff.py: both modes

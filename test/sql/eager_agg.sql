@@ -72,6 +72,9 @@ SELECT ea_rewritten(q), same_as_off(q) FROM (VALUES
   ('SELECT d2.region, sum(f.n * d1.grp) a1, max(d1.name) a2 FROM ea_f f, ea_d1 d1, ea_d2 d2 WHERE f.k = d1.k AND f.c = d2.c GROUP BY d2.region'),
   -- a condition of no table, and one of the grouped table alone
   ('SELECT d2.region, sum(f.q) FROM ea_f f, ea_d2 d2 WHERE f.c = d2.c AND f.n > 20 AND 1 = 1 GROUP BY d2.region'),
+  -- count(*) alone: the largest table grouped first
+  ('SELECT d1.grp, count(*) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.grp'),
+  ('SELECT d2.region, count(*) FROM ea_f f, ea_d1 d1, ea_d2 d2 WHERE f.k = d1.k AND f.c = d2.c GROUP BY d2.region'),
   -- DISTINCT above the aggregation
   ('SELECT DISTINCT d1.grp, count(f.id) > 10 FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.grp, d1.k')
 ) v(q);
@@ -81,7 +84,12 @@ SELECT ea_rewritten(q), same_as_off(q) FROM (VALUES
 -- aggregation is left above the join (the plan: none above the Hash Join)
 CREATE TABLE ea_d3 (u int UNIQUE, x int, v int NOT NULL UNIQUE);
 INSERT INTO ea_d3 SELECT CASE WHEN i % 3 = 0 THEN NULL ELSE i END, i % 11, i FROM generate_series(1, 30) i;
-ANALYZE ea_d3;
+-- unique only where k > 0 (a partial index): k = 0 repeats
+CREATE TABLE ea_d4 (k int NOT NULL, x int);
+CREATE UNIQUE INDEX ea_d4_k ON ea_d4 (k) WHERE k > 0;
+INSERT INTO ea_d4 SELECT i % 8, i FROM generate_series(1, 7) i;
+INSERT INTO ea_d4 VALUES (0, 100), (0, 200);
+ANALYZE ea_d3, ea_d4;
 SELECT * FROM explain_masked('SELECT d1.k, d1.name, sum(f.n) AS s, avg(f.q) AS a FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k AND f.q > 3 GROUP BY d1.k, d1.name HAVING count(f.n) > 10 ORDER BY s DESC, d1.k LIMIT 5');
 SELECT d1.k, d1.name, sum(f.n) AS s, avg(f.q) AS a FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k AND f.q > 3 GROUP BY d1.k, d1.name HAVING count(f.n) > 10 ORDER BY s DESC, d1.k LIMIT 5;
 SELECT ea_rewritten(q), same_as_off(q) FROM (VALUES
@@ -95,6 +103,8 @@ SELECT ea_rewritten(q), same_as_off(q) FROM (VALUES
   -- grouping key that gives nothing: the aggregation stays
   ('SELECT d3.u, sum(f.q) a1, count(f.id) a2 FROM ea_f f, ea_d3 d3 WHERE f.c = d3.x GROUP BY d3.u'),
   ('SELECT d1.name, sum(f.q) a1 FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.name'),
+  -- a unique index with a predicate (k = 0 twice): the aggregation stays
+  ('SELECT d4.k, sum(f.q) a1, count(*) a2 FROM ea_f f, ea_d4 d4 WHERE f.c = d4.k GROUP BY d4.k'),
   -- the grouped table's own key in the GROUP BY
   ('SELECT f.k, d1.name, sum(f.n) a1 FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY f.k, d1.name')
 ) v(q);
@@ -114,9 +124,7 @@ SELECT ea_rewritten(q), same_as_off(q) FROM (VALUES
   -- an outer join, a sub-link, one table
   ('SELECT d1.grp, sum(f.q) FROM ea_f f LEFT JOIN ea_d1 d1 ON f.k = d1.k GROUP BY d1.grp'),
   ('SELECT d1.grp, sum(f.q) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k AND f.c IN (SELECT c FROM ea_d2) GROUP BY d1.grp'),
-  ('SELECT c, sum(q) FROM ea_f GROUP BY c'),
-  -- aggregates of no table only (count(*))
-  ('SELECT d1.grp, count(*) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.grp')
+  ('SELECT c, sum(q) FROM ea_f GROUP BY c')
 ) v(q);
 -- a volatile condition or aggregate argument: not rewritten (the plans
 -- only)
@@ -158,6 +166,6 @@ RESET ROLE;
 RESET pg_strom.debug_prefer_rewrites;
 
 DEALLOCATE ea_p;
-DROP TABLE ea_f, ea_d1, ea_d2, ea_d3, ea_p_off, ea_p_custom, ea_p_generic;
+DROP TABLE ea_f, ea_d1, ea_d2, ea_d3, ea_d4, ea_p_off, ea_p_custom, ea_p_generic;
 DROP ROLE ea_reader;
 DROP FUNCTION ea_rewritten(text);
