@@ -201,11 +201,12 @@ export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}
 
 # --- 1d. PostgreSQL's own regression SQL, pg_strom off vs on ---------------
 # (scripts/pg-regress-diff.py: its own clusters under $RUN/pg-regress, ports
-# 54340-54342; the default pass, a GEQO pass and the CPU engine in the GPU
-# service; PGSTROM_PG_REGRESS_SHAPES
+# 54340-54342; the default pass, a GEQO pass, the CPU engine in the GPU
+# service and the query rewrites kept wherever they apply;
+# PGSTROM_PG_REGRESS_SHAPES
 # names others, "none" skips the tier).  Independent of the steps below:
 # it runs beside them, its output kept until they are done.
-shapes=${PGSTROM_PG_REGRESS_SHAPES:-default,geqo,service}
+shapes=${PGSTROM_PG_REGRESS_SHAPES:-default,geqo,service,rewrites}
 pgr_pid=
 if want pgregress && [ "$shapes" != none ]; then
   pgr_log=$(mktemp)
