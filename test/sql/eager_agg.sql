@@ -126,6 +126,8 @@ SELECT ea_rewritten(q), same_as_off(q) FROM (VALUES
   ('SELECT d1.grp, sum(f.q) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k AND f.c IN (SELECT c FROM ea_d2) GROUP BY d1.grp'),
   ('SELECT c, sum(q) FROM ea_f GROUP BY c')
 ) v(q);
+-- one table grouped by its own unique key (a group per row): not planned
+SELECT ea_rewritten('SELECT f.c, max(d1.name), count(d1.grp) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY f.c');
 -- a volatile condition or aggregate argument: not rewritten (the plans
 -- only)
 SELECT ea_rewritten('SELECT d1.grp, sum(f.q) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k AND random() < 2 GROUP BY d1.grp');

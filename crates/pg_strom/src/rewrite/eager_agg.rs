@@ -446,6 +446,17 @@ unsafe fn rewrite_with(parse: *mut pg_sys::Query, set: &BTreeSet<i32>) -> Option
                 keys.push(Key { varno: (*v).varno, varattno: (*v).varattno, var: v });
             }
         }
+        // one table grouped by a unique key of its own: a group per row,
+        // nothing to gain (TPC-H Q12's `orders` by `o_orderkey`)
+        if let [t] = set.iter().copied().collect::<Vec<_>>()[..] {
+            let rte = pg_sys::list_nth((*q).rtable, t - 1) as *mut pg_sys::RangeTblEntry;
+            let unique = unique_keys((*rte).relid)
+                .into_iter()
+                .any(|cols| cols.iter().all(|&c| keys.iter().any(|k| k.varno == t && k.varattno == c)));
+            if unique {
+                return None;
+            }
+        }
         let aggs = aggregates(q)?;
         let (sub_query, partial_types) = grouped_subquery(q, set, &inside, &keys, &aggs)?;
 
