@@ -43,6 +43,7 @@
 
 use pgrx::pg_sys;
 
+use super::query::{Grouping, add_subquery, builtin_aggregate_name, group_clause, grouping_of, range_tbl_ref};
 use crate::guc;
 use crate::pg::list::{from_list, to_list};
 
@@ -185,8 +186,7 @@ struct Key {
     outer: *mut pg_sys::Var,
     opno: pg_sys::Oid,
     inputcollid: pg_sys::Oid,
-    sortop: pg_sys::Oid,
-    hashable: bool,
+    grouping: Grouping,
 }
 
 /// Conjunct `c` of `q`'s WHERE clause rewritten (its replacement and the
@@ -212,17 +212,8 @@ unsafe fn rewrite_conjunct(q: *mut pg_sys::Query, c: *mut pg_sys::Node) -> Optio
         let (keys, value) = grouped_form(sq)?;
 
         // the grouped sub-query in q's FROM
-        let ps = pg_sys::make_parsestate(std::ptr::null_mut());
-        (*ps).p_rtable = (*q).rtable;
-        let alias = pg_sys::makeAlias(c"pgstrom_grouped".as_ptr(), std::ptr::null_mut());
-        pg_sys::addRangeTableEntryForSubquery(ps, sq, alias, false, true);
-        (*q).rtable = (*ps).p_rtable;
-        pg_sys::free_parsestate(ps);
-        let rtindex = pg_sys::list_length((*q).rtable);
-        let rtr = pg_sys::palloc0(std::mem::size_of::<pg_sys::RangeTblRef>()) as *mut pg_sys::RangeTblRef;
-        (*rtr).type_ = pg_sys::NodeTag::T_RangeTblRef;
-        (*rtr).rtindex = rtindex;
-        (*(*q).jointree).fromlist = pg_sys::lappend((*(*q).jointree).fromlist, rtr.cast());
+        let rtindex = add_subquery(q, sq, c"pgstrom_grouped");
+        (*(*q).jointree).fromlist = pg_sys::lappend((*(*q).jointree).fromlist, range_tbl_ref(rtindex).cast());
 
         let column = |attno: usize, e: *mut pg_sys::Node| {
             pg_sys::makeVar(
@@ -350,14 +341,7 @@ unsafe fn grouped_form(sq: *mut pg_sys::Query) -> Option<(Vec<Key>, *mut pg_sys:
             );
             (*tle).ressortgroupref = (i + 1) as pg_sys::Index;
             new_tlist.push(tle.cast());
-            let sgc = pg_sys::palloc0(std::mem::size_of::<pg_sys::SortGroupClause>()) as *mut pg_sys::SortGroupClause;
-            (*sgc).type_ = pg_sys::NodeTag::T_SortGroupClause;
-            (*sgc).tleSortGroupRef = (i + 1) as pg_sys::Index;
-            (*sgc).eqop = k.opno;
-            (*sgc).sortop = k.sortop;
-            (*sgc).nulls_first = false;
-            (*sgc).hashable = k.hashable;
-            groups.push(sgc.cast());
+            groups.push(group_clause(i + 1, k.grouping));
         }
         let saved = ((*value_tle).resno, (*value_tle).resname);
         (*value_tle).resno = (keys.len() + 1) as pg_sys::AttrNumber;
@@ -409,25 +393,15 @@ unsafe fn correlation(c: *mut pg_sys::Node) -> Option<Key> {
             return None;
         }
         // the type's own equality, which its GROUP BY uses
-        let (mut sortop, mut eqop, mut hashable) = (pg_sys::InvalidOid, pg_sys::InvalidOid, false);
-        pg_sys::get_sort_group_operators(
-            t,
-            false,
-            false,
-            false,
-            &mut sortop,
-            &mut eqop,
-            std::ptr::null_mut(),
-            &mut hashable,
-        );
-        if eqop == pg_sys::InvalidOid || eqop != (*op).opno || (sortop == pg_sys::InvalidOid && !hashable) {
+        let grouping = grouping_of(t)?;
+        if grouping.eqop != (*op).opno {
             return None;
         }
         // a collation the grouping shares
         if (*op).inputcollid != pg_sys::exprCollation(inner) {
             return None;
         }
-        Some(Key { inner, outer, opno: (*op).opno, inputcollid: (*op).inputcollid, sortop, hashable })
+        Some(Key { inner, outer, opno: (*op).opno, inputcollid: (*op).inputcollid, grouping })
     }
 }
 
@@ -492,25 +466,15 @@ unsafe fn constant(e: *mut pg_sys::Node) -> bool {
 unsafe fn aggregate_is_null_over_no_rows(a: *mut pg_sys::Aggref) -> bool {
     // SAFETY: a valid Aggref.
     unsafe {
-        if (*a).agglevelsup != 0
-            || (*a).aggkind != b'n' as std::ffi::c_char
-            || (*a).aggstar
-            || (*a).aggvariadic
-            || !(*a).aggdirectargs.is_null()
-            || pg_sys::get_func_namespace((*a).aggfnoid) != pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE)
-        {
+        if (*a).aggstar {
             return false;
         }
-        let name = pg_sys::get_func_name((*a).aggfnoid);
-        if name.is_null() {
-            return false;
-        }
-        let name = std::ffi::CStr::from_ptr(name).to_bytes();
+        let Some(name) = builtin_aggregate_name(a) else { return false };
         let args = from_list((*a).args);
         let [arg] = args.as_slice() else { return false };
         let t = pg_sys::exprType((*(*arg as *mut pg_sys::TargetEntry)).expr.cast());
         let exact = [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID, pg_sys::NUMERICOID].contains(&t);
-        match name {
+        match name.as_slice() {
             b"avg" | b"sum" => exact,
             b"min" | b"max" => true,
             _ => false,

@@ -12,6 +12,7 @@
 mod decorrelate;
 mod eager_agg;
 mod plan_cost;
+mod query;
 
 use pgrx::pg_sys;
 

@@ -62,21 +62,10 @@ pub(super) unsafe fn aggregates(q: *mut pg_sys::Query) -> Option<Vec<(*mut pg_sy
 unsafe fn combine_of(a: *mut pg_sys::Aggref) -> Option<Combine> {
     // SAFETY: a valid Aggref.
     unsafe {
-        if (*a).agglevelsup != 0
-            || (*a).aggkind != b'n' as std::ffi::c_char
-            || !(*a).aggdistinct.is_null()
-            || !(*a).aggorder.is_null()
-            || (*a).aggvariadic
-            || !(*a).aggdirectargs.is_null()
-            || pg_sys::get_func_namespace((*a).aggfnoid) != pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE)
-        {
+        if !(*a).aggdistinct.is_null() || !(*a).aggorder.is_null() {
             return None;
         }
-        let name = pg_sys::get_func_name((*a).aggfnoid);
-        if name.is_null() {
-            return None;
-        }
-        let name = std::ffi::CStr::from_ptr(name).to_bytes();
+        let name = super::super::query::builtin_aggregate_name(a)?;
         let args = from_list((*a).args);
         let arg_type = match args.as_slice() {
             [] => pg_sys::InvalidOid,
@@ -86,7 +75,7 @@ unsafe fn combine_of(a: *mut pg_sys::Aggref) -> Option<Combine> {
         use pg_sys::*;
         let exact = [INT2OID, INT4OID, INT8OID, NUMERICOID].contains(&arg_type);
         let summable = exact || [FLOAT4OID, FLOAT8OID, INTERVALOID, MONEYOID].contains(&arg_type);
-        match name {
+        match name.as_slice() {
             b"count" if (*a).aggstar || args.len() == 1 => Some(Combine::Count),
             b"sum" if summable => Some(Combine::Sum),
             b"min" | b"max" if args.len() == 1 => Some(Combine::MinMax),

@@ -62,6 +62,7 @@ use aggregates::{Combine, aggregates, catalog_sum, combination};
 use group_rte::{flatten_group_vars, group_rte_exprs, grouping_exprs, set_group_rte_exprs};
 use one_row::{one_row_per_group, unique_keys};
 
+use super::query::{add_subquery, group_clause, grouping_of, range_tbl_ref};
 use crate::guc;
 use crate::pg::list::{from_list, to_list};
 
@@ -101,8 +102,9 @@ pub(super) unsafe fn rewrites(parse: *mut pg_sys::Query) -> Vec<Rewrite> {
         }
         // aggregates of no column (count(*)) alone: grouped first over the
         // largest table, by its statistics
+        // (each table's statistics looked up once)
         if read.is_empty()
-            && let Some(&t) = from.iter().max_by(|&&a, &&b| rel_tuples(parse, a).total_cmp(&rel_tuples(parse, b)))
+            && let Some((t, _)) = from.iter().map(|&t| (t, rel_tuples(parse, t))).max_by(|a, b| a.1.total_cmp(&b.1))
         {
             read.insert(t);
         }
@@ -378,21 +380,12 @@ unsafe fn rewrite_with(parse: *mut pg_sys::Query, set: &BTreeSet<i32>) -> Option
         let (sub_query, partial_types) = grouped_subquery(q, set, &inside, &keys, &aggs)?;
 
         // the sub-query in the FROM clause, in place of the set's tables
-        let ps = pg_sys::make_parsestate(std::ptr::null_mut());
-        (*ps).p_rtable = (*q).rtable;
-        let alias = pg_sys::makeAlias(c"pgstrom_partial".as_ptr(), std::ptr::null_mut());
-        pg_sys::addRangeTableEntryForSubquery(ps, sub_query, alias, false, true);
-        (*q).rtable = (*ps).p_rtable;
-        pg_sys::free_parsestate(ps);
-        let sub = pg_sys::list_length((*q).rtable);
+        let sub = add_subquery(q, sub_query, c"pgstrom_partial");
         let mut from: Vec<*mut pg_sys::Node> = from_list((*(*q).jointree).fromlist)
             .into_iter()
             .filter(|&f| !set.contains(&(*(f as *mut pg_sys::RangeTblRef)).rtindex))
             .collect();
-        let rtr = pg_sys::palloc0(std::mem::size_of::<pg_sys::RangeTblRef>()) as *mut pg_sys::RangeTblRef;
-        (*rtr).type_ = pg_sys::NodeTag::T_RangeTblRef;
-        (*rtr).rtindex = sub;
-        from.push(rtr.cast());
+        from.push(range_tbl_ref(sub));
         (*(*q).jointree).fromlist = to_list(&from);
 
         // the outer query's conditions and grouping keys read the
@@ -490,13 +483,7 @@ unsafe fn grouped_subquery(
             (*sub).rteperminfos = to_list(&perms);
         }
         let renumber = |n: *mut pg_sys::Node| renumbered(n, &map);
-        let mut from = Vec::with_capacity(map.len());
-        for &(_, i) in &map {
-            let rtr = pg_sys::palloc0(std::mem::size_of::<pg_sys::RangeTblRef>()) as *mut pg_sys::RangeTblRef;
-            (*rtr).type_ = pg_sys::NodeTag::T_RangeTblRef;
-            (*rtr).rtindex = i;
-            from.push(rtr.cast());
-        }
+        let from: Vec<*mut pg_sys::Node> = map.iter().map(|&(_, i)| range_tbl_ref(i)).collect();
         let quals: Vec<*mut pg_sys::Node> = inside.iter().map(|&c| renumber(c)).collect();
         (*sub).jointree = pg_sys::makeFromExpr(
             to_list(&from),
@@ -515,27 +502,7 @@ unsafe fn grouped_subquery(
             );
             (*tle).ressortgroupref = (i + 1) as pg_sys::Index;
             tlist.push(tle.cast());
-            let (mut sortop, mut eqop, mut hashable) = (pg_sys::InvalidOid, pg_sys::InvalidOid, false);
-            pg_sys::get_sort_group_operators(
-                (*k.var).vartype,
-                false,
-                false,
-                false,
-                &mut sortop,
-                &mut eqop,
-                std::ptr::null_mut(),
-                &mut hashable,
-            );
-            if eqop == pg_sys::InvalidOid || (sortop == pg_sys::InvalidOid && !hashable) {
-                return None;
-            }
-            let sgc = pg_sys::palloc0(std::mem::size_of::<pg_sys::SortGroupClause>()) as *mut pg_sys::SortGroupClause;
-            (*sgc).type_ = pg_sys::NodeTag::T_SortGroupClause;
-            (*sgc).tleSortGroupRef = (i + 1) as pg_sys::Index;
-            (*sgc).eqop = eqop;
-            (*sgc).sortop = sortop;
-            (*sgc).hashable = hashable;
-            groups.push(sgc.cast());
+            groups.push(group_clause(i + 1, grouping_of((*k.var).vartype)?));
         }
         (*sub).groupClause = to_list(&groups);
         // the partial aggregates

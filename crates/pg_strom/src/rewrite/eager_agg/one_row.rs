@@ -54,18 +54,7 @@ pub(super) unsafe fn one_row_per_group(
             if (*l).vartype != (*r).vartype || !equal_is_identical((*l).vartype, (*l).vartypmod, (*l).varcollid) {
                 continue;
             }
-            let (mut sortop, mut eqop) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
-            pg_sys::get_sort_group_operators(
-                (*l).vartype,
-                false,
-                false,
-                false,
-                &mut sortop,
-                &mut eqop,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            );
-            if eqop == (*op).opno {
+            if super::super::query::grouping_of((*l).vartype).is_some_and(|g| g.eqop == (*op).opno) {
                 equal.push((((*l).varno, (*l).varattno), ((*r).varno, (*r).varattno)));
             }
         }
