@@ -73,6 +73,68 @@ SELECT (SELECT count(*) FROM dc_p_off) AS n,
        (SELECT count(*) FROM (TABLE dc_p_custom EXCEPT ALL TABLE dc_p_off) d) + (SELECT count(*) FROM (TABLE dc_p_off EXCEPT ALL TABLE dc_p_custom) d) AS custom_differ,
        (SELECT count(*) FROM (TABLE dc_p_generic EXCEPT ALL TABLE dc_p_off) d) + (SELECT count(*) FROM (TABLE dc_p_off EXCEPT ALL TABLE dc_p_generic) d) AS generic_differ;
 
+-- The grouped sub-query restricted to the keys the outer query can ask
+-- for (the table supplying the outer columns, by its own conditions: a
+-- semi-join inside pgstrom_grouped).  dc_scans(q): how many scans of
+-- table t the plan holds (2 where the restriction copied it; the plan
+-- then need not show pgstrom_grouped: PostgreSQL drops a sub-query scan
+-- that only passes rows through).
+CREATE TABLE dc_part (k int, k2 int, brand text COLLATE "C", size int);
+INSERT INTO dc_part
+SELECT CASE WHEN i % 41 = 0 THEN NULL ELSE i END, i % 7, 'brand ' || (i % 25), i % 50
+  FROM generate_series(0, 599) i;
+CREATE TABLE dc_hpart (k int, brand text COLLATE "C") PARTITION BY HASH (k);
+CREATE TABLE dc_hpart0 PARTITION OF dc_hpart FOR VALUES WITH (modulus 2, remainder 0);
+CREATE TABLE dc_hpart1 PARTITION OF dc_hpart FOR VALUES WITH (modulus 2, remainder 1);
+INSERT INTO dc_hpart SELECT k, brand FROM dc_part;
+ANALYZE dc_part, dc_hpart;
+CREATE FUNCTION dc_scans(q text, t text) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE ln text; n int := 0;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    n := n + (ln ~ (' on ' || t || '( |$)'))::int;
+  END LOOP;
+  RETURN n;
+END $$;
+SET pg_strom.debug_prefer_rewrites = on;
+SELECT dc_scans(q, t), same_as_off(q) FROM (VALUES
+  -- TPC-H Q17's shape: the key's table with conditions of its own
+  ('SELECT count(*), sum(x) FROM dc_o, dc_part WHERE dc_part.k = dc_o.k AND dc_part.brand = ''brand 3'' AND dc_part.size < 30
+      AND dc_o.x < (SELECT 0.2 * avg(y) FROM dc_i WHERE dc_i.k = dc_part.k)', 'dc_part'),
+  -- the compared table supplies the key itself
+  ('SELECT id FROM dc_o WHERE k2 = 3 AND x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_o.k)', 'dc_o'),
+  -- two keys (TPC-H Q20's shape: an IN sub-query among the conditions,
+  -- copied with them)
+  ('SELECT id FROM dc_o WHERE k IN (SELECT k FROM dc_part WHERE brand = ''brand 4'')
+      AND x > (SELECT 0.5 * sum(y) FROM dc_i WHERE dc_i.k = dc_o.k AND dc_i.k2 = dc_o.k2)', 'dc_o'),
+  -- inside an IN sub-query, with a text key
+  ('SELECT id FROM dc_o WHERE k IN (SELECT k FROM dc_o o2 WHERE o2.k2 < 4 AND o2.x * 2 >= (SELECT max(y) FROM dc_i WHERE dc_i.t = o2.t))', 'dc_o'),
+  -- a partitioned table supplies the key
+  ('SELECT count(*) FROM dc_o, dc_hpart h WHERE h.k = dc_o.k AND h.brand > ''brand 2''
+      AND dc_o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = h.k)', 'dc_hpart0')
+) v(q, t);
+-- not restricted (still rewritten; the same rows): no condition of the
+-- table's own, a volatile one, one with a correlated sub-query, the
+-- table inside a JOIN clause, keys of two tables
+SELECT dc_rewritten(q), dc_scans(q, t), same_as_off(q) FROM (VALUES
+  ('SELECT count(*) FROM dc_o, dc_part WHERE dc_part.k = dc_o.k AND dc_o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_part.k)', 'dc_part'),
+  ('SELECT count(*) FROM dc_o, dc_part WHERE dc_part.k = dc_o.k AND dc_part.size < 30 + random() * 0
+      AND dc_o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_part.k)', 'dc_part'),
+  ('SELECT count(*) FROM dc_o, dc_part WHERE dc_part.k = dc_o.k
+      AND dc_part.size < (SELECT max(n) FROM dc_i WHERE dc_i.k2 = dc_part.k2)
+      AND dc_o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_part.k)', 'dc_part'),
+  ('SELECT count(*) FROM dc_o JOIN dc_part ON dc_part.k = dc_o.k WHERE dc_part.size < 30
+      AND dc_o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_part.k)', 'dc_part'),
+  ('SELECT count(*) FROM dc_o, dc_part WHERE dc_part.k = dc_o.k AND dc_part.size < 30
+      AND dc_o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_part.k AND dc_i.k2 = dc_o.k2)', 'dc_part')
+) v(q, t);
+RESET pg_strom.debug_prefer_rewrites;
+-- by the costs alone: the restricted form of Q17's shape is planned
+SELECT dc_scans(q, 'dc_part'), same_as_off(q) FROM (VALUES
+  ('SELECT count(*), sum(x) FROM dc_o, dc_part WHERE dc_part.k = dc_o.k AND dc_part.brand = ''brand 3'' AND dc_part.size < 30
+      AND dc_o.x < (SELECT 0.2 * avg(y) FROM dc_i WHERE dc_i.k = dc_part.k)')
+) v(q);
+
 -- Shapes kept as written (not rewritten; the same rows)
 SELECT dc_rewritten(q), same_as_off(q) FROM (VALUES
   -- count over no rows is 0, not NULL
@@ -115,6 +177,7 @@ SELECT dc_rewritten(q), same_as_off(q) FROM (VALUES
 ) v(q);
 
 DROP VIEW dc_view;
-DROP TABLE dc_i, dc_o, dc_p_off, dc_p_custom, dc_p_generic;
+DROP TABLE dc_i, dc_o, dc_p_off, dc_p_custom, dc_p_generic, dc_part, dc_hpart;
+DROP FUNCTION dc_scans(text, text);
 DEALLOCATE dc_p;
 DROP FUNCTION dc_rewritten(text);

@@ -39,29 +39,51 @@
 //! itself evaluates pushed-down quals on rows a join would drop.
 //!
 //! Sub-queries of sub-queries are rewritten at their own level (TPC-H
-//! Q20's scalar sub-query is inside an `IN` sub-query).
+//! Q20's scalar sub-query is inside an `IN` sub-query).  A second copy
+//! restricts each grouped sub-query to the keys the outer query can ask
+//! for, where `super::magic_set` applies.
 
 use pgrx::pg_sys;
 
+use super::magic_set::{self, Correlation};
 use super::query::{Grouping, add_subquery, builtin_aggregate_name, group_clause, grouping_of, range_tbl_ref};
 use crate::guc;
 use crate::pg::list::{from_list, to_list};
 
+/// How many sub-queries a copy has rewritten, and how many of their
+/// grouped sub-queries are restricted to the outer query's keys
+/// (`super::magic_set`).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Rewritten {
+    pub subqueries: usize,
+    pub restricted: usize,
+}
+
+impl std::ops::AddAssign for Rewritten {
+    fn add_assign(&mut self, o: Rewritten) {
+        self.subqueries += o.subqueries;
+        self.restricted += o.restricted;
+    }
+}
+
 /// A copy of `parse` with its correlated aggregate sub-queries rewritten,
 /// and how many; None where it holds none of the shape (or the setting is
-/// off).
+/// off).  With `restrict`, each grouped sub-query is also restricted to
+/// the keys the outer query can ask for where `super::magic_set` applies,
+/// and None comes where it applies nowhere (the copy would be the one
+/// without).
 ///
 /// # Safety
 /// The planner's Query.
-pub(super) unsafe fn rewritten(parse: *mut pg_sys::Query) -> Option<(*mut pg_sys::Query, usize)> {
+pub(super) unsafe fn rewritten(parse: *mut pg_sys::Query, restrict: bool) -> Option<(*mut pg_sys::Query, Rewritten)> {
     // SAFETY: the planner's Query (caller); the copy is ours.
     unsafe {
         if !guc::ENABLE_DECORRELATION.get() || !any_sublinks(parse) {
             return None;
         }
         let copy = pg_sys::copyObjectImpl(parse.cast()) as *mut pg_sys::Query;
-        let n = rewrite_query(copy);
-        (n > 0).then_some((copy, n))
+        let n = rewrite_query(copy, restrict);
+        (n.subqueries > 0 && (!restrict || n.restricted > 0)).then_some((copy, n))
     }
 }
 
@@ -86,17 +108,17 @@ unsafe fn any_sublinks(q: *mut pg_sys::Query) -> bool {
 }
 
 /// Rewrite the sub-queries of `q` and of its nested queries; how many.
-unsafe fn rewrite_query(q: *mut pg_sys::Query) -> usize {
+unsafe fn rewrite_query(q: *mut pg_sys::Query, restrict: bool) -> Rewritten {
     // SAFETY: a valid Query of our copy.
     unsafe {
+        let mut n = Rewritten::default();
         if q.is_null() || (*q).commandType != pg_sys::CmdType::CMD_SELECT {
-            return 0;
+            return n;
         }
-        let mut n = 0;
         for rte in from_list((*q).rtable) {
             let rte = rte as *mut pg_sys::RangeTblEntry;
             if (*rte).rtekind == pg_sys::RTEKind::RTE_SUBQUERY {
-                n += rewrite_query((*rte).subquery);
+                n += rewrite_query((*rte).subquery, restrict);
             }
         }
         for cte in from_list((*q).cteList) {
@@ -105,7 +127,7 @@ unsafe fn rewrite_query(q: *mut pg_sys::Query) -> usize {
                 && !(*cte).ctequery.is_null()
                 && (*(*cte).ctequery).type_ == pg_sys::NodeTag::T_Query
             {
-                n += rewrite_query((*cte).ctequery.cast());
+                n += rewrite_query((*cte).ctequery.cast(), restrict);
             }
         }
         if (*q).jointree.is_null() || (*(*q).jointree).quals.is_null() {
@@ -113,10 +135,10 @@ unsafe fn rewrite_query(q: *mut pg_sys::Query) -> usize {
         }
         // the sub-queries of the WHERE clause's sub-links (IN, EXISTS, ...)
         for s in sublinks_of((*(*q).jointree).quals) {
-            n += rewrite_query((*s).subselect.cast());
+            n += rewrite_query((*s).subselect.cast(), restrict);
         }
         if (*q).setOperations.is_null() {
-            n += rewrite_level(q);
+            n += rewrite_level(q, restrict);
         }
         n
     }
@@ -147,22 +169,23 @@ unsafe fn sublinks_of(node: *mut pg_sys::Node) -> Vec<*mut pg_sys::SubLink> {
 
 /// Rewrite the top-level WHERE conjuncts of `q` that compare with a
 /// scalar sub-query of the shape above; how many.
-unsafe fn rewrite_level(q: *mut pg_sys::Query) -> usize {
+unsafe fn rewrite_level(q: *mut pg_sys::Query, restrict: bool) -> Rewritten {
     // SAFETY: a valid Query of our copy with a WHERE clause.
     unsafe {
         let conj = from_list(pg_sys::make_ands_implicit((*(*q).jointree).quals.cast()));
         let mut out = Vec::with_capacity(conj.len());
-        let mut n = 0;
-        for c in conj {
-            match rewrite_conjunct(q, c) {
-                Some(new) => {
+        let mut n = Rewritten::default();
+        for &c in &conj {
+            match rewrite_conjunct(q, c, restrict.then_some(conj.as_slice())) {
+                Some((new, restricted)) => {
                     out.extend(new);
-                    n += 1;
+                    n.subqueries += 1;
+                    n.restricted += usize::from(restricted);
                 }
                 None => out.push(c),
             }
         }
-        if n > 0 {
+        if n.subqueries > 0 {
             (*(*q).jointree).quals = pg_sys::make_ands_explicit(to_list(&out)).cast();
         }
         n
@@ -190,9 +213,15 @@ struct Key {
 }
 
 /// Conjunct `c` of `q`'s WHERE clause rewritten (its replacement and the
-/// join's conditions), with the grouped sub-query added to `q`'s FROM;
-/// None where it is not of the shape (nothing changed then).
-unsafe fn rewrite_conjunct(q: *mut pg_sys::Query, c: *mut pg_sys::Node) -> Option<Vec<*mut pg_sys::Node>> {
+/// join's conditions), with the grouped sub-query added to `q`'s FROM,
+/// and whether that sub-query was restricted to the outer query's keys by
+/// `q`'s conjuncts `restrict_by` (`super::magic_set`); None where it is
+/// not of the shape (nothing changed then).
+unsafe fn rewrite_conjunct(
+    q: *mut pg_sys::Query,
+    c: *mut pg_sys::Node,
+    restrict_by: Option<&[*mut pg_sys::Node]>,
+) -> Option<(Vec<*mut pg_sys::Node>, bool)> {
     // SAFETY: valid nodes of our copy.
     unsafe {
         if (*c).type_ != pg_sys::NodeTag::T_OpExpr {
@@ -210,6 +239,13 @@ unsafe fn rewrite_conjunct(q: *mut pg_sys::Query, c: *mut pg_sys::Node) -> Optio
         };
         let sq = (*sl).subselect as *mut pg_sys::Query;
         let (keys, value) = grouped_form(sq)?;
+        let restricted = restrict_by.is_some_and(|conj| {
+            let corr: Vec<Correlation> = keys
+                .iter()
+                .map(|k| Correlation { inner: k.inner, outer: k.outer, opno: k.opno, inputcollid: k.inputcollid })
+                .collect();
+            magic_set::restrict(q, sq, &corr, conj, c)
+        });
 
         // the grouped sub-query in q's FROM
         let rtindex = add_subquery(q, sq, c"pgstrom_grouped");
@@ -256,7 +292,7 @@ unsafe fn rewrite_conjunct(q: *mut pg_sys::Query, c: *mut pg_sys::Node) -> Optio
             pg_sys::set_opfuncid(cond.cast());
             out.push(cond.cast());
         }
-        Some(out)
+        Some((out, restricted))
     }
 }
 
@@ -485,7 +521,7 @@ unsafe fn aggregate_is_null_over_no_rows(a: *mut pg_sys::Aggref) -> bool {
 /// Whether `node` (an expression or a Query) refers to a query level
 /// outside itself: a Var, PlaceHolderVar, Aggref or GroupingFunc of an
 /// outer level.
-unsafe fn refers_outside(node: *mut pg_sys::Node) -> bool {
+pub(super) unsafe fn refers_outside(node: *mut pg_sys::Node) -> bool {
     struct Ctx {
         depth: u32,
     }

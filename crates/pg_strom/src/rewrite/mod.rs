@@ -3,7 +3,8 @@
 //! Two rewrites keep a query's answer and change what can run on the
 //! device: [`decorrelate`] turns correlated aggregate sub-queries into a
 //! join with a grouped sub-query (one aggregation instead of one per outer
-//! row), [`eager_agg`] does an aggregation over joins partly below the
+//! row; planned a second time with the grouped sub-query restricted to
+//! the keys the outer query can ask for, [`magic_set`]), [`eager_agg`] does an aggregation over joins partly below the
 //! joins (the tables its aggregates read grouped first, the other tables
 //! joined with the groups).  GpuPreAgg's planner hook calls [`plan_query`],
 //! which plans the query as written and each rewritten copy with the same
@@ -11,6 +12,7 @@
 
 mod decorrelate;
 mod eager_agg;
+mod magic_set;
 mod plan_cost;
 mod query;
 
@@ -43,9 +45,12 @@ pub unsafe fn plan_query(
         if !guc::ENABLED.get() || parse.is_null() || (*parse).commandType != pg_sys::CmdType::CMD_SELECT {
             return plan(parse);
         }
-        let decorrelated = decorrelate::rewritten(parse);
+        let mut decorrelated: Vec<_> = decorrelate::rewritten(parse, false).into_iter().collect();
+        if !decorrelated.is_empty() {
+            decorrelated.extend(decorrelate::rewritten(parse, true));
+        }
         let eager = eager_agg::rewrites(parse);
-        if decorrelated.is_none() && eager.is_empty() {
+        if decorrelated.is_empty() && eager.is_empty() {
             return plan(parse);
         }
         let original = plan(parse);
@@ -60,7 +65,7 @@ pub unsafe fn plan_query(
         // (with pg_strom.debug_prefer_rewrites, any rewritten plan beats
         // the original)
         let (mut best, mut best_cost) = (original, if prefer { f64::INFINITY } else { a });
-        if let Some((copy, n)) = decorrelated {
+        for (copy, n) in decorrelated {
             let rewritten = plan(copy);
             let b = (*(*rewritten).planTree).total_cost;
             // the grouping on the device, or far cheaper: PostgreSQL's own
@@ -72,12 +77,22 @@ pub unsafe fn plan_query(
             // written
             let on_device = plan_cost::custom_scans(rewritten, grouping) > plan_cost::custom_scans(original, grouping);
             pgrx::debug1!(
-                "pg_strom: {n} correlated sub-quer{} as a join with a grouped sub-query: cost {b:.2}{} against {a:.2} as written (PostgreSQL's estimate {:.2})",
-                if n == 1 { "y" } else { "ies" },
+                "pg_strom: {} correlated sub-quer{} as a join with a grouped sub-query{}: cost {b:.2}{} against {best_cost:.2} (as written {a:.2}, PostgreSQL's estimate {:.2})",
+                n.subqueries,
+                if n.subqueries == 1 { "y" } else { "ies" },
+                if n.restricted > 0 {
+                    format!(", {} restricted to the outer query's keys", n.restricted)
+                } else {
+                    String::new()
+                },
                 if on_device { " (grouped by GpuPreAgg)" } else { " (not grouped on the device)" },
                 (*(*original).planTree).total_cost
             );
-            if prefer || (b < a && (on_device || b * FAR_CHEAPER < a)) {
+            // (a grouped sub-query restricted to the outer query's keys
+            // has at most as many groups as that table's rows that pass:
+            // no many-group misestimate to fear)
+            if prefer || (b < best_cost && b < a && (on_device || n.restricted == n.subqueries || b * FAR_CHEAPER < a))
+            {
                 (best, best_cost) = (rewritten, b);
             }
         }
