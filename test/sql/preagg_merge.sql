@@ -43,15 +43,19 @@ SELECT * FROM explain_masked('SELECT g, count(*) FROM pm_text GROUP BY g',
 CREATE TEMP TABLE pm_d AS SELECT g, count(*) AS n FROM pm_text GROUP BY g;
 -- more groups than work_mem holds (here about 6,900): returned in several
 -- sets; a key recurs only 40 chunks later, after its set was returned,
--- so every chunk's groups go up (the Finalize Aggregate combines them)
+-- so every chunk's groups go up (the Finalize Aggregate combines them).
+-- The planner knows it and keeps PostgreSQL's plan, which the disabled
+-- Seq Scan turns down here.
 CREATE TABLE pm_many AS SELECT i, i % 40000 AS g, i % 97 AS v FROM generate_series(1, 100000) i;
 ANALYZE pm_many;
 SET work_mem = '1MB';
 SET enable_sort = off;
+SET enable_seqscan = off;
 SELECT * FROM explain_masked('SELECT g, count(*), sum(v) FROM pm_many GROUP BY g',
   'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF')
   WHERE explain_masked ~ 'GpuPreAgg|Partial Groups|GPU Chunks';
 CREATE TEMP TABLE pm_e AS SELECT g, count(*) AS n, sum(v) AS s FROM pm_many GROUP BY g;
+RESET enable_seqscan;
 RESET enable_sort;
 RESET work_mem;
 

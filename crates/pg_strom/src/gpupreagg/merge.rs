@@ -203,7 +203,7 @@ pub struct GroupMerger {
 /// A merger that holds more than this share of the groups it was given
 /// once it is full, or that merged less than the rest of a chunk's groups
 /// at the early check, stops merging.
-const POOR_REDUCTION: f64 = 0.9;
+pub(crate) const POOR_REDUCTION: f64 = 0.9;
 
 /// Groups given before the early check of the reduction, where the limit
 /// is larger: TPC-H Q18's `l_orderkey` at SF 1 on the development machine
@@ -214,7 +214,7 @@ const POOR_REDUCTION: f64 = 0.9;
 /// TPC-H Q13 at SF 10 (1.5 million `c_custkey` groups, some 390,000 in each
 /// of 33 chunks) had stopped at its first chunk and returned 12 million
 /// partial groups.
-const EARLY_CHECK: usize = 65_536;
+pub(crate) const EARLY_CHECK: usize = 65_536;
 
 impl GroupMerger {
     /// A merger for `agg` (`spec` its runtime form), or None where the

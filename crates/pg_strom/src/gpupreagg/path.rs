@@ -262,6 +262,41 @@ unsafe fn supported(
     }
 }
 
+/// The partial groups a process's merger returns over `rows` rows of
+/// `groups` groups met at random (`gpupreagg::merge`), holding at most
+/// `window` groups: all of them once where they fit; else it fills,
+/// returns them and begins again, each set taking the rows that bring
+/// `window` distinct groups, and where a set barely merged the groups
+/// its `chunks` chunks gave (`per_chunk` each), or where the second
+/// chunk's groups were barely met in the first, it stops merging and
+/// returns those.  TPC-H Q17's `lineitem` grouped by `l_partkey` at SF 10
+/// (2 million groups over 60 million rows, a few hundred thousand groups
+/// within `work_mem`): some 50 million partial groups, not 2 million.
+pub(crate) fn merged_within(groups: f64, rows: f64, window: f64, per_chunk: f64, chunks: f64) -> f64 {
+    use crate::customscan::cost::groups_among;
+    let all = groups_among(groups, rows);
+    // the check at the second chunk: merging stops where less than a
+    // tenth of its groups were met in the first (after 65,536 groups)
+    let chunk_rows = rows / chunks.max(1.0);
+    let met = 1.0 - (-chunk_rows / groups.max(1.0)).exp();
+    if chunks >= 2.0 && per_chunk * 2.0 >= super::merge::EARLY_CHECK as f64 && met < 1.0 - super::merge::POOR_REDUCTION
+    {
+        return (per_chunk * chunks).min(rows);
+    }
+    if all <= window || groups <= window {
+        return all;
+    }
+    // rows per set: groups * (1 - (1 - 1/groups)^r) = window
+    let per_set = (-(1.0 - window / groups).ln() * groups).max(1.0);
+    let sets = rows / per_set;
+    // the groups given to fill one set, against what it holds
+    let given = per_chunk * (per_set / chunk_rows.max(1.0));
+    if window > super::merge::POOR_REDUCTION * given {
+        return (per_chunk * chunks).min(rows);
+    }
+    (sets * window).min(rows)
+}
+
 /// Whether the executor will merge a process's partial groups across its
 /// chunks (`gpupreagg::merge`): every aggregate combines on the host and
 /// every grouping key is a fixed-width device value or a column of an
@@ -668,31 +703,48 @@ pub(crate) unsafe fn preagg_path(
         let per_chunk =
             order * clustered + (1.0 - order) * crate::customscan::cost::groups_among(groups, rows_in / nchunks);
         // a process's chunks merged: its groups once (processes as
-        // PostgreSQL counts them for a partial path: the divisor)
-        let merged = if merges_partial_groups(target, &desc) {
+        // PostgreSQL counts them for a partial path: the divisor), as
+        // far as its merger's memory holds them (below)
+        let merges = merges_partial_groups(target, &desc);
+        let nwords: usize = exprs
+            .iter()
+            .filter(|&&e| (*e).type_ == pg_sys::NodeTag::T_Aggref)
+            .filter_map(|&e| aggregates::classify_aggref(e.cast()).ok())
+            .map(|i| i.kind.nwords())
+            .sum();
+        let group_bytes = crate::gpupreagg::merge::bytes_per_group(nkeys, nwords) as f64;
+        let hash_mem = pg_sys::get_hash_memory_limit() as f64;
+        // a serial node that merges its groups holds each once after
+        // its last chunk where they fit in hash_mem: the HAVING clause
+        // filters them there (codegen::having), and only those that
+        // pass are formed and finalized
+        let mut having = if whole && workers == 0 && merges {
+            crate::codegen::having::pushable((*g.extra).havingQual, exprs)
+        } else {
+            Vec::new()
+        };
+        let merged = if merges {
+            // (the merger's budget: hash_mem with a group filter, which
+            // spills what does not fit and so holds every group; else
+            // work_mem, each full set returned and merging begun again)
+            let window = if having.is_empty() {
+                (pg_sys::work_mem.max(64) as f64 * 1024.0 / group_bytes).max(1.0)
+            } else {
+                f64::INFINITY
+            };
+            let per_chunk_random = crate::customscan::cost::groups_among(groups, rows_in / nchunks);
             (order * (groups + div.ceil())
-                + (1.0 - order) * div.ceil() * crate::customscan::cost::groups_among(groups, rows_proc))
+                + (1.0 - order)
+                    * div.ceil()
+                    * merged_within(groups, rows_proc, window, per_chunk_random, nchunks / div))
             .max(1.0)
         } else {
             f64::INFINITY
         };
         let mut partial_total = pg_sys::clamp_row_est(rows_in.min(per_chunk * nchunks).min(merged));
-        // a serial node that merges its groups holds each once after
-        // its last chunk where they fit in hash_mem: the HAVING clause
-        // filters them there (codegen::having), and only those that
-        // pass are formed and finalized
-        let mut having = Vec::new();
         let mut filter_cost = 0.0;
-        if whole && workers == 0 && merged.is_finite() {
-            having = crate::codegen::having::pushable((*g.extra).havingQual, exprs);
-            let nwords: usize = exprs
-                .iter()
-                .filter(|&&e| (*e).type_ == pg_sys::NodeTag::T_Aggref)
-                .filter_map(|&e| aggregates::classify_aggref(e.cast()).ok())
-                .map(|i| i.kind.nwords())
-                .sum();
-            let bytes = groups * crate::gpupreagg::merge::bytes_per_group(nkeys, nwords) as f64;
-            let hash_mem = pg_sys::get_hash_memory_limit() as f64;
+        if !having.is_empty() {
+            let bytes = groups * group_bytes;
             // beyond hash_mem, groups told apart by their device values
             // are spilled (gpupreagg::spill): written and read back
             // once, each partition within hash_mem
@@ -710,7 +762,7 @@ pub(crate) unsafe fn preagg_path(
                 pages *= pg_sys::seq_page_cost;
                 filter_cost += pages;
             }
-            if !having.is_empty() && (bytes <= hash_mem || spill) {
+            if bytes <= hash_mem || spill {
                 let sel = pg_sys::clauselist_selectivity(
                     root,
                     to_list(&having),
@@ -720,6 +772,8 @@ pub(crate) unsafe fn preagg_path(
                 );
                 filter_cost += groups * pg_sys::cpu_operator_cost * having.len() as f64;
                 partial_total = pg_sys::clamp_row_est(groups.min(partial_total) * sel);
+            } else {
+                having.clear();
             }
         }
         let partial_proc = pg_sys::clamp_row_est(partial_total / div);

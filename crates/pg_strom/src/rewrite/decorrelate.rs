@@ -46,7 +46,9 @@
 use pgrx::pg_sys;
 
 use super::magic_set::{self, Correlation};
-use super::query::{Grouping, add_subquery, builtin_aggregate_name, group_clause, grouping_of, range_tbl_ref};
+use super::query::{
+    Grouping, add_subquery, builtin_aggregate_name, distinct_underestimated, group_clause, grouping_of, range_tbl_ref,
+};
 use crate::guc;
 use crate::pg::list::{from_list, to_list};
 
@@ -238,7 +240,7 @@ unsafe fn rewrite_conjunct(
             _ => return None,
         };
         let sq = (*sl).subselect as *mut pg_sys::Query;
-        let (keys, value) = grouped_form(sq)?;
+        let (keys, value) = grouped_form(q, sq)?;
         let restricted = restrict_by.is_some_and(|conj| {
             let corr: Vec<Correlation> = keys
                 .iter()
@@ -296,11 +298,11 @@ unsafe fn rewrite_conjunct(
     }
 }
 
-/// Turn scalar sub-query `sq` into its grouped form in place (the keys'
+/// Turn scalar sub-query `sq` (of `q`'s WHERE clause) into its grouped form in place (the keys'
 /// columns first, then the value, grouped by the keys), when it has the
 /// shape of the module's comment: its keys and its value expression.
 /// Nothing changes where it returns None.
-unsafe fn grouped_form(sq: *mut pg_sys::Query) -> Option<(Vec<Key>, *mut pg_sys::Expr)> {
+unsafe fn grouped_form(q: *mut pg_sys::Query, sq: *mut pg_sys::Query) -> Option<(Vec<Key>, *mut pg_sys::Expr)> {
     // SAFETY: a valid Query of our copy.
     unsafe {
         let plain = (*sq).commandType == pg_sys::CmdType::CMD_SELECT
@@ -364,6 +366,12 @@ unsafe fn grouped_form(sq: *mut pg_sys::Query) -> Option<(Vec<Key>, *mut pg_sys:
         if keys.is_empty() {
             return None;
         }
+        // a key whose groups PostgreSQL's statistics may count far too
+        // few (query::distinct_underestimated): the grouped plan's cost
+        // would be a guess
+        if keys.iter().any(|k| key_underestimated(q, sq, k)) {
+            return None;
+        }
         // the grouped form
         let mut new_tlist = Vec::new();
         let mut groups = Vec::new();
@@ -398,6 +406,29 @@ unsafe fn grouped_form(sq: *mut pg_sys::Query) -> Option<(Vec<Key>, *mut pg_sys:
             return None;
         }
         Some((keys, value))
+    }
+}
+
+/// Whether key `k` of sub-query `sq` (in `q`) is a column whose
+/// distinct values the statistics count far fewer than the rows of the
+/// outer table whose unique column it is equated with
+/// (`query::distinct_underestimated`).
+unsafe fn key_underestimated(q: *mut pg_sys::Query, sq: *mut pg_sys::Query, k: &Key) -> bool {
+    // SAFETY: valid Queries of our copy; catalog lookups of locked tables.
+    unsafe {
+        let inner = crate::pg::strip_relabel(k.inner);
+        if (*inner).type_ != pg_sys::NodeTag::T_Var {
+            return false;
+        }
+        let iv = inner as *mut pg_sys::Var;
+        if (*iv).varlevelsup != 0 || (*iv).varattno <= 0 || (*k.outer).varattno <= 0 {
+            return false;
+        }
+        let ir = pg_sys::list_nth((*sq).rtable, (*iv).varno - 1) as *mut pg_sys::RangeTblEntry;
+        let or = pg_sys::list_nth((*q).rtable, (*k.outer).varno - 1) as *mut pg_sys::RangeTblEntry;
+        (*ir).rtekind == pg_sys::RTEKind::RTE_RELATION
+            && (*or).rtekind == pg_sys::RTEKind::RTE_RELATION
+            && distinct_underestimated((*ir).relid, (*iv).varattno, (*ir).inh, (*or).relid, (*k.outer).varattno)
     }
 }
 

@@ -111,3 +111,136 @@ pub(super) unsafe fn builtin_aggregate_name(a: *mut pg_sys::Aggref) -> Option<Ve
         (!name.is_null()).then(|| std::ffi::CStr::from_ptr(name).to_bytes().to_vec())
     }
 }
+
+/// The unique keys of table `relid` whose columns are all NOT NULL (a
+/// primary key, a unique index without predicate or expressions, not
+/// deferrable): the columns of each.
+pub(super) unsafe fn unique_keys(relid: pg_sys::Oid) -> Vec<Vec<i16>> {
+    // SAFETY: a table the query has locked; its indexes opened and closed.
+    unsafe {
+        let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
+        let rel = pg_sys::table_open(relid, lock);
+        let mut out = Vec::new();
+        for oid in crate::pg::list::from_oid_list(pg_sys::RelationGetIndexList(rel)) {
+            let index = pg_sys::index_open(oid, lock);
+            let f = (*index).rd_index;
+            let plain = (*f).indisunique
+                && (*f).indimmediate
+                && (*f).indisvalid
+                && pg_sys::heap_attisnull(
+                    (*index).rd_indextuple,
+                    pg_sys::Anum_pg_index_indpred as i32,
+                    std::ptr::null_mut(),
+                )
+                && pg_sys::heap_attisnull(
+                    (*index).rd_indextuple,
+                    pg_sys::Anum_pg_index_indexprs as i32,
+                    std::ptr::null_mut(),
+                );
+            if plain {
+                let n = (*f).indnkeyatts as usize;
+                let cols: Vec<i16> = (*f).indkey.values.as_slice(n).to_vec();
+                let not_null = cols
+                    .iter()
+                    .all(|&c| c > 0 && (*crate::pg::compat::tuple_desc_attr((*rel).rd_att, c as i32 - 1)).attnotnull);
+                if not_null {
+                    out.push(cols);
+                }
+            }
+            pg_sys::index_close(index, lock);
+        }
+        pg_sys::table_close(rel, lock);
+        out
+    }
+}
+
+/// The rows of table `relid` by its statistics (`reltuples`; 0 where
+/// never analyzed).
+///
+/// # Safety
+/// Backend (a syscache lookup).
+pub(super) unsafe fn rel_tuples_of(relid: pg_sys::Oid) -> f64 {
+    // SAFETY: caller's promise.
+    unsafe {
+        let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::RELOID as i32, pg_sys::Datum::from(relid));
+        if tup.is_null() {
+            return 0.0;
+        }
+        let form = pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(tup);
+        let n = (*form).reltuples as f64;
+        pg_sys::ReleaseSysCache(tup);
+        n.max(0.0)
+    }
+}
+
+/// The distinct values of column `attno` of table `relid` by ANALYZE's
+/// statistics (of the inheritance tree with `inh` where it has them: a
+/// range table entry of a plain table says `inh` too); None where there
+/// are none.
+///
+/// # Safety
+/// Backend (syscache lookups).
+unsafe fn column_distinct(relid: pg_sys::Oid, attno: i16, inh: bool) -> Option<f64> {
+    // SAFETY: caller's promise.
+    unsafe {
+        let lookup = |inh: bool| {
+            pg_sys::SearchSysCache3(
+                pg_sys::SysCacheIdentifier::STATRELATTINH as i32,
+                pg_sys::Datum::from(relid),
+                pg_sys::Datum::from(attno),
+                pg_sys::Datum::from(inh),
+            )
+        };
+        let mut tup = lookup(inh);
+        if tup.is_null() && inh {
+            tup = lookup(false);
+        }
+        if tup.is_null() {
+            return None;
+        }
+        let form = pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_statistic>(tup);
+        let d = (*form).stadistinct as f64;
+        pg_sys::ReleaseSysCache(tup);
+        if d > 0.0 {
+            Some(d)
+        } else if d < 0.0 {
+            Some(-d * rel_tuples_of(relid))
+        } else {
+            None
+        }
+    }
+}
+
+/// Whether grouping by column `attno` of table `relid` (`inh`: with its
+/// inheritance tree), which the query equates with column `unique_attno`
+/// of table `unique_relid`, may form far more groups than PostgreSQL
+/// expects: that column is a unique key of its table, whose rows are
+/// more than twice the distinct values ANALYZE counted in `attno`.  A
+/// foreign key stored in its referenced key's order (`l_orderkey`, each
+/// value in a few neighbouring rows) is counted from a sample of whole
+/// blocks: TPC-H's `l_orderkey` at SF 1 shows 381,984 distinct values of
+/// 1.5 million, at SF 10 about 400,000 of 15 million, and a plan grouping
+/// `lineitem` by it before the join with `orders` ran 14 times slower
+/// than PostgreSQL's (SF 10, H100 machine).
+///
+/// # Safety
+/// Backend (catalog lookups; the tables are locked by the query).
+pub(super) unsafe fn distinct_underestimated(
+    relid: pg_sys::Oid,
+    attno: i16,
+    inh: bool,
+    unique_relid: pg_sys::Oid,
+    unique_attno: i16,
+) -> bool {
+    // SAFETY: caller's promise.
+    unsafe {
+        if relid == unique_relid && attno == unique_attno {
+            return false;
+        }
+        if !unique_keys(unique_relid).iter().any(|cols| cols.as_slice() == [unique_attno]) {
+            return false;
+        }
+        let Some(counted) = column_distinct(relid, attno, inh) else { return false };
+        rel_tuples_of(unique_relid) > 2.0 * counted
+    }
+}

@@ -60,9 +60,11 @@ mod one_row;
 
 use aggregates::{Combine, aggregates, catalog_sum, combination};
 use group_rte::{flatten_group_vars, group_rte_exprs, grouping_exprs, set_group_rte_exprs};
-use one_row::{one_row_per_group, unique_keys};
+use one_row::one_row_per_group;
 
-use super::query::{add_subquery, group_clause, grouping_of, range_tbl_ref};
+use super::query::{
+    add_subquery, distinct_underestimated, group_clause, grouping_of, range_tbl_ref, rel_tuples_of, unique_keys,
+};
 use crate::guc;
 use crate::pg::list::{from_list, to_list};
 
@@ -269,16 +271,47 @@ fn candidate_sets(from: &[i32], read: &BTreeSet<i32>, rels: &[BTreeSet<i32>]) ->
 /// 0 where never analyzed).
 unsafe fn rel_tuples(q: *mut pg_sys::Query, t: i32) -> f64 {
     // SAFETY: a valid Query; a syscache lookup of a locked table.
+    unsafe { rel_tuples_of((*(pg_sys::list_nth((*q).rtable, t - 1) as *mut pg_sys::RangeTblEntry)).relid) }
+}
+
+/// Whether key `k` is equated by a conjunct of `q` with a unique column
+/// of another table whose rows outnumber the key's distinct values by
+/// the statistics (`query::distinct_underestimated`).
+unsafe fn key_underestimated(q: *mut pg_sys::Query, k: &Key) -> bool {
+    // SAFETY: a valid Query; catalog lookups of its locked tables.
     unsafe {
-        let rte = pg_sys::list_nth((*q).rtable, t - 1) as *mut pg_sys::RangeTblEntry;
-        let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::RELOID as i32, pg_sys::Datum::from((*rte).relid));
-        if tup.is_null() {
-            return 0.0;
+        let rte_of = |i: i32| pg_sys::list_nth((*q).rtable, i - 1) as *mut pg_sys::RangeTblEntry;
+        let var_of = |n: *mut pg_sys::Node| {
+            let n = crate::pg::strip_relabel(n);
+            ((*n).type_ == pg_sys::NodeTag::T_Var && (*(n as *mut pg_sys::Var)).varlevelsup == 0)
+                .then_some(n as *mut pg_sys::Var)
+        };
+        for c in conjuncts(q) {
+            if (*c).type_ != pg_sys::NodeTag::T_OpExpr {
+                continue;
+            }
+            let args = from_list((*(c as *mut pg_sys::OpExpr)).args);
+            let [a, b] = args.as_slice() else { continue };
+            let (Some(a), Some(b)) = (var_of(*a), var_of(*b)) else { continue };
+            let other = if ((*a).varno, (*a).varattno) == (k.varno, k.varattno) {
+                b
+            } else if ((*b).varno, (*b).varattno) == (k.varno, k.varattno) {
+                a
+            } else {
+                continue;
+            };
+            if (*other).varno == k.varno || (*other).varattno <= 0 {
+                continue;
+            }
+            let (kr, or) = (rte_of(k.varno), rte_of((*other).varno));
+            if (*kr).rtekind != pg_sys::RTEKind::RTE_RELATION || (*or).rtekind != pg_sys::RTEKind::RTE_RELATION {
+                continue;
+            }
+            if distinct_underestimated((*kr).relid, k.varattno, (*kr).inh, (*or).relid, (*other).varattno) {
+                return true;
+            }
         }
-        let form = pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(tup);
-        let n = (*form).reltuples as f64;
-        pg_sys::ReleaseSysCache(tup);
-        n.max(0.0)
+        false
     }
 }
 
@@ -364,6 +397,12 @@ unsafe fn rewrite_with(parse: *mut pg_sys::Query, set: &BTreeSet<i32>) -> Option
                 }
                 keys.push(Key { varno: (*v).varno, varattno: (*v).varattno, var: v });
             }
+        }
+        // a key whose groups PostgreSQL's statistics may count far too
+        // few (query::distinct_underestimated): the rewritten plan's cost
+        // would be a guess
+        if keys.iter().any(|k| key_underestimated(q, k)) {
+            return None;
         }
         // one table grouped by a unique key of its own: a group per row,
         // nothing to gain (TPC-H Q12's `orders` by `o_orderkey`)

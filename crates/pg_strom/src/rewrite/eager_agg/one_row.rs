@@ -6,6 +6,8 @@ use std::collections::BTreeSet;
 
 use pgrx::pg_sys;
 
+use crate::rewrite::query::unique_keys;
+
 use super::{Key, equal_is_identical};
 use crate::pg::list::from_list;
 
@@ -123,47 +125,5 @@ pub(super) unsafe fn one_row_per_group(
             }
         }
         tables.iter().all(|t| whole.contains(t))
-    }
-}
-
-/// The unique keys of table `relid` whose columns are all NOT NULL (a
-/// primary key, a unique index without predicate or expressions, not
-/// deferrable): the columns of each.
-pub(super) unsafe fn unique_keys(relid: pg_sys::Oid) -> Vec<Vec<i16>> {
-    // SAFETY: a table the query has locked; its indexes opened and closed.
-    unsafe {
-        let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
-        let rel = pg_sys::table_open(relid, lock);
-        let mut out = Vec::new();
-        for oid in crate::pg::list::from_oid_list(pg_sys::RelationGetIndexList(rel)) {
-            let index = pg_sys::index_open(oid, lock);
-            let f = (*index).rd_index;
-            let plain = (*f).indisunique
-                && (*f).indimmediate
-                && (*f).indisvalid
-                && pg_sys::heap_attisnull(
-                    (*index).rd_indextuple,
-                    pg_sys::Anum_pg_index_indpred as i32,
-                    std::ptr::null_mut(),
-                )
-                && pg_sys::heap_attisnull(
-                    (*index).rd_indextuple,
-                    pg_sys::Anum_pg_index_indexprs as i32,
-                    std::ptr::null_mut(),
-                );
-            if plain {
-                let n = (*f).indnkeyatts as usize;
-                let cols: Vec<i16> = (*f).indkey.values.as_slice(n).to_vec();
-                let not_null = cols
-                    .iter()
-                    .all(|&c| c > 0 && (*crate::pg::compat::tuple_desc_attr((*rel).rd_att, c as i32 - 1)).attnotnull);
-                if not_null {
-                    out.push(cols);
-                }
-            }
-            pg_sys::index_close(index, lock);
-        }
-        pg_sys::table_close(rel, lock);
-        out
     }
 }
