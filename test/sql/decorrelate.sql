@@ -135,6 +135,23 @@ SELECT dc_scans(q, 'dc_part'), same_as_off(q) FROM (VALUES
       AND dc_o.x < (SELECT 0.2 * avg(y) FROM dc_i WHERE dc_i.k = dc_part.k)')
 ) v(q);
 
+-- a correlation key equated with the unique key of an outer table that
+-- has more than twice the rows ANALYZE counted distinct values in the key
+-- (set here): not rewritten, its groups cannot be priced; with the count
+-- reset, rewritten (any rewritten plan kept, to test only that)
+SET pg_strom.debug_prefer_rewrites = on;
+CREATE TABLE dc_u (k int PRIMARY KEY, x numeric(10,2));
+INSERT INTO dc_u SELECT i, (i % 700) / 10.0 FROM generate_series(1, 600) i;
+ALTER TABLE dc_i ALTER COLUMN k SET (n_distinct = 100);
+ANALYZE dc_u, dc_i;
+SELECT dc_rewritten(q), same_as_off(q) FROM (VALUES
+  ('SELECT k FROM dc_u WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_u.k)')) v(q);
+ALTER TABLE dc_i ALTER COLUMN k RESET (n_distinct);
+ANALYZE dc_i;
+SELECT dc_rewritten(q), same_as_off(q) FROM (VALUES
+  ('SELECT k FROM dc_u WHERE x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_u.k)')) v(q);
+RESET pg_strom.debug_prefer_rewrites;
+
 -- Shapes kept as written (not rewritten; the same rows)
 SELECT dc_rewritten(q), same_as_off(q) FROM (VALUES
   -- count over no rows is 0, not NULL
@@ -177,7 +194,7 @@ SELECT dc_rewritten(q), same_as_off(q) FROM (VALUES
 ) v(q);
 
 DROP VIEW dc_view;
-DROP TABLE dc_i, dc_o, dc_p_off, dc_p_custom, dc_p_generic, dc_part, dc_hpart;
+DROP TABLE dc_i, dc_o, dc_p_off, dc_p_custom, dc_p_generic, dc_part, dc_hpart, dc_u;
 DROP FUNCTION dc_scans(text, text);
 DEALLOCATE dc_p;
 DROP FUNCTION dc_rewritten(text);

@@ -128,6 +128,16 @@ SELECT ea_rewritten(q), same_as_off(q) FROM (VALUES
 ) v(q);
 -- one table grouped by its own unique key (a group per row): not planned
 SELECT ea_rewritten('SELECT f.c, max(d1.name), count(d1.grp) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY f.c');
+-- a key equated with a unique column of a table that has more than twice
+-- the rows ANALYZE counted distinct values in the key (set here; a
+-- foreign key stored in its referenced key's order is counted so): not
+-- grouped first, its groups cannot be priced; with the count reset, it is
+ALTER TABLE ea_f ALTER COLUMN k SET (n_distinct = 100);
+ANALYZE ea_f;
+SELECT ea_rewritten('SELECT d1.grp, sum(f.q) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.grp');
+ALTER TABLE ea_f ALTER COLUMN k RESET (n_distinct);
+ANALYZE ea_f;
+SELECT ea_rewritten('SELECT d1.grp, sum(f.q) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k GROUP BY d1.grp');
 -- a volatile condition or aggregate argument: not rewritten (the plans
 -- only)
 SELECT ea_rewritten('SELECT d1.grp, sum(f.q) FROM ea_f f, ea_d1 d1 WHERE f.k = d1.k AND random() < 2 GROUP BY d1.grp');
