@@ -405,6 +405,8 @@ unsafe fn grouped_form(q: *mut pg_sys::Query, sq: *mut pg_sys::Query) -> Option<
             ((*value_tle).resno, (*value_tle).resname) = saved;
             return None;
         }
+        let value = with_argument_typmod(value);
+        (*value_tle).expr = value;
         Some((keys, value))
     }
 }
@@ -429,6 +431,44 @@ unsafe fn key_underestimated(q: *mut pg_sys::Query, sq: *mut pg_sys::Query, k: &
         (*ir).rtekind == pg_sys::RTEKind::RTE_RELATION
             && (*or).rtekind == pg_sys::RTEKind::RTE_RELATION
             && distinct_underestimated((*ir).relid, (*iv).varattno, (*ir).inh, (*or).relid, (*k.outer).varattno)
+    }
+}
+
+/// `value` cast to its argument's numeric(p,s) where it is `min` or
+/// `max` of a numeric(p,s) expression: every value it can take has that
+/// scale and fits those digits, so the cast changes none, and the join
+/// reading the grouped sub-query knows the digits (a device join key or
+/// qual on it: TPC-H Q2's `ps_supplycost = min(ps_supplycost)`).
+unsafe fn with_argument_typmod(value: *mut pg_sys::Expr) -> *mut pg_sys::Expr {
+    // SAFETY: a valid expression of our copy; catalog lookups.
+    unsafe {
+        if (*value).type_ != pg_sys::NodeTag::T_Aggref || pg_sys::exprTypmod(value.cast()) >= 0 {
+            return value;
+        }
+        let a = value as *mut pg_sys::Aggref;
+        let Some(name) = builtin_aggregate_name(a) else { return value };
+        let args = from_list((*a).args);
+        let [arg] = args.as_slice() else { return value };
+        let arg = (*(*arg as *mut pg_sys::TargetEntry)).expr.cast::<pg_sys::Node>();
+        let typmod = pg_sys::exprTypmod(arg);
+        if !matches!(name.as_slice(), b"min" | b"max")
+            || (*a).aggtype != pg_sys::NUMERICOID
+            || pg_sys::exprType(arg) != pg_sys::NUMERICOID
+            || typmod < 0
+        {
+            return value;
+        }
+        let cast = pg_sys::coerce_to_target_type(
+            std::ptr::null_mut(),
+            value.cast(),
+            pg_sys::NUMERICOID,
+            pg_sys::NUMERICOID,
+            typmod,
+            pg_sys::CoercionContext::COERCION_IMPLICIT,
+            pg_sys::CoercionForm::COERCE_IMPLICIT_CAST,
+            -1,
+        );
+        if cast.is_null() { value } else { cast.cast() }
     }
 }
 
