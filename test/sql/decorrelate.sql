@@ -126,7 +126,12 @@ SELECT dc_rewritten(q), dc_scans(q, t), same_as_off(q) FROM (VALUES
   ('SELECT count(*) FROM dc_o JOIN dc_part ON dc_part.k = dc_o.k WHERE dc_part.size < 30
       AND dc_o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_part.k)', 'dc_part'),
   ('SELECT count(*) FROM dc_o, dc_part WHERE dc_part.k = dc_o.k AND dc_part.size < 30
-      AND dc_o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_part.k AND dc_i.k2 = dc_o.k2)', 'dc_part')
+      AND dc_o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_part.k AND dc_i.k2 = dc_o.k2)', 'dc_part'),
+  -- a condition naming a WITH query of the outer query's level (two
+  -- scans: the WITH query's and the table's)
+  ('WITH w AS MATERIALIZED (SELECT k FROM dc_part WHERE size < 30)
+    SELECT count(*) FROM dc_o, dc_part WHERE dc_part.k = dc_o.k AND dc_part.k IN (SELECT k FROM w)
+      AND dc_o.x < (SELECT avg(y) FROM dc_i WHERE dc_i.k = dc_part.k)', 'dc_part')
 ) v(q, t);
 RESET pg_strom.debug_prefer_rewrites;
 -- by the costs alone: the restricted form of Q17's shape is planned

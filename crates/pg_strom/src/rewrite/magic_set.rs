@@ -175,8 +175,9 @@ pub(super) unsafe fn restrict(
 
 /// Whether conjunct `c` of the outer query is a condition of table `r`
 /// alone: it reads a column of `r`, no other table of its query level
-/// (at any depth of its sub-queries) and no level above, calls nothing
-/// volatile, and holds no correlated sub-query.
+/// (at any depth of its sub-queries) and no level above, names no WITH
+/// query of its level or above, calls nothing volatile, and holds no
+/// correlated sub-query.
 unsafe fn own_condition(c: *mut pg_sys::Node, r: i32) -> bool {
     struct Ctx {
         depth: u32,
@@ -223,6 +224,18 @@ unsafe fn own_condition(c: *mut pg_sys::Node, r: i32) -> bool {
                 }
                 pg_sys::NodeTag::T_Query => {
                     c.depth += 1;
+                    // a WITH query of this level or above, named inside,
+                    // would be one level further away in the copy
+                    let q = node as *mut pg_sys::Query;
+                    let outer_cte = from_list((*q).rtable).into_iter().any(|rte| {
+                        let rte = rte as *mut pg_sys::RangeTblEntry;
+                        (*rte).rtekind == pg_sys::RTEKind::RTE_CTE && (*rte).ctelevelsup >= c.depth
+                    });
+                    if outer_cte {
+                        c.other = true;
+                        c.depth -= 1;
+                        return true;
+                    }
                     let found = pg_sys::query_tree_walker(node.cast(), Some(walker), ctx, 0);
                     c.depth -= 1;
                     return found;
