@@ -23,7 +23,8 @@
 //! conjuncts of the outer `WHERE`).  NULL keys join no group either way.
 //!
 //! Applies where the table is a plain table listed in the outer query's
-//! `FROM` (not inside a `JOIN` clause), without security barrier quals
+//! `FROM`, or in inner joins there (not below an outer join), without
+//! security barrier quals
 //! (row-level security) or a sample, and a conjunct is taken when it reads
 //! that table and nothing else of its query level or above, calls nothing
 //! volatile and holds no correlated sub-query (which would run once per
@@ -66,10 +67,8 @@ pub(super) unsafe fn restrict(
         if keys.iter().any(|k| (*k.outer).varno != r || (*k.outer).varlevelsup != 1) {
             return false;
         }
-        // a plain table of q's FROM list
-        let in_from = from_list((*(*q).jointree).fromlist)
-            .into_iter()
-            .any(|f| (*f).type_ == pg_sys::NodeTag::T_RangeTblRef && (*(f as *mut pg_sys::RangeTblRef)).rtindex == r);
+        // a plain table of q's FROM list, or of inner joins in it
+        let in_from = from_list((*(*q).jointree).fromlist).into_iter().any(|f| inner_joined(f, r));
         if !in_from || r < 1 || r > pg_sys::list_length((*q).rtable) {
             return false;
         }
@@ -170,6 +169,24 @@ pub(super) unsafe fn restrict(
         (*(*sq).jointree).quals = pg_sys::make_ands_explicit(to_list(&conjuncts)).cast();
         (*sq).hasSubLinks = true;
         true
+    }
+}
+
+/// Whether FROM item `f` is table `r`, or an inner join (`JOIN ... ON`)
+/// with `r` on either side, at any depth of inner joins (not below an
+/// outer join: a row of `r` there may be NULL-extended).
+unsafe fn inner_joined(f: *mut pg_sys::Node, r: i32) -> bool {
+    // SAFETY: a FROM item of a valid Query.
+    unsafe {
+        match (*f).type_ {
+            pg_sys::NodeTag::T_RangeTblRef => (*(f as *mut pg_sys::RangeTblRef)).rtindex == r,
+            pg_sys::NodeTag::T_JoinExpr => {
+                let j = f as *mut pg_sys::JoinExpr;
+                (*j).jointype == pg_sys::JoinType::JOIN_INNER
+                    && (inner_joined((*j).larg, r) || inner_joined((*j).rarg, r))
+            }
+            _ => false,
+        }
     }
 }
 
