@@ -55,6 +55,9 @@ pub static ENABLE_DECORRELATION: GucSetting<bool> = GucSetting::<bool>::new(true
 /// `pg_strom.enable_eager_aggregate`: an aggregation over joins is also
 /// planned partly below the joins with some of its tables.
 pub static ENABLE_EAGER_AGGREGATE: GucSetting<bool> = GucSetting::<bool>::new(true);
+/// `pg_strom.enable_distinct_grouping`: aggregates over DISTINCT values
+/// are also planned with the duplicates removed by a grouping first.
+pub static ENABLE_DISTINCT_GROUPING: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// `pg_strom.debug_prefer_rewrites`: the planner keeps a rewritten plan
 /// (rewrite::plan_query) wherever a rewrite applies, whatever it costs
 /// (tests of the rewrites' answers).
@@ -200,9 +203,17 @@ pub fn init() {
         GucFlags::default(),
     );
     GucRegistry::define_bool_guc(
+        c"pg_strom.enable_distinct_grouping",
+        c"Plans aggregates over DISTINCT values also with the duplicates removed by a grouping first.",
+        c"count(DISTINCT x) ... GROUP BY g is also planned as count(x) over the rows grouped by g and x, a grouping that can run in parallel and on the GPU; the planner keeps the cheaper plan.",
+        &ENABLE_DISTINCT_GROUPING,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
         c"pg_strom.debug_prefer_rewrites",
         c"Keeps a rewritten plan wherever a query rewrite applies, whatever it costs (for tests).",
-        c"Correlated aggregate sub-queries as a grouped join, aggregation below joins: the cheapest rewritten plan is kept even where the query as written costs less.",
+        c"Correlated aggregate sub-queries as a grouped join, aggregation below joins, DISTINCT aggregates over a grouping: the cheapest rewritten plan is kept even where the query as written costs less.",
         &DEBUG_PREFER_REWRITES,
         GucContext::Userset,
         GucFlags::default(),

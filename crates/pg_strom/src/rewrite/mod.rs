@@ -4,13 +4,16 @@
 //! device: [`decorrelate`] turns correlated aggregate sub-queries into a
 //! join with a grouped sub-query (one aggregation instead of one per outer
 //! row; planned a second time with the grouped sub-query restricted to
-//! the keys the outer query can ask for, [`magic_set`]), [`eager_agg`] does an aggregation over joins partly below the
+//! the keys the outer query can ask for, [`magic_set`]), [`distinct_agg`]
+//! removes the duplicates of DISTINCT aggregates by a grouping first,
+//! [`eager_agg`] does an aggregation over joins partly below the
 //! joins (the tables its aggregates read grouped first, the other tables
 //! joined with the groups).  GpuPreAgg's planner hook calls [`plan_query`],
 //! which plans the query as written and each rewritten copy with the same
 //! planner and keeps the plan that costs least by the rules below.
 
 mod decorrelate;
+mod distinct_agg;
 mod eager_agg;
 mod magic_set;
 mod plan_cost;
@@ -50,7 +53,8 @@ pub unsafe fn plan_query(
             decorrelated.extend(decorrelate::rewritten(parse, true));
         }
         let eager = eager_agg::rewrites(parse);
-        if decorrelated.is_empty() && eager.is_empty() {
+        let distinct = distinct_agg::rewritten(parse);
+        if decorrelated.is_empty() && eager.is_empty() && distinct.is_none() {
             return plan(parse);
         }
         let original = plan(parse);
@@ -93,6 +97,14 @@ pub unsafe fn plan_query(
             // no many-group misestimate to fear)
             if prefer || (b < best_cost && b < a && (on_device || n.restricted == n.subqueries || b * FAR_CHEAPER < a))
             {
+                (best, best_cost) = (rewritten, b);
+            }
+        }
+        if let Some(copy) = distinct {
+            let rewritten = plan(copy);
+            let b = (*(*rewritten).planTree).total_cost;
+            pgrx::debug1!("pg_strom: DISTINCT aggregates over a grouping: cost {b:.2} against {best_cost:.2}");
+            if b < best_cost {
                 (best, best_cost) = (rewritten, b);
             }
         }

@@ -9,7 +9,7 @@ use crate::pg::list::from_list;
 
 /// The GROUP BY expressions of `q` (copies; read through the GROUP BY
 /// range table entry where PostgreSQL 18 has one).
-pub(super) unsafe fn grouping_exprs(q: *mut pg_sys::Query) -> Vec<*mut pg_sys::Node> {
+pub(in crate::rewrite) unsafe fn grouping_exprs(q: *mut pg_sys::Query) -> Vec<*mut pg_sys::Node> {
     // SAFETY: a valid Query.
     unsafe {
         let mut out = Vec::new();
@@ -47,7 +47,7 @@ unsafe fn resolve_group_var(q: *mut pg_sys::Query, e: *mut pg_sys::Node) -> *mut
 /// Replace the Vars of the GROUP BY range table entry in `q`'s target
 /// list and HAVING clause by the expressions they read (PostgreSQL 18;
 /// before the GROUP BY is dropped).
-pub(super) unsafe fn flatten_group_vars(q: *mut pg_sys::Query) {
+pub(in crate::rewrite) unsafe fn flatten_group_vars(q: *mut pg_sys::Query) {
     unsafe extern "C-unwind" fn mutator(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> *mut pg_sys::Node {
         // SAFETY: an expression of our copy; ctx is the Query.
         unsafe {

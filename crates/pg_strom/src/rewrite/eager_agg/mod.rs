@@ -55,7 +55,7 @@ use std::collections::BTreeSet;
 use pgrx::pg_sys;
 
 mod aggregates;
-mod group_rte;
+pub(in crate::rewrite) mod group_rte;
 mod one_row;
 
 use aggregates::{Combine, aggregates, catalog_sum, combination};
@@ -333,7 +333,7 @@ unsafe fn table_names(q: *mut pg_sys::Query, set: &BTreeSet<i32>) -> String {
 
 /// Whether equal values of a column of this type, type modifier and
 /// collation are identical (see the module's comment).
-unsafe fn equal_is_identical(t: pg_sys::Oid, typmod: i32, coll: pg_sys::Oid) -> bool {
+pub(in crate::rewrite) unsafe fn equal_is_identical(t: pg_sys::Oid, typmod: i32, coll: pg_sys::Oid) -> bool {
     use pg_sys::*;
     // SAFETY: catalog lookups.
     let deterministic = || unsafe { coll == InvalidOid || get_collation_isdeterministic(coll) };
