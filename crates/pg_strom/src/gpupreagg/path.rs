@@ -718,19 +718,29 @@ pub(crate) unsafe fn preagg_path(
         // its last chunk where they fit in hash_mem: the HAVING clause
         // filters them there (codegen::having), and only those that
         // pass are formed and finalized
-        let mut having = if whole && workers == 0 && merges {
+        let having = if whole && workers == 0 && merges {
             crate::codegen::having::pushable((*g.extra).havingQual, exprs)
         } else {
             Vec::new()
         };
+        // beyond hash_mem, groups told apart by their device values are
+        // spilled (gpupreagg::spill): written and read back once, each
+        // partition within hash_mem
+        let by_value = exprs.iter().all(|&e| {
+            (*e).type_ == pg_sys::NodeTag::T_Aggref
+                || matches!(aggregates::key_source(e), aggregates::KeySource::Device)
+        });
         let merged = if merges {
-            // (the merger's budget: hash_mem with a group filter, which
-            // spills what does not fit and so holds every group; else
-            // work_mem, each full set returned and merging begun again)
+            // (the merger's budget: with a group filter, hash_mem, and
+            // where the keys are device values it spills what does not fit
+            // and so holds every group; else work_mem; a full set is
+            // returned and merging begins again)
             let window = if having.is_empty() {
                 (pg_sys::work_mem.max(64) as f64 * 1024.0 / group_bytes).max(1.0)
-            } else {
+            } else if by_value {
                 f64::INFINITY
+            } else {
+                (hash_mem / group_bytes).max(1.0)
             };
             let per_chunk_random = crate::customscan::cost::groups_among(groups, rows_in / nchunks);
             (order * (groups + div.ceil())
@@ -745,13 +755,6 @@ pub(crate) unsafe fn preagg_path(
         let mut filter_cost = 0.0;
         if !having.is_empty() {
             let bytes = groups * group_bytes;
-            // beyond hash_mem, groups told apart by their device values
-            // are spilled (gpupreagg::spill): written and read back
-            // once, each partition within hash_mem
-            let by_value = exprs.iter().all(|&e| {
-                (*e).type_ == pg_sys::NodeTag::T_Aggref
-                    || matches!(aggregates::key_source(e), aggregates::KeySource::Device)
-            });
             let spill = !having.is_empty()
                 && bytes > hash_mem
                 && by_value
@@ -772,8 +775,6 @@ pub(crate) unsafe fn preagg_path(
                 );
                 filter_cost += groups * pg_sys::cpu_operator_cost * having.len() as f64;
                 partial_total = pg_sys::clamp_row_est(groups.min(partial_total) * sel);
-            } else {
-                having.clear();
             }
         }
         let partial_proc = pg_sys::clamp_row_est(partial_total / div);
