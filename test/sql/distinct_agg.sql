@@ -60,6 +60,12 @@ SELECT ds_rewritten(q), same_as_off(q) FROM (VALUES
   ('SELECT d.name, count(DISTINCT f.t) FROM ds_f f JOIN ds_d d ON d.g = f.g WHERE f.h = 1 GROUP BY d.name'),
   -- ORDER BY inside the aggregate (of its argument)
   ('SELECT h, count(DISTINCT x ORDER BY x) FROM ds_f GROUP BY h'),
+  -- other aggregates beside them, combined from partial ones per (g, x):
+  -- count(*), sum, avg, min, max, a FILTER, HAVING on one of them
+  ('SELECT g, count(DISTINCT x) a, count(*) b, sum(id) c, avg(n2) d, min(t) e, max(d) f, sum(n2) FILTER (WHERE h = 1) i FROM ds_f GROUP BY g'),
+  ('SELECT h, count(DISTINCT t) a, count(x) b, avg(x) c FROM ds_f GROUP BY h HAVING count(*) > 1300'),
+  ('SELECT count(DISTINCT x) a, count(*) b, sum(n) c FROM ds_f'),
+  ('SELECT count(DISTINCT x) a, count(*) b FROM ds_empty'),
   -- in a sub-query in FROM, and in a view
   ('SELECT * FROM (SELECT g, count(DISTINCT x) c FROM ds_f GROUP BY g) s WHERE c > 10'),
   ('SELECT * FROM ds_view WHERE c > 3')
@@ -69,8 +75,9 @@ SELECT g, count(DISTINCT x), count(DISTINCT n) FROM ds_f GROUP BY g ORDER BY g;
 
 -- Not rewritten (the same rows)
 SELECT ds_rewritten(q), same_as_off(q) FROM (VALUES
-  -- an aggregate not over DISTINCT values, two DISTINCT arguments, FILTER
-  ('SELECT g, count(DISTINCT x) a, count(*) b FROM ds_f GROUP BY g'),
+  -- beside an aggregate that does not combine from partial ones, two
+  -- DISTINCT arguments, FILTER on a DISTINCT aggregate
+  ('SELECT g, count(DISTINCT x) a, round(stddev(id), 6) b FROM ds_f GROUP BY g'),
   ('SELECT g, count(DISTINCT x) a, count(DISTINCT h) b FROM ds_f GROUP BY g'),
   -- below a WITH clause
   ('WITH w AS (SELECT * FROM ds_f WHERE h = 1) SELECT * FROM (SELECT g, count(DISTINCT x) FROM w GROUP BY g) s'),

@@ -22,10 +22,15 @@
 //! ORDER BY, LIMIT and DISTINCT, reading the grouping keys and `x` from
 //! the sub-query.
 //!
+//! Other aggregates beside them (`count(*)`, `sum(y)`, ...) are computed
+//! per group of the sub-query and combined above as eager aggregation
+//! combines them (`eager_agg::aggregates`: sum of sums, sum of counts, min
+//! of minima, the sum of sums over the sum of counts for `avg`).
+//!
 //! Applies to a query (the top level, or a sub-query in FROM not below a
-//! WITH clause: views too) whose every aggregate (in its target list and
-//! HAVING) is one of those over DISTINCT values of one and the same
-//! argument, without FILTER or ORDER BY; without grouping sets, window
+//! WITH clause: views too) whose aggregates (in its target list and
+//! HAVING) over DISTINCT values all have one and the same argument, and
+//! whose other aggregates combine so, without FILTER or ORDER BY; without grouping sets, window
 //! functions, set-returning functions, sub-links, row locks, row security,
 //! a volatile function, or a column read outside the grouping keys (which
 //! PostgreSQL allows where the keys hold a primary key)
@@ -33,6 +38,7 @@
 
 use pgrx::pg_sys;
 
+use super::eager_agg::aggregates::{Combine, catalog_sum, combination, combine_of};
 use super::eager_agg::equal_is_identical;
 use super::eager_agg::group_rte::{flatten_group_vars, grouping_exprs};
 use super::query::{add_subquery, group_clause, grouping_of, range_tbl_ref};
@@ -92,19 +98,23 @@ unsafe fn rewrite_one(parse: *mut pg_sys::Query) -> Option<*mut pg_sys::Query> {
         if !plain_shape(parse) {
             return None;
         }
-        // every aggregate over DISTINCT values of one argument
+        // the aggregates over DISTINCT values, all of one argument; the
+        // others combined from partial ones (eager aggregation's)
         let mut aggs = Vec::new();
         collect_aggrefs((*parse).targetList.cast(), &mut aggs);
         collect_aggrefs((*parse).havingQual, &mut aggs);
-        let first = *aggs.first()?;
-        let x = distinct_argument(first)?;
+        let x = aggs.iter().find(|&&a| !(*a).aggdistinct.is_null()).map(|&a| distinct_argument(a))??;
+        let identical = equal_is_identical(pg_sys::exprType(x), pg_sys::exprTypmod(x), pg_sys::exprCollation(x));
         for &a in &aggs {
+            if (*a).aggdistinct.is_null() {
+                combine_of(a)?;
+                continue;
+            }
             let arg = distinct_argument(a)?;
             if !pg_sys::equal(arg.cast(), x.cast()) {
                 return None;
             }
             let name = super::query::builtin_aggregate_name(a)?;
-            let identical = equal_is_identical(pg_sys::exprType(x), pg_sys::exprTypmod(x), pg_sys::exprCollation(x));
             match name.as_slice() {
                 b"count" => {}
                 b"sum" | b"avg" | b"min" | b"max" if identical => {}
@@ -143,6 +153,53 @@ unsafe fn rewrite_one(parse: *mut pg_sys::Query) -> Option<*mut pg_sys::Query> {
         (*tle).ressortgroupref = n as pg_sys::Index;
         tlist.push(tle.cast());
         groups.push(group_clause(n, xg));
+
+        // the outer query: a copy whose target list and HAVING read the
+        // sub-query's columns
+        let q = pg_sys::copyObjectImpl(parse.cast()) as *mut pg_sys::Query;
+        flatten_group_vars(q);
+        // each other aggregate's partial columns in the sub-query (two for
+        // avg: sum and count), and its combination above
+        let mut outer_aggs = Vec::new();
+        collect_aggrefs((*q).targetList.cast(), &mut outer_aggs);
+        collect_aggrefs((*q).havingQual, &mut outer_aggs);
+        let mut partial_of: Vec<(*mut pg_sys::Aggref, Combine, Vec<usize>)> = Vec::new();
+        for &a in &outer_aggs {
+            if !(*a).aggdistinct.is_null() {
+                continue;
+            }
+            let how = combine_of(a)?;
+            let mut parts = vec![pg_sys::copyObjectImpl(a.cast()) as *mut pg_sys::Aggref];
+            if how == Combine::Avg {
+                let sum = parts[0];
+                let arg = (*(pg_sys::list_nth((*sum).args, 0) as *mut pg_sys::TargetEntry)).expr.cast::<pg_sys::Node>();
+                (*sum).aggfnoid = catalog_sum(pg_sys::exprType(arg))?;
+                (*sum).aggtype = pg_sys::get_func_rettype((*sum).aggfnoid);
+                (*sum).aggtranstype = pg_sys::InvalidOid;
+                let count = pg_sys::copyObjectImpl(a.cast()) as *mut pg_sys::Aggref;
+                (*count).aggfnoid = pg_sys::Oid::from(pg_sys::F_COUNT_ANY);
+                (*count).aggtype = pg_sys::INT8OID;
+                (*count).aggtranstype = pg_sys::InvalidOid;
+                (*count).aggcollid = pg_sys::InvalidOid;
+                parts.push(count);
+            }
+            let mut cols = Vec::new();
+            for part in parts {
+                let at = tlist.len() + 1;
+                let name = std::ffi::CString::new(format!("p{at}")).expect("no NUL");
+                tlist.push(
+                    pg_sys::makeTargetEntry(
+                        part.cast(),
+                        at as pg_sys::AttrNumber,
+                        pg_sys::pstrdup(name.as_ptr()),
+                        false,
+                    )
+                    .cast(),
+                );
+                cols.push(at);
+            }
+            partial_of.push((a, how, cols));
+        }
         flatten_group_vars(sub);
         (*sub).targetList = to_list(&tlist);
         (*sub).groupClause = to_list(&groups);
@@ -151,13 +208,9 @@ unsafe fn rewrite_one(parse: *mut pg_sys::Query) -> Option<*mut pg_sys::Query> {
         (*sub).distinctClause = std::ptr::null_mut();
         (*sub).limitCount = std::ptr::null_mut();
         (*sub).limitOffset = std::ptr::null_mut();
-        (*sub).hasAggs = false;
+        (*sub).hasAggs = !partial_of.is_empty();
         (*sub).canSetTag = true;
 
-        // the outer query: the copy's target list and HAVING over the
-        // sub-query's columns
-        let q = pg_sys::copyObjectImpl(parse.cast()) as *mut pg_sys::Query;
-        flatten_group_vars(q);
         (*q).rtable = std::ptr::null_mut();
         #[cfg(not(feature = "pg15"))]
         {
@@ -168,7 +221,26 @@ unsafe fn rewrite_one(parse: *mut pg_sys::Query) -> Option<*mut pg_sys::Query> {
         (*q).hasSubLinks = false;
         let rti = add_subquery(q, sub, c"pgstrom_distinct");
         (*q).jointree = pg_sys::makeFromExpr(to_list(&[range_tbl_ref(rti)]), std::ptr::null_mut());
-        let mut ctx = Outer { keys: &keys, x, sub: rti, failed: false };
+        let mut combined = Vec::with_capacity(partial_of.len());
+        for (a, how, cols) in partial_of {
+            let vars: Vec<*mut pg_sys::Node> = cols
+                .iter()
+                .map(|&at| {
+                    let e = (*(pg_sys::list_nth((*sub).targetList, at as i32 - 1) as *mut pg_sys::TargetEntry)).expr;
+                    pg_sys::makeVar(
+                        rti,
+                        at as pg_sys::AttrNumber,
+                        pg_sys::exprType(e.cast()),
+                        pg_sys::exprTypmod(e.cast()),
+                        pg_sys::exprCollation(e.cast()),
+                        0,
+                    )
+                    .cast()
+                })
+                .collect();
+            combined.push((a, combination(a, how, &vars, false)?));
+        }
+        let mut ctx = Outer { keys: &keys, x, sub: rti, combined: &combined, failed: false };
         let ctxp = (&mut ctx as *mut Outer).cast();
         (*q).targetList = outer_mutator((*q).targetList.cast(), ctxp).cast();
         (*q).havingQual = outer_mutator((*q).havingQual, ctxp);
@@ -266,6 +338,8 @@ struct Outer<'a> {
     keys: &'a [*mut pg_sys::Node],
     x: *mut pg_sys::Node,
     sub: i32,
+    /// Each aggregate not over DISTINCT values, and its combination.
+    combined: &'a [(*mut pg_sys::Aggref, *mut pg_sys::Node)],
     failed: bool,
 }
 
@@ -294,6 +368,15 @@ unsafe extern "C-unwind" fn outer_mutator(node: *mut pg_sys::Node, ctx: *mut std
             return column(i + 1, node);
         }
         match (*node).type_ {
+            pg_sys::NodeTag::T_Aggref if (*(node as *mut pg_sys::Aggref)).aggdistinct.is_null() => {
+                return match c.combined.iter().find(|&&(a, _)| std::ptr::eq(a.cast(), node)) {
+                    Some(&(_, e)) => pg_sys::copyObjectImpl(e.cast()).cast(),
+                    None => {
+                        c.failed = true;
+                        node
+                    }
+                };
+            }
             pg_sys::NodeTag::T_Aggref => {
                 let a = pg_sys::copyObjectImpl(node.cast()) as *mut pg_sys::Aggref;
                 let x = column(c.keys.len() + 1, c.x.cast());

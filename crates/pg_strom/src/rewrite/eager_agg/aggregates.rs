@@ -7,7 +7,7 @@ use crate::pg::list::{from_list, to_list};
 
 /// How an aggregate is combined from partial ones.
 #[derive(Clone, Copy, PartialEq)]
-pub(super) enum Combine {
+pub(in crate::rewrite) enum Combine {
     /// `sum` of the partial sums (cast back where `sum` of the partial
     /// type returns another: `sum(int8)` is numeric).
     Sum,
@@ -59,7 +59,7 @@ pub(super) unsafe fn aggregates(q: *mut pg_sys::Query) -> Option<Vec<(*mut pg_sy
 
 /// How aggregate `a` combines from partial ones, where it is one of the
 /// module's comment.
-unsafe fn combine_of(a: *mut pg_sys::Aggref) -> Option<Combine> {
+pub(in crate::rewrite) unsafe fn combine_of(a: *mut pg_sys::Aggref) -> Option<Combine> {
     // SAFETY: a valid Aggref.
     unsafe {
         if !(*a).aggdistinct.is_null() || !(*a).aggorder.is_null() {
@@ -86,7 +86,7 @@ unsafe fn combine_of(a: *mut pg_sys::Aggref) -> Option<Combine> {
 }
 
 /// The built-in `sum` of type `t`.
-pub(super) unsafe fn catalog_sum(t: pg_sys::Oid) -> Option<pg_sys::Oid> {
+pub(in crate::rewrite) unsafe fn catalog_sum(t: pg_sys::Oid) -> Option<pg_sys::Oid> {
     // SAFETY: a catalog lookup.
     unsafe {
         let f = pg_sys::LookupFuncName(crate::pg::compat::qualified_name_list(c"pg_catalog.sum".as_ptr()), 1, &t, true);
@@ -96,7 +96,7 @@ pub(super) unsafe fn catalog_sum(t: pg_sys::Oid) -> Option<pg_sys::Oid> {
 
 /// Aggregate `a` combined (`how`) from the sub-query's partial columns
 /// `cols`; with `single`, over the one partial row of its group.
-pub(super) unsafe fn combination(
+pub(in crate::rewrite) unsafe fn combination(
     a: *mut pg_sys::Aggref,
     how: Combine,
     cols: &[*mut pg_sys::Node],

@@ -54,7 +54,7 @@ use std::collections::BTreeSet;
 
 use pgrx::pg_sys;
 
-mod aggregates;
+pub(in crate::rewrite) mod aggregates;
 pub(in crate::rewrite) mod group_rte;
 mod one_row;
 
