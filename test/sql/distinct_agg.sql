@@ -35,7 +35,7 @@ BEGIN
 END $$;
 
 -- TPC-H Q16's shape: the duplicates removed by a grouping, counted above
-SELECT * FROM explain_masked('SELECT d.name, f.h, count(DISTINCT f.x) AS c FROM ds_f f, ds_d d WHERE f.g = d.g AND f.x NOT IN (SELECT id FROM ds_f WHERE id % 7 = 0) GROUP BY d.name, f.h ORDER BY c DESC, d.name, f.h');
+SELECT * FROM explain_masked('SELECT d.name, f.h, count(DISTINCT f.x) AS c FROM ds_f f, ds_d d WHERE f.g = d.g AND f.id % 7 <> 0 GROUP BY d.name, f.h ORDER BY c DESC, d.name, f.h');
 
 SELECT ds_rewritten(q), same_as_off(q) FROM (VALUES
   -- NULL keys and values, a sub-query in WHERE (TPC-H Q16)
