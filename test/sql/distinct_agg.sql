@@ -24,15 +24,7 @@ CREATE VIEW ds_view AS SELECT d.name, count(DISTINCT f.t) c FROM ds_f f JOIN ds_
 
 -- Was the query rewritten?  Its plan differs from the one with the setting
 -- off.
-CREATE FUNCTION ds_rewritten(q text) RETURNS bool LANGUAGE plpgsql AS $$
-DECLARE a text := ''; b text := ''; ln text; was text := current_setting('pg_strom.enable_distinct_grouping');
-BEGIN
-  FOR ln IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP a := a || ln || E'\n'; END LOOP;
-  PERFORM set_config('pg_strom.enable_distinct_grouping', 'off', true);
-  FOR ln IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP b := b || ln || E'\n'; END LOOP;
-  PERFORM set_config('pg_strom.enable_distinct_grouping', was, true);
-  RETURN a <> b;
-END $$;
+CREATE FUNCTION ds_rewritten(q text) RETURNS bool LANGUAGE sql AS $$ SELECT plan_needs('pg_strom.enable_distinct_grouping', q) $$;
 
 -- TPC-H Q16's shape: the duplicates removed by a grouping, counted above
 SELECT * FROM explain_masked('SELECT d.name, f.h, count(DISTINCT f.x) AS c FROM ds_f f, ds_d d WHERE f.g = d.g AND f.id % 7 <> 0 GROUP BY d.name, f.h ORDER BY c DESC, d.name, f.h');

@@ -31,15 +31,7 @@ ANALYZE ea_f, ea_d1, ea_d2;
 -- Was the query rewritten?  Its plan differs from the one with the setting
 -- off (the grouped sub-query's scan is often removed from the plan, so its
 -- name need not show).
-CREATE FUNCTION ea_rewritten(q text) RETURNS bool LANGUAGE plpgsql AS $$
-DECLARE a text := ''; b text := ''; ln text; was text := current_setting('pg_strom.enable_eager_aggregate');
-BEGIN
-  FOR ln IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP a := a || ln || E'\n'; END LOOP;
-  PERFORM set_config('pg_strom.enable_eager_aggregate', 'off', true);
-  FOR ln IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP b := b || ln || E'\n'; END LOOP;
-  PERFORM set_config('pg_strom.enable_eager_aggregate', was, true);
-  RETURN a <> b;
-END $$;
+CREATE FUNCTION ea_rewritten(q text) RETURNS bool LANGUAGE sql AS $$ SELECT plan_needs('pg_strom.enable_eager_aggregate', q) $$;
 
 -- TPC-H Q10's shape: the plan groups the fact table first
 SELECT * FROM explain_masked('SELECT d1.k, d1.name, sum(f.n * (1 - f.q / 100.0)) AS rev FROM ea_f f, ea_d1 d1, ea_d2 d2 WHERE f.k = d1.k AND d1.grp = d2.c AND f.q > 3 GROUP BY d1.k, d1.name ORDER BY rev DESC, d1.k LIMIT 5');

@@ -74,6 +74,18 @@ BEGIN
     RETURN NEXT ln;
   END LOOP;
 END $$;
+-- plan_needs(setting, q): whether q's plan (EXPLAIN VERBOSE) changes when
+-- the boolean setting is turned off (a query rewrite's setting: was the
+-- query rewritten?)
+CREATE FUNCTION plan_needs(setting text, q text) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE a text := ''; b text := ''; ln text; was text := current_setting(setting);
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP a := a || ln || E'\n'; END LOOP;
+  PERFORM set_config(setting, 'off', true);
+  FOR ln IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP b := b || ln || E'\n'; END LOOP;
+  PERFORM set_config(setting, was, true);
+  RETURN a <> b;
+END $$;
 -- same_as_off(q): the rows of q with pg_strom on and with it off, as
 -- multisets: how many (off), and how many only one of the two has
 CREATE FUNCTION same_as_off(q text) RETURNS text LANGUAGE plpgsql AS $$

@@ -700,8 +700,8 @@ pub(crate) unsafe fn preagg_path(
         // the groups lie each in one chunk and one process: a chunk
         // holds its share of the groups, plus one cut at its edge)
         let clustered = (groups.min(rows_in) / nchunks).ceil() + 1.0;
-        let per_chunk =
-            order * clustered + (1.0 - order) * crate::customscan::cost::groups_among(groups, rows_in / nchunks);
+        let per_chunk_random = crate::customscan::cost::groups_among(groups, rows_in / nchunks);
+        let per_chunk = order * clustered + (1.0 - order) * per_chunk_random;
         // a process's chunks merged: its groups once (processes as
         // PostgreSQL counts them for a partial path: the divisor), as
         // far as its merger's memory holds them (below)
@@ -742,7 +742,6 @@ pub(crate) unsafe fn preagg_path(
             } else {
                 (hash_mem / group_bytes).max(1.0)
             };
-            let per_chunk_random = crate::customscan::cost::groups_among(groups, rows_in / nchunks);
             (order * (groups + div.ceil())
                 + (1.0 - order)
                     * div.ceil()

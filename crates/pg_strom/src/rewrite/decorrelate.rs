@@ -45,9 +45,10 @@
 
 use pgrx::pg_sys;
 
-use super::magic_set::{self, Correlation};
+use super::magic_set;
 use super::query::{
-    Grouping, add_subquery, builtin_aggregate_name, distinct_underestimated, group_clause, grouping_of, range_tbl_ref,
+    Grouping, add_subquery, builtin_aggregate_name, distinct_underestimated, group_clause, grouping_of,
+    plain_aggregation, range_tbl_ref,
 };
 use crate::guc;
 use crate::pg::list::{from_list, to_list};
@@ -205,12 +206,14 @@ unsafe fn scalar_sublink(node: *mut pg_sys::Node) -> Option<*mut pg_sys::SubLink
     }
 }
 
-/// One correlation of a sub-query: its `inner_expr = outer_column`.
-struct Key {
-    inner: *mut pg_sys::Node,
-    outer: *mut pg_sys::Var,
-    opno: pg_sys::Oid,
-    inputcollid: pg_sys::Oid,
+/// One correlation of a sub-query: its `inner_expr = outer_column`
+/// (`outer` a Var of the outer query, `varlevelsup` 1 as seen from the
+/// sub-query).
+pub(super) struct Key {
+    pub inner: *mut pg_sys::Node,
+    pub outer: *mut pg_sys::Var,
+    pub opno: pg_sys::Oid,
+    pub inputcollid: pg_sys::Oid,
     grouping: Grouping,
 }
 
@@ -241,13 +244,7 @@ unsafe fn rewrite_conjunct(
         };
         let sq = (*sl).subselect as *mut pg_sys::Query;
         let (keys, value) = grouped_form(q, sq)?;
-        let restricted = restrict_by.is_some_and(|conj| {
-            let corr: Vec<Correlation> = keys
-                .iter()
-                .map(|k| Correlation { inner: k.inner, outer: k.outer, opno: k.opno, inputcollid: k.inputcollid })
-                .collect();
-            magic_set::restrict(q, sq, &corr, conj, c)
-        });
+        let restricted = restrict_by.is_some_and(|conj| magic_set::restrict(q, sq, &keys, conj, c));
 
         // the grouped sub-query in q's FROM
         let rtindex = add_subquery(q, sq, c"pgstrom_grouped");
@@ -305,27 +302,16 @@ unsafe fn rewrite_conjunct(
 unsafe fn grouped_form(q: *mut pg_sys::Query, sq: *mut pg_sys::Query) -> Option<(Vec<Key>, *mut pg_sys::Expr)> {
     // SAFETY: a valid Query of our copy.
     unsafe {
-        let plain = (*sq).commandType == pg_sys::CmdType::CMD_SELECT
-            && (*sq).utilityStmt.is_null()
-            && (*sq).setOperations.is_null()
+        let plain = plain_aggregation(sq)
             && (*sq).groupClause.is_null()
-            && (*sq).groupingSets.is_null()
             && (*sq).havingQual.is_null()
-            && (*sq).hasAggs
-            && !(*sq).hasWindowFuncs
-            && !(*sq).hasTargetSRFs
             && !(*sq).hasSubLinks
             && !(*sq).hasDistinctOn
             && (*sq).distinctClause.is_null()
             && (*sq).limitCount.is_null()
             && (*sq).limitOffset.is_null()
-            && (*sq).rowMarks.is_null()
             && (*sq).cteList.is_null()
-            && !(*sq).hasRecursive
-            && !(*sq).hasModifyingCTE
-            && !(*sq).hasForUpdate
-            && !(*sq).hasRowSecurity
-            && !(*sq).jointree.is_null();
+            && !(*sq).hasRecursive;
         if !plain {
             return None;
         }

@@ -41,7 +41,9 @@ use pgrx::pg_sys;
 use super::eager_agg::aggregates::{Combine, catalog_sum, combination, combine_of};
 use super::eager_agg::equal_is_identical;
 use super::eager_agg::group_rte::{flatten_group_vars, grouping_exprs};
-use super::query::{add_subquery, group_clause, grouping_of, range_tbl_ref};
+use super::query::{
+    add_subquery, aggregates_of, group_clause, grouping_of, has_sublink, plain_aggregation, range_tbl_ref,
+};
 use crate::pg::list::{from_list, to_list};
 
 /// A copy of `parse` with its DISTINCT aggregations rewritten (its own,
@@ -100,9 +102,7 @@ unsafe fn rewrite_one(parse: *mut pg_sys::Query) -> Option<*mut pg_sys::Query> {
         }
         // the aggregates over DISTINCT values, all of one argument; the
         // others combined from partial ones (eager aggregation's)
-        let mut aggs = Vec::new();
-        collect_aggrefs((*parse).targetList.cast(), &mut aggs);
-        collect_aggrefs((*parse).havingQual, &mut aggs);
+        let aggs = aggrefs(parse)?;
         let x = aggs.iter().find(|&&a| !(*a).aggdistinct.is_null()).map(|&a| distinct_argument(a))??;
         let identical = equal_is_identical(pg_sys::exprType(x), pg_sys::exprTypmod(x), pg_sys::exprCollation(x));
         for &a in &aggs {
@@ -160,9 +160,7 @@ unsafe fn rewrite_one(parse: *mut pg_sys::Query) -> Option<*mut pg_sys::Query> {
         flatten_group_vars(q);
         // each other aggregate's partial columns in the sub-query (two for
         // avg: sum and count), and its combination above
-        let mut outer_aggs = Vec::new();
-        collect_aggrefs((*q).targetList.cast(), &mut outer_aggs);
-        collect_aggrefs((*q).havingQual, &mut outer_aggs);
+        let outer_aggs = aggrefs(q)?;
         let mut partial_of: Vec<(*mut pg_sys::Aggref, Combine, Vec<usize>)> = Vec::new();
         for &a in &outer_aggs {
             if !(*a).aggdistinct.is_null() {
@@ -255,57 +253,26 @@ unsafe fn rewrite_one(parse: *mut pg_sys::Query) -> Option<*mut pg_sys::Query> {
 unsafe fn plain_shape(q: *mut pg_sys::Query) -> bool {
     // SAFETY: a valid Query.
     unsafe {
-        (*q).commandType == pg_sys::CmdType::CMD_SELECT
-            && (*q).utilityStmt.is_null()
-            && (*q).setOperations.is_null()
-            && (*q).hasAggs
-            && !(*q).hasWindowFuncs
-            && !(*q).hasTargetSRFs
+        plain_aggregation(q)
+            // (sub-links of the WHERE clause stay with it in the sub-query;
+            // those of the target list or HAVING would read the outer
+            // query's tables, which are gone)
             && !has_sublink((*q).targetList.cast())
             && !has_sublink((*q).havingQual)
             && !(*q).hasDistinctOn
-            && (*q).groupingSets.is_null()
-            && (*q).rowMarks.is_null()
-            && !(*q).hasForUpdate
-            && !(*q).hasRowSecurity
-            && !(*q).hasModifyingCTE
-            && !(*q).jointree.is_null()
             && !super::decorrelate::refers_outside(q.cast())
     }
 }
 
-/// Whether expression `node` holds a sub-link (sub-links of the WHERE
-/// clause stay with it in the sub-query; those of the target list or
-/// HAVING would read the outer query's tables, which are gone).
-unsafe fn has_sublink(node: *mut pg_sys::Node) -> bool {
-    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
-        // SAFETY: an expression node.
-        unsafe {
-            !node.is_null()
-                && ((*node).type_ == pg_sys::NodeTag::T_SubLink || crate::pg::compat::walk(node, walker, ctx))
-        }
+/// The aggregates of `q`'s target list and HAVING clause, in the order a
+/// walk meets them; None where there is a GROUPING() call.
+unsafe fn aggrefs(q: *mut pg_sys::Query) -> Option<Vec<*mut pg_sys::Aggref>> {
+    // SAFETY: a valid Query.
+    unsafe {
+        let mut found = aggregates_of((*q).targetList.cast());
+        found.extend(aggregates_of((*q).havingQual));
+        found.into_iter().map(|n| ((*n).type_ == pg_sys::NodeTag::T_Aggref).then_some(n.cast())).collect()
     }
-    // SAFETY: a valid expression.
-    unsafe { walker(node, std::ptr::null_mut()) }
-}
-
-/// The Aggrefs of `node` (not inside sub-queries: there are none).
-unsafe fn collect_aggrefs(node: *mut pg_sys::Node, out: &mut Vec<*mut pg_sys::Aggref>) {
-    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
-        // SAFETY: an expression node; ctx is the Vec below.
-        unsafe {
-            if node.is_null() {
-                return false;
-            }
-            if (*node).type_ == pg_sys::NodeTag::T_Aggref {
-                (*(ctx as *mut Vec<*mut pg_sys::Aggref>)).push(node.cast());
-                return false;
-            }
-            crate::pg::compat::walk(node, walker, ctx)
-        }
-    }
-    // SAFETY: a valid expression.
-    unsafe { walker(node, (out as *mut Vec<*mut pg_sys::Aggref>).cast()) };
 }
 
 /// The argument of aggregate `a` where it is a plain aggregate over

@@ -32,18 +32,9 @@
 
 use pgrx::pg_sys;
 
-use super::decorrelate::refers_outside;
-use super::query::range_tbl_ref;
+use super::decorrelate::{Key, refers_outside};
+use super::query::{has_sublink, range_tbl_ref};
 use crate::pg::list::{from_list, to_list};
-
-/// One correlation of the sub-query: `inner = outer`, with `outer` a Var
-/// of the outer query (`varlevelsup` 1, as seen from the sub-query).
-pub(super) struct Correlation {
-    pub inner: *mut pg_sys::Node,
-    pub outer: *mut pg_sys::Var,
-    pub opno: pg_sys::Oid,
-    pub inputcollid: pg_sys::Oid,
-}
 
 /// Restrict grouped sub-query `sq` (grouped by the `keys`' inner
 /// expressions, to be joined in `q`) to the key values of the table that
@@ -56,7 +47,7 @@ pub(super) struct Correlation {
 pub(super) unsafe fn restrict(
     q: *mut pg_sys::Query,
     sq: *mut pg_sys::Query,
-    keys: &[Correlation],
+    keys: &[Key],
     conj: &[*mut pg_sys::Node],
     skip: *mut pg_sys::Node,
 ) -> bool {
@@ -271,19 +262,6 @@ unsafe fn own_condition(c: *mut pg_sys::Node, r: i32) -> bool {
         walker(c, (&mut ctx as *mut Ctx).cast());
         ctx.reads_r && !ctx.other
     }
-}
-
-/// Whether expression `c` holds a sub-link.
-unsafe fn has_sublink(c: *mut pg_sys::Node) -> bool {
-    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
-        // SAFETY: an expression node.
-        unsafe {
-            !node.is_null()
-                && ((*node).type_ == pg_sys::NodeTag::T_SubLink || crate::pg::compat::walk(node, walker, ctx))
-        }
-    }
-    // SAFETY: a valid expression.
-    unsafe { walker(c, std::ptr::null_mut()) }
 }
 
 /// A copy of conjunct `c` of table `r` (`own_condition`) reading `r` as

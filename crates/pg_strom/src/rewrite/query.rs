@@ -244,3 +244,69 @@ pub(super) unsafe fn distinct_underestimated(
         rel_tuples_of(unique_relid) > 2.0 * counted
     }
 }
+
+/// The aggregates (Aggref) and GROUPING() calls of expression `node` at
+/// its own level, in the order a walk meets them (not inside them).
+///
+/// # Safety
+/// A valid expression (or NULL).
+pub(super) unsafe fn aggregates_of(node: *mut pg_sys::Node) -> Vec<*mut pg_sys::Node> {
+    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
+        // SAFETY: an expression node; ctx is the Vec below.
+        unsafe {
+            if node.is_null() {
+                return false;
+            }
+            if matches!((*node).type_, pg_sys::NodeTag::T_Aggref | pg_sys::NodeTag::T_GroupingFunc) {
+                (*(ctx as *mut Vec<*mut pg_sys::Node>)).push(node);
+                return false;
+            }
+            crate::pg::compat::walk(node, walker, ctx)
+        }
+    }
+    let mut out: Vec<*mut pg_sys::Node> = Vec::new();
+    // SAFETY: caller's promise.
+    unsafe { walker(node, (&mut out as *mut Vec<*mut pg_sys::Node>).cast()) };
+    out
+}
+
+/// Whether expression `node` holds a sub-link.
+///
+/// # Safety
+/// A valid expression (or NULL).
+pub(super) unsafe fn has_sublink(node: *mut pg_sys::Node) -> bool {
+    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
+        // SAFETY: an expression node.
+        unsafe {
+            !node.is_null()
+                && ((*node).type_ == pg_sys::NodeTag::T_SubLink || crate::pg::compat::walk(node, walker, ctx))
+        }
+    }
+    // SAFETY: caller's promise.
+    unsafe { walker(node, std::ptr::null_mut()) }
+}
+
+/// Whether `q` is one plain aggregating SELECT level, as every rewrite
+/// needs: aggregates, no set operation, grouping sets, window functions,
+/// set-returning functions in the target list, row locks, row security or
+/// data-modifying WITH; each rewrite adds its own conditions.
+///
+/// # Safety
+/// A valid Query.
+pub(super) unsafe fn plain_aggregation(q: *mut pg_sys::Query) -> bool {
+    // SAFETY: caller's promise.
+    unsafe {
+        (*q).commandType == pg_sys::CmdType::CMD_SELECT
+            && (*q).utilityStmt.is_null()
+            && (*q).setOperations.is_null()
+            && (*q).hasAggs
+            && !(*q).hasWindowFuncs
+            && !(*q).hasTargetSRFs
+            && (*q).groupingSets.is_null()
+            && (*q).rowMarks.is_null()
+            && !(*q).hasForUpdate
+            && !(*q).hasRowSecurity
+            && !(*q).hasModifyingCTE
+            && !(*q).jointree.is_null()
+    }
+}

@@ -3,6 +3,7 @@
 
 use pgrx::pg_sys;
 
+use super::super::query::aggregates_of;
 use crate::pg::list::{from_list, to_list};
 
 /// How an aggregate is combined from partial ones.
@@ -22,29 +23,10 @@ pub(in crate::rewrite) enum Combine {
 /// The aggregates of the target list and HAVING clause with how each is
 /// combined; None where one is not of the module's comment.
 pub(super) unsafe fn aggregates(q: *mut pg_sys::Query) -> Option<Vec<(*mut pg_sys::Aggref, Combine)>> {
-    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
-        // SAFETY: an expression node; ctx is the Vec below.
-        unsafe {
-            if node.is_null() {
-                return false;
-            }
-            let out = &mut *(ctx as *mut Vec<*mut pg_sys::Node>);
-            match (*node).type_ {
-                pg_sys::NodeTag::T_Aggref | pg_sys::NodeTag::T_GroupingFunc => {
-                    out.push(node);
-                    return false;
-                }
-                _ => {}
-            }
-            crate::pg::compat::walk(node, walker, ctx)
-        }
-    }
     // SAFETY: a valid Query.
     unsafe {
-        let mut found: Vec<*mut pg_sys::Node> = Vec::new();
-        let ctx = (&mut found as *mut Vec<*mut pg_sys::Node>).cast();
-        walker((*q).targetList.cast(), ctx);
-        walker((*q).havingQual, ctx);
+        let mut found = aggregates_of((*q).targetList.cast());
+        found.extend(aggregates_of((*q).havingQual));
         let mut out = Vec::new();
         for n in found {
             if (*n).type_ != pg_sys::NodeTag::T_Aggref {

@@ -63,7 +63,8 @@ use group_rte::{flatten_group_vars, group_rte_exprs, grouping_exprs, set_group_r
 use one_row::one_row_per_group;
 
 use super::query::{
-    add_subquery, distinct_underestimated, group_clause, grouping_of, range_tbl_ref, rel_tuples_of, unique_keys,
+    add_subquery, distinct_underestimated, group_clause, grouping_of, plain_aggregation, range_tbl_ref, rel_tuples_of,
+    unique_keys,
 };
 use crate::guc;
 use crate::pg::list::{from_list, to_list};
@@ -132,23 +133,7 @@ pub(super) unsafe fn rewrites(parse: *mut pg_sys::Query) -> Vec<Rewrite> {
 /// One level of plain tables, grouped (see the module's comment).
 unsafe fn plain_shape(q: *mut pg_sys::Query) -> bool {
     // SAFETY: a valid Query.
-    unsafe {
-        (*q).commandType == pg_sys::CmdType::CMD_SELECT
-            && (*q).utilityStmt.is_null()
-            && (*q).setOperations.is_null()
-            && (*q).hasAggs
-            && !(*q).hasWindowFuncs
-            && !(*q).hasTargetSRFs
-            && !(*q).hasSubLinks
-            && (*q).groupingSets.is_null()
-            && (*q).rowMarks.is_null()
-            && !(*q).hasForUpdate
-            && !(*q).hasRowSecurity
-            && !(*q).hasRecursive
-            && !(*q).hasModifyingCTE
-            && (*q).cteList.is_null()
-            && !(*q).jointree.is_null()
-    }
+    unsafe { plain_aggregation(q) && !(*q).hasSubLinks && !(*q).hasRecursive && (*q).cteList.is_null() }
 }
 
 /// The range table indexes of the FROM clause, when it is a list of plain
