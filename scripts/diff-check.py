@@ -59,6 +59,11 @@ SHAPES = [
     ("serial", [("max_parallel_workers_per_gather", "0")]),
     ("parallel", [("max_parallel_workers_per_gather", "2"), ("parallel_setup_cost", "0"),
                   ("parallel_tuple_cost", "0"), ("min_parallel_table_scan_size", "0")]),
+    # a parallel GpuPreAgg's partial groups exchanged between the processes
+    # wherever there is one (gpupreagg::exchange)
+    ("exchange", [("max_parallel_workers_per_gather", "2"), ("parallel_setup_cost", "0"),
+                  ("parallel_tuple_cost", "0"), ("min_parallel_table_scan_size", "0"),
+                  ("pg_strom.debug_prefer_parallel_finalize", "on")]),
 ]
 # EXPLAIN fields an `expect:` line may name besides the nodes
 PLAN_FIELDS = ("GPU Projection",)

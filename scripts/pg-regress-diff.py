@@ -51,7 +51,9 @@ nohash, nomerge, nonestloop (that join method disabled), each also as
 NAME-serial (max_parallel_workers_per_gather = 0), service (the CPU
 engine in the GPU service process: pg_strom.cpu_engine_in_service), and
 rewrites (pg_strom.debug_prefer_rewrites: every query rewrite kept where
-it applies); --planner-shapes runs all twelve.  A pass's settings go into both modes' postgresql.conf.
+it applies) and exchange (pg_strom.debug_prefer_parallel_finalize, with
+parallel plans made cheap: every parallel GpuPreAgg's partial groups
+exchanged between the processes); --planner-shapes runs all thirteen.  A pass's settings go into both modes' postgresql.conf.
 Full outputs and per-statement diffs go to $results/pg-regress/PASS/.
 Exit status 1 on any DIFF or CRASH, 2 when the run itself fails.
 """
@@ -88,8 +90,14 @@ SHAPES["service"] = ["pg_strom.cpu_engine_in_service = on"]
 # below joins) kept wherever they apply, whatever they cost: their answers
 # against PostgreSQL's on every query of the suite
 SHAPES["rewrites"] = ["pg_strom.debug_prefer_rewrites = on"]
+# a parallel GpuPreAgg's partial groups exchanged between the processes,
+# each finalizing its share, kept wherever it applies (parallel plans made
+# cheap so that there are parallel GpuPreAggs to exchange)
+SHAPES["exchange"] = ["pg_strom.debug_prefer_parallel_finalize = on", "parallel_setup_cost = 0",
+                      "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0"]
 ALL_SHAPES = ["default", "default-serial", "geqo", "geqo-serial", "nohash", "nohash-serial",
-              "nomerge", "nomerge-serial", "nonestloop", "nonestloop-serial", "service", "rewrites"]
+              "nomerge", "nomerge-serial", "nonestloop", "nonestloop-serial", "service", "rewrites",
+              "exchange"]
 
 COMMON_CONF = """
 # --- pg-regress-diff.py: both modes

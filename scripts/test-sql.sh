@@ -206,7 +206,7 @@ export PYTHONPATH="$BENCH_PYTHONPATH:$TEST_PYTHONPATH${PYTHONPATH:+:$PYTHONPATH}
 # PGSTROM_PG_REGRESS_SHAPES
 # names others, "none" skips the tier).  Independent of the steps below:
 # it runs beside them, its output kept until they are done.
-shapes=${PGSTROM_PG_REGRESS_SHAPES:-default,geqo,service,rewrites}
+shapes=${PGSTROM_PG_REGRESS_SHAPES:-default,geqo,service,rewrites,exchange}
 pgr_pid=
 if want pgregress && [ "$shapes" != none ]; then
   pgr_log=$(mktemp)

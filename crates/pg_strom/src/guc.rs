@@ -58,6 +58,14 @@ pub static ENABLE_EAGER_AGGREGATE: GucSetting<bool> = GucSetting::<bool>::new(tr
 /// `pg_strom.enable_distinct_grouping`: aggregates over DISTINCT values
 /// are also planned with the duplicates removed by a grouping first.
 pub static ENABLE_DISTINCT_GROUPING: GucSetting<bool> = GucSetting::<bool>::new(true);
+/// `pg_strom.enable_parallel_finalize`: a parallel GpuPreAgg's partial
+/// groups are also planned exchanged between the processes by their keys,
+/// each process finalizing its share (gpupreagg::exchange).
+pub static ENABLE_PARALLEL_FINALIZE: GucSetting<bool> = GucSetting::<bool>::new(true);
+/// `pg_strom.debug_prefer_parallel_finalize`: the planner keeps the plan
+/// with a parallel GpuPreAgg's groups finalized in every process wherever
+/// there is one, whatever it costs (tests of its answers).
+pub static DEBUG_PREFER_PARALLEL_FINALIZE: GucSetting<bool> = GucSetting::<bool>::new(false);
 /// `pg_strom.debug_prefer_rewrites`: the planner keeps a rewritten plan
 /// (rewrite::plan_query) wherever a rewrite applies, whatever it costs
 /// (tests of the rewrites' answers).
@@ -207,6 +215,22 @@ pub fn init() {
         c"Plans aggregates over DISTINCT values also with the duplicates removed by a grouping first.",
         c"count(DISTINCT x) ... GROUP BY g is also planned as count(x) over the rows grouped by g and x, a grouping that can run in parallel and on the GPU; the planner keeps the cheaper plan.",
         &ENABLE_DISTINCT_GROUPING,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.enable_parallel_finalize",
+        c"Plans a parallel GpuPreAgg also with its partial groups finalized in every process, each taking the groups of its share of the keys.",
+        c"The processes exchange their partial groups by a hash of the grouping keys (through temporary files), and each process's Finalize Aggregate combines the groups of its share below the Gather, instead of one Finalize Aggregate above it; the planner keeps the cheaper plan.",
+        &ENABLE_PARALLEL_FINALIZE,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.debug_prefer_parallel_finalize",
+        c"Keeps a plan with a parallel GpuPreAgg's groups finalized in every process wherever there is one, whatever it costs (for tests).",
+        c"The exchange of partial groups between the processes is planned beside the other plans; with this on, it is chosen wherever it applies.",
+        &DEBUG_PREFER_PARALLEL_FINALIZE,
         GucContext::Userset,
         GucFlags::default(),
     );

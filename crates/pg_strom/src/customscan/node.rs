@@ -90,12 +90,13 @@ pub trait DeviceNode: Sized + 'static {
     }
 
     /// Lay out the node's part (InitializeDSM, in the leader); attaching
-    /// follows.
+    /// follows.  `seg` is the parallel context's DSM segment (NULL where
+    /// PostgreSQL made none: then no worker runs).
     ///
     /// # Safety
     /// `area` has [`Self::shared_size`] bytes.
-    unsafe fn shared_init(&mut self, area: *mut u8) {
-        let _ = area;
+    unsafe fn shared_init(&mut self, area: *mut u8, seg: *mut pg_sys::dsm_segment) {
+        let _ = (area, seg);
     }
 
     /// Reset the node's part for a rescan (ReInitializeDSM, in the leader,
@@ -333,7 +334,7 @@ unsafe fn attach_shared<T: DeviceNode>(node: *mut pg_sys::CustomScanState, coord
 #[pg_guard]
 unsafe extern "C-unwind" fn initialize_dsm<T: DeviceNode>(
     node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
+    pcxt: *mut pg_sys::ParallelContext,
     coordinate: *mut std::ffi::c_void,
 ) {
     // SAFETY: coordinate has estimate_dsm's size.
@@ -343,7 +344,7 @@ unsafe extern "C-unwind" fn initialize_dsm<T: DeviceNode>(
             // part is laid out after
             let at = source_offset(st);
             st.source().dsm_initialize(node, coordinate, at);
-            st.shared_init((coordinate as *mut u8).add(DSM_HEAD));
+            st.shared_init((coordinate as *mut u8).add(DSM_HEAD), (*pcxt).seg);
         }
         attach_shared::<T>(node, coordinate);
     }

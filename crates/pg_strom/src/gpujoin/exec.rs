@@ -520,7 +520,7 @@ impl DeviceNode for GpuJoinExec {
         if self.info.depths.is_empty() { 0 } else { std::mem::size_of::<SharedInner>() }
     }
 
-    unsafe fn shared_init(&mut self, area: *mut u8) {
+    unsafe fn shared_init(&mut self, area: *mut u8, _seg: *mut pg_sys::dsm_segment) {
         if !self.info.depths.is_empty() {
             // SAFETY: caller's promise: shared_size bytes.
             unsafe { SharedInner::init(area.cast()) };

@@ -14,7 +14,9 @@
 //! chunk) or `NoGroup` (no grouping keys), and `Combined GpuJoin: enabled`
 //! when the join runs in the same device pass; with ANALYZE
 //! `Rows Consumed` (joined rows reduced on the device) and `Partial
-//! Groups` (rows returned to the Finalize Aggregate).
+//! Groups` (rows returned to the Finalize Aggregate).  A parallel node
+//! whose processes finalize their own shares of the groups says `Partial
+//! Groups Exchanged: by the grouping keys between the processes`.
 //!
 //! `Nrows` is the planner's estimate of rows out per row in; with ANALYZE
 //! the actual counts follow (`actual: 1000 -> 986`), and the hash table
@@ -159,6 +161,10 @@ pub unsafe fn explain(
             prop_text(c"Reduction", if a.keys.is_empty() { "NoGroup" } else { "Local" }, es);
             if !st.info.depths.is_empty() {
                 prop_text(c"Combined GpuJoin", "enabled", es);
+            }
+            if !a.exchange.is_empty() {
+                // (gpupreagg::exchange: each process finalizes its share)
+                prop_text(c"Partial Groups Exchanged", "by the grouping keys between the processes", es);
             }
             if !a.filters.is_empty() {
                 // each term's aggregate as the scan tuple's column shows it

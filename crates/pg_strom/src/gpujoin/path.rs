@@ -71,6 +71,10 @@ pub struct AggDesc {
     /// The HAVING terms the node evaluates as its group filter
     /// (`codegen::having`; empty: none).
     pub having: Vec<*mut pg_sys::Node>,
+    /// A parallel GpuPreAgg whose partial groups are exchanged between
+    /// the processes (`gpupreagg::exchange`): per grouping key, (its
+    /// index in `target`, its hash function, its collation); empty: none.
+    pub exchange: Vec<(u32, pg_sys::Oid, pg_sys::Oid)>,
 }
 
 /// What a GpuJoin (or GpuPreAgg) path holds besides its inner paths.
@@ -140,6 +144,14 @@ impl JoinDesc {
                 list = pg_sys::lappend(list, to_list(&a.target).cast());
                 list = pg_sys::lappend(list, to_list(&[float_node(a.rows_in), float_node(a.groups)]).cast());
                 list = pg_sys::lappend(list, to_list(&a.having).cast());
+                let mut ex: *mut pg_sys::List = std::ptr::null_mut();
+                for &(i, f, c) in &a.exchange {
+                    ex = pg_sys::lappend_int(ex, i as i32);
+                    ex = pg_sys::lappend_int(ex, f.to_u32() as i32);
+                    ex = pg_sys::lappend_int(ex, c.to_u32() as i32);
+                }
+                // (an integer list: the marker that the item is there)
+                list = pg_sys::lappend(list, pg_sys::lappend_int(ex, -1).cast());
             }
             list
         }
@@ -174,13 +186,24 @@ impl JoinDesc {
             let host_quals = from_list(items[1 + 4 * n] as *mut pg_sys::List);
             let hc = from_list(items[2 + 4 * n] as *mut pg_sys::List);
             let host_cost = (float_of(hc[0]), float_of(hc[1]));
-            let agg = (items.len() == 6 + 4 * n).then(|| {
+            let agg = (items.len() == 7 + 4 * n).then(|| {
                 let est = from_list(items[4 + 4 * n] as *mut pg_sys::List);
+                let ex = items[6 + 4 * n] as *mut pg_sys::List;
+                let nex = (pg_sys::list_length(ex) - 1) / 3;
                 AggDesc {
                     target: from_list(items[3 + 4 * n] as *mut pg_sys::List),
                     rows_in: float_of(est[0]),
                     groups: float_of(est[1]),
                     having: from_list(items[5 + 4 * n] as *mut pg_sys::List),
+                    exchange: (0..nex)
+                        .map(|k| {
+                            (
+                                pg_sys::list_nth_int(ex, 3 * k) as u32,
+                                pg_sys::Oid::from(pg_sys::list_nth_int(ex, 3 * k + 1) as u32),
+                                pg_sys::Oid::from(pg_sys::list_nth_int(ex, 3 * k + 2) as u32),
+                            )
+                        })
+                        .collect(),
                 }
             });
             JoinDesc { outer_relid, depths, agg, host_quals, host_cost }

@@ -32,7 +32,7 @@ use crate::pg::list::{from_list, to_list};
 use pgstrom_runtime::group_filter::{Cmp, GroupFilter, Num, Value};
 
 /// Layout version of [`GpuJoinInfo`].
-const INFO_VERSION: u32 = 5;
+const INFO_VERSION: u32 = 6;
 
 /// `scan_map` source of a scan tuple column that is not a column of a
 /// source (a GpuPreAgg key expression or partial aggregate).
@@ -92,6 +92,10 @@ pub struct AggInfo {
     /// The group filter: HAVING terms evaluated once the node holds every
     /// group (`codegen::having`; empty: none).
     pub filters: Vec<GroupFilter>,
+    /// The partial groups exchanged between the processes
+    /// (`gpupreagg::exchange`): per grouping key, (its output column, its
+    /// hash function, its collation); empty: not exchanged.
+    pub exchange: Vec<(u32, u32, u32)>,
 }
 
 /// One depth of a plan.
@@ -206,6 +210,12 @@ impl GpuJoinInfo {
                 w.f64(a.rows_in);
                 w.f64(a.groups);
                 write_filters(&mut w, &a.filters);
+                w.u32(a.exchange.len() as u32);
+                for &(i, f, c) in &a.exchange {
+                    w.u32(i);
+                    w.u32(f);
+                    w.u32(c);
+                }
             }
         }
         w.into_node()
@@ -280,7 +290,9 @@ impl GpuJoinInfo {
                 }
                 let (rows_in, groups) = (r.f64()?, r.f64()?);
                 let filters = read_filters(r)?;
-                Some(AggInfo { keys, ops, outputs, rows_in, groups, filters })
+                let nex = r.u32()?;
+                let exchange = (0..nex).map(|_| Some((r.u32()?, r.u32()?, r.u32()?))).collect::<Option<Vec<_>>>()?;
+                Some(AggInfo { keys, ops, outputs, rows_in, groups, filters, exchange })
             }
             _ => return None,
         };
@@ -631,7 +643,8 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
                 .into_iter()
                 .filter(|f| matches!(outputs.get(f.output as usize), Some(AggOutput::Agg { .. })))
                 .collect::<Vec<_>>();
-            AggInfo { keys, ops, outputs, rows_in: a.rows_in, groups: a.groups, filters }
+            let exchange = a.exchange.iter().map(|&(i, f, c)| (i, f.to_u32(), c.to_u32())).collect();
+            AggInfo { keys, ops, outputs, rows_in: a.rows_in, groups: a.groups, filters, exchange }
         });
         if inputs.columns != cols {
             internal("programs read columns that were not collected");

@@ -27,6 +27,7 @@ use crate::errors;
 use crate::gpujoin::exec::{GpuJoinExec, recheck};
 use crate::gpujoin::plan::{AggOutput, GpuJoinInfo};
 use crate::gpupreagg::NAME;
+use crate::gpupreagg::exchange::Exchange;
 use crate::gpupreagg::merge::GroupMerger;
 use crate::gpupreagg::spill::{self, Spill};
 use crate::pg::memctx::Switched;
@@ -59,6 +60,9 @@ pub struct GpuPreAggExec {
     drain_filters: bool,
     /// The merger's budget in bytes.
     limit: usize,
+    /// The partial groups exchanged between the processes by their keys
+    /// (`gpupreagg::exchange`), or None.
+    exchange: Option<Exchange>,
 }
 
 node::device_node!(GpuPreAggExec, NAME, TTSOpsVirtual);
@@ -137,6 +141,7 @@ impl DeviceNode for GpuPreAggExec {
             {
                 m.spill_when_full();
             }
+            let exchange = (!agg.exchange.is_empty()).then(|| Exchange::new(&agg.exchange));
             let mut join = join;
             // merged groups are counted when they are returned
             join.count_groups = merger.is_none();
@@ -151,17 +156,27 @@ impl DeviceNode for GpuPreAggExec {
                 drain: None,
                 drain_filters: false,
                 limit,
+                exchange,
             }
         }
     }
 
     unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
         // SAFETY: executor callback.
-        unsafe { pg_sys::ExecScan(&raw mut (*node).ss, Some(next_group), Some(recheck)) }
+        unsafe {
+            let produce = || pg_sys::ExecScan(&raw mut (*node).ss, Some(next_group), Some(recheck));
+            match state_of(node).and_then(|st| st.exchange.as_mut()) {
+                Some(ex) if ex.active() => ex.next(node, produce),
+                _ => produce(),
+            }
+        }
     }
 
     unsafe fn end(&mut self, node: *mut pg_sys::CustomScanState) {
         self.close_spill();
+        if let Some(ex) = self.exchange.as_mut() {
+            ex.restart();
+        }
         // SAFETY: executor callback.
         unsafe { self.join.end(node) }
     }
@@ -173,6 +188,9 @@ impl DeviceNode for GpuPreAggExec {
             m.restart();
         }
         self.close_spill();
+        if let Some(ex) = self.exchange.as_mut() {
+            ex.restart();
+        }
     }
 
     unsafe fn explain(
@@ -194,26 +212,49 @@ impl DeviceNode for GpuPreAggExec {
     }
 
     fn shared_size(&self) -> usize {
-        self.join.shared_size()
+        let own = if self.exchange.is_some() { Exchange::shared_size() } else { 0 };
+        self.join.shared_size().next_multiple_of(16) + own
     }
 
-    unsafe fn shared_init(&mut self, area: *mut u8) {
-        // SAFETY: caller's promise, passed on.
-        unsafe { self.join.shared_init(area) }
+    unsafe fn shared_init(&mut self, area: *mut u8, seg: *mut pg_sys::dsm_segment) {
+        // SAFETY: caller's promise, passed on; the exchange's part follows
+        // the join's.
+        unsafe {
+            self.join.shared_init(area, seg);
+            let at = self.join.shared_size().next_multiple_of(16);
+            if let Some(ex) = self.exchange.as_mut() {
+                ex.init(area.add(at), seg);
+            }
+        }
     }
 
     unsafe fn shared_reinit(&mut self, area: *mut u8) {
         // SAFETY: caller's promise, passed on.
-        unsafe { self.join.shared_reinit(area) }
+        unsafe {
+            self.join.shared_reinit(area);
+            let at = self.join.shared_size().next_multiple_of(16);
+            if let Some(ex) = self.exchange.as_mut() {
+                ex.reinit(area.add(at));
+            }
+        }
     }
 
     unsafe fn shared_attach(&mut self, area: *mut u8, dsa: *mut pg_sys::dsa_area) {
         // SAFETY: caller's promise, passed on.
-        unsafe { self.join.shared_attach(area, dsa) }
+        unsafe {
+            self.join.shared_attach(area, dsa);
+            let at = self.join.shared_size().next_multiple_of(16);
+            if let Some(ex) = self.exchange.as_mut() {
+                ex.attach(area.add(at));
+            }
+        }
     }
 
     fn shared_detach(&mut self) {
         self.join.shared_detach();
+        if let Some(ex) = self.exchange.as_mut() {
+            ex.detach();
+        }
     }
 
     fn finish_counters(&mut self) {

@@ -14,6 +14,9 @@
 //!   aggregation stage filled in (a scan is a join of no depth).
 //! - [`exec`]: the groups as rows, on GpuJoin's executor pipeline.
 //! - [`merge`]: a process's partial groups merged across its chunks.
+//! - [`exchange`]: a parallel node's partial groups exchanged between the
+//!   processes by their keys, each process finalizing its share below the
+//!   Gather.
 //! - the group filter: the HAVING clause a serial node evaluates once it
 //!   holds every group (compiled by `crate::codegen::having`).
 //! - [`spill`]: the group filter's groups written to temporary files when
@@ -23,6 +26,7 @@
 //! - The device's accumulator words as PostgreSQL's partial aggregate
 //!   states are `crate::codegen::aggregates`.
 
+pub mod exchange;
 pub mod exec;
 pub mod merge;
 pub mod partitions;

@@ -530,6 +530,9 @@ unsafe fn add_paths(
                 else {
                     continue;
                 };
+                if workers > 0 && !gclause.is_null() && guc::ENABLE_PARALLEL_FINALIZE.get() {
+                    add_exchanged(&g, cpath, target, &exprs, groups);
+                }
                 let mut sub: *mut pg_sys::Path = cpath.cast();
                 if workers > 0 {
                     let mut rows = partial_total;
@@ -601,6 +604,115 @@ pub(crate) unsafe fn add_final(g: &Grouping, sub: *mut pg_sys::Path, groups: f64
             groups,
         );
         pg_sys::add_path(g.output_rel, agg.cast());
+    }
+}
+
+/// The grouping keys of the partial target `target` (`exprs`) as the
+/// exchange between processes partitions them (`gpupreagg::exchange`):
+/// per GROUP BY clause, (its index in `exprs`, the hash function of its
+/// equality operator, its collation); None where a clause has no target
+/// entry or no hash function.
+///
+/// # Safety
+/// Planner state of the grouping.
+unsafe fn exchange_keys(
+    g: &Grouping,
+    target: *mut pg_sys::PathTarget,
+    exprs: &[*mut pg_sys::Node],
+) -> Option<Vec<(u32, pg_sys::Oid, pg_sys::Oid)>> {
+    // SAFETY: caller's promise.
+    unsafe {
+        let refs = (*target).sortgrouprefs;
+        if refs.is_null() {
+            return None;
+        }
+        let mut keys = Vec::new();
+        for c in from_list(g.gclause) {
+            let c = c as *mut pg_sys::SortGroupClause;
+            let i = (0..exprs.len()).find(|&i| *refs.add(i) == (*c).tleSortGroupRef)?;
+            let (mut lhs, mut rhs) = (pg_sys::Oid::INVALID, pg_sys::Oid::INVALID);
+            if !pg_sys::get_op_hash_functions((*c).eqop, &mut lhs, &mut rhs) || lhs == pg_sys::Oid::INVALID {
+                return None;
+            }
+            keys.push((i as u32, lhs, pg_sys::exprCollation(exprs[i])));
+        }
+        (!keys.is_empty()).then_some(keys)
+    }
+}
+
+/// Beside the parallel GpuPreAgg `cpath` (partial groups in `target`, of
+/// `groups` groups in all): the same node with its partial groups
+/// exchanged between the processes by their keys, under a Finalize
+/// Aggregate in every process, under the Gather (`gpupreagg::exchange`).
+///
+/// # Safety
+/// Planner state of the grouping; `cpath` a parallel GpuPreAgg path of it.
+unsafe fn add_exchanged(
+    g: &Grouping,
+    cpath: *mut pg_sys::CustomPath,
+    target: *mut pg_sys::PathTarget,
+    exprs: &[*mut pg_sys::Node],
+    groups: f64,
+) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let Some(keys) = exchange_keys(g, target, exprs) else {
+            pgrx::debug2!("GpuPreAgg: a grouping key has no hash function: partial groups not exchanged");
+            return;
+        };
+        let mut desc = JoinDesc::from_list((*cpath).custom_private);
+        let Some(a) = desc.agg.as_mut() else { return };
+        a.exchange = keys;
+        let ex = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        *ex = *cpath;
+        (*ex).custom_private = desc.to_list();
+        // each process writes its partial groups to temporary files and
+        // reads its share back: a tuple's handling twice, its pages written
+        // and read once, and each partition's files opened
+        let p = &mut (*ex).path;
+        let rows = p.rows;
+        let pages = (rows * ((*target).width as f64 + 24.0) / pg_sys::BLCKSZ as f64).ceil();
+        p.total_cost += 2.0 * rows * pg_sys::cpu_tuple_cost
+            + 2.0 * pages * pg_sys::seq_page_cost
+            + crate::gpupreagg::exchange::PARTITIONS as f64 * pg_sys::seq_page_cost;
+        if !p.parallel_safe || p.parallel_workers <= 0 {
+            return;
+        }
+        let div = parallel_divisor(p.parallel_workers);
+        let mut final_costs = pg_sys::AggClauseCosts::default();
+        if (*g.extra).partial_costs_set {
+            final_costs = (*g.extra).agg_final_costs;
+        }
+        let agg = pg_sys::create_agg_path(
+            g.root,
+            g.output_rel,
+            ex.cast(),
+            (*g.output_rel).reltarget,
+            pg_sys::AggStrategy::AGG_HASHED,
+            pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
+            g.gclause,
+            (*g.extra).havingQual.cast(),
+            &final_costs,
+            pg_sys::clamp_row_est(groups / div),
+        );
+        if !(*agg).path.parallel_safe {
+            return;
+        }
+        let mut rows = groups;
+        let gather = pg_sys::create_gather_path(
+            g.root,
+            g.output_rel,
+            agg.cast(),
+            (*g.output_rel).reltarget,
+            std::ptr::null_mut(),
+            &mut rows,
+        );
+        if guc::DEBUG_PREFER_PARALLEL_FINALIZE.get() {
+            // (tests: no other path of the aggregation is as cheap)
+            (*gather).path.startup_cost = 0.0;
+            (*gather).path.total_cost = 0.0;
+        }
+        pg_sys::add_path(g.output_rel, gather.cast());
     }
 }
 
@@ -790,7 +902,7 @@ pub(crate) unsafe fn preagg_path(
          {partial_total:.0} partial groups, cost {:.2}",
             (total - formed - direct - unread + reduce).max(startup)
         );
-        desc.agg = Some(AggDesc { target: exprs.to_vec(), rows_in, groups, having });
+        desc.agg = Some(AggDesc { target: exprs.to_vec(), rows_in, groups, having, exchange: Vec::new() });
 
         let cpath = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         let p = &mut (*cpath).path;
