@@ -60,6 +60,15 @@ SELECT px_exchanged(q), same_as_off(q) FROM (VALUES
   ('SELECT d.name, f.k % 3, sum(f.v), count(*) FROM px_f f JOIN px_d d ON f.k = d.k GROUP BY d.name, f.k % 3')
 ) AS q(q);
 
+-- ORDER BY ... LIMIT: each process's share sorted (a bounded sort) under
+-- a Gather Merge
+SELECT * FROM explain_masked('SELECT k, sum(v) s FROM px_f GROUP BY k ORDER BY s DESC, k LIMIT 5');
+SELECT px_exchanged(q), same_as_off(q) FROM (VALUES
+  ('SELECT k, sum(v) s FROM px_f GROUP BY k ORDER BY s DESC, k LIMIT 5'),
+  ('SELECT c, count(*) n FROM px_f GROUP BY c ORDER BY n, c NULLS FIRST LIMIT 3'),
+  ('SELECT k, sum(v) s FROM px_f GROUP BY k ORDER BY k OFFSET 4990')) AS q(q);
+SELECT k, sum(v) s FROM px_f GROUP BY k ORDER BY s DESC, k LIMIT 5;
+
 -- the values themselves, in one statement with the setting on and off
 SELECT (SELECT md5(string_agg(format('%s|%s|%s', k, s, n), ',' ORDER BY k NULLS FIRST))
           FROM (SELECT k, sum(v) s, count(*) n FROM px_f GROUP BY k) x)

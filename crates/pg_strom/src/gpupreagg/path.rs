@@ -683,21 +683,38 @@ unsafe fn add_exchanged(
         if (*g.extra).partial_costs_set {
             final_costs = (*g.extra).agg_final_costs;
         }
-        let agg = pg_sys::create_agg_path(
-            g.root,
-            g.output_rel,
-            ex.cast(),
-            (*g.output_rel).reltarget,
-            pg_sys::AggStrategy::AGG_HASHED,
-            pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
-            g.gclause,
-            (*g.extra).havingQual.cast(),
-            &final_costs,
-            pg_sys::clamp_row_est(groups / div),
-        );
+        // (a Finalize Aggregate for each list: add_path and
+        // add_partial_path free the paths they drop)
+        let final_agg = || {
+            pg_sys::create_agg_path(
+                g.root,
+                g.output_rel,
+                ex.cast(),
+                (*g.output_rel).reltarget,
+                pg_sys::AggStrategy::AGG_HASHED,
+                pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
+                g.gclause,
+                (*g.extra).havingQual.cast(),
+                &final_costs,
+                pg_sys::clamp_row_est(groups / div),
+            )
+        };
+        let agg = final_agg();
         if !(*agg).path.parallel_safe {
             return;
         }
+        // Each process's Finalize Aggregate returns a share of the final
+        // groups, no two the same: a partial path of the grouping, which
+        // PostgreSQL's ORDER BY sorts in each process under a Gather Merge
+        // (with LIMIT, a bounded sort: only the first rows of each process
+        // cross the tuple queues), besides the Gather below.
+        let part = final_agg();
+        if guc::DEBUG_PREFER_PARALLEL_FINALIZE.get() {
+            // (tests: no other path of the aggregation is as cheap)
+            (*part).path.startup_cost = 0.0;
+            (*part).path.total_cost = 0.0;
+        }
+        pg_sys::add_partial_path(g.output_rel, part.cast());
         let mut rows = groups;
         let gather = pg_sys::create_gather_path(
             g.root,
@@ -706,6 +723,11 @@ unsafe fn add_exchanged(
             (*g.output_rel).reltarget,
             std::ptr::null_mut(),
             &mut rows,
+        );
+        pgrx::debug2!(
+            "GpuPreAgg: partial groups exchanged, {} workers, {groups:.0} groups, cost {:.2}",
+            (*ex).path.parallel_workers,
+            (*gather).path.total_cost
         );
         if guc::DEBUG_PREFER_PARALLEL_FINALIZE.get() {
             // (tests: no other path of the aggregation is as cheap)
