@@ -670,15 +670,24 @@ unsafe fn add_exchanged(
         // reads its share back: a tuple's handling twice, its pages written
         // and read once, and each partition's files opened
         let p = &mut (*ex).path;
-        let rows = p.rows;
-        let pages = (rows * ((*target).width as f64 + 24.0) / pg_sys::BLCKSZ as f64).ceil();
-        p.total_cost += 2.0 * rows * pg_sys::cpu_tuple_cost
-            + 2.0 * pages * pg_sys::seq_page_cost
-            + crate::gpupreagg::exchange::PARTITIONS as f64 * pg_sys::seq_page_cost;
         if !p.parallel_safe || p.parallel_workers <= 0 {
             return;
         }
         let div = parallel_divisor(p.parallel_workers);
+        let rows = p.rows;
+        // (a shared tuplestore writes in chunks of 4 pages: a process
+        // writes at least one to each partition its groups fall in)
+        let parts = crate::gpupreagg::exchange::PARTITIONS as f64;
+        let pages = (rows * ((*target).width as f64 + 24.0) / pg_sys::BLCKSZ as f64).ceil().max(4.0 * rows.min(parts));
+        p.total_cost += 2.0 * rows * pg_sys::cpu_tuple_cost + 2.0 * pages * pg_sys::seq_page_cost;
+        // the GpuPreAgg's price holds the serial Finalize Aggregate's own
+        // work on all partial groups (combining numeric states, hashing
+        // and comparing wide keys: numeric_state_cost, host_key_cost);
+        // here each process does its share of it
+        let partial_total = rows * div;
+        let serial = numeric_state_cost(exprs, 0.0, partial_total)
+            + host_key_cost(g.root, exprs, desc.outer_relid, partial_total);
+        p.total_cost = (p.total_cost - serial * (1.0 - 1.0 / div)).max(p.startup_cost);
         let mut final_costs = pg_sys::AggClauseCosts::default();
         if (*g.extra).partial_costs_set {
             final_costs = (*g.extra).agg_final_costs;
