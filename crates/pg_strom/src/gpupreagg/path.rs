@@ -665,15 +665,16 @@ unsafe fn add_exchanged(
         a.exchange = keys;
         let ex = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         *ex = *cpath;
+        (*ex).custom_paths = pg_sys::list_copy((*cpath).custom_paths);
         (*ex).custom_private = desc.to_list();
-        // each process writes its partial groups to temporary files and
-        // reads its share back: a tuple's handling twice, its pages written
-        // and read once, and each partition's files opened
         let p = &mut (*ex).path;
         if !p.parallel_safe || p.parallel_workers <= 0 {
             return;
         }
         let div = parallel_divisor(p.parallel_workers);
+        // each process writes its partial groups to temporary files and
+        // reads its share back: a tuple's handling twice, its pages
+        // written and read once
         let rows = p.rows;
         // (a shared tuplestore writes in chunks of 4 pages: a process
         // writes at least one to each partition its groups fall in)
