@@ -48,7 +48,8 @@ SELECT * FROM explain_masked('SELECT k, sum(v), count(*) FROM px_f GROUP BY k');
 
 SELECT px_exchanged(q), same_as_off(q) FROM (VALUES
   ('SELECT k, sum(v), count(*), avg(v), min(id), max(f) FROM px_f GROUP BY k'),
-  -- a numeric key the device cannot group (no GpuPreAgg, nothing to exchange)
+  -- a numeric key the device cannot group: PostgreSQL's partial
+  -- aggregation exchanged (below)
   ('SELECT n, count(*), sum(v) FROM px_f GROUP BY n'),
   ('SELECT f, count(*), sum(id) FROM px_f GROUP BY f'),
   ('SELECT c, count(*), sum(v) FROM px_f GROUP BY c'),
@@ -103,6 +104,25 @@ RESET enable_mergejoin;
 RESET enable_material;
 RESET enable_memoize;
 RESET pg_strom.enable_gpujoin;
+
+-- PostgreSQL's own partial aggregation exchanged (a GroupExchange): here
+-- without GpuPreAgg, and for an aggregate the device does not reduce
+SET pg_strom.enable_gpupreagg = off;
+SELECT * FROM explain_masked('SELECT k, sum(v), count(*) FROM px_f GROUP BY k');
+SELECT * FROM explain_masked('SELECT k, sum(v) s FROM px_f GROUP BY k ORDER BY s DESC, k LIMIT 5');
+SELECT px_exchanged(q), same_as_off(q) FROM (VALUES
+  ('SELECT k, sum(v), count(*), avg(v), min(id), max(f) FROM px_f GROUP BY k'),
+  ('SELECT n, count(*), sum(v) FROM px_f GROUP BY n'),
+  ('SELECT c, count(*), sum(v) FROM px_f GROUP BY c'),
+  ('SELECT f, count(*), sum(id) FROM px_f GROUP BY f'),
+  ('SELECT k, sum(v) FROM px_f GROUP BY k HAVING sum(v) > 2900'),
+  ('SELECT k, sum(v) s FROM px_f GROUP BY k ORDER BY s DESC, k LIMIT 5'),
+  ('SELECT k, count(*) FROM px_empty GROUP BY k')) AS q(q);
+RESET pg_strom.enable_gpupreagg;
+SELECT px_exchanged(q), same_as_off(q) FROM (VALUES
+  ('SELECT t, max(t), count(*) FROM px_f GROUP BY t'),
+  -- an ordered aggregate: no partial aggregation, nothing to exchange
+  ('SELECT k % 50 AS g, string_agg(c, '','' ORDER BY id) IS NULL AS s, count(*) AS n FROM px_f GROUP BY k % 50')) AS q(q);
 
 -- off: the Finalize Aggregate above the Gather
 SET pg_strom.enable_parallel_finalize = off;

@@ -128,6 +128,19 @@ impl Head {
     }
 }
 
+/// What the exchange of `rows` partial groups of `width` bytes costs a
+/// process: each written to temporary files and read back, a tuple's
+/// handling twice and its pages written and read once (a shared
+/// tuplestore writes in chunks of 4 pages: a process writes at least one
+/// to each partition its groups fall in).
+pub fn cost(rows: f64, width: i32) -> f64 {
+    let parts = PARTITIONS as f64;
+    // SAFETY: planner globals read in the backend.
+    let (tuple, page) = unsafe { (pg_sys::cpu_tuple_cost, pg_sys::seq_page_cost) };
+    let pages = (rows * (width as f64 + 24.0) / pg_sys::BLCKSZ as f64).ceil().max(4.0 * rows.min(parts));
+    2.0 * rows * tuple + 2.0 * pages * page
+}
+
 /// Bytes of one partition's tuplestore, aligned.
 fn sts_bytes() -> usize {
     // SAFETY: arithmetic on a setting fixed at server start.

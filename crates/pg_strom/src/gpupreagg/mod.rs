@@ -16,7 +16,8 @@
 //! - [`merge`]: a process's partial groups merged across its chunks.
 //! - [`exchange`]: a parallel node's partial groups exchanged between the
 //!   processes by their keys, each process finalizing its share below the
-//!   Gather.
+//!   Gather; [`exchange_node`]: the same exchange over PostgreSQL's own
+//!   partial aggregation (`Custom Scan (GroupExchange)`).
 //! - the group filter: the HAVING clause a serial node evaluates once it
 //!   holds every group (compiled by `crate::codegen::having`).
 //! - [`spill`]: the group filter's groups written to temporary files when
@@ -27,6 +28,7 @@
 //!   states are `crate::codegen::aggregates`.
 
 pub mod exchange;
+pub mod exchange_node;
 pub mod exec;
 pub mod merge;
 pub mod partitions;
@@ -41,4 +43,5 @@ pub const NAME: &std::ffi::CStr = c"GpuPreAgg";
 pub fn init() {
     path::install_hooks();
     plan::register_methods();
+    exchange_node::register_methods();
 }

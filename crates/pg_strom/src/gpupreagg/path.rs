@@ -83,11 +83,7 @@ unsafe extern "C-unwind" fn upper_paths(
         if let Some(prev) = PREV_UPPER {
             prev(root, stage, input_rel, output_rel, extra);
         }
-        if stage != pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG
-            || extra.is_null()
-            || !guc::ENABLED.get()
-            || !guc::ENABLE_GPUPREAGG.get()
-        {
+        if stage != pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG || extra.is_null() || !guc::ENABLED.get() {
             return;
         }
         add_paths(root, input_rel, output_rel, extra.cast());
@@ -469,6 +465,47 @@ unsafe fn add_paths(
 ) {
     // SAFETY: planner state of the grouping being planned.
     unsafe {
+        if guc::ENABLE_GPUPREAGG.get() {
+            add_device_paths(root, input_rel, output_rel, extra);
+        }
+        // PostgreSQL's own parallel partial aggregation with its groups
+        // exchanged (a GroupExchange), each process finalizing its share
+        let gclause = crate::pg::compat::group_clause(root);
+        let flags = (*extra).flags as u32;
+        if gclause.is_null()
+            || !guc::ENABLE_PARALLEL_FINALIZE.get()
+            || !(*output_rel).consider_parallel
+            || (*(*root).parse).commandType != pg_sys::CmdType::CMD_SELECT
+            || !(*root).rowMarks.is_null()
+            || !(*(*root).parse).groupingSets.is_null()
+            || flags & pg_sys::GROUPING_CAN_PARTIAL_AGG == 0
+            || flags & pg_sys::GROUPING_CAN_USE_HASH == 0
+        {
+            return;
+        }
+        let partial_rel =
+            pg_sys::fetch_upper_rel(root, pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG, (*output_rel).relids);
+        let g = Grouping { root, gclause, extra, output_rel };
+        let gexprs = pg_sys::get_sortgrouplist_exprs(gclause, (*(*root).parse).targetList);
+        let groups = g.groups(gexprs, (*input_rel).rows);
+        add_exchanged_partial_agg(&g, partial_rel, groups);
+    }
+}
+
+/// GpuPreAgg's paths of the grouping (a serial node, or a parallel one
+/// under a Gather, with its partial groups exchanged or not), each under
+/// PostgreSQL's Finalize Aggregate.
+///
+/// # Safety
+/// Planner state of the grouping being planned.
+unsafe fn add_device_paths(
+    root: *mut pg_sys::PlannerInfo,
+    input_rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    extra: *mut pg_sys::GroupPathExtraData,
+) {
+    // SAFETY: planner state of the grouping being planned.
+    unsafe {
         let parse = (*root).parse;
         let flags = (*extra).flags as u32;
         let gclause = crate::pg::compat::group_clause(root);
@@ -672,23 +709,30 @@ unsafe fn add_exchanged(
             return;
         }
         let div = parallel_divisor(p.parallel_workers);
-        // each process writes its partial groups to temporary files and
-        // reads its share back: a tuple's handling twice, its pages
-        // written and read once
-        let rows = p.rows;
-        // (a shared tuplestore writes in chunks of 4 pages: a process
-        // writes at least one to each partition its groups fall in)
-        let parts = crate::gpupreagg::exchange::PARTITIONS as f64;
-        let pages = (rows * ((*target).width as f64 + 24.0) / pg_sys::BLCKSZ as f64).ceil().max(4.0 * rows.min(parts));
-        p.total_cost += 2.0 * rows * pg_sys::cpu_tuple_cost + 2.0 * pages * pg_sys::seq_page_cost;
+        p.total_cost += crate::gpupreagg::exchange::cost(p.rows, (*target).width);
         // the GpuPreAgg's price holds the serial Finalize Aggregate's own
         // work on all partial groups (combining numeric states, hashing
         // and comparing wide keys: numeric_state_cost, host_key_cost);
         // here each process does its share of it
-        let partial_total = rows * div;
+        let partial_total = p.rows * div;
         let serial = numeric_state_cost(exprs, 0.0, partial_total)
             + host_key_cost(g.root, exprs, desc.outer_relid, partial_total);
         p.total_cost = (p.total_cost - serial * (1.0 - 1.0 / div)).max(p.startup_cost);
+        add_final_exchanged(g, ex.cast(), groups);
+    }
+}
+
+/// Over `ex`, a parallel path whose partial groups are exchanged between
+/// the processes (a GpuPreAgg's or a GroupExchange's), the Finalize
+/// Aggregate in every process: as a partial path of the grouping, and
+/// under a Gather (`groups` groups in all).
+///
+/// # Safety
+/// Planner state of the grouping.
+unsafe fn add_final_exchanged(g: &Grouping, ex: *mut pg_sys::Path, groups: f64) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let div = parallel_divisor((*ex).parallel_workers);
         let mut final_costs = pg_sys::AggClauseCosts::default();
         if (*g.extra).partial_costs_set {
             final_costs = (*g.extra).agg_final_costs;
@@ -699,7 +743,7 @@ unsafe fn add_exchanged(
             pg_sys::create_agg_path(
                 g.root,
                 g.output_rel,
-                ex.cast(),
+                ex,
                 (*g.output_rel).reltarget,
                 pg_sys::AggStrategy::AGG_HASHED,
                 pg_sys::AggSplit::AGGSPLIT_FINAL_DESERIAL,
@@ -719,7 +763,8 @@ unsafe fn add_exchanged(
         // (with LIMIT, a bounded sort: only the first rows of each process
         // cross the tuple queues), besides the Gather below.
         let part = final_agg();
-        if guc::DEBUG_PREFER_PARALLEL_FINALIZE.get() {
+        let prefer = guc::DEBUG_PREFER_PARALLEL_FINALIZE.get();
+        if prefer {
             // (tests: no other path of the aggregation is as cheap)
             (*part).path.startup_cost = 0.0;
             (*part).path.total_cost = 0.0;
@@ -735,16 +780,40 @@ unsafe fn add_exchanged(
             &mut rows,
         );
         pgrx::debug2!(
-            "GpuPreAgg: partial groups exchanged, {} workers, {groups:.0} groups, cost {:.2}",
-            (*ex).path.parallel_workers,
+            "{}: partial groups exchanged, {} workers, {groups:.0} groups, cost {:.2}",
+            if (*ex).pathtype == pg_sys::NodeTag::T_CustomScan { "GpuPreAgg" } else { "GroupExchange" },
+            (*ex).parallel_workers,
             (*gather).path.total_cost
         );
-        if guc::DEBUG_PREFER_PARALLEL_FINALIZE.get() {
-            // (tests: no other path of the aggregation is as cheap)
+        if prefer {
             (*gather).path.startup_cost = 0.0;
             (*gather).path.total_cost = 0.0;
         }
         pg_sys::add_path(g.output_rel, gather.cast());
+    }
+}
+
+/// Beside PostgreSQL's own parallel partial aggregation (the cheapest
+/// partial path of the partial grouping relation `partial_rel`): the same
+/// with its partial groups exchanged between the processes by a
+/// GroupExchange (`gpupreagg::exchange_node`), each process finalizing
+/// its share (`groups` groups in all).
+///
+/// # Safety
+/// Planner state of the grouping.
+unsafe fn add_exchanged_partial_agg(g: &Grouping, partial_rel: *mut pg_sys::RelOptInfo, groups: f64) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let Some(&sub) = from_list((*partial_rel).partial_pathlist).first() else { return };
+        let sub = sub as *mut pg_sys::Path;
+        if !(*sub).parallel_safe || (*sub).parallel_workers <= 0 || !(*sub).param_info.is_null() {
+            return;
+        }
+        let target = (*sub).pathtarget;
+        let exprs = from_list((*target).exprs);
+        let Some(keys) = exchange_keys(g, target, &exprs) else { return };
+        let ex = crate::gpupreagg::exchange_node::path(partial_rel, sub, &keys);
+        add_final_exchanged(g, ex.cast(), groups);
     }
 }
 
