@@ -94,7 +94,8 @@ SET enable_mergejoin = off;
 SET enable_material = off;
 SET enable_memoize = off;
 SET pg_strom.enable_gpujoin = off;
-SELECT * FROM explain_masked('SELECT d.k, g.s FROM (SELECT k, sum(v) s FROM px_f GROUP BY k) g, px_d d WHERE d.k = g.k AND d.k < 4');
+-- (the join filter's operands are printed in another order on PostgreSQL 15)
+SELECT * FROM explain_masked('SELECT d.k, g.s FROM (SELECT k, sum(v) s FROM px_f GROUP BY k) g, px_d d WHERE d.k = g.k AND d.k < 4') WHERE explain_masked !~ 'Join Filter';
 SELECT px_exchanged(q), same_as_off(q) FROM (VALUES
   ('SELECT d.k, g.s FROM (SELECT k, sum(v) s FROM px_f GROUP BY k) g, px_d d WHERE d.k = g.k AND d.k < 4'),
   -- every group on every rescan (no early stop of the inner side)
