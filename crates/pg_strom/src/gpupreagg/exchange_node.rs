@@ -83,7 +83,7 @@ pub unsafe fn path(
         p.pathkeys = std::ptr::null_mut();
         p.rows = (*sub).rows;
         p.startup_cost = (*sub).total_cost;
-        p.total_cost = (*sub).total_cost + crate::gpupreagg::exchange::cost(p.rows, (*p.pathtarget).width);
+        p.total_cost = (*sub).total_cost + crate::gpupreagg::exchange::cost(p.rows, (*p.pathtarget).width, keys.len());
         (*cpath).flags = 0;
         (*cpath).custom_paths = pg_sys::lappend(std::ptr::null_mut(), sub.cast());
         let mut ints: *mut pg_sys::List = std::ptr::null_mut();

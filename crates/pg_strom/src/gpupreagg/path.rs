@@ -699,6 +699,7 @@ unsafe fn add_exchanged(
         };
         let mut desc = JoinDesc::from_list((*cpath).custom_private);
         let Some(a) = desc.agg.as_mut() else { return };
+        let keys_len = keys.len();
         a.exchange = keys;
         let ex = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         *ex = *cpath;
@@ -709,7 +710,10 @@ unsafe fn add_exchanged(
             return;
         }
         let div = parallel_divisor(p.parallel_workers);
-        p.total_cost += crate::gpupreagg::exchange::cost(p.rows, (*target).width);
+        if p.rows * div < crate::gpupreagg::exchange::MIN_PARTIAL_GROUPS && !guc::DEBUG_PREFER_PARALLEL_FINALIZE.get() {
+            return;
+        }
+        p.total_cost += crate::gpupreagg::exchange::cost(p.rows, (*target).width, keys_len);
         // the GpuPreAgg's price holds the serial Finalize Aggregate's own
         // work on all partial groups (combining numeric states, hashing
         // and comparing wide keys: numeric_state_cost, host_key_cost);
@@ -808,6 +812,24 @@ unsafe fn add_exchanged_partial_agg(g: &Grouping, partial_rel: *mut pg_sys::RelO
         let sub = sub as *mut pg_sys::Path;
         if !(*sub).parallel_safe || (*sub).parallel_workers <= 0 || !(*sub).param_info.is_null() {
             return;
+        }
+        let prefer = guc::DEBUG_PREFER_PARALLEL_FINALIZE.get();
+        if (*sub).rows * parallel_divisor((*sub).parallel_workers) < crate::gpupreagg::exchange::MIN_PARTIAL_GROUPS
+            && !prefer
+        {
+            return;
+        }
+        // A partial aggregation that barely reduces its rows (each group
+        // a row or two: TPC-H Q16's grouping by the supplier, which the
+        // DISTINCT rewrite makes) only adds its hashing to the exchange:
+        // measured 1.6x slower than PostgreSQL's own plan at SF 1, where
+        // PostgreSQL's costs (a Gather's rows dearer than an exchange's)
+        // had it cheaper
+        if (*sub).type_ == pg_sys::NodeTag::T_AggPath && !prefer {
+            let input = (*(*(sub as *mut pg_sys::AggPath)).subpath).rows;
+            if (*sub).rows * 2.0 > input {
+                return;
+            }
         }
         let target = (*sub).pathtarget;
         let exprs = from_list((*target).exprs);
