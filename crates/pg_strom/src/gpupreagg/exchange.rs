@@ -201,9 +201,6 @@ pub struct Exchange {
     /// A slot holding the tuple read, deformed into the node's output
     /// slot.
     read_slot: *mut pg_sys::TupleTableSlot,
-    /// Partial groups this process wrote and read (EXPLAIN ANALYZE).
-    pub written: u64,
-    pub read: u64,
 }
 
 impl Exchange {
@@ -232,8 +229,6 @@ impl Exchange {
             accessors: Vec::new(),
             state: State::Start,
             read_slot: std::ptr::null_mut(),
-            written: 0,
-            read: 0,
         }
     }
 
@@ -426,7 +421,6 @@ impl Exchange {
                         if free {
                             pg_sys::pfree(tuple.cast());
                         }
-                        self.written += 1;
                     }
                     for &a in &self.accessors {
                         pg_sys::sts_end_write(a);
@@ -458,7 +452,6 @@ impl Exchange {
                             self.end_read();
                             continue;
                         }
-                        self.read += 1;
                         if self.read_slot.is_null() {
                             self.read_slot = pg_sys::ExecInitExtraTupleSlot(
                                 (*node).ss.ps.state,
