@@ -77,6 +77,38 @@ pub struct AggDesc {
     pub exchange: Vec<(u32, pg_sys::Oid, pg_sys::Oid)>,
 }
 
+/// Exchange keys ((column, hash function, collation) per grouping key,
+/// `AggDesc::exchange`) as an integer list, three integers a key.
+///
+/// # Safety
+/// Planner memory.
+pub unsafe fn exchange_to_list(keys: &[(u32, pg_sys::Oid, pg_sys::Oid)]) -> *mut pg_sys::List {
+    let mut list: *mut pg_sys::List = std::ptr::null_mut();
+    for &(i, f, c) in keys {
+        // SAFETY: caller's promise.
+        unsafe {
+            list = pg_sys::lappend_int(list, i as i32);
+            list = pg_sys::lappend_int(list, f.to_u32() as i32);
+            list = pg_sys::lappend_int(list, c.to_u32() as i32);
+        }
+    }
+    list
+}
+
+/// Read back [`exchange_to_list`] (a trailing marker is left out).
+///
+/// # Safety
+/// `list` is an integer list made by [`exchange_to_list`] (or NIL).
+pub unsafe fn exchange_from_list(list: *mut pg_sys::List) -> Vec<(u32, pg_sys::Oid, pg_sys::Oid)> {
+    // SAFETY: caller's promise.
+    unsafe {
+        let int = |k: i32| pg_sys::list_nth_int(list, k) as u32;
+        (0..pg_sys::list_length(list) / 3)
+            .map(|k| (int(3 * k), pg_sys::Oid::from(int(3 * k + 1)), pg_sys::Oid::from(int(3 * k + 2))))
+            .collect()
+    }
+}
+
 /// What a GpuJoin (or GpuPreAgg) path holds besides its inner paths.
 #[derive(Debug, Clone)]
 pub struct JoinDesc {
@@ -144,14 +176,8 @@ impl JoinDesc {
                 list = pg_sys::lappend(list, to_list(&a.target).cast());
                 list = pg_sys::lappend(list, to_list(&[float_node(a.rows_in), float_node(a.groups)]).cast());
                 list = pg_sys::lappend(list, to_list(&a.having).cast());
-                let mut ex: *mut pg_sys::List = std::ptr::null_mut();
-                for &(i, f, c) in &a.exchange {
-                    ex = pg_sys::lappend_int(ex, i as i32);
-                    ex = pg_sys::lappend_int(ex, f.to_u32() as i32);
-                    ex = pg_sys::lappend_int(ex, c.to_u32() as i32);
-                }
-                // (an integer list: the marker that the item is there)
-                list = pg_sys::lappend(list, pg_sys::lappend_int(ex, -1).cast());
+                // (a marker at its end: an empty list would be NIL)
+                list = pg_sys::lappend(list, pg_sys::lappend_int(exchange_to_list(&a.exchange), -1).cast());
             }
             list
         }
@@ -188,22 +214,12 @@ impl JoinDesc {
             let host_cost = (float_of(hc[0]), float_of(hc[1]));
             let agg = (items.len() == 7 + 4 * n).then(|| {
                 let est = from_list(items[4 + 4 * n] as *mut pg_sys::List);
-                let ex = items[6 + 4 * n] as *mut pg_sys::List;
-                let nex = (pg_sys::list_length(ex) - 1) / 3;
                 AggDesc {
                     target: from_list(items[3 + 4 * n] as *mut pg_sys::List),
                     rows_in: float_of(est[0]),
                     groups: float_of(est[1]),
                     having: from_list(items[5 + 4 * n] as *mut pg_sys::List),
-                    exchange: (0..nex)
-                        .map(|k| {
-                            (
-                                pg_sys::list_nth_int(ex, 3 * k) as u32,
-                                pg_sys::Oid::from(pg_sys::list_nth_int(ex, 3 * k + 1) as u32),
-                                pg_sys::Oid::from(pg_sys::list_nth_int(ex, 3 * k + 2) as u32),
-                            )
-                        })
-                        .collect(),
+                    exchange: exchange_from_list(items[6 + 4 * n] as *mut pg_sys::List),
                 }
             });
             JoinDesc { outer_relid, depths, agg, host_quals, host_cost }

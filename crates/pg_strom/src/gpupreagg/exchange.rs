@@ -162,6 +162,18 @@ fn sts_bytes() -> usize {
     n.next_multiple_of(16)
 }
 
+/// The slot a node returns its rows in: its result slot where it
+/// projects, else its scan slot.
+///
+/// # Safety
+/// An initialized custom scan node.
+pub unsafe fn output_slot(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    // SAFETY: caller's promise.
+    unsafe {
+        if (*node).ss.ps.ps_ProjInfo.is_null() { (*node).ss.ss_ScanTupleSlot } else { (*node).ss.ps.ps_ResultTupleSlot }
+    }
+}
+
 /// Participants a tuplestore has room for: the leader and every worker
 /// the server may start (a worker's number is below the Gather's, which
 /// is below max_worker_processes).
@@ -429,11 +441,7 @@ impl Exchange {
                 }
                 self.state = State::Reading(None);
             }
-            let out = if (*node).ss.ps.ps_ProjInfo.is_null() {
-                (*node).ss.ss_ScanTupleSlot
-            } else {
-                (*node).ss.ps.ps_ResultTupleSlot
-            };
+            let out = output_slot(node);
             loop {
                 match self.state {
                     State::Done | State::Start => return pg_sys::ExecClearTuple(out),

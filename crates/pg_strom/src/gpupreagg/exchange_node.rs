@@ -86,13 +86,7 @@ pub unsafe fn path(
         p.total_cost = (*sub).total_cost + crate::gpupreagg::exchange::cost(p.rows, (*p.pathtarget).width, keys.len());
         (*cpath).flags = 0;
         (*cpath).custom_paths = pg_sys::lappend(std::ptr::null_mut(), sub.cast());
-        let mut ints: *mut pg_sys::List = std::ptr::null_mut();
-        for &(i, f, c) in keys {
-            ints = pg_sys::lappend_int(ints, i as i32);
-            ints = pg_sys::lappend_int(ints, f.to_u32() as i32);
-            ints = pg_sys::lappend_int(ints, c.to_u32() as i32);
-        }
-        (*cpath).custom_private = ints;
+        (*cpath).custom_private = crate::gpujoin::path::exchange_to_list(keys);
         (*cpath).methods = path_methods();
         cpath
     }
@@ -179,10 +173,10 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
         let child = pg_sys::list_nth((*cscan).custom_plans, 0) as *mut pg_sys::Plan;
         let ps = pg_sys::ExecInitNode(child, estate, eflags);
         (*node).custom_ps = pg_sys::lappend(std::ptr::null_mut(), ps.cast());
-        let ints: Vec<u32> = (0..pg_sys::list_length((*cscan).custom_private))
-            .map(|i| pg_sys::list_nth_int((*cscan).custom_private, i) as u32)
+        let keys: Vec<(u32, u32, u32)> = crate::gpujoin::path::exchange_from_list((*cscan).custom_private)
+            .into_iter()
+            .map(|(i, f, c)| (i, f.to_u32(), c.to_u32()))
             .collect();
-        let keys: Vec<(u32, u32, u32)> = ints.chunks_exact(3).map(|c| (c[0], c[1], c[2])).collect();
         let st = node as *mut State;
         (*st).ex = Box::into_raw(Box::new(Exchange::new(&keys)));
         crate::pg::memctx::on_reset((*estate).es_query_cxt, free_state, st.cast());
@@ -197,11 +191,7 @@ unsafe extern "C-unwind" fn begin(node: *mut pg_sys::CustomScanState, estate: *m
 unsafe fn child_row(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
     // SAFETY: caller's promise.
     unsafe {
-        let out = if (*node).ss.ps.ps_ProjInfo.is_null() {
-            (*node).ss.ss_ScanTupleSlot
-        } else {
-            (*node).ss.ps.ps_ResultTupleSlot
-        };
+        let out = crate::gpupreagg::exchange::output_slot(node);
         let slot = pg_sys::ExecProcNode(child_of(node));
         pg_sys::ExecClearTuple(out);
         if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
