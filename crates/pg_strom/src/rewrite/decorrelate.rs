@@ -48,7 +48,7 @@ use pgrx::pg_sys;
 use super::magic_set;
 use super::query::{
     Grouping, add_subquery, builtin_aggregate_name, distinct_underestimated, group_clause, grouping_of,
-    plain_aggregation, range_tbl_ref,
+    plain_aggregation, range_tbl_ref, target_entry,
 };
 use crate::guc;
 use crate::pg::list::{from_list, to_list};
@@ -362,13 +362,7 @@ unsafe fn grouped_form(q: *mut pg_sys::Query, sq: *mut pg_sys::Query) -> Option<
         let mut new_tlist = Vec::new();
         let mut groups = Vec::new();
         for (i, k) in keys.iter().enumerate() {
-            let name = std::ffi::CString::new(format!("key{}", i + 1)).expect("no NUL");
-            let tle = pg_sys::makeTargetEntry(
-                pg_sys::copyObjectImpl(k.inner.cast()).cast(),
-                (i + 1) as pg_sys::AttrNumber,
-                pg_sys::pstrdup(name.as_ptr()),
-                false,
-            );
+            let tle = target_entry(pg_sys::copyObjectImpl(k.inner.cast()).cast(), i + 1, &format!("key{}", i + 1));
             (*tle).ressortgroupref = (i + 1) as pg_sys::Index;
             new_tlist.push(tle.cast());
             groups.push(group_clause(i + 1, k.grouping));

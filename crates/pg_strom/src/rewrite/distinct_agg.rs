@@ -38,11 +38,11 @@
 
 use pgrx::pg_sys;
 
-use super::eager_agg::aggregates::{Combine, catalog_sum, combination, combine_of};
+use super::eager_agg::aggregates::{Combine, combination, combine_of, partial_parts};
 use super::eager_agg::equal_is_identical;
 use super::eager_agg::group_rte::{flatten_group_vars, grouping_exprs};
 use super::query::{
-    add_subquery, aggregates_of, group_clause, grouping_of, has_sublink, plain_aggregation, range_tbl_ref,
+    add_subquery, aggregates_of, group_clause, grouping_of, has_sublink, plain_aggregation, range_tbl_ref, target_entry,
 };
 use crate::pg::list::{from_list, to_list};
 
@@ -136,20 +136,13 @@ unsafe fn rewrite_one(parse: *mut pg_sys::Query) -> Option<*mut pg_sys::Query> {
         let mut tlist = Vec::with_capacity(keys.len() + 1);
         let mut groups = Vec::with_capacity(keys.len() + 1);
         for (i, &k) in keys.iter().enumerate() {
-            let name = std::ffi::CString::new(format!("g{}", i + 1)).expect("no NUL");
-            let tle =
-                pg_sys::makeTargetEntry(k.cast(), (i + 1) as pg_sys::AttrNumber, pg_sys::pstrdup(name.as_ptr()), false);
+            let tle = target_entry(k, i + 1, &format!("g{}", i + 1));
             (*tle).ressortgroupref = (i + 1) as pg_sys::Index;
             tlist.push(tle.cast());
             groups.push(group_clause(i + 1, grouping_of(pg_sys::exprType(k))?));
         }
         let n = keys.len() + 1;
-        let tle = pg_sys::makeTargetEntry(
-            pg_sys::copyObjectImpl(x.cast()).cast(),
-            n as pg_sys::AttrNumber,
-            pg_sys::pstrdup(c"x".as_ptr()),
-            false,
-        );
+        let tle = target_entry(pg_sys::copyObjectImpl(x.cast()).cast(), n, "x");
         (*tle).ressortgroupref = n as pg_sys::Index;
         tlist.push(tle.cast());
         groups.push(group_clause(n, xg));
@@ -167,33 +160,10 @@ unsafe fn rewrite_one(parse: *mut pg_sys::Query) -> Option<*mut pg_sys::Query> {
                 continue;
             }
             let how = combine_of(a)?;
-            let mut parts = vec![pg_sys::copyObjectImpl(a.cast()) as *mut pg_sys::Aggref];
-            if how == Combine::Avg {
-                let sum = parts[0];
-                let arg = (*(pg_sys::list_nth((*sum).args, 0) as *mut pg_sys::TargetEntry)).expr.cast::<pg_sys::Node>();
-                (*sum).aggfnoid = catalog_sum(pg_sys::exprType(arg))?;
-                (*sum).aggtype = pg_sys::get_func_rettype((*sum).aggfnoid);
-                (*sum).aggtranstype = pg_sys::InvalidOid;
-                let count = pg_sys::copyObjectImpl(a.cast()) as *mut pg_sys::Aggref;
-                (*count).aggfnoid = pg_sys::Oid::from(pg_sys::F_COUNT_ANY);
-                (*count).aggtype = pg_sys::INT8OID;
-                (*count).aggtranstype = pg_sys::InvalidOid;
-                (*count).aggcollid = pg_sys::InvalidOid;
-                parts.push(count);
-            }
             let mut cols = Vec::new();
-            for part in parts {
+            for part in partial_parts(pg_sys::copyObjectImpl(a.cast()) as *mut pg_sys::Aggref, how)? {
                 let at = tlist.len() + 1;
-                let name = std::ffi::CString::new(format!("p{at}")).expect("no NUL");
-                tlist.push(
-                    pg_sys::makeTargetEntry(
-                        part.cast(),
-                        at as pg_sys::AttrNumber,
-                        pg_sys::pstrdup(name.as_ptr()),
-                        false,
-                    )
-                    .cast(),
-                );
+                tlist.push(target_entry(part.cast(), at, &format!("p{at}")).cast());
                 cols.push(at);
             }
             partial_of.push((a, how, cols));

@@ -33,7 +33,7 @@
 use pgrx::pg_sys;
 
 use super::decorrelate::{Key, refers_outside};
-use super::query::{has_sublink, range_tbl_ref};
+use super::query::{has_sublink, range_tbl_ref, target_entry};
 use crate::pg::list::{from_list, to_list};
 
 /// Restrict grouped sub-query `sq` (grouped by the `keys`' inner
@@ -112,11 +112,7 @@ pub(super) unsafe fn restrict(
             (*v).varlevelsup = 0;
             (*v).varno = 1;
             (*v).varnosyn = 1;
-            let name = std::ffi::CString::new(format!("key{}", i + 1)).expect("no NUL");
-            tlist.push(
-                pg_sys::makeTargetEntry(v.cast(), (i + 1) as pg_sys::AttrNumber, pg_sys::pstrdup(name.as_ptr()), false)
-                    .cast(),
-            );
+            tlist.push(target_entry(v.cast(), i + 1, &format!("key{}", i + 1)).cast());
             // inner = the sub-select's column i + 1
             let p = pg_sys::palloc0(std::mem::size_of::<pg_sys::Param>()) as *mut pg_sys::Param;
             (*p).xpr.type_ = pg_sys::NodeTag::T_Param;

@@ -58,6 +58,18 @@ pub(super) unsafe fn group_clause(sortgroupref: usize, g: Grouping) -> *mut pg_s
     }
 }
 
+/// A target entry of a query tree we make: `expr` as column `resno`,
+/// named `name`.
+///
+/// # Safety
+/// Backend (allocates in the current memory context); `expr` a valid
+/// expression.
+pub(super) unsafe fn target_entry(expr: *mut pg_sys::Node, resno: usize, name: &str) -> *mut pg_sys::TargetEntry {
+    let name = std::ffi::CString::new(name).expect("no NUL");
+    // SAFETY: caller's promise; the name is copied into palloc'd memory.
+    unsafe { pg_sys::makeTargetEntry(expr.cast(), resno as pg_sys::AttrNumber, pg_sys::pstrdup(name.as_ptr()), false) }
+}
+
 /// A reference to range table entry `rtindex` (a FROM list item).
 ///
 /// # Safety

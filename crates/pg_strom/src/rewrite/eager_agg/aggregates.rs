@@ -76,6 +76,37 @@ pub(in crate::rewrite) unsafe fn catalog_sum(t: pg_sys::Oid) -> Option<pg_sys::O
     }
 }
 
+/// The partial aggregates a sub-query computes for aggregate `a` (a copy
+/// of the query's, its own to change): `a` itself, or for `avg` (`how`
+/// Avg) a `sum` and a `count` of its argument, its FILTER kept (their
+/// transition types are left to the planner, which fills every one in).
+/// None where the argument's type has no built-in `sum`.
+///
+/// # Safety
+/// A valid Aggref.
+pub(in crate::rewrite) unsafe fn partial_parts(
+    a: *mut pg_sys::Aggref,
+    how: Combine,
+) -> Option<Vec<*mut pg_sys::Aggref>> {
+    if how != Combine::Avg {
+        return Some(vec![a]);
+    }
+    // SAFETY: caller's promise; copies of a valid Aggref.
+    unsafe {
+        let arg = (*(pg_sys::list_nth((*a).args, 0) as *mut pg_sys::TargetEntry)).expr.cast::<pg_sys::Node>();
+        let sum = pg_sys::copyObjectImpl(a.cast()) as *mut pg_sys::Aggref;
+        (*sum).aggfnoid = catalog_sum(pg_sys::exprType(arg))?;
+        (*sum).aggtype = pg_sys::get_func_rettype((*sum).aggfnoid);
+        (*sum).aggtranstype = pg_sys::InvalidOid;
+        let count = pg_sys::copyObjectImpl(a.cast()) as *mut pg_sys::Aggref;
+        (*count).aggfnoid = pg_sys::Oid::from(pg_sys::F_COUNT_ANY);
+        (*count).aggtype = pg_sys::INT8OID;
+        (*count).aggtranstype = pg_sys::InvalidOid;
+        (*count).aggcollid = pg_sys::InvalidOid;
+        Some(vec![sum, count])
+    }
+}
+
 /// Aggregate `a` combined (`how`) from the sub-query's partial columns
 /// `cols`; with `single`, over the one partial row of its group.
 pub(in crate::rewrite) unsafe fn combination(

@@ -58,13 +58,13 @@ pub(in crate::rewrite) mod aggregates;
 pub(in crate::rewrite) mod group_rte;
 mod one_row;
 
-use aggregates::{Combine, aggregates, catalog_sum, combination};
+use aggregates::{Combine, aggregates, combination, partial_parts};
 use group_rte::{flatten_group_vars, group_rte_exprs, grouping_exprs, set_group_rte_exprs};
 use one_row::one_row_per_group;
 
 use super::query::{
     add_subquery, distinct_underestimated, group_clause, grouping_of, plain_aggregation, range_tbl_ref, rel_tuples_of,
-    unique_keys,
+    target_entry, unique_keys,
 };
 use crate::guc;
 use crate::pg::list::{from_list, to_list};
@@ -517,13 +517,7 @@ unsafe fn grouped_subquery(
         let mut tlist: Vec<*mut pg_sys::Node> = Vec::new();
         let mut groups: Vec<*mut pg_sys::Node> = Vec::new();
         for (i, k) in keys.iter().enumerate() {
-            let name = std::ffi::CString::new(format!("k{}", i + 1)).expect("no NUL");
-            let tle = pg_sys::makeTargetEntry(
-                renumber(k.var.cast()).cast(),
-                (i + 1) as pg_sys::AttrNumber,
-                pg_sys::pstrdup(name.as_ptr()),
-                false,
-            );
+            let tle = target_entry(renumber(k.var.cast()).cast(), i + 1, &format!("k{}", i + 1));
             (*tle).ressortgroupref = (i + 1) as pg_sys::Index;
             tlist.push(tle.cast());
             groups.push(group_clause(i + 1, grouping_of((*k.var).vartype)?));
@@ -532,33 +526,10 @@ unsafe fn grouped_subquery(
         // the partial aggregates
         let mut types = Vec::new();
         for &(a, how) in aggs {
-            let partial = renumber(a.cast()) as *mut pg_sys::Aggref;
-            let mut parts = vec![partial];
-            if how == Combine::Avg {
-                // avg(x) as sum(x) and count(x), with its FILTER
-                let arg_type =
-                    pg_sys::exprType((*(pg_sys::list_nth((*partial).args, 0) as *mut pg_sys::TargetEntry)).expr.cast());
-                let sum = pg_sys::copyObjectImpl(partial.cast()) as *mut pg_sys::Aggref;
-                (*sum).aggfnoid = catalog_sum(arg_type)?;
-                (*sum).aggtype = pg_sys::get_func_rettype((*sum).aggfnoid);
-                let count = pg_sys::copyObjectImpl(partial.cast()) as *mut pg_sys::Aggref;
-                (*count).aggfnoid = pg_sys::Oid::from(pg_sys::F_COUNT_ANY);
-                (*count).aggtype = pg_sys::INT8OID;
-                (*count).aggcollid = pg_sys::InvalidOid;
-                parts = vec![sum, count];
-            }
-            for p in parts {
+            // (avg(x) as sum(x) and count(x), with its FILTER)
+            for p in partial_parts(renumber(a.cast()) as *mut pg_sys::Aggref, how)? {
                 let resno = tlist.len() + 1;
-                let name = std::ffi::CString::new(format!("p{resno}")).expect("no NUL");
-                tlist.push(
-                    pg_sys::makeTargetEntry(
-                        p.cast(),
-                        resno as pg_sys::AttrNumber,
-                        pg_sys::pstrdup(name.as_ptr()),
-                        false,
-                    )
-                    .cast(),
-                );
+                tlist.push(target_entry(p.cast(), resno, &format!("p{resno}")).cast());
                 types.push(((*p).aggtype, -1, (*p).aggcollid));
             }
         }
