@@ -58,6 +58,9 @@ pub static ENABLE_EAGER_AGGREGATE: GucSetting<bool> = GucSetting::<bool>::new(tr
 /// `pg_strom.enable_distinct_grouping`: aggregates over DISTINCT values
 /// are also planned with the duplicates removed by a grouping first.
 pub static ENABLE_DISTINCT_GROUPING: GucSetting<bool> = GucSetting::<bool>::new(true);
+/// `pg_strom.enable_not_in_anti_join`: `x NOT IN (SELECT y ...)` is
+/// planned as `NOT EXISTS` (an anti-join) where neither side can be NULL.
+pub static ENABLE_NOT_IN_ANTI_JOIN: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// `pg_strom.enable_parallel_finalize`: a parallel GpuPreAgg's partial
 /// groups are also planned exchanged between the processes by their keys,
 /// each process finalizing its share (gpupreagg::exchange).
@@ -215,6 +218,14 @@ pub fn init() {
         c"Plans aggregates over DISTINCT values also with the duplicates removed by a grouping first.",
         c"count(DISTINCT x) ... GROUP BY g is also planned as count(x) over the rows grouped by g and x, a grouping that can run in parallel and on the GPU; the planner keeps the cheaper plan.",
         &ENABLE_DISTINCT_GROUPING,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"pg_strom.enable_not_in_anti_join",
+        c"Plans x NOT IN (SELECT y ...) as NOT EXISTS, an anti-join, where neither x nor y can be NULL.",
+        c"Both must be columns with a validated NOT NULL constraint of ordinary tables, outside the nullable side of outer joins, compared by a hashable or mergeable equality; the answer is the same, and the anti-join can run on the GPU where the sub-plan PostgreSQL makes of NOT IN cannot.",
+        &ENABLE_NOT_IN_ANTI_JOIN,
         GucContext::Userset,
         GucFlags::default(),
     );

@@ -477,6 +477,29 @@ pub unsafe fn tuple_desc_attr(desc: pg_sys::TupleDesc, i: i32) -> *mut pg_sys::F
     }
 }
 
+/// Whether column `i` (0-based) of a table's descriptor `desc` (from the
+/// relation cache) has a NOT NULL constraint that holds for every row:
+/// from 18 a NOT NULL constraint may be NOT VALID (`attnotnull` set, rows
+/// not checked), which the compact attribute tells.
+///
+/// # Safety
+/// `desc` a relation's descriptor, `i` below its natts.
+pub unsafe fn attribute_proven_not_null(desc: pg_sys::TupleDesc, i: i32) -> bool {
+    // SAFETY: caller's promise.
+    unsafe {
+        #[cfg(feature = "pg18")]
+        {
+            (*tuple_desc_attr(desc, i)).attnotnull
+                && (*pg_sys::TupleDescCompactAttr(desc, i)).attnullability
+                    == pg_sys::ATTNULLABLE_VALID as std::ffi::c_char
+        }
+        #[cfg(not(feature = "pg18"))]
+        {
+            (*tuple_desc_attr(desc, i)).attnotnull
+        }
+    }
+}
+
 /// The btree interpretations of operator `opno`: (operator family, kind,
 /// left type, right type) each (`get_op_index_interpretation` from 18,
 /// `get_op_btree_interpretation` before).

@@ -48,7 +48,7 @@ use pgrx::pg_sys;
 use super::magic_set;
 use super::query::{
     Grouping, add_subquery, builtin_aggregate_name, distinct_underestimated, group_clause, grouping_of,
-    plain_aggregation, range_tbl_ref, target_entry,
+    plain_aggregation, range_tbl_ref, sublinks_of, target_entry,
 };
 use crate::guc;
 use crate::pg::list::{from_list, to_list};
@@ -145,29 +145,6 @@ unsafe fn rewrite_query(q: *mut pg_sys::Query, restrict: bool) -> Rewritten {
         }
         n
     }
-}
-
-/// The sub-links of `node`, not those inside their sub-queries.
-unsafe fn sublinks_of(node: *mut pg_sys::Node) -> Vec<*mut pg_sys::SubLink> {
-    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
-        // SAFETY: an expression node; ctx is the Vec below.
-        unsafe {
-            if node.is_null() {
-                return false;
-            }
-            if (*node).type_ == pg_sys::NodeTag::T_SubLink {
-                let out = &mut *(ctx as *mut Vec<*mut pg_sys::SubLink>);
-                out.push(node.cast());
-                // its test expression may hold more
-                return walker((*(node as *mut pg_sys::SubLink)).testexpr, ctx);
-            }
-            crate::pg::compat::walk(node, walker, ctx)
-        }
-    }
-    let mut out: Vec<*mut pg_sys::SubLink> = Vec::new();
-    // SAFETY: a valid expression.
-    unsafe { walker(node, (&mut out as *mut Vec<*mut pg_sys::SubLink>).cast()) };
-    out
 }
 
 /// Rewrite the top-level WHERE conjuncts of `q` that compare with a

@@ -1,6 +1,8 @@
 //! Queries planned a second way, rewritten, and the cheaper plan kept.
 //!
-//! Two rewrites keep a query's answer and change what can run on the
+//! `NOT IN (sub-query)` between columns that cannot be NULL is planned as
+//! the anti-join it is, in place ([`not_in`]).  Other rewrites keep a
+//! query's answer and change what can run on the
 //! device: [`decorrelate`] turns correlated aggregate sub-queries into a
 //! join with a grouped sub-query (one aggregation instead of one per outer
 //! row; planned a second time with the grouped sub-query restricted to
@@ -16,6 +18,7 @@ mod decorrelate;
 mod distinct_agg;
 mod eager_agg;
 mod magic_set;
+mod not_in;
 mod plan_cost;
 mod query;
 
@@ -48,6 +51,10 @@ pub unsafe fn plan_query(
         if !guc::ENABLED.get() || parse.is_null() || (*parse).commandType != pg_sys::CmdType::CMD_SELECT {
             return plan(parse);
         }
+        // (in place, not planned twice: the answer is the same, and the
+        // planner chooses among the anti-join's plans, a hash anti-join
+        // doing what the hashed sub-plan did)
+        not_in::rewrite(parse);
         let mut decorrelated: Vec<_> = decorrelate::rewritten(parse, false).into_iter().collect();
         if !decorrelated.is_empty() {
             decorrelated.extend(decorrelate::rewritten(parse, true));

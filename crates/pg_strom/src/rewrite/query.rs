@@ -154,7 +154,7 @@ pub(super) unsafe fn unique_keys(relid: pg_sys::Oid) -> Vec<Vec<i16>> {
                 let cols: Vec<i16> = (*f).indkey.values.as_slice(n).to_vec();
                 let not_null = cols
                     .iter()
-                    .all(|&c| c > 0 && (*crate::pg::compat::tuple_desc_attr((*rel).rd_att, c as i32 - 1)).attnotnull);
+                    .all(|&c| c > 0 && crate::pg::compat::attribute_proven_not_null((*rel).rd_att, c as i32 - 1));
                 if not_null {
                     out.push(cols);
                 }
@@ -279,6 +279,32 @@ pub(super) unsafe fn aggregates_of(node: *mut pg_sys::Node) -> Vec<*mut pg_sys::
     let mut out: Vec<*mut pg_sys::Node> = Vec::new();
     // SAFETY: caller's promise.
     unsafe { walker(node, (&mut out as *mut Vec<*mut pg_sys::Node>).cast()) };
+    out
+}
+
+/// The sub-links of `node`, not those inside their sub-queries.
+///
+/// # Safety
+/// A valid expression (or NULL).
+pub(super) unsafe fn sublinks_of(node: *mut pg_sys::Node) -> Vec<*mut pg_sys::SubLink> {
+    unsafe extern "C-unwind" fn walker(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
+        // SAFETY: an expression node; ctx is the Vec below.
+        unsafe {
+            if node.is_null() {
+                return false;
+            }
+            if (*node).type_ == pg_sys::NodeTag::T_SubLink {
+                let out = &mut *(ctx as *mut Vec<*mut pg_sys::SubLink>);
+                out.push(node.cast());
+                // its test expression may hold more
+                return walker((*(node as *mut pg_sys::SubLink)).testexpr, ctx);
+            }
+            crate::pg::compat::walk(node, walker, ctx)
+        }
+    }
+    let mut out: Vec<*mut pg_sys::SubLink> = Vec::new();
+    // SAFETY: a valid expression.
+    unsafe { walker(node, (&mut out as *mut Vec<*mut pg_sys::SubLink>).cast()) };
     out
 }
 
