@@ -55,10 +55,11 @@ pub unsafe fn plan_query(
         // planner chooses among the anti-join's plans, a hash anti-join
         // doing what the hashed sub-plan did)
         not_in::rewrite(parse);
+        // (the restricted copy also where the plain one is not made: a
+        // key whose groups the statistics undercount is grouped only
+        // where restricted)
         let mut decorrelated: Vec<_> = decorrelate::rewritten(parse, false).into_iter().collect();
-        if !decorrelated.is_empty() {
-            decorrelated.extend(decorrelate::rewritten(parse, true));
-        }
+        decorrelated.extend(decorrelate::rewritten(parse, true));
         let eager = eager_agg::rewrites(parse);
         let distinct = distinct_agg::rewritten(parse);
         if decorrelated.is_empty() && eager.is_empty() && distinct.is_none() {
