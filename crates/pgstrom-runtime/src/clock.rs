@@ -252,6 +252,14 @@ impl<S: JoinSession> JoinSession for Clocked<S> {
         self.run(|s| s.restore_matched())
     }
 
+    fn matched_bits(&mut self) -> Result<Vec<Vec<u64>>, DeviceError> {
+        self.run(|s| s.matched_bits())
+    }
+
+    fn merge_matched(&mut self, bits: &[Vec<u64>]) -> Result<(), DeviceError> {
+        self.run(|s| s.merge_matched(bits))
+    }
+
     fn inner_bytes(&self) -> usize {
         self.inner.inner_bytes()
     }

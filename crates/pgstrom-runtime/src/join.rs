@@ -188,6 +188,18 @@ pub trait JoinSession {
     /// or FULL depths).
     fn restore_matched(&mut self) -> Result<(), DeviceError>;
 
+    /// Which inner rows of each depth matched so far, one bit per inner
+    /// row (bit `r % 64` of word `r / 64`; an empty list for a depth that
+    /// keeps no flags): a parallel join's processes each probe a share
+    /// of the outer rows, and one of them returns the unmatched rows of
+    /// all (`merge_matched`).
+    fn matched_bits(&mut self) -> Result<Vec<Vec<u64>>, DeviceError>;
+
+    /// Mark matched every inner row whose bit is set in `bits` (as
+    /// [`Self::matched_bits`] returns them: other processes' matches),
+    /// besides those this session matched.
+    fn merge_matched(&mut self, bits: &[Vec<u64>]) -> Result<(), DeviceError>;
+
     /// Bytes of inner data (columns and hash tables) the engine holds.
     fn inner_bytes(&self) -> usize;
 
@@ -802,4 +814,29 @@ pub(crate) fn step_error(code: i32, at: u32) -> DeviceError {
 /// Parameters in the device layout.
 pub(crate) fn params_repr(params: &[ParamValue]) -> Vec<DevDatumRepr> {
     DevDatumRepr::from_params(params)
+}
+
+/// Matched flags (one byte per inner row, non-zero: matched) as bits:
+/// bit `r % 64` of word `r / 64` for row `r` ([`JoinSession::matched_bits`]).
+pub fn flags_to_bits(flags: &[u8]) -> Vec<u64> {
+    let mut bits = vec![0u64; flags.len().div_ceil(64)];
+    for (r, _) in flags.iter().enumerate().filter(|(_, f)| **f != 0) {
+        bits[r / 64] |= 1 << (r % 64);
+    }
+    bits
+}
+
+/// Set the flag of every row whose bit `bits` holds (rows past the flags'
+/// end ignored).
+pub fn merge_bits_into(flags: &mut [u8], bits: &[u64]) {
+    for (w, &word) in bits.iter().enumerate() {
+        let mut word = word;
+        while word != 0 {
+            let r = w * 64 + word.trailing_zeros() as usize;
+            if r < flags.len() {
+                flags[r] = 1;
+            }
+            word &= word - 1;
+        }
+    }
 }

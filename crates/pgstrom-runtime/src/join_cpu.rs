@@ -668,6 +668,17 @@ impl JoinSession for CpuJoin {
         Ok(())
     }
 
+    fn matched_bits(&mut self) -> Result<Vec<Vec<u64>>, DeviceError> {
+        Ok(self.depths.iter().map(|d| crate::join::flags_to_bits(&d.matched)).collect())
+    }
+
+    fn merge_matched(&mut self, bits: &[Vec<u64>]) -> Result<(), DeviceError> {
+        for (d, b) in self.depths.iter_mut().zip(bits) {
+            crate::join::merge_bits_into(&mut d.matched, b);
+        }
+        Ok(())
+    }
+
     fn inner_bytes(&self) -> usize {
         let cols: usize = self
             .inner

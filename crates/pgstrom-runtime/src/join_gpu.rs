@@ -1124,6 +1124,26 @@ impl JoinSession for GpuJoin<'_> {
         self.copy_matched(false)
     }
 
+    fn matched_bits(&mut self) -> Result<Vec<Vec<u64>>, DeviceError> {
+        self.eng.make_current()?;
+        let (_, flags) = self.matched_rows()?;
+        Ok(flags.iter().map(|f| crate::join::flags_to_bits(f)).collect())
+    }
+
+    fn merge_matched(&mut self, bits: &[Vec<u64>]) -> Result<(), DeviceError> {
+        self.eng.make_current()?;
+        let (_, mut flags) = self.matched_rows()?;
+        for ((d, f), b) in self.depths.iter().zip(&mut flags).zip(bits) {
+            if let Some((at, _)) = d.matched
+                && !f.is_empty()
+            {
+                crate::join::merge_bits_into(f, b);
+                self.upload(at, f)?;
+            }
+        }
+        Ok(())
+    }
+
     fn inner_bytes(&self) -> usize {
         self.arena_len + self.inner.len
     }

@@ -260,6 +260,13 @@ pub struct GpuJoinExec {
     pub(crate) agg_spec: Option<AggSpec>,
     pub(crate) groups: AggGroups,
     unmatched_done: bool,
+    /// A parallel plan's node with a RIGHT, FULL, RIGHT SEMI or RIGHT
+    /// ANTI depth (gpujoin::shared_matched): None before its first chunk;
+    /// then whether this process takes part in the probing (false: a
+    /// worker that came after the last process was done returns nothing).
+    probing: Option<bool>,
+    /// The plan is parallel-aware (each process scans a share).
+    parallel_aware: bool,
     /// The session's file reads when last counted.
     file_reads: pgstrom_runtime::fileread::ReadStats,
     /// The heap direct path (a GpuPreAgg over a heap table; source::heap_direct).
@@ -449,6 +456,8 @@ impl DeviceNode for GpuJoinExec {
                 agg_spec,
                 groups: AggGroups::default(),
                 unmatched_done: false,
+                probing: None,
+                parallel_aware: (*(*node).ss.ps.plan).parallel_aware,
                 file_reads: Default::default(),
                 direct,
                 direct_keys: None,
@@ -944,6 +953,17 @@ impl GpuJoinExec {
         (guc::SHARED_INNER_TABLES.get() && !self.keeps_inner()).then_some(sh)
     }
 
+    /// The matched rows of every process, where this node is a parallel
+    /// one with a depth that returns inner rows at the end.
+    fn shared_matched(&self) -> Option<&'static crate::gpujoin::shared_matched::SharedMatched> {
+        if !self.parallel_aware || !self.keeps_inner() {
+            return None;
+        }
+        // SAFETY: NULL or the node's part of the mapped DSM area, which
+        // outlives every use during execution.
+        unsafe { self.shared.as_ref::<'static>() }.map(|sh| &sh.matched)
+    }
+
     /// True when a depth returns unmatched inner rows at the end (RIGHT,
     /// FULL): its session holds state a restarted service cannot rebuild.
     fn keeps_inner(&self) -> bool {
@@ -974,6 +994,17 @@ impl GpuJoinExec {
 
     /// Make sure the inner relations are loaded and a session is open.
     pub(crate) unsafe fn prepare(&mut self, node: *mut pg_sys::CustomScanState) {
+        if self.probing.is_none() {
+            // (before the inner build: a process building or waiting for
+            // it has not probed yet)
+            self.probing = Some(match self.shared_matched() {
+                Some(m) => m.attach(),
+                None => true,
+            });
+        }
+        if self.probing == Some(false) {
+            return;
+        }
         let t0 = (!self.inners_loaded).then(Instant::now);
         // SAFETY: caller's promise.
         unsafe { self.prepare_session(node) };
@@ -1328,6 +1359,9 @@ impl GpuJoinExec {
     /// while it runs, else read here and joined.  False at the end of the
     /// scan.
     pub(crate) unsafe fn fill_chunk(&mut self, node: *mut pg_sys::CustomScanState) -> bool {
+        if self.probing == Some(false) {
+            return false;
+        }
         loop {
             pgrx::check_for_interrupts!();
             // SAFETY: executor state of a live node.
@@ -1623,11 +1657,34 @@ impl GpuJoinExec {
         }
         self.unmatched_done = true;
         self.count_file_reads();
-        if !self.keeps_inner() {
+        if !self.keeps_inner() || self.probing == Some(false) {
             // only RIGHT and FULL depths have rows to return now: no
             // request (a GPU service lost after the last chunk then ends
             // nothing, as it took nothing with it)
             return false;
+        }
+        // a parallel plan: the last process done returns the rows, with
+        // every process's matched rows
+        if let Some(m) = self.shared_matched() {
+            let session = self.session.as_mut().expect("prepared");
+            let bits = session.matched_bits();
+            let bits = bits.unwrap_or_else(|e| {
+                errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(engine_of(self))), &e)
+            });
+            // SAFETY: the query's DSA area; attached in prepare.
+            let last = unsafe {
+                m.merge(self.dsa, &bits);
+                m.arrive()
+            };
+            if !last {
+                return false;
+            }
+            // SAFETY: as above; every process has arrived.
+            let all = unsafe { m.gathered(self.dsa, self.info.depths.len()) };
+            let session = self.session.as_mut().expect("prepared");
+            if let Err(e) = session.merge_matched(&all) {
+                errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(engine_of(self))), &e)
+            }
         }
         let session = self.session.as_mut().expect("prepared");
         let res = if self.agg_spec.is_some() {
@@ -1728,6 +1785,7 @@ impl GpuJoinExec {
                 d.rescan();
             }
             st.unmatched_done = false;
+            st.probing = None;
             // parameters may have changed: sessions are rebuilt; inner
             // relations are re-read only when their parameters changed
             st.params = None;

@@ -33,6 +33,7 @@ pub mod partitions;
 pub mod path;
 pub mod plan;
 pub mod shared_build;
+pub mod shared_matched;
 
 /// The name the plan and EXPLAIN show (`Custom Scan (GpuJoin)`).
 pub const NAME: &std::ffi::CStr = c"GpuJoin";

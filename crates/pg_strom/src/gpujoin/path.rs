@@ -887,7 +887,7 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
         }
         for parallel in [false, true] {
             let Some((inner, partial_inner)) = inner_path(innerrel, parallel) else { continue };
-            if parallel && (!(*joinrel).consider_parallel || kind.keeps_inner()) {
+            if parallel && !(*joinrel).consider_parallel {
                 continue;
             }
             // the outer side: a heap table (depth 1) or a GpuJoin to extend
@@ -950,7 +950,6 @@ unsafe extern "C-unwind" fn gpujoin_pathlist(
                 let keeps = desc.depths.iter().any(|d| JoinKind::from_pg(d.kind).is_some_and(JoinKind::keeps_inner));
                 if desc.depths.len() >= MAX_DEPTHS
                     || partitions::over_partitions(root, desc.outer_relid) && kind.keeps_inner()
-                    || keeps && parallel
                     || keeps && kind.keeps_inner()
                     || kind.keeps_inner() && !desc.host_quals.is_empty()
                 {

@@ -102,6 +102,9 @@ pub struct SharedInner {
     cache_outcome: AtomicU32,
     cache_key: AtomicU64,
     cache_key_len: AtomicU64,
+    /// A RIGHT, FULL, RIGHT SEMI or RIGHT ANTI depth's matched rows,
+    /// gathered from every process (gpujoin::shared_matched).
+    pub matched: crate::gpujoin::shared_matched::SharedMatched,
 }
 
 /// `cache_state` states: nobody looked yet, a process looks, decided.
@@ -183,6 +186,8 @@ impl SharedInner {
     /// # Safety
     /// `dsa` is the area the rows were published in (or NULL: none was).
     pub unsafe fn reset(&self, dsa: *mut pg_sys::dsa_area) {
+        // SAFETY: caller's promise.
+        unsafe { self.matched.reset(dsa) };
         for head in self.heads.iter().chain([&self.dirty_head]) {
             let mut dp = head.swap(0, Ordering::AcqRel);
             while dp != 0 && !dsa.is_null() {

@@ -661,6 +661,21 @@ impl JoinSession for RemoteJoin<'_> {
         self.call(op::JOIN_RESTORE_MATCHED, |_| Ok(()), |_| Ok(()))
     }
 
+    fn matched_bits(&mut self) -> Result<Vec<Vec<u64>>, DeviceError> {
+        self.call(op::JOIN_MATCHED_BITS, |_| Ok(()), wire::get_bit_lists)
+    }
+
+    fn merge_matched(&mut self, bits: &[Vec<u64>]) -> Result<(), DeviceError> {
+        self.call(
+            op::JOIN_MERGE_MATCHED,
+            |w| {
+                wire::put_bit_lists(w, bits);
+                Ok(())
+            },
+            |_| Ok(()),
+        )
+    }
+
     fn inner_bytes(&self) -> usize {
         self.inner_bytes
     }

@@ -22,7 +22,7 @@ pub mod shm;
 pub mod wire;
 
 /// Protocol version (HELLO).
-pub const PROTOCOL_VERSION: u32 = 17;
+pub const PROTOCOL_VERSION: u32 = 18;
 /// The engine number of the CPU engine (GPUs are 0..n).
 pub const CPU_ENGINE: u32 = u32::MAX;
 
@@ -94,6 +94,12 @@ pub mod op {
     /// were before the session's last heap direct request (its answer was
     /// dropped: JoinSession::restore_matched).
     pub const JOIN_RESTORE_MATCHED: u32 = 24;
+    /// The session's matched inner rows, as bits
+    /// (JoinSession::matched_bits).
+    pub const JOIN_MATCHED_BITS: u32 = 25;
+    /// Mark matched the inner rows the payload's bits name
+    /// (JoinSession::merge_matched).
+    pub const JOIN_MERGE_MATCHED: u32 = 26;
 }
 
 /// Reply status words.

@@ -486,6 +486,7 @@ enum Answer {
     Flag(bool),
     Rows(Option<Vec<u8>>),
     Store(Option<crate::devstore::StoreState>),
+    Bits(Vec<Vec<u64>>),
 }
 
 impl Answer {
@@ -521,6 +522,7 @@ impl Answer {
             Answer::Groups(g) => wire::put_groups(w, g),
             Answer::HeapGroups(p) => wire::put_heap_probed(w, p),
             Answer::Clock(c) => wire::put_clock(w, c),
+            Answer::Bits(b) => wire::put_bit_lists(w, b),
         }
     }
 }
@@ -915,6 +917,12 @@ impl Connection {
                     gpu.make_current()?;
                 }
                 s.join.restore_matched()?;
+                Ok(Answer::Empty)
+            }
+            op::JOIN_MATCHED_BITS => Ok(Answer::Bits(self.session(h.session)?.join.matched_bits()?)),
+            op::JOIN_MERGE_MATCHED => {
+                let bits = wire::get_bit_lists(&mut r)?;
+                self.session(h.session)?.join.merge_matched(&bits)?;
                 Ok(Answer::Empty)
             }
             op::INJECT_FAULT => {

@@ -533,6 +533,20 @@ pub fn get_heap_probed(r: &mut Reader<'_>) -> Result<HeapProbed, DeviceError> {
     Ok(HeapProbed { groups, combos, counts, nrows, fallback, keys })
 }
 
+/// Lists of bit words (matched inner rows per depth).
+pub fn put_bit_lists(w: &mut Writer<'_>, lists: &[Vec<u64>]) {
+    w.u64(lists.len() as u64);
+    for l in lists {
+        w.slice(l);
+    }
+}
+
+/// As [`put_bit_lists`] wrote them.
+pub fn get_bit_lists(r: &mut Reader<'_>) -> Result<Vec<Vec<u64>>, DeviceError> {
+    let n = r.count()?;
+    (0..n).map(|_| r.slice::<u64>().map(<[u64]>::to_vec)).collect()
+}
+
 /// A session's engine time.
 pub fn put_clock(w: &mut Writer<'_>, c: &crate::clock::DeviceClock) {
     w.u64(c.total_ns);

@@ -1,0 +1,78 @@
+-- Parallel GpuJoin and GpuPreAgg with a RIGHT, FULL, RIGHT SEMI or RIGHT
+-- ANTI depth: every process probes its share of the scanned rows and
+-- marks the inner rows it matched; the last process done returns the
+-- inner rows no process matched (or those some process matched, for
+-- RIGHT SEMI), each once (gpujoin::shared_matched).  Every answer equals
+-- PostgreSQL's (same_as_off, test/sql/setup.sql).
+SET pg_strom.gpu_setup_cost = 0;
+SET pg_strom.gpu_context_cost = 0;
+SET pg_strom.heap_gather_cost = 0;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+CREATE TABLE gjo_fact AS
+  SELECT i AS id, CASE WHEN i % 97 = 0 THEN NULL ELSE (i * 7) % 30011 END AS pkey, i % 31 AS dkey,
+         (i % 997)::numeric(10,2) AS price
+  FROM generate_series(1, 120000) i;
+-- keys 0..39999: about a quarter of them never meet a fact row
+CREATE TABLE gjo_dim (pkey int, name text, grp int);
+INSERT INTO gjo_dim SELECT i, 'd' || i, i % 13 FROM generate_series(0, 39999) i;
+CREATE TABLE gjo_date AS SELECT i AS dkey, 1990 + i % 7 AS year FROM generate_series(0, 25) i;
+ALTER TABLE gjo_fact SET (parallel_workers = 2);
+ANALYZE gjo_fact, gjo_dim, gjo_date;
+-- (PostgreSQL's hash joins set aside: its Parallel Hash Right Join would
+-- do the same work on the CPU)
+SET enable_hashjoin = off;
+
+-- the plans: a parallel GpuJoin scanning gjo_fact with the dimension's
+-- rows kept, and a parallel GpuPreAgg over it
+SELECT * FROM explain_masked('SELECT d.pkey, d.name, f.id FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey');
+SELECT * FROM explain_masked('SELECT d.grp, count(f.id), sum(f.price) FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey GROUP BY d.grp');
+
+CREATE FUNCTION gjo_parallel_keeping(q text) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE ln text; par bool := false; keeps bool := false;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    par := par OR ln ~ 'Parallel Custom Scan \((GpuJoin|GpuPreAgg)\)';
+    keeps := keeps OR ln ~ 'GpuHashJoin \((Right|Full|Right Semi|Right Anti)\)';
+  END LOOP;
+  RETURN par AND keeps;
+END $$;
+
+SELECT gjo_parallel_keeping(q), same_as_off(q) FROM (VALUES
+  -- RIGHT: the unmatched dimension rows once, NULL-extended
+  ('SELECT d.pkey, d.name, f.id, f.price FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey'),
+  ('SELECT d.pkey, f.id FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey AND f.id % 3 = 0'),
+  -- grouped above it on the device (TPC-H Q13's shape), and counted
+  ('SELECT d.grp, count(f.id) a, sum(f.price) b, count(*) c FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey GROUP BY d.grp'),
+  ('SELECT c, count(*) n FROM (SELECT d.pkey, count(f.id) c FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey GROUP BY d.pkey) x GROUP BY c'),
+  -- FULL: the fact rows without a key too
+  ('SELECT d.pkey, f.id FROM gjo_dim d FULL JOIN gjo_fact f ON f.pkey = d.pkey'),
+  -- RIGHT SEMI and RIGHT ANTI: the dimension rows some fact row meets
+  -- (each once), and those none meets
+  ('SELECT d.pkey, d.name FROM gjo_dim d WHERE EXISTS (SELECT 1 FROM gjo_fact f WHERE f.pkey = d.pkey)'),
+  ('SELECT d.pkey, d.name FROM gjo_dim d WHERE NOT EXISTS (SELECT 1 FROM gjo_fact f WHERE f.pkey = d.pkey)'),
+  ('SELECT d.grp, count(*) n FROM gjo_dim d WHERE NOT EXISTS (SELECT 1 FROM gjo_fact f WHERE f.pkey = d.pkey AND f.id % 2 = 0) GROUP BY d.grp'),
+  -- a depth after the kept one: its unmatched rows joined through it
+  ('SELECT d.pkey, f.id, t.year FROM gjo_fact f JOIN gjo_date t ON f.dkey = t.dkey RIGHT JOIN gjo_dim d ON f.pkey = d.pkey')
+) v(q);
+
+-- without the leader, and with more workers than blocks to share
+SET parallel_leader_participation = off;
+SELECT gjo_parallel_keeping(q), same_as_off(q) FROM (VALUES
+  ('SELECT d.pkey, f.id FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey'),
+  ('SELECT d.grp, count(f.id) FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey GROUP BY d.grp')
+) v(q);
+RESET parallel_leader_participation;
+SET max_parallel_workers_per_gather = 6;
+ALTER TABLE gjo_fact SET (parallel_workers = 6);
+SELECT gjo_parallel_keeping(q), same_as_off(q) FROM (VALUES
+  ('SELECT d.pkey, d.name, f.id FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey')
+) v(q);
+ALTER TABLE gjo_fact SET (parallel_workers = 2);
+SET max_parallel_workers_per_gather = 2;
+
+RESET enable_hashjoin;
+DROP FUNCTION gjo_parallel_keeping(text);
+DROP TABLE gjo_fact, gjo_dim, gjo_date;
