@@ -161,6 +161,11 @@ RESET pg_strom.enable_brin;
 -- (the grouping and the final aggregation cost the same either way)
 SELECT :cost_with_brin < :cost_without / 4 AS cheaper_by_the_ranges_skipped;
 RESET pg_strom.chunk_rows;
+-- (the chunks' partial groups merged on the host are priced by the
+-- chunks: both costs with the same chunk size)
+SET pg_strom.enable_brin = off;
+SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') AS cost_without \gset
+RESET pg_strom.enable_brin;
 SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') = :cost_without
   AS few_rows_kept_costed_as_a_full_scan;
 -- (PostgreSQL's own operator and row costs, as the CPU engine is priced)

@@ -73,6 +73,18 @@ SELECT gjo_parallel_keeping(q), same_as_off(q) FROM (VALUES
 ALTER TABLE gjo_fact SET (parallel_workers = 2);
 SET max_parallel_workers_per_gather = 2;
 
+-- under a nested loop's semi-join (the grouped rows compared with every
+-- outer row)
+SET enable_material = off;
+SELECT * FROM explain_masked('SELECT x FROM generate_series(0, 3) x
+  WHERE x * 1000 < ANY (SELECT count(f.id) FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey GROUP BY d.grp)');
+SELECT gjo_parallel_keeping(q), same_as_off(q) FROM (VALUES
+  ('SELECT x FROM generate_series(0, 12) x
+     WHERE x * 1000 < ANY (SELECT count(f.id) FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey GROUP BY d.grp)'),
+  ('SELECT x FROM generate_series(0, 4) x
+     WHERE x * 2000 < ANY (SELECT d.pkey FROM gjo_dim d WHERE NOT EXISTS (SELECT 1 FROM gjo_fact f WHERE f.pkey = d.pkey))')
+) v(q);
+RESET enable_material;
 RESET enable_hashjoin;
 DROP FUNCTION gjo_parallel_keeping(text);
 DROP TABLE gjo_fact, gjo_dim, gjo_date;
