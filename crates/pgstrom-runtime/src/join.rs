@@ -840,3 +840,33 @@ pub fn merge_bits_into(flags: &mut [u8], bits: &[u64]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{flags_to_bits, merge_bits_into};
+
+    #[test]
+    fn matched_flags_through_bits() {
+        // rows 0, 63, 64 and 129 of 130 matched in one process
+        let mut a = vec![0u8; 130];
+        for r in [0, 63, 64, 129] {
+            a[r] = 1;
+        }
+        let bits = flags_to_bits(&a);
+        assert_eq!(bits.len(), 3);
+        assert_eq!(bits[0], 1 | 1 << 63);
+        assert_eq!(bits[1], 1);
+        assert_eq!(bits[2], 1 << 1);
+        // merged into another process's flags: the union, nothing else
+        let mut b = vec![0u8; 130];
+        b[5] = 1;
+        merge_bits_into(&mut b, &bits);
+        let set: Vec<usize> = b.iter().enumerate().filter(|(_, f)| **f != 0).map(|(r, _)| r).collect();
+        assert_eq!(set, vec![0, 5, 63, 64, 129]);
+        // bits past the flags' end are ignored; no rows, no words
+        let mut short = vec![0u8; 64];
+        merge_bits_into(&mut short, &bits);
+        assert_eq!(short.iter().filter(|f| **f != 0).count(), 2);
+        assert!(flags_to_bits(&[]).is_empty());
+    }
+}
