@@ -854,7 +854,7 @@ mod tests {
         }
         let bits = flags_to_bits(&a);
         assert_eq!(bits.len(), 3);
-        assert_eq!(bits[0], 1 | 1 << 63);
+        assert_eq!(bits[0], 1 | (1 << 63));
         assert_eq!(bits[1], 1);
         assert_eq!(bits[2], 1 << 1);
         // merged into another process's flags: the union, nothing else
