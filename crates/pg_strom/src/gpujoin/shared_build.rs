@@ -37,8 +37,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use pgrx::pg_sys;
 use pgstrom_runtime::join::{MAX_DEPTHS, MAX_KEYS};
 
-/// The phase word's bit set once the build is over.
-const BUILT: u64 = 1 << 63;
+use crate::pg::phase::PhaseWord;
 
 /// A contribution of rows bigger than this is published in parts.
 pub const PUBLISH_BYTES: usize = 32 << 20;
@@ -59,8 +58,9 @@ const LOAD_DONE: u32 = 2;
 #[repr(C)]
 pub struct SharedInner {
     cv: pg_sys::ConditionVariable,
-    /// [`BUILT`], or the number of processes building.
-    phase: AtomicU64,
+    /// The processes building, until the last is done (the build is
+    /// over then).
+    phase: PhaseWord,
     /// Per depth: the newest contribution (a dsa_pointer; 0 = none).
     heads: [AtomicU64; MAX_DEPTHS],
     /// Per depth whose inner plan is not partial: taken by a process.
@@ -219,7 +219,7 @@ impl SharedInner {
         self.load.store(LOAD_FREE, Ordering::Relaxed);
         self.loads.store(0, Ordering::Relaxed);
         self.attaches.store(0, Ordering::Relaxed);
-        self.phase.store(0, Ordering::Release);
+        self.phase.reset();
     }
 
     /// The key the loader keeps the inner relations under in its engine.
@@ -425,19 +425,11 @@ impl SharedInner {
     /// Join the build if it still runs (true: this process builds, then
     /// calls [`Self::arrive_and_wait`]); false: it is over.
     pub fn attach(&self) -> bool {
-        let mut cur = self.phase.load(Ordering::Acquire);
-        loop {
-            if cur & BUILT != 0 {
-                return false;
-            }
-            match self.phase.compare_exchange_weak(cur, cur + 1, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => {
-                    self.builders.fetch_add(1, Ordering::Relaxed);
-                    return true;
-                }
-                Err(now) => cur = now,
-            }
+        let attached = self.phase.attach();
+        if attached {
+            self.builders.fetch_add(1, Ordering::Relaxed);
         }
+        attached
     }
 
     /// Take depth `d`'s non-partial inner plan (true: this process runs it).
@@ -543,22 +535,12 @@ impl SharedInner {
     /// in the DSM area.
     pub unsafe fn arrive_and_wait(&self, build_ns: u64) {
         self.build_ns.fetch_max(build_ns, Ordering::Relaxed);
-        let mut cur = self.phase.load(Ordering::Acquire);
-        loop {
-            let next = if cur & !BUILT <= 1 { BUILT } else { cur - 1 };
-            match self.phase.compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => {
-                    if next == BUILT {
-                        self.wake_all();
-                        return;
-                    }
-                    break;
-                }
-                Err(now) => cur = now,
-            }
+        if self.phase.arrive() {
+            self.wake_all();
+            return;
         }
         // SAFETY: caller's promise; the last to arrive wakes everyone.
-        unsafe { self.sleep_until(|| self.phase.load(Ordering::Acquire) & BUILT != 0) }
+        unsafe { self.sleep_until(|| self.phase.done()) }
     }
 
     /// Every minimal tuple of depth `d` (after the build), as bytes.

@@ -16,22 +16,20 @@
 //! A process attaches before its first chunk.  One that comes after the
 //! last has arrived (a worker started late: the scan is over, every
 //! block handed out) neither probes nor returns anything: the rows were
-//! returned already.  The phase word works as the shared build's does
-//! (PostgreSQL's Barrier with dynamic attach, without the wait).
+//! returned already (`pg::phase`, without the wait the shared build has).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use pgrx::pg_sys;
 use pgstrom_runtime::join::MAX_DEPTHS;
 
-/// The phase word's bit set once the last process probing is done.
-const PROBED: u64 = 1 << 63;
+use crate::pg::phase::PhaseWord;
 
 /// The matched rows' part of the node's DSM area.
 #[repr(C)]
 pub struct SharedMatched {
-    /// The processes probing, and [`PROBED`] once the last is done.
-    phase: AtomicU64,
+    /// The processes probing, until the last is done.
+    phase: PhaseWord,
     /// Per depth: the bit words of every process's matched rows so far
     /// (a dsa_pointer; 0: none yet), and how many words it holds.
     bits: [AtomicU64; MAX_DEPTHS],
@@ -42,16 +40,7 @@ impl SharedMatched {
     /// Take part in the probing if it still goes on (true: probe, then
     /// [`Self::arrive`]); false: it is over, the rows were returned.
     pub fn attach(&self) -> bool {
-        let mut cur = self.phase.load(Ordering::Acquire);
-        loop {
-            if cur & PROBED != 0 {
-                return false;
-            }
-            match self.phase.compare_exchange_weak(cur, cur + 1, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return true,
-                Err(now) => cur = now,
-            }
-        }
+        self.phase.attach()
     }
 
     /// OR this process's matched rows (`bits`, per depth, as
@@ -109,15 +98,7 @@ impl SharedMatched {
     /// # Safety
     /// Once per [`Self::attach`] that returned true.
     pub unsafe fn arrive(&self) -> bool {
-        let mut cur = self.phase.load(Ordering::Acquire);
-        loop {
-            let last = cur & !PROBED <= 1;
-            let next = if last { PROBED } else { cur - 1 };
-            match self.phase.compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return last,
-                Err(now) => cur = now,
-            }
-        }
+        self.phase.arrive()
     }
 
     /// Every process's matched rows, per depth (`ndepths`; empty where no
@@ -155,6 +136,6 @@ impl SharedMatched {
                 unsafe { pg_sys::dsa_free(dsa, dp) };
             }
         }
-        self.phase.store(0, Ordering::Release);
+        self.phase.reset();
     }
 }

@@ -39,9 +39,11 @@
 
 use std::ffi::CString;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use pgrx::pg_sys;
+
+use crate::pg::phase::PhaseWord;
 
 /// Partitions of the exchange: each a shared tuplestore, the unit a
 /// process claims.
@@ -51,10 +53,9 @@ pub const PARTITIONS: usize = 32;
 /// partitions' shared tuplestores.
 #[repr(C)]
 struct Head {
-    /// The processes writing their groups, and [`WRITTEN`] once the last
-    /// of them is done (PostgreSQL's Barrier with dynamic attach, two
-    /// phases: write, then read).
-    phase: AtomicU64,
+    /// The processes writing their groups, until the last of them is done
+    /// (two phases: write, then read).
+    phase: PhaseWord,
     /// Where the writers wait for the last one.
     cv: pg_sys::ConditionVariable,
     /// The next partition to claim.
@@ -64,9 +65,6 @@ struct Head {
     handle: pg_sys::dsm_handle,
     fileset: pg_sys::SharedFileSet,
 }
-
-/// The phase word's bit set once every writer is done.
-const WRITTEN: u64 = 1 << 63;
 
 /// The wait event of a process waiting for the others' groups.
 fn wait_event() -> u32 {
@@ -79,16 +77,7 @@ impl Head {
     /// Take part in the writing if it still goes on (true: write, then
     /// [`Self::arrive_and_wait`]); false: it is over.
     fn attach(&self) -> bool {
-        let mut cur = self.phase.load(Ordering::Acquire);
-        loop {
-            if cur & WRITTEN != 0 {
-                return false;
-            }
-            match self.phase.compare_exchange_weak(cur, cur + 1, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return true,
-                Err(now) => cur = now,
-            }
-        }
+        self.phase.attach()
     }
 
     /// This writer is done: wait until every writer is (the last wakes
@@ -98,23 +87,16 @@ impl Head {
     /// Once per [`Self::attach`] that returned true; `self` lives in the
     /// DSM area.
     unsafe fn arrive_and_wait(&self) {
-        let mut cur = self.phase.load(Ordering::Acquire);
-        loop {
-            let next = if cur & !WRITTEN <= 1 { WRITTEN } else { cur - 1 };
-            match self.phase.compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => break,
-                Err(now) => cur = now,
-            }
-        }
+        self.phase.arrive();
         let cv = &raw const self.cv as *mut pg_sys::ConditionVariable;
         // SAFETY: the area's condition variable.
         unsafe {
-            if self.phase.load(Ordering::Acquire) & WRITTEN != 0 {
+            if self.phase.done() {
                 pg_sys::ConditionVariableBroadcast(cv);
                 return;
             }
             pg_sys::ConditionVariablePrepareToSleep(cv);
-            while self.phase.load(Ordering::Acquire) & WRITTEN == 0 {
+            while !self.phase.done() {
                 pg_sys::ConditionVariableSleep(cv, wait_event());
             }
             pg_sys::ConditionVariableCancelSleep();
@@ -123,7 +105,7 @@ impl Head {
 
     /// Back to the first phase, nobody attached (a rescan).
     fn reset(&self) {
-        self.phase.store(0, Ordering::Release);
+        self.phase.reset();
         self.next.store(0, Ordering::Relaxed);
     }
 }

@@ -10,6 +10,7 @@ pub mod cost;
 pub mod explain;
 pub mod list;
 pub mod memctx;
+pub mod phase;
 
 use pgrx::pg_sys;
 
