@@ -89,6 +89,16 @@ SELECT gjo_parallel_keeping(q, since), same_as_off(q) FROM (VALUES
   ('SELECT x FROM generate_series(0, 4) x
      WHERE x * 2000 < ANY (SELECT d.pkey FROM gjo_dim d WHERE NOT EXISTS (SELECT 1 FROM gjo_fact f WHERE f.pkey = d.pkey))', 160000)
 ) v(q, since);
+-- rescanned whole, once per outer row (the Gather restarts its workers;
+-- the matched rows' bits start empty each time)
+SELECT * FROM explain_masked('SELECT g.y, x.n, x.m FROM generate_series(1, 3) g(y),
+  LATERAL (SELECT count(*) n, count(s.id) m FROM (SELECT d.pkey, f.id FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey OFFSET 0) s
+           WHERE s.pkey % 3 = g.y - 1) x');
+SELECT gjo_parallel_keeping(q), same_as_off(q) FROM (VALUES
+  ('SELECT g.y, x.n, x.m FROM generate_series(1, 3) g(y),
+     LATERAL (SELECT count(*) n, count(s.id) m FROM (SELECT d.pkey, f.id FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey OFFSET 0) s
+              WHERE s.pkey % 3 = g.y - 1) x')
+) v(q);
 RESET enable_material;
 RESET enable_hashjoin;
 DROP FUNCTION gjo_parallel_keeping(text, int);

@@ -1247,6 +1247,12 @@ impl GpuJoinExec {
         if self.agg_spec.is_some() { "GpuPreAgg" } else { "GpuJoin" }
     }
 
+    /// Raise the engine's error `e` as this node's: "GpuJoin on the GPU
+    /// failed" and the error's SQLSTATE, detail and hint.
+    pub(crate) fn raise_engine_error(&mut self, e: &DeviceError) -> ! {
+        errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(engine_of(self))), e)
+    }
+
     /// The value of column `key` of source `s` at `row` (NULL at
     /// NULL_ROW, the NULL-extended side).
     pub(crate) unsafe fn source_value(&mut self, s: u8, key: i16, row: u32) -> (bool, pg_sys::Datum) {
@@ -1592,7 +1598,7 @@ impl GpuJoinExec {
                         // states and context the parameters came from)
                         params::reraise_failed_param(&self.param_exprs, params, (*node).ss.ps.ps_ExprContext);
                     }
-                    errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(engine_of(self))), &e)
+                    self.raise_engine_error(&e)
                 }
             };
             let stage_counts = match &out {
@@ -1668,9 +1674,7 @@ impl GpuJoinExec {
         if let Some(m) = self.shared_matched() {
             let session = self.session.as_mut().expect("prepared");
             let bits = session.matched_bits();
-            let bits = bits.unwrap_or_else(|e| {
-                errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(engine_of(self))), &e)
-            });
+            let bits = bits.unwrap_or_else(|e| self.raise_engine_error(&e));
             // SAFETY: the query's DSA area; attached in prepare.
             let last = unsafe {
                 m.merge(self.dsa, &bits);
@@ -1683,7 +1687,7 @@ impl GpuJoinExec {
             let all = unsafe { m.gathered(self.dsa, self.info.depths.len()) };
             let session = self.session.as_mut().expect("prepared");
             if let Err(e) = session.merge_matched(&all) {
-                errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(engine_of(self))), &e)
+                self.raise_engine_error(&e)
             }
         }
         let session = self.session.as_mut().expect("prepared");
@@ -1709,9 +1713,7 @@ impl GpuJoinExec {
                 self.groups = g;
                 self.direct_keys = None;
             }
-            Err(e) => {
-                errors::raise(&format!("{} on {} failed", self.name(), errors::engine_phrase(engine_of(self))), &e)
-            }
+            Err(e) => self.raise_engine_error(&e),
         }
         true
     }

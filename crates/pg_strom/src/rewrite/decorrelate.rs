@@ -47,8 +47,8 @@ use pgrx::pg_sys;
 
 use super::magic_set;
 use super::query::{
-    Grouping, add_subquery, builtin_aggregate_name, distinct_underestimated, group_clause, grouping_of,
-    plain_aggregation, range_tbl_ref, sublinks_of, target_entry,
+    Grouping, add_subquery, builtin_aggregate_name, distinct_underestimated, each_select_level, group_clause,
+    grouping_of, plain_aggregation, range_tbl_ref, sublinks_of, target_entry,
 };
 use crate::guc;
 use crate::pg::list::{from_list, to_list};
@@ -116,39 +116,17 @@ unsafe fn any_sublinks(q: *mut pg_sys::Query) -> bool {
 
 /// Rewrite the sub-queries of `q` and of its nested queries; how many.
 unsafe fn rewrite_query(q: *mut pg_sys::Query, restrict: bool) -> Rewritten {
-    // SAFETY: a valid Query of our copy.
+    let mut n = Rewritten::default();
+    // SAFETY: a valid Query of our copy; each level is changed in place
+    // after its nested queries.
     unsafe {
-        let mut n = Rewritten::default();
-        if q.is_null() || (*q).commandType != pg_sys::CmdType::CMD_SELECT {
-            return n;
-        }
-        for rte in from_list((*q).rtable) {
-            let rte = rte as *mut pg_sys::RangeTblEntry;
-            if (*rte).rtekind == pg_sys::RTEKind::RTE_SUBQUERY {
-                n += rewrite_query((*rte).subquery, restrict);
+        each_select_level(q, &mut |q| {
+            if (*q).setOperations.is_null() && !(*q).jointree.is_null() && !(*(*q).jointree).quals.is_null() {
+                n += rewrite_level(q, restrict);
             }
-        }
-        for cte in from_list((*q).cteList) {
-            let cte = cte as *mut pg_sys::CommonTableExpr;
-            if !(*cte).cterecursive
-                && !(*cte).ctequery.is_null()
-                && (*(*cte).ctequery).type_ == pg_sys::NodeTag::T_Query
-            {
-                n += rewrite_query((*cte).ctequery.cast(), restrict);
-            }
-        }
-        if (*q).jointree.is_null() || (*(*q).jointree).quals.is_null() {
-            return n;
-        }
-        // the sub-queries of the WHERE clause's sub-links (IN, EXISTS, ...)
-        for s in sublinks_of((*(*q).jointree).quals) {
-            n += rewrite_query((*s).subselect.cast(), restrict);
-        }
-        if (*q).setOperations.is_null() {
-            n += rewrite_level(q, restrict);
-        }
-        n
-    }
+        })
+    };
+    n
 }
 
 /// Rewrite the top-level WHERE conjuncts of `q` that compare with a

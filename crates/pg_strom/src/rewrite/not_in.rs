@@ -50,38 +50,21 @@ pub(super) unsafe fn rewrite(q: *mut pg_sys::Query) -> usize {
 
 /// [`rewrite`] of one query and the queries nested in it.
 unsafe fn rewrite_query(q: *mut pg_sys::Query) -> usize {
-    // SAFETY: a valid Query.
+    let mut n = 0;
+    // SAFETY: a valid Query; each level is changed in place after its
+    // nested queries.
     unsafe {
-        if q.is_null() || (*q).commandType != pg_sys::CmdType::CMD_SELECT || !(*q).utilityStmt.is_null() {
-            return 0;
-        }
-        let mut n = 0;
-        for rte in from_list((*q).rtable) {
-            let rte = rte as *mut pg_sys::RangeTblEntry;
-            if (*rte).rtekind == pg_sys::RTEKind::RTE_SUBQUERY {
-                n += rewrite_query((*rte).subquery);
+        super::query::each_select_level(q, &mut |q| {
+            if (*q).setOperations.is_null() && !(*q).jointree.is_null() && !(*(*q).jointree).quals.is_null() {
+                for c in from_list(pg_sys::make_ands_implicit((*(*q).jointree).quals.cast())) {
+                    if rewrite_conjunct(q, c) {
+                        n += 1;
+                    }
+                }
             }
-        }
-        for cte in from_list((*q).cteList) {
-            let cte = cte as *mut pg_sys::CommonTableExpr;
-            if !(*cte).ctequery.is_null() && (*(*cte).ctequery).type_ == pg_sys::NodeTag::T_Query {
-                n += rewrite_query((*cte).ctequery.cast());
-            }
-        }
-        if (*q).jointree.is_null() || (*(*q).jointree).quals.is_null() {
-            return n;
-        }
-        for c in from_list(pg_sys::make_ands_implicit((*(*q).jointree).quals.cast())) {
-            // the sub-queries of the conjunct's sub-links first
-            for s in super::query::sublinks_of(c) {
-                n += rewrite_query((*s).subselect.cast());
-            }
-            if (*q).setOperations.is_null() && rewrite_conjunct(q, c) {
-                n += 1;
-            }
-        }
-        n
-    }
+        })
+    };
+    n
 }
 
 /// Conjunct `c` of `q`'s WHERE clause, when it is `NOT (x IN (SELECT y

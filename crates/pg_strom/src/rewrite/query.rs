@@ -1,8 +1,11 @@
 //! Pieces of Query trees both rewrites build or test: a type's grouping
 //! operators and the GROUP BY clause made of them, range table references
-//! and sub-query entries, and the name of a plain built-in aggregate.
+//! and sub-query entries, the name of a plain built-in aggregate, and the
+//! walk over a query's SELECT levels.
 
 use pgrx::pg_sys;
+
+use crate::pg::list::from_list;
 
 /// How values of a type are grouped: its default equality, and the sort
 /// operator and hashability PostgreSQL's grouping uses.
@@ -280,6 +283,46 @@ pub(super) unsafe fn aggregates_of(node: *mut pg_sys::Node) -> Vec<*mut pg_sys::
     // SAFETY: caller's promise.
     unsafe { walker(node, (&mut out as *mut Vec<*mut pg_sys::Node>).cast()) };
     out
+}
+
+/// Call `f` on each SELECT level of `q`, nested ones first: the queries in
+/// its FROM clause, in its non-recursive WITH clause and in the sub-links
+/// of its WHERE clause, then `q` itself (the rewrites that change one level
+/// in place: a level's own sub-queries are done before it).  Levels that
+/// are not a plain SELECT (a utility statement, a data-modifying query)
+/// and their nested queries are skipped; `f` sees set operations' levels
+/// too and decides for itself.
+///
+/// # Safety
+/// A valid Query (or NULL); `f` may change the level it is given.
+pub(super) unsafe fn each_select_level(q: *mut pg_sys::Query, f: &mut dyn FnMut(*mut pg_sys::Query)) {
+    // SAFETY: a valid Query.
+    unsafe {
+        if q.is_null() || (*q).commandType != pg_sys::CmdType::CMD_SELECT || !(*q).utilityStmt.is_null() {
+            return;
+        }
+        for rte in from_list((*q).rtable) {
+            let rte = rte as *mut pg_sys::RangeTblEntry;
+            if (*rte).rtekind == pg_sys::RTEKind::RTE_SUBQUERY {
+                each_select_level((*rte).subquery, f);
+            }
+        }
+        for cte in from_list((*q).cteList) {
+            let cte = cte as *mut pg_sys::CommonTableExpr;
+            if !(*cte).cterecursive
+                && !(*cte).ctequery.is_null()
+                && (*(*cte).ctequery).type_ == pg_sys::NodeTag::T_Query
+            {
+                each_select_level((*cte).ctequery.cast(), f);
+            }
+        }
+        if !(*q).jointree.is_null() && !(*(*q).jointree).quals.is_null() {
+            for s in sublinks_of((*(*q).jointree).quals) {
+                each_select_level((*s).subselect.cast(), f);
+            }
+        }
+        f(q);
+    }
 }
 
 /// The sub-links of `node`, not those inside their sub-queries.
