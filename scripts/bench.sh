@@ -39,6 +39,7 @@ if [ -e .carry/build.tar.xz ] && [ -z "${PGSTROM_VAR:-}" ] && [ ! -x .deps/pg/em
   mkdir -p "$PGSTROM_VAR"
   . scripts/env.sh
   . scripts/carry-install.sh
+  [ -d "$PGSTROM_VAR/device_code_seed" ] && export PGSTROM_DEVICE_CODE_SEED=$PGSTROM_VAR/device_code_seed
 else
   . scripts/env.sh
 fi
@@ -83,3 +84,9 @@ elif [ "$bench" = tpch ]; then
 else
   python3 bench/ssb/ssb.py all --sf "$sf" --data "$RUN/ssb-data" --out "$out" "$@"
 fi
+rc=$?
+# the device code this machine built, for .carry/device_code (carry-install.sh)
+if [ -n "${OUT:-}" ] && ls "$dir"/data/pg_strom/device_code/pg_strom-sm_*.cubin >/dev/null 2>&1; then
+  mkdir -p "$OUT/device_code" && cp "$dir"/data/pg_strom/device_code/pg_strom-sm_* "$OUT/device_code/"
+fi
+exit $rc

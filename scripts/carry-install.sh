@@ -17,6 +17,16 @@ cp .carry/ext/pg_strom.so "$("$PG_CONFIG" --pkglibdir)/"
 cp .carry/ext/pg_strom.control .carry/ext/pg_strom--*.sql "$("$PG_CONFIG" --sharedir)/extension/"
 cp .carry/ext/pg2arrow "$("$PG_CONFIG" --bindir)/"
 chmod -R a+rX "$DEPS/pg"
+# device code a GPU machine built from these sources before (brought back
+# from its $OUT/device_code by hand into .carry/device_code, which `make
+# gpu-bundle` keeps): the test and benchmark clusters start from it instead
+# of running NVRTC for minutes (the cache's key covers the sources, the
+# architecture and NVRTC's version, so a stale file is never loaded)
+if ls .carry/device_code/pg_strom-*.cubin >/dev/null 2>&1; then
+  mkdir -p "$PGSTROM_VAR/device_code_seed"
+  cp .carry/device_code/pg_strom-* "$PGSTROM_VAR/device_code_seed/"
+  chmod -R a+rX "$PGSTROM_VAR/device_code_seed"
+fi
 if [ "$(id -u)" = 0 ] && ! id -u "$PG_OS_USER" >/dev/null 2>&1; then
   useradd --system --no-create-home --shell /bin/bash "$PG_OS_USER"
 fi

