@@ -99,6 +99,47 @@ SELECT gjo_parallel_keeping(q), same_as_off(q) FROM (VALUES
      LATERAL (SELECT count(*) n, count(s.id) m FROM (SELECT d.pkey, f.id FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey OFFSET 0) s
               WHERE s.pkey % 3 = g.y - 1) x')
 ) v(q);
+
+-- through the GPU service (its CPU engine here): each process's matched
+-- rows are taken from its session there and the last process's merged
+-- into it (the service's requests for them), and the fact table's
+-- all-visible blocks are read from its files by the service (the heap
+-- direct path); then with every such answer dropped (as when a block
+-- changes during the read): the matched rows the dropped answer marked
+-- are forgotten and its blocks read again through the buffer manager
+SET pg_strom.cpu_engine_in_service = on;
+VACUUM (FREEZE, ANALYZE) gjo_fact;
+CHECKPOINT;
+-- (whether the service read blocks of the fact table from its files; true
+-- also before the PostgreSQL version whose planner makes the join kind)
+CREATE FUNCTION gjo_direct(q text, since int, by_service bool) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE ln text; m text[];
+BEGIN
+  IF current_setting('server_version_num')::int < since THEN
+    RETURN true;
+  END IF;
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
+    m := regexp_match(ln, 'Heap Direct Read: ([0-9]+) blocks .* ([0-9]+) through the buffer manager');
+    IF m IS NOT NULL THEN
+      RETURN (m[1]::int > 0) = by_service AND (by_service OR m[2]::int > 0);
+    END IF;
+  END LOOP;
+  RETURN false;
+END $$;
+CREATE TABLE gjo_queries (n int, q text, since int);
+INSERT INTO gjo_queries VALUES
+  (1, 'SELECT d.pkey, d.name, f.id, f.price FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey', 0),
+  (2, 'SELECT d.grp, count(f.id) a, sum(f.price) b, count(*) c FROM gjo_dim d LEFT JOIN gjo_fact f ON f.pkey = d.pkey GROUP BY d.grp', 0),
+  (3, 'SELECT d.pkey, f.id FROM gjo_dim d FULL JOIN gjo_fact f ON f.pkey = d.pkey', 0),
+  (4, 'SELECT d.pkey, d.name FROM gjo_dim d WHERE EXISTS (SELECT 1 FROM gjo_fact f WHERE f.pkey = d.pkey)', 180000),
+  (5, 'SELECT d.pkey, d.name FROM gjo_dim d WHERE NOT EXISTS (SELECT 1 FROM gjo_fact f WHERE f.pkey = d.pkey)', 160000);
+SELECT n, gjo_parallel_keeping(q, since), gjo_direct(q, since, true), same_as_off(q) FROM gjo_queries ORDER BY n;
+SET pg_strom.debug_drop_heap_direct_answers = 1;
+SELECT n, gjo_parallel_keeping(q, since), gjo_direct(q, since, false), same_as_off(q) FROM gjo_queries ORDER BY n;
+RESET pg_strom.debug_drop_heap_direct_answers;
+RESET pg_strom.cpu_engine_in_service;
+DROP TABLE gjo_queries;
+DROP FUNCTION gjo_direct(text, int, bool);
 RESET enable_material;
 RESET enable_hashjoin;
 DROP FUNCTION gjo_parallel_keeping(text, int);
