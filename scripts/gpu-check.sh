@@ -54,8 +54,24 @@ echo "NVRTC: ${nvrtc:-none found}"
 #   sql      the SQL suites, Arrow, isolation, service, pg2arrow, differential harness
 #   sql2     planner shapes, soak, SSB SF 0.01, PostgreSQL's regression SQL, docs
 #   cluster  devices, NVRTC build and cache, self-test, GPU preference, GpuScan check
+#   tests    only the pg_regress tests named in PGSTROM_GPU_TESTS (a quick
+#            re-check of a few after a change; not part of the default)
 parts=" ${PGSTROM_GPU_CHECK_PARTS:-runtime sql sql2 cluster} "
 part() { [[ "$parts" == *" $1 "* ]]; }
+
+if part tests; then
+echo "== pg_regress tests on the GPU: ${PGSTROM_GPU_TESTS:-none named}"
+read -ra named <<<"${PGSTROM_GPU_TESTS:-}"
+if [ ${#named[@]} -eq 0 ]; then
+  step FAIL "tests: PGSTROM_GPU_TESTS names no test"
+elif PGSTROM_EXPECT_GPU=1 PGSTROM_DEVICE_CODE_SEED="$PGSTROM_VAR/device_code_seed" PGSTROM_RESULTS="$PGSTROM_VAR/results" \
+   scripts/sql-test.sh "${named[@]}" 2>&1 | tee "$out/tests.log"; then
+  step PASS "tests (GPU variant): ${named[*]}"
+else
+  cp "$PGSTROM_VAR/results/sql-test/regression.diffs" "$out/" 2>/dev/null
+  step FAIL "tests (GPU variant): ${named[*]} (see regression.diffs)"
+fi
+fi
 
 if part runtime; then
 echo "== runtime tests on the GPU"
