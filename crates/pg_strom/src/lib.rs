@@ -38,6 +38,7 @@ use pgrx::prelude::*;
 pub mod arrow_fdw;
 pub mod chunk;
 pub mod codegen;
+pub mod crash_report;
 pub mod customscan;
 pub mod device_eval;
 pub mod discovery_worker;
@@ -76,6 +77,7 @@ pub extern "C-unwind" fn _PG_init() {
         .report(PgLogLevel::ERROR);
         return;
     }
+    crash_report::init();
     guc::init();
     gpu_preference::init_guc();
     // waits for the GPU service stop for query cancels and timeouts
