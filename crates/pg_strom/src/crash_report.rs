@@ -103,6 +103,7 @@ extern "C" fn handler(sig: c_int, info: *mut libc::siginfo_t, _ctx: *mut c_void)
         say(hex(unsafe { (*info).si_addr() } as usize, &mut h));
     }
     // where pg_strom.so lies: offsets in it are base-relative
+    // SAFETY: Dl_info is plain pointers, valid when zeroed.
     let mut dl: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr reads the loader's tables (not strictly
     // async-signal-safe, but the process is going down anyway).
