@@ -100,6 +100,10 @@ SELECT g, (SELECT count(*) FROM sorted WHERE val = g AND ymd < 19940301) FROM ge
 -- the later rows found no batch)
 SELECT m, (SELECT count(*) FROM sorted WHERE ymd >= m AND ymd < m + 100)
   FROM (VALUES (19940101), (19940501), (19940901)) v(m);
+-- a hint whose value is made of an initplan's result: evaluated at the
+-- first batch (at executor start the initplan's Param holds nothing yet,
+-- and the cast read it as a NULL pointer: a crash)
+SELECT count(*), sum(val) FROM sorted WHERE ymd >= (SELECT '19940501'::text)::int;
 -- (pg_strom is off here: the FDW's own scan; again as a GpuScan below)
 RESET enable_hashjoin;
 RESET enable_mergejoin;
@@ -130,6 +134,7 @@ SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AN
 SET pg_strom.enabled = off;
 SELECT count(*), sum(val) FROM sorted WHERE ymd BETWEEN 19940301 AND 19940430 AND val % 7 = 3;
 SET pg_strom.enabled = on;
+SELECT count(*), sum(val) FROM sorted WHERE ymd >= (SELECT '19940501'::text)::int;
 -- the correlated sub-query above as a GpuScan: its hint's Param is
 -- evaluated again at each rescan too
 SELECT m, (SELECT count(*) FROM sorted WHERE ymd >= m AND ymd < m + 100)

@@ -132,7 +132,8 @@ pub struct Hint {
 }
 
 impl Hint {
-    /// Hints from hint clauses (see [`hint_clauses`]), values evaluated now.
+    /// Hints from hint clauses (see [`hint_clauses`]); their values are
+    /// evaluated by [`Self::refresh`] before the first batch is chosen.
     ///
     /// # Safety
     /// Executor start, `ps` the scan's PlanState; `columns` the scan's
@@ -166,9 +167,14 @@ impl Hint {
                 if cmp == crate::pg::compat::cmp::EQ && (le_fn == pg_sys::InvalidOid || ge_fn == pg_sys::InvalidOid) {
                     continue;
                 }
+                if pg_sys::contain_var_clause(args[1]) {
+                    continue;
+                }
+                // Evaluated at the scan's first batch (`refresh`), not now:
+                // at executor start the Params of the query's initplans
+                // hold no value yet (their plans are set up after this
+                // node's), and a function of one read a NULL pointer.
                 let state = pg_sys::ExecInitExpr(args[1].cast(), ps);
-                let value = crate::pg::eval_for_scan(state, ps);
-                let state_kept = if pg_sys::contain_var_clause(args[1]) { std::ptr::null_mut() } else { state };
                 out.push(Hint {
                     field,
                     coltype,
@@ -177,8 +183,8 @@ impl Hint {
                     op_fn: pg_sys::get_opcode((*op).opno),
                     le_fn,
                     ge_fn,
-                    value,
-                    state: state_kept,
+                    value: None,
+                    state,
                     ps,
                 });
             }
@@ -186,7 +192,8 @@ impl Hint {
         }
     }
 
-    /// Evaluate the value again, as at the scan's start: after a rescan,
+    /// Evaluate the value: before the scan's first batch (the initplans'
+    /// Params are computed then, on first use), and again after a rescan,
     /// whose Params (a correlated sub-query's, a nested loop's) may have
     /// new values.  Once a value held the Param's first value, and every
     /// later rescan skipped the batches by it.
