@@ -112,6 +112,21 @@ SELECT g, count(DISTINCT x) FROM ds_f GROUP BY g;
 RESET ROLE;
 RESET pg_strom.debug_prefer_rewrites;
 
+-- Without pg_strom.debug_prefer_rewrites: a rewritten plan that removes
+-- the duplicates by PostgreSQL's own hash aggregate (here no GpuPreAgg
+-- may group them) must cost a tenth of the plan as written, whose sort
+-- PostgreSQL prices in full, while it prices hashing wide keys as if they
+-- were integers; at half the cost the plan as written is kept.  (A low
+-- gpu_setup_cost: a query costing less than 100 of it is planned once.)
+SET pg_strom.gpu_setup_cost = 1;
+SET pg_strom.enable_gpupreagg = off;
+SELECT ds_rewritten('SELECT d.name, f.h, count(DISTINCT f.x) AS c FROM ds_f f, ds_d d WHERE f.g = d.g AND f.id % 7 <> 0 GROUP BY d.name, f.h ORDER BY c DESC, d.name, f.h');
+SET pg_strom.debug_prefer_rewrites = on;
+SELECT ds_rewritten('SELECT d.name, f.h, count(DISTINCT f.x) AS c FROM ds_f f, ds_d d WHERE f.g = d.g AND f.id % 7 <> 0 GROUP BY d.name, f.h ORDER BY c DESC, d.name, f.h');
+RESET pg_strom.debug_prefer_rewrites;
+RESET pg_strom.enable_gpupreagg;
+RESET pg_strom.gpu_setup_cost;
+
 DEALLOCATE ds_p;
 DROP VIEW ds_view;
 DROP TABLE ds_f, ds_d, ds_empty, ds_p_off, ds_p_custom, ds_p_generic;

@@ -1025,15 +1025,19 @@ pub(crate) unsafe fn preagg_path(
         // (the device's work, shared by the processes as the join's is)
         let reads_itself = crate::customscan::cost::device_reads_itself(outer, rte);
         let device_rows = rows_in / crate::customscan::cost::device_divisor(outer, rte, workers, reads_itself);
+        let numeric = numeric_state_cost(exprs, partial_proc, partial_total);
+        let keys = host_key_cost(root, exprs, desc.outer_relid, partial_total);
         let reduce = device_rows * crate::customscan::cost::device_operator_cost() * (nkeys + nops + 1) as f64
             + partial_proc * pg_sys::cpu_tuple_cost
             + merging
-            + numeric_state_cost(exprs, partial_proc, partial_total)
-            + host_key_cost(root, exprs, desc.outer_relid, partial_total)
+            + numeric
+            + keys
             + filter_cost;
         pgrx::debug2!(
             "GpuPreAgg: {workers} workers, {rows_in:.0} rows in, {groups:.0} groups, {nchunks:.0} chunks, \
-         {partial_total:.0} partial groups, cost {:.2}",
+         {partial_total:.0} partial groups, cost {:.2} (input {total:.2} less formed rows {formed:.2}, direct \
+         share {direct:.2}, unread {unread:.2}; reduction {reduce:.2}: merging {merging:.2}, numeric states \
+         {numeric:.2}, host keys {keys:.2})",
             (total - formed - direct - unread + reduce).max(startup)
         );
         desc.agg = Some(AggDesc { target: exprs.to_vec(), rows_in, groups, having, exchange: Vec::new() });
