@@ -58,14 +58,18 @@ echo "NVRTC: ${nvrtc:-none found}"
 #            re-check of a few after a change; not part of the default)
 parts=" ${PGSTROM_GPU_CHECK_PARTS:-runtime sql sql2 cluster} "
 part() { [[ "$parts" == *" $1 "* ]]; }
+# a test script run against the GPU: the GPU required, device code seeded
+# from the bundle's, results under $PGSTROM_VAR
+on_gpu() {
+  PGSTROM_EXPECT_GPU=1 PGSTROM_DEVICE_CODE_SEED="$PGSTROM_VAR/device_code_seed" PGSTROM_RESULTS="$PGSTROM_VAR/results" "$@"
+}
 
 if part tests; then
 echo "== pg_regress tests on the GPU: ${PGSTROM_GPU_TESTS:-none named}"
 read -ra named <<<"${PGSTROM_GPU_TESTS:-}"
 if [ ${#named[@]} -eq 0 ]; then
   step FAIL "tests: PGSTROM_GPU_TESTS names no test"
-elif PGSTROM_EXPECT_GPU=1 PGSTROM_DEVICE_CODE_SEED="$PGSTROM_VAR/device_code_seed" PGSTROM_RESULTS="$PGSTROM_VAR/results" \
-   scripts/sql-test.sh "${named[@]}" 2>&1 | tee "$out/tests.log"; then
+elif on_gpu scripts/sql-test.sh "${named[@]}" 2>&1 | tee "$out/tests.log"; then
   step PASS "tests (GPU variant): ${named[*]}"
 else
   cp "$PGSTROM_VAR/results/sql-test/regression.diffs" "$out/" 2>/dev/null
@@ -100,8 +104,7 @@ sql_steps_2="shapes soak ssb tpch readme pgregress docs"
 if part sql; then
 echo "== SQL suites (GPU variant), part 1: $sql_steps_1"
 sql_log=$PGSTROM_VAR/test-sql.log
-if PGSTROM_EXPECT_GPU=1 PGSTROM_DEVICE_CODE_SEED="$PGSTROM_VAR/device_code_seed" PGSTROM_RESULTS="$PGSTROM_VAR/results" PGSTROM_SQL_STEPS="$sql_steps_1" \
-   scripts/test-sql.sh 2>&1 | tee "$sql_log"; then
+if PGSTROM_SQL_STEPS="$sql_steps_1" on_gpu scripts/test-sql.sh 2>&1 | tee "$sql_log"; then
   step PASS "SQL suites ($sql_steps_1): $(grep -cE '^ok +[0-9]+ ' "$sql_log") pg_regress and isolation tests (GPU variant)"
 else
   step FAIL "SQL suites, part 1 (see regression.diffs and the log)"
@@ -153,8 +156,7 @@ fi
 if part sql2; then
 echo "== SQL suites (GPU variant), part 2: $sql_steps_2"
 sql_log=$PGSTROM_VAR/test-sql-2.log
-if PGSTROM_EXPECT_GPU=1 PGSTROM_DEVICE_CODE_SEED="$PGSTROM_VAR/device_code_seed" PGSTROM_RESULTS="$PGSTROM_VAR/results" PGSTROM_SQL_STEPS="$sql_steps_2" \
-   scripts/test-sql.sh 2>&1 | tee "$sql_log"; then
+if PGSTROM_SQL_STEPS="$sql_steps_2" on_gpu scripts/test-sql.sh 2>&1 | tee "$sql_log"; then
   step PASS "SQL suites, part 2: planner shapes, soak, SSB, PostgreSQL's regression SQL, settings docs, not-preloaded"
 else
   step FAIL "SQL suites, part 2 (see the log)"

@@ -47,7 +47,7 @@ use pgrx::pg_sys;
 
 use super::magic_set;
 use super::query::{
-    Grouping, add_subquery, builtin_aggregate_name, distinct_underestimated, each_select_level, group_clause,
+    Grouping, add_subquery, builtin_aggregate_name, distinct_underestimated, each_where_level, group_clause,
     grouping_of, plain_aggregation, range_tbl_ref, sublinks_of, target_entry,
 };
 use crate::guc;
@@ -119,13 +119,7 @@ unsafe fn rewrite_query(q: *mut pg_sys::Query, restrict: bool) -> Rewritten {
     let mut n = Rewritten::default();
     // SAFETY: a valid Query of our copy; each level is changed in place
     // after its nested queries.
-    unsafe {
-        each_select_level(q, &mut |q| {
-            if (*q).setOperations.is_null() && !(*q).jointree.is_null() && !(*(*q).jointree).quals.is_null() {
-                n += rewrite_level(q, restrict);
-            }
-        })
-    };
+    unsafe { each_where_level(q, &mut |q| n += rewrite_level(q, restrict)) };
     n
 }
 

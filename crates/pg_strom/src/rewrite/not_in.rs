@@ -54,12 +54,10 @@ unsafe fn rewrite_query(q: *mut pg_sys::Query) -> usize {
     // SAFETY: a valid Query; each level is changed in place after its
     // nested queries.
     unsafe {
-        super::query::each_select_level(q, &mut |q| {
-            if (*q).setOperations.is_null() && !(*q).jointree.is_null() && !(*(*q).jointree).quals.is_null() {
-                for c in from_list(pg_sys::make_ands_implicit((*(*q).jointree).quals.cast())) {
-                    if rewrite_conjunct(q, c) {
-                        n += 1;
-                    }
+        super::query::each_where_level(q, &mut |q| {
+            for c in from_list(pg_sys::make_ands_implicit((*(*q).jointree).quals.cast())) {
+                if rewrite_conjunct(q, c) {
+                    n += 1;
                 }
             }
         })

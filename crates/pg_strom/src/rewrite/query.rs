@@ -285,17 +285,19 @@ pub(super) unsafe fn aggregates_of(node: *mut pg_sys::Node) -> Vec<*mut pg_sys::
     out
 }
 
-/// Call `f` on each SELECT level of `q`, nested ones first: the queries in
+/// Call `f` on each SELECT level of `q` that has a WHERE clause and is not
+/// a set operation (the levels whose WHERE conjuncts the rewrites that
+/// change one level in place look at), nested ones first: the queries in
 /// its FROM clause, in its non-recursive WITH clause and in the sub-links
-/// of its WHERE clause, then `q` itself (the rewrites that change one level
-/// in place: a level's own sub-queries are done before it).  Levels that
-/// are not a plain SELECT (a utility statement, a data-modifying query)
-/// and their nested queries are skipped; `f` sees set operations' levels
-/// too and decides for itself.
+/// of its WHERE clause, then `q` itself (a level's own sub-queries are
+/// done before it).  Levels that are not a plain SELECT (a utility
+/// statement, a data-modifying query) and their nested queries are
+/// skipped; a set operation's branches, which are sub-queries in its
+/// FROM list, are visited.
 ///
 /// # Safety
 /// A valid Query (or NULL); `f` may change the level it is given.
-pub(super) unsafe fn each_select_level(q: *mut pg_sys::Query, f: &mut dyn FnMut(*mut pg_sys::Query)) {
+pub(super) unsafe fn each_where_level(q: *mut pg_sys::Query, f: &mut dyn FnMut(*mut pg_sys::Query)) {
     // SAFETY: a valid Query.
     unsafe {
         if q.is_null() || (*q).commandType != pg_sys::CmdType::CMD_SELECT || !(*q).utilityStmt.is_null() {
@@ -304,7 +306,7 @@ pub(super) unsafe fn each_select_level(q: *mut pg_sys::Query, f: &mut dyn FnMut(
         for rte in from_list((*q).rtable) {
             let rte = rte as *mut pg_sys::RangeTblEntry;
             if (*rte).rtekind == pg_sys::RTEKind::RTE_SUBQUERY {
-                each_select_level((*rte).subquery, f);
+                each_where_level((*rte).subquery, f);
             }
         }
         for cte in from_list((*q).cteList) {
@@ -313,15 +315,17 @@ pub(super) unsafe fn each_select_level(q: *mut pg_sys::Query, f: &mut dyn FnMut(
                 && !(*cte).ctequery.is_null()
                 && (*(*cte).ctequery).type_ == pg_sys::NodeTag::T_Query
             {
-                each_select_level((*cte).ctequery.cast(), f);
+                each_where_level((*cte).ctequery.cast(), f);
             }
         }
         if !(*q).jointree.is_null() && !(*(*q).jointree).quals.is_null() {
             for s in sublinks_of((*(*q).jointree).quals) {
-                each_select_level((*s).subselect.cast(), f);
+                each_where_level((*s).subselect.cast(), f);
+            }
+            if (*q).setOperations.is_null() {
+                f(q);
             }
         }
-        f(q);
     }
 }
 
