@@ -127,6 +127,20 @@ SELECT pgstrom.arrow_fdw_truncate('w_src');
 UPDATE ft SET x = 0;
 DELETE FROM ft;
 SELECT count(*) FROM ft;
+-- ANALYZE samples rows at random positions: a key sorted in the file,
+-- four rows each, shows its repeats (rows at evenly spread positions, here
+-- every 13th, would never hold one key twice, and PostgreSQL would take
+-- it for unique: n_distinct -1)
+\! rm -f /tmp/pgstrom_arrow_test/w/w_keys.arrow /tmp/pgstrom_arrow_test/w/w_keys.arrow.pgstrom-undo
+CREATE FOREIGN TABLE w_keys (k int) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/w/w_keys.arrow', writable 'true');
+INSERT INTO w_keys SELECT i / 4 FROM generate_series(0, 39999) i;
+ALTER FOREIGN TABLE w_keys ALTER COLUMN k SET STATISTICS 10;
+ANALYZE w_keys;
+SELECT reltuples, (SELECT n_distinct FROM pg_stats WHERE tablename = 'w_keys' AND attname = 'k') <> -1 AS repeats_seen
+  FROM pg_class WHERE relname = 'w_keys';
+DROP FOREIGN TABLE w_keys;
+\! rm -f /tmp/pgstrom_arrow_test/w/w_keys.arrow /tmp/pgstrom_arrow_test/w/w_keys.arrow.pgstrom-undo
 DROP FOREIGN TABLE ft, w_types, w_types2, w_bad, w_ro;
 DROP TABLE w_src, w_src2;
 DROP TYPE w_pair;

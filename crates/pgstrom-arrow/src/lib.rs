@@ -9,6 +9,7 @@
 //! - [`glob`]: file-name patterns of the `pattern` option.
 //! - [`message`]: message text as PostgreSQL writes it (no Rust I/O error
 //!   suffixes).
+//! - [`sample`]: the rows ANALYZE samples.
 //! - [`pgtype`], [`column`]: PostgreSQL types as Arrow fields, and values
 //!   in PostgreSQL's binary send format appended to Arrow arrays (pg2arrow
 //!   and Arrow_Fdw's INSERT).
@@ -20,3 +21,4 @@ pub mod float2;
 pub mod glob;
 pub mod message;
 pub mod pgtype;
+pub mod sample;

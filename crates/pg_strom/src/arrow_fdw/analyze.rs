@@ -2,11 +2,12 @@
 //! function.
 //!
 //! The row count comes from the record batch headers; the sample is up to
-//! `targrows` rows at evenly spread positions over all batches of all
-//! files (every column converted as a scan converts it), so PostgreSQL's
-//! column statistics (null fraction, distinct values, histograms) and
-//! therefore the planner's estimates exist for Arrow tables too.  Only
-//! the batches that hold sampled rows are read.
+//! `targrows` rows at random positions over all batches of all files
+//! (every column converted as a scan converts it), so PostgreSQL's column
+//! statistics (null fraction, distinct values, histograms) and therefore
+//! the planner's estimates exist for Arrow tables too.  Only the batches
+//! that hold sampled rows are read.  The positions are random, as the heap
+//! AM's are (`pgstrom_arrow::sample`).
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -53,23 +54,25 @@ unsafe extern "C-unwind" fn sample_rows(
         if want == 0 {
             return 0;
         }
-        // evenly spread row positions: k * total / want
+        let positions = pgstrom_arrow::sample::positions(total, want, |hi| {
+            pg_sys::pg_prng_uint64_range(&raw mut pg_sys::pg_global_prng_state, 0, hi as u64) as usize
+        });
         let slot = pg_sys::MakeSingleTupleTableSlot(tupdesc, &raw const pg_sys::TTSOpsVirtual);
         let mut n = 0usize;
         let mut first = 0usize; // the first row of batch g
         reader.push_context();
         for (g, &rows_in) in counts.iter().enumerate() {
             let end = first + rows_in;
-            // sample positions k with first <= k * total / want < end
-            let k0 = (first * want).div_ceil(total);
-            let k1 = (end * want).div_ceil(total).min(want);
-            if k0 < k1 {
+            // the sample positions within the batch
+            let k0 = n;
+            while n < positions.len() && positions[n] < end {
+                n += 1;
+            }
+            if k0 < n {
                 reader.load(g);
-                for k in k0..k1 {
-                    let row = k * total / want - first;
-                    reader.store_row(row, slot);
-                    *rows.add(n) = pg_sys::ExecCopySlotHeapTuple(slot);
-                    n += 1;
+                for (i, &at) in positions[k0..n].iter().enumerate() {
+                    reader.store_row(at - first, slot);
+                    *rows.add(k0 + i) = pg_sys::ExecCopySlotHeapTuple(slot);
                 }
             }
             first = end;
