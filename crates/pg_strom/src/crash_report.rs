@@ -12,6 +12,7 @@
 //! with `addr2line -f -C -e pg_strom.so 0xOFFSET` on a build of the same
 //! sources.  Off unless asked for: nothing is installed otherwise.
 
+use pgstrom_runtime::signal_safe::{dec, hex};
 use std::ffi::{c_int, c_void};
 
 unsafe extern "C" {
@@ -58,37 +59,6 @@ fn say(bytes: &[u8]) {
     unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
 }
 
-/// `v` in hexadecimal into `out` (no allocation); the digits written.
-fn hex(v: usize, out: &mut [u8; 18]) -> &[u8] {
-    out[0] = b'0';
-    out[1] = b'x';
-    let mut n = 2;
-    let mut started = false;
-    for i in (0..16).rev() {
-        let d = (v >> (i * 4)) & 0xf;
-        if d != 0 || started || i == 0 {
-            started = true;
-            out[n] = b"0123456789abcdef"[d];
-            n += 1;
-        }
-    }
-    &out[..n]
-}
-
-/// Decimal digits of `v` into `out`.
-fn dec(mut v: usize, out: &mut [u8; 20]) -> &[u8] {
-    let mut n = out.len();
-    loop {
-        n -= 1;
-        out[n] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    &out[n..]
-}
-
 extern "C" fn handler(sig: c_int, info: *mut libc::siginfo_t, _ctx: *mut c_void) {
     let mut d = [0u8; 20];
     let mut h = [0u8; 18];
@@ -122,21 +92,4 @@ extern "C" fn handler(sig: c_int, info: *mut libc::siginfo_t, _ctx: *mut c_void)
     // SA_RESETHAND restored the default action: raise it again
     // SAFETY: raise is async-signal-safe.
     unsafe { libc::raise(sig) };
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_without_allocation() {
-        let mut h = [0u8; 18];
-        assert_eq!(hex(0, &mut h), b"0x0");
-        assert_eq!(hex(0x7f3a_0010, &mut h), b"0x7f3a0010");
-        assert_eq!(hex(usize::MAX, &mut h), b"0xffffffffffffffff");
-        let mut d = [0u8; 20];
-        assert_eq!(dec(0, &mut d), b"0");
-        assert_eq!(dec(11, &mut d), b"11");
-        assert_eq!(dec(4_194_304, &mut d), b"4194304");
-    }
 }

@@ -41,6 +41,7 @@ pub mod placement;
 pub mod program;
 pub mod selftest;
 pub mod service;
+pub mod signal_safe;
 pub mod store;
 pub mod topology;
 
