@@ -70,6 +70,38 @@ SELECT ni_rewritten(q), same_as_off(q) FROM (VALUES
   ('SELECT id FROM ni_o WHERE id < 10 OR k NOT IN (SELECT k FROM ni_s)')
 ) v(q);
 
+-- A query that is not cheap (a low gpu_setup_cost makes each here count
+-- as costly) is planned rewritten and as written, and the cheaper plan is
+-- kept: the anti-join's join order can be the worse one (with one below,
+-- the sub-plan filters the rows an index scan returns).
+CREATE FUNCTION ni_cost(q text) RETURNS numeric LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+  RETURN (j->0->'Plan'->>'Total Cost')::numeric;
+END $$;
+CREATE FUNCTION ni_costs(q text, OUT written numeric, OUT anti numeric, OUT kept numeric) LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('pg_strom.enable_not_in_anti_join', 'off', true);
+  written := ni_cost(q);
+  PERFORM set_config('pg_strom.enable_not_in_anti_join', 'on', true);
+  PERFORM set_config('pg_strom.debug_prefer_rewrites', 'on', true);
+  anti := ni_cost(q);
+  PERFORM set_config('pg_strom.debug_prefer_rewrites', 'off', true);
+  kept := ni_cost(q);
+END $$;
+SET pg_strom.gpu_setup_cost = 0.01;
+SELECT bool_and(kept = least(written, anti)) AS cheaper_kept,
+       bool_or(written < anti) AS some_kept_as_written,
+       bool_or(anti < written) AS some_rewritten
+  FROM (SELECT (ni_costs(q)).* FROM (VALUES
+    ('SELECT count(*) FROM ni_o WHERE k NOT IN (SELECT k FROM ni_s WHERE f = 1)'),
+    ('SELECT id FROM ni_o WHERE t NOT IN (SELECT t FROM ni_s)'),
+    ('SELECT o.id FROM ni_o o JOIN ni_o p ON p.id = o.id + 1 WHERE o.k NOT IN (SELECT k FROM ni_s)'),
+    ('SELECT id FROM ni_o WHERE id < 100 AND n NOT IN (SELECT n FROM ni_s)')) v(q)) c;
+RESET pg_strom.gpu_setup_cost;
+DROP FUNCTION ni_costs(text), ni_cost(text);
+
 -- the setting off: PostgreSQL's sub-plan
 SET pg_strom.enable_not_in_anti_join = off;
 SELECT bool_or(e ~ 'SubPlan') AS sub_plan, bool_or(e ~ 'Anti Join') AS anti_join

@@ -12,9 +12,11 @@
 //! true exactly when no row of S equals `x`, which is `NOT EXISTS`, and
 //! PostgreSQL plans that as an anti-join (a GpuJoin depth of its own).
 //!
-//! The rewrite is made in place, before the query is planned, on every
-//! top-level `WHERE` conjunct `NOT (x IN (SELECT ...))` where all of this
-//! holds (`pg_strom.enable_not_in_anti_join`):
+//! The rewrite is made on a copy of the query, before it is planned (the
+//! copy is planned beside the query as written and the cheaper kept:
+//! `super::plan_query`), on every top-level `WHERE` conjunct `NOT (x IN
+//! (SELECT ...))` where all of this holds
+//! (`pg_strom.enable_not_in_anti_join`):
 //! - `x` is a column (under binary-compatible casts) of a table of the
 //!   query's FROM clause, not on the nullable side of an outer join, and
 //!   `y` is the sub-query's one output column, a column of a table of its
@@ -33,30 +35,37 @@ use pgrx::pg_sys;
 use crate::guc;
 use crate::pg::list::from_list;
 
-/// Rewrite the `NOT IN` conjuncts of `q`, of the queries in its FROM and
-/// WITH clauses and of its WHERE clause's sub-links, in place; how many.
+/// A copy of `q` with the `NOT IN` conjuncts of the module's shape
+/// rewritten (its own, those of the queries in its FROM and WITH clauses
+/// and of its WHERE clause's sub-links); None where there is none (or the
+/// setting is off).  The caller plans it beside `q` as written and keeps
+/// the cheaper: each is planned with its own join order, and the
+/// anti-join's can be the worse one.
 ///
 /// # Safety
 /// The planner's Query, before planning.
-pub(super) unsafe fn rewrite(q: *mut pg_sys::Query) -> usize {
-    // SAFETY: caller's promise.
+pub(super) unsafe fn rewritten(q: *mut pg_sys::Query) -> Option<*mut pg_sys::Query> {
+    // SAFETY: caller's promise; the copy is ours.
     unsafe {
-        if !guc::ENABLE_NOT_IN_ANTI_JOIN.get() {
-            return 0;
+        if !guc::ENABLE_NOT_IN_ANTI_JOIN.get() || rewrite_query(q, true) == 0 {
+            return None;
         }
-        rewrite_query(q)
+        let copy = pg_sys::copyObjectImpl(q.cast()) as *mut pg_sys::Query;
+        rewrite_query(copy, false);
+        Some(copy)
     }
 }
 
-/// [`rewrite`] of one query and the queries nested in it.
-unsafe fn rewrite_query(q: *mut pg_sys::Query) -> usize {
+/// The `NOT IN` conjuncts of `q` and of the queries nested in it that have
+/// the module's shape, rewritten in place unless `dry`; how many.
+unsafe fn rewrite_query(q: *mut pg_sys::Query, dry: bool) -> usize {
     let mut n = 0;
     // SAFETY: a valid Query; each level is changed in place after its
     // nested queries.
     unsafe {
         super::query::each_where_level(q, &mut |q| {
             for c in from_list(pg_sys::make_ands_implicit((*(*q).jointree).quals.cast())) {
-                if rewrite_conjunct(q, c) {
+                if rewrite_conjunct(q, c, dry) {
                     n += 1;
                 }
             }
@@ -66,9 +75,9 @@ unsafe fn rewrite_query(q: *mut pg_sys::Query) -> usize {
 }
 
 /// Conjunct `c` of `q`'s WHERE clause, when it is `NOT (x IN (SELECT y
-/// ...))` of the module's shape, changed in place into `NOT EXISTS
-/// (SELECT y ... WHERE ... AND x = y)`; whether it was.
-unsafe fn rewrite_conjunct(q: *mut pg_sys::Query, c: *mut pg_sys::Node) -> bool {
+/// ...))` of the module's shape, changed in place (unless `dry`) into `NOT
+/// EXISTS (SELECT y ... WHERE ... AND x = y)`; whether it has the shape.
+unsafe fn rewrite_conjunct(q: *mut pg_sys::Query, c: *mut pg_sys::Node, dry: bool) -> bool {
     // SAFETY: valid nodes of the planner's Query.
     unsafe {
         if (*c).type_ != pg_sys::NodeTag::T_BoolExpr {
@@ -109,6 +118,9 @@ unsafe fn rewrite_conjunct(q: *mut pg_sys::Query, c: *mut pg_sys::Node) -> bool 
         let xv = crate::pg::strip_relabel(x);
         if (*xv).type_ != pg_sys::NodeTag::T_Var || !column_never_null(q, xv.cast()) || !column_never_null(sq, y) {
             return false;
+        }
+        if dry {
+            return true;
         }
         // the comparison inside the sub-query: x one level up, the
         // sub-query's column in the Param's place
