@@ -146,16 +146,10 @@ RESET pg_strom.heap_gather_cost;
 RESET enable_bitmapscan;
 SET pg_strom.gpu_operator_cost = 0.00015625;
 SET pg_strom.gpu_tuple_cost = 0.002;
-CREATE FUNCTION bl_cost(q text) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE j json;
-BEGIN
-  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
-  RETURN (j -> 0 -> 'Plan' ->> 'Total Cost')::float8;
-END $$;
 SELECT * FROM explain_masked($$SELECT k, count(*) FROM bl WHERE d BETWEEN '2016-03-01' AND '2016-03-31' GROUP BY k$$);
-SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') AS cost_with_brin \gset
+SELECT plan_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') AS cost_with_brin \gset
 SET pg_strom.enable_brin = off;
-SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') AS cost_without \gset
+SELECT plan_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') AS cost_without \gset
 RESET pg_strom.enable_brin;
 -- (7 of 430 ranges kept: the scan's cost falls accordingly)
 -- (the grouping and the final aggregation cost the same either way)
@@ -164,17 +158,17 @@ RESET pg_strom.chunk_rows;
 -- (the chunks' partial groups merged on the host are priced by the
 -- chunks: both costs with the same chunk size)
 SET pg_strom.enable_brin = off;
-SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') AS cost_without \gset
+SELECT plan_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') AS cost_without \gset
 RESET pg_strom.enable_brin;
-SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') = :cost_without
+SELECT plan_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') = :cost_without
   AS few_rows_kept_costed_as_a_full_scan;
 -- (PostgreSQL's own operator and row costs, as the CPU engine is priced)
 SET pg_strom.gpu_operator_cost = 0.0025;
 SET pg_strom.gpu_tuple_cost = 0.01;
 SET pg_strom.chunk_rows = 500;
-SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') AS cost_cpu_priced \gset
+SELECT plan_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') AS cost_cpu_priced \gset
 SET pg_strom.enable_brin = off;
-SELECT bl_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') = :cost_cpu_priced
+SELECT plan_cost('SELECT k, count(*) FROM bl WHERE d BETWEEN ''2016-03-01'' AND ''2016-03-31'' GROUP BY k') = :cost_cpu_priced
   AS cpu_priced_costed_as_a_full_scan;
 RESET pg_strom.enable_brin;
 RESET pg_strom.chunk_rows;
@@ -184,4 +178,4 @@ RESET pg_strom.gpu_operator_cost;
 RESET pg_strom.gpu_tuple_cost;
 
 DROP TABLE bl, bl_dim;
-DROP FUNCTION bl_how(text), bl_diff(text), bl_cost(text);
+DROP FUNCTION bl_how(text), bl_diff(text);

@@ -74,21 +74,15 @@ SELECT ni_rewritten(q), same_as_off(q) FROM (VALUES
 -- as costly) is planned rewritten and as written, and the cheaper plan is
 -- kept: the anti-join's join order can be the worse one (with one below,
 -- the sub-plan filters the rows an index scan returns).
-CREATE FUNCTION ni_cost(q text) RETURNS numeric LANGUAGE plpgsql AS $$
-DECLARE j json;
-BEGIN
-  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
-  RETURN (j->0->'Plan'->>'Total Cost')::numeric;
-END $$;
-CREATE FUNCTION ni_costs(q text, OUT written numeric, OUT anti numeric, OUT kept numeric) LANGUAGE plpgsql AS $$
+CREATE FUNCTION ni_costs(q text, OUT written float8, OUT anti float8, OUT kept float8) LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM set_config('pg_strom.enable_not_in_anti_join', 'off', true);
-  written := ni_cost(q);
+  written := plan_cost(q);
   PERFORM set_config('pg_strom.enable_not_in_anti_join', 'on', true);
   PERFORM set_config('pg_strom.debug_prefer_rewrites', 'on', true);
-  anti := ni_cost(q);
+  anti := plan_cost(q);
   PERFORM set_config('pg_strom.debug_prefer_rewrites', 'off', true);
-  kept := ni_cost(q);
+  kept := plan_cost(q);
 END $$;
 SET pg_strom.gpu_setup_cost = 0.01;
 SELECT bool_and(kept = least(written, anti)) AS cheaper_kept,
@@ -100,7 +94,7 @@ SELECT bool_and(kept = least(written, anti)) AS cheaper_kept,
     ('SELECT o.id FROM ni_o o JOIN ni_o p ON p.id = o.id + 1 WHERE o.k NOT IN (SELECT k FROM ni_s)'),
     ('SELECT id FROM ni_o WHERE id < 100 AND n NOT IN (SELECT n FROM ni_s)')) v(q)) c;
 RESET pg_strom.gpu_setup_cost;
-DROP FUNCTION ni_costs(text), ni_cost(text);
+DROP FUNCTION ni_costs(text);
 
 -- the setting off: PostgreSQL's sub-plan
 SET pg_strom.enable_not_in_anti_join = off;

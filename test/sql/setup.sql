@@ -86,6 +86,13 @@ BEGIN
   PERFORM set_config(setting, was, true);
   RETURN a <> b;
 END $$;
+-- plan_cost(q): the total cost of q's plan as EXPLAIN gives it
+CREATE FUNCTION plan_cost(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+  RETURN (j -> 0 -> 'Plan' ->> 'Total Cost')::float8;
+END $$;
 -- same_as_off(q): the rows of q with pg_strom on and with it off, as
 -- multisets: how many (off), and how many only one of the two has
 CREATE FUNCTION same_as_off(q text) RETURNS text LANGUAGE plpgsql AS $$
