@@ -1,7 +1,8 @@
 //! Queries planned a second way, rewritten, and the cheaper plan kept.
 //!
-//! `NOT IN (sub-query)` between columns that cannot be NULL is planned as
-//! the anti-join it is, in place ([`not_in`]).  Other rewrites keep a
+//! `NOT IN (sub-query)` between columns that cannot be NULL is also planned
+//! as the anti-join it is ([`not_in`]; the cheaper of the two is what the
+//! others start from).  Other rewrites keep a
 //! query's answer and change what can run on the
 //! device: [`decorrelate`] turns correlated aggregate sub-queries into a
 //! join with a grouped sub-query (one aggregation instead of one per outer
@@ -63,7 +64,7 @@ pub unsafe fn plan_query(
         // Q16 at SF 10 on the H100: the anti-join's plan, a Parallel Hash
         // Right Anti Join of one worker, costed 24% above the sub-plan's
         // and ran 4.2 s against 1.15)
-        let (parse, mut planned) = match not_in::rewritten(parse) {
+        let (parse, planned) = match not_in::rewritten(parse) {
             None => (parse, None),
             Some(anti) => {
                 let anti_plan = plan(copy_query(anti));
@@ -85,7 +86,7 @@ pub unsafe fn plan_query(
         decorrelated.extend(decorrelate::rewritten(parse, true));
         let eager = eager_agg::rewrites(parse);
         let distinct = distinct_agg::rewritten(parse);
-        let original = planned.take().unwrap_or_else(|| plan(parse));
+        let original = planned.unwrap_or_else(|| plan(parse));
         if decorrelated.is_empty() && eager.is_empty() && distinct.is_none() {
             return original;
         }
