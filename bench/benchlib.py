@@ -85,6 +85,28 @@ def strom_settings(env_var):
     return out
 
 
+def engine_in_use(say, wait_s=180.0):
+    """The engine pg_strom's device code runs on ("gpu" or "cpu"), once
+    the planner prices plans for it: on a GPU machine the GPU service
+    builds the device code after an install (about a minute), and plans
+    made before are priced for the CPU engine (mostly PostgreSQL's own), so
+    timing them would measure the wrong plans.  Waits up to `wait_s` and
+    says so when they still differ."""
+    engine = pc.scalar("SELECT pgstrom.active_engine()")
+    if engine != "gpu":
+        return engine
+    deadline = time.monotonic() + wait_s
+    while True:
+        planned = pc.scalar("SELECT pgstrom.planned_engine()")
+        if planned == "gpu":
+            return engine
+        if time.monotonic() > deadline:
+            say(f"WARNING: device code runs on the GPU but plans are priced for {planned!r} "
+                f"(pgstrom.planned_engine() after {wait_s:.0f} s): the pg_strom modes' plans are not the GPU's")
+            return f"gpu (plans priced for {planned})"
+        time.sleep(2.0)
+
+
 def service_busy_ms():
     """The GPU service's engines' busy time so far (ms: wall time with a
     request being served on an engine, summed over the engines), or None

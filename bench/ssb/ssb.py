@@ -496,7 +496,7 @@ def cmd_run(a):
     db_bytes = int(pc.scalar("SELECT sum(pg_relation_size(c)) FROM unnest(ARRAY["
                           + ",".join(f"'{t}'::regclass" for t in TABLES) + "]) c"))
     sf = pc.scalar("SELECT sf FROM ssb_gen.params")
-    engine = pc.scalar("SELECT pgstrom.active_engine()")
+    engine = bl.engine_in_use(say)
     data, order = order_data(a.data, a.order), a.order
     say(f"SF {sf}, {db_bytes / 1e9:.2f} GB of heap, {cores} parallel workers, pg_strom engine {engine}, "
         f"{a.runs} timed runs per query after one warm-up")

@@ -295,7 +295,7 @@ def cmd_run(a):
             csv_out=False)
     db_bytes = int(pc.scalar("SELECT sum(pg_relation_size(c)) FROM unnest(ARRAY["
                              + ",".join(f"'{t}'::regclass" for t in TABLES) + "]) c"))
-    engine = pc.scalar("SELECT pgstrom.active_engine()")
+    engine = bl.engine_in_use(say)
     say(f"SF {sf}, {db_bytes / 1e9:.2f} GB of heap, {cores} parallel workers, pg_strom engine {engine}, "
         f"{a.runs} timed runs per query after one warm-up")
     results, skipped = {}, {}

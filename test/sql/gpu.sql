@@ -10,6 +10,10 @@ SELECT value ~ '^sm_[0-9]+$' AS arch_ok FROM pgstrom_device_info() WHERE id = 0 
 SELECT pgstrom.active_engine();
 SELECT count(*) > 0 AS built FROM pgstrom.device_code_build();
 SELECT bool_and(from_cache) AS cached FROM pgstrom.device_code_build();
+-- with the device code built, plans are priced for the GPU (a cache hit
+-- also records which sources the code was built from, which is what the
+-- planner asks)
+SELECT pgstrom.planned_engine();
 -- GPU results equal the reference and the CPU engine's, case by case.
 SELECT engine, count(*) AS cases, bool_and(matches_reference) AS all_match
   FROM pgstrom.engine_selftest(3000000, 'gpu') GROUP BY engine;

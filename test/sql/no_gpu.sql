@@ -5,6 +5,12 @@ SELECT state, driver_version, gpus, message ~ '^CUDA driver not found: ' AS says
 SELECT count(*) FROM pgstrom.gpu_device_info;
 SELECT count(*) FROM pgstrom_device_info();
 SELECT pgstrom.active_engine();
+-- what the planner prices device nodes for: the CPU engine, in the backend
+-- or in the GPU service
+SELECT pgstrom.planned_engine();
+SET pg_strom.cpu_engine_in_service = on;
+SELECT pgstrom.planned_engine();
+RESET pg_strom.cpu_engine_in_service;
 SELECT DISTINCT engine FROM pgstrom.engine_selftest(10);
 -- Forcing the GPU is a clear error with a hint.
 \set VERBOSITY default

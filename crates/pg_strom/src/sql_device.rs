@@ -73,6 +73,23 @@ mod pgstrom {
         engine::active().kind().name().to_string()
     }
 
+    /// The engine the planner prices device nodes for in this session:
+    /// 'gpu', 'cpu in the GPU service' or 'cpu'.  It differs from
+    /// [`active_engine`] while the GPU service builds the device code
+    /// (after an install or upgrade): plans made then are priced for the
+    /// CPU engine.
+    #[pg_extern(volatile, parallel_safe)]
+    fn planned_engine() -> String {
+        if engine::planned_gpu() {
+            "gpu"
+        } else if engine::planned_in_service() {
+            "cpu in the GPU service"
+        } else {
+            "cpu"
+        }
+        .to_string()
+    }
+
     /// The GPU service's engines, one row each (every GPU, then the CPU
     /// engine run there): what it is, its device memory in use, requests
     /// served and being served (the queue depth), chunks evaluated or

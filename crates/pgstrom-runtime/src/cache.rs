@@ -97,7 +97,7 @@ pub fn load_or_build(
     let key = cache_key(arch, nvrtc.version);
     let path = dir.join(file_name(arch, &key));
     let cached = |path: PathBuf| {
-        let cubin = std::fs::read(&path).ok().filter(|c| !c.is_empty())?;
+        let cubin = read_cached(dir, arch, &key, &path)?;
         Some(DeviceModule {
             cubin,
             path,
@@ -128,6 +128,22 @@ pub fn load_or_build(
         arch: arch.into(),
         nvrtc_version: Some(nvrtc.version),
     })
+}
+
+/// The CUBIN stored at `path` under `key` (which hashes these sources),
+/// if any.  A hit also makes the index name it and the sources it was
+/// built from, where they do not yet: a cache filled by copying the CUBIN
+/// and its index alone (or left by a version that wrote no sources file)
+/// loads fine, but [`is_built`] would say "not built" for ever, and the
+/// planner, which asks it, would price every device node for the CPU
+/// engine while the GPU runs them.  Best effort: a cache folder that
+/// cannot be written still loads.
+fn read_cached(dir: &Path, arch: &str, key: &str, path: &Path) -> Option<Vec<u8>> {
+    let cubin = std::fs::read(path).ok().filter(|c| !c.is_empty())?;
+    if !(index_matches_sources(dir, arch) && indexed_path(dir, arch).as_deref() == Some(path)) {
+        let _ = write_index(dir, arch, key);
+    }
+    Some(cubin)
 }
 
 /// Whether the device code of these sources is built for `arch` in `dir`
@@ -228,6 +244,28 @@ mod tests {
         drop(first);
         let _second = BuildLock::take(&dir, "sm_90").unwrap();
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_cached_cubin_without_its_sources_file_counts_as_built_once_loaded() {
+        let dir = std::env::temp_dir().join(format!("pgstrom-cache-seeded-{}", std::process::id()));
+        let key = cache_key("sm_90", (13, 0));
+        let path = dir.join(file_name("sm_90", &key));
+        store(&dir, &path, b"cubin").unwrap();
+        // a copied cache: the CUBIN and its index, no sources file
+        store(&dir, &dir.join("pg_strom-sm_90.index"), key.as_bytes()).unwrap();
+        assert!(!is_built(&dir, "sm_90"));
+        assert_eq!(read_cached(&dir, "sm_90", &key, &path).as_deref(), Some(&b"cubin"[..]));
+        assert!(is_built(&dir, "sm_90"), "a hit by the key records the index and the sources");
+        // an index naming another build is corrected the same way
+        store(&dir, &dir.join("pg_strom-sm_90.index"), cache_key("sm_90", (12, 8)).as_bytes()).unwrap();
+        assert!(!is_built(&dir, "sm_90"));
+        read_cached(&dir, "sm_90", &key, &path).unwrap();
+        assert!(is_built(&dir, "sm_90"));
+        // no CUBIN, no hit, nothing written
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(read_cached(&dir, "sm_90", &key, &path).is_none());
+        assert!(!dir.join("pg_strom-sm_90.index").exists());
     }
 
     #[test]
