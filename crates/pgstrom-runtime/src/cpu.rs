@@ -243,6 +243,10 @@ impl Engine for CpuEngine {
         Ok(crate::join_cpu::CpuJoin::cache_rows(key).map(|r| f(&r)).is_some())
     }
 
+    fn join_cache_rows_kept(&self, key: &[u8]) -> Option<std::sync::Arc<Vec<u8>>> {
+        crate::join_cpu::CpuJoin::cache_rows(key)
+    }
+
     fn join_open_cached<'e>(
         &'e self,
         spec: &crate::join::JoinSpec<'_>,

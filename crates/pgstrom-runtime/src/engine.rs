@@ -275,6 +275,17 @@ pub trait Engine {
         Ok(false)
     }
 
+    /// The rows kept with the build under `key` themselves (not a copy),
+    /// for the GPU service to answer [`Self::join_cache_rows`] from: a
+    /// kept build's rows are the whole inner relations (150 MB for the 2
+    /// million rows of TPC-H's `part` at SF 10), and a copy of them took
+    /// a third of a cache hit's time.  None: none are kept (the default,
+    /// an engine that keeps nothing across queries).
+    fn join_cache_rows_kept(&self, key: &[u8]) -> Option<std::sync::Arc<Vec<u8>>> {
+        let _ = key;
+        None
+    }
+
     /// A session over the build kept under `key` for requests like `spec`
     /// (no inner rows), kept from now on also under share key `share` for
     /// [`Self::join_attach`]; None when the engine keeps no such build (it

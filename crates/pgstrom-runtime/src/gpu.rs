@@ -746,6 +746,10 @@ impl Engine for GpuEngine {
         Ok(self.shared_joins.cache_rows(key).map(|r| f(&r)).is_some())
     }
 
+    fn join_cache_rows_kept(&self, key: &[u8]) -> Option<std::sync::Arc<Vec<u8>>> {
+        self.shared_joins.cache_rows(key)
+    }
+
     fn join_open_cached<'e>(
         &'e self,
         spec: &crate::join::JoinSpec<'_>,

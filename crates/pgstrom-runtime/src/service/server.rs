@@ -484,7 +484,7 @@ enum Answer {
     HeapGroups(HeapProbed),
     Clock(DeviceClock),
     Flag(bool),
-    Rows(Option<Vec<u8>>),
+    Rows(Option<std::sync::Arc<Vec<u8>>>),
     Store(Option<crate::devstore::StoreState>),
     Bits(Vec<Vec<u64>>),
 }
@@ -508,7 +508,7 @@ impl Answer {
             Answer::Placed(gpu) => w.u32(*gpu),
             Answer::Flag(b) => w.u32(*b as u32),
             Answer::Store(s) => wire::put_store_state(w, s.as_ref()),
-            Answer::Rows(rows) => w.opt(rows.as_deref(), |w, r| w.blob(r)),
+            Answer::Rows(rows) => w.opt(rows.as_deref().map(Vec::as_slice), |w, r| w.blob(r)),
             Answer::FileOpened(n, access) => {
                 w.u32(*n);
                 wire::put_file_access(w, access);
@@ -757,9 +757,8 @@ impl Connection {
             op::JOIN_CACHE_ROWS => {
                 let eng = self.engine(h.engine)?;
                 let key = r.blob()?;
-                let mut rows = None;
-                eng.join_cache_rows(key, &mut |b| rows = Some(b.to_vec()))?;
-                Ok(Answer::Rows(rows))
+                // the kept rows themselves, written once into the answer
+                Ok(Answer::Rows(eng.join_cache_rows_kept(key)))
             }
             op::JOIN_OPEN | op::JOIN_ATTACH | op::JOIN_OPEN_CACHED => {
                 let eng = self.engine(h.engine)?;
