@@ -134,6 +134,22 @@ INSERT INTO gjo_queries VALUES
   (4, 'SELECT d.pkey, d.name FROM gjo_dim d WHERE EXISTS (SELECT 1 FROM gjo_fact f WHERE f.pkey = d.pkey)', 180000),
   (5, 'SELECT d.pkey, d.name FROM gjo_dim d WHERE NOT EXISTS (SELECT 1 FROM gjo_fact f WHERE f.pkey = d.pkey)', 160000);
 SELECT n, gjo_parallel_keeping(q, since), gjo_direct(q, since, true), same_as_off(q) FROM gjo_queries ORDER BY n;
+-- the inner relation is loaded into the service once for all processes
+-- (each session keeps its own matched rows' flags over the one build)
+CREATE FUNCTION gjo_loaded_once(q text, since int) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE ln text;
+BEGIN
+  IF current_setting('server_version_num')::int < since THEN
+    RETURN true;
+  END IF;
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
+    IF ln ~ 'Inner Build: shared, ' THEN
+      RETURN ln ~ 'loaded into the engine once';
+    END IF;
+  END LOOP;
+  RETURN false;
+END $$;
+SELECT n, gjo_loaded_once(q, since) FROM gjo_queries ORDER BY n;
 SET pg_strom.debug_drop_heap_direct_answers = 1;
 SELECT n, gjo_parallel_keeping(q, since), gjo_direct(q, since, false), same_as_off(q) FROM gjo_queries ORDER BY n;
 RESET pg_strom.debug_drop_heap_direct_answers;

@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod agg;
+pub mod bitmap;
 pub mod cache;
 pub mod catalog;
 pub mod clock;
