@@ -78,6 +78,42 @@ SET min_parallel_table_scan_size = 0;
 SELECT * FROM icx_how('SELECT d.t, count(*), sum(f.x) FROM icx_fact f JOIN icx_dim d ON f.k = d.k GROUP BY d.t');
 SELECT * FROM icx_how('SELECT d.t, count(*), sum(f.x) FROM icx_fact f JOIN icx_dim d ON f.k = d.k GROUP BY d.t');
 SELECT icx_diff('SELECT d.t, count(*), sum(f.x) FROM icx_fact f JOIN icx_dim d ON f.k = d.k GROUP BY d.t');
+-- grouped by the scanned table's values alone: a hit leaves the kept rows
+-- in the service (only their counts are sent)
+SELECT * FROM icx_how('SELECT f.k % 7, count(*), sum(f.x + length(d.t)) FROM icx_fact f JOIN icx_dim d ON f.k = d.k GROUP BY 1');
+SELECT * FROM icx_how('SELECT f.k % 7, count(*), sum(f.x + length(d.t)) FROM icx_fact f JOIN icx_dim d ON f.k = d.k GROUP BY 1');
+SELECT icx_diff('SELECT f.k % 7, count(*), sum(f.x + length(d.t)) FROM icx_fact f JOIN icx_dim d ON f.k = d.k GROUP BY 1');
+-- ... and taken from the service where rows are computed on the host:
+-- sums whose values the device cannot hold (35 digits), of an inner
+-- column, come back as exceptions PostgreSQL computes (CPU Path Rows)
+CREATE TABLE icx_num (k int PRIMARY KEY, price numeric(38,2)) WITH (autovacuum_enabled = off);
+INSERT INTO icx_num SELECT i, CASE WHEN i % 97 = 0 THEN 999999999999999999999999999999999999.99 - i ELSE i * 1.5 END
+  FROM generate_series(0, 4999) i;
+CREATE TABLE icx_f2 (k int, g int, disc numeric(15,2)) WITH (autovacuum_enabled = off);
+INSERT INTO icx_f2 SELECT i % 5003, i % 3, (i % 11) / 100.0 FROM generate_series(1, 100000) i;
+ALTER TABLE icx_f2 SET (parallel_workers = 2);
+CALL quiet_wait();
+VACUUM (FREEZE, ANALYZE) icx_num;
+ANALYZE icx_f2;
+SET enable_indexscan = off;
+SET enable_indexonlyscan = off;
+SET enable_bitmapscan = off;
+CREATE FUNCTION icx_cpu_rows(q text) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE ln text; m text[];
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    m := regexp_match(ln, 'CPU Path Rows: ([0-9]+)');
+    IF m IS NOT NULL THEN RETURN m[1]::int > 0; END IF;
+  END LOOP;
+  RETURN false;
+END $$;
+SELECT * FROM icx_how('SELECT f.g, count(*), sum(n.price * (1 - f.disc)) FROM icx_f2 f JOIN icx_num n ON f.k = n.k GROUP BY f.g');
+SELECT * FROM icx_how('SELECT f.g, count(*), sum(n.price * (1 - f.disc)) FROM icx_f2 f JOIN icx_num n ON f.k = n.k GROUP BY f.g');
+SELECT icx_cpu_rows('SELECT f.g, count(*), sum(n.price * (1 - f.disc)) FROM icx_f2 f JOIN icx_num n ON f.k = n.k GROUP BY f.g');
+SELECT icx_diff('SELECT f.g, count(*), sum(n.price * (1 - f.disc)) FROM icx_f2 f JOIN icx_num n ON f.k = n.k GROUP BY f.g');
+RESET enable_indexscan;
+RESET enable_indexonlyscan;
+RESET enable_bitmapscan;
 -- a dimension of more than 32 MB (the rows not compressed): the processes
 -- publish its rows in several parts (each process its share, in parts of
 -- 32 MB at most); the kept build numbers them in that order, and a hit

@@ -286,6 +286,16 @@ pub trait Engine {
         None
     }
 
+    /// Hand `f` the summary of the rows kept with the build under `key`:
+    /// their first n bytes, where n is the second 8-byte word of the rows
+    /// (native order; all of them when that word is missing or larger):
+    /// what a process that will not read the rows needs to know of them
+    /// (how many, per inner relation) without being sent them all.  False
+    /// (and `f` not called) when none are kept.
+    fn join_cache_summary(&self, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool, DeviceError> {
+        Ok(self.join_cache_rows_kept(key).map(|r| f(&r[..crate::join::summary_len(&r)])).is_some())
+    }
+
     /// A session over the build kept under `key` for requests like `spec`
     /// (no inner rows), kept from now on also under share key `share` for
     /// [`Self::join_attach`]; None when the engine keeps no such build (it

@@ -442,6 +442,16 @@ pub fn cache_fits(bytes: usize) -> bool {
     bytes <= CACHE_MAX_BYTES
 }
 
+/// The length of the summary at the start of kept rows `rows`
+/// ([`crate::engine::Engine::join_cache_summary`]): their second 8-byte
+/// word, or all of them when it is missing or larger.
+pub fn summary_len(rows: &[u8]) -> usize {
+    rows.get(8..16)
+        .and_then(|w| usize::try_from(u64::from_ne_bytes(w.try_into().ok()?)).ok())
+        .filter(|&n| n <= rows.len())
+        .unwrap_or(rows.len())
+}
+
 /// A build kept across queries.
 struct Cached<T> {
     key: Vec<u8>,

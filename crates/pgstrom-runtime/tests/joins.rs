@@ -463,6 +463,18 @@ fn builds_kept_across_queries_by_their_cache_key() {
         drop(first);
         // the query ended; the cache holds the build and its rows
         assert_eq!(rows_of(eng.as_ref(), &ck).as_deref(), Some(&rows[..]));
+        // their summary: as many leading bytes as their second word says,
+        // all of them when it says more than there are
+        assert_eq!(summary_of(eng.as_ref(), &ck).as_deref(), Some(&rows[..]));
+        let framed: Vec<u8> = [7u64, 24, 9].iter().flat_map(|w| w.to_ne_bytes()).chain(0..40u8).collect();
+        let ck2 = [&ck[..], b"/framed"].concat();
+        let share2 = share ^ 0x5a5a;
+        let second = eng.join_open_shared(&spec(true, 60), share2).unwrap();
+        assert!(eng.join_cache_keep(&spec(false, 60), share2, &ck2, &framed).unwrap());
+        drop(second);
+        assert_eq!(summary_of(eng.as_ref(), &ck2).as_deref(), Some(&framed[..24]), "{}", eng.describe());
+        assert_eq!(rows_of(eng.as_ref(), &ck2).as_deref(), Some(&framed[..]));
+        assert!(summary_of(eng.as_ref(), b"no such key").is_none());
         let mut other = ck.clone();
         other.push(b'!');
         assert!(rows_of(eng.as_ref(), &other).is_none());
@@ -475,6 +487,14 @@ fn builds_kept_across_queries_by_their_cache_key() {
         let mut t = eng.join_attach(&spec(false, 60), later).unwrap().expect("shared");
         assert_eq!(combos_sorted(&t.probe(&[a.data()], 2000, None).unwrap()), want);
     }
+}
+
+/// The summary of the rows an engine keeps under cache key `key`, copied.
+fn summary_of(eng: &dyn pgstrom_runtime::Engine, key: &[u8]) -> Option<Vec<u8>> {
+    let mut out = None;
+    let found = eng.join_cache_summary(key, &mut |b| out = Some(b.to_vec())).unwrap();
+    assert_eq!(found, out.is_some());
+    out
 }
 
 /// The rows an engine keeps under cache key `key`, copied.

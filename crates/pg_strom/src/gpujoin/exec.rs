@@ -74,6 +74,10 @@ struct InnerRows {
     /// The same columns as a parallel build published them beside the
     /// rows (`ColumnChunk::encode`, in the rows' order), in the DSA area.
     published: Vec<&'static [u8]>,
+    /// The rows are not here: a hit in the inner cache whose rows stayed
+    /// in the GPU service (`nrows` says how many there are); taken from
+    /// it by [`GpuJoinExec::ensure_inner_rows`] before any is read.
+    absent: bool,
 }
 
 impl InnerRows {
@@ -92,6 +96,7 @@ impl InnerRows {
             chunk: None,
             columns: columns.to_vec(),
             published: Vec::new(),
+            absent: false,
         }
     }
 
@@ -596,7 +601,7 @@ impl GpuJoinExec {
                 // the rows of a build kept by an earlier query, published
                 // as this build's by the process that looked
                 self.consult_cache_shared(sh, &children);
-                let cached = sh.cache_outcome() == crate::gpujoin::inner_cache::Outcome::Hit;
+                let cached = sh.cache_outcome().is_hit();
                 if sh.attach() {
                     // the heap direct path's dirty blocks, in shares of
                     // the buffer descriptors
@@ -751,6 +756,15 @@ impl GpuJoinExec {
             sh.for_each_columns(self.dsa, d, |bytes| {
                 inner.published.push(std::slice::from_raw_parts(bytes.as_ptr(), bytes.len()))
             });
+            // a summary of kept rows is published as counts without rows
+            // (the outcome may say HitLoaded by now: the loader's)
+            let mut n = 0u64;
+            sh.for_each_counted(self.dsa, d, |rows| n += rows);
+            if inner.nrows == 0 && n > 0 {
+                inner.nrows = n as usize;
+                inner.published.clear();
+                inner.absent = true;
+            }
         }
         inner
     }
@@ -766,6 +780,7 @@ impl GpuJoinExec {
             // need may not be made at all, as after a cache hit)
             return Vec::new();
         }
+        self.ensure_inner_rows();
         let mut out = Vec::new();
         for (d, k, attnum) in self.range_keys() {
             // SAFETY: the node's loaded rows.
@@ -876,6 +891,9 @@ impl GpuJoinExec {
     /// The join request; with `rows`, the inner relations' columns (made
     /// from the rows the first time), else none (an attach to a load).
     unsafe fn join_spec(&mut self, rows: bool) -> JoinSpec<'_> {
+        if rows && self.inners.iter().any(|i| i.absent) {
+            self.ensure_inner_rows();
+        }
         if rows {
             for inner in &mut self.inners {
                 // SAFETY: the node's loaded rows.
@@ -932,7 +950,9 @@ impl GpuJoinExec {
                 // the columns as published (their encoding's size) when
                 // they are not made yet: a session opened over a kept
                 // build never makes them
-                let cols = if i.chunk.is_none() && !i.published.is_empty() {
+                let cols = if i.absent {
+                    0
+                } else if i.chunk.is_none() && !i.published.is_empty() {
                     i.published.iter().map(|p| p.len()).sum()
                 } else {
                     // SAFETY: the node's loaded rows.
@@ -1301,6 +1321,9 @@ impl GpuJoinExec {
                     (false, d)
                 }
             } else {
+                if self.inners[s as usize - 1].absent {
+                    self.ensure_inner_rows();
+                }
                 self.inners[s as usize - 1].value(row, key as usize)
             }
         }

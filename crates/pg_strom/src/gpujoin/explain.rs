@@ -84,7 +84,7 @@ fn inner_build_text(st: &GpuJoinExec, timing: bool) -> String {
         Some(b) => {
             let who = if b.builders == 1 { "1 process".to_string() } else { format!("{} processes", b.builders) };
             // (a build the inner cache held: no inner plan ran)
-            let how = if matches!(b.cache, Outcome::Hit | Outcome::HitLoaded) {
+            let how = if matches!(b.cache, Outcome::Hit | Outcome::HitSummary | Outcome::HitLoaded) {
                 "taken from the inner cache by"
             } else {
                 "built by"

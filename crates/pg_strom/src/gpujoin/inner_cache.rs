@@ -77,12 +77,16 @@ pub enum Outcome {
     /// Not kept: the build and its rows are larger than the whole cache
     /// (the rows are not even sent).
     TooBig,
+    /// Found, and only the rows' summary taken: the node reads no inner
+    /// row on the host unless a fallback needs them (then they are taken
+    /// from the cache at that moment).
+    HitSummary,
 }
 
 /// Why a node's build is not cached: an [`Outcome`] of the "not used" kind.
 pub type NotCached = Outcome;
 
-const OUTCOMES: [Outcome; 19] = [
+const OUTCOMES: [Outcome; 20] = [
     Outcome::Unknown,
     Outcome::Off,
     Outcome::OwnEngine,
@@ -102,9 +106,15 @@ const OUTCOMES: [Outcome; 19] = [
     Outcome::Refused,
     Outcome::SameQuery,
     Outcome::TooBig,
+    Outcome::HitSummary,
 ];
 
 impl Outcome {
+    /// Whether a kept build was found (the inner plans do not run).
+    pub fn is_hit(self) -> bool {
+        matches!(self, Outcome::Hit | Outcome::HitSummary)
+    }
+
     /// The outcome numbered `n` (as kept in the DSM area).
     pub fn from_u32(n: u32) -> Outcome {
         OUTCOMES.get(n as usize).copied().unwrap_or_default()
@@ -127,6 +137,7 @@ impl Outcome {
             }
             Outcome::NotAllVisible => "not used (a page of an inner relation is not all-visible)",
             Outcome::Hit => "hit",
+            Outcome::HitSummary => "hit, the rows left in the service (no grouping key reads them)",
             Outcome::HitLoaded => "hit, loaded into the engine again",
             Outcome::Miss => "miss",
             Outcome::Kept => "miss, kept for later queries",
@@ -371,17 +382,20 @@ unsafe fn unstable(node: *mut pg_sys::Node) -> bool {
 /// published them (the minimal tuples, MAXALIGNed, and the same rows'
 /// columns as the programs read them), and the ranges of the integer key
 /// columns (what an Arrow outer scan skips record batches by, so that a
-/// hit need not make the columns to find them).  Encoded as a header
-/// (magic, the number of depths, parts per depth, then per part its rows,
-/// tuple bytes and column bytes), the parts, each piece starting
-/// 8-aligned, and the ranges (magic, their number, then per range the
-/// depth, the column among the depth's, 1 when it has a value, low and
-/// high).  Written once, into one buffer of the size said up front: a
-/// build of millions of rows is hundreds of MB, and every copy of it
-/// (and every page of memory it touches first) is paid by the loading
+/// hit need not make the columns to find them).  Encoded as a summary
+/// (magic, the summary's own length in bytes, the number of depths, parts
+/// per depth, then per part its rows, tuple bytes and column bytes, then
+/// the ranges: magic, their number, and room for [`MAX_RANGES`] of them,
+/// per range the depth, the column among the depth's, 1 when it has a
+/// value, low and high), then the parts, each piece starting 8-aligned.
+/// The GPU service sends the summary alone to a process that will not
+/// read the rows (`Engine::join_cache_summary`: the second word says how
+/// long it is).  Written once, into one buffer of the size said up
+/// front: a build of millions of rows is hundreds of MB, and every copy of
+/// it (and every page of memory it touches first) is paid by the loading
 /// process.
 pub struct KeptRows {
-    /// The head's words (filled in by [`Self::encode`]), then the parts.
+    /// The summary's words (filled in by [`Self::encode`]), then the parts.
     out: Vec<u8>,
     head_len: usize,
     /// Per depth, per part: (rows, tuple bytes, column bytes).
@@ -394,9 +408,11 @@ pub struct KeptRows {
 pub type KeptRange = (usize, usize, Option<(i64, i64)>);
 
 /// The header word of kept rows.
-const ROWS_MAGIC: u64 = u64::from_be_bytes(*b"pgstrom1");
+const ROWS_MAGIC: u64 = u64::from_be_bytes(*b"pgstrom2");
 /// The word before the ranges.
 const RANGES_MAGIC: u64 = u64::from_be_bytes(*b"pgsrange");
+/// Ranges the summary has room for.
+const MAX_RANGES: usize = crate::gpujoin::shared_build::MAX_RANGES;
 
 impl KeptRows {
     /// No rows yet, for `ndepths` depths, with room for `nparts` parts of
@@ -405,14 +421,13 @@ impl KeptRows {
     /// fit, at the price of a copy.
     pub fn with_capacity(ndepths: usize, nparts: usize, bytes: usize) -> KeptRows {
         let head_len = Self::head_len(ndepths, nparts);
-        let tail = (2 + 5 * crate::gpujoin::shared_build::MAX_RANGES) * 8;
-        let mut out = Vec::with_capacity(head_len + bytes + tail);
+        let mut out = Vec::with_capacity(head_len + bytes);
         out.resize(head_len, 0);
         KeptRows { out, head_len, depths: vec![Vec::new(); ndepths] }
     }
 
     fn head_len(ndepths: usize, nparts: usize) -> usize {
-        (2 + ndepths + 3 * nparts) * 8
+        (3 + ndepths + 3 * nparts + 2 + 5 * MAX_RANGES) * 8
     }
 
     /// What a part of `tuples` and `columns` bytes takes.
@@ -446,24 +461,28 @@ impl KeptRows {
         self.depths[d].push([nrows, ntup as u64, columns.len() as u64]);
     }
 
-    /// The bytes to keep, with the key columns' `ranges`.
+    /// The bytes to keep, with the key columns' `ranges` (at most
+    /// [`MAX_RANGES`]; more are dropped).
     pub fn encode(mut self, ranges: &[KeptRange]) -> Vec<u8> {
-        let mut head: Vec<u64> = vec![ROWS_MAGIC, self.depths.len() as u64];
+        let nparts = self.depths.iter().map(Vec::len).sum();
+        let head_len = Self::head_len(self.depths.len(), nparts);
+        let mut head: Vec<u64> = vec![ROWS_MAGIC, head_len as u64, self.depths.len() as u64];
         head.extend(self.depths.iter().map(|p| p.len() as u64));
         head.extend(self.depths.iter().flatten().flatten());
-        let head: Vec<u8> = head.iter().flat_map(|w| w.to_ne_bytes()).collect();
-        if head.len() == self.head_len {
-            self.out[..head.len()].copy_from_slice(&head);
+        let ranges = &ranges[..ranges.len().min(MAX_RANGES)];
+        head.extend([RANGES_MAGIC, ranges.len() as u64]);
+        for &(d, k, range) in ranges {
+            let (lo, hi) = range.unwrap_or((0, 0));
+            head.extend([d as u64, k as u64, range.is_some() as u64, lo as u64, hi as u64]);
+        }
+        let mut head: Vec<u8> = head.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        head.resize(head_len, 0);
+        if head_len == self.head_len {
+            self.out[..head_len].copy_from_slice(&head);
         } else {
             // (more parts than room was made for)
             self.out.splice(..self.head_len, head);
         }
-        let mut tail: Vec<u64> = vec![RANGES_MAGIC, ranges.len() as u64];
-        for &(d, k, range) in ranges {
-            let (lo, hi) = range.unwrap_or((0, 0));
-            tail.extend([d as u64, k as u64, range.is_some() as u64, lo as u64, hi as u64]);
-        }
-        self.out.extend(tail.iter().flat_map(|w| w.to_ne_bytes()));
         self.out
     }
 }
@@ -475,62 +494,92 @@ pub type KeptPart<'a> = (u64, &'a [u8], &'a [u8]);
 /// depth: (rows, tuples, columns); None when the bytes are not such rows of
 /// `ndepths` depths.
 pub fn decode_rows(bytes: &[u8], ndepths: usize) -> Option<Vec<Vec<KeptPart<'_>>>> {
-    decode(bytes, ndepths).map(|(parts, _)| parts)
-}
-
-/// The key columns' ranges kept with rows `bytes`; None when the bytes
-/// are not such rows of `ndepths` depths or hold no ranges.
-pub fn decode_ranges(bytes: &[u8], ndepths: usize) -> Option<Vec<KeptRange>> {
-    let (_, end) = decode(bytes, ndepths)?;
-    let word = |i: usize| -> Option<u64> {
-        let at = end.checked_add(i.checked_mul(8)?)?;
-        Some(u64::from_ne_bytes(bytes.get(at..at.checked_add(8)?)?.try_into().ok()?))
-    };
-    if word(0)? != RANGES_MAGIC {
-        return None;
-    }
-    let n = usize::try_from(word(1)?).ok()?;
-    if n > bytes.len() / 40 {
-        return None;
-    }
-    (0..n)
-        .map(|i| {
-            let w = 2 + i * 5;
-            let (d, k, has) = (word(w)? as usize, word(w + 1)? as usize, word(w + 2)? != 0);
-            let range = has.then_some((word(w + 3)? as i64, word(w + 4)? as i64));
-            Some((d, k, range))
-        })
-        .collect()
-}
-
-/// The parts and the offset where they end.
-fn decode(bytes: &[u8], ndepths: usize) -> Option<(Vec<Vec<KeptPart<'_>>>, usize)> {
-    let word = |i: usize| -> Option<u64> { Some(u64::from_ne_bytes(bytes.get(i * 8..i * 8 + 8)?.try_into().ok()?)) };
-    if word(0)? != ROWS_MAGIC || word(1)? != ndepths as u64 {
-        return None;
-    }
-    let counts: Vec<usize> = (0..ndepths).map(|d| word(2 + d).map(|n| n as usize)).collect::<Option<_>>()?;
-    let nparts = counts.iter().try_fold(0usize, |a, &n| a.checked_add(n))?;
-    let mut w = 2 + ndepths;
-    let mut at = w.checked_add(nparts.checked_mul(3)?)?.checked_mul(8)?;
+    let (parts, _) = decode_summary(bytes, ndepths)?;
+    let mut at = summary_len(bytes)?;
     let mut piece = |len: usize| -> Option<&[u8]> {
         let p = bytes.get(at..at.checked_add(len)?)?;
         at = (at + len).next_multiple_of(8);
         Some(p)
     };
-    let mut out = Vec::with_capacity(ndepths);
-    for &n in &counts {
-        let mut parts = Vec::with_capacity(n.min(1024));
-        for _ in 0..n {
-            let (nrows, ntup, ncol) = (word(w)?, word(w + 1)? as usize, word(w + 2)? as usize);
-            w += 3;
-            // (the tuples are walked, and their lengths checked, by the
-            // readers: shared_build::for_each_tuple)
-            let tuples = piece(ntup)?;
-            let columns = piece(ncol)?;
-            parts.push((nrows, tuples, columns));
-        }
-        out.push(parts);
+    parts
+        .into_iter()
+        .map(|parts| {
+            parts
+                .into_iter()
+                .map(|(nrows, ntup, ncol)| {
+                    // (the tuples are walked, and their lengths checked, by
+                    // the readers: shared_build::for_each_tuple)
+                    let tuples = piece(ntup)?;
+                    let columns = piece(ncol)?;
+                    Some((nrows, tuples, columns))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The rows of each depth of kept rows `bytes`, from their summary alone
+/// (the rows need not follow it); None when the bytes are not such rows of
+/// `ndepths` depths.
+pub fn decode_counts(bytes: &[u8], ndepths: usize) -> Option<Vec<u64>> {
+    let (parts, _) = decode_summary(bytes, ndepths)?;
+    Some(parts.iter().map(|p| p.iter().map(|&(n, _, _)| n).sum()).collect())
+}
+
+/// The key columns' ranges kept with rows `bytes` (their summary suffices);
+/// None when the bytes are not such rows of `ndepths` depths.
+pub fn decode_ranges(bytes: &[u8], ndepths: usize) -> Option<Vec<KeptRange>> {
+    decode_summary(bytes, ndepths).map(|(_, ranges)| ranges)
+}
+
+/// The summary's length, as its second word says, when it is whole.
+fn summary_len(bytes: &[u8]) -> Option<usize> {
+    let n = usize::try_from(u64::from_ne_bytes(bytes.get(8..16)?.try_into().ok()?)).ok()?;
+    (n <= bytes.len()).then_some(n)
+}
+
+/// Per depth, per part: (rows, tuple bytes, column bytes); and the ranges.
+#[allow(clippy::type_complexity)]
+fn decode_summary(bytes: &[u8], ndepths: usize) -> Option<(Vec<Vec<(u64, usize, usize)>>, Vec<KeptRange>)> {
+    let len = summary_len(bytes)?;
+    let head = &bytes[..len];
+    let word = |i: usize| -> Option<u64> {
+        let at = i.checked_mul(8)?;
+        Some(u64::from_ne_bytes(head.get(at..at.checked_add(8)?)?.try_into().ok()?))
+    };
+    if word(0)? != ROWS_MAGIC || word(2)? != ndepths as u64 {
+        return None;
     }
-    Some((out, at))
+    let counts: Vec<usize> =
+        (0..ndepths).map(|d| word(3 + d).and_then(|n| usize::try_from(n).ok())).collect::<Option<_>>()?;
+    let nparts = counts.iter().try_fold(0usize, |a, &n| a.checked_add(n))?;
+    if nparts > len / 24 {
+        return None;
+    }
+    let mut w = 3 + ndepths;
+    let mut parts = Vec::with_capacity(ndepths);
+    for &n in &counts {
+        let mut depth = Vec::with_capacity(n);
+        for _ in 0..n {
+            depth.push((word(w)?, usize::try_from(word(w + 1)?).ok()?, usize::try_from(word(w + 2)?).ok()?));
+            w += 3;
+        }
+        parts.push(depth);
+    }
+    if word(w)? != RANGES_MAGIC {
+        return None;
+    }
+    let n = usize::try_from(word(w + 1)?).ok()?;
+    if n > MAX_RANGES {
+        return None;
+    }
+    let ranges = (0..n)
+        .map(|i| {
+            let r = w + 2 + i * 5;
+            let (d, k, has) = (word(r)? as usize, word(r + 1)? as usize, word(r + 2)? != 0);
+            let range = has.then_some((word(r + 3)? as i64, word(r + 4)? as i64));
+            Some((d, k, range))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((parts, ranges))
 }

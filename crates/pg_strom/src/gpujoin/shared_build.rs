@@ -567,6 +567,17 @@ impl SharedInner {
         unsafe { Self::for_each_part(&self.heads[d], dsa, |_, _, columns| f(columns)) }
     }
 
+    /// The rows each contribution of depth `d` counts (after the build),
+    /// also of contributions published without their rows (a summary of
+    /// kept rows).
+    ///
+    /// # Safety
+    /// As [`Self::for_each_row`].
+    pub unsafe fn for_each_counted(&self, dsa: *mut pg_sys::dsa_area, d: usize, mut f: impl FnMut(u64)) {
+        // SAFETY: caller's promise.
+        unsafe { Self::for_each_part(&self.heads[d], dsa, |n, _, _| f(n)) }
+    }
+
     /// The bytes of every contribution on list `list`.
     ///
     /// # Safety

@@ -525,6 +525,21 @@ impl Engine for ServiceEngine {
         })
     }
 
+    fn join_cache_summary(&self, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool, DeviceError> {
+        self.with(|c| {
+            c.call(
+                op::JOIN_CACHE_SUMMARY,
+                self.engine,
+                0,
+                |w| {
+                    w.blob(key);
+                    Ok(())
+                },
+                |r| Ok(r.opt(|r| r.blob())?.map(&mut *f).is_some()),
+            )
+        })
+    }
+
     fn join_open_cached<'e>(
         &'e self,
         spec: &JoinSpec<'_>,

@@ -100,6 +100,9 @@ pub mod op {
     /// Mark matched the inner rows the payload's bits name
     /// (JoinSession::merge_matched).
     pub const JOIN_MERGE_MATCHED: u32 = 26;
+    /// The summary of the rows kept with the build under the request's
+    /// cache key (their leading bytes, Engine::join_cache_summary), if any.
+    pub const JOIN_CACHE_SUMMARY: u32 = 27;
 }
 
 /// Reply status words.

@@ -484,7 +484,9 @@ enum Answer {
     HeapGroups(HeapProbed),
     Clock(DeviceClock),
     Flag(bool),
-    Rows(Option<std::sync::Arc<Vec<u8>>>),
+    /// Kept rows, and how many of their bytes to send (all, or their
+    /// summary).
+    Rows(Option<(std::sync::Arc<Vec<u8>>, usize)>),
     Store(Option<crate::devstore::StoreState>),
     Bits(Vec<Vec<u64>>),
 }
@@ -508,7 +510,7 @@ impl Answer {
             Answer::Placed(gpu) => w.u32(*gpu),
             Answer::Flag(b) => w.u32(*b as u32),
             Answer::Store(s) => wire::put_store_state(w, s.as_ref()),
-            Answer::Rows(rows) => w.opt(rows.as_deref().map(Vec::as_slice), |w, r| w.blob(r)),
+            Answer::Rows(rows) => w.opt(rows.as_ref().map(|(r, n)| &r[..*n]), |w, r| w.blob(r)),
             Answer::FileOpened(n, access) => {
                 w.u32(*n);
                 wire::put_file_access(w, access);
@@ -758,7 +760,18 @@ impl Connection {
                 let eng = self.engine(h.engine)?;
                 let key = r.blob()?;
                 // the kept rows themselves, written once into the answer
-                Ok(Answer::Rows(eng.join_cache_rows_kept(key)))
+                Ok(Answer::Rows(eng.join_cache_rows_kept(key).map(|r| {
+                    let n = r.len();
+                    (r, n)
+                })))
+            }
+            op::JOIN_CACHE_SUMMARY => {
+                let eng = self.engine(h.engine)?;
+                let key = r.blob()?;
+                Ok(Answer::Rows(eng.join_cache_rows_kept(key).map(|r| {
+                    let n = crate::join::summary_len(&r);
+                    (r, n)
+                })))
             }
             op::JOIN_OPEN | op::JOIN_ATTACH | op::JOIN_OPEN_CACHED => {
                 let eng = self.engine(h.engine)?;

@@ -23,6 +23,9 @@ pub(crate) struct KeepPending {
     key: Vec<u8>,
     /// After a miss: keep only when the relations' key is still `key`.
     check_key: bool,
+    /// Keep the rows this process holds, not those published for the
+    /// query (after a summary: published without rows).
+    own_rows: bool,
 }
 
 impl GpuJoinExec {
@@ -132,6 +135,34 @@ impl GpuJoinExec {
             };
             let (key, outcome) = match looked {
                 Err(o) => (None, o),
+                Ok(key) if self.rows_stay_in_service() => {
+                    // only the rows' counts and key ranges: the rows stay
+                    // in the service unless a fallback needs them
+                    let (ndepths, dsa) = (self.info.depths.len(), self.dsa);
+                    let mut counts = None;
+                    let mut kept = None;
+                    let _ = engine_of(self).join_cache_summary(&key, &mut |r| {
+                        counts = inner_cache::decode_counts(r, ndepths);
+                        kept = inner_cache::decode_ranges(r, ndepths);
+                    });
+                    match counts {
+                        Some(counts) => {
+                            for (d, &n) in counts.iter().enumerate() {
+                                // SAFETY: the query's area (caller); nobody
+                                // reads it before the decision.
+                                unsafe { sh.publish(dsa, d, &[], &[], n) };
+                            }
+                            if kept.is_some() {
+                                self.kept_ranges = kept;
+                                // SAFETY: the ranges are kept (no rows are read).
+                                let ranges = unsafe { self.join_key_ranges() };
+                                sh.keep_cached_ranges(&ranges);
+                            }
+                            (Some(key), Outcome::HitSummary)
+                        }
+                        None => (Some(key), Outcome::Miss),
+                    }
+                }
                 Ok(key) => {
                     let (ndepths, dsa) = (self.info.depths.len(), self.dsa);
                     let mut hit = false;
@@ -178,6 +209,60 @@ impl GpuJoinExec {
         }
     }
 
+    /// Whether a hit leaves the kept rows in the service: a GpuPreAgg
+    /// whose grouping keys are device values or columns of the scanned
+    /// table reads no inner row on the host, but where a fallback needs
+    /// them ([`Self::ensure_inner_rows`]).  TPC-H Q14 at SF 10: the 2
+    /// million rows of `part` (150 MB) were sent to the backend and
+    /// published for every process at each hit, 218-300 ms of a 335-409
+    /// ms query, and never read.
+    pub(super) fn rows_stay_in_service(&self) -> bool {
+        use crate::gpujoin::plan::AggOutput;
+        self.info.agg.as_ref().is_some_and(|a| {
+            a.outputs.iter().all(|o| match o {
+                AggOutput::Key { column: Some((s, _)), .. } => *s == 0,
+                o => !o.host_evaluated(),
+            })
+        })
+    }
+
+    /// Take the inner rows a hit left in the service
+    /// ([`Self::rows_stay_in_service`]) from its cache, where something is
+    /// about to read them (a row the device hands back, a session on
+    /// another engine); an ERROR when the service no longer holds them.
+    pub(crate) fn ensure_inner_rows(&mut self) {
+        if !self.inners.iter().any(|i| i.absent) {
+            return;
+        }
+        let want: Vec<usize> = self.inners.iter().map(|i| i.nrows).collect();
+        let ranges = self.kept_ranges.take();
+        let mut taken = false;
+        if let Some(key) = self.cache_key.clone() {
+            let eng = engine_of(self);
+            // SAFETY: the node's inner memory, which the rows are copied
+            // into and live in.
+            let _ = eng.join_cache_rows(&key, &mut |r| taken = unsafe { self.inners_from_rows(r) });
+        }
+        if ranges.is_some() {
+            self.kept_ranges = ranges;
+        }
+        let got: Vec<usize> = self.inners.iter().map(|i| i.nrows).collect();
+        if !taken || got != want || self.inners.iter().any(|i| i.absent) {
+            crate::errors::raise_plain(
+                pgrx::PgSqlErrorCode::ERRCODE_SYSTEM_ERROR,
+                format!(
+                    "the GPU service no longer holds the inner rows {} took from its cache of inner relations",
+                    self.name()
+                ),
+                Some(
+                    "They were left there because no grouping key reads them; a row computed on the host needed them."
+                        .into(),
+                ),
+                Some("Run the query again, or set pg_strom.inner_cache to off for it."),
+            );
+        }
+    }
+
     /// The cache's outcome for this node so far.
     pub(crate) fn cache_outcome(&self) -> Outcome {
         // SAFETY: NULL or the node's part of the mapped DSM area.
@@ -208,22 +293,25 @@ impl GpuJoinExec {
         let Some(key) = self.cache_key.clone() else { return self.open_session(eng, share) };
         let share = share.unwrap_or_else(shared_build::new_key);
         match self.cache_outcome() {
-            Outcome::Hit => {
+            Outcome::Hit | Outcome::HitSummary => {
+                let summary = self.cache_outcome() == Outcome::HitSummary;
                 // SAFETY: the node's loaded rows.
                 let spec = unsafe { self.join_spec(false) };
                 if let Some(s) = eng.join_open_cached(&spec, &key, share)? {
                     return Ok(s);
                 }
-                // the build went (memory ran short) while its rows stayed:
-                // the rows are the key's, so the new build is kept again
+                // the build went (memory ran short, or it was kept for a
+                // request of another shape) while its rows stayed: the rows
+                // are the key's, so the new build is kept again (after a
+                // summary, with the rows this process took for the load)
                 self.set_cache_state(Outcome::HitLoaded);
                 let s = self.open_session(eng, Some(share))?;
-                self.keep_pending = Some(KeepPending { eng, share, key, check_key: false });
+                self.keep_pending = Some(KeepPending { eng, share, key, check_key: false, own_rows: summary });
                 Ok(s)
             }
             Outcome::Miss => {
                 let s = self.open_session(eng, Some(share))?;
-                self.keep_pending = Some(KeepPending { eng, share, key, check_key: true });
+                self.keep_pending = Some(KeepPending { eng, share, key, check_key: true, own_rows: false });
                 Ok(s)
             }
             _ => self.open_session(eng, Some(share)),
@@ -234,7 +322,7 @@ impl GpuJoinExec {
     /// when the relations did not change during the build (after a miss)
     /// and it fits; the outcome says what happened.
     pub(super) fn keep_opened_build(&mut self) {
-        let Some(KeepPending { eng, share, key, check_key }) = self.keep_pending.take() else { return };
+        let Some(KeepPending { eng, share, key, check_key, own_rows }) = self.keep_pending.take() else { return };
         if check_key {
             let now = match self.cache_plan.as_ref() {
                 // SAFETY: the node's relations are open.
@@ -246,7 +334,7 @@ impl GpuJoinExec {
                 return;
             }
         }
-        let outcome = self.keep_in_cache(eng, share, &key);
+        let outcome = self.keep_in_cache(eng, share, &key, own_rows);
         if check_key {
             self.set_cache_state(outcome);
         }
@@ -255,10 +343,10 @@ impl GpuJoinExec {
     /// The parts of the build's rows and the bytes they would take in
     /// the cache (the columns at their size in memory where they are not
     /// encoded yet).
-    fn kept_rows_size(&mut self) -> (usize, usize) {
+    fn kept_rows_size(&mut self, own_rows: bool) -> (usize, usize) {
         let (mut nparts, mut bytes) = (0, 0);
         // SAFETY: NULL or the node's part of the mapped DSM area.
-        match unsafe { self.shared.as_ref() } {
+        match unsafe { self.shared.as_ref() }.filter(|_| !own_rows) {
             Some(sh) => {
                 for d in 0..self.info.depths.len() {
                     // SAFETY: the query's area; the build is over.
@@ -286,15 +374,17 @@ impl GpuJoinExec {
 
     /// Keep the build this process's session holds under `share` in the
     /// cache under `key`, with the rows: Kept, Refused by the engine, or
-    /// TooBig (not sent: the build and its rows are larger than the cache).
-    fn keep_in_cache(&mut self, eng: &'static dyn Engine, share: u64, key: &[u8]) -> Outcome {
-        let (nparts, bytes) = self.kept_rows_size();
+    /// TooBig (not sent: the build and its rows are larger than the cache);
+    /// `own_rows`: the rows this process holds, not those published for
+    /// the query.
+    fn keep_in_cache(&mut self, eng: &'static dyn Engine, share: u64, key: &[u8], own_rows: bool) -> Outcome {
+        let (nparts, bytes) = self.kept_rows_size(own_rows);
         if !pgstrom_runtime::join::cache_fits(self.inner_bytes + bytes + key.len()) {
             return Outcome::TooBig;
         }
         let mut rows = KeptRows::with_capacity(self.info.depths.len(), nparts, bytes);
         // SAFETY: NULL or the node's part of the mapped DSM area.
-        match unsafe { self.shared.as_ref() } {
+        match unsafe { self.shared.as_ref() }.filter(|_| !own_rows) {
             Some(sh) => {
                 for d in 0..self.info.depths.len() {
                     // SAFETY: the query's area; the build is over.
