@@ -217,4 +217,43 @@ SELECT same_as_off('SELECT n.name, sum(price * (1 + tax) * (1 + tax)) AS s, coun
 SELECT same_as_off('SELECT sum(price * price) AS sq FROM pa_q1');
 SELECT same_as_off('SELECT i % 3 AS k, sum(round(x, 0)) AS s, avg(x * 2) AS a FROM pa_wide GROUP BY 1');
 
-DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv, pa_dec, pa_deck, pa_deck2, pa_wide, pa_q1, pa_nation;
+-- Columns of an inner relation outside the GROUP BY (PostgreSQL drops
+-- those functionally dependent on a primary key from it, TPC-H Q10's
+-- customer columns): no grouping key on the device, read from the
+-- group's representative inner row; with a LEFT join's NULL-extended
+-- rows (fact key 22 has no dimension row), and in parallel with the
+-- groups exchanged between the processes
+CREATE TABLE pa_pkdim (k int PRIMARY KEY, name text, note varchar(40), bal numeric(12,2));
+INSERT INTO pa_pkdim SELECT i, 'name ' || i, repeat('ν', i % 5) || i, CASE WHEN i % 6 = 0 THEN NULL ELSE i * 1.25 END
+  FROM generate_series(0, 21) i;
+CREATE TABLE pa_pkfact AS SELECT i % 23 AS k, i AS x, (i % 7)::numeric(10,2) AS p FROM generate_series(1, 400000) i;
+ANALYZE pa_pkdim, pa_pkfact;
+SET pg_strom.cpu_engine_in_service = on;
+SET pg_strom.gpu_operator_cost = 0.00015625;
+SET pg_strom.gpu_tuple_cost = 0.002;
+SELECT * FROM explain_masked('SELECT d.k, d.name, d.note, d.bal, count(*), sum(f.x), sum(f.p)
+  FROM pa_pkfact f JOIN pa_pkdim d ON f.k = d.k GROUP BY d.k, d.name, d.note, d.bal');
+SELECT same_as_off('SELECT d.k, d.name, d.note, d.bal, count(*) AS n, sum(f.x) AS sx, sum(f.p) AS sp
+  FROM pa_pkfact f JOIN pa_pkdim d ON f.k = d.k GROUP BY d.k, d.name, d.note, d.bal');
+SELECT same_as_off('SELECT d.k, d.name, d.bal, count(*), sum(f.x)
+  FROM pa_pkfact f LEFT JOIN pa_pkdim d ON f.k = d.k GROUP BY d.k, d.name, d.bal');
+SELECT same_as_off('SELECT d.name, d.k, f.k % 2 AS odd, count(*), sum(f.p)
+  FROM pa_pkfact f JOIN pa_pkdim d ON f.k = d.k GROUP BY d.k, f.k % 2, d.name HAVING count(*) > 8000');
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT * FROM explain_masked('SELECT d.k, d.name, d.note, d.bal, count(*), sum(f.x), sum(f.p)
+  FROM pa_pkfact f JOIN pa_pkdim d ON f.k = d.k GROUP BY d.k, d.name, d.note, d.bal');
+SELECT same_as_off('SELECT d.k, d.name, d.note, d.bal, count(*) AS n, sum(f.x) AS sx, sum(f.p) AS sp
+  FROM pa_pkfact f JOIN pa_pkdim d ON f.k = d.k GROUP BY d.k, d.name, d.note, d.bal');
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET pg_strom.cpu_engine_in_service;
+RESET pg_strom.gpu_operator_cost;
+RESET pg_strom.gpu_tuple_cost;
+
+DROP TABLE pa_t0, pa_t1, pa_fact, pa_date, pa_part, pa_supp, pa_big, pa_keys, pa_iv, pa_dec, pa_deck, pa_deck2, pa_wide, pa_q1, pa_nation,
+  pa_pkdim, pa_pkfact;

@@ -42,7 +42,8 @@ pub const NO_SOURCE: u8 = 255;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AggOutput {
     /// Grouping key `index`: its value as the device computed it (type
-    /// OID), or read at the representative row of a source (text keys).
+    /// OID), or read at the representative row of a source (text keys;
+    /// and a column outside the GROUP BY, [`DEPENDENT_KEY`]).
     Key {
         /// Which key program.
         index: u32,
@@ -61,6 +62,11 @@ pub enum AggOutput {
         arg_type: u32,
     },
 }
+
+/// The `index` of a key output that is no key on the device: a column of
+/// an inner relation outside the GROUP BY (one value per group, as
+/// PostgreSQL proved), read at the group's representative inner row.
+pub const DEPENDENT_KEY: u32 = u32::MAX;
 
 /// One aggregate operation of a plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -487,8 +493,22 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
                 .collect(),
             None => Vec::new(),
         };
+        // (a column outside the GROUP BY of an inner relation is read from
+        // the group's representative row, not by a program)
+        let dependent: Vec<bool> = match &desc.agg {
+            Some(_) => from_list(tlist)
+                .into_iter()
+                .map(|t| {
+                    let te = t as *mut pg_sys::TargetEntry;
+                    (*te).ressortgroupref == 0
+                        && crate::gpupreagg::path::dependent_column((*te).expr.cast(), desc.outer_relid)
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let mut cols: Vec<(u8, i16, u16)> = Vec::new();
-        for &e in program_exprs.iter().chain(&lead) {
+        let read_by_programs = lead.iter().zip(&dependent).filter(|(_, d)| !**d).map(|(e, _)| e);
+        for &e in program_exprs.iter().chain(read_by_programs) {
             for v in vars_of(e) {
                 let Some((s, k)) = resolve(v) else { internal("a join column is not produced by its relation") };
                 let Some(t) = codegen::device_type_of((*v).vartype) else {
@@ -560,7 +580,17 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
             let mut keys = Vec::new();
             let mut ops = Vec::new();
             let mut outputs = Vec::new();
-            for &e in &lead {
+            for (i, &e) in lead.iter().enumerate() {
+                if dependent[i] {
+                    let v = e.cast::<pg_sys::Var>();
+                    let column = resolve(v).unwrap_or_else(|| internal("a grouping column has no source"));
+                    outputs.push(AggOutput::Key {
+                        index: DEPENDENT_KEY,
+                        type_oid: pg_sys::exprType(e).to_u32(),
+                        column: Some(column),
+                    });
+                    continue;
+                }
                 if (*e).type_ == pg_sys::NodeTag::T_Aggref {
                     let a = e as *mut pg_sys::Aggref;
                     let Ok(crate::codegen::aggregates::AggrefInfo { args, types, kind, enc, .. }) =
