@@ -501,7 +501,7 @@ pub unsafe extern "C-unwind" fn plan_custom_path(
                 .map(|t| {
                     let te = t as *mut pg_sys::TargetEntry;
                     (*te).ressortgroupref == 0
-                        && crate::gpupreagg::path::dependent_column((*te).expr.cast(), desc.outer_relid)
+                        && crate::codegen::aggregates::dependent_column((*te).expr.cast(), desc.outer_relid)
                 })
                 .collect(),
             None => Vec::new(),

@@ -232,11 +232,11 @@ unsafe fn supported(
             // Aggregate takes its value as it would from a Partial
             // Aggregate's rows); a column of an inner relation is no key on
             // the device at all: its value is read from the inner row of the
-            // group's representative (`dependent_column`).
+            // group's representative (`aggregates::dependent_column`).
             if sgref == 0 && (*e).type_ != pg_sys::NodeTag::T_Var {
                 return why("the target has an expression that is neither a grouping key nor an aggregate");
             }
-            if sgref == 0 && dependent_column(e, desc.outer_relid) {
+            if sgref == 0 && aggregates::dependent_column(e, desc.outer_relid) {
                 if resolve(e.cast()).is_none() {
                     return why("a grouping column is not read by the scan or join");
                 }
@@ -264,24 +264,6 @@ unsafe fn supported(
             }
         }
         Some(nops)
-    }
-}
-
-/// Whether target entry `e`, outside the GROUP BY (sortgroupref 0), is
-/// a column of an inner relation (not of scanned relation
-/// `outer_relid`): one value per group, as PostgreSQL proved, so it is no
-/// grouping key on the device and its value is read from the group's
-/// representative inner row (which lives as long as the query).  TPC-H
-/// Q10 groups by `c_custkey` and five more columns of `customer`, which
-/// PostgreSQL drops from the GROUP BY as functionally dependent on the
-/// primary key: grouped by on the device, their 140 bytes a row were made
-/// into columns, sent and hashed with the 573,000 inner rows.
-pub(crate) unsafe fn dependent_column(e: *mut pg_sys::Node, outer_relid: u32) -> bool {
-    // SAFETY: a valid expression.
-    unsafe {
-        (*e).type_ == pg_sys::NodeTag::T_Var
-            && (*e.cast::<pg_sys::Var>()).varlevelsup == 0
-            && (*e.cast::<pg_sys::Var>()).varno != outer_relid as i32
     }
 }
 
