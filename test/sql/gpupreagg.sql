@@ -231,7 +231,17 @@ ANALYZE pa_pkdim, pa_pkfact;
 SET pg_strom.cpu_engine_in_service = on;
 SET pg_strom.gpu_operator_cost = 0.00015625;
 SET pg_strom.gpu_tuple_cost = 0.002;
-SELECT * FROM explain_masked('SELECT d.k, d.name, d.note, d.bal, count(*), sum(f.x), sum(f.p)
+-- (a GpuPreAgg, and PostgreSQL's GROUP BY holds the key alone)
+CREATE FUNCTION pa_dep_plan(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE ln text; node bool := false; grp text := '';
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    node := node OR ln ~ 'Custom Scan \(GpuPreAgg\)';
+    IF ln ~ '^ *Group Key: ' THEN grp := trim(ln); END IF;
+  END LOOP;
+  RETURN CASE WHEN node THEN 'GpuPreAgg, ' ELSE 'no GpuPreAgg, ' END || grp;
+END $$;
+SELECT pa_dep_plan('SELECT d.k, d.name, d.note, d.bal, count(*), sum(f.x), sum(f.p)
   FROM pa_pkfact f JOIN pa_pkdim d ON f.k = d.k GROUP BY d.k, d.name, d.note, d.bal');
 SELECT same_as_off('SELECT d.k, d.name, d.note, d.bal, count(*) AS n, sum(f.x) AS sx, sum(f.p) AS sp
   FROM pa_pkfact f JOIN pa_pkdim d ON f.k = d.k GROUP BY d.k, d.name, d.note, d.bal');
@@ -243,7 +253,7 @@ SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
-SELECT * FROM explain_masked('SELECT d.k, d.name, d.note, d.bal, count(*), sum(f.x), sum(f.p)
+SELECT pa_dep_plan('SELECT d.k, d.name, d.note, d.bal, count(*), sum(f.x), sum(f.p)
   FROM pa_pkfact f JOIN pa_pkdim d ON f.k = d.k GROUP BY d.k, d.name, d.note, d.bal');
 SELECT same_as_off('SELECT d.k, d.name, d.note, d.bal, count(*) AS n, sum(f.x) AS sx, sum(f.p) AS sp
   FROM pa_pkfact f JOIN pa_pkdim d ON f.k = d.k GROUP BY d.k, d.name, d.note, d.bal');
