@@ -293,7 +293,7 @@ pub trait Engine {
     /// (how many, per inner relation) without being sent them all.  False
     /// (and `f` not called) when none are kept.
     fn join_cache_summary(&self, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool, DeviceError> {
-        Ok(self.join_cache_rows_kept(key).map(|r| f(&r[..crate::join::summary_len(&r)])).is_some())
+        Ok(self.join_cache_rows_kept(key).map(|r| f(&r[..crate::join::summary_len(&r).unwrap_or(r.len())])).is_some())
     }
 
     /// A session over the build kept under `key` for requests like `spec`

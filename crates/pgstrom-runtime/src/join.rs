@@ -444,12 +444,11 @@ pub fn cache_fits(bytes: usize) -> bool {
 
 /// The length of the summary at the start of kept rows `rows`
 /// ([`crate::engine::Engine::join_cache_summary`]): their second 8-byte
-/// word, or all of them when it is missing or larger.
-pub fn summary_len(rows: &[u8]) -> usize {
-    rows.get(8..16)
-        .and_then(|w| usize::try_from(u64::from_ne_bytes(w.try_into().ok()?)).ok())
-        .filter(|&n| n <= rows.len())
-        .unwrap_or(rows.len())
+/// word; None when it is missing or larger than the rows (the engine then
+/// sends them all).
+pub fn summary_len(rows: &[u8]) -> Option<usize> {
+    let n = usize::try_from(u64::from_ne_bytes(rows.get(8..16)?.try_into().ok()?)).ok()?;
+    (n <= rows.len()).then_some(n)
 }
 
 /// A build kept across queries.

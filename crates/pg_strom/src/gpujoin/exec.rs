@@ -891,10 +891,8 @@ impl GpuJoinExec {
     /// The join request; with `rows`, the inner relations' columns (made
     /// from the rows the first time), else none (an attach to a load).
     unsafe fn join_spec(&mut self, rows: bool) -> JoinSpec<'_> {
-        if rows && self.inners.iter().any(|i| i.absent) {
-            self.ensure_inner_rows();
-        }
         if rows {
+            self.ensure_inner_rows();
             for inner in &mut self.inners {
                 // SAFETY: the node's loaded rows.
                 unsafe { inner.chunk() };

@@ -495,7 +495,7 @@ pub type KeptPart<'a> = (u64, &'a [u8], &'a [u8]);
 /// `ndepths` depths.
 pub fn decode_rows(bytes: &[u8], ndepths: usize) -> Option<Vec<Vec<KeptPart<'_>>>> {
     let (parts, _) = decode_summary(bytes, ndepths)?;
-    let mut at = summary_len(bytes)?;
+    let mut at = pgstrom_runtime::join::summary_len(bytes)?;
     let mut piece = |len: usize| -> Option<&[u8]> {
         let p = bytes.get(at..at.checked_add(len)?)?;
         at = (at + len).next_multiple_of(8);
@@ -532,16 +532,10 @@ pub fn decode_ranges(bytes: &[u8], ndepths: usize) -> Option<Vec<KeptRange>> {
     decode_summary(bytes, ndepths).map(|(_, ranges)| ranges)
 }
 
-/// The summary's length, as its second word says, when it is whole.
-fn summary_len(bytes: &[u8]) -> Option<usize> {
-    let n = usize::try_from(u64::from_ne_bytes(bytes.get(8..16)?.try_into().ok()?)).ok()?;
-    (n <= bytes.len()).then_some(n)
-}
-
 /// Per depth, per part: (rows, tuple bytes, column bytes); and the ranges.
 #[allow(clippy::type_complexity)]
 fn decode_summary(bytes: &[u8], ndepths: usize) -> Option<(Vec<Vec<(u64, usize, usize)>>, Vec<KeptRange>)> {
-    let len = summary_len(bytes)?;
+    let len = pgstrom_runtime::join::summary_len(bytes)?;
     let head = &bytes[..len];
     let word = |i: usize| -> Option<u64> {
         let at = i.checked_mul(8)?;

@@ -252,6 +252,24 @@ pub struct ServiceEngine {
 }
 
 impl ServiceEngine {
+    /// JOIN_CACHE_ROWS or JOIN_CACHE_SUMMARY: `f` is handed the kept rows
+    /// (or their summary) where the answer lies, not copied; false when
+    /// none are kept under `key`.
+    fn cached_rows(&self, op: u32, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool, DeviceError> {
+        self.with(|c| {
+            c.call(
+                op,
+                self.engine,
+                0,
+                |w| {
+                    w.blob(key);
+                    Ok(())
+                },
+                |r| Ok(r.opt(|r| r.blob())?.map(&mut *f).is_some()),
+            )
+        })
+    }
+
     /// GPU `index` of the service listening at `path` (`index` =
     /// [`CPU_ENGINE`] for its CPU engine).  Connecting waits up to `wait`
     /// for the service to listen (it may be starting or restarting).
@@ -510,34 +528,11 @@ impl Engine for ServiceEngine {
     }
 
     fn join_cache_rows(&self, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool, DeviceError> {
-        // (the rows are handed over where the answer lies, not copied)
-        self.with(|c| {
-            c.call(
-                op::JOIN_CACHE_ROWS,
-                self.engine,
-                0,
-                |w| {
-                    w.blob(key);
-                    Ok(())
-                },
-                |r| Ok(r.opt(|r| r.blob())?.map(&mut *f).is_some()),
-            )
-        })
+        self.cached_rows(op::JOIN_CACHE_ROWS, key, f)
     }
 
     fn join_cache_summary(&self, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool, DeviceError> {
-        self.with(|c| {
-            c.call(
-                op::JOIN_CACHE_SUMMARY,
-                self.engine,
-                0,
-                |w| {
-                    w.blob(key);
-                    Ok(())
-                },
-                |r| Ok(r.opt(|r| r.blob())?.map(&mut *f).is_some()),
-            )
-        })
+        self.cached_rows(op::JOIN_CACHE_SUMMARY, key, f)
     }
 
     fn join_open_cached<'e>(

@@ -769,7 +769,7 @@ impl Connection {
                 let eng = self.engine(h.engine)?;
                 let key = r.blob()?;
                 Ok(Answer::Rows(eng.join_cache_rows_kept(key).map(|r| {
-                    let n = crate::join::summary_len(&r);
+                    let n = crate::join::summary_len(&r).unwrap_or(r.len());
                     (r, n)
                 })))
             }
