@@ -16,6 +16,9 @@
  *     never made up from bytes PostgreSQL would not have read;
  *   - deform: each block's tuples, in line pointer order, into rows
  *     [row_base[block], ...) of the output columns.
+ * A join that returns rows then asks for the tuples its combinations read
+ * (locate, copy): the backend forms its rows from those bytes instead of
+ * reading the pages again through the buffer manager.
  * Output columns are fixed-width values stored as the device holds them
  * (copied), numerics, whose varlena form is decoded into the device's
  * 24 bytes here (a compressed or out-of-line numeric, or one of more
@@ -218,6 +221,32 @@ heap_item(const uint8_t *page, uint32_t i, uint32_t *off, uint32_t *len)
     *off = lp & 0x7fff;
     *len = lp >> 17;
     return 1;
+}
+
+/*
+ * The k-th (from 0) LP_NORMAL item of a page whose header heap_page_items
+ * accepts: its item index (from 0; the offset number less one), with its
+ * offset and length set, or -1 when the page has no such item or the item
+ * does not lie within the page.  The tuples a join returns are found this
+ * way in the pages the count pass took (row r of a block is its r-th
+ * LP_NORMAL item, as the deform pass places them).
+ */
+DEVICE_FUNC int32_t
+heap_nth_item(const uint8_t *page, uint32_t blcksz, uint32_t k, uint32_t *off, uint32_t *len)
+{
+    int32_t     nitems = heap_page_items(page, blcksz);
+
+    for (int32_t i = 0; i < nitems; i++)
+    {
+        if (!heap_item(page, (uint32_t) i, off, len))
+            continue;
+        if (k-- > 0)
+            continue;
+        if (*off < HEAP_PAGE_HEADER || *len == 0 || *off + *len > blcksz)
+            return -1;
+        return i;
+    }
+    return -1;
 }
 
 /*
@@ -501,7 +530,62 @@ kern_heap_deform(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
     }
 }
 
+/* A thread per wanted tuple: place[2w] its block, place[2w + 1] its
+ * ordinal among the block's tuples; loc[3w] its offset number (from 1),
+ * loc[3w + 1] its offset in the page and loc[3w + 2] its length (0: the
+ * page holds no such tuple). */
+KERNEL_FUNC void
+kern_heap_locate(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz, uint32_t n,
+                 const uint32_t *place, uint32_t *loc)
+{
+    for (uint32_t w = blockIdx.x * blockDim.x + threadIdx.x; w < n; w += gridDim.x * blockDim.x)
+    {
+        uint32_t    b = place[2 * w], off = 0, len = 0;
+        int32_t     i = b < nblocks ? heap_nth_item(pages + (uint64_t) b * blcksz, blcksz,
+                                                    place[2 * w + 1], &off, &len) : -1;
+
+        loc[3 * w] = i < 0 ? 0 : (uint32_t) i + 1;
+        loc[3 * w + 1] = i < 0 ? 0 : off;
+        loc[3 * w + 2] = i < 0 ? 0 : len;
+    }
+}
+
+/* A warp per wanted tuple located by kern_heap_locate: its bytes to
+ * out + start[w]. */
+KERNEL_FUNC void
+kern_heap_copy(const uint8_t *pages, uint32_t blcksz, uint32_t n, const uint32_t *place,
+               const uint32_t *loc, const uint32_t *start, uint8_t *out)
+{
+    uint32_t    lane = threadIdx.x & 31;
+    uint32_t    warps = (gridDim.x * blockDim.x) >> 5;
+
+    for (uint32_t w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < n; w += warps)
+    {
+        const uint8_t *src = pages + (uint64_t) place[2 * w] * blcksz + loc[3 * w + 1];
+        uint8_t    *dst = out + start[w];
+
+        for (uint32_t b = lane; b < loc[3 * w + 2]; b += 32)
+            dst[b] = src[b];
+    }
+}
+
 #else   /* PGSTROM_CPU_TARGET */
+
+extern "C" void
+pgstrom_cpu_heap_locate(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz, uint32_t n,
+                        const uint32_t *place, uint32_t *loc)
+{
+    for (uint32_t w = 0; w < n; w++)
+    {
+        uint32_t    b = place[2 * w], off = 0, len = 0;
+        int32_t     i = b < nblocks ? heap_nth_item(pages + (uint64_t) b * blcksz, blcksz,
+                                                    place[2 * w + 1], &off, &len) : -1;
+
+        loc[3 * w] = i < 0 ? 0 : (uint32_t) i + 1;
+        loc[3 * w + 1] = i < 0 ? 0 : off;
+        loc[3 * w + 2] = i < 0 ? 0 : len;
+    }
+}
 
 extern "C" void
 pgstrom_cpu_heap_count(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,

@@ -36,6 +36,8 @@ pub const KERNELS: &[&str] = &[
     "kern_fault_illegal_address",
     "kern_heap_count",
     "kern_heap_deform",
+    "kern_heap_locate",
+    "kern_heap_copy",
     "kern_store_delete",
 ];
 

@@ -165,6 +165,98 @@ pub struct HeapProbed {
     /// keys[g * layout.keys.len() + j]: the value of key column j at
     /// group g's representative row (None: NULL).
     pub keys: VarValues,
+    /// A request that only joins: the tuples its combinations read, as
+    /// the engine read them from the blocks, so that the backend forms its
+    /// rows without reading the pages again.
+    pub tuples: HeapTuples,
+}
+
+/// The tuples a join-only heap request's combinations read (outer rows,
+/// each once, in ascending order): their bytes as the pages hold them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HeapTuples {
+    /// The rows (numbered as the combinations number them), ascending.
+    pub rows: Vec<u32>,
+    /// Each row's offset number in its page (from 1).
+    pub lineoffs: Vec<u32>,
+    /// Where each row's bytes start in `bytes`, and where the last ends
+    /// (`rows.len() + 1` offsets).
+    pub starts: Vec<u32>,
+    /// The tuples, one after another.
+    pub bytes: Vec<u8>,
+}
+
+impl HeapTuples {
+    /// Row `j`'s tuple (the `j`-th of `rows`).
+    pub fn tuple(&self, j: usize) -> &[u8] {
+        &self.bytes[self.starts[j] as usize..self.starts[j + 1] as usize]
+    }
+
+    /// Whether the parts agree with one another (`rows` ascending, every
+    /// tuple within `bytes`).
+    pub fn is_consistent(&self) -> bool {
+        let n = self.rows.len();
+        self.lineoffs.len() == n
+            && self.starts.len() == n + 1
+            && self.rows.windows(2).all(|w| w[0] < w[1])
+            && self.starts.windows(2).all(|w| w[0] <= w[1])
+            && self.starts.first() == Some(&0)
+            && self.starts.last().map(|&e| e as usize) == Some(self.bytes.len())
+    }
+}
+
+/// The outer rows (source 0) the combinations read, each once, ascending
+/// (a NULL-extended outer side, which a probe never returns, reads none).
+pub fn combo_outer_rows(combos: &Combos) -> Vec<u32> {
+    let null_row = crate::join::NULL_ROW;
+    let mut rows: Vec<u32> = combos.rows[..combos.count].iter().copied().filter(|&r| r != null_row).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
+
+/// Where each of `rows` (ascending, numbered across the blocks by
+/// `counts`) lies: its block's index and its ordinal among the block's
+/// tuples, as pairs.
+pub(crate) fn row_places(counts: &[u32], rows: &[u32]) -> Result<Vec<u32>, DeviceError> {
+    let mut places = Vec::with_capacity(rows.len() * 2);
+    let (mut b, mut first) = (0usize, 0u64);
+    for &r in rows {
+        loop {
+            let Some(&c) = counts.get(b) else {
+                return Err(DeviceError::InvalidRequest(format!("row {r} past the request's tuples")));
+            };
+            let c = if c == HEAP_BLOCK_FALLBACK { 0 } else { c as u64 };
+            if (r as u64) < first + c {
+                break;
+            }
+            first += c;
+            b += 1;
+        }
+        places.push(b as u32);
+        places.push((r as u64 - first) as u32);
+    }
+    Ok(places)
+}
+
+/// Each located tuple's start in the bytes of [`HeapTuples`] (from the
+/// kernels' `loc`, three words a tuple: offset number, offset, length), or
+/// an error for one the page did not hold.
+fn tuple_starts(loc: &[u32]) -> Result<(Vec<u32>, Vec<u32>), DeviceError> {
+    let n = loc.len() / 3;
+    let (mut lineoffs, mut starts, mut at) = (Vec::with_capacity(n), Vec::with_capacity(n + 1), 0u64);
+    for l in loc.chunks_exact(3) {
+        if l[0] == 0 || l[2] == 0 {
+            return Err(DeviceError::InvalidRequest("a page lacks a tuple its count included".into()));
+        }
+        lineoffs.push(l[0]);
+        starts.push(at as u32);
+        at += l[2] as u64;
+    }
+    let end = u32::try_from(at)
+        .map_err(|_| DeviceError::InvalidRequest("the tuples of a heap request exceed 4 GB".into()))?;
+    starts.push(end);
+    Ok((lineoffs, starts))
 }
 
 /// The layout as the kernels take it, as raw pointers (kept alive by the caller).
@@ -189,6 +281,7 @@ unsafe extern "C" {
         nvar: u32,
         vbytes: *mut u32,
     );
+    fn pgstrom_cpu_heap_locate(pages: *const u8, nblocks: u32, blcksz: u32, n: u32, place: *const u32, loc: *mut u32);
     fn pgstrom_cpu_heap_deform(
         pages: *const u8,
         nblocks: u32,
@@ -327,6 +420,38 @@ impl HostHeap {
             )
         };
         Ok(HostHeap { nrows, columns, refused, counts })
+    }
+
+    /// The tuples of `rows` (ascending, numbered as the rows taken out of
+    /// `pages` by [`Self::deform`] are) as the pages hold them.
+    pub fn tuples(&self, pages: &[u8], blcksz: u32, rows: Vec<u32>) -> Result<HeapTuples, DeviceError> {
+        let bs = blcksz as usize;
+        let nblocks = pages.len() / bs.max(1);
+        if bs == 0 || nblocks != self.counts.len() {
+            return Err(DeviceError::InvalidRequest(format!("{} bytes of heap blocks", pages.len())));
+        }
+        let places = row_places(&self.counts, &rows)?;
+        let mut loc = vec![0u32; rows.len() * 3];
+        let _clock = crate::clock::Timer::start(crate::clock::Phase::Heap);
+        // SAFETY: nblocks blocks of blcksz bytes; places holds 2 words a
+        // row (blocks below nblocks: row_places), loc 3.
+        unsafe {
+            pgstrom_cpu_heap_locate(
+                pages.as_ptr(),
+                nblocks as u32,
+                blcksz,
+                rows.len() as u32,
+                places.as_ptr(),
+                loc.as_mut_ptr(),
+            )
+        };
+        let (lineoffs, starts) = tuple_starts(&loc)?;
+        let mut bytes = Vec::with_capacity(*starts.last().unwrap_or(&0) as usize);
+        for (p, l) in places.chunks_exact(2).zip(loc.chunks_exact(3)) {
+            let at = p[0] as usize * bs + l[1] as usize;
+            bytes.extend_from_slice(&pages[at..at + l[2] as usize]);
+        }
+        Ok(HeapTuples { rows, lineoffs, starts, bytes })
     }
 
     /// The values of variable-length column `column` at `rows` (None:
@@ -549,6 +674,96 @@ impl crate::gpu::GpuEngine {
 }
 
 impl DeviceHeap<'_> {
+    /// The tuples of `rows` (ascending, numbered as this heap's rows) as
+    /// the pages in the GPU's memory hold them: one kernel finds them, a
+    /// second copies them next to one another, and only their bytes come
+    /// back.  The kernels work in the arena of the columns, which the
+    /// join has read by now (a third arena per request made the engine's
+    /// pool regrow arenas, each a `cuMemFree` that waits for the device,
+    /// under every query's requests).
+    pub(crate) fn tuples(
+        &mut self,
+        gpu: &crate::gpu::GpuEngine,
+        blcksz: u32,
+        rows: Vec<u32>,
+    ) -> Result<HeapTuples, DeviceError> {
+        if rows.is_empty() {
+            return Ok(HeapTuples { starts: vec![0], ..HeapTuples::default() });
+        }
+        let drv = gpu.drv;
+        let n = rows.len();
+        let places = row_places(&self.counts, &rows)?;
+        let align = |n: usize| n.next_multiple_of(256);
+        // arena: places | loc | starts | bytes
+        let loc_off = align(n * 8);
+        let starts_off = loc_off + align(n * 12);
+        let bytes_off = starts_off + align((n + 1) * 4);
+        let pages = self._arenas[0].dev();
+        let work = &mut self._arenas[1];
+        gpu.grow_scratch(work, bytes_off)?;
+        let stage = |work: &crate::gpu::ScratchGuard<'_>, parts: &[(usize, &[u8])], upto: usize| {
+            let _clock = crate::clock::Timer::start(crate::clock::Phase::Sync);
+            // SAFETY: every part lies within the first `upto` bytes of the
+            // arena's pinned staging buffer (laid out above).
+            unsafe {
+                for (off, bytes) in parts {
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), work.host().add(*off), bytes.len());
+                }
+                drv.check("cuMemcpyHtoD", (drv.cuMemcpyHtoD)(work.dev(), work.host() as *const c_void, upto))
+            }
+        };
+        let download = |dst: &mut [u8], src: u64| {
+            crate::clock::timed(crate::clock::Phase::Transfer, || {
+                // SAFETY: src..src + dst.len() lies within the arena.
+                drv.check("cuMemcpyDtoH", unsafe { (drv.cuMemcpyDtoH)(dst.as_mut_ptr().cast(), src, dst.len()) })
+            })
+        };
+        stage(work, &[(0, pod_bytes(&places))], loc_off)?;
+        let (mut p_pages, mut nb, mut bs, mut nn, mut p_place, mut p_loc) =
+            (pages, self.counts.len() as u32, blcksz, n as u32, work.dev(), work.dev() + loc_off as u64);
+        let mut params = [
+            (&raw mut p_pages).cast::<c_void>(),
+            (&raw mut nb).cast(),
+            (&raw mut bs).cast(),
+            (&raw mut nn).cast(),
+            (&raw mut p_place).cast(),
+            (&raw mut p_loc).cast(),
+        ];
+        // SAFETY: kern_heap_locate's parameters, in order; the arenas live
+        // until the launch returns (blocks below nb: row_places).
+        unsafe { gpu.launch_and_wait("kern_heap_locate", gpu.grid_for(n as u32), &mut params)? };
+        let mut loc = vec![0u32; n * 3];
+        download(bytemuck_u32(&mut loc), work.dev() + loc_off as u64)?;
+        let (lineoffs, starts) = tuple_starts(&loc)?;
+        let total = *starts.last().unwrap_or(&0) as usize;
+        // (a grown arena loses its contents: everything is staged again)
+        gpu.grow_scratch(work, bytes_off + total.max(1))?;
+        stage(
+            work,
+            &[(0, pod_bytes(&places)), (loc_off, pod_bytes(&loc)), (starts_off, pod_bytes(&starts))],
+            bytes_off,
+        )?;
+        let dev = work.dev();
+        let (mut p_place, mut p_loc, mut p_starts, mut p_out) =
+            (dev, dev + loc_off as u64, dev + starts_off as u64, dev + bytes_off as u64);
+        let mut params = [
+            (&raw mut p_pages).cast::<c_void>(),
+            (&raw mut bs).cast(),
+            (&raw mut nn).cast(),
+            (&raw mut p_place).cast(),
+            (&raw mut p_loc).cast(),
+            (&raw mut p_starts).cast(),
+            (&raw mut p_out).cast(),
+        ];
+        // SAFETY: kern_heap_copy's parameters, in order; every tuple lies
+        // within its page (kern_heap_locate checked) and its bytes within
+        // the arena (starts, total above).
+        unsafe { gpu.launch_and_wait("kern_heap_copy", gpu.grid_for((n as u32).saturating_mul(32)), &mut params)? };
+        let mut bytes = vec![0u8; total];
+        download(&mut bytes, dev + bytes_off as u64)?;
+        Ok(HeapTuples { rows, lineoffs, starts, bytes })
+    }
+
     /// The values of variable-length column `column` at `rows` (None:
     /// NULL), copied back from the GPU: row by row (a validity word, two
     /// offsets, the bytes) for a few rows, else the whole column at once,
@@ -617,6 +832,13 @@ impl DeviceHeap<'_> {
             })
             .collect()
     }
+}
+
+/// Words as the bytes they occupy, to be written.
+fn bytemuck_u32(v: &mut [u32]) -> &mut [u8] {
+    // SAFETY: u32 has no padding and every bit pattern of its bytes is a
+    // u32; the bytes live as long as the words.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, std::mem::size_of_val(v)) }
 }
 
 /// A slice of plain-old-data values as bytes.
@@ -800,6 +1022,54 @@ mod tests {
     /// offsets and bytes, short and long headers, empty strings, NULLs,
     /// multibyte text, over several blocks; a compressed value and a TOAST
     /// pointer send their blocks to the buffer manager.
+    /// The tuples a join's combinations read, found by their row numbers
+    /// across blocks with a dead line pointer and a refused block, as
+    /// the pages hold them.
+    #[test]
+    fn host_kernels_find_the_tuples_of_rows() {
+        let t4 = int4_type();
+        let layout = HeapLayout {
+            blcksz: 8192,
+            attrs: vec![HeapAttr { attlen: 4, attalign: 4, conv: CONV_COPY, column: 0 }],
+            types: vec![t4],
+            keys: Vec::new(),
+        };
+        let row = |a: i32| (None, 1u16, a.to_le_bytes().to_vec());
+        let mut first = page(&[row(1), row(2), row(3)], 4);
+        // item 2 dead: the block's rows are items 1 and 3
+        let lp = u32::from_le_bytes(first[28..32].try_into().unwrap());
+        first[28..32].copy_from_slice(&((lp & !(3 << 15)) | (3 << 15)).to_le_bytes());
+        let mut pages = first;
+        pages.extend(page(&[row(4)], 0)); // not all-visible: refused
+        pages.extend(page(&[row(5), row(6)], 4));
+        let h = HostHeap::deform(&pages, &layout).unwrap();
+        assert_eq!(h.nrows, 4);
+        assert_eq!(h.counts, vec![2, HEAP_BLOCK_FALLBACK, 2]);
+        let t = h.tuples(&pages, 8192, vec![0, 1, 3]).unwrap();
+        assert!(t.is_consistent());
+        assert_eq!(t.lineoffs, vec![1, 3, 2]);
+        let value = |j: usize| i32::from_le_bytes(t.tuple(j)[24..28].try_into().unwrap());
+        assert_eq!((value(0), value(1), value(2)), (1, 3, 6));
+        // each tuple's bytes are its page's, by its line pointer
+        let item = |blk: usize, i: usize| {
+            let p = &pages[blk * 8192..];
+            let lp = u32::from_le_bytes(p[24 + 4 * i..28 + 4 * i].try_into().unwrap());
+            p[(lp & 0x7fff) as usize..((lp & 0x7fff) + (lp >> 17)) as usize].to_vec()
+        };
+        assert_eq!(t.tuple(2), item(2, 1).as_slice());
+        assert_eq!(row_places(&h.counts, &[0, 1, 2, 3]).unwrap(), vec![0, 0, 0, 1, 2, 0, 2, 1]);
+        // a row past the blocks' tuples
+        assert!(h.tuples(&pages, 8192, vec![4]).is_err());
+        // the outer rows of combinations, each once, NULLs left out
+        let combos = Combos {
+            nsources: 2,
+            count: 4,
+            rows: vec![3, 1, 3, crate::join::NULL_ROW, 0, 0, 1, 2],
+            ..Combos::default()
+        };
+        assert_eq!(combo_outer_rows(&combos), vec![1, 3]);
+    }
+
     #[test]
     fn host_kernels_take_variable_length_values() {
         let ty = |n: &str| crate::catalog::type_by_name(n).unwrap().id;

@@ -249,31 +249,31 @@ pub unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys:
 }
 
 /// What a device node returning rows on the heap direct path pays to
-/// copy the tuples of its `rows` returned rows (of the direct share,
-/// `pages` pages of `outer`) from their pages: each page expected to hold
-/// one (Cardenas' estimate) read again through the buffer manager (a
-/// lookup, a pin, a share lock, the line pointers walked), at
-/// [`DIRECT_PAGE_VISIT_COST`] of `seq_page_cost` while the table fits in a
-/// quarter of shared buffers, whose pages stay there; a larger table's
-/// page is mostly gone from them again: a read, as PostgreSQL prices it.
+/// bring the tuples of its `rows` returned rows (of the direct share) to
+/// the backend: the engine finds them in the pages it read and copies
+/// them out, and their bytes come back with the answer (one copy from the
+/// GPU, the connection's shared region, the backend's copy of the row):
+/// [`DIRECT_TUPLE_COST`] a row and [`DIRECT_TUPLE_BYTE_COST`] a byte of
+/// the table's average tuple (its pages' bytes over its tuples).  The
+/// backend reads none of those pages again.
 ///
 /// # Safety
 /// Planner state of a base relation.
-pub unsafe fn direct_visit_cost(outer: *mut pg_sys::RelOptInfo, pages: f64, rows: f64, spc_seq: f64) -> f64 {
-    if pages < 1.0 {
-        return 0.0;
-    }
-    let visited = pages * (1.0 - (-rows / pages).exp());
-    // SAFETY: caller's promise; a planner global read in the backend.
-    let large = unsafe { (*outer).pages as f64 > pg_sys::NBuffers as f64 / 4.0 };
-    visited * if large { 1.0 } else { DIRECT_PAGE_VISIT_COST } * spc_seq
+pub unsafe fn direct_tuple_cost(outer: *mut pg_sys::RelOptInfo, rows: f64) -> f64 {
+    // SAFETY: caller's promise.
+    let (pages, tuples) = unsafe { ((*outer).pages as f64, (*outer).tuples) };
+    let bytes = if tuples >= 1.0 { pages * pg_sys::BLCKSZ as f64 / tuples } else { 0.0 };
+    rows.max(0.0) * (DIRECT_TUPLE_COST + bytes.min(pg_sys::BLCKSZ as f64) * DIRECT_TUPLE_BYTE_COST)
 }
 
-/// Cost, in units of the tablespace's `seq_page_cost`, of reading a page
-/// again through the buffer manager to copy tuples of rows a device node
-/// returns ([`direct_visit_cost`]), for a table whose pages stay in
-/// shared buffers.
-const DIRECT_PAGE_VISIT_COST: f64 = 0.1;
+/// Cost of a row a device node returns on the heap direct path, besides
+/// its bytes ([`direct_tuple_cost`]): its place in the answer and in the
+/// backend's copies.
+const DIRECT_TUPLE_COST: f64 = 0.001;
+
+/// Cost of a byte of such a row (about 0.004 for a 150-byte row of TPC-H's
+/// `lineitem`: roughly 30 ns, the bytes copied three times).
+const DIRECT_TUPLE_BYTE_COST: f64 = 0.00002;
 
 /// The chunks a device node reading `outer` goes through, over the whole
 /// scan: for an Arrow table one per record batch when the engine reads

@@ -428,8 +428,8 @@ impl DeviceNode for GpuJoinExec {
                         .collect();
                     HeapDirect::new(rel, &info.outer_columns, &keys).map(Box::new)
                 }
-                // a GpuJoin: the combinations come back, and the tuples
-                // they read are copied from their pages
+                // a GpuJoin: the combinations come back with the tuples
+                // they read
                 None if source.is_heap() => HeapDirect::new(rel, &info.outer_columns, &[]).map(|mut d| {
                     d.join_only();
                     Box::new(d)

@@ -726,17 +726,11 @@ pub(crate) unsafe fn cost(
         // the heap direct path (source/heap_direct.rs): the all-visible
         // share of the pages is read by the GPU service (and kept in its
         // cache) and taken apart on the device, not gathered on the host;
-        // the backend copies the tuples the returned rows read from their
-        // pages, reading each such page once
+        // the engine sends back the tuples the returned rows read
         let frac = if returns_rows && !copy { crate::customscan::cost::planned_fraction(outer, rte) } else { 0.0 };
         if frac > 0.0 {
             host -= frac * ntuples * gather;
-            host += crate::customscan::cost::direct_visit_cost(
-                outer,
-                frac * disk / spc_seq.max(f64::MIN_POSITIVE),
-                frac * returned,
-                spc_seq,
-            );
+            host += crate::customscan::cost::direct_tuple_cost(outer, frac * returned);
             io -= frac * disk;
         }
         if workers > 0 {

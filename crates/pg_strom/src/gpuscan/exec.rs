@@ -282,8 +282,8 @@ impl DeviceNode for GpuScanExec {
                 eflags,
                 c"GpuScan chunk",
             );
-            // the heap direct path: the rows that pass come back, and
-            // their tuples are copied from their pages
+            // the heap direct path: the rows that pass come back with
+            // their tuples
             let direct = if source.is_heap() && !store_scan {
                 HeapDirect::new(rel, &info.columns[..direct_columns], &[]).map(|mut d| {
                     d.join_only();

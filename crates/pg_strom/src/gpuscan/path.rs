@@ -249,9 +249,9 @@ unsafe fn direct_share(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptI
 /// host's gathering and the device's per-row cost (the device's alone for
 /// a gstore_fdw table read from the engine's copy).  The share `direct`
 /// read by the heap direct path (source/heap_direct.rs) is taken apart on
-/// the device: its rows are not gathered on the host (the tuples of the
-/// rows it returns are copied from their pages, which [`make_path`]
-/// prices by the rows).  Its pages are still charged, as an Arrow table's
+/// the device: its rows are not gathered on the host (the engine sends
+/// back the tuples of the rows it returns, which [`make_path`] prices by
+/// the rows).  Its pages are still charged, as an Arrow table's
 /// referenced columns are to a GpuScan: a GpuScan hands every row it keeps
 /// to the host, and priced without its pages, as GpuJoin and GpuPreAgg
 /// are (whose rows mostly stay on the device), a GpuScan of TPC-H's
@@ -376,11 +376,8 @@ unsafe fn make_path(
         let mut rows = (*rel).rows;
         let mut cpu_run = ntuples * dev_per_tuple + returned * host_per_tuple + rows * target.cost.per_tuple;
         if direct > 0.0 {
-            // the direct share's returned rows, copied from their pages
-            let (mut spc_random, mut spc_seq) = (0.0, 0.0);
-            pg_sys::get_tablespace_page_costs((*rel).reltablespace, &mut spc_random, &mut spc_seq);
-            cpu_run +=
-                crate::customscan::cost::direct_visit_cost(rel, direct * pages * brin, direct * returned, spc_seq);
+            // the direct share's returned rows, their tuples sent back
+            cpu_run += crate::customscan::cost::direct_tuple_cost(rel, direct * returned);
         }
         if workers > 0 {
             let divisor = parallel_divisor(workers);

@@ -4,8 +4,9 @@
 //! pinned buffers), where the heap kernels take the tuples apart; every
 //! other block is read through the buffer manager as before.  A GpuPreAgg
 //! gets groups back; a GpuJoin gets the combinations (a GpuScan those of a
-//! join of no depth: the rows that passed its filter), and copies from
-//! their pages (through the buffer manager) only the tuples they read.
+//! join of no depth: the rows that passed its filter) with the tuples they
+//! read, copied by the engine out of the blocks it read, and never reads
+//! those pages itself.
 //!
 //! A block goes direct when the visibility map says all-visible (so every
 //! tuple on it is visible to every snapshot, ours included) and shared
@@ -214,8 +215,8 @@ impl HeapDirect {
     }
 
     /// The requests only join (a GpuJoin): each answer's combinations
-    /// come back, and the backend copies the tuples they read from their
-    /// pages ([`Self::probe`]).
+    /// come back with the tuples they read, as the engine read them from
+    /// the blocks ([`Self::probe`]).
     pub fn join_only(&mut self) {
         self.agg = false;
     }
@@ -416,10 +417,10 @@ impl HeapDirect {
             let mut probed = session.probe_heap(file, &self.layout, blocks, self.agg)?;
             let base = segno * pg_sys::RELSEG_SIZE;
             self.answered += 1;
-            // the tuples the combinations read, copied from their pages
-            // before the bits are read again: while a block's bit stays
-            // set, its page is the one the service read (below)
-            let copied = self.agg || self.copy_rows(&mut probed, pages, base, blocks);
+            // the tuples the combinations read, as the service read them
+            // from the file: they are the pages' as long as the blocks'
+            // bits stay set (read again below)
+            let copied = self.agg || self.copy_rows(&mut probed, base, blocks);
             // (a test setting drops every n-th answer as a changed block would)
             let every = guc::DEBUG_DROP_HEAP_DIRECT_ANSWERS.get() as u64;
             let dropped = every > 0 && self.answered.is_multiple_of(every);
@@ -443,85 +444,55 @@ impl HeapDirect {
 
     /// Copy the outer tuples of a join-only answer's combinations into
     /// `self.rows` and renumber the combinations' source-0 rows to them.
-    /// Row r of the answer is the k-th LP_NORMAL item of the block whose
-    /// rows it falls in (the heap kernels' order, `HeapProbed::counts`).
-    /// The page is read through the buffer manager (`pages`' ring, as the
-    /// scan reads it); it is the page the
-    /// service read from the file as long as the block's visibility map
-    /// bit stays set (a change clears it first, and it cannot be set again
-    /// while our snapshot holds the horizon back: the caller reads the
-    /// bits after this), so its line pointers are the same.  False when
-    /// a page does not hold the tuples the answer counted (it changed: the
-    /// answer is dropped).
-    ///
-    /// # Safety
-    /// Backend, during the scan.
-    unsafe fn copy_rows(&mut self, probed: &mut HeapProbed, pages: &PageReader, base: u32, blocks: &[u32]) -> bool {
+    /// The engine sends the tuples (`HeapProbed::tuples`) as it read them
+    /// from the blocks: row r of the answer is the k-th LP_NORMAL item of
+    /// the block whose rows it falls in (the heap kernels' order,
+    /// `HeapProbed::counts`), which gives its item pointer.  The caller
+    /// reads the blocks' visibility map bits after this: while a bit
+    /// stays set the block did not change since the service read it (a
+    /// change clears it first, and it cannot be set again while our
+    /// snapshot holds the horizon back), so the tuples are the ones the
+    /// page holds.  False when the answer's tuples do not fit its
+    /// combinations and counts (the answer is then dropped).
+    fn copy_rows(&mut self, probed: &mut HeapProbed, base: u32, blocks: &[u32]) -> bool {
         self.rows.clear();
         let combos = &mut probed.combos;
+        let t = &probed.tuples;
         if combos.count == 0 {
             return true;
         }
-        if probed.counts.len() != blocks.len() {
+        if probed.counts.len() != blocks.len() || !t.is_consistent() {
             return false;
         }
-        // the distinct outer rows, in order (a NULL-extended outer side,
-        // which a probe never returns, would stay NULL)
-        let null_row = pgstrom_runtime::join::NULL_ROW;
-        let mut wanted: Vec<u32> = combos.rows[..combos.count].iter().copied().filter(|&r| r != null_row).collect();
-        wanted.sort_unstable();
-        wanted.dedup();
-        // SAFETY: backend, during the scan (caller): the open relation's
-        // blocks, pinned and share-locked while read.
-        unsafe {
-            let oid = (*self.rel).rd_id;
-            let mut at = 0usize;
-            let mut first = 0u32;
-            for (i, &n) in probed.counts.iter().enumerate() {
-                if at >= wanted.len() {
+        // SAFETY: the tuple's bytes live while pushed; push copies them.
+        let oid = unsafe { (*self.rel).rd_id };
+        let (mut b, mut first) = (0usize, 0u64);
+        for (j, &r) in t.rows.iter().enumerate() {
+            // the block row r falls in (refused blocks hold none)
+            loop {
+                let Some(&n) = probed.counts.get(b) else { return false };
+                let n = if n == pgstrom_runtime::heapscan::HEAP_BLOCK_FALLBACK { 0 } else { n as u64 };
+                if (r as u64) < first + n {
                     break;
                 }
-                if n == pgstrom_runtime::heapscan::HEAP_BLOCK_FALLBACK {
-                    continue;
-                }
-                let Some(end) = first.checked_add(n) else { return false };
-                if wanted[at] < end {
-                    let blkno = base + blocks[i];
-                    let buf = pages.read_block(blkno);
-                    pg_sys::LockBuffer(buf, pg_sys::BUFFER_LOCK_SHARE as i32);
-                    let items = crate::source::heap_pages::normal_items(buf);
-                    let same = items.as_ref().is_some_and(|v| v.len() == n as usize);
-                    if same {
-                        let items = items.expect("checked");
-                        let page = crate::source::heap_pages::page_of(buf);
-                        while at < wanted.len() && wanted[at] < end {
-                            let (lineoff, off, len) = items[(wanted[at] - first) as usize];
-                            let mut tup = pg_sys::HeapTupleData {
-                                t_len: len as u32,
-                                t_self: crate::source::heap_pages::item_pointer(blkno, lineoff),
-                                t_tableOid: oid,
-                                t_data: page.add(off) as *mut pg_sys::HeapTupleHeaderData,
-                            };
-                            self.rows.push(&mut tup);
-                            at += 1;
-                        }
-                    }
-                    pg_sys::UnlockReleaseBuffer(buf);
-                    if !same {
-                        return false;
-                    }
-                }
-                first = end;
+                first += n;
+                b += 1;
             }
-            if at < wanted.len() {
-                // a combination read a row past the answer's blocks
-                return false;
-            }
+            let Ok(lineoff) = u16::try_from(t.lineoffs[j]) else { return false };
+            let bytes = t.tuple(j);
+            let mut tup = pg_sys::HeapTupleData {
+                t_len: bytes.len() as u32,
+                t_self: crate::source::heap_pages::item_pointer(base + blocks[b], lineoff),
+                t_tableOid: oid,
+                t_data: bytes.as_ptr() as *mut pg_sys::HeapTupleHeaderData,
+            };
+            // SAFETY: t_data holds t_len bytes; push only reads them.
+            unsafe { self.rows.push(&mut tup) };
         }
         // source 0 of each combination: its row's copy
         for r in combos.rows[..combos.count].iter_mut() {
-            if *r != null_row {
-                match wanted.binary_search(r) {
+            if *r != pgstrom_runtime::join::NULL_ROW {
+                match t.rows.binary_search(r) {
                     Ok(i) => *r = i as u32,
                     Err(_) => return false,
                 }

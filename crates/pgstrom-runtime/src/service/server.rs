@@ -399,6 +399,9 @@ fn info(engines: &Engines) -> ServiceInfo {
 /// rows (None: NULL).
 type ValuesAt<'a> = dyn FnMut(usize, &[u32]) -> Result<crate::heapscan::VarValues, DeviceError> + 'a;
 
+/// The tuples of the given rows of a heap request, as its pages hold them.
+type TuplesAt<'a> = dyn FnMut(Vec<u32>) -> Result<crate::heapscan::HeapTuples, DeviceError> + 'a;
+
 /// What the kernels took out of a heap request's blocks: the rows, the
 /// refused blocks (indexes into the request's list), each block's tuples.
 struct HeapTaken<'a> {
@@ -411,7 +414,9 @@ struct HeapTaken<'a> {
 /// blocks gave; the refused blocks by their numbers in the file; for an
 /// aggregation the values of `key_columns` at the groups' representative
 /// rows (of the heap rows, the groups' first source) by `values_at`, for
-/// a join each block's tuple count.
+/// a join each block's tuple count and the tuples its combinations read
+/// by `tuples_at`.
+#[allow(clippy::too_many_arguments)]
 fn heap_probed(
     s: &mut Session,
     cols: &[ColumnData<'_>],
@@ -420,6 +425,7 @@ fn heap_probed(
     agg: bool,
     key_columns: &[u32],
     values_at: &mut ValuesAt<'_>,
+    tuples_at: &mut TuplesAt<'_>,
 ) -> Result<HeapProbed, DeviceError> {
     let nrows = taken.nrows;
     let fallback = taken.refused.iter().map(|&i| blocks[i]).collect();
@@ -428,7 +434,15 @@ fn heap_probed(
     s.join.save_matched()?;
     if !agg {
         let combos = if nrows == 0 { Combos::default() } else { s.join.probe(cols, nrows, None)? };
-        return Ok(HeapProbed { combos, counts: taken.counts.to_vec(), nrows, fallback, ..HeapProbed::default() });
+        let tuples = tuples_at(crate::heapscan::combo_outer_rows(&combos))?;
+        return Ok(HeapProbed {
+            combos,
+            counts: taken.counts.to_vec(),
+            nrows,
+            fallback,
+            tuples,
+            ..HeapProbed::default()
+        });
     }
     let groups = if nrows == 0 { AggGroups::default() } else { s.join.probe_agg(cols, nrows, None)? };
     if let Some(g) = groups.exceptions.iter().position(|&e| e) {
@@ -878,10 +892,21 @@ impl Connection {
                                 store: None,
                             })
                             .collect();
-                        let taken = HeapTaken { nrows: heap.nrows, refused: &heap.refused, counts: &heap.counts };
-                        heap_probed(s, &cols, &taken, blocks, agg, &layout.keys, &mut |c, rows| {
-                            heap.var_values_at(gpu, c, rows)
-                        })?
+                        let (refused, counts) = (heap.refused.clone(), heap.counts.clone());
+                        let taken = HeapTaken { nrows: heap.nrows, refused: &refused, counts: &counts };
+                        // (the tuples are copied in the columns' arena,
+                        // once the join has read them)
+                        let heap = std::cell::RefCell::new(heap);
+                        heap_probed(
+                            s,
+                            &cols,
+                            &taken,
+                            blocks,
+                            agg,
+                            &layout.keys,
+                            &mut |c, rows| heap.borrow().var_values_at(gpu, c, rows),
+                            &mut |rows| heap.borrow_mut().tuples(gpu, layout.blcksz, rows),
+                        )?
                     }
                     _ => {
                         let pages =
@@ -890,9 +915,16 @@ impl Connection {
                         s.clock.add(&lap.stop());
                         let cols = heap.column_data(&layout);
                         let taken = HeapTaken { nrows: heap.nrows, refused: &heap.refused, counts: &heap.counts };
-                        heap_probed(s, &cols, &taken, blocks, agg, &layout.keys, &mut |c, rows| {
-                            Ok(heap.var_values_at(c, rows))
-                        })?
+                        heap_probed(
+                            s,
+                            &cols,
+                            &taken,
+                            blocks,
+                            agg,
+                            &layout.keys,
+                            &mut |c, rows| Ok(heap.var_values_at(c, rows)),
+                            &mut |rows| heap.tuples(&pages, layout.blcksz, rows),
+                        )?
                     }
                 }))
             }

@@ -517,6 +517,10 @@ pub fn put_heap_probed(w: &mut Writer<'_>, p: &HeapProbed) {
         w.u8(k.is_some() as u8);
         w.slice(k.as_deref().unwrap_or(&[]));
     }
+    w.slice(&p.tuples.rows);
+    w.slice(&p.tuples.lineoffs);
+    w.slice(&p.tuples.starts);
+    w.slice(&p.tuples.bytes);
 }
 
 /// As [`put_heap_probed`] wrote it.
@@ -530,7 +534,13 @@ pub fn get_heap_probed(r: &mut Reader<'_>) -> Result<HeapProbed, DeviceError> {
         let bytes = r.slice::<u8>()?;
         keys.push(present.then(|| bytes.to_vec()));
     }
-    Ok(HeapProbed { groups, combos, counts, nrows, fallback, keys })
+    let tuples = crate::heapscan::HeapTuples {
+        rows: r.slice::<u32>()?.to_vec(),
+        lineoffs: r.slice::<u32>()?.to_vec(),
+        starts: r.slice::<u32>()?.to_vec(),
+        bytes: r.slice::<u8>()?.to_vec(),
+    };
+    Ok(HeapProbed { groups, combos, counts, nrows, fallback, keys, tuples })
 }
 
 /// Lists of bit words (matched inner rows per depth).
@@ -846,5 +856,28 @@ mod tests {
             let n = w.len();
             assert_eq!(get_file_access(&mut Reader::new(&buf[..n])).unwrap(), a);
         }
+    }
+
+    /// A join-only heap answer keeps its combinations, counts and tuples.
+    #[test]
+    fn heap_answers_round_trip() {
+        let mut buf = vec![0u8; 4096];
+        let p = HeapProbed {
+            combos: Combos { nsources: 2, count: 2, rows: vec![0, 2, 5, 6], ..Combos::default() },
+            counts: vec![2, crate::heapscan::HEAP_BLOCK_FALLBACK, 1],
+            nrows: 3,
+            fallback: vec![1],
+            tuples: crate::heapscan::HeapTuples {
+                rows: vec![0, 2],
+                lineoffs: vec![1, 4],
+                starts: vec![0, 3, 8],
+                bytes: b"abcdefgh".to_vec(),
+            },
+            ..HeapProbed::default()
+        };
+        let mut w = Writer::new(&mut buf);
+        put_heap_probed(&mut w, &p);
+        let n = w.len();
+        assert_eq!(get_heap_probed(&mut Reader::new(&buf[..n])).unwrap(), p);
     }
 }
