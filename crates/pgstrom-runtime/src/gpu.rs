@@ -62,6 +62,11 @@ pub struct GpuEngine {
 /// Most bytes of idle buffers an engine keeps for later sessions.
 const IDLE_BUFFER_BYTES: usize = 2 << 30;
 
+/// The idle scratch arenas' bytes beyond which a request that none fits
+/// grows one of them instead of making a new one ([`GpuEngine::scratch`];
+/// all of them go when the memory budget runs short).
+const IDLE_SCRATCH_BYTES: usize = 4 << 30;
+
 /// A buffer in an engine's pool: device memory, still reserved.
 struct IdleBuffer {
     ptr: CuDevicePtr,
@@ -823,11 +828,20 @@ impl GpuEngine {
     /// staging buffer) from the engine's pool, given back when dropped.
     pub(crate) fn scratch(&self, bytes: usize) -> Result<ScratchGuard<'_>, DeviceError> {
         let _clock = crate::clock::Timer::start(crate::clock::Phase::Alloc);
-        // the smallest arena that is large enough, else the largest (grown)
+        // the smallest arena that is large enough; else a new one, so
+        // that the smaller ones stay for the requests they fit (growing
+        // one frees it, a `cuMemFree` that waits for the whole device, and
+        // requests of two sizes would take turns at that); only when the
+        // idle arenas hold IDLE_SCRATCH_BYTES already, the largest, grown
         let s = {
             let mut pool = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
             let fits = pool.iter().enumerate().filter(|(_, s)| s.size >= bytes).min_by_key(|(_, s)| s.size);
-            let pick = fits.or_else(|| pool.iter().enumerate().max_by_key(|(_, s)| s.size)).map(|(i, _)| i);
+            let idle: usize = pool.iter().map(|s| s.size).sum();
+            let pick = fits
+                .or_else(|| {
+                    (idle >= IDLE_SCRATCH_BYTES).then(|| pool.iter().enumerate().max_by_key(|(_, s)| s.size)).flatten()
+                })
+                .map(|(i, _)| i);
             pick.map_or(Scratch::EMPTY, |i| pool.swap_remove(i))
         };
         let mut g = ScratchGuard { pool: &self.scratch, s };
