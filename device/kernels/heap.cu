@@ -249,6 +249,23 @@ heap_nth_item(const uint8_t *page, uint32_t blcksz, uint32_t k, uint32_t *off, u
     return -1;
 }
 
+/* Wanted tuple w (place[2w]: its block, place[2w + 1]: its ordinal among
+ * the block's tuples): loc[3w] its offset number (from 1), loc[3w + 1]
+ * its offset in the page, loc[3w + 2] its length (all 0: the page holds
+ * no such tuple). */
+DEVICE_FUNC void
+heap_locate_one(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
+                const uint32_t *place, uint32_t *loc, uint32_t w)
+{
+    uint32_t    b = place[2 * w], off = 0, len = 0;
+    int32_t     i = b < nblocks ? heap_nth_item(pages + (uint64_t) b * blcksz, blcksz,
+                                                place[2 * w + 1], &off, &len) : -1;
+
+    loc[3 * w] = i < 0 ? 0 : (uint32_t) i + 1;
+    loc[3 * w + 1] = i < 0 ? 0 : off;
+    loc[3 * w + 2] = i < 0 ? 0 : len;
+}
+
 /*
  * Deform the tuple at `off` (length `len`) of `page`: with `cols` NULL
  * only check that it can be, and when `vlen` is not NULL set the byte
@@ -530,24 +547,13 @@ kern_heap_deform(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
     }
 }
 
-/* A thread per wanted tuple: place[2w] its block, place[2w + 1] its
- * ordinal among the block's tuples; loc[3w] its offset number (from 1),
- * loc[3w + 1] its offset in the page and loc[3w + 2] its length (0: the
- * page holds no such tuple). */
+/* A thread per wanted tuple (heap_locate_one). */
 KERNEL_FUNC void
 kern_heap_locate(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz, uint32_t n,
                  const uint32_t *place, uint32_t *loc)
 {
     for (uint32_t w = blockIdx.x * blockDim.x + threadIdx.x; w < n; w += gridDim.x * blockDim.x)
-    {
-        uint32_t    b = place[2 * w], off = 0, len = 0;
-        int32_t     i = b < nblocks ? heap_nth_item(pages + (uint64_t) b * blcksz, blcksz,
-                                                    place[2 * w + 1], &off, &len) : -1;
-
-        loc[3 * w] = i < 0 ? 0 : (uint32_t) i + 1;
-        loc[3 * w + 1] = i < 0 ? 0 : off;
-        loc[3 * w + 2] = i < 0 ? 0 : len;
-    }
+        heap_locate_one(pages, nblocks, blcksz, place, loc, w);
 }
 
 /* A warp per wanted tuple located by kern_heap_locate: its bytes to
@@ -576,15 +582,7 @@ pgstrom_cpu_heap_locate(const uint8_t *pages, uint32_t nblocks, uint32_t blcksz,
                         const uint32_t *place, uint32_t *loc)
 {
     for (uint32_t w = 0; w < n; w++)
-    {
-        uint32_t    b = place[2 * w], off = 0, len = 0;
-        int32_t     i = b < nblocks ? heap_nth_item(pages + (uint64_t) b * blcksz, blcksz,
-                                                    place[2 * w + 1], &off, &len) : -1;
-
-        loc[3 * w] = i < 0 ? 0 : (uint32_t) i + 1;
-        loc[3 * w + 1] = i < 0 ? 0 : off;
-        loc[3 * w + 2] = i < 0 ? 0 : len;
-    }
+        heap_locate_one(pages, nblocks, blcksz, place, loc, w);
 }
 
 extern "C" void

@@ -537,15 +537,7 @@ impl crate::gpu::GpuEngine {
         let cols_off = reprs_off + align(widths.len() * std::mem::size_of::<HeapColumnRepr>());
         let mut work = self.scratch(cols_off)?;
         let stage = |work: &crate::gpu::ScratchGuard<'_>, parts: &[(usize, &[u8])], upto: usize| {
-            let _clock = crate::clock::Timer::start(crate::clock::Phase::Sync);
-            // SAFETY: every part lies within the first `upto` bytes of the
-            // arena's pinned staging buffer (laid out above).
-            unsafe {
-                for (off, bytes) in parts {
-                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), work.host().add(*off), bytes.len());
-                }
-                drv.check("cuMemcpyHtoD", (drv.cuMemcpyHtoD)(work.dev(), work.host() as *const c_void, upto))
-            }
+            stage_parts(drv, work, parts, upto)
         };
         let attrs_b = pod_bytes(&layout.attrs);
         let zeros = vec![0u8; nblocks * 4];
@@ -702,15 +694,7 @@ impl DeviceHeap<'_> {
         let work = &mut self._arenas[1];
         gpu.grow_scratch(work, bytes_off)?;
         let stage = |work: &crate::gpu::ScratchGuard<'_>, parts: &[(usize, &[u8])], upto: usize| {
-            let _clock = crate::clock::Timer::start(crate::clock::Phase::Sync);
-            // SAFETY: every part lies within the first `upto` bytes of the
-            // arena's pinned staging buffer (laid out above).
-            unsafe {
-                for (off, bytes) in parts {
-                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), work.host().add(*off), bytes.len());
-                }
-                drv.check("cuMemcpyHtoD", (drv.cuMemcpyHtoD)(work.dev(), work.host() as *const c_void, upto))
-            }
+            stage_parts(drv, work, parts, upto)
         };
         let download = |dst: &mut [u8], src: u64| {
             crate::clock::timed(crate::clock::Phase::Transfer, || {
@@ -831,6 +815,28 @@ impl DeviceHeap<'_> {
                 Ok(((words[r / 8] >> (r % 8)) & 1 == 1).then(|| bytes[end(r)..end(r + 1)].to_vec()))
             })
             .collect()
+    }
+}
+
+/// Copy `parts` (each at its offset) into the arena's pinned staging
+/// buffer and its first `upto` bytes to the device, in one copy.
+fn stage_parts(
+    drv: &crate::cuda::Driver,
+    work: &crate::gpu::ScratchGuard<'_>,
+    parts: &[(usize, &[u8])],
+    upto: usize,
+) -> Result<(), DeviceError> {
+    let _clock = crate::clock::Timer::start(crate::clock::Phase::Sync);
+    if parts.iter().any(|(off, bytes)| off + bytes.len() > upto) || upto > work.len() {
+        return Err(DeviceError::InvalidRequest("staged parts beyond the arena".into()));
+    }
+    // SAFETY: every part lies within the first `upto` bytes of the arena's
+    // pinned staging buffer, which is as long as the arena (checked).
+    unsafe {
+        for (off, bytes) in parts {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), work.host().add(*off), bytes.len());
+        }
+        drv.check("cuMemcpyHtoD", (drv.cuMemcpyHtoD)(work.dev(), work.host() as *const c_void, upto))
     }
 }
 
