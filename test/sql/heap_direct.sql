@@ -219,15 +219,17 @@ ANALYZE hd_dim;
 SELECT hd_how('SELECT name, count(*), sum(f8) FROM hd_t JOIN hd_dim ON g % 100 = k GROUP BY name');
 SELECT hd_diff('SELECT name, count(*), sum(f8) FROM hd_t JOIN hd_dim ON g % 100 = k GROUP BY name');
 -- a GpuJoin that returns its rows: the service joins the blocks' tuples
--- and sends the combinations back; the backend copies the tuples they
--- read from their pages (text, char(n), the row's ctid and the whole row
--- included), the blocks changed since (updated, not all-visible) or
+-- and sends the combinations back with the tuples they read, found in
+-- the pages it read (pages with line pointers the updates and deletes
+-- above left unused among them), from which the backend
+-- forms the rows (text, char(n), the row's ctid and the whole row
+-- included); the blocks changed since (updated, not all-visible) or
 -- refused (tuples older than ADD COLUMN) through the buffer manager
 SELECT hd_how('SELECT g, s, c, i8, name FROM hd_t JOIN hd_dim ON g % 100 = k WHERE f8 > 10');
 SELECT hd_diff('SELECT g, s, c, i8, f8, d, ts, b, f4, n, name FROM hd_t JOIN hd_dim ON g % 100 = k WHERE f8 > 10');
 SELECT hd_diff('SELECT hd_t.ctid::text AS tid, hd_t::text AS rw, name FROM hd_t JOIN hd_dim ON g % 100 = k AND k < 3');
--- a GpuScan: the service filters the blocks' tuples and sends back which
--- passed; the backend copies them from their pages and returns them, a
+-- a GpuScan: the service filters the blocks' tuples and sends back those
+-- that passed; the backend returns them, a
 -- qual the device cannot run (a regular expression) and the projection
 -- (here partly by GPU Projection, for the blocks the buffer manager
 -- reads) evaluated on the copies
