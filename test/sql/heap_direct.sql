@@ -234,6 +234,23 @@ SELECT hd_diff('SELECT hd_t.ctid::text AS tid, hd_t::text AS rw, name FROM hd_t 
 -- (here partly by GPU Projection, for the blocks the buffer manager
 -- reads) evaluated on the copies
 SELECT hd_how('SELECT g, s, c, i8 FROM hd_t WHERE f8 > 10 AND i2 < 1000');
+-- the tuples the service sent back (EXPLAIN ANALYZE's Heap Direct Read):
+-- some, and no more than the rows the node returned (those of the blocks
+-- the device refused came through the buffer manager)
+CREATE FUNCTION hd_tuples(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE ln text; tuples bigint := 0; returned bigint := -1; m text[];
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    m := regexp_match(ln, '; ([0-9]+) tuples \([^)]*\) sent back for the rows returned');
+    IF m IS NOT NULL THEN tuples := tuples + m[1]::bigint; END IF;
+    m := regexp_match(ln, 'Custom Scan \(Gpu[A-Za-z]+\).*rows=([0-9.]+) loops=1\)');
+    IF m IS NOT NULL AND returned < 0 THEN returned := m[1]::numeric; END IF;
+  END LOOP;
+  RETURN CASE WHEN tuples > 0 AND tuples <= returned THEN 'some tuples sent back, at most the rows returned'
+              ELSE format('%s tuples sent back for %s rows', tuples, returned) END;
+END $$;
+SELECT hd_tuples('SELECT g, s, c, i8 FROM hd_t WHERE f8 > 10 AND i2 < 1000');
+SELECT hd_tuples('SELECT g, s, c, i8, name FROM hd_t JOIN hd_dim ON g % 100 = k WHERE f8 > 10');
 SELECT hd_diff('SELECT g, s, i2, c, i8, f8, d, ts, b, f4, n FROM hd_t WHERE f8 > 10 AND i2 < 1000');
 SELECT hd_diff('SELECT ctid::text AS tid, hd_t::text AS rw, i8 / 2 + g AS x, f8 / 3 AS y, length(s) AS l FROM hd_t WHERE g % 13 = 1');
 SELECT hd_diff('SELECT g, s FROM hd_t WHERE f8 > 10 AND s ~ ''^é{3,5}$''');

@@ -66,8 +66,9 @@ pub struct Counters {
     pub cached_bytes: u64,
     /// The heap direct path: blocks the service took apart, refused,
     /// found changed after the read, and sent to the buffer manager at
-    /// once (source::heap_direct::DirectCounters).
-    pub direct: [u64; 4],
+    /// once, the tuples sent back and their bytes
+    /// (source::heap_direct::DirectCounters).
+    pub direct: [u64; crate::source::heap_direct::DIRECT_COUNTS],
     /// The engine's own time for the node's sessions
     /// (pgstrom_runtime::clock): the total, then per phase.
     pub device_total_ns: u64,
@@ -122,7 +123,7 @@ impl Counters {
         for i in 0..MAX_SOURCES {
             self.stage[i] += c.stage[i];
         }
-        for i in 0..4 {
+        for i in 0..crate::source::heap_direct::DIRECT_COUNTS {
             self.direct[i] += c.direct[i];
         }
         self.device_total_ns += c.device_total_ns;
@@ -153,7 +154,7 @@ pub struct SharedCounters {
     cufile_bytes: AtomicU64,
     pinned_bytes: AtomicU64,
     cached_bytes: AtomicU64,
-    direct: [AtomicU64; 4],
+    direct: [AtomicU64; crate::source::heap_direct::DIRECT_COUNTS],
     device_total_ns: AtomicU64,
     device_ns: [AtomicU64; PHASES],
     host_ns: [AtomicU64; HOST_PHASES],
@@ -182,7 +183,7 @@ impl SharedCounters {
         for i in 0..MAX_SOURCES {
             add(&self.stage[i], c.stage[i]);
         }
-        for i in 0..4 {
+        for i in 0..crate::source::heap_direct::DIRECT_COUNTS {
             add(&self.direct[i], c.direct[i]);
         }
         add(&self.device_total_ns, c.device_total_ns);
@@ -215,7 +216,7 @@ impl SharedCounters {
         for i in 0..MAX_SOURCES {
             c.stage[i] = get(&self.stage[i]);
         }
-        for i in 0..4 {
+        for i in 0..crate::source::heap_direct::DIRECT_COUNTS {
             c.direct[i] = get(&self.direct[i]);
         }
         c.device_total_ns = get(&self.device_total_ns);

@@ -57,7 +57,14 @@ pub struct DirectCounters {
     /// Blocks sent through the buffer manager at once (not all-visible, or
     /// dirty in shared buffers).
     pub buffered: u64,
+    /// Tuples the service sent back for the rows a GpuJoin or GpuScan
+    /// returned, and their bytes (answers kept only).
+    pub tuples: u64,
+    pub tuple_bytes: u64,
 }
+
+/// How many counters [`DirectCounters`] has (`Counters::direct`).
+pub const DIRECT_COUNTS: usize = 6;
 
 /// How the heap kernels make a column of device type `type_id` from an
 /// attribute of length `attlen` (`heapscan::CONV_*`), or None when they
@@ -268,10 +275,17 @@ impl HeapDirect {
     }
 
     /// What the path did since the last call, as `Counters::direct` holds
-    /// it (blocks, refused, changed, buffered).
-    pub fn take_counts(&mut self) -> [u64; 4] {
+    /// it (blocks, refused, changed, buffered, tuples, their bytes).
+    pub fn take_counts(&mut self) -> [u64; DIRECT_COUNTS] {
         let (now, was) = (self.counters, std::mem::replace(&mut self.counted, self.counters));
-        [now.blocks - was.blocks, now.refused - was.refused, now.changed - was.changed, now.buffered - was.buffered]
+        [
+            now.blocks - was.blocks,
+            now.refused - was.refused,
+            now.changed - was.changed,
+            now.buffered - was.buffered,
+            now.tuples - was.tuples,
+            now.tuple_bytes - was.tuple_bytes,
+        ]
     }
 
     /// The next request's blocks ([`Self::next_batch`]), taken while
@@ -438,6 +452,10 @@ impl HeapDirect {
             pages.queue_blocks(&refused);
             self.counters.refused += refused.len() as u64;
             self.counters.blocks += (blocks.len() - refused.len()) as u64;
+            if !self.agg {
+                self.counters.tuples += probed.tuples.rows.len() as u64;
+                self.counters.tuple_bytes += probed.tuples.bytes.len() as u64;
+            }
             Ok(Some(probed))
         }
     }
@@ -511,8 +529,8 @@ impl HeapDirect {
 
     /// EXPLAIN ANALYZE's `Heap Direct Read` for the counters `c`
     /// ([`DirectCounters`] as an array, summed over the processes).
-    pub fn explain_text(c: [u64; 4]) -> String {
-        let [blocks, refused, changed, buffered] = c;
+    pub fn explain_text(c: [u64; DIRECT_COUNTS]) -> String {
+        let [blocks, refused, changed, buffered, tuples, tuple_bytes] = c;
         let bytes = blocks * pg_sys::BLCKSZ as u64;
         let mut text = format!(
             "{blocks} blocks ({}) by the GPU service, {} through the buffer manager",
@@ -521,6 +539,12 @@ impl HeapDirect {
         );
         if refused + changed > 0 {
             text.push_str(&format!(" ({refused} refused by the device, {changed} changed during the read)"));
+        }
+        if tuples > 0 {
+            text.push_str(&format!(
+                "; {tuples} tuples ({}) sent back for the rows returned",
+                crate::pg::explain::size_text(tuple_bytes)
+            ));
         }
         text
     }
