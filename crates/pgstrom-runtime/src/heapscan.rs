@@ -218,7 +218,7 @@ pub fn combo_outer_rows(combos: &Combos) -> Vec<u32> {
 /// Where each of `rows` (ascending, numbered across the blocks by
 /// `counts`) lies: its block's index and its ordinal among the block's
 /// tuples, as pairs.
-pub(crate) fn row_places(counts: &[u32], rows: &[u32]) -> Result<Vec<u32>, DeviceError> {
+pub fn row_places(counts: &[u32], rows: &[u32]) -> Result<Vec<u32>, DeviceError> {
     let mut places = Vec::with_capacity(rows.len() * 2);
     let (mut b, mut first) = (0usize, 0u64);
     for &r in rows {

@@ -482,29 +482,20 @@ impl HeapDirect {
         if probed.counts.len() != blocks.len() || !t.is_consistent() {
             return false;
         }
-        // SAFETY: the tuple's bytes live while pushed; push copies them.
+        // each row's block, by the blocks' tuple counts
+        let Ok(places) = pgstrom_runtime::heapscan::row_places(&probed.counts, &t.rows) else { return false };
+        // SAFETY: the scan's open relation.
         let oid = unsafe { (*self.rel).rd_id };
-        let (mut b, mut first) = (0usize, 0u64);
-        for (j, &r) in t.rows.iter().enumerate() {
-            // the block row r falls in (refused blocks hold none)
-            loop {
-                let Some(&n) = probed.counts.get(b) else { return false };
-                let n = if n == pgstrom_runtime::heapscan::HEAP_BLOCK_FALLBACK { 0 } else { n as u64 };
-                if (r as u64) < first + n {
-                    break;
-                }
-                first += n;
-                b += 1;
-            }
+        for (j, place) in places.chunks_exact(2).enumerate() {
             let Ok(lineoff) = u16::try_from(t.lineoffs[j]) else { return false };
             let bytes = t.tuple(j);
             let mut tup = pg_sys::HeapTupleData {
                 t_len: bytes.len() as u32,
-                t_self: crate::source::heap_pages::item_pointer(base + blocks[b], lineoff),
+                t_self: crate::source::heap_pages::item_pointer(base + blocks[place[0] as usize], lineoff),
                 t_tableOid: oid,
                 t_data: bytes.as_ptr() as *mut pg_sys::HeapTupleHeaderData,
             };
-            // SAFETY: t_data holds t_len bytes; push only reads them.
+            // SAFETY: t_data holds t_len bytes; push only reads (copies) them.
             unsafe { self.rows.push(&mut tup) };
         }
         // source 0 of each combination: its row's copy
