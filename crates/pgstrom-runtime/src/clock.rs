@@ -374,7 +374,10 @@ mod tests {
         let c = lap.stop();
         let (read, alloc) = (c.ns[Phase::Read as usize], c.ns[Phase::Alloc as usize]);
         assert!(alloc >= 6_000_000, "{alloc}");
-        assert!((4_000_000..6_000_000).contains(&read), "the read's own time: {read}");
-        assert!(read + alloc <= c.total_ns);
+        assert!(read >= 4_000_000, "the read's own time: {read}");
+        // counted once: the read's time leaves out the allocation's (a
+        // bound on the read alone failed on a loaded machine, whose
+        // sleeps overshoot)
+        assert!(read + alloc <= c.total_ns, "{read} + {alloc} > {}", c.total_ns);
     }
 }
