@@ -499,7 +499,7 @@ pub(crate) struct DeviceHeap<'a> {
     /// Per column, the bytes of its values.
     pub bytes: Vec<usize>,
     /// The pages, and the columns with the kernels' work.
-    pub _arenas: [crate::gpu::ScratchGuard<'a>; 2],
+    pub arenas: [crate::gpu::ScratchGuard<'a>; 2],
     pub refused: Vec<usize>,
     /// Per block, its tuples (HEAP_BLOCK_FALLBACK: refused).
     pub counts: Vec<u32>,
@@ -602,7 +602,7 @@ impl crate::gpu::GpuEngine {
                 nrows,
                 columns: Vec::new(),
                 bytes: Vec::new(),
-                _arenas: [pages, work],
+                arenas: [pages, work],
                 refused,
                 counts: block_counts,
             });
@@ -661,7 +661,7 @@ impl crate::gpu::GpuEngine {
             .iter()
             .map(|&(v, b, o, _)| (dev + v as u64, dev + b as u64, o.map_or(0, |o| dev + o as u64)))
             .collect();
-        Ok(DeviceHeap { nrows, columns, bytes: value_bytes, _arenas: [pages, work], refused, counts: block_counts })
+        Ok(DeviceHeap { nrows, columns, bytes: value_bytes, arenas: [pages, work], refused, counts: block_counts })
     }
 }
 
@@ -690,8 +690,8 @@ impl DeviceHeap<'_> {
         let loc_off = align(n * 8);
         let starts_off = loc_off + align(n * 12);
         let bytes_off = starts_off + align((n + 1) * 4);
-        let pages = self._arenas[0].dev();
-        let work = &mut self._arenas[1];
+        let pages = self.arenas[0].dev();
+        let work = &mut self.arenas[1];
         gpu.grow_scratch(work, bytes_off)?;
         let stage = |work: &crate::gpu::ScratchGuard<'_>, parts: &[(usize, &[u8])], upto: usize| {
             stage_parts(drv, work, parts, upto)

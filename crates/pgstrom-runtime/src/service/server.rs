@@ -395,49 +395,95 @@ fn info(engines: &Engines) -> ServiceInfo {
     }
 }
 
-/// `values_at(column, rows)`: the values of a variable-length column at
-/// rows (None: NULL).
-type ValuesAt<'a> = dyn FnMut(usize, &[u32]) -> Result<crate::heapscan::VarValues, DeviceError> + 'a;
+/// What the kernels took out of a heap request's blocks, on a GPU or in
+/// host memory: the rows, the refused blocks (indexes into the request's
+/// list), each block's tuples, and what an answer reads from them.
+trait TakenHeap {
+    fn nrows(&self) -> u32;
+    fn refused(&self) -> &[usize];
+    fn counts(&self) -> &[u32];
+    /// The values of a variable-length column at `rows` (None: NULL).
+    fn var_values_at(&self, column: usize, rows: &[u32]) -> Result<crate::heapscan::VarValues, DeviceError>;
+    /// The tuples of `rows` (ascending), as the pages hold them; the
+    /// columns are not read after this (a GPU copies the tuples in their
+    /// arena).
+    fn tuples(&mut self, rows: Vec<u32>) -> Result<crate::heapscan::HeapTuples, DeviceError>;
+}
 
-/// The tuples of the given rows of a heap request, as its pages hold them.
-type TuplesAt<'a> = dyn FnMut(Vec<u32>) -> Result<crate::heapscan::HeapTuples, DeviceError> + 'a;
+/// A heap request's blocks taken apart in a GPU's memory.
+struct GpuTaken<'g> {
+    heap: crate::heapscan::DeviceHeap<'g>,
+    gpu: &'g crate::gpu::GpuEngine,
+    blcksz: u32,
+}
 
-/// What the kernels took out of a heap request's blocks: the rows, the
-/// refused blocks (indexes into the request's list), each block's tuples.
-struct HeapTaken<'a> {
-    nrows: u32,
-    refused: &'a [usize],
-    counts: &'a [u32],
+impl TakenHeap for GpuTaken<'_> {
+    fn nrows(&self) -> u32 {
+        self.heap.nrows
+    }
+    fn refused(&self) -> &[usize] {
+        &self.heap.refused
+    }
+    fn counts(&self) -> &[u32] {
+        &self.heap.counts
+    }
+    fn var_values_at(&self, column: usize, rows: &[u32]) -> Result<crate::heapscan::VarValues, DeviceError> {
+        self.heap.var_values_at(self.gpu, column, rows)
+    }
+    fn tuples(&mut self, rows: Vec<u32>) -> Result<crate::heapscan::HeapTuples, DeviceError> {
+        self.heap.tuples(self.gpu, self.blcksz, rows)
+    }
+}
+
+/// A heap request's blocks taken apart in host memory (the CPU engine).
+struct HostTaken<'a> {
+    heap: &'a HostHeap,
+    pages: &'a [u8],
+    blcksz: u32,
+}
+
+impl TakenHeap for HostTaken<'_> {
+    fn nrows(&self) -> u32 {
+        self.heap.nrows
+    }
+    fn refused(&self) -> &[usize] {
+        &self.heap.refused
+    }
+    fn counts(&self) -> &[u32] {
+        &self.heap.counts
+    }
+    fn var_values_at(&self, column: usize, rows: &[u32]) -> Result<crate::heapscan::VarValues, DeviceError> {
+        Ok(self.heap.var_values_at(column, rows))
+    }
+    fn tuples(&mut self, rows: Vec<u32>) -> Result<crate::heapscan::HeapTuples, DeviceError> {
+        self.heap.tuples(self.pages, self.blcksz, rows)
+    }
 }
 
 /// Join and aggregate (`agg`) or only join the rows a heap request's
-/// blocks gave; the refused blocks by their numbers in the file; for an
-/// aggregation the values of `key_columns` at the groups' representative
-/// rows (of the heap rows, the groups' first source) by `values_at`, for
-/// a join each block's tuple count and the tuples its combinations read
-/// by `tuples_at`.
-#[allow(clippy::too_many_arguments)]
+/// blocks gave (`taken`); the refused blocks by their numbers in the
+/// file; for an aggregation the values of `key_columns` at the groups'
+/// representative rows (of the heap rows, the groups' first source), for
+/// a join each block's tuple count and the tuples its combinations read.
 fn heap_probed(
     s: &mut Session,
     cols: &[ColumnData<'_>],
-    taken: &HeapTaken<'_>,
+    taken: &mut dyn TakenHeap,
     blocks: &[u32],
     agg: bool,
     key_columns: &[u32],
-    values_at: &mut ValuesAt<'_>,
-    tuples_at: &mut TuplesAt<'_>,
 ) -> Result<HeapProbed, DeviceError> {
-    let nrows = taken.nrows;
-    let fallback = taken.refused.iter().map(|&i| blocks[i]).collect();
+    let nrows = taken.nrows();
+    let fallback = taken.refused().iter().map(|&i| blocks[i]).collect();
     // (the backend may drop this answer: the inner rows its rows match
     // are then forgotten by JOIN_RESTORE_MATCHED)
     s.join.save_matched()?;
     if !agg {
         let combos = if nrows == 0 { Combos::default() } else { s.join.probe(cols, nrows, None)? };
-        let tuples = tuples_at(crate::heapscan::combo_outer_rows(&combos))?;
+        let tuples = taken.tuples(crate::heapscan::combo_outer_rows(&combos))?;
         return Ok(HeapProbed {
             combos,
-            counts: taken.counts.to_vec(),
+            counts: taken.counts().to_vec(),
             nrows,
             fallback,
             tuples,
@@ -455,7 +501,7 @@ fn heap_probed(
         let rows = &groups.rows[..groups.count];
         let mut per_column = Vec::with_capacity(key_columns.len());
         for &c in key_columns {
-            let values = values_at(c as usize, rows)?;
+            let values = taken.var_values_at(c as usize, rows)?;
             if values.len() != rows.len() {
                 return Err(DeviceError::InvalidRequest(format!(
                     "{} key values for {} groups",
@@ -892,21 +938,8 @@ impl Connection {
                                 store: None,
                             })
                             .collect();
-                        let (refused, counts) = (heap.refused.clone(), heap.counts.clone());
-                        let taken = HeapTaken { nrows: heap.nrows, refused: &refused, counts: &counts };
-                        // (the tuples are copied in the columns' arena,
-                        // once the join has read them)
-                        let heap = std::cell::RefCell::new(heap);
-                        heap_probed(
-                            s,
-                            &cols,
-                            &taken,
-                            blocks,
-                            agg,
-                            &layout.keys,
-                            &mut |c, rows| heap.borrow().var_values_at(gpu, c, rows),
-                            &mut |rows| heap.borrow_mut().tuples(gpu, layout.blcksz, rows),
-                        )?
+                        let mut taken = GpuTaken { heap, gpu, blcksz: layout.blcksz };
+                        heap_probed(s, &cols, &mut taken, blocks, agg, &layout.keys)?
                     }
                     _ => {
                         let pages =
@@ -914,17 +947,8 @@ impl Connection {
                         let heap = HostHeap::deform(&pages, &layout)?;
                         s.clock.add(&lap.stop());
                         let cols = heap.column_data(&layout);
-                        let taken = HeapTaken { nrows: heap.nrows, refused: &heap.refused, counts: &heap.counts };
-                        heap_probed(
-                            s,
-                            &cols,
-                            &taken,
-                            blocks,
-                            agg,
-                            &layout.keys,
-                            &mut |c, rows| Ok(heap.var_values_at(c, rows)),
-                            &mut |rows| heap.tuples(&pages, layout.blcksz, rows),
-                        )?
+                        let mut taken = HostTaken { heap: &heap, pages: &pages, blcksz: layout.blcksz };
+                        heap_probed(s, &cols, &mut taken, blocks, agg, &layout.keys)?
                     }
                 }))
             }
