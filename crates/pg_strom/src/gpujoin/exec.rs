@@ -50,6 +50,9 @@ use crate::{engine, errors, guc};
 mod cached;
 pub(crate) mod query_share;
 
+/// `InnerRows::at` of a row not taken apart yet.
+const NOT_KEPT: u32 = u32::MAX;
+
 /// One inner relation, loaded: its rows as minimal tuples (in the node's
 /// inner memory, or where a parallel build published them in the query's
 /// DSA area), taken apart only as far as they are needed.
@@ -61,10 +64,13 @@ struct InnerRows {
     slot_row: u32,
     /// Attributes per row (the inner plan's target list).
     ncols: usize,
-    /// Every row's datums (`values[row * ncols + attribute]`), when taken
-    /// apart at once (a GpuJoin, whose output reads many rows); empty
-    /// when rows are deformed one at a time (GpuPreAgg reads only its
-    /// groups' rows).
+    /// Rows taken apart are kept (a GpuJoin, whose output reads inner
+    /// rows again and again): `at[row]` is where row `row`'s datums start
+    /// in `values` and `nulls` (`at * ncols`), NOT_KEPT until the row is
+    /// first read.  Off, rows are deformed one at a time in `slot`
+    /// (GpuPreAgg reads only its groups' rows).
+    keep: bool,
+    at: Vec<u32>,
     values: Vec<pg_sys::Datum>,
     nulls: Vec<bool>,
     nrows: usize,
@@ -90,6 +96,8 @@ impl InnerRows {
             slot,
             slot_row: NULL_ROW,
             ncols,
+            keep: false,
+            at: Vec::new(),
             values: Vec::new(),
             nulls: Vec::new(),
             nrows: 0,
@@ -132,26 +140,13 @@ impl InnerRows {
         }
     }
 
-    /// Take every row apart at once (values and nulls).
-    ///
-    /// # Safety
-    /// The rows are alive.
-    unsafe fn deform_all(&mut self) {
-        self.values.reserve(self.nrows * self.ncols);
-        self.nulls.reserve(self.nrows * self.ncols);
-        for r in 0..self.nrows {
-            if r.is_multiple_of(4096) {
-                pgrx::check_for_interrupts!();
-            }
-            // SAFETY: caller's promise; the datums point into the tuple.
-            unsafe {
-                self.deform(r as u32);
-                for i in 0..self.ncols {
-                    self.values.push(*(*self.slot).tts_values.add(i));
-                    self.nulls.push(*(*self.slot).tts_isnull.add(i));
-                }
-            }
-        }
+    /// Keep the datums of each row once it is taken apart.  A process
+    /// of a parallel GpuJoin reads the inner rows its own output joins
+    /// with: taking every row apart up front cost each process the whole
+    /// relation (TPC-H Q21 at SF 10: 1.5 million rows, most of them never
+    /// read, about 150 ms in each of 17 processes before the first probe).
+    fn keep_rows(&mut self) {
+        self.keep = true;
     }
 
     /// Attribute `attnum` (1-based) of row `row`.
@@ -159,15 +154,32 @@ impl InnerRows {
     /// # Safety
     /// As [`Self::deform`].
     unsafe fn value(&mut self, row: u32, attnum: usize) -> (bool, pg_sys::Datum) {
-        if !self.values.is_empty() {
-            let at = row as usize * self.ncols + attnum - 1;
-            return (self.nulls[at], self.values[at]);
+        if !self.keep {
+            // SAFETY: caller's promise.
+            unsafe {
+                self.deform(row);
+                return (*(*self.slot).tts_isnull.add(attnum - 1), *(*self.slot).tts_values.add(attnum - 1));
+            }
         }
-        // SAFETY: caller's promise.
-        unsafe {
-            self.deform(row);
-            (*(*self.slot).tts_isnull.add(attnum - 1), *(*self.slot).tts_values.add(attnum - 1))
+        if self.at.len() < self.nrows {
+            self.at.resize(self.nrows, NOT_KEPT);
         }
+        let mut at = self.at[row as usize];
+        if at == NOT_KEPT {
+            // SAFETY: caller's promise; the datums point into the tuple,
+            // which lives as long as the rows.
+            unsafe {
+                self.deform(row);
+                at = (self.values.len() / self.ncols.max(1)) as u32;
+                for i in 0..self.ncols {
+                    self.values.push(*(*self.slot).tts_values.add(i));
+                    self.nulls.push(*(*self.slot).tts_isnull.add(i));
+                }
+            }
+            self.at[row as usize] = at;
+        }
+        let i = at as usize * self.ncols + attnum - 1;
+        (self.nulls[i], self.values[i])
     }
 
     /// The columns the programs read, made from the rows the first time.
@@ -644,11 +656,11 @@ impl GpuJoinExec {
                     d.scan_buffers_if_cheaper();
                 }
             }
-            // a GpuJoin's output reads many inner rows: take them apart
-            // now (GpuPreAgg reads only its groups' rows, one at a time)
+            // a GpuJoin's output reads inner rows many times: keep them
+            // taken apart (GpuPreAgg reads only its groups' rows, once)
             if self.agg_spec.is_none() {
                 for inner in &mut self.inners {
-                    inner.deform_all();
+                    inner.keep_rows();
                 }
             }
             self.inner_rows = self.inners.iter().map(|i| i.nrows).collect();
