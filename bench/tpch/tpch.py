@@ -385,7 +385,16 @@ def cmd_run(a):
     # pg mode first and the strom mode after once put plans identical in
     # both 10% apart)
     spent = {m: 0.0 for m in cons}
-    for q in queries:
+    os.makedirs(a.out, exist_ok=True)
+
+    def write_csv(done):
+        bl.write_csv(os.path.join(a.out, "tpch.csv"), results, modes, done, db_bytes, sf, engine,
+                     at_end=[("not_on_device", lambda m, q: "; ".join(whys.get((m, q), [])))])
+
+    for i, q in enumerate(queries):
+        if i:
+            # the queries so far: a run cut short still leaves its figures
+            write_csv(queries[:i])
         sql = bl.read_query(os.path.join(HERE, "queries"), q)
         for m, con in cons.items():
             t0 = time.time()
@@ -394,15 +403,14 @@ def cmd_run(a):
             if m in bl.STROM_MODES:
                 whys[(m, q)] = bl.device_reasons(sql, pg_settings(m, cores))
             spent[m] += time.time() - t0
+        say(f"{q}: " + ", ".join(f"{m} {results[(m, q)].median or 0:.1f} ms ({results[(m, q)].status})" for m in cons))
     for m, t in spent.items():
         say(f"{m}: {len(queries)} queries in {t:.1f} s")
     for m, why in skipped.items():
         say(f"{m}: skipped: {why}")
     ran = [m for m in modes if m not in skipped]
     failures = bl.compare_modes(results, ran, queries)
-    os.makedirs(a.out, exist_ok=True)
-    bl.write_csv(os.path.join(a.out, "tpch.csv"), results, modes, queries, db_bytes, sf, engine,
-                 at_end=[("not_on_device", lambda m, q: "; ".join(whys.get((m, q), [])))])
+    write_csv(queries)
     chart = bl.write_chart(os.path.join(a.out, "tpch.png"), results, ran, queries, db_bytes, f"TPC-H SF {sf}",
                            lambda q: q.upper())
     bl.print_table(results, ran, queries, db_bytes, skipped, f"TPC-H SF {sf}")
