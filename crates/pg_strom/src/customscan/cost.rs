@@ -193,7 +193,13 @@ pub unsafe fn tuple_cost_of(rte: *mut pg_sys::RangeTblEntry) -> f64 {
 /// SERIALIZABLE transaction, or a node that would not run in the GPU
 /// service, whose join sessions alone read blocks themselves: the CPU
 /// engine in the backend, on a machine without a GPU, gathers every row).
-/// Those rows cost the host no gathering.
+/// Those rows cost the host no gathering.  Only a GPU takes them apart
+/// for free: the CPU engine in the service does so on the host's cores
+/// at about the backend's cost of gathering them (TPC-H Q6 at SF 1 on the
+/// 2-core development machine, priced free: a GpuPreAgg 3.5x slower than
+/// PostgreSQL's plan), so there it is priced as gathering, unless
+/// `pg_strom.gpu_operator_cost` is set (prices the engine as a GPU, as
+/// the test suites do so that both engines plan alike).
 ///
 /// # Safety
 /// Planner state of a base relation and its RTE.
@@ -202,6 +208,7 @@ pub unsafe fn planned_fraction(outer: *mut pg_sys::RelOptInfo, rte: *mut pg_sys:
         || !guc::HEAP_PAGE_READS.get()
         || !is_heap_relation(rte)
         || !crate::engine::planned_in_service()
+        || !(crate::engine::planned_gpu() || guc::GPU_OPERATOR_COST.get() >= 0.0)
     {
         return 0.0;
     }
