@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, Int16Type, Int32Type, Int64Type};
-use arrow_array::{Array, RecordBatch};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_ipc::reader::FileDecoder;
 use arrow_schema::DataType;
 use pgrx::pg_sys;
@@ -567,16 +567,26 @@ impl ArrowReader {
                     self.dev.set_values(d, v);
                     continue;
                 }
-                if let Some(v) = types::device_values(array.as_ref(), typid) {
+                if let Some(v) = types::device_values(array.as_ref(), typid, self.targets[k].typmod) {
                     self.dev.set_values(d, &v);
                     continue;
                 }
-                if width == 0 && utf8_db && typid == pg_sys::TEXTOID && *array.data_type() == DataType::Utf8 {
-                    let s = array.as_string::<i32>();
-                    let offs = s.value_offsets();
-                    let base = offs[0];
-                    let data = &s.value_data()[base as usize..offs[n] as usize];
-                    self.dev.set_text(d, data, offs[1..].iter().map(|&o| (o - base) as u32));
+                if width == 0 && utf8_db && self.text_as_is(&array, k) {
+                    match array.data_type() {
+                        DataType::Utf8 => {
+                            let s = array.as_string::<i32>();
+                            let offs = s.value_offsets();
+                            let base = offs[0];
+                            let data = &s.value_data()[base as usize..offs[n] as usize];
+                            self.dev.set_text(d, data, offs[1..].iter().map(|&o| (o - base) as u32));
+                        }
+                        _ => {
+                            let b = array.as_fixed_size_binary();
+                            let size = b.value_length() as usize;
+                            let data = &b.value_data()[..n * size];
+                            self.dev.set_text(d, data, (1..=n).map(|i| (i * size) as u32));
+                        }
+                    }
                     continue;
                 }
                 self.pos.column = Some(k);
@@ -586,6 +596,45 @@ impl ArrowReader {
                 }
                 self.pos.column = None;
             }
+        }
+    }
+
+    /// Whether the UTF-8 bytes of a slice of column `k` are the device's
+    /// text values as they are (in a UTF-8 database): Utf8 read as text,
+    /// or as varchar(n) when no value is longer than n characters;
+    /// FixedSizeBinary(n) read as char(n) (pg2arrow's bpchar) when every
+    /// value is ASCII, so it is already n characters, blank-padded.  No
+    /// value may hold a NUL byte.  Otherwise values go one by one through
+    /// the type's input function, which pads, truncates blanks, or raises
+    /// PostgreSQL's error.
+    fn text_as_is(&self, array: &ArrayRef, k: usize) -> bool {
+        let t = &self.targets[k];
+        // a value's bytes, over the valid rows
+        let all = |f: &dyn Fn(&[u8]) -> bool| -> bool {
+            match array.data_type() {
+                DataType::Utf8 => {
+                    let s = array.as_string::<i32>();
+                    (0..s.len()).all(|i| s.is_null(i) || f(s.value(i).as_bytes()))
+                }
+                _ => {
+                    let b = array.as_fixed_size_binary();
+                    (0..b.len()).all(|i| b.is_null(i) || f(b.value(i)))
+                }
+            }
+        };
+        match (array.data_type(), t.typid) {
+            (DataType::Utf8, pg_sys::TEXTOID) => all(&|v| !v.contains(&0)),
+            (DataType::Utf8, pg_sys::VARCHAROID) if t.typmod < 0 => all(&|v| !v.contains(&0)),
+            (DataType::Utf8, pg_sys::VARCHAROID) => {
+                let most = (t.typmod - pg_sys::VARHDRSZ as i32) as usize;
+                all(&|v| {
+                    !v.contains(&0) && (v.len() <= most || v.iter().filter(|&&c| c & 0xc0 != 0x80).count() <= most)
+                })
+            }
+            (DataType::FixedSizeBinary(size), pg_sys::BPCHAROID) => {
+                t.typmod == size + pg_sys::VARHDRSZ as i32 && all(&|v| v.iter().all(|&c| c != 0 && c < 0x80))
+            }
+            _ => false,
         }
     }
 

@@ -32,13 +32,29 @@ const END_DATE: i64 = 2_145_031_949;
 
 /// The device layout of a whole column slice in one pass, for the types
 /// whose conversion is arithmetic: Date32 to date (epoch shift), Timestamp
-/// in microseconds to timestamp(tz), Bool to one byte a value.  None when
-/// the column is not one of them or a value lies outside PostgreSQL's
-/// range (the value-by-value conversion then raises the error).  NULL
-/// slots are converted too; their bytes are never read.
-pub fn device_values(array: &dyn Array, typid: Oid) -> Option<Vec<u8>> {
+/// in microseconds to timestamp(tz), Bool to one byte a value, Decimal128
+/// to the device's numeric (the 128-bit mantissa and the scale: the value
+/// and display scale numeric's input gives the decimal's text, when the
+/// column's typmod keeps the file's scale and precision).  None when the
+/// column is not one of them or a value lies outside PostgreSQL's range
+/// (the value-by-value conversion then raises the error).  NULL slots are
+/// converted too; their bytes are never read.
+pub fn device_values(array: &dyn Array, typid: Oid, typmod: i32) -> Option<Vec<u8>> {
     use DataType::*;
     match (array.data_type(), typid) {
+        (Decimal128(p, s), pg_sys::NUMERICOID) if *s >= 0 => {
+            let digits = numeric_typmod_digits(typmod, *p, *s)?;
+            let bound = 10i128.pow(digits);
+            let v = array.as_primitive::<Decimal128Type>().values();
+            let mut out = Vec::with_capacity(v.len() * pgstrom_runtime::numeric::WIDTH);
+            for (i, &m) in v.iter().enumerate() {
+                if array.is_valid(i) && !(-bound < m && m < bound) {
+                    return None;
+                }
+                out.extend_from_slice(&pgstrom_runtime::numeric::DevNumeric { mant: m, scale: *s as i32 }.to_bytes());
+            }
+            Some(out)
+        }
         (Date32, pg_sys::DATEOID) => {
             let v = array.as_primitive::<Date32Type>().values();
             let mut out = Vec::with_capacity(v.len() * 4);
@@ -66,6 +82,24 @@ pub fn device_values(array: &dyn Array, typid: Oid) -> Option<Vec<u8>> {
         (Boolean, pg_sys::BOOLOID) => Some(array.as_boolean().values().iter().map(u8::from).collect()),
         _ => None,
     }
+}
+
+/// The most digits a Decimal128(p, s) value may have for numeric's
+/// typmod `typmod` to leave it as it is, None where it never does: no
+/// typmod (-1), 38 (the device's numerics; a larger value is converted
+/// one by one); the same scale and a precision p2 of at least p: p2
+/// (numeric's input raises an overflow for a larger value, which the
+/// value-by-value conversion then reports); another scale: None (numeric's
+/// input rounds).
+fn numeric_typmod_digits(typmod: i32, p: u8, s: i8) -> Option<u32> {
+    if typmod < pg_sys::VARHDRSZ as i32 {
+        return (typmod == -1).then_some(38);
+    }
+    let tm = typmod - pg_sys::VARHDRSZ as i32;
+    let precision = (tm >> 16) & 0xffff;
+    // (the scale is an 11-bit signed field since PostgreSQL 15)
+    let scale = ((tm & 0x7ff) ^ 1024) - 1024;
+    (scale == s as i32 && precision >= p as i32).then_some(precision.min(38) as u32)
 }
 
 /// The PostgreSQL type of a field (oid, typmod) for IMPORT FOREIGN SCHEMA,
@@ -214,7 +248,7 @@ pub fn type_name(typid: Oid) -> String {
 /// How to make Datums of one column type (resolved once per scan).
 pub struct Target {
     pub typid: Oid,
-    typmod: i32,
+    pub typmod: i32,
     input_fn: Oid,
     ioparam: Oid,
     /// Arrays: the element's target, length, by-value, alignment.
