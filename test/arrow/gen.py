@@ -10,7 +10,8 @@ column), sorted.arrow (10 batches sorted by ymd, with min_values /
 max_values statistics as pg2arrow writes them), map.arrow and union.arrow
 (unsupported types), nostats.arrow (a copy of types.arrow the server may
 rewrite: statistics added to its footer), and damaged files: short.arrow, badmagic.arrow,
-truncated.arrow (the last batch cut off), badfooter.arrow, badbuffer.arrow
+edgeconv.arrow (char(n) with multibyte characters, 38-digit
+decimals), truncated.arrow (the last batch cut off), badfooter.arrow, badbuffer.arrow
 (a buffer offset past the body), badutf8.arrow (invalid UTF-8 in Utf8).
 """
 import datetime as dt
@@ -221,6 +222,17 @@ dn_i = pa.DictionaryArray.from_arrays(dn_idx, pa.array([10, None, 30], pa.int64(
 dn_s = pa.DictionaryArray.from_arrays(dn_idx, pa.array(["x", None, "zz"], pa.utf8()))
 write("dictnull.arrow", [pa.record_batch([pa.array(range(1, 9), pa.int32()), dn_i, dn_s], names=["id", "k", "s"])],
       schema=pa.schema([("id", pa.int32()), ("k", dn_i.type), ("s", dn_s.type)]))
+
+# --- values the device's one-pass conversions must leave to the value-by-value
+# one: char(n) holding a multibyte character (n bytes are fewer than n
+# characters, which bpchar's input pads), and decimals of 38 digits
+bpmb = pa.array([b"ab    ", "\u00f1    ".encode(), None, b"      ", "\u65e5\u672c".encode()], pa.binary(6))
+wide = pa.array([decimal.Decimal("123456789012345678901234567890123456.78"), None,
+                 decimal.Decimal("-99999999999999999999999999999999999.99"), decimal.Decimal("0.01"),
+                 decimal.Decimal("1.00")], pa.decimal128(38, 2))
+write("edgeconv.arrow", [pa.record_batch([pa.array(range(1, 6), pa.int32()), bpmb, wide], names=["id", "bp", "w"])],
+      schema=pa.schema([("id", pa.int32()), pa.field("bp", pa.binary(6), metadata={"pg_type": "bpchar"}),
+                        ("w", pa.decimal128(38, 2))]))
 
 # --- damaged files --------------------------------------------------------------
 good = open(os.path.join(out, "types.arrow"), "rb").read()
