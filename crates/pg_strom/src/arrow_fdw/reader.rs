@@ -140,6 +140,31 @@ pub unsafe fn fields_of(tupdesc: pg_sys::TupleDesc, attnums: &[i16]) -> Vec<(usi
     out
 }
 
+/// Whether an engine reading the files itself takes a column of Arrow
+/// type `dt` read as `typid` as the file holds it (the device's layout).
+pub fn file_native(dt: &DataType, typid: pg_sys::Oid) -> bool {
+    matches!(
+        (dt, typid),
+        (DataType::Int16, pg_sys::INT2OID)
+            | (DataType::Int32, pg_sys::INT4OID)
+            | (DataType::Int64, pg_sys::INT8OID)
+            | (DataType::Float32, pg_sys::FLOAT4OID)
+            | (DataType::Float64, pg_sys::FLOAT8OID)
+    )
+}
+
+/// Whether the backend converts a column of Arrow type `dt` read as
+/// `typid` for the device: every type but those an engine reads from the
+/// files ([`file_native`]) and text-like bytes it hands over as they are
+/// (UTF-8 and FixedSizeBinary text: a copy, no conversion).
+pub fn host_converts(dt: &DataType, typid: pg_sys::Oid) -> bool {
+    !file_native(dt, typid)
+        && !matches!(
+            (dt, typid),
+            (DataType::Utf8, pg_sys::TEXTOID | pg_sys::VARCHAROID) | (DataType::FixedSizeBinary(_), pg_sys::BPCHAROID)
+        )
+}
+
 impl ArrowReader {
     /// Open the table's files for a scan of `attnums` (1-based) with the
     /// hint clauses `hint_exprs` (values evaluated now, in `ps`), and
@@ -435,15 +460,7 @@ impl ArrowReader {
         }
         let field = self.columns[k].0;
         let fs = &self.files[f];
-        let native = matches!(
-            (fs.file.schema.field(field).data_type(), self.targets[k].typid),
-            (DataType::Int16, pg_sys::INT2OID)
-                | (DataType::Int32, pg_sys::INT4OID)
-                | (DataType::Int64, pg_sys::INT8OID)
-                | (DataType::Float32, pg_sys::FLOAT4OID)
-                | (DataType::Float64, pg_sys::FLOAT8OID)
-        );
-        if !native {
+        if !file_native(fs.file.schema.field(field).data_type(), self.targets[k].typid) {
             return None;
         }
         let fb = fs.file.fixed_buffers(b, field)?;

@@ -120,6 +120,9 @@ pub struct RelInfo {
     /// ... or one per `pg_strom.chunk_rows` rows of each batch when the
     /// backend hands the columns over in memory.
     pub chunks_in_memory: f64,
+    /// Referenced columns the backend converts for a device node, per row
+    /// (`reader::host_converts`: decimals, dates, char(n), ...).
+    pub host_values: f64,
 }
 
 /// The attnums (1-based) a scan of `baserel` needs: its target and quals;
@@ -148,8 +151,17 @@ pub unsafe extern "C-unwind" fn get_rel_size(
         let rel = pg_sys::table_open(relid, pg_sys::NoLock as i32);
         let (opts, files) = open_files(rel);
         let tupdesc = (*rel).rd_att;
-        let cols: Vec<usize> =
-            fields_of(tupdesc, &referenced(baserel, (*tupdesc).natts as usize)).into_iter().map(|(f, _)| f).collect();
+        let fields = fields_of(tupdesc, &referenced(baserel, (*tupdesc).natts as usize));
+        let cols: Vec<usize> = fields.iter().map(|&(f, _)| f).collect();
+        let host_values = files.first().map_or(0, |file| {
+            fields
+                .iter()
+                .filter(|&&(f, a)| {
+                    let typid = (*crate::pg::compat::tuple_desc_attr(tupdesc, a as i32)).atttypid;
+                    reader::host_converts(file.schema.field(f).data_type(), typid)
+                })
+                .count()
+        });
         pg_sys::table_close(rel, pg_sys::NoLock as i32);
         let tuples: i64 = files.iter().map(|f| f.rows()).sum();
         let bytes: u64 = files.iter().map(|f| (0..f.batches.len()).map(|b| f.bytes_read(b, &cols)).sum::<u64>()).sum();
@@ -163,6 +175,7 @@ pub unsafe extern "C-unwind" fn get_rel_size(
         };
         (*info).chunks_from_files = chunks(reader::FILE_CHUNK_ROWS);
         (*info).chunks_in_memory = chunks(crate::guc::CHUNK_ROWS.get() as usize);
+        (*info).host_values = host_values as f64;
         (*baserel).fdw_private = info.cast();
         (*baserel).tuples = tuples as f64;
         let sel = pg_sys::clauselist_selectivity(

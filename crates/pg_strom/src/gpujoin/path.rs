@@ -682,7 +682,7 @@ pub(crate) unsafe fn cost(
         let gather = crate::customscan::cost::outer_gather_cost_per_row(rte);
         // the host's part of the work (gathering heap rows, forming the
         // rows returned) and the device's (filtering, probing)
-        let mut host = ntuples * gather;
+        let mut host = ntuples * gather + crate::customscan::cost::arrow_host_values_cost(outer, rte, ntuples);
         let mut device = ntuples * (crate::customscan::cost::device_tuple_cost() + scan_cost.per_tuple * op_ratio);
         for (d, p) in desc.depths.iter().zip(inner_paths) {
             // the inner relation is read once (a partial inner path: a share

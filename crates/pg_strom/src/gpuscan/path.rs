@@ -278,7 +278,12 @@ unsafe fn fixed_costs(
         if crate::customscan::cost::is_gstore_relation(rte) && crate::customscan::cost::gstore_copy_planned() {
             return (0.0, crate::customscan::cost::device_tuple_cost());
         }
-        (spc_seq * pages, (1.0 - direct) * gather_cost_per_row(rte) + crate::customscan::cost::device_tuple_cost())
+        // (an Arrow table's columns the backend converts for the device)
+        let convert = crate::customscan::cost::arrow_host_values_cost(rel, rte, 1.0);
+        (
+            spc_seq * pages,
+            (1.0 - direct) * gather_cost_per_row(rte) + convert + crate::customscan::cost::device_tuple_cost(),
+        )
     }
 }
 
