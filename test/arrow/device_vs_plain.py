@@ -25,7 +25,8 @@ SKIP = {"short", "badmagic", "truncated", "badfooter", "badbuffer", "badutf8", "
         "struct"}  # (a Struct column needs a composite type declared by hand)
 names = sorted(f[:-6] for f in os.listdir(d) if f.endswith(".arrow") and f[:-6] not in SKIP)
 FORCE = ("SET pg_strom.gpu_setup_cost = 0; SET pg_strom.gpu_context_cost = 0; SET pg_strom.gpu_tuple_cost = 0;"
-         " SET pg_strom.gpu_operator_cost = 0; SET max_parallel_workers_per_gather = 0;")
+         " SET pg_strom.gpu_operator_cost = 0; SET pg_strom.arrow_convert_cost = 0;"
+         " SET max_parallel_workers_per_gather = 0;")
 
 
 def psql(sql):

@@ -73,7 +73,8 @@ while time.time() - started < a.seconds:
     # the WHERE query goes through GpuScan (the device columns' path), the
     # others through the Foreign Scan
     script = ["SET statement_timeout = '10s'; SET pg_strom.gpu_setup_cost = 0; SET pg_strom.gpu_context_cost = 0;"
-              " SET pg_strom.gpu_tuple_cost = 0; SET pg_strom.gpu_operator_cost = 0;\n"]
+              " SET pg_strom.gpu_tuple_cost = 0; SET pg_strom.gpu_operator_cost = 0;"
+              " SET pg_strom.arrow_convert_cost = 0;\n"]
     for k in range(40):
         path = os.path.join(work, f"m{k}.arrow")
         n = rng.randrange(len(sources))

@@ -303,6 +303,12 @@ impl ColumnChunk {
         self.cols[k].values.extend_from_slice(values);
     }
 
+    /// Fixed-width column `k`'s value bytes, to append the rows' values to
+    /// (nrows times the width, when done).
+    pub fn values_mut(&mut self, k: usize) -> &mut Vec<u8> {
+        &mut self.cols[k].values
+    }
+
     /// A variable-length column `k`: its bytes and the nrows offsets after
     /// the first (0).
     pub fn set_text(&mut self, k: usize, data: &[u8], ends: impl Iterator<Item = u32>) {

@@ -82,6 +82,9 @@ pub static HEAP_GATHER_COST: GucSetting<f64> = GucSetting::<f64>::new(0.03);
 /// `pg_strom.arrow_tuple_cost`: host cost of forming one Arrow_Fdw row as
 /// a tuple (about 1 us a row measured, ten times cpu_tuple_cost's row).
 pub static ARROW_TUPLE_COST: GucSetting<f64> = GucSetting::<f64>::new(0.1);
+/// `pg_strom.arrow_convert_cost`: host cost of converting one value of an
+/// Arrow_Fdw column for a device node (about 50 ns a value measured).
+pub static ARROW_CONVERT_COST: GucSetting<f64> = GucSetting::<f64>::new(0.005);
 /// `pg_strom.engine`.
 pub static ENGINE: GucSetting<EngineSetting> = GucSetting::<EngineSetting>::new(EngineSetting::Auto);
 /// `pg_strom.nvrtc_library`: where libnvrtc is ('' = search).
@@ -420,6 +423,16 @@ pub fn init() {
         c"Sets the planner's estimate of the host's cost of forming one row of an Arrow_Fdw table as a tuple.",
         c"Paid instead of cpu_tuple_cost by every Arrow row returned to PostgreSQL: by its foreign scan, and by a GpuScan or GpuJoin over it (rows GpuPreAgg reduces on the device pay none).",
         &ARROW_TUPLE_COST,
+        0.0,
+        f64::MAX,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_float_guc(
+        c"pg_strom.arrow_convert_cost",
+        c"Sets the planner's estimate of the host's cost of converting one value of an Arrow_Fdw column for a device node.",
+        c"Paid per row read for every referenced column the GPU service does not read from the file itself and that is not text handed over as it is (decimals, dates, timestamps, char(n) ...); parallel workers share it.",
+        &ARROW_CONVERT_COST,
         0.0,
         f64::MAX,
         GucContext::Userset,

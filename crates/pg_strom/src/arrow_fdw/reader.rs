@@ -584,8 +584,7 @@ impl ArrowReader {
                     self.dev.set_values(d, v);
                     continue;
                 }
-                if let Some(v) = types::device_values(array.as_ref(), typid, self.targets[k].typmod) {
-                    self.dev.set_values(d, &v);
+                if types::device_values(array.as_ref(), typid, self.targets[k].typmod, self.dev.values_mut(d)) {
                     continue;
                 }
                 if width == 0 && utf8_db && self.text_as_is(&array, k) {

@@ -35,53 +35,62 @@ const END_DATE: i64 = 2_145_031_949;
 /// in microseconds to timestamp(tz), Bool to one byte a value, Decimal128
 /// to the device's numeric (the 128-bit mantissa and the scale: the value
 /// and display scale numeric's input gives the decimal's text, when the
-/// column's typmod keeps the file's scale and precision).  None when the
-/// column is not one of them or a value lies outside PostgreSQL's range
-/// (the value-by-value conversion then raises the error).  NULL slots are
-/// converted too; their bytes are never read.
-pub fn device_values(array: &dyn Array, typid: Oid, typmod: i32) -> Option<Vec<u8>> {
+/// column's typmod keeps the file's scale and precision), appended to
+/// `out` (the column's own buffer: no copy in between).  False, `out`
+/// as it was, when the column is not one of them or a value lies outside
+/// PostgreSQL's range (the value-by-value conversion then raises the
+/// error).  NULL slots are converted too; their bytes are never read.
+pub fn device_values(array: &dyn Array, typid: Oid, typmod: i32, out: &mut Vec<u8>) -> bool {
     use DataType::*;
-    match (array.data_type(), typid) {
-        (Decimal128(p, s), pg_sys::NUMERICOID) if *s >= 0 => {
-            let digits = numeric_typmod_digits(typmod, *p, *s)?;
-            let bound = 10i128.pow(digits);
-            let v = array.as_primitive::<Decimal128Type>().values();
-            let mut out = Vec::with_capacity(v.len() * pgstrom_runtime::numeric::WIDTH);
-            for (i, &m) in v.iter().enumerate() {
-                if array.is_valid(i) && !(-bound < m && m < bound) {
-                    return None;
-                }
-                out.extend_from_slice(&pgstrom_runtime::numeric::DevNumeric { mant: m, scale: *s as i32 }.to_bytes());
+    let len0 = out.len();
+    // a NULL slot's value is not checked
+    let nulls = array.null_count() > 0;
+    let checked = |i: usize| !nulls || array.is_valid(i);
+    let ok = match (array.data_type(), typid) {
+        (Decimal128(p, s), pg_sys::NUMERICOID) if *s >= 0 => match numeric_typmod_digits(typmod, *p, *s) {
+            None => false,
+            Some(digits) => {
+                let bound = 10i128.pow(digits);
+                let v = array.as_primitive::<Decimal128Type>().values();
+                // the bytes after the mantissa: the scale and the padding
+                let mut tail = [0u8; pgstrom_runtime::numeric::WIDTH - 16];
+                tail[..4].copy_from_slice(&(*s as i32).to_le_bytes());
+                out.reserve(v.len() * pgstrom_runtime::numeric::WIDTH);
+                v.iter().enumerate().all(|(i, &m)| {
+                    out.extend_from_slice(&m.to_le_bytes());
+                    out.extend_from_slice(&tail);
+                    (-bound < m && m < bound) || !checked(i)
+                })
             }
-            Some(out)
-        }
+        },
         (Date32, pg_sys::DATEOID) => {
             let v = array.as_primitive::<Date32Type>().values();
-            let mut out = Vec::with_capacity(v.len() * 4);
-            for (i, &d) in v.iter().enumerate() {
+            out.reserve(v.len() * 4);
+            v.iter().enumerate().all(|(i, &d)| {
                 let days = d as i64 - EPOCH_DAYS;
-                if array.is_valid(i) && !(MIN_DATE..END_DATE).contains(&days) {
-                    return None;
-                }
                 out.extend_from_slice(&(days as i32).to_le_bytes());
-            }
-            Some(out)
+                (MIN_DATE..END_DATE).contains(&days) || !checked(i)
+            })
         }
         (Timestamp(TimeUnit::Microsecond, _), pg_sys::TIMESTAMPOID | pg_sys::TIMESTAMPTZOID) => {
             let v = array.as_primitive::<TimestampMicrosecondType>().values();
-            let mut out = Vec::with_capacity(v.len() * 8);
-            for (i, &t) in v.iter().enumerate() {
+            out.reserve(v.len() * 8);
+            v.iter().enumerate().all(|(i, &t)| {
                 let us = t.checked_sub(EPOCH_USECS);
-                if array.is_valid(i) && !us.is_some_and(|u| (MIN_TIMESTAMP..END_TIMESTAMP).contains(&u)) {
-                    return None;
-                }
                 out.extend_from_slice(&us.unwrap_or(0).to_le_bytes());
-            }
-            Some(out)
+                us.is_some_and(|u| (MIN_TIMESTAMP..END_TIMESTAMP).contains(&u)) || !checked(i)
+            })
         }
-        (Boolean, pg_sys::BOOLOID) => Some(array.as_boolean().values().iter().map(u8::from).collect()),
-        _ => None,
+        (Boolean, pg_sys::BOOLOID) => {
+            out.extend(array.as_boolean().values().iter().map(u8::from));
+            true
+        }
+        _ => false,
+    };
+    if !ok {
+        out.truncate(len0);
     }
+    ok
 }
 
 /// The most digits a Decimal128(p, s) value may have for numeric's

@@ -391,16 +391,12 @@ pub unsafe fn arrow_host_reads(outer: *mut pg_sys::RelOptInfo, rows: f64, pages_
     pages_cost * share
 }
 
-/// The backend's cost of converting one value of an Arrow column for
-/// the device (a decimal, a date, ...; `arrow_fdw::reader::host_converts`),
-/// a slice at a time: about 50 ns a value on the 2-core development
-/// machine (TPC-H Q6 at SF 1: 1.2 s of chunk reads for 6 million rows of
-/// three decimals and a date), half a heap row's `cpu_tuple_cost`.
-pub const ARROW_HOST_VALUE_COST: f64 = 0.005;
-
 /// What the backend's conversion of an Arrow outer table's columns for
-/// the device costs over `rows` rows read ([`ARROW_HOST_VALUE_COST`] a
-/// value); 0 for other tables.  Host work: divided among a parallel
+/// the device costs over `rows` rows read (`pg_strom.arrow_convert_cost`
+/// a value: about 50 ns a value on the 2-core development machine, TPC-H
+/// Q6 at SF 1 spending 1.2 s of chunk reads on 6 million rows of three
+/// decimals and a date, half a heap row's `cpu_tuple_cost`); 0 for other
+/// tables.  Host work: divided among a parallel
 /// plan's processes (unpriced, the planner put TPC-H Q1 and Q6 over
 /// Arrow files at SF 10 into one process on the H100 machine, where they
 /// ran past 40 s against PostgreSQL's 5 and 0.6 s over the heap).
@@ -422,7 +418,7 @@ pub unsafe fn arrow_host_values_cost(
             return 0.0;
         }
         let info = &*((*outer).fdw_private as *const crate::arrow_fdw::scan::RelInfo);
-        rows.max(0.0) * info.host_values * ARROW_HOST_VALUE_COST
+        rows.max(0.0) * info.host_values * guc::ARROW_CONVERT_COST.get()
     }
 }
 
