@@ -396,10 +396,10 @@ pub unsafe fn arrow_host_reads(outer: *mut pg_sys::RelOptInfo, rows: f64, pages_
 /// a value: about 50 ns a value on the 2-core development machine, TPC-H
 /// Q6 at SF 1 spending 1.2 s of chunk reads on 6 million rows of three
 /// decimals and a date, half a heap row's `cpu_tuple_cost`); 0 for other
-/// tables.  Host work: divided among a parallel
-/// plan's processes (unpriced, the planner put TPC-H Q1 and Q6 over
-/// Arrow files at SF 10 into one process on the H100 machine, where they
-/// ran past 40 s against PostgreSQL's 5 and 0.6 s over the heap).
+/// tables.  Host work, divided among a parallel plan's processes
+/// (unpriced, the planner put TPC-H Q1 and Q6 over Arrow files at SF 10
+/// into one process on the H100 machine, where they ran past 40 s
+/// against PostgreSQL's 5 and 0.6 s over the heap).
 ///
 /// # Safety
 /// Planner state of a base relation and its RTE.
