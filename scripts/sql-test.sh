@@ -25,6 +25,7 @@ rm -rf "$dir" "$out"
 mkdir -p "$out"
 # as scripts/test-sql.sh: small tables, offloaded plans
 if ! PGSTROM_EXTRA_CONF="pg_strom.heap_gather_cost = 0
+pg_strom.arrow_convert_cost = 0
 pg_strom.gpu_operator_cost = 0.00015625
 pg_strom.gpu_tuple_cost = 0.002
 ${PGSTROM_EXTRA_CONF:-}" "$PGSTROM_ROOT/scripts/cluster.sh" start "$dir" "$port" >/dev/null; then

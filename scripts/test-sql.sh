@@ -50,12 +50,14 @@ fresh_cluster() { # dir port
 
 # --- 1. regression suites --------------------------------------------------
 dir=$base/test
-# heap_gather_cost = 0: the tests' tables are small (thousands of rows),
+# heap_gather_cost = 0 (and arrow_convert_cost = 0, the same for Arrow
+# tables): the tests' tables are small (thousands of rows),
 # where the host's gather cost would keep most plans on PostgreSQL; the
 # tests judge offloaded execution, the benchmark judges plan choice.  The
 # device's operator and row costs as a GPU's, also on the CPU engine
 # (whose defaults are PostgreSQL's own): the same plans on both engines
 PGSTROM_EXTRA_CONF="pg_strom.heap_gather_cost = 0
+pg_strom.arrow_convert_cost = 0
 pg_strom.gpu_operator_cost = 0.00015625
 pg_strom.gpu_tuple_cost = 0.002
 ${PGSTROM_EXTRA_CONF:-}" fresh_cluster "$dir" "$port" || { echo "test-sql: cannot start the test cluster"; exit 1; }
