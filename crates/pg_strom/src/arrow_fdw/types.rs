@@ -101,14 +101,10 @@ pub fn device_values(array: &dyn Array, typid: Oid, typmod: i32, out: &mut Vec<u
 /// value-by-value conversion then reports); another scale: None (numeric's
 /// input rounds).
 fn numeric_typmod_digits(typmod: i32, p: u8, s: i8) -> Option<u32> {
-    if typmod < pg_sys::VARHDRSZ as i32 {
-        return (typmod == -1).then_some(38);
+    match pgstrom_arrow::pgtype::numeric_typmod(typmod) {
+        None => (typmod == -1).then_some(38),
+        Some((precision, scale)) => (scale == s as i32 && precision >= p as i32).then_some(precision.min(38) as u32),
     }
-    let tm = typmod - pg_sys::VARHDRSZ as i32;
-    let precision = (tm >> 16) & 0xffff;
-    // (the scale is an 11-bit signed field since PostgreSQL 15)
-    let scale = ((tm & 0x7ff) ^ 1024) - 1024;
-    (scale == s as i32 && precision >= p as i32).then_some(precision.min(38) as u32)
 }
 
 /// The PostgreSQL type of a field (oid, typmod) for IMPORT FOREIGN SCHEMA,

@@ -536,11 +536,10 @@ fn digits(m: u128) -> i32 {
 /// A numeric(p,s) column's (p, s); None for an unconstrained numeric or
 /// another type.
 fn var_bound(v: &pg_sys::Var) -> Option<(i32, i32)> {
-    if v.vartype != pg_sys::NUMERICOID || v.vartypmod < pg_sys::VARHDRSZ as i32 {
+    if v.vartype != pg_sys::NUMERICOID {
         return None;
     }
-    let t = v.vartypmod - pg_sys::VARHDRSZ as i32;
-    let (p, s) = ((t >> 16) & 0xffff, (((t & 0x7ff) ^ 1024) - 1024));
+    let (p, s) = pgstrom_arrow::pgtype::numeric_typmod(v.vartypmod)?;
     (s >= 0 && p >= s).then_some((p, s))
 }
 
