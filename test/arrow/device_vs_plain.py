@@ -10,6 +10,9 @@ operator (the types a device node can read), two queries run with pg_strom on (d
     SELECT count(*), count(c) FROM t
         (GpuPreAgg: the device counts c's non-NULL values)
 
+and for numeric and date columns a filter on the values (with a sum of
+the numeric), so that the device computes with the values it read.
+
 Both answers must be equal.  A query PostgreSQL itself refuses (a type
 without an equality operator, a value it cannot convert) must fail the
 same way both times.  Prints how many queries ran on a device node; exit
@@ -54,10 +57,15 @@ queries = []
 for line in cols:
     if not line:
         continue
-    t, c, _ = line.split("|")
+    t, c, typ = line.split("|")
     qt, qc = f'arrow_dvp."{t}"', f'"{c}"'
     queries.append(f"SELECT md5(string_agg({qc}::text, ',' ORDER BY {qc}::text)), count(*) FROM {qt} WHERE {qc} IS NOT NULL")
     queries.append(f"SELECT count(*), count({qc}) FROM {qt}")
+    # the values themselves on the device: a filter, and a sum
+    if typ.startswith("numeric"):
+        queries.append(f"SELECT sum({qc}), count(*) FROM {qt} WHERE {qc} > 0")
+    elif typ == "date":
+        queries.append(f"SELECT count(*) FROM {qt} WHERE {qc} > '2000-01-01'")
 
 
 def run_all(on):

@@ -11,7 +11,9 @@ max_values statistics as pg2arrow writes them), map.arrow and union.arrow
 (unsupported types), nostats.arrow (a copy of types.arrow the server may
 rewrite: statistics added to its footer), and damaged files: short.arrow, badmagic.arrow,
 edgeconv.arrow (char(n) with multibyte characters, 38-digit
-decimals), truncated.arrow (the last batch cut off), badfooter.arrow, badbuffer.arrow
+decimals), decnull.arrow / decover.arrow (a decimal longer than its
+precision and a date past PostgreSQL's last in a NULL slot / in a row),
+truncated.arrow (the last batch cut off), badfooter.arrow, badbuffer.arrow
 (a buffer offset past the body), badutf8.arrow (invalid UTF-8 in Utf8).
 """
 import datetime as dt
@@ -233,6 +235,28 @@ wide = pa.array([decimal.Decimal("123456789012345678901234567890123456.78"), Non
 write("edgeconv.arrow", [pa.record_batch([pa.array(range(1, 6), pa.int32()), bpmb, wide], names=["id", "bp", "w"])],
       schema=pa.schema([("id", pa.int32()), pa.field("bp", pa.binary(6), metadata={"pg_type": "bpchar"}),
                         ("w", pa.decimal128(38, 2))]))
+
+# decimals longer than their type allows (Arrow does not check): in a NULL
+# slot, whose bytes are never read (decnull.arrow), and in a row
+# (decover.arrow: numeric(5,2)'s "numeric field overflow", with pg_strom
+# on and off); 130 rows, so that the long value lies in the second
+# 64-row stretch an engine reads from the file
+dmant = [(i * 7919) % 99999 - 49999 for i in range(130)]
+dmant[100] = 10 ** 7
+dbytes = pa.py_buffer(b"".join(m.to_bytes(16, "little", signed=True) for m in dmant))
+dvalid = bytearray(b"\xff" * 17)
+dvalid[100 // 8] &= ~(1 << (100 % 8)) & 0xff
+# (and a date past PostgreSQL's last in the same row)
+days = [i * 97 - 5000 for i in range(130)]
+days[100] = 2 ** 31 - 1
+tbytes = pa.py_buffer(struct.pack("<130i", *days))
+dnull = pa.Array.from_buffers(pa.decimal128(5, 2), 130, [pa.py_buffer(bytes(dvalid)), dbytes], null_count=1)
+dover = pa.Array.from_buffers(pa.decimal128(5, 2), 130, [None, dbytes], null_count=0)
+tnull = pa.Array.from_buffers(pa.date32(), 130, [pa.py_buffer(bytes(dvalid)), tbytes], null_count=1)
+tover = pa.Array.from_buffers(pa.date32(), 130, [None, tbytes], null_count=0)
+for name, arr, darr in (("decnull.arrow", dnull, tnull), ("decover.arrow", dover, tover)):
+    write(name, [pa.record_batch([pa.array(range(130), pa.int32()), arr, darr], names=["id", "d", "dt"])],
+          schema=pa.schema([("id", pa.int32()), ("d", pa.decimal128(5, 2)), ("dt", pa.date32())]))
 
 # --- damaged files --------------------------------------------------------------
 good = open(os.path.join(out, "types.arrow"), "rb").read()

@@ -85,6 +85,8 @@ impl Phase {
     pub fn of_kernel(name: &str) -> Phase {
         match name {
             n if n.starts_with("kern_heap_") => Phase::Heap,
+            // file columns widened as they are read into the column cache
+            n if n.starts_with("kern_widen_") => Phase::Read,
             "kern_join_scan" => Phase::Scan,
             "kern_join_hash" => Phase::Hash,
             "kern_join_probe" => Phase::Probe,

@@ -4,7 +4,8 @@
 //! dropped least-recently-used first.
 //!
 //! Owns: the identity of a file ([`FileId`]), the cached buffers keyed by
-//! that identity and the buffer's place in the file, the reads that fill
+//! that identity, the buffer's place in the file and its form (as read, or
+//! widened into the device's layout), the reads that fill
 //! them (by the storage path the session's policy picks: fileread.rs; a
 //! buffer being read by one thread is waited for, not read again, by the
 //! others), and the counters the service reports.  A rewritten, truncated
@@ -21,6 +22,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::cuda::{CuDevicePtr, Driver};
+use crate::engine::FileForm;
 use crate::error::DeviceError;
 use crate::fileread::{self, Policy, ReadStats, SourceFile};
 use crate::gpu::DeviceBuffer;
@@ -103,11 +105,16 @@ struct Key {
     file: FileId,
     offset: u64,
     len: u64,
+    /// The file's bytes as they are, or widened (`get_formed`).
+    form: FileForm,
 }
 
 /// A buffer of a file in device memory.
 pub struct Cached {
     buf: DeviceBuffer<'static>,
+    /// A widened buffer: the first valid row whose value its form could
+    /// not hold (`get_formed`).
+    pub first_bad: Option<u64>,
 }
 
 impl Cached {
@@ -246,8 +253,29 @@ impl ColumnCache {
         (offset, len): (u64, u64),
         read: &mut ReadStats,
     ) -> Result<Arc<Cached>, DeviceError> {
+        self.get_formed(drv, id, (offset, len), FileForm::AsIs, len, read, |dst, read| {
+            fileread::read_to_device(drv, &file.src, &file.policy, dst, offset, len, read).map(|()| None)
+        })
+    }
+
+    /// Bytes `[offset, offset + len)` of the file `id` in device memory in
+    /// `form`: the cached copy, or a buffer of `out_len` bytes that `make`
+    /// fills now (reading the file by its policy, counted in `read`, and
+    /// widening it; it returns [`Cached::first_bad`]), kept when the budget
+    /// allows.  The caller's context is current on this thread.
+    #[allow(clippy::too_many_arguments)]
+    pub fn get_formed(
+        &self,
+        drv: &'static Driver,
+        id: &FileId,
+        (offset, len): (u64, u64),
+        form: FileForm,
+        out_len: u64,
+        read: &mut ReadStats,
+        make: impl FnOnce(CuDevicePtr, &mut ReadStats) -> Result<Option<u64>, DeviceError>,
+    ) -> Result<Arc<Cached>, DeviceError> {
         check_range(id, offset, len)?;
-        let key = Key { file: *id, offset, len };
+        let key = Key { file: *id, offset, len, form };
         let reading = {
             let mut inner = self.lock();
             loop {
@@ -258,7 +286,7 @@ impl ColumnCache {
                     let buf = e.buf.clone();
                     drop(inner);
                     self.stats_mut().hits += 1;
-                    read.cached_bytes += len;
+                    read.cached_bytes += out_len;
                     return Ok(buf);
                 }
                 if !inner.reading.contains(&key) {
@@ -274,10 +302,10 @@ impl ColumnCache {
         // device memory is short the GPU's pool empties this cache (its
         // relief; buffers in use stay alive until their requests end) and
         // waits for memory (mempool.rs)
-        let buf = DeviceBuffer::alloc(drv, len as usize)?;
+        let buf = DeviceBuffer::alloc(drv, out_len as usize)?;
         let before = read.cufile_bytes;
-        fileread::read_to_device(drv, &file.src, &file.policy, buf.ptr, offset, len, read)?;
-        let cached = Arc::new(Cached { buf });
+        let first_bad = make(buf.ptr, read)?;
+        let cached = Arc::new(Cached { buf, first_bad });
         {
             let mut s = self.stats_mut();
             s.misses += 1;
@@ -285,7 +313,7 @@ impl ColumnCache {
             s.cufile_bytes += read.cufile_bytes - before;
         }
         let budget = self.budget();
-        if len > budget {
+        if out_len > budget {
             return Ok(cached);
         }
         let mut inner = self.lock();
@@ -293,11 +321,11 @@ impl ColumnCache {
             // (kept meanwhile by a caller that did not wait)
             return Ok(e.buf.clone());
         }
-        let evicted = inner.evict_to(budget - len);
+        let evicted = inner.evict_to(budget - out_len);
         inner.tick += 1;
         let used = inner.tick;
-        inner.map.insert(key, Entry { buf: cached.clone(), len, used });
-        inner.bytes += len;
+        inner.map.insert(key, Entry { buf: cached.clone(), len: out_len, used });
+        inner.bytes += out_len;
         drop(inner);
         drop(reading);
         self.stats_mut().evictions += evicted;

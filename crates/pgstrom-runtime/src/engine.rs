@@ -372,19 +372,81 @@ pub struct FileSlice {
     /// The chunk's first row in the buffers: a multiple of 64, so the
     /// chunk's validity bits start on a word.
     pub first_row: u64,
+    /// How the file's values become the device's.
+    pub form: FileForm,
+}
+
+/// How an engine makes a file column's values the device's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FileForm {
+    /// The file holds them in the device's layout.
+    #[default]
+    AsIs,
+    /// Arrow Decimal128 mantissas (16 bytes) at `scale`, widened into the
+    /// device's numeric (the mantissa and the scale, 24 bytes).  A value
+    /// of more than `digits` digits becomes NUM_BIG (a row computing with
+    /// it goes to PostgreSQL); when `strict` (the column's typmod allows
+    /// no more: PostgreSQL refuses the value), a NULL-free such value
+    /// fails the request with [`DeviceError::NeedsCpu`], and the backend
+    /// converts the rows itself, raising PostgreSQL's error.
+    Decimal128 {
+        /// The decimal's scale (0..=38).
+        scale: u8,
+        /// The most digits a value may have (1..=38).
+        digits: u8,
+        /// Whether a longer value is PostgreSQL's error.
+        strict: bool,
+    },
+    /// Arrow Date32 (days from 1970-01-01) as the device's date (days
+    /// from 2000-01-01).  A NULL-free value outside PostgreSQL's range of
+    /// dates fails the request with [`DeviceError::NeedsCpu`].
+    Date32,
+}
+
+impl FileForm {
+    /// Bytes of one value in the file, for a device type of `width`.
+    pub fn file_width(self, width: usize) -> usize {
+        match self {
+            FileForm::AsIs => width,
+            FileForm::Decimal128 { .. } => 16,
+            FileForm::Date32 => 4,
+        }
+    }
+
+    /// Whether a value the form cannot hold fails the request (rather
+    /// than becoming a value the device leaves to PostgreSQL).
+    pub fn strict(self) -> bool {
+        match self {
+            FileForm::AsIs => false,
+            FileForm::Decimal128 { strict, .. } => strict,
+            FileForm::Date32 => true,
+        }
+    }
+
+    /// Whether the form reads a file column of a device type of `width`.
+    pub fn valid_for(self, width: usize) -> bool {
+        match self {
+            FileForm::AsIs => width > 0,
+            FileForm::Decimal128 { scale, digits, .. } => {
+                width == crate::numeric::WIDTH && scale <= 38 && (1..=38).contains(&digits)
+            }
+            FileForm::Date32 => width == 4,
+        }
+    }
 }
 
 impl FileSlice {
     /// The byte ranges (offset, length) of the chunk's values and
-    /// validity in the file, for `nrows` rows of `width` bytes; an error
+    /// validity in the file, for `nrows` rows of a device type of `width`
+    /// bytes (in the file: [`FileForm::file_width`]); an error
     /// when the buffers are too short or the start is misaligned.
     pub fn chunk_ranges(&self, width: usize, nrows: u32) -> Result<ChunkRanges, DeviceError> {
-        let (n, w) = (nrows as u64, width as u64);
-        if width == 0 || !self.first_row.is_multiple_of(64) {
+        if !self.form.valid_for(width) || !self.first_row.is_multiple_of(64) {
             return Err(DeviceError::InvalidRequest(
-                "a file column must be fixed-width and start on a 64-row boundary".into(),
+                "a file column must be fixed-width, of a type its form reads, and start on a 64-row boundary".into(),
             ));
         }
+        let (n, w) = (nrows as u64, self.form.file_width(width) as u64);
         let end =
             self.first_row.checked_add(n).ok_or_else(|| DeviceError::InvalidRequest("file column rows".into()))?;
         if self.values.1 < end.saturating_mul(w) {

@@ -45,6 +45,7 @@ pub mod service;
 pub mod signal_safe;
 pub mod store;
 pub mod topology;
+pub mod widen;
 
 pub use engine::{CompareOp, Engine, EngineKind, FilterColumn, FilterResult};
 pub use error::DeviceError;

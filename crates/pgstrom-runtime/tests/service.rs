@@ -213,6 +213,7 @@ fn file_columns_join_as_in_memory_columns() {
             values: (128, (rows * 8) as u64),
             validity: Some((2048, bitmap.len() as u64)),
             first_row,
+            form: Default::default(),
         }),
         ..Default::default()
     };
@@ -294,7 +295,13 @@ fn file_columns_join_as_in_memory_columns() {
             (
                 ColumnData {
                     type_id: type_id("INT8"),
-                    file: Some(FileSlice { file: h, values: (4000, 1600), validity: None, first_row: 0 }),
+                    file: Some(FileSlice {
+                        file: h,
+                        values: (4000, 1600),
+                        validity: None,
+                        first_row: 0,
+                        form: Default::default(),
+                    }),
                     ..Default::default()
                 },
                 "beyond the end",

@@ -19,7 +19,7 @@ use arrow_schema::DataType;
 use pgrx::pg_sys;
 
 use pgstrom_runtime::DeviceError;
-use pgstrom_runtime::engine::{ColumnData, FileSlice};
+use pgstrom_runtime::engine::{ColumnData, FileForm, FileSlice};
 use pgstrom_runtime::fileread::FileAccess;
 use pgstrom_runtime::join::JoinSession;
 
@@ -153,12 +153,33 @@ pub fn file_native(dt: &DataType, typid: pg_sys::Oid) -> bool {
     )
 }
 
+/// How an engine reading the files itself takes a column of Arrow type
+/// `dt` read as (`typid`, `typmod`): as the file holds it ([`file_native`]),
+/// or widened: Decimal128 into the device's numeric where the typmod keeps
+/// the file's scale, Date32 into date (a value the type cannot hold is
+/// PostgreSQL's error: the backend converts the rows then); None when the
+/// backend hands the column over in memory.
+pub fn file_form(dt: &DataType, typid: pg_sys::Oid, typmod: i32) -> Option<FileForm> {
+    if file_native(dt, typid) {
+        return Some(FileForm::AsIs);
+    }
+    match (dt, typid) {
+        (DataType::Decimal128(p, s), pg_sys::NUMERICOID) if *s >= 0 => {
+            let digits = types::numeric_typmod_digits(typmod, *p, *s)?;
+            let strict = pgstrom_arrow::pgtype::numeric_typmod(typmod).is_some_and(|(p, _)| p <= 38);
+            Some(FileForm::Decimal128 { scale: *s as u8, digits: digits as u8, strict })
+        }
+        (DataType::Date32, pg_sys::DATEOID) => Some(FileForm::Date32),
+        _ => None,
+    }
+}
+
 /// Whether the backend converts a column of Arrow type `dt` read as
-/// `typid` for the device: every type but those an engine reads from the
-/// files ([`file_native`]) and text-like bytes it hands over as they are
-/// (UTF-8 and FixedSizeBinary text: a copy, no conversion).
-pub fn host_converts(dt: &DataType, typid: pg_sys::Oid) -> bool {
-    !file_native(dt, typid)
+/// (`typid`, `typmod`) for the device: every type but those an engine
+/// reads from the files ([`file_form`]) and text-like bytes it hands over
+/// as they are (UTF-8 and FixedSizeBinary text: a copy, no conversion).
+pub fn host_converts(dt: &DataType, typid: pg_sys::Oid, typmod: i32) -> bool {
+    file_form(dt, typid, typmod).is_none()
         && !matches!(
             (dt, typid),
             (DataType::Utf8, pg_sys::TEXTOID | pg_sys::VARCHAROID) | (DataType::FixedSizeBinary(_), pg_sys::BPCHAROID)
@@ -450,8 +471,8 @@ impl ArrowReader {
 
     /// Where column `k`'s rows from `start` lie in the current batch's
     /// file, when the engine reads them itself: fixed-width values whose
-    /// Arrow layout is the device's, in an uncompressed batch, the start
-    /// on a 64-row boundary.
+    /// Arrow layout is the device's or one it widens ([`file_form`]), in
+    /// an uncompressed batch, the start on a 64-row boundary.
     fn file_slice(&self, k: usize, start: usize) -> Option<FileSlice> {
         let (f, b) = self.current?;
         let handle = (*self.handles.get(f)?)?;
@@ -460,11 +481,10 @@ impl ArrowReader {
         }
         let field = self.columns[k].0;
         let fs = &self.files[f];
-        if !file_native(fs.file.schema.field(field).data_type(), self.targets[k].typid) {
-            return None;
-        }
+        let t = &self.targets[k];
+        let form = file_form(fs.file.schema.field(field).data_type(), t.typid, t.typmod)?;
         let fb = fs.file.fixed_buffers(b, field)?;
-        Some(FileSlice { file: handle, values: fb.values, validity: fb.validity, first_row: start as u64 })
+        Some(FileSlice { file: handle, values: fb.values, validity: fb.validity, first_row: start as u64, form })
     }
 
     /// Record batches of every file, in scan order.

@@ -157,8 +157,8 @@ pub unsafe extern "C-unwind" fn get_rel_size(
             fields
                 .iter()
                 .filter(|&&(f, a)| {
-                    let typid = (*crate::pg::compat::tuple_desc_attr(tupdesc, a as i32)).atttypid;
-                    reader::host_converts(file.schema.field(f).data_type(), typid)
+                    let att = crate::pg::compat::tuple_desc_attr(tupdesc, a as i32);
+                    reader::host_converts(file.schema.field(f).data_type(), (*att).atttypid, (*att).atttypmod)
                 })
                 .count()
         });

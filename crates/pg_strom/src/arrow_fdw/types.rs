@@ -100,7 +100,7 @@ pub fn device_values(array: &dyn Array, typid: Oid, typmod: i32, out: &mut Vec<u
 /// (numeric's input raises an overflow for a larger value, which the
 /// value-by-value conversion then reports); another scale: None (numeric's
 /// input rounds).
-fn numeric_typmod_digits(typmod: i32, p: u8, s: i8) -> Option<u32> {
+pub(crate) fn numeric_typmod_digits(typmod: i32, p: u8, s: i8) -> Option<u32> {
     match pgstrom_arrow::pgtype::numeric_typmod(typmod) {
         None => (typmod == -1).then_some(38),
         Some((precision, scale)) => (scale == s as i32 && precision >= p as i32).then_some(precision.min(38) as u32),

@@ -1621,6 +1621,16 @@ impl GpuJoinExec {
                                 self.source.store_rows(),
                             )
                         }
+                        Err(DeviceError::NeedsCpu { .. }) if self.source.reads_files() => {
+                            // a file column the engine did not take (a
+                            // decimal longer than its type allows): the
+                            // columns come from this backend from now on,
+                            // whose conversion raises PostgreSQL's error
+                            drop(cols);
+                            self.source.columns_in_memory();
+                            let (cols, _) = self.source.column_data();
+                            probe(self.session.as_mut().expect("prepared"), &cols, Some(&sel), self.source.store_rows())
+                        }
                         other => other,
                     }
                 }

@@ -4,19 +4,22 @@
 //! of carrying the bytes.  For a GPU the ranges come from the GPU's column
 //! cache (read into device memory once, kept for later queries, by the
 //! storage path of the session's policy: cuFile or pinned buffers,
-//! fileread.rs); for the CPU engine they are read into host memory for
-//! the request.  The session counts the bytes each path moved.
+//! fileread.rs; Decimal128 and Date32 columns widened there into the
+//! device's numeric and date); for the CPU engine they are read into host
+//! memory for the request (and widened there, widen.rs).  The session counts the bytes each path moved.
 
+use std::ffi::c_void;
 use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 use crate::catalog::type_info;
 use crate::colcache::{Cached, FileId, OpenFile, check_range, read_exact};
-use crate::engine::ColumnData;
+use crate::engine::{ColumnData, FileForm};
 use crate::error::DeviceError;
 use crate::fileread::{self, FileAccess, Policy, ReadStats, SourceFile};
-use crate::gpu::{GpuEngine, ScratchGuard};
+use crate::gpu::{DeviceBuffer, GpuEngine, ScratchGuard};
+use crate::{numeric, widen};
 
 /// The most files one session may open.
 const MAX_FILES: usize = 4096;
@@ -81,12 +84,26 @@ impl SessionFiles {
             let width = width_of(c)?;
             f.chunk_ranges(width, nrows)?;
             let file = self.files.get(f.file as usize).ok_or_else(|| no_file(f.file))?;
-            let values = gpu.columns.get(gpu.drv, file, f.values, &mut self.read)?;
+            let bits = match f.validity {
+                Some(range) => Some(gpu.columns.get(gpu.drv, file, range, &mut self.read)?),
+                None => None,
+            };
+            let values = match f.form {
+                FileForm::AsIs => gpu.columns.get(gpu.drv, file, f.values, &mut self.read)?,
+                form => {
+                    let v = widened(gpu, file, f.values, form, bits.as_ref().map_or(0, |b| b.ptr()), &mut self.read)?;
+                    if let Some(row) = v.first_bad.filter(|_| form.strict()) {
+                        return Err(DeviceError::NeedsCpu {
+                            row: row.saturating_sub(f.first_row).min(nrows as u64) as u32,
+                        });
+                    }
+                    v
+                }
+            };
             let vptr = values.ptr() + f.first_row * width as u64;
             keep.push(values);
             let mut bptr = 0;
-            if let Some((off, len)) = f.validity {
-                let bits = gpu.columns.get(gpu.drv, file, (off, len), &mut self.read)?;
+            if let Some(bits) = bits {
                 bptr = bits.ptr() + f.first_row / 8;
                 keep.push(bits);
             }
@@ -109,10 +126,85 @@ impl SessionFiles {
                     read_exact(&src.file, &mut buf, off)?;
                     Ok(buf)
                 };
-                Ok(Some((read(values)?, validity.map(read).transpose()?)))
+                let (values, validity) = (read(values)?, validity.map(read).transpose()?);
+                if f.form == FileForm::AsIs {
+                    return Ok(Some((values, validity)));
+                }
+                let valid = |i: usize| validity.as_ref().is_none_or(|b| (b[i / 8] >> (i % 8)) & 1 == 1);
+                let mut out = Vec::new();
+                match widen::widen(f.form, &values, valid, &mut out) {
+                    Some(row) if f.form.strict() => Err(DeviceError::NeedsCpu { row: row as u32 }),
+                    _ => Ok(Some((out, validity))),
+                }
             })
             .collect()
     }
+}
+
+/// A file column's values `range` in `form` (not as they are) in device
+/// memory of `gpu`: the column cache's widened copy, or read and widened
+/// now by arrow.cu's kernels (`validity`: the device address of the
+/// buffer's validity bitmap, or 0).  The GPU's context is current.
+fn widened(
+    gpu: &GpuEngine,
+    file: &OpenFile,
+    range: (u64, u64),
+    form: FileForm,
+    validity: u64,
+    read: &mut ReadStats,
+) -> Result<Arc<Cached>, DeviceError> {
+    let (in_width, out_width) = match form {
+        FileForm::Decimal128 { .. } => (16, numeric::WIDTH as u64),
+        FileForm::Date32 => (4, 4),
+        FileForm::AsIs => return Err(DeviceError::InvalidRequest("a file column form that widens nothing".into())),
+    };
+    let n = range.1 / in_width;
+    let rows =
+        u32::try_from(n).map_err(|_| DeviceError::InvalidRequest(format!("a file column buffer of {n} values")))?;
+    let drv = gpu.drv;
+    gpu.columns.get_formed(drv, &file.id, range, form, n * out_width, read, |dst, read| {
+        let raw = DeviceBuffer::alloc(drv, range.1.max(1) as usize)?;
+        fileread::read_to_device(drv, &file.src, &file.policy, raw.ptr, range.0, range.1, read)?;
+        if rows == 0 {
+            return Ok(None);
+        }
+        let first = DeviceBuffer::upload(drv, &[u64::MAX])?;
+        let (mut p_src, mut p_dst, mut p_n, mut p_valid, mut p_first) = (raw.ptr, dst, n, validity, first.ptr);
+        let grid = gpu.grid_for(rows);
+        match form {
+            FileForm::Decimal128 { scale, digits, .. } => {
+                let (mut p_scale, mut p_digits) = (scale as i32, digits as i32);
+                let mut kp = [
+                    &mut p_src as *mut _ as *mut c_void,
+                    &mut p_dst as *mut _ as *mut c_void,
+                    &mut p_n as *mut _ as *mut c_void,
+                    &mut p_scale as *mut _ as *mut c_void,
+                    &mut p_digits as *mut _ as *mut c_void,
+                    &mut p_valid as *mut _ as *mut c_void,
+                    &mut p_first as *mut _ as *mut c_void,
+                ];
+                // SAFETY: kern_widen_decimal128's parameters in order; `raw`
+                // holds n mantissas, `dst` n numerics, the bitmap (when
+                // given) n bits.
+                unsafe { gpu.launch_and_wait("kern_widen_decimal128", grid, &mut kp)? };
+            }
+            _ => {
+                let mut kp = [
+                    &mut p_src as *mut _ as *mut c_void,
+                    &mut p_dst as *mut _ as *mut c_void,
+                    &mut p_n as *mut _ as *mut c_void,
+                    &mut p_valid as *mut _ as *mut c_void,
+                    &mut p_first as *mut _ as *mut c_void,
+                ];
+                // SAFETY: kern_widen_date32's parameters in order; `raw` and
+                // `dst` hold n dates, the bitmap (when given) n bits.
+                unsafe { gpu.launch_and_wait("kern_widen_date32", grid, &mut kp)? };
+            }
+        }
+        let mut out = [0u64];
+        first.download(&mut out)?;
+        Ok((out[0] != u64::MAX).then_some(out[0]))
+    })
 }
 
 /// Runs of consecutive block numbers: (index of the first in `blocks`,
@@ -266,4 +358,63 @@ pub fn with_host<'a>(cols: &[ColumnData<'a>], host: &'a HostColumns) -> Vec<Colu
             },
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::FileSlice;
+    use crate::numeric::{DevNumeric, NUM_BIG};
+    use std::io::Write;
+
+    /// Decimal128 values read for the CPU engine come back as the device's
+    /// numerics; a value longer than the digits is NUM_BIG, or (strict,
+    /// and not NULL) the request's NeedsCpu.
+    #[test]
+    fn decimal_columns_widen_for_the_host() {
+        let mants: Vec<i128> = (0..128).map(|i| if i == 70 { 10i128.pow(9) } else { i * 1001 - 50_000 }).collect();
+        let mut bytes = vec![0x5au8; 64];
+        mants.iter().for_each(|m| bytes.extend_from_slice(&m.to_le_bytes()));
+        let vpos = (64u64, (mants.len() * 16) as u64);
+        let bpos = bytes.len() as u64;
+        // every row valid but row 70
+        let mut bits = vec![0xffu8; 16];
+        bits[70 / 8] &= !(1 << (70 % 8));
+        bytes.extend_from_slice(&bits);
+        let path = std::env::temp_dir().join(format!("pgstrom-decfile-{}", std::process::id()));
+        std::fs::File::create(&path).unwrap().write_all(&bytes).unwrap();
+        let mut files = SessionFiles::default();
+        let (h, _) = files.open(File::open(&path).unwrap().into(), &Policy::default()).unwrap();
+        let numeric = crate::catalog::type_by_name("NUMERIC").unwrap().id;
+        let col = |validity: Option<(u64, u64)>, strict: bool| ColumnData {
+            type_id: numeric,
+            file: Some(FileSlice {
+                file: h,
+                values: vpos,
+                validity,
+                first_row: 64,
+                form: FileForm::Decimal128 { scale: 2, digits: 9, strict },
+            }),
+            ..ColumnData::default()
+        };
+        // rows 64..128: row 70 of the buffer is the chunk's row 6
+        let got = files.read_for_host(&[col(Some((bpos, 16)), true)], 64).unwrap();
+        let (values, validity) = got[0].as_ref().unwrap();
+        assert_eq!(values.len(), 64 * numeric::WIDTH);
+        assert_eq!(validity.as_deref(), Some(&bits[8..16]));
+        let at = |i: usize| DevNumeric::from_bytes(&values[i * numeric::WIDTH..]).unwrap();
+        assert_eq!(at(0), DevNumeric { mant: 64 * 1001 - 50_000, scale: 2 });
+        assert_eq!(at(0).to_text(), "140.64");
+        assert_eq!(at(6).scale, NUM_BIG, "a NULL slot's long value");
+        // the long value not NULL: PostgreSQL's error, in strict form
+        let err = files.read_for_host(&[col(None, true)], 64).unwrap_err();
+        assert_eq!(err, DeviceError::NeedsCpu { row: 6 });
+        let lax = files.read_for_host(&[col(None, false)], 64).unwrap();
+        assert_eq!(DevNumeric::from_bytes(&lax[0].as_ref().unwrap().0[6 * numeric::WIDTH..]).unwrap().scale, NUM_BIG);
+        // a numeric form for an integer column is refused
+        let mut bad = col(None, false);
+        bad.type_id = crate::catalog::type_by_name("INT8").unwrap().id;
+        assert!(files.read_for_host(&[bad], 64).is_err());
+        let _ = std::fs::remove_file(&path);
+    }
 }

@@ -7,7 +7,7 @@
 use crate::agg::{AggGroups, AggKind, AggOp, AggSpec, KeyValue};
 use crate::cufile::Mode;
 use crate::devstore::{RowVersions, StoreId, StoreMvcc, StoreRows, StoreState, StoreSync, StoreView};
-use crate::engine::{ColumnData, EvalOutput, FileSlice, FilterResult, ParamValue};
+use crate::engine::{ColumnData, EvalOutput, FileForm, FileSlice, FilterResult, ParamValue};
 use crate::error::DeviceError;
 use crate::fileread::{Direct, FileAccess, Policy};
 use crate::heapscan::{HeapAttr, HeapLayout, HeapProbed};
@@ -257,6 +257,16 @@ pub fn put_columns(w: &mut Writer<'_>, cols: &[ColumnData<'_>], nrows: u32) {
                     w.u64(v.1);
                 });
                 w.u64(f.first_row);
+                match f.form {
+                    FileForm::AsIs => w.u8(0),
+                    FileForm::Decimal128 { scale, digits, strict } => {
+                        w.u8(1);
+                        w.u8(scale);
+                        w.u8(digits);
+                        w.u8(strict as u8);
+                    }
+                    FileForm::Date32 => w.u8(2),
+                }
             }
         }
     }
@@ -281,6 +291,12 @@ pub fn get_columns<'a>(r: &mut Reader<'a>) -> Result<Vec<ColumnData<'a>>, Device
                         values: (r.u64()?, r.u64()?),
                         validity: r.opt(|r| Ok((r.u64()?, r.u64()?)))?,
                         first_row: r.u64()?,
+                        form: match r.u8()? {
+                            0 => FileForm::AsIs,
+                            1 => FileForm::Decimal128 { scale: r.u8()?, digits: r.u8()?, strict: r.u8()? != 0 },
+                            2 => FileForm::Date32,
+                            _ => return Err(bad("file column form")),
+                        },
                     }),
                     ..ColumnData::default()
                 }),
