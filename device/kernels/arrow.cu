@@ -2,7 +2,8 @@
  * arrow.cu - Arrow file columns the GPU service read into device memory,
  * widened where the file's layout is not the device's: Decimal128
  * mantissas into the device's numeric (device_types.def), Date32 (days
- * from 1970) into the device's date (days from 2000).  Done once per
+ * from 1970) into the device's date (days from 2000), char(n) checked to
+ * be ASCII (its offsets made per request).  Done once per
  * column buffer; the column cache keeps the widened copy (colcache.rs),
  * so later queries read it as it is.  The CPU engine's copy of this step
  * is pgstrom-runtime's widen.rs.
@@ -83,6 +84,49 @@ kern_widen_date32(const int32_t *src, int32_t *dst, uint64_t n, const uint8_t *v
                 atomicMin(first_bad, (unsigned long long) i);
         }
     }
+}
+
+/*
+ * n FixedSizeBinary values of `size` bytes (char(size) as pg2arrow writes
+ * it) copied as they are, each checked to be ASCII without NUL bytes, so
+ * that its bytes are the blank-padded char(size) value.  *first_bad
+ * becomes the least row failing the check whose validity bit is set
+ * (every row without a bitmap), and stays as the caller set it when there
+ * is none.
+ */
+KERNEL_FUNC void
+kern_widen_fixed_text(const uint8_t *src, uint8_t *dst, uint64_t n, uint32_t size, const uint8_t *validity,
+                      unsigned long long *first_bad)
+{
+    uint64_t    stride = (uint64_t) gridDim.x * blockDim.x;
+
+    for (uint64_t i = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    {
+        const uint8_t *v = src + i * size;
+        uint8_t    *d = dst + i * size;
+        bool        bad = false;
+
+        for (uint32_t k = 0; k < size; k++)
+        {
+            uint8_t     c = v[k];
+
+            bad |= (c == 0 || c >= 0x80);
+            d[k] = c;
+        }
+        if (bad && (!validity || ((validity[i >> 3] >> (i & 7)) & 1) != 0))
+            atomicMin(first_bad, (unsigned long long) i);
+    }
+}
+
+/* offsets of `count` - 1 text values of `size` bytes each, one after
+ * another: dst[i] = i * size */
+KERNEL_FUNC void
+kern_fixed_offsets(uint32_t *dst, uint64_t count, uint32_t size)
+{
+    uint64_t    stride = (uint64_t) gridDim.x * blockDim.x;
+
+    for (uint64_t i = (uint64_t) blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
+        dst[i] = (uint32_t) (i * size);
 }
 
 #endif                          /* PGSTROM_GPU_TARGET */

@@ -193,7 +193,9 @@ impl ColumnChunk {
         let n = self.nrows as usize;
         self.cols
             .iter()
-            .filter_map(|c| c.file.map(|f| n * c.width + if f.validity.is_some() { n.div_ceil(8) } else { 0 }))
+            .filter_map(|c| {
+                c.file.map(|f| n * f.form.file_width(c.width) + if f.validity.is_some() { n.div_ceil(8) } else { 0 })
+            })
             .sum()
     }
 

@@ -164,6 +164,7 @@ fn min_values_bytes(dt: &DataType, rows: u64) -> Option<u64> {
         Int32 | UInt32 | Float32 | Date32 | Time32(_) => 4,
         Int64 | UInt64 | Float64 | Date64 | Time64(_) | Timestamp(..) | Duration(_) => 8,
         Decimal128(..) => 16,
+        FixedSizeBinary(n) if *n > 0 => *n as u64,
         Utf8 | Binary | List(_) => return (rows > 0).then(|| (rows + 1) * 4),
         LargeUtf8 | LargeBinary | LargeList(_) => return (rows > 0).then(|| (rows + 1) * 8),
         _ => return None,

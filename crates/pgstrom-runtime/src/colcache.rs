@@ -118,6 +118,11 @@ pub struct Cached {
 }
 
 impl Cached {
+    /// A buffer no cache keeps, alive as long as the request holding it.
+    pub(crate) fn transient(buf: DeviceBuffer<'static>) -> Cached {
+        Cached { buf, first_bad: None }
+    }
+
     /// Its device address.
     pub fn ptr(&self) -> CuDevicePtr {
         self.buf.ptr

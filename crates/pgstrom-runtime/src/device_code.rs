@@ -41,6 +41,8 @@ pub const KERNELS: &[&str] = &[
     "kern_store_delete",
     "kern_widen_decimal128",
     "kern_widen_date32",
+    "kern_widen_fixed_text",
+    "kern_fixed_offsets",
 ];
 
 /// One translation unit that includes every kernel file.

@@ -401,6 +401,15 @@ pub enum FileForm {
     /// from 2000-01-01).  A NULL-free value outside PostgreSQL's range of
     /// dates fails the request with [`DeviceError::NeedsCpu`].
     Date32,
+    /// Arrow FixedSizeBinary(`size`) as char(`size`) (pg2arrow's bpchar):
+    /// the bytes as they are, blank-padded already, with offsets made for
+    /// them.  A NULL-free value holding a NUL or a non-ASCII byte (fewer
+    /// characters than bytes: bpchar's input would pad it) fails the
+    /// request with [`DeviceError::NeedsCpu`].
+    FixedText {
+        /// Bytes of a value.
+        size: u32,
+    },
 }
 
 impl FileForm {
@@ -410,6 +419,7 @@ impl FileForm {
             FileForm::AsIs => width,
             FileForm::Decimal128 { .. } => 16,
             FileForm::Date32 => 4,
+            FileForm::FixedText { size } => size as usize,
         }
     }
 
@@ -419,7 +429,7 @@ impl FileForm {
         match self {
             FileForm::AsIs => false,
             FileForm::Decimal128 { strict, .. } => strict,
-            FileForm::Date32 => true,
+            FileForm::Date32 | FileForm::FixedText { .. } => true,
         }
     }
 
@@ -431,6 +441,7 @@ impl FileForm {
                 width == crate::numeric::WIDTH && scale <= 38 && (1..=38).contains(&digits)
             }
             FileForm::Date32 => width == 4,
+            FileForm::FixedText { size } => width == 0 && size > 0,
         }
     }
 }

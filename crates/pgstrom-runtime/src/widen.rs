@@ -3,7 +3,8 @@
 //! its column cache, done here for the CPU engine of the GPU service
 //! (service/files.rs).  Arrow Decimal128 mantissas become the device's
 //! numeric (mantissa and scale), Date32 days from 1970 the device's days
-//! from 2000.  Each reports the first valid row whose value the device's
+//! from 2000, FixedSizeBinary char(n) stays as it is once checked to be
+//! ASCII without NUL bytes (with offsets made for it).  Each reports the first valid row whose value the device's
 //! type cannot hold.
 
 use crate::engine::FileForm;
@@ -40,7 +41,23 @@ pub fn widen(form: FileForm, raw: &[u8], valid: impl Fn(usize) -> bool, out: &mu
             }
             first
         }
+        FileForm::FixedText { size } => {
+            // ASCII without NUL: as many characters as bytes
+            let first = raw
+                .chunks_exact(size.max(1) as usize)
+                .enumerate()
+                .find(|&(i, v)| valid(i) && v.iter().any(|&c| c == 0 || c >= 0x80))
+                .map(|(i, _)| i);
+            out.extend_from_slice(raw);
+            first
+        }
     }
+}
+
+/// Offsets of `n` values of `size` bytes each, one after another: n + 1
+/// of them, from 0 (a text column's offsets).
+pub fn fixed_offsets(n: usize, size: u32) -> Vec<u32> {
+    (0..=n as u32).map(|i| i * size).collect()
 }
 
 /// Arrow Decimal128 mantissas `raw` (16 bytes each, little-endian) at
@@ -95,6 +112,19 @@ mod tests {
         out.clear();
         assert_eq!(widen_decimal128(&raw[..48], 0, 38, |_| true, &mut out), None);
         assert_eq!(out.len(), 3 * WIDTH);
+    }
+
+    #[test]
+    fn fixed_text_is_checked() {
+        let raw = b"ab c\x00xyzw\xc3\xb1  ";
+        let mut out = Vec::new();
+        // the second value holds a NUL, the fourth a non-ASCII byte
+        assert_eq!(widen(FileForm::FixedText { size: 3 }, raw, |_| true, &mut out), Some(1));
+        assert_eq!(out, raw);
+        out.clear();
+        assert_eq!(widen(FileForm::FixedText { size: 3 }, raw, |i| i != 1, &mut out), Some(3));
+        assert_eq!(widen(FileForm::FixedText { size: 3 }, &raw[..3], |_| true, &mut out), None);
+        assert_eq!(fixed_offsets(3, 25), vec![0, 25, 50, 75]);
     }
 
     #[test]

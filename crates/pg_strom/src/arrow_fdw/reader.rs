@@ -156,9 +156,10 @@ pub fn file_native(dt: &DataType, typid: pg_sys::Oid) -> bool {
 /// How an engine reading the files itself takes a column of Arrow type
 /// `dt` read as (`typid`, `typmod`): as the file holds it ([`file_native`]),
 /// or widened: Decimal128 into the device's numeric where the typmod keeps
-/// the file's scale, Date32 into date (a value the type cannot hold is
-/// PostgreSQL's error: the backend converts the rows then); None when the
-/// backend hands the column over in memory.
+/// the file's scale, Date32 into date, FixedSizeBinary(n) as char(n) (a
+/// value the type cannot hold is PostgreSQL's error, a char(n) value not
+/// all ASCII is padded by bpchar's input: the backend converts the rows
+/// then); None when the backend hands the column over in memory.
 pub fn file_form(dt: &DataType, typid: pg_sys::Oid, typmod: i32) -> Option<FileForm> {
     if file_native(dt, typid) {
         return Some(FileForm::AsIs);
@@ -170,6 +171,16 @@ pub fn file_form(dt: &DataType, typid: pg_sys::Oid, typmod: i32) -> Option<FileF
             Some(FileForm::Decimal128 { scale: *s as u8, digits: digits as u8, strict })
         }
         (DataType::Date32, pg_sys::DATEOID) => Some(FileForm::Date32),
+        // char(n) as pg2arrow writes it, in a UTF-8 database (as the bytes
+        // handed over in memory: ArrowReader::text_as_is)
+        (DataType::FixedSizeBinary(size), pg_sys::BPCHAROID)
+            if *size > 0
+                && typmod == size + pg_sys::VARHDRSZ as i32
+                // SAFETY: a backend with a database.
+                && unsafe { pg_sys::GetDatabaseEncoding() } == pg_sys::pg_enc::PG_UTF8 as i32 =>
+        {
+            Some(FileForm::FixedText { size: *size as u32 })
+        }
         _ => None,
     }
 }

@@ -5,8 +5,9 @@
 //! cache (read into device memory once, kept for later queries, by the
 //! storage path of the session's policy: cuFile or pinned buffers,
 //! fileread.rs; Decimal128 and Date32 columns widened there into the
-//! device's numeric and date); for the CPU engine they are read into host
-//! memory for the request (and widened there, widen.rs).  The session counts the bytes each path moved.
+//! device's numeric and date, char(n) checked and given offsets); for the
+//! CPU engine they are read into host memory for the request (and widened
+//! there, widen.rs).  The session counts the bytes each path moved.
 
 use std::ffi::c_void;
 use std::fs::File;
@@ -31,8 +32,12 @@ pub struct SessionFiles {
     read: ReadStats,
 }
 
-/// Bytes read for the CPU engine: per column, (values, validity).
-pub type HostColumns = Vec<Option<(Vec<u8>, Option<Vec<u8>>)>>;
+/// A column read for the CPU engine: values, validity, offsets (a text
+/// column).
+pub type HostColumn = (Vec<u8>, Option<Vec<u8>>, Option<Vec<u32>>);
+
+/// Bytes read for the CPU engine: per column, when it lies in a file.
+pub type HostColumns = Vec<Option<HostColumn>>;
 
 fn width_of(c: &ColumnData<'_>) -> Result<usize, DeviceError> {
     let t = type_info(c.type_id)
@@ -100,14 +105,20 @@ impl SessionFiles {
                     v
                 }
             };
-            let vptr = values.ptr() + f.first_row * width as u64;
+            let vptr = values.ptr() + f.first_row * f.form.file_width(width) as u64;
             keep.push(values);
+            let mut optr = 0;
+            if let FileForm::FixedText { size } = f.form {
+                let offsets = fixed_offsets_on_gpu(gpu, nrows, size)?;
+                optr = offsets.ptr();
+                keep.push(offsets);
+            }
             let mut bptr = 0;
             if let Some(bits) = bits {
                 bptr = bits.ptr() + f.first_row / 8;
                 keep.push(bits);
             }
-            c.resident = Some((vptr, bptr, 0));
+            c.resident = Some((vptr, bptr, optr));
         }
         Ok(keep)
     }
@@ -128,14 +139,18 @@ impl SessionFiles {
                 };
                 let (values, validity) = (read(values)?, validity.map(read).transpose()?);
                 if f.form == FileForm::AsIs {
-                    return Ok(Some((values, validity)));
+                    return Ok(Some((values, validity, None)));
                 }
                 let valid = |i: usize| validity.as_ref().is_none_or(|b| (b[i / 8] >> (i % 8)) & 1 == 1);
                 let mut out = Vec::new();
-                match widen::widen(f.form, &values, valid, &mut out) {
-                    Some(row) if f.form.strict() => Err(DeviceError::NeedsCpu { row: row as u32 }),
-                    _ => Ok(Some((out, validity))),
+                if let Some(row) = widen::widen(f.form, &values, valid, &mut out).filter(|_| f.form.strict()) {
+                    return Err(DeviceError::NeedsCpu { row: row as u32 });
                 }
+                let offsets = match f.form {
+                    FileForm::FixedText { size } => Some(widen::fixed_offsets(nrows as usize, size)),
+                    _ => None,
+                };
+                Ok(Some((out, validity, offsets)))
             })
             .collect()
     }
@@ -156,6 +171,7 @@ fn widened(
     let (in_width, out_width) = match form {
         FileForm::Decimal128 { .. } => (16, numeric::WIDTH as u64),
         FileForm::Date32 => (4, 4),
+        FileForm::FixedText { size } => (size as u64, size as u64),
         FileForm::AsIs => return Err(DeviceError::InvalidRequest("a file column form that widens nothing".into())),
     };
     let n = range.1 / in_width;
@@ -187,6 +203,21 @@ fn widened(
                 // holds n mantissas, `dst` n numerics, the bitmap (when
                 // given) n bits.
                 unsafe { gpu.launch_and_wait("kern_widen_decimal128", grid, &mut kp)? };
+            }
+            FileForm::FixedText { size } => {
+                let mut p_size = size;
+                let mut kp = [
+                    &mut p_src as *mut _ as *mut c_void,
+                    &mut p_dst as *mut _ as *mut c_void,
+                    &mut p_n as *mut _ as *mut c_void,
+                    &mut p_size as *mut _ as *mut c_void,
+                    &mut p_valid as *mut _ as *mut c_void,
+                    &mut p_first as *mut _ as *mut c_void,
+                ];
+                // SAFETY: kern_widen_fixed_text's parameters in order; `raw`
+                // and `dst` hold n values of `size` bytes, the bitmap (when
+                // given) n bits.
+                unsafe { gpu.launch_and_wait("kern_widen_fixed_text", grid, &mut kp)? };
             }
             _ => {
                 let mut kp = [
@@ -347,17 +378,35 @@ pub fn with_host<'a>(cols: &[ColumnData<'a>], host: &'a HostColumns) -> Vec<Colu
         .zip(host)
         .map(|(c, h)| match h {
             None => *c,
-            Some((values, validity)) => ColumnData {
+            Some((values, validity, offsets)) => ColumnData {
                 type_id: c.type_id,
                 values,
                 validity: validity.as_deref(),
-                offsets: None,
+                offsets: offsets.as_deref(),
                 file: None,
                 resident: None,
                 store: None,
             },
         })
         .collect()
+}
+
+/// The offsets of `nrows` text values of `size` bytes each, one after
+/// another, in device memory of `gpu` for one request (nrows + 1 of them,
+/// from 0).  The GPU's context is current.
+fn fixed_offsets_on_gpu(gpu: &GpuEngine, nrows: u32, size: u32) -> Result<Arc<Cached>, DeviceError> {
+    let count = nrows as u64 + 1;
+    let buf = DeviceBuffer::alloc(gpu.drv, count as usize * 4)?;
+    let (mut p_dst, mut p_count, mut p_size) = (buf.ptr, count, size);
+    let mut kp = [
+        &mut p_dst as *mut _ as *mut c_void,
+        &mut p_count as *mut _ as *mut c_void,
+        &mut p_size as *mut _ as *mut c_void,
+    ];
+    // SAFETY: kern_fixed_offsets's parameters in order; `buf` holds
+    // `count` offsets.
+    unsafe { gpu.launch_and_wait("kern_fixed_offsets", gpu.grid_for(nrows + 1), &mut kp)? };
+    Ok(Arc::new(Cached::transient(buf)))
 }
 
 #[cfg(test)]
@@ -399,7 +448,8 @@ mod tests {
         };
         // rows 64..128: row 70 of the buffer is the chunk's row 6
         let got = files.read_for_host(&[col(Some((bpos, 16)), true)], 64).unwrap();
-        let (values, validity) = got[0].as_ref().unwrap();
+        let (values, validity, offsets) = got[0].as_ref().unwrap();
+        assert!(offsets.is_none());
         assert_eq!(values.len(), 64 * numeric::WIDTH);
         assert_eq!(validity.as_deref(), Some(&bits[8..16]));
         let at = |i: usize| DevNumeric::from_bytes(&values[i * numeric::WIDTH..]).unwrap();

@@ -266,6 +266,10 @@ pub fn put_columns(w: &mut Writer<'_>, cols: &[ColumnData<'_>], nrows: u32) {
                         w.u8(strict as u8);
                     }
                     FileForm::Date32 => w.u8(2),
+                    FileForm::FixedText { size } => {
+                        w.u8(3);
+                        w.u32(size);
+                    }
                 }
             }
         }
@@ -295,6 +299,7 @@ pub fn get_columns<'a>(r: &mut Reader<'a>) -> Result<Vec<ColumnData<'a>>, Device
                             0 => FileForm::AsIs,
                             1 => FileForm::Decimal128 { scale: r.u8()?, digits: r.u8()?, strict: r.u8()? != 0 },
                             2 => FileForm::Date32,
+                            3 => FileForm::FixedText { size: r.u32()? },
                             _ => return Err(bad("file column form")),
                         },
                     }),
