@@ -96,7 +96,8 @@ impl SessionFiles {
             let values = match f.form {
                 FileForm::AsIs => gpu.columns.get(gpu.drv, file, f.values, &mut self.read)?,
                 form => {
-                    let v = widened(gpu, file, f.values, form, bits.as_ref().map_or(0, |b| b.ptr()), &mut self.read)?;
+                    let validity = bits.as_ref().zip(f.validity).map(|(b, (_, len))| (b.ptr(), len));
+                    let v = widened(gpu, file, f.values, form, validity, &mut self.read)?;
                     if let Some(row) = v.first_bad.filter(|_| form.strict()) {
                         return Err(DeviceError::NeedsCpu {
                             row: row.saturating_sub(f.first_row).min(nrows as u64) as u32,
@@ -158,14 +159,15 @@ impl SessionFiles {
 
 /// A file column's values `range` in `form` (not as they are) in device
 /// memory of `gpu`: the column cache's widened copy, or read and widened
-/// now by arrow.cu's kernels (`validity`: the device address of the
-/// buffer's validity bitmap, or 0).  The GPU's context is current.
+/// now by arrow.cu's kernels (`validity`: the device address and length
+/// in bytes of the buffer's validity bitmap; the values past its bits, a
+/// buffer's padding, are not widened).  The GPU's context is current.
 fn widened(
     gpu: &GpuEngine,
     file: &OpenFile,
     range: (u64, u64),
     form: FileForm,
-    validity: u64,
+    validity: Option<(u64, u64)>,
     read: &mut ReadStats,
 ) -> Result<Arc<Cached>, DeviceError> {
     let (in_width, out_width) = match form {
@@ -174,7 +176,8 @@ fn widened(
         FileForm::FixedText { size } => (size as u64, size as u64),
         FileForm::AsIs => return Err(DeviceError::InvalidRequest("a file column form that widens nothing".into())),
     };
-    let n = range.1 / in_width;
+    let n = validity.map_or(range.1 / in_width, |(_, len)| (range.1 / in_width).min(len.saturating_mul(8)));
+    let validity = validity.map_or(0, |(ptr, _)| ptr);
     let rows =
         u32::try_from(n).map_err(|_| DeviceError::InvalidRequest(format!("a file column buffer of {n} values")))?;
     let drv = gpu.drv;
