@@ -1,7 +1,8 @@
 //! File columns widened into the device's layout on the host: what the
 //! GPU does in device/kernels/arrow.cu as it reads a column buffer into
 //! its column cache, done here for the CPU engine of the GPU service
-//! (service/files.rs).  Arrow Decimal128 mantissas become the device's
+//! (service/files.rs) and, for Arrow columns a backend hands over in
+//! memory, by the extension's Arrow reader.  Arrow Decimal128 mantissas become the device's
 //! numeric (mantissa and scale), Date32 days from 1970 the device's days
 //! from 2000, FixedSizeBinary char(n) stays as it is once checked to be
 //! ASCII without NUL bytes (with offsets made for it).  Each reports the first valid row whose value the device's
@@ -14,8 +15,9 @@ use crate::numeric::{DevNumeric, NUM_BIG, WIDTH};
 const EPOCH_DAYS: i64 = 10_957;
 /// PostgreSQL's dates, in days from 2000-01-01: 4714-11-24 BC up to (not
 /// including) 5874898-01-01.
-const MIN_DATE: i64 = -2_451_545;
-const END_DATE: i64 = 2_145_031_949;
+pub const MIN_DATE: i64 = -2_451_545;
+/// (see [`MIN_DATE`])
+pub const END_DATE: i64 = 2_145_031_949;
 
 /// `raw` (the file's values) in `form`, appended to `out`; the first row
 /// among those `valid` says are not NULL whose value the form could not

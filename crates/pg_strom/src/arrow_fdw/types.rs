@@ -17,6 +17,8 @@ use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, Field, IntervalUnit, TimeUnit};
 use pgrx::pg_sys::{self, Datum, Oid};
+use pgstrom_runtime::engine::FileForm;
+use pgstrom_runtime::widen::{self, END_DATE, MIN_DATE};
 
 /// Days from 1970-01-01 to 2000-01-01 (PostgreSQL's epoch).
 const EPOCH_DAYS: i64 = pgstrom_arrow::column::PG_EPOCH_DAYS as i64;
@@ -25,10 +27,6 @@ const USECS_PER_DAY: i64 = 86_400_000_000;
 /// PostgreSQL's timestamp range (MIN_TIMESTAMP .. END_TIMESTAMP).
 const MIN_TIMESTAMP: i64 = -211_813_488_000_000_000;
 const END_TIMESTAMP: i64 = 9_223_371_331_200_000_000;
-/// PostgreSQL's date range in days from 2000-01-01 (4714-11-24 BC ..
-/// 5874897-12-31, the end exclusive).
-const MIN_DATE: i64 = -2_451_545;
-const END_DATE: i64 = 2_145_031_949;
 
 /// The device layout of a whole column slice in one pass, for the types
 /// whose conversion is arithmetic: Date32 to date (epoch shift), Timestamp
@@ -46,31 +44,19 @@ pub fn device_values(array: &dyn Array, typid: Oid, typmod: i32, out: &mut Vec<u
     // a NULL slot's value is not checked
     let nulls = array.null_count() > 0;
     let checked = |i: usize| !nulls || array.is_valid(i);
+    // the widenings the GPU service does to file columns (widen.rs), here
+    // to the column's values in memory
+    let widened = |form: FileForm, raw: &[u8], out: &mut Vec<u8>| widen::widen(form, raw, checked, out).is_none();
     let ok = match (array.data_type(), typid) {
         (Decimal128(p, s), pg_sys::NUMERICOID) if *s >= 0 => match numeric_typmod_digits(typmod, *p, *s) {
             None => false,
             Some(digits) => {
-                let bound = 10i128.pow(digits);
-                let v = array.as_primitive::<Decimal128Type>().values();
-                // the bytes after the mantissa: the scale and the padding
-                let mut tail = [0u8; pgstrom_runtime::numeric::WIDTH - 16];
-                tail[..4].copy_from_slice(&(*s as i32).to_le_bytes());
-                out.reserve(v.len() * pgstrom_runtime::numeric::WIDTH);
-                v.iter().enumerate().all(|(i, &m)| {
-                    out.extend_from_slice(&m.to_le_bytes());
-                    out.extend_from_slice(&tail);
-                    (-bound < m && m < bound) || !checked(i)
-                })
+                let form = FileForm::Decimal128 { scale: *s as u8, digits: digits as u8, strict: true };
+                widened(form, array.as_primitive::<Decimal128Type>().values().inner().as_slice(), out)
             }
         },
         (Date32, pg_sys::DATEOID) => {
-            let v = array.as_primitive::<Date32Type>().values();
-            out.reserve(v.len() * 4);
-            v.iter().enumerate().all(|(i, &d)| {
-                let days = d as i64 - EPOCH_DAYS;
-                out.extend_from_slice(&(days as i32).to_le_bytes());
-                (MIN_DATE..END_DATE).contains(&days) || !checked(i)
-            })
+            widened(FileForm::Date32, array.as_primitive::<Date32Type>().values().inner().as_slice(), out)
         }
         (Timestamp(TimeUnit::Microsecond, _), pg_sys::TIMESTAMPOID | pg_sys::TIMESTAMPTZOID) => {
             let v = array.as_primitive::<TimestampMicrosecondType>().values();
