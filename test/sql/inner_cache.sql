@@ -146,6 +146,35 @@ SELECT * FROM icx_how('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.
 SELECT * FROM icx_how('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
 SELECT icx_diff('SELECT f.x, d.c, d.t FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');
 
+-- an Arrow_Fdw table as the inner relation: kept while its file is the
+-- same (path, inode, size, times), never while a transaction writes it
+-- (its undo file: the writer and the others read different rows) nor
+-- within 2 seconds of a change
+\! rm -f /tmp/pgstrom_arrow_test/w/icx_adim.arrow /tmp/pgstrom_arrow_test/w/icx_adim.arrow.pgstrom-undo
+CREATE FOREIGN TABLE icx_adim (k int, c text) SERVER arrow_fdw
+  OPTIONS (file '/tmp/pgstrom_arrow_test/w/icx_adim.arrow', writable 'true');
+INSERT INTO icx_adim SELECT i, 'a' || i % 7 FROM generate_series(0, 4999, 3) i;
+ANALYZE icx_adim;
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_adim d ON f.k = d.k WHERE d.c <> ''a3''');
+SELECT pg_sleep(2.2);
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_adim d ON f.k = d.k WHERE d.c <> ''a3''');
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_adim d ON f.k = d.k WHERE d.c <> ''a3''');
+SELECT icx_diff('SELECT f.x, d.c FROM icx_fact f JOIN icx_adim d ON f.k = d.k WHERE d.c <> ''a3''');
+-- a transaction that writes it reads its own rows, not the kept ones
+BEGIN;
+INSERT INTO icx_adim VALUES (1, 'new');
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_adim d ON f.k = d.k WHERE d.c <> ''a3''');
+SELECT icx_diff('SELECT f.x, d.c FROM icx_fact f JOIN icx_adim d ON f.k = d.k WHERE d.c <> ''a3''');
+ROLLBACK;
+-- committed rows: another key (the file grew), a new build with them
+INSERT INTO icx_adim VALUES (1, 'new'), (2, 'new');
+SELECT pg_sleep(2.2);
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_adim d ON f.k = d.k WHERE d.c <> ''a3''');
+SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_adim d ON f.k = d.k WHERE d.c <> ''a3''');
+SELECT icx_diff('SELECT f.x, d.c FROM icx_fact f JOIN icx_adim d ON f.k = d.k WHERE d.c <> ''a3''');
+SELECT count(*) FROM icx_fact f JOIN icx_adim d ON f.k = d.k WHERE d.c = 'new';
+DROP FOREIGN TABLE icx_adim;
+
 -- when the cache is not used
 SET pg_strom.inner_cache = off;
 SELECT * FROM icx_how('SELECT f.x, d.c FROM icx_fact f JOIN icx_dim d ON f.k = d.k WHERE d.k % 50 = 1');

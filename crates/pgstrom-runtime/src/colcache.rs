@@ -45,15 +45,19 @@ pub struct FileId {
 impl FileId {
     /// The identity of an open file.
     pub fn of(f: &File) -> std::io::Result<FileId> {
-        let m = f.metadata()?;
+        Ok(FileId::of_metadata(&f.metadata()?))
+    }
+
+    /// The identity of a file by what stat said of it.
+    pub fn of_metadata(m: &std::fs::Metadata) -> FileId {
         let ns = |s: i64, n: i64| s as i128 * 1_000_000_000 + n as i128;
-        Ok(FileId {
+        FileId {
             dev: m.dev(),
             ino: m.ino(),
             size: m.size(),
             mtime_ns: ns(m.mtime(), m.mtime_nsec()),
             ctime_ns: ns(m.ctime(), m.ctime_nsec()),
-        })
+        }
     }
 
     /// Whether bytes read from the file now may be kept under this

@@ -11,7 +11,9 @@
 //!   size in blocks, the inner plan's target list and quals (as plan text
 //!   without source positions; a GpuScan's device program too) and the
 //!   columns the device programs read;
-//! - per depth, the LSN of every visibility-map page of the relation.
+//! - per depth, the LSN of every visibility-map page of the relation;
+//!   for an Arrow_Fdw table instead, each of its files' identity (path,
+//!   device, inode, size, modification and status-change times).
 //!
 //! A build is kept, and a kept one used, only when every heap page of
 //! every inner relation is all-visible (checked under the visibility map
@@ -28,8 +30,18 @@
 //! before the inner scans and again after them; a build is kept only when
 //! both are equal.
 //!
+//! An Arrow_Fdw table's files change only by appends (INSERT, COPY FROM,
+//! pg2arrow --append), truncation and replacement, each of which gives a
+//! file another size, inode or times; a file being written (or whose
+//! writer crashed) has an undo file, and then readers and the writer see
+//! different rows in the same bytes, so such a table is never cached; nor
+//! is one whose file changed in the last [`ARROW_SETTLED`] (a file system
+//! stamps times with a coarse clock: a second write in the tick of the
+//! first leaves them as they were, the size aside).
+//!
 //! Plans that can give other rows for the same relation contents are never
-//! cached: an inner plan other than a Seq Scan or a GpuScan of the table;
+//! cached: an inner plan other than a Seq Scan, an Arrow_Fdw scan or a
+//! GpuScan of the table;
 //! a target list or qual with a parameter, a subplan, a function that is not immutable or
 //! not built in (a user's function can be replaced by another body under
 //! the same name and OID); a relation created or given a new file in the
@@ -43,6 +55,10 @@ use crate::source::heap_pages::page_of;
 const HEAPBLOCKS_PER_VM_PAGE: u32 = (pg_sys::BLCKSZ - 24) * 4;
 /// Where the map starts on its page (MAXALIGN(SizeOfPageHeaderData)).
 const VM_MAP_OFFSET: usize = 24;
+/// How long an Arrow file must have been left alone before an inner
+/// build read from it is kept or found (as the GPU service's rule for
+/// heap extents in its column cache).
+pub const ARROW_SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What became of a node's build and the cache (EXPLAIN ANALYZE `Inner
 /// Cache`); kept in the DSM area as a number for a parallel plan.
@@ -81,12 +97,17 @@ pub enum Outcome {
     /// row on the host unless a fallback needs them (then they are taken
     /// from the cache at that moment).
     HitSummary,
+    /// Not used: an Arrow file of an inner relation has an undo file (a
+    /// transaction writes it, or its writer crashed).
+    ArrowWriting,
+    /// Not used: an Arrow file of an inner relation changed a moment ago.
+    ArrowUnsettled,
 }
 
 /// Why a node's build is not cached: an [`Outcome`] of the "not used" kind.
 pub type NotCached = Outcome;
 
-const OUTCOMES: [Outcome; 20] = [
+const OUTCOMES: [Outcome; 22] = [
     Outcome::Unknown,
     Outcome::Off,
     Outcome::OwnEngine,
@@ -107,6 +128,8 @@ const OUTCOMES: [Outcome; 20] = [
     Outcome::SameQuery,
     Outcome::TooBig,
     Outcome::HitSummary,
+    Outcome::ArrowWriting,
+    Outcome::ArrowUnsettled,
 ];
 
 impl Outcome {
@@ -127,8 +150,8 @@ impl Outcome {
             Outcome::Off => "not used (pg_strom.inner_cache is off)",
             Outcome::OwnEngine => "not used (the engine is this process's own, not the GPU service)",
             Outcome::NoSharedLoad => "not used (each process loads its own inner relations)",
-            Outcome::NotSeqScan => "not used (an inner plan is not a Seq Scan or a GpuScan)",
-            Outcome::NotTable => "not used (an inner relation is not a table)",
+            Outcome::NotSeqScan => "not used (an inner plan is not a Seq Scan, an Arrow_Fdw scan or a GpuScan)",
+            Outcome::NotTable => "not used (an inner relation is not a table or an Arrow_Fdw table)",
             Outcome::NotLogged => "not used (an inner relation is temporary or unlogged)",
             Outcome::NotHeap => "not used (an inner relation is not a heap table)",
             Outcome::NewFile => "not used (an inner relation was created or rewritten in this transaction)",
@@ -145,6 +168,8 @@ impl Outcome {
             Outcome::Refused => "miss, not kept (the engine did not keep it)",
             Outcome::SameQuery => "not used (the rows of an earlier node of this query, from the same inner plans)",
             Outcome::TooBig => "miss, not kept (larger than the cache)",
+            Outcome::ArrowWriting => "not used (an Arrow file of an inner relation is being written)",
+            Outcome::ArrowUnsettled => "not used (an Arrow file of an inner relation changed in the last 2 seconds)",
         }
     }
 }
@@ -176,15 +201,30 @@ pub unsafe fn plan(children: &[*mut pg_sys::PlanState], columns: &[Vec<(i16, u16
         // SAFETY: a live inner plan state (caller).
         unsafe {
             let plan = (*child).plan;
-            // a Seq Scan, or a GpuScan (its quals in custom_exprs, its
-            // device program in custom_private)
-            let custom = match (*plan).type_ {
-                pg_sys::NodeTag::T_SeqScan => None,
+            // a Seq Scan, an Arrow_Fdw scan (its quals in fdw_exprs, what
+            // it read in fdw_private), or a GpuScan (its quals in
+            // custom_exprs, its device program in custom_private)
+            let (exprs, private, scan_tlist) = match (*plan).type_ {
+                pg_sys::NodeTag::T_SeqScan => (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()),
+                pg_sys::NodeTag::T_ForeignScan => {
+                    // (an Arrow_Fdw table's: checked with its relation below)
+                    let f = plan as *mut pg_sys::ForeignScan;
+                    (
+                        (*f).fdw_exprs as *mut pg_sys::Node,
+                        (*f).fdw_private as *mut pg_sys::Node,
+                        (*f).fdw_scan_tlist as *mut pg_sys::Node,
+                    )
+                }
                 pg_sys::NodeTag::T_CustomScan
                     if std::ffi::CStr::from_ptr((*(*(plan as *mut pg_sys::CustomScan)).methods).CustomName)
                         == crate::gpuscan::NAME =>
                 {
-                    Some(plan as *mut pg_sys::CustomScan)
+                    let c = plan as *mut pg_sys::CustomScan;
+                    (
+                        (*c).custom_exprs as *mut pg_sys::Node,
+                        (*c).custom_private as *mut pg_sys::Node,
+                        (*c).custom_scan_tlist as *mut pg_sys::Node,
+                    )
                 }
                 _ => return Err(Outcome::NotSeqScan),
             };
@@ -195,30 +235,28 @@ pub unsafe fn plan(children: &[*mut pg_sys::PlanState], columns: &[Vec<(i16, u16
             if rel.is_null() {
                 return Err(Outcome::NotSeqScan);
             }
-            let form = (*rel).rd_rel;
-            let kind = (*form).relkind as u8;
-            if kind != pg_sys::RELKIND_RELATION && kind != pg_sys::RELKIND_MATVIEW {
-                return Err(Outcome::NotTable);
+            let foreign_scan = (*plan).type_ == pg_sys::NodeTag::T_ForeignScan;
+            if foreign_scan && !is_arrow(rel) {
+                return Err(Outcome::NotSeqScan);
             }
-            if (*form).relpersistence as u8 != pg_sys::RELPERSISTENCE_PERMANENT {
-                return Err(Outcome::NotLogged);
-            }
-            if (*rel).rd_tableam != pg_sys::GetHeapamTableAmRoutine() {
-                return Err(Outcome::NotHeap);
-            }
-            if (*rel).rd_createSubid != 0 || crate::pg::compat::rel_new_file_subid(rel) != 0 {
-                return Err(Outcome::NewFile);
+            if !is_arrow(rel) {
+                let form = (*rel).rd_rel;
+                let kind = (*form).relkind as u8;
+                if kind != pg_sys::RELKIND_RELATION && kind != pg_sys::RELKIND_MATVIEW {
+                    return Err(Outcome::NotTable);
+                }
+                if (*form).relpersistence as u8 != pg_sys::RELPERSISTENCE_PERMANENT {
+                    return Err(Outcome::NotLogged);
+                }
+                if (*rel).rd_tableam != pg_sys::GetHeapamTableAmRoutine() {
+                    return Err(Outcome::NotHeap);
+                }
+                if (*rel).rd_createSubid != 0 || crate::pg::compat::rel_new_file_subid(rel) != 0 {
+                    return Err(Outcome::NewFile);
+                }
             }
             let tlist = (*plan).targetlist as *mut pg_sys::Node;
             let qual = (*plan).qual as *mut pg_sys::Node;
-            let (exprs, private, scan_tlist) = match custom {
-                Some(c) => (
-                    (*c).custom_exprs as *mut pg_sys::Node,
-                    (*c).custom_private as *mut pg_sys::Node,
-                    (*c).custom_scan_tlist as *mut pg_sys::Node,
-                ),
-                None => (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()),
-            };
             for n in [tlist, qual, exprs, scan_tlist] {
                 if !n.is_null() && (unstable(n) || pg_sys::contain_mutable_functions(n)) {
                     return Err(Outcome::Unstable);
@@ -226,13 +264,13 @@ pub unsafe fn plan(children: &[*mut pg_sys::PlanState], columns: &[Vec<(i16, u16
             }
             head.extend_from_slice(
                 format!(
-                    "depth {} rel {} columns {:?}\ntlist {}\nqual {}\ngpuscan {} {} {} {}\n",
+                    "depth {} rel {} columns {:?}\ntlist {}\nqual {}\nscan {:?} {} {} {}\n",
                     d + 1,
                     (*rel).rd_id.to_u32(),
                     columns.get(d),
                     node_text(tlist),
                     node_text(qual),
-                    custom.is_some(),
+                    (*plan).type_,
                     node_text(exprs),
                     node_text(private),
                     node_text(scan_tlist)
@@ -255,10 +293,63 @@ impl CachePlan {
         let mut key = self.head.clone();
         for &rel in &self.rels {
             // SAFETY: an open relation (caller).
-            unsafe { relation_state(rel, &mut key)? };
+            unsafe {
+                if is_arrow(rel) {
+                    arrow_state(rel, &mut key)?;
+                } else {
+                    relation_state(rel, &mut key)?;
+                }
+            }
         }
         Ok(key)
     }
+}
+
+/// Whether `rel` is an Arrow_Fdw table.
+///
+/// # Safety
+/// `rel` is an open relation.
+unsafe fn is_arrow(rel: pg_sys::Relation) -> bool {
+    // SAFETY: an open relation (caller).
+    unsafe {
+        (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
+            && crate::arrow_fdw::is_arrow_table((*rel).rd_id)
+    }
+}
+
+/// Append the identity of each file of Arrow_Fdw table `rel` to `out`
+/// (a file a writable table has not made yet as absent); an error when
+/// one has an undo file or changed within [`ARROW_SETTLED`].  A file that
+/// cannot be examined is left to the scan, which reports it.
+///
+/// # Safety
+/// `rel` is an open Arrow_Fdw table.
+unsafe fn arrow_state(rel: pg_sys::Relation, out: &mut Vec<u8>) -> Result<(), NotCached> {
+    // SAFETY: an open relation (caller).
+    let opts = crate::arrow_fdw::options::of_table(unsafe { (*rel).rd_id });
+    out.extend_from_slice(b"arrow");
+    for path in &opts.files {
+        if !matches!(crate::arrow_fdw::append::Undo::read(path), Ok(None)) {
+            return Err(Outcome::ArrowWriting);
+        }
+        match std::fs::metadata(path) {
+            Ok(m) => {
+                let id = pgstrom_runtime::colcache::FileId::of_metadata(&m);
+                if !id.settled(ARROW_SETTLED) {
+                    return Err(Outcome::ArrowUnsettled);
+                }
+                out.extend_from_slice(
+                    format!(" {path:?} {} {} {} {} {}", id.dev, id.ino, id.size, id.mtime_ns, id.ctime_ns).as_bytes(),
+                );
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                out.extend_from_slice(format!(" {path:?} absent").as_bytes())
+            }
+            Err(_) => return Err(Outcome::ArrowWriting),
+        }
+    }
+    out.push(b'\n');
+    Ok(())
 }
 
 /// Append `rel`'s file, size and visibility-map page LSNs to `out`; an
