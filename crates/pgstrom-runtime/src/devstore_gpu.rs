@@ -177,15 +177,7 @@ impl GpuStore {
             let mut p_n = rows.len() as u32;
             let mut p_held = self.rows;
             let (mut p_xmax, mut p_cmax) = (self.versions[2].ptr(), self.versions[3].ptr());
-            let mut kp = [
-                &mut p_rows as *mut _ as *mut c_void,
-                &mut p_xids as *mut _ as *mut c_void,
-                &mut p_cids as *mut _ as *mut c_void,
-                &mut p_n as *mut _ as *mut c_void,
-                &mut p_held as *mut _ as *mut c_void,
-                &mut p_xmax as *mut _ as *mut c_void,
-                &mut p_cmax as *mut _ as *mut c_void,
-            ];
+            let mut kp = kparams!(p_rows, p_xids, p_cids, p_n, p_held, p_xmax, p_cmax);
             if p_n > 0 && p_xmax != 0 {
                 // SAFETY: kern_store_delete's parameters in order; the
                 // arrays hold `p_n` entries, xmax and cmax `p_held` rows.

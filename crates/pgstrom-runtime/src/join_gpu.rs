@@ -22,12 +22,6 @@ use crate::program::Program;
 use std::sync::Arc;
 
 /// Kernel parameters as the launch takes them.
-macro_rules! kparams {
-    ($($v:ident),* $(,)?) => {
-        [$(&mut $v as *mut _ as *mut c_void),*]
-    };
-}
-
 fn align_up(n: usize) -> usize {
     n.next_multiple_of(256)
 }

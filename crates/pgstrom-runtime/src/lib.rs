@@ -13,6 +13,15 @@
 
 #![warn(missing_docs)]
 
+/// A kernel's parameter array: the address of each local, in order, as
+/// `cuLaunchKernel` takes them (`kparams!(p_src, p_dst, p_n)`).  Defined
+/// before the modules so that each of them can use it.
+macro_rules! kparams {
+    ($($v:ident),* $(,)?) => {
+        [$(&mut $v as *mut _ as *mut std::ffi::c_void),*]
+    };
+}
+
 pub mod agg;
 pub mod bitmap;
 pub mod cache;

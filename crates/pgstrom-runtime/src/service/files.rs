@@ -9,7 +9,6 @@
 //! CPU engine they are read into host memory for the request (and widened
 //! there, widen.rs).  The session counts the bytes each path moved.
 
-use std::ffi::c_void;
 use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
@@ -193,15 +192,7 @@ fn widened(
         match form {
             FileForm::Decimal128 { scale, digits, .. } => {
                 let (mut p_scale, mut p_digits) = (scale as i32, digits as i32);
-                let mut kp = [
-                    &mut p_src as *mut _ as *mut c_void,
-                    &mut p_dst as *mut _ as *mut c_void,
-                    &mut p_n as *mut _ as *mut c_void,
-                    &mut p_scale as *mut _ as *mut c_void,
-                    &mut p_digits as *mut _ as *mut c_void,
-                    &mut p_valid as *mut _ as *mut c_void,
-                    &mut p_first as *mut _ as *mut c_void,
-                ];
+                let mut kp = kparams!(p_src, p_dst, p_n, p_scale, p_digits, p_valid, p_first);
                 // SAFETY: kern_widen_decimal128's parameters in order; `raw`
                 // holds n mantissas, `dst` n numerics, the bitmap (when
                 // given) n bits.
@@ -209,27 +200,14 @@ fn widened(
             }
             FileForm::FixedText { size } => {
                 let mut p_size = size;
-                let mut kp = [
-                    &mut p_src as *mut _ as *mut c_void,
-                    &mut p_dst as *mut _ as *mut c_void,
-                    &mut p_n as *mut _ as *mut c_void,
-                    &mut p_size as *mut _ as *mut c_void,
-                    &mut p_valid as *mut _ as *mut c_void,
-                    &mut p_first as *mut _ as *mut c_void,
-                ];
+                let mut kp = kparams!(p_src, p_dst, p_n, p_size, p_valid, p_first);
                 // SAFETY: kern_widen_fixed_text's parameters in order; `raw`
                 // and `dst` hold n values of `size` bytes, the bitmap (when
                 // given) n bits.
                 unsafe { gpu.launch_and_wait("kern_widen_fixed_text", grid, &mut kp)? };
             }
             _ => {
-                let mut kp = [
-                    &mut p_src as *mut _ as *mut c_void,
-                    &mut p_dst as *mut _ as *mut c_void,
-                    &mut p_n as *mut _ as *mut c_void,
-                    &mut p_valid as *mut _ as *mut c_void,
-                    &mut p_first as *mut _ as *mut c_void,
-                ];
+                let mut kp = kparams!(p_src, p_dst, p_n, p_valid, p_first);
                 // SAFETY: kern_widen_date32's parameters in order; `raw` and
                 // `dst` hold n dates, the bitmap (when given) n bits.
                 unsafe { gpu.launch_and_wait("kern_widen_date32", grid, &mut kp)? };
@@ -401,11 +379,7 @@ fn fixed_offsets_on_gpu(gpu: &GpuEngine, nrows: u32, size: u32) -> Result<Arc<Ca
     let count = nrows as u64 + 1;
     let buf = DeviceBuffer::alloc(gpu.drv, count as usize * 4)?;
     let (mut p_dst, mut p_count, mut p_size) = (buf.ptr, count, size);
-    let mut kp = [
-        &mut p_dst as *mut _ as *mut c_void,
-        &mut p_count as *mut _ as *mut c_void,
-        &mut p_size as *mut _ as *mut c_void,
-    ];
+    let mut kp = kparams!(p_dst, p_count, p_size);
     // SAFETY: kern_fixed_offsets's parameters in order; `buf` holds
     // `count` offsets.
     unsafe { gpu.launch_and_wait("kern_fixed_offsets", gpu.grid_for(nrows + 1), &mut kp)? };
