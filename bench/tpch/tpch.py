@@ -42,6 +42,12 @@ SMALL_TABLES = ("region", "nation")
 # the tables the arrow mode reads from Arrow files (the others stay heap)
 ARROW_TABLES = ["lineitem", "orders"]
 ARROW_SCHEMA = "tpch_arrow"
+# foreign_keys.sql's keys of the Arrow tables (docs/arrow_fdw.md, "Foreign keys")
+ARROW_FOREIGN_KEYS = {
+    "lineitem": f"(l_orderkey) REFERENCES {ARROW_SCHEMA}.orders (o_orderkey); "
+                "(l_partkey, l_suppkey) REFERENCES public.partsupp",
+    "orders": "(o_custkey) REFERENCES public.customer",
+}
 MODES = {
     "pg": "PostgreSQL (pg_strom.enabled = off, parallel workers = cores)",
     "strom": "pg_strom on heap tables",
@@ -312,6 +318,10 @@ def arrow_setup(folder, sf, cores):
         ddl.append(f"CREATE FOREIGN TABLE {ARROW_SCHEMA}.{t} (LIKE public.{t}) SERVER arrow_fdw "
                    f"OPTIONS (files '{files}', parallel_workers '{cores}');")
         ddl.append(f"ANALYZE {ARROW_SCHEMA}.{t};")
+    # the heap tables' foreign keys (foreign_keys.sql), declared as the
+    # Arrow tables' option: the planner's join estimates are the same
+    for t, keys in ARROW_FOREIGN_KEYS.items():
+        ddl.append(f"ALTER FOREIGN TABLE {ARROW_SCHEMA}.{t} OPTIONS (ADD foreign_keys '{keys}');")
     pc.psql("\n".join(ddl) + "\n", csv_out=False)
     return None
 

@@ -86,6 +86,7 @@ pub extern "C-unwind" fn _PG_init() {
     if guc::GPU_SERVICE.get() {
         service_worker::init();
     }
+    arrow_fdw::foreign_keys::install_hook();
     gpuscan::init();
     gpujoin::init();
     gpupreagg::init();

@@ -4,6 +4,8 @@
 //!   crate `pgstrom-arrow` (shared with pg2arrow; no PostgreSQL).
 //! - [`types`]: Arrow types as PostgreSQL types and values as Datums.
 //! - [`options`]: the validator and the file list of a table.
+//! - [`foreign_keys`]: declared foreign keys (the `foreign_keys` option)
+//!   for the planner's join estimates.
 //! - [`stats`]: statistics hints (record batches skipped by min/max).
 //! - [`reader`]: a running read (batches, rows into slots, device
 //!   columns, EXPLAIN), shared by the FDW scan and GpuScan.
@@ -22,6 +24,7 @@
 //! `pgstrom.arrow_fdw_metadata_info(regclass)`.
 
 pub mod analyze;
+pub mod foreign_keys;
 pub mod gpudirect;
 pub mod import;
 pub mod modify;

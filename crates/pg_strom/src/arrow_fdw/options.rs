@@ -3,7 +3,8 @@
 //!
 //! Table options: `file` (one path), `files` (comma-separated paths),
 //! `dir` (every regular file in a directory, filtered by `suffix` or by a
-//! `pattern` with `*` and `?`), `parallel_workers`, `writable`.  Paths
+//! `pattern` with `*` and `?`), `parallel_workers`, `writable`,
+//! `foreign_keys` (checked by [`super::foreign_keys`]).  Paths
 //! must be absolute.  As file_fdw: naming files needs superuser or
 //! pg_read_server_files; `writable` needs pg_write_server_files.
 
@@ -16,7 +17,8 @@ use crate::errors::raise_plain;
 use crate::pg::list::from_list;
 
 /// Options of the foreign table and where they are valid.
-const TABLE_OPTIONS: &[&str] = &["file", "files", "dir", "suffix", "pattern", "parallel_workers", "writable"];
+const TABLE_OPTIONS: &[&str] =
+    &["file", "files", "dir", "suffix", "pattern", "parallel_workers", "writable", "foreign_keys"];
 
 /// A foreign table's options, parsed.
 #[derive(Debug, Default, Clone)]
@@ -101,6 +103,12 @@ pub fn parse(options: &[(String, String)], catalog: pg_sys::Oid, check_privilege
                 "false" | "off" | "no" | "0" => t.writable = false,
                 _ => bad_value(format!("writable requires a Boolean value, not \"{value}\"")),
             },
+            // checked by the validator only: a scan does not read it
+            "foreign_keys" => {
+                if check_privileges {
+                    super::foreign_keys::validate(value);
+                }
+            }
             _ => unreachable!("checked above"),
         }
     }
