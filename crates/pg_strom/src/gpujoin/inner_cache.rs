@@ -102,12 +102,15 @@ pub enum Outcome {
     ArrowWriting,
     /// Not used: an Arrow file of an inner relation changed a moment ago.
     ArrowUnsettled,
+    /// Not used: an Arrow file of an inner relation, or its undo file,
+    /// could not be examined (permissions, a damaged undo file).
+    ArrowUnreadable,
 }
 
 /// Why a node's build is not cached: an [`Outcome`] of the "not used" kind.
 pub type NotCached = Outcome;
 
-const OUTCOMES: [Outcome; 22] = [
+const OUTCOMES: [Outcome; 23] = [
     Outcome::Unknown,
     Outcome::Off,
     Outcome::OwnEngine,
@@ -130,6 +133,7 @@ const OUTCOMES: [Outcome; 22] = [
     Outcome::HitSummary,
     Outcome::ArrowWriting,
     Outcome::ArrowUnsettled,
+    Outcome::ArrowUnreadable,
 ];
 
 impl Outcome {
@@ -170,6 +174,7 @@ impl Outcome {
             Outcome::TooBig => "miss, not kept (larger than the cache)",
             Outcome::ArrowWriting => "not used (an Arrow file of an inner relation is being written)",
             Outcome::ArrowUnsettled => "not used (an Arrow file of an inner relation changed in the last 2 seconds)",
+            Outcome::ArrowUnreadable => "not used (an Arrow file of an inner relation could not be examined)",
         }
     }
 }
@@ -329,8 +334,10 @@ unsafe fn arrow_state(rel: pg_sys::Relation, out: &mut Vec<u8>) -> Result<(), No
     let opts = crate::arrow_fdw::options::of_table(unsafe { (*rel).rd_id });
     out.extend_from_slice(b"arrow");
     for path in &opts.files {
-        if !matches!(crate::arrow_fdw::append::Undo::read(path), Ok(None)) {
-            return Err(Outcome::ArrowWriting);
+        match crate::arrow_fdw::append::Undo::read(path) {
+            Ok(None) => {}
+            Ok(Some(_)) => return Err(Outcome::ArrowWriting),
+            Err(_) => return Err(Outcome::ArrowUnreadable),
         }
         match std::fs::metadata(path) {
             Ok(m) => {
@@ -345,7 +352,7 @@ unsafe fn arrow_state(rel: pg_sys::Relation, out: &mut Vec<u8>) -> Result<(), No
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 out.extend_from_slice(format!(" {path:?} absent").as_bytes())
             }
-            Err(_) => return Err(Outcome::ArrowWriting),
+            Err(_) => return Err(Outcome::ArrowUnreadable),
         }
     }
     out.push(b'\n');
