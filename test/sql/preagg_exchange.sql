@@ -4,8 +4,10 @@
 -- the same rows as PostgreSQL's for keys PostgreSQL finds equal with
 -- different bytes (1.0 and 1.00, -0 and 0, bpchar's trailing blanks),
 -- NULL keys, HAVING, no rows, a rescanned Gather, without workers and
--- without the leader.  pg_strom.debug_prefer_parallel_finalize keeps
--- that plan wherever it applies, whatever it costs.
+-- without the leader; a grouping that cannot be partial (DISTINCT
+-- aggregates) with its input rows exchanged.
+-- pg_strom.debug_prefer_parallel_finalize keeps that plan wherever it
+-- applies, whatever it costs.
 SET pg_strom.debug_prefer_parallel_finalize = on;
 SET pg_strom.gpu_setup_cost = 0;
 SET pg_strom.gpu_context_cost = 0;
@@ -125,10 +127,56 @@ SELECT px_exchanged(q), same_as_off(q) FROM (VALUES
   -- an ordered aggregate: no partial aggregation, nothing to exchange
   ('SELECT k % 50 AS g, string_agg(c, '','' ORDER BY id) IS NULL AS s, count(*) AS n FROM px_f GROUP BY k % 50')) AS q(q);
 
+-- A grouping that cannot be partial (aggregates over DISTINCT values):
+-- the input rows exchanged by the grouping keys (a GroupExchange over the
+-- join or scan), each process sorting its share and aggregating its
+-- groups whole under the Gather
+CREATE FUNCTION px_rows_exchanged(q text) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN ' || q LOOP
+    IF line LIKE '%Rows Exchanged%' THEN RETURN true; END IF;
+  END LOOP;
+  RETURN false;
+END $$;
+-- (the rewrite that removes the duplicates by a grouping first is
+-- another plan of these queries: off here)
+SET pg_strom.enable_distinct_grouping = off;
+-- (the sort below the aggregation is by the keys and, from PostgreSQL 16
+-- on, then by the DISTINCT values: that line left out)
+SELECT * FROM explain_masked('SELECT k % 50 AS g, count(DISTINCT c), count(*) FROM px_f GROUP BY k % 50') WHERE explain_masked !~ 'Sort Key: \(\(k';
+SELECT * FROM explain_masked('SELECT k % 50 AS g, count(DISTINCT c) n FROM px_f GROUP BY k % 50 ORDER BY n DESC, g LIMIT 3') WHERE explain_masked !~ 'Sort Key: \(\(k';
+SELECT px_rows_exchanged(q), same_as_off(q) FROM (VALUES
+  ('SELECT k % 50 AS g, count(DISTINCT c) AS d, count(*) AS n FROM px_f GROUP BY k % 50'),
+  ('SELECT t, count(DISTINCT k) AS d, sum(DISTINCT v) AS s, avg(v) AS a, max(f) AS m FROM px_f GROUP BY t'),
+  -- keys PostgreSQL finds equal with other bytes meet in one process
+  ('SELECT n, count(DISTINCT k) FROM px_f GROUP BY n'),
+  ('SELECT f, count(DISTINCT c) FROM px_f GROUP BY f'),
+  ('SELECT c, count(DISTINCT t) AS d, count(c) AS n FROM px_f GROUP BY c'),
+  -- two keys, HAVING, ORDER BY ... LIMIT, no rows, a join below
+  ('SELECT k % 7 AS a, c, count(DISTINCT id % 13) FROM px_f GROUP BY k % 7, c'),
+  ('SELECT k % 50 AS g, count(DISTINCT c) n FROM px_f GROUP BY k % 50 HAVING count(DISTINCT c) > 10'),
+  ('SELECT k % 50 AS g, count(DISTINCT c) n FROM px_f GROUP BY k % 50 ORDER BY n DESC, g LIMIT 3'),
+  ('SELECT k, count(DISTINCT v) FROM px_empty GROUP BY k'),
+  ('SELECT d.name, count(DISTINCT f.c), sum(f.v) FROM px_f f JOIN px_d d ON f.k = d.k GROUP BY d.name')
+) AS q(q);
+SELECT k % 50 AS g, count(DISTINCT c) n FROM px_f GROUP BY k % 50 ORDER BY n DESC, g LIMIT 3;
+-- an aggregate without a combine function: PostgreSQL's serial plan (the
+-- result may depend on the order of the rows)
+CREATE AGGREGATE px_nocombine(int) (sfunc = int4pl, stype = int, initcond = '0');
+SELECT px_rows_exchanged(q), same_as_off(q) FROM (VALUES
+  ('SELECT k % 50 AS g, count(DISTINCT c), px_nocombine(id) FROM px_f GROUP BY k % 50')) AS q(q);
+DROP AGGREGATE px_nocombine(int);
+-- no GROUP BY: nothing to exchange by
+SELECT px_rows_exchanged('SELECT count(DISTINCT c) FROM px_f');
+RESET pg_strom.enable_distinct_grouping;
+
 -- off: the Finalize Aggregate above the Gather
 SET pg_strom.enable_parallel_finalize = off;
 SELECT px_exchanged('SELECT k, sum(v), count(*) FROM px_f GROUP BY k');
+SELECT px_rows_exchanged('SELECT k % 50 AS g, count(DISTINCT c) FROM px_f GROUP BY k % 50');
 RESET pg_strom.enable_parallel_finalize;
 RESET pg_strom.debug_prefer_parallel_finalize;
 DROP TABLE px_f, px_empty, px_d;
 DROP FUNCTION px_exchanged(text);
+DROP FUNCTION px_rows_exchanged(text);

@@ -17,7 +17,9 @@
 //! The node has one child plan, whose rows it returns unchanged (its scan
 //! tuple is the child's target list).  Its path is made beside GpuPreAgg's
 //! (`gpupreagg::path`), over the cheapest partial path PostgreSQL made for
-//! the partial aggregation.
+//! the partial aggregation; or, for a grouping that cannot be partial
+//! (`gpupreagg::exchange_rows`), over the grouping's input rows, which
+//! EXPLAIN then calls `Rows Exchanged`.
 
 use std::ffi::CStr;
 
@@ -306,9 +308,12 @@ unsafe extern "C-unwind" fn shutdown(node: *mut pg_sys::CustomScanState) {
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn explain(
-    _node: *mut pg_sys::CustomScanState,
+    node: *mut pg_sys::CustomScanState,
     _ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,
 ) {
-    prop_text(c"Partial Groups Exchanged", "by the grouping keys between the processes", es);
+    // SAFETY: a begun node of ours: its child's state and plan.
+    let partial = unsafe { (*(*child_of(node)).plan).type_ == pg_sys::NodeTag::T_Agg };
+    let label = if partial { c"Partial Groups Exchanged" } else { c"Rows Exchanged" };
+    prop_text(label, "by the grouping keys between the processes", es);
 }

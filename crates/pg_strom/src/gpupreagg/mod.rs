@@ -17,7 +17,10 @@
 //! - [`exchange`]: a parallel node's partial groups exchanged between the
 //!   processes by their keys, each process finalizing its share below the
 //!   Gather; [`exchange_node`]: the same exchange over PostgreSQL's own
-//!   partial aggregation (`Custom Scan (GroupExchange)`).
+//!   partial aggregation (`Custom Scan (GroupExchange)`);
+//!   [`exchange_rows`]: a grouping that cannot be partial (DISTINCT
+//!   aggregates) with its input rows exchanged the same way, each process
+//!   aggregating its groups whole.
 //! - the group filter: the HAVING clause a serial node evaluates once it
 //!   holds every group (compiled by `crate::codegen::having`).
 //! - [`spill`]: the group filter's groups written to temporary files when
@@ -29,6 +32,7 @@
 
 pub mod exchange;
 pub mod exchange_node;
+pub mod exchange_rows;
 pub mod exec;
 pub mod merge;
 pub mod partitions;

@@ -478,7 +478,8 @@ unsafe fn add_paths(
             add_device_paths(root, input_rel, output_rel, extra);
         }
         // PostgreSQL's own parallel partial aggregation with its groups
-        // exchanged (a GroupExchange), each process finalizing its share
+        // exchanged (a GroupExchange), each process finalizing its share;
+        // or, where the aggregation cannot be partial, its input rows
         let gclause = crate::pg::compat::group_clause(root);
         let flags = (*extra).flags as u32;
         if gclause.is_null()
@@ -487,16 +488,22 @@ unsafe fn add_paths(
             || (*(*root).parse).commandType != pg_sys::CmdType::CMD_SELECT
             || !(*root).rowMarks.is_null()
             || !(*(*root).parse).groupingSets.is_null()
-            || flags & pg_sys::GROUPING_CAN_PARTIAL_AGG == 0
-            || flags & pg_sys::GROUPING_CAN_USE_HASH == 0
         {
+            return;
+        }
+        let g = Grouping { root, gclause, extra, output_rel };
+        let gexprs = pg_sys::get_sortgrouplist_exprs(gclause, (*(*root).parse).targetList);
+        let groups = g.groups(gexprs, (*input_rel).rows);
+        if flags & pg_sys::GROUPING_CAN_PARTIAL_AGG == 0 {
+            // no partial aggregation (DISTINCT aggregates): the rows
+            crate::gpupreagg::exchange_rows::add_paths(&g, input_rel, groups);
+            return;
+        }
+        if flags & pg_sys::GROUPING_CAN_USE_HASH == 0 {
             return;
         }
         let partial_rel =
             pg_sys::fetch_upper_rel(root, pg_sys::UpperRelationKind::UPPERREL_PARTIAL_GROUP_AGG, (*output_rel).relids);
-        let g = Grouping { root, gclause, extra, output_rel };
-        let gexprs = pg_sys::get_sortgrouplist_exprs(gclause, (*(*root).parse).targetList);
-        let groups = g.groups(gexprs, (*input_rel).rows);
         add_exchanged_partial_agg(&g, partial_rel, groups);
     }
 }
@@ -661,7 +668,7 @@ pub(crate) unsafe fn add_final(g: &Grouping, sub: *mut pg_sys::Path, groups: f64
 ///
 /// # Safety
 /// Planner state of the grouping.
-unsafe fn exchange_keys(
+pub(crate) unsafe fn exchange_keys(
     g: &Grouping,
     target: *mut pg_sys::PathTarget,
     exprs: &[*mut pg_sys::Node],
@@ -731,7 +738,7 @@ unsafe fn add_exchanged(
         let serial = numeric_state_cost(exprs, 0.0, partial_total)
             + host_key_cost(g.root, exprs, desc.outer_relid, partial_total);
         p.total_cost = (p.total_cost - serial * (1.0 - 1.0 / div)).max(p.startup_cost);
-        add_final_exchanged(g, ex.cast(), groups);
+        add_final_exchanged(g, ex.cast(), groups, "GpuPreAgg");
     }
 }
 
@@ -742,7 +749,7 @@ unsafe fn add_exchanged(
 ///
 /// # Safety
 /// Planner state of the grouping.
-unsafe fn add_final_exchanged(g: &Grouping, ex: *mut pg_sys::Path, groups: f64) {
+unsafe fn add_final_exchanged(g: &Grouping, ex: *mut pg_sys::Path, groups: f64, label: &str) {
     // SAFETY: caller's promise.
     unsafe {
         let div = parallel_divisor((*ex).parallel_workers);
@@ -750,8 +757,6 @@ unsafe fn add_final_exchanged(g: &Grouping, ex: *mut pg_sys::Path, groups: f64) 
         if (*g.extra).partial_costs_set {
             final_costs = (*g.extra).agg_final_costs;
         }
-        // (a Finalize Aggregate for each list: add_path and
-        // add_partial_path free the paths they drop)
         let final_agg = || {
             pg_sys::create_agg_path(
                 g.root,
@@ -766,16 +771,37 @@ unsafe fn add_final_exchanged(g: &Grouping, ex: *mut pg_sys::Path, groups: f64) 
                 pg_sys::clamp_row_est(groups / div),
             )
         };
-        let agg = final_agg();
+        add_share_paths(g, &final_agg, groups, label);
+    }
+}
+
+/// `share_agg` makes an aggregation in every process of a parallel plan
+/// whose groups no two processes share (they exchanged their rows or
+/// partial groups by the grouping keys): added as a partial path of the
+/// grouping, and under a Gather (`groups` groups in all).  `label`: the
+/// exchanging node, for the debug message.
+///
+/// # Safety
+/// Planner state of the grouping; each call of `share_agg` makes a new
+/// path (add_path and add_partial_path free the paths they drop).
+pub(crate) unsafe fn add_share_paths(
+    g: &Grouping,
+    share_agg: &dyn Fn() -> *mut pg_sys::AggPath,
+    groups: f64,
+    label: &str,
+) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let agg = share_agg();
         if !(*agg).path.parallel_safe {
             return;
         }
-        // Each process's Finalize Aggregate returns a share of the final
-        // groups, no two the same: a partial path of the grouping, which
+        // Each process's aggregation returns a share of the final groups,
+        // no two the same: a partial path of the grouping, which
         // PostgreSQL's ORDER BY sorts in each process under a Gather Merge
         // (with LIMIT, a bounded sort: only the first rows of each process
         // cross the tuple queues), besides the Gather below.
-        let part = final_agg();
+        let part = share_agg();
         let prefer = guc::DEBUG_PREFER_PARALLEL_FINALIZE.get();
         if prefer {
             // (tests: no other path of the aggregation is as cheap)
@@ -793,9 +819,9 @@ unsafe fn add_final_exchanged(g: &Grouping, ex: *mut pg_sys::Path, groups: f64) 
             &mut rows,
         );
         pgrx::debug2!(
-            "{}: partial groups exchanged, {} workers, {groups:.0} groups, cost {:.2}",
-            if (*ex).pathtype == pg_sys::NodeTag::T_CustomScan { "GpuPreAgg" } else { "GroupExchange" },
-            (*ex).parallel_workers,
+            "{label}: {} exchanged, {} workers, {groups:.0} groups, cost {:.2}",
+            if (*agg).aggsplit == pg_sys::AggSplit::AGGSPLIT_SIMPLE { "rows" } else { "partial groups" },
+            (*agg).path.parallel_workers,
             (*gather).path.total_cost
         );
         if prefer {
@@ -844,7 +870,7 @@ unsafe fn add_exchanged_partial_agg(g: &Grouping, partial_rel: *mut pg_sys::RelO
         let exprs = from_list((*target).exprs);
         let Some(keys) = exchange_keys(g, target, &exprs) else { return };
         let ex = crate::gpupreagg::exchange_node::path(partial_rel, sub, &keys);
-        add_final_exchanged(g, ex.cast(), groups);
+        add_final_exchanged(g, ex.cast(), groups, "GroupExchange");
     }
 }
 
