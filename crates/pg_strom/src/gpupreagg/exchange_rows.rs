@@ -71,7 +71,6 @@ unsafe fn combinable_aggs(g: &Grouping) -> Option<usize> {
                     as i32,
             );
             for node in from_list(found) {
-                let node = node as *mut pg_sys::Node;
                 if (*node).type_ != pg_sys::NodeTag::T_Aggref {
                     continue;
                 }
