@@ -151,6 +151,68 @@ SET pg_strom.shared_inner_tables = off;
 SELECT * FROM explain_masked('SELECT count(*), sum(p.v), max(t2.bname) FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid',
                              'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF');
 RESET pg_strom.shared_inner_tables;
+-- several partitions at once: a Parallel Append of the partitions' nodes,
+-- each run whole by one process (the plans with the costs of parallel
+-- query set to nothing; which process runs which partition varies, so
+-- only the plan and the answers are shown)
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET pg_strom.gpu_setup_cost = 0;
+SET pg_strom.gpu_context_cost = 0;
+SET pg_strom.heap_gather_cost = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT * FROM explain_masked('SELECT count(*), sum(p.v), max(t2.bname) FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid');
+SELECT * FROM explain_masked('SELECT t2.bname, p.v FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid WHERE p.v % 997 = 1');
+-- (bigger partitions; a GpuPreAgg per partition where the costs choose
+-- it: the answers)
+CREATE TABLE gj_ppart (k int, v int, d int) PARTITION BY RANGE (k);
+CREATE TABLE gj_ppart_0 PARTITION OF gj_ppart FOR VALUES FROM (0) TO (1000);
+CREATE TABLE gj_ppart_1 PARTITION OF gj_ppart FOR VALUES FROM (1000) TO (2000);
+CREATE TABLE gj_ppart_2 PARTITION OF gj_ppart FOR VALUES FROM (2000) TO (3000);
+CREATE TABLE gj_ppart_d PARTITION OF gj_ppart DEFAULT;
+INSERT INTO gj_ppart SELECT i % 4000, i, i % 100 FROM generate_series(1, 400000) i;
+VACUUM ANALYZE gj_ppart;
+SET pg_strom.gpu_operator_cost = 0.00015625;
+SET pg_strom.gpu_tuple_cost = 0.002;
+SELECT same_as_off(q) FROM (VALUES
+  ('SELECT t2.bname, count(*), sum(p.v) FROM gj_ppart p JOIN gj_t2 t2 ON p.d % 10 = t2.bid GROUP BY 1'),
+  ('SELECT p.k % 10, count(*), sum(p.v) FROM gj_ppart p WHERE p.v > 10 GROUP BY 1'),
+  ('SELECT p.k % 10, count(*), sum(p.v) FROM gj_ppart p WHERE p.v > 10 AND p.k >= 1000 GROUP BY 1')
+) AS v(q);
+RESET pg_strom.gpu_operator_cost;
+RESET pg_strom.gpu_tuple_cost;
+DROP TABLE gj_ppart;
+SELECT same_as_off(q) FROM (VALUES
+  ('SELECT count(*), sum(p.v), max(t2.bname) FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid'),
+  ('SELECT t2.bname, count(*), sum(p.v) FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid GROUP BY 1'),
+  ('SELECT t2.bname, p.v FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid WHERE p.v % 997 = 1'),
+  ('SELECT p.k % 7, count(*), sum(p.v) FROM gj_part p WHERE p.v > 100 GROUP BY 1'),
+  -- partitions pruned, one left: no Parallel Append
+  ('SELECT count(*), sum(p.v) FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid WHERE p.k < 300')
+) AS v(q);
+-- EXPLAIN ANALYZE: a partition's node run by a worker says so (the
+-- leader takes none here)
+SET parallel_leader_participation = off;
+CREATE FUNCTION gj_run_by() RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*), sum(p.v) FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid' LOOP
+    IF line ~ 'Run By|Parallel Append' THEN RETURN NEXT regexp_replace(line, '\(actual.*', ''); END IF;
+  END LOOP;
+END $$;
+SELECT DISTINCT trim(g) FROM gj_run_by() g;
+DROP FUNCTION gj_run_by();
+RESET parallel_leader_participation;
+-- PostgreSQL's enable_parallel_append: the serial Append
+SET enable_parallel_append = off;
+SELECT * FROM explain_masked('SELECT t2.bname, count(*), sum(p.v) FROM gj_part p JOIN gj_t2 t2 ON p.k % 10 = t2.bid GROUP BY 1');
+RESET enable_parallel_append;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET pg_strom.gpu_setup_cost;
+RESET pg_strom.gpu_context_cost;
+RESET pg_strom.heap_gather_cost;
+RESET max_parallel_workers_per_gather;
 -- a RIGHT join's unmatched inner rows would come once per partition: no
 -- GpuJoin per partition
 SELECT * FROM explain_masked('SELECT t2.bname, p.v FROM gj_part p RIGHT JOIN gj_t2 t2 ON p.k % 10 = t2.bid');

@@ -1029,6 +1029,12 @@ impl GpuJoinExec {
     }
 
     /// Make sure the inner relations are loaded and a session is open.
+    /// Whether this process ran the node (a whole node under a Parallel
+    /// Append may run in another).
+    pub(crate) fn ran_here(&self) -> bool {
+        self.probing.is_some()
+    }
+
     pub(crate) unsafe fn prepare(&mut self, node: *mut pg_sys::CustomScanState) {
         if self.probing.is_none() {
             // (before the inner build: a process building or waiting for

@@ -157,6 +157,16 @@ pub unsafe fn explain(
             CStr::from_ptr(t).to_string_lossy().into_owned()
         };
         let c = st.dev.counters;
+        // A whole (not parallel-aware) node under a Parallel Append may run
+        // in a worker: its counters stay there, and this process's are
+        // zero; say so instead of printing them.
+        let counted = (*es).analyze && (st.ran_here() || (*plan).parallel_aware);
+        if (*es).analyze && !counted {
+            let instr = (*node).ss.ps.instrument;
+            if !instr.is_null() && (*instr).nloops > 0.0 {
+                prop_text(c"Run By", "another process of the parallel plan (its counters are not collected)", es);
+            }
+        }
         if let Some(a) = &st.info.agg {
             prop_text(c"Reduction", if a.keys.is_empty() { "NoGroup" } else { "Local" }, es);
             if !st.info.depths.is_empty() {
@@ -192,7 +202,7 @@ pub unsafe fn explain(
                     .collect();
                 prop_text(c"Group Filter", &format!("({})", terms.join(" AND ")), es);
             }
-            if (*es).analyze {
+            if counted {
                 let consumed = c.stage[st.info.depths.len()] + c.unmatched;
                 pg_sys::ExplainPropertyInteger(c"Rows Consumed".as_ptr(), std::ptr::null(), consumed as i64, es);
                 pg_sys::ExplainPropertyInteger(c"Partial Groups".as_ptr(), std::ptr::null(), c.groups as i64, es);
@@ -222,7 +232,7 @@ pub unsafe fn explain(
             prop_text(c"GPU Filter", &deparse(&exprs[..at]), es);
         }
         let text = (*es).format == pg_sys::ExplainFormat::EXPLAIN_FORMAT_TEXT;
-        let analyze = (*es).analyze;
+        let analyze = counted;
         for (i, d) in st.info.depths.iter().enumerate() {
             let quals = &exprs[at..at + d.nquals as usize];
             at += d.nquals as usize;

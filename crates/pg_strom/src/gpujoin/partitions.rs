@@ -30,10 +30,13 @@
 //! would come once per partition.  Inner relations are plain tables (their
 //! scans are planned once per partition).  Every leaf must be a relation
 //! the device reads (heap, Arrow, GPU store), or the join stays
-//! PostgreSQL's.  Serial Appends only: each partition's node is served by
-//! the GPU service, which reads the heap direct path's blocks itself.
-//! Run-time pruning is PostgreSQL's only for an Append of the
-//! partitioned table's own scans, as for its own partition-wise joins.
+//! PostgreSQL's.  The Append is serial (a path of the join relation), and
+//! also parallel ([`parallel_append`], a partial path of the join
+//! relation, under PostgreSQL's Gather or a parallel join above): each
+//! partition's node is run whole by one process, several at once; the
+//! cheaper is kept.  Run-time pruning is PostgreSQL's only for an Append
+//! of the partitioned table's own scans, as for its own partition-wise
+//! joins.
 
 use pgrx::pg_sys;
 
@@ -191,6 +194,80 @@ pub(crate) unsafe fn serial_append(
             false,
             -1.0,
         )
+    }
+}
+
+/// A Parallel Append of `subpaths` (paths of `rel`'s partitions or child
+/// joins, none parallel-aware: each runs whole in the one process that
+/// takes it), with as many workers as PostgreSQL gives such an Append
+/// (one more for each doubling of the partitions, up to
+/// `max_parallel_workers_per_gather`; PostgreSQL's `enable_parallel_append`
+/// applies), so that several partitions' nodes run at once (on one GPU, or each on the GPU its partition prefers).
+/// `extra_build`: what reading and loading the inner relations costs a
+/// process beyond the first (`subpaths` after the first are priced
+/// sharing the first one's build, which a node in another process
+/// cannot).  None where `rel` or a subpath may not run in parallel.
+///
+/// # Safety
+/// Planner state; `subpaths` are paths of `rel`'s members.
+pub(crate) unsafe fn parallel_append(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    subpaths: &[*mut pg_sys::Node],
+    extra_build: f64,
+) -> Option<*mut pg_sys::AppendPath> {
+    // SAFETY: caller's promise; planner globals read in the backend.
+    unsafe {
+        let most = pg_sys::max_parallel_workers_per_gather;
+        if !pg_sys::enable_parallel_append || !(*rel).consider_parallel || most <= 0 || subpaths.len() < 2 {
+            return None;
+        }
+        // A whole device node is not parallel-safe where PostgreSQL would
+        // run it in every process (`device_path_parallel_safe`); under a
+        // Parallel Append one process runs it: a copy that is, where its
+        // relation and inner paths may run in a worker.
+        let mut children: Vec<*mut pg_sys::Node> = Vec::with_capacity(subpaths.len());
+        for &p in subpaths {
+            let path = p as *mut pg_sys::Path;
+            if (*path).parallel_safe {
+                children.push(p);
+                continue;
+            }
+            // (a partition that may not run in a worker made the
+            // partitioned table's, and so `rel`'s, consider_parallel false)
+            if (*path).type_ != pg_sys::NodeTag::T_CustomPath {
+                return None;
+            }
+            let c = path as *mut pg_sys::CustomPath;
+            if !from_list((*c).custom_paths).iter().all(|&q| (*(q as *mut pg_sys::Path)).parallel_safe) {
+                return None;
+            }
+            let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+            *copy = *c;
+            (*copy).custom_paths = pg_sys::list_copy((*c).custom_paths);
+            (*copy).path.parallel_safe = true;
+            children.push(copy.cast());
+        }
+        let workers = ((usize::BITS - children.len().leading_zeros()) as i32).min(most);
+        let append = pg_sys::create_append_path(
+            root,
+            rel,
+            crate::pg::list::to_list(&children),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            workers,
+            true,
+            -1.0,
+        );
+        if !(*append).path.parallel_safe {
+            return None;
+        }
+        let procs = (workers + i32::from(pg_sys::parallel_leader_participation)).max(1) as f64;
+        let extra = extra_build * (procs - 1.0).min(subpaths.len() as f64 - 1.0) / procs;
+        (*append).path.startup_cost += extra;
+        (*append).path.total_cost += extra;
+        Some(append)
     }
 }
 

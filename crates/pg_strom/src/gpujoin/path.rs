@@ -1072,6 +1072,7 @@ unsafe fn add_partition_paths(
         let leaves = partitions::device_leaves(root, parent)?;
         let inner_relids: Vec<*mut pg_sys::Bitmapset> = inner_paths.iter().map(|p| (*(**p).parent).relids).collect();
         let mut subpaths: Vec<*mut pg_sys::Node> = Vec::with_capacity(leaves.len());
+        let mut build = 0.0;
         for &leaf in &leaves {
             let ld = partitions::translate(root, desc, leaf, parent);
             if let Err(why) = compiles(root, &ld, &inner_relids) {
@@ -1082,12 +1083,26 @@ unsafe fn add_partition_paths(
             let (mut startup, mut total, rows, _) = cost(root, &ld, inner_paths, 0, true);
             // the partitions after the first take the first one's inner
             // rows and build (gpujoin/exec/query_share.rs)
-            if !subpaths.is_empty() {
-                let shared = shared_inner_cost(&ld, inner_paths);
+            let shared = shared_inner_cost(&ld, inner_paths);
+            if subpaths.is_empty() {
+                build = shared;
+            } else {
                 startup -= shared;
                 total -= shared;
             }
             subpaths.push(new_path(crel, &ld, inner_paths, 0, (startup, total, rows)).cast());
+        }
+        // several partitions at once: a partial path of the join, under
+        // PostgreSQL's Gather (or a parallel join above)
+        if let Some(pa) = partitions::parallel_append(root, joinrel, &subpaths, build) {
+            pgrx::debug2!(
+                "GpuJoin: {} partitions under a Parallel Append, {} workers, cost {:.2}..{:.2}",
+                leaves.len(),
+                (*pa).path.parallel_workers,
+                (*pa).path.startup_cost,
+                (*pa).path.total_cost
+            );
+            pg_sys::add_partial_path(joinrel, pa.cast());
         }
         let append = partitions::serial_append(root, joinrel, &subpaths);
         let a = &(*append).path;

@@ -20,9 +20,10 @@
 //! partitioned table's, so that PostgreSQL's executor prunes partitions at
 //! run time (a qual with a parameter) exactly as for its own Append.  A
 //! partition's node never evaluates the HAVING clause: its groups are
-//! partial across partitions.  Serial Appends only (each GpuPreAgg on the
-//! heap direct path is served by the GPU service, whose reads do not need
-//! the backend's workers).
+//! partial across partitions.  The Append is serial, and also a Parallel
+//! Append under a Gather (`gpujoin::partitions::parallel_append`: each
+//! partition's node run whole by one process, several at once, each on
+//! the GPU its partition prefers); the cheaper is kept.
 //!
 //! A GROUP BY over a join of a partitioned table with plain tables (the
 //! asymmetric partition-wise join, `gpujoin::partitions`) is planned the
@@ -34,7 +35,8 @@
 use pgrx::pg_sys;
 
 use crate::gpujoin::partitions::{
-    child_joinrel, device_leaves, leaf_target, leaves, over_partitions, serial_append, to_leaf, translate,
+    child_joinrel, device_leaves, leaf_target, leaves, over_partitions, parallel_append, serial_append, to_leaf,
+    translate,
 };
 use crate::gpujoin::path::{JoinDesc, shared_inner_cost};
 use crate::gpupreagg::path::{Grouping, add_final, inputs_of, preagg_path};
@@ -129,7 +131,7 @@ pub(crate) unsafe fn add_paths(
             pgrx::debug2!("GpuPreAgg: no partition of the table runs on the device");
             return;
         }
-        add_append(g, input_rel, target, gexprs, subpaths, on_device);
+        add_append(g, input_rel, target, gexprs, subpaths, on_device, 0.0);
     }
 }
 
@@ -146,14 +148,29 @@ unsafe fn add_append(
     gexprs: *mut pg_sys::List,
     subpaths: Vec<*mut pg_sys::Node>,
     on_device: usize,
+    build: f64,
 ) {
     // SAFETY: caller's promise.
     unsafe {
         let root = g.root;
         let nparts = subpaths.len();
+        let groups = g.groups(gexprs, (*input_rel).rows);
+        // several partitions at once: a Parallel Append under a Gather,
+        // each partition's node run whole by one process
+        if let Some(pa) = parallel_append(root, input_rel, &subpaths, build) {
+            (*pa).path.pathtarget = target;
+            let mut rows = (*pa).path.rows;
+            let gather =
+                pg_sys::create_gather_path(root, input_rel, pa.cast(), target, std::ptr::null_mut(), &mut rows);
+            pgrx::debug2!(
+                "GpuPreAgg: {nparts} partitions ({on_device} on the device) under a Parallel Append, {} workers, cost {:.2}",
+                (*pa).path.parallel_workers,
+                (*gather).path.total_cost
+            );
+            add_final(g, gather.cast(), groups);
+        }
         let append = serial_append(root, input_rel, &subpaths);
         (*append).path.pathtarget = target;
-        let groups = g.groups(gexprs, (*input_rel).rows);
         pgrx::debug2!(
             "GpuPreAgg: {nparts} partitions ({on_device} on the device), cost {:.2}",
             (*append).path.total_cost
@@ -184,6 +201,7 @@ unsafe fn add_join_paths(
         let parent = *(*root).simple_rel_array.add(desc.outer_relid as usize);
         let Some(parts) = device_leaves(root, parent) else { return };
         let mut subpaths: Vec<*mut pg_sys::Node> = Vec::with_capacity(parts.len());
+        let mut build = 0.0;
         for &leaf in &parts {
             let ld = translate(root, desc, leaf, parent);
             let crel = child_joinrel(root, input_rel, leaf, parent);
@@ -192,7 +210,11 @@ unsafe fn add_join_paths(
             let pgexprs = to_leaf(root, gexprs.cast(), leaf, parent).cast();
             // (the partitions after the first take the first one's inner
             // rows and build: gpujoin/exec/query_share.rs)
-            let shared = if subpaths.is_empty() { 0.0 } else { shared_inner_cost(&ld, inner) };
+            let shared = shared_inner_cost(&ld, inner);
+            if subpaths.is_empty() {
+                build = shared;
+            }
+            let shared = if subpaths.is_empty() { 0.0 } else { shared };
             let Some((p, _, _)) = preagg_path(g, t, &texprs, nkeys, pgexprs, ld, inner.to_vec(), 0, crel, false) else {
                 pgrx::debug2!("GpuPreAgg: partition {} of a join over partitions not on the device", (*leaf).relid);
                 return;
@@ -202,6 +224,6 @@ unsafe fn add_join_paths(
             subpaths.push(p.cast());
         }
         let n = subpaths.len();
-        add_append(g, input_rel, target, gexprs, subpaths, n);
+        add_append(g, input_rel, target, gexprs, subpaths, n, build);
     }
 }
