@@ -66,7 +66,7 @@ SHAPES = [
                   ("pg_strom.debug_prefer_parallel_finalize", "on")]),
 ]
 # EXPLAIN fields an `expect:` line may name besides the nodes
-PLAN_FIELDS = ("GPU Projection",)
+PLAN_FIELDS = ("GPU Projection", "Rows Exchanged")
 ARROW_DIR = "/tmp/pgstrom_arrow_test"
 
 
