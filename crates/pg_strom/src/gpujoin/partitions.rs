@@ -202,7 +202,8 @@ pub(crate) unsafe fn serial_append(
 /// takes it), with as many workers as PostgreSQL gives such an Append
 /// (one more for each doubling of the partitions, up to
 /// `max_parallel_workers_per_gather`; PostgreSQL's `enable_parallel_append`
-/// applies), so that several partitions' nodes run at once (on one GPU, or each on the GPU its partition prefers).
+/// applies), so that several partitions' nodes run at once (on one GPU, or
+/// each on the GPU its partition prefers).
 /// `extra_build`: what reading and loading the inner relations costs a
 /// process beyond the first (`subpaths` after the first are priced
 /// sharing the first one's build, which a node in another process
