@@ -207,20 +207,31 @@ pub(crate) unsafe fn serial_append(
 /// `extra_build`: what reading and loading the inner relations costs a
 /// process beyond the first (`subpaths` after the first are priced
 /// sharing the first one's build, which a node in another process
-/// cannot).  None where `rel` or a subpath may not run in parallel.
+/// cannot).  None where `rel` or a subpath may not run in parallel, and
+/// where a leaf (of `leaves`) is a gstore_fdw table: a worker would
+/// replay its base file and redo log for every query (a session replays
+/// them once), and gstore_fdw tables are read by serial plans only.
 ///
 /// # Safety
-/// Planner state; `subpaths` are paths of `rel`'s members.
+/// Planner state; `subpaths` are paths of `rel`'s members, `leaves` the
+/// leaf relations they read.
 pub(crate) unsafe fn parallel_append(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     subpaths: &[*mut pg_sys::Node],
+    leaves: &[*mut pg_sys::RelOptInfo],
     extra_build: f64,
 ) -> Option<*mut pg_sys::AppendPath> {
     // SAFETY: caller's promise; planner globals read in the backend.
     unsafe {
         let most = pg_sys::max_parallel_workers_per_gather;
         if !pg_sys::enable_parallel_append || !(*rel).consider_parallel || most <= 0 || subpaths.len() < 2 {
+            return None;
+        }
+        if leaves.iter().any(|&leaf| {
+            let rte = *(*root).simple_rte_array.add((*leaf).relid as usize);
+            (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION && crate::gstore::is_gstore_table((*rte).relid)
+        }) {
             return None;
         }
         // A whole device node is not parallel-safe where PostgreSQL would

@@ -1094,7 +1094,7 @@ unsafe fn add_partition_paths(
         }
         // several partitions at once: a partial path of the join, under
         // PostgreSQL's Gather (or a parallel join above)
-        if let Some(pa) = partitions::parallel_append(root, joinrel, &subpaths, build) {
+        if let Some(pa) = partitions::parallel_append(root, joinrel, &subpaths, &leaves, build) {
             pgrx::debug2!(
                 "GpuJoin: {} partitions under a Parallel Append, {} workers, cost {:.2}..{:.2}",
                 leaves.len(),

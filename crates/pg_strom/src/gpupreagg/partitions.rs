@@ -131,7 +131,7 @@ pub(crate) unsafe fn add_paths(
             pgrx::debug2!("GpuPreAgg: no partition of the table runs on the device");
             return;
         }
-        add_append(g, input_rel, target, gexprs, subpaths, on_device, 0.0);
+        add_append(g, input_rel, target, gexprs, subpaths, &parts, on_device, 0.0);
     }
 }
 
@@ -140,13 +140,15 @@ pub(crate) unsafe fn add_paths(
 ///
 /// # Safety
 /// As [`add_paths`]; `subpaths` are paths of `input_rel`'s partitions
-/// (or child joins) in `target`'s form.
+/// (or child joins) in `target`'s form, reading `leaves`.
+#[allow(clippy::too_many_arguments)]
 unsafe fn add_append(
     g: &Grouping,
     input_rel: *mut pg_sys::RelOptInfo,
     target: *mut pg_sys::PathTarget,
     gexprs: *mut pg_sys::List,
     subpaths: Vec<*mut pg_sys::Node>,
+    leaves: &[*mut pg_sys::RelOptInfo],
     on_device: usize,
     build: f64,
 ) {
@@ -157,7 +159,7 @@ unsafe fn add_append(
         let groups = g.groups(gexprs, (*input_rel).rows);
         // several partitions at once: a Parallel Append under a Gather,
         // each partition's node run whole by one process
-        if let Some(pa) = parallel_append(root, input_rel, &subpaths, build) {
+        if let Some(pa) = parallel_append(root, input_rel, &subpaths, leaves, build) {
             (*pa).path.pathtarget = target;
             let mut rows = (*pa).path.rows;
             let gather =
@@ -224,6 +226,6 @@ unsafe fn add_join_paths(
             subpaths.push(p.cast());
         }
         let n = subpaths.len();
-        add_append(g, input_rel, target, gexprs, subpaths, n, build);
+        add_append(g, input_rel, target, gexprs, subpaths, &parts, n, build);
     }
 }

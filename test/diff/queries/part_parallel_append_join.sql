@@ -1,0 +1,11 @@
+-- a join of every partition with a dimension, its rows returned, with
+-- parallel plans made cheap: a GpuJoin per partition under a Parallel
+-- Append (each run whole by one process), under PostgreSQL's Gather
+-- expect: GpuJoin
+-- set: max_parallel_workers_per_gather = 2
+-- set: parallel_setup_cost = 0
+-- set: parallel_tuple_cost = 0
+-- set: pg_strom.gpu_setup_cost = 0
+-- set: pg_strom.gpu_context_cost = 0
+-- set: pg_strom.heap_gather_cost = 0
+SELECT s_store, s_amount, s_region, holiday FROM pt_sales JOIN pt_days ON s_day = day WHERE s_qty = 3;
