@@ -18,30 +18,23 @@ INSERT INTO fk_li
   SELECT i, 1 + i % 200, 1 + (1 + i % 200 + ((i / 200) % 4) * 25) % 100, i % 7
     FROM generate_series(1, 20000) i;
 ANALYZE fk_ps, fk_supp, fk_li;
--- the planner's row estimate of a query's top node
-CREATE FUNCTION fk_rows(q text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE j json;
-BEGIN
-  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
-  RETURN (j->0->'Plan'->>'Plan Rows')::bigint;
-END $$;
 SET max_parallel_workers_per_gather = 0;
 SET pg_strom.enabled = off;
 -- every line matches: 20000 rows; without a declaration the columns'
 -- selectivities multiply (1/200 x 1/100): 800
 SELECT count(*) FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey;
-SELECT fk_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
+SELECT plan_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
 -- declared, by the referenced table's primary key
 ALTER FOREIGN TABLE fk_li OPTIONS (ADD foreign_keys '(l_partkey, l_suppkey) REFERENCES fk_ps');
-SELECT fk_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
+SELECT plan_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
 -- with pg_strom on, the same estimate and the same answer
 SET pg_strom.enabled = on;
-SELECT fk_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
+SELECT plan_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
 SELECT count(*), sum(l_qty * ps_cost) FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey;
 SET pg_strom.enabled = off;
 SELECT count(*), sum(l_qty * ps_cost) FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey;
 -- only a join on the whole key uses it
-SELECT fk_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey');
+SELECT plan_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey');
 -- named columns, a schema, quoted names, two keys
 CREATE SCHEMA fk_s;
 CREATE TABLE fk_s."Supp" ("Key" int PRIMARY KEY);
@@ -49,8 +42,8 @@ INSERT INTO fk_s."Supp" SELECT generate_series(1, 100);
 ANALYZE fk_s."Supp";
 ALTER FOREIGN TABLE fk_li OPTIONS (SET foreign_keys
   '(L_PARTKEY, l_suppkey) references public.fk_ps (ps_partkey, ps_suppkey); (l_suppkey) REFERENCES fk_s."Supp" ("Key");');
-SELECT fk_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
-SELECT fk_rows('SELECT * FROM fk_li JOIN fk_s."Supp" ON l_suppkey = "Key" WHERE l_qty = 3');
+SELECT plan_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
+SELECT plan_rows('SELECT * FROM fk_li JOIN fk_s."Supp" ON l_suppkey = "Key" WHERE l_qty = 3');
 -- the syntax is checked when the option is set
 ALTER FOREIGN TABLE fk_li OPTIONS (SET foreign_keys 'l_partkey REFERENCES fk_ps');
 ALTER FOREIGN TABLE fk_li OPTIONS (SET foreign_keys '(l_partkey, l_suppkey) fk_ps');
@@ -65,18 +58,18 @@ ALTER FOREIGN TABLE fk_li OPTIONS (SET foreign_keys '(l_partkey, l_suppkey) REFE
 ALTER FOREIGN TABLE fk_li OPTIONS (SET foreign_keys '(l_partkey) REFERENCES fk_ps');
 CREATE TABLE fk_nopk (a int, b int);
 ALTER FOREIGN TABLE fk_li OPTIONS (SET foreign_keys '(l_partkey, l_suppkey) REFERENCES fk_nopk');
-SELECT fk_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
+SELECT plan_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
 -- a referencing column that does not exist: left out when planned
 ALTER FOREIGN TABLE fk_li OPTIONS (SET foreign_keys '(l_nosuch, l_suppkey) REFERENCES fk_ps');
-SELECT fk_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
+SELECT plan_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
 -- a referenced table dropped after the option was set: left out
 CREATE TABLE fk_ps2 (LIKE fk_ps INCLUDING INDEXES);
 INSERT INTO fk_ps2 SELECT * FROM fk_ps;
 ANALYZE fk_ps2;
 ALTER FOREIGN TABLE fk_li OPTIONS (SET foreign_keys '(l_partkey, l_suppkey) REFERENCES fk_ps2');
-SELECT fk_rows('SELECT * FROM fk_li JOIN fk_ps2 ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
+SELECT plan_rows('SELECT * FROM fk_li JOIN fk_ps2 ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
 DROP TABLE fk_ps2;
-SELECT fk_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
+SELECT plan_rows('SELECT * FROM fk_li JOIN fk_ps ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey');
 -- only on foreign tables of arrow_fdw
 ALTER SERVER arrow_fdw OPTIONS (ADD foreign_keys '(a) REFERENCES fk_ps');
 RESET pg_strom.enabled;
@@ -84,5 +77,4 @@ RESET max_parallel_workers_per_gather;
 DROP FOREIGN TABLE fk_li;
 DROP TABLE fk_ps, fk_supp, fk_nopk;
 DROP SCHEMA fk_s CASCADE;
-DROP FUNCTION fk_rows(text);
 \! rm -f /tmp/pgstrom_arrow_test/w/fk_li.arrow

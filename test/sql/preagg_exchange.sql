@@ -36,12 +36,13 @@ ALTER TABLE px_f SET (parallel_workers = 2);
 ALTER TABLE px_empty SET (parallel_workers = 2);
 ANALYZE px_f, px_empty, px_d;
 
--- Is the partial aggregation exchanged?  (the plan says so)
-CREATE FUNCTION px_exchanged(q text) RETURNS bool LANGUAGE plpgsql AS $$
+-- Is the partial aggregation exchanged?  (the plan says so; `what` names
+-- the other exchange, of rows)
+CREATE FUNCTION px_exchanged(q text, what text DEFAULT 'Partial Groups Exchanged') RETURNS bool LANGUAGE plpgsql AS $$
 DECLARE line text;
 BEGIN
   FOR line IN EXECUTE 'EXPLAIN ' || q LOOP
-    IF line LIKE '%Partial Groups Exchanged%' THEN RETURN true; END IF;
+    IF strpos(line, what) > 0 THEN RETURN true; END IF;
   END LOOP;
   RETURN false;
 END $$;
@@ -131,14 +132,6 @@ SELECT px_exchanged(q), same_as_off(q) FROM (VALUES
 -- the input rows exchanged by the grouping keys (a GroupExchange over the
 -- join or scan), each process sorting its share and aggregating its
 -- groups whole under the Gather
-CREATE FUNCTION px_rows_exchanged(q text) RETURNS bool LANGUAGE plpgsql AS $$
-DECLARE line text;
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN ' || q LOOP
-    IF line LIKE '%Rows Exchanged%' THEN RETURN true; END IF;
-  END LOOP;
-  RETURN false;
-END $$;
 -- (the rewrite that removes the duplicates by a grouping first is
 -- another plan of these queries: off here)
 SET pg_strom.enable_distinct_grouping = off;
@@ -146,7 +139,7 @@ SET pg_strom.enable_distinct_grouping = off;
 -- on, then by the DISTINCT values: that line left out)
 SELECT * FROM explain_masked('SELECT k % 50 AS g, count(DISTINCT c), count(*) FROM px_f GROUP BY k % 50') WHERE explain_masked !~ 'Sort Key: \(\(k';
 SELECT * FROM explain_masked('SELECT k % 50 AS g, count(DISTINCT c) n FROM px_f GROUP BY k % 50 ORDER BY n DESC, g LIMIT 3') WHERE explain_masked !~ 'Sort Key: \(\(k';
-SELECT px_rows_exchanged(q), same_as_off(q) FROM (VALUES
+SELECT px_exchanged(q, 'Rows Exchanged'), same_as_off(q) FROM (VALUES
   ('SELECT k % 50 AS g, count(DISTINCT c) AS d, count(*) AS n FROM px_f GROUP BY k % 50'),
   ('SELECT t, count(DISTINCT k) AS d, sum(DISTINCT v) AS s, avg(v) AS a, max(f) AS m FROM px_f GROUP BY t'),
   -- keys PostgreSQL finds equal with other bytes meet in one process
@@ -164,19 +157,18 @@ SELECT k % 50 AS g, count(DISTINCT c) n FROM px_f GROUP BY k % 50 ORDER BY n DES
 -- an aggregate without a combine function: PostgreSQL's serial plan (the
 -- result may depend on the order of the rows)
 CREATE AGGREGATE px_nocombine(int) (sfunc = int4pl, stype = int, initcond = '0');
-SELECT px_rows_exchanged(q), same_as_off(q) FROM (VALUES
+SELECT px_exchanged(q, 'Rows Exchanged'), same_as_off(q) FROM (VALUES
   ('SELECT k % 50 AS g, count(DISTINCT c), px_nocombine(id) FROM px_f GROUP BY k % 50')) AS q(q);
 DROP AGGREGATE px_nocombine(int);
 -- no GROUP BY: nothing to exchange by
-SELECT px_rows_exchanged('SELECT count(DISTINCT c) FROM px_f');
+SELECT px_exchanged('SELECT count(DISTINCT c) FROM px_f', 'Rows Exchanged');
 RESET pg_strom.enable_distinct_grouping;
 
 -- off: the Finalize Aggregate above the Gather
 SET pg_strom.enable_parallel_finalize = off;
 SELECT px_exchanged('SELECT k, sum(v), count(*) FROM px_f GROUP BY k');
-SELECT px_rows_exchanged('SELECT k % 50 AS g, count(DISTINCT c) FROM px_f GROUP BY k % 50');
+SELECT px_exchanged('SELECT k % 50 AS g, count(DISTINCT c) FROM px_f GROUP BY k % 50', 'Rows Exchanged');
 RESET pg_strom.enable_parallel_finalize;
 RESET pg_strom.debug_prefer_parallel_finalize;
 DROP TABLE px_f, px_empty, px_d;
-DROP FUNCTION px_exchanged(text);
-DROP FUNCTION px_rows_exchanged(text);
+DROP FUNCTION px_exchanged(text, text);

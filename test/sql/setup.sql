@@ -93,6 +93,14 @@ BEGIN
   EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
   RETURN (j -> 0 -> 'Plan' ->> 'Total Cost')::float8;
 END $$;
+-- plan_rows(q): the row estimate of q's plan (its top node) as EXPLAIN
+-- gives it
+CREATE FUNCTION plan_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+  RETURN (j -> 0 -> 'Plan' ->> 'Plan Rows')::float8;
+END $$;
 -- same_as_off(q): the rows of q with pg_strom on and with it off, as
 -- multisets: how many (off), and how many only one of the two has
 CREATE FUNCTION same_as_off(q text) RETURNS text LANGUAGE plpgsql AS $$

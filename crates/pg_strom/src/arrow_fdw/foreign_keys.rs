@@ -179,11 +179,10 @@ pub fn parse(text: &str) -> Result<Vec<Declared>, String> {
     Ok(out)
 }
 
-/// A declaration resolved against the catalogs: the (referencing,
-/// referenced) column numbers with the equality operator that joins them.
-pub struct Resolved {
-    pub keys: Vec<(pg_sys::AttrNumber, pg_sys::AttrNumber, pg_sys::Oid)>,
-}
+/// A declaration resolved against the catalogs: per column, the
+/// (referencing, referenced) column numbers with the equality operator
+/// that joins them.
+type Keys = Vec<(pg_sys::AttrNumber, pg_sys::AttrNumber, pg_sys::Oid)>;
 
 fn cstr(s: &str) -> CString {
     CString::new(s).unwrap_or_else(|_| CString::new("?").expect("no NUL"))
@@ -263,7 +262,7 @@ pub fn resolve(
     d: &Declared,
     ref_relid: pg_sys::Oid,
     con_relid: Option<pg_sys::Oid>,
-) -> Result<Resolved, (PgSqlErrorCode, String)> {
+) -> Result<Keys, (PgSqlErrorCode, String)> {
     let qualified = qualified_name(d);
     let ref_cols: Vec<pg_sys::AttrNumber> = match &d.ref_columns {
         Some(names) => {
@@ -299,7 +298,7 @@ pub fn resolve(
         },
     };
     let Some(con_relid) = con_relid else {
-        return Ok(Resolved { keys: Vec::new() });
+        return Ok(Vec::new());
     };
     let mut keys = Vec::new();
     for (name, &ref_att) in d.columns.iter().zip(&ref_cols) {
@@ -324,7 +323,7 @@ pub fn resolve(
         }
         keys.push((att, ref_att, op));
     }
-    Ok(Resolved { keys })
+    Ok(keys)
 }
 
 /// The validator's check of the option: the syntax (an ERROR), and
@@ -418,7 +417,7 @@ unsafe extern "C-unwind" fn relation_info(
                 if resolved.is_none() {
                     resolved = Some(resolve(d, ref_relid, Some(relid)));
                 }
-                let Some(Ok(r)) = &resolved else {
+                let Some(Ok(keys)) = &resolved else {
                     break;
                 };
                 let info =
@@ -426,8 +425,8 @@ unsafe extern "C-unwind" fn relation_info(
                 (*info).type_ = pg_sys::NodeTag::T_ForeignKeyOptInfo;
                 (*info).con_relid = (*rel).relid;
                 (*info).ref_relid = rti;
-                (*info).nkeys = r.keys.len() as i32;
-                for (k, &(con, refd, op)) in r.keys.iter().enumerate() {
+                (*info).nkeys = keys.len() as i32;
+                for (k, &(con, refd, op)) in keys.iter().enumerate() {
                     (*info).conkey[k] = con;
                     (*info).confkey[k] = refd;
                     (*info).conpfeqop[k] = op;

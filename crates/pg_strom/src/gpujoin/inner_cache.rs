@@ -240,11 +240,11 @@ pub unsafe fn plan(children: &[*mut pg_sys::PlanState], columns: &[Vec<(i16, u16
             if rel.is_null() {
                 return Err(Outcome::NotSeqScan);
             }
-            let foreign_scan = (*plan).type_ == pg_sys::NodeTag::T_ForeignScan;
-            if foreign_scan && !is_arrow(rel) {
+            let arrow = is_arrow(rel);
+            if (*plan).type_ == pg_sys::NodeTag::T_ForeignScan && !arrow {
                 return Err(Outcome::NotSeqScan);
             }
-            if !is_arrow(rel) {
+            if !arrow {
                 let form = (*rel).rd_rel;
                 let kind = (*form).relkind as u8;
                 if kind != pg_sys::RELKIND_RELATION && kind != pg_sys::RELKIND_MATVIEW {
@@ -324,8 +324,8 @@ unsafe fn is_arrow(rel: pg_sys::Relation) -> bool {
 
 /// Append the identity of each file of Arrow_Fdw table `rel` to `out`
 /// (a file a writable table has not made yet as absent); an error when
-/// one has an undo file or changed within [`ARROW_SETTLED`].  A file that
-/// cannot be examined is left to the scan, which reports it.
+/// one has an undo file or changed within [`ARROW_SETTLED`], or when it
+/// or its undo file cannot be examined (the scan then reports why).
 ///
 /// # Safety
 /// `rel` is an open Arrow_Fdw table.
