@@ -154,8 +154,10 @@ pub unsafe fn outer_gather_cost_per_row(rte: *mut pg_sys::RangeTblEntry) -> f64 
     unsafe { if is_gstore_relation(rte) && gstore_copy_planned() { 0.0 } else { gather_cost_per_row(rte) } }
 }
 
-/// True for a gstore_fdw table (its rows are gathered into chunks on the
-/// host, as a heap table's).
+/// True for a gstore_fdw table, and for a heap table planned as read from
+/// its GPU cache (`gstore::cache::planned`): the GPU store's rows, read
+/// by serial device nodes only, from the engine's copy where there is one
+/// (else gathered into chunks on the host, as a heap table's).
 ///
 /// # Safety
 /// A planner RTE.
@@ -163,8 +165,11 @@ pub unsafe fn is_gstore_relation(rte: *mut pg_sys::RangeTblEntry) -> bool {
     // SAFETY: caller's promise.
     unsafe {
         (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
-            && (*rte).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
-            && crate::gstore::is_gstore_table((*rte).relid)
+            && match (*rte).relkind as u8 {
+                pg_sys::RELKIND_FOREIGN_TABLE => crate::gstore::is_gstore_table((*rte).relid),
+                pg_sys::RELKIND_RELATION => crate::gstore::cache::planned((*rte).relid),
+                _ => false,
+            }
     }
 }
 

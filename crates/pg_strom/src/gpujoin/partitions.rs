@@ -208,9 +208,10 @@ pub(crate) unsafe fn serial_append(
 /// process beyond the first (`subpaths` after the first are priced
 /// sharing the first one's build, which a node in another process
 /// cannot).  None where `rel` or a subpath may not run in parallel, and
-/// where a leaf (of `leaves`) is a gstore_fdw table: a worker would
-/// replay its base file and redo log for every query (a session replays
-/// them once), and gstore_fdw tables are read by serial plans only.
+/// where a leaf (of `leaves`) is a gstore_fdw table or a heap table read
+/// from its GPU cache: a worker would replay its base file and redo log
+/// for every query (a session replays them once), and the store is read
+/// by serial plans only.
 ///
 /// # Safety
 /// Planner state; `subpaths` are paths of `rel`'s members, `leaves` the
@@ -230,7 +231,7 @@ pub(crate) unsafe fn parallel_append(
         }
         if leaves.iter().any(|&leaf| {
             let rte = *(*root).simple_rte_array.add((*leaf).relid as usize);
-            (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION && crate::gstore::is_gstore_table((*rte).relid)
+            crate::customscan::cost::is_gstore_relation(rte)
         }) {
             return None;
         }

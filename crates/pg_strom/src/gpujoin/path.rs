@@ -363,7 +363,8 @@ pub(crate) unsafe fn scan_workers(
         if !parallel {
             return Some(0);
         }
-        if !(*rel).consider_parallel {
+        // (a heap table's GPU cache is read by serial scans)
+        if !(*rel).consider_parallel || crate::customscan::cost::is_gstore_relation(rte) {
             return None;
         }
         let w = scan_parallel_workers(rel, pages, table_workers);

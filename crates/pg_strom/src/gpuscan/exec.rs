@@ -242,9 +242,13 @@ impl DeviceNode for GpuScanExec {
             let rel = (*node).ss.ss_currentRelation;
             // (a scan of a gstore_fdw table's copy returns which rows pass,
             // not values: PostgreSQL projects them)
-            let store_scan = (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE
-                && crate::gstore::is_gstore_table((*rel).rd_id)
-                && guc::GSTORE_DEVICE_COPY.get();
+            let store = if (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE {
+                crate::gstore::is_gstore_table((*rel).rd_id)
+            } else {
+                // (a heap table's GPU cache, where this scan reads it)
+                matches!(crate::gstore::cache::usable(node, rel), Some(Ok(())))
+            };
+            let store_scan = store && guc::GSTORE_DEVICE_COPY.get();
             let projections = if guc::GPU_PROJECTION.get() && !store_scan {
                 let device_quals: Vec<*mut pg_sys::Node> =
                     exprs[..nquals].iter().zip(&info.on_device).filter(|(_, d)| **d).map(|(q, _)| *q).collect();

@@ -55,7 +55,11 @@ unsafe extern "C-unwind" fn gpuscan_rel_pathlist(
             return;
         }
         let Some((pages, table_workers)) = scan_pages(rte, rel) else { return };
-        let workers = if (*rel).consider_parallel && (*rel).lateral_relids.is_null() {
+        // (a heap table's GPU cache is read by serial scans)
+        let workers = if (*rel).consider_parallel
+            && (*rel).lateral_relids.is_null()
+            && !crate::customscan::cost::is_gstore_relation(rte)
+        {
             scan_parallel_workers(rel, pages, table_workers)
         } else {
             0

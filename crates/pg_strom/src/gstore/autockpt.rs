@@ -1,5 +1,6 @@
-//! Checkpoints of gstore_fdw tables taken in the background, so that a
-//! redo log does not grow without bound.
+//! Checkpoints of gstore_fdw tables (and of heap tables' GPU caches,
+//! `super::cache`) taken in the background, so that a redo log does not
+//! grow without bound.
 //!
 //! A statement that leaves a table's redo log larger than
 //! `pg_strom.gstore_checkpoint_log_size` (once per backend and log
@@ -348,13 +349,15 @@ fn timer() {
     }
 }
 
-/// The database's gstore_fdw tables whose redo log holds a record, each
-/// with the time since its log was last written.  In a transaction.
+/// The database's gstore_fdw tables and GPU caches whose redo log holds a
+/// record, each with the time since its log was last written.  In a
+/// transaction.
 fn written_logs() -> Vec<(pg_sys::Oid, Duration)> {
     let sql = "SELECT ft.ftrelid FROM pg_catalog.pg_foreign_table ft \
                JOIN pg_catalog.pg_foreign_server s ON s.oid = ft.ftserver \
                JOIN pg_catalog.pg_foreign_data_wrapper w ON w.oid = s.srvfdw \
-               WHERE w.fdwname = 'gstore_fdw'";
+               WHERE w.fdwname = 'gstore_fdw' \
+               UNION ALL SELECT relid FROM pgstrom.gpu_cache WHERE NOT broken";
     let tables: Vec<pg_sys::Oid> = Spi::connect(|c| {
         c.select(sql, None, &[])
             .map(|rows| rows.filter_map(|r| r.get::<pg_sys::Oid>(1).ok().flatten()).collect())
@@ -394,11 +397,20 @@ unsafe fn attempt(relid: pg_sys::Oid, why: &Why) -> bool {
             return false;
         }
         // dropped meanwhile, or no longer a gstore_fdw table
-        if pg_sys::get_rel_name(relid).is_null() || !super::is_gstore_table(relid) {
+        if pg_sys::get_rel_name(relid).is_null() || !super::is_store_table(relid) {
             return true;
         }
         pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
         let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
+        // a heap table's GPU cache gone stale: nothing to fold until it
+        // is built again
+        if super::cache::is_heap_table(relid)
+            && super::cache::lookup(relid).is_none_or(|e| super::cache::stale(rel, &e).is_some())
+        {
+            pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+            pg_sys::PopActiveSnapshot();
+            return true;
+        }
         let before = state::with_store(rel, |st| (st.log_pos, st.generation));
         let name = std::ffi::CStr::from_ptr(pg_sys::get_rel_name(relid)).to_string_lossy().into_owned();
         pg_sys::relation_close(rel, pg_sys::NoLock as i32);

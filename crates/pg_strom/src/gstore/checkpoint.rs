@@ -41,12 +41,22 @@ unsafe fn open_checked(relid: pg_sys::Oid, lockmode: u32, owner: bool) -> pg_sys
     unsafe {
         let rel = pg_sys::relation_open(relid, lockmode as i32);
         let name = || CStr::from_ptr(pg_sys::get_rel_name(relid)).to_string_lossy().into_owned();
-        if !super::is_gstore_table(relid) {
+        if !super::is_store_table(relid) {
             raise_plain(
                 PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
                 format!("\"{}\" is not a gstore_fdw foreign table", name()),
+                Some("pgstrom.gstore_fdw_checkpoint() also takes a heap table with a GPU cache.".into()),
                 None,
+            );
+        }
+        if let Some(e) = super::cache::lookup(relid).filter(|_| super::cache::is_heap_table(relid))
+            && let Some(why) = super::cache::stale(rel, &e)
+        {
+            raise_plain(
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("the GPU cache of \"{}\" is stale: {why}", name()),
                 None,
+                Some("pgstrom.gpu_cache_disable() and pgstrom.gpu_cache_enable() build it again."),
             );
         }
         if owner && !crate::pg::compat::owns_table(relid) {

@@ -109,6 +109,27 @@ impl KeySpec {
         }
     }
 
+    /// The hidden ctid column a GPU cache stores after the table's
+    /// columns (an `int8`, never NULL): the index UPDATE and DELETE find
+    /// a heap tuple's row version by.
+    ///
+    /// # Safety
+    /// `rel` is an open relation.
+    pub unsafe fn hidden_tid(rel: pg_sys::Relation) -> KeySpec {
+        // SAFETY: caller's promise.
+        unsafe {
+            let desc = (*rel).rd_att;
+            let mut attrs: Vec<(i16, u8)> = (0..(*desc).natts)
+                .map(|i| {
+                    let a = crate::pg::compat::tuple_desc_attr(desc, i);
+                    ((*a).attlen, crate::pg::attalign_bytes(a))
+                })
+                .collect();
+            attrs.push((8, 8));
+            KeySpec { attnum: attrs.len() as i16, attrs, name: "ctid".into(), type_oid: pg_sys::INT8OID }
+        }
+    }
+
     /// The key's bytes in a stored row (a minimal tuple): the value of a
     /// fixed-width type, a varlena's data after its header; None for a
     /// NULL (or a row older than the column).  A compressed or external

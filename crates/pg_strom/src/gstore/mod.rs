@@ -14,6 +14,8 @@
 //!   file of the rows every snapshot may still need, and a new log.
 //! - [`autockpt`]: the same in a background worker, when a write leaves
 //!   the log larger than `pg_strom.gstore_checkpoint_log_size`.
+//! - [`cache`]: the GPU cache of ordinary heap tables, the same store
+//!   kept in sync with a heap table by triggers.
 //!
 //! The file format (records, headers, CRCs) is
 //! `pgstrom_runtime::store`'s, so that the GPU service can read the same
@@ -22,6 +24,7 @@
 
 pub mod analyze;
 pub mod autockpt;
+pub mod cache;
 pub mod checkpoint;
 pub mod key;
 pub mod modify;
@@ -35,6 +38,12 @@ use pgrx::prelude::*;
 /// Is `relid` a foreign table of a wrapper with gstore_fdw's handler?
 pub fn is_gstore_table(relid: pg_sys::Oid) -> bool {
     crate::pg::fdw_handler_is(relid, c"gstore_fdw_handler")
+}
+
+/// Is `relid` a table kept in the store: a gstore_fdw table, or a heap
+/// table with a GPU cache (its checkpoints)?
+pub fn is_store_table(relid: pg_sys::Oid) -> bool {
+    is_gstore_table(relid) || (cache::is_heap_table(relid) && cache::lookup(relid).is_some())
 }
 
 /// The FDW handler: `pgstrom.gstore_fdw_handler()`.

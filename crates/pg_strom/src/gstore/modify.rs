@@ -70,7 +70,7 @@ fn io_error(path: &Path, what: &str, e: std::io::Error) -> ! {
 
 /// The transaction's full id and command id for a record, its id made
 /// durable in the WAL first.
-fn writer_ids() -> (u64, u32) {
+pub(crate) fn writer_ids() -> (u64, u32) {
     // SAFETY: inside a transaction that may write.
     unsafe {
         if !CALLBACK_REGISTERED {
@@ -92,16 +92,21 @@ fn writer_ids() -> (u64, u32) {
     }
 }
 
+/// Flush the redo logs this transaction appended to (at commit; the
+/// GPU cache's triggers call it after their last appends).
+pub(crate) fn sync_dirty() {
+    let dirty = DIRTY.with_borrow_mut(std::mem::take);
+    for path in dirty {
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap_or_else(|e| io_error(&path, "open", e));
+        f.sync_data().unwrap_or_else(|e| io_error(&path, "flush (fsync)", e));
+    }
+}
+
 #[pg_guard]
 unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
     match event {
         pg_sys::XactEvent::XACT_EVENT_PRE_COMMIT | pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE => {
-            let dirty = DIRTY.with_borrow_mut(std::mem::take);
-            for path in dirty {
-                let f =
-                    std::fs::OpenOptions::new().write(true).open(&path).unwrap_or_else(|e| io_error(&path, "open", e));
-                f.sync_data().unwrap_or_else(|e| io_error(&path, "flush (fsync)", e));
-            }
+            sync_dirty();
             LOGGED.with_borrow_mut(HashSet::clear);
         }
         pg_sys::XactEvent::XACT_EVENT_ABORT | pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT => {
@@ -114,7 +119,7 @@ unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: 
 
 /// The table's redo log, opened and locked (`flock`, released when
 /// dropped), with a header of the base file's generation.
-pub(super) struct LogLock {
+pub(crate) struct LogLock {
     file: std::fs::File,
 }
 
@@ -124,7 +129,7 @@ impl LogLock {
     /// the mode PostgreSQL gives its own files: the server's umask, which
     /// PostgreSQL sets from the data directory's (0600, or 0640 where the
     /// cluster allows group access).
-    pub(super) fn acquire(st: &mut Store, layout: &[u32]) -> LogLock {
+    pub(crate) fn acquire(st: &mut Store, layout: &[u32]) -> LogLock {
         let path = st.log_path.clone();
         loop {
             let file = std::fs::OpenOptions::new()
@@ -184,7 +189,7 @@ impl LogLock {
 
     /// Append `body` (whole records) at the replayed end of the log,
     /// cutting off a torn tail first, and replay it.
-    fn append(&self, st: &mut Store, body: &[u8]) {
+    pub(crate) fn append(&self, st: &mut Store, body: &[u8]) {
         let path = st.log_path.clone();
         let len = self.file.metadata().unwrap_or_else(|e| io_error(&path, "read", e)).len();
         if len > st.log_pos {
@@ -408,6 +413,20 @@ fn serialization_failure(rel: pg_sys::Relation, updated: bool) -> ! {
 /// A slot of the relation's row type.
 unsafe fn tuple_bytes(slot: *mut pg_sys::TupleTableSlot, key: Option<i16>) -> Vec<u8> {
     // SAFETY: caller's promise.
+    unsafe { tuple_bytes_with(slot, key, None) }
+}
+
+/// [`tuple_bytes`], with a GPU cache's hidden ctid column after the
+/// table's columns where `tid` is given.
+///
+/// # Safety
+/// A slot of the relation's row type.
+pub(crate) unsafe fn tuple_bytes_with(
+    slot: *mut pg_sys::TupleTableSlot,
+    key: Option<i16>,
+    tid: Option<i64>,
+) -> Vec<u8> {
+    // SAFETY: caller's promise.
     unsafe {
         pg_sys::slot_getallattrs(slot);
         let tupdesc = (*slot).tts_tupleDescriptor;
@@ -422,6 +441,25 @@ unsafe fn tuple_bytes(slot: *mut pg_sys::TupleTableSlot, key: Option<i16>) -> Ve
             if !isnull[i] && (*a).attlen == -1 && key == Some(i as i16 + 1) {
                 *v = pg_sys::Datum::from(pg_sys::pg_detoast_datum_packed(v.cast_mut_ptr()));
             }
+        }
+        let mut isnull = isnull;
+        let mut tupdesc = tupdesc;
+        if let Some(tid) = tid {
+            let ext = pg_sys::CreateTemplateTupleDesc(natts as c_int + 1);
+            for i in 1..=natts {
+                pg_sys::TupleDescCopyEntry(ext, i as pg_sys::AttrNumber, tupdesc, i as pg_sys::AttrNumber);
+            }
+            pg_sys::TupleDescInitEntry(
+                ext,
+                (natts + 1) as pg_sys::AttrNumber,
+                c"ctid".as_ptr(),
+                pg_sys::INT8OID,
+                -1,
+                0,
+            );
+            tupdesc = ext;
+            values.push(pg_sys::Datum::from(tid));
+            isnull.push(false);
         }
         let mt = crate::pg::compat::form_minimal_tuple(tupdesc, values.as_ptr(), isnull.as_ptr());
         let bytes = std::slice::from_raw_parts(mt as *const u8, (*mt).t_len as usize).to_vec();

@@ -27,6 +27,9 @@ pub struct TableOptions {
     pub max_num_rows: i64,
     /// The key column's name.
     pub primary_key: Option<String>,
+    /// A heap table's GPU cache (`super::cache`): rows carry a hidden
+    /// ctid column, indexed.
+    pub heap_cache: bool,
 }
 
 fn bad_value(msg: String, hint: Option<&str>) -> ! {
@@ -48,6 +51,7 @@ pub fn parse(options: &[(String, String)], check_privileges: bool) -> TableOptio
         gpu_device_id: 0,
         max_num_rows: i64::from(i32::MAX),
         primary_key: None,
+        heap_cache: false,
     };
     for (name, value) in options {
         match name.as_str() {
@@ -112,8 +116,12 @@ pub fn parse(options: &[(String, String)], check_privileges: bool) -> TableOptio
     t
 }
 
-/// The options of gstore_fdw table `relid`.
+/// The options of gstore_fdw table `relid`, or of the GPU cache of heap
+/// table `relid`.
 pub fn of_table(relid: pg_sys::Oid) -> TableOptions {
+    if super::cache::is_heap_table(relid) {
+        return super::cache::options_of(relid);
+    }
     // SAFETY: catalog lookup of a foreign table.
     unsafe {
         let ft = pg_sys::GetForeignTable(relid);

@@ -426,10 +426,14 @@ pub unsafe fn with_store<T>(rel: pg_sys::Relation, f: impl FnOnce(&mut Store) ->
         }
         // the key index: built over every row once, then kept up by the
         // replay; rebuilt when the key's column or layout changed
-        match &opts.primary_key {
+        let spec = if opts.heap_cache {
+            Some(KeySpec::hidden_tid(rel))
+        } else {
+            opts.primary_key.as_deref().map(|name| KeySpec::resolve(rel, name))
+        };
+        match spec {
             None => st.key = None,
-            Some(name) => {
-                let spec = KeySpec::resolve(rel, name);
+            Some(spec) => {
                 if st.key.as_ref().map(|k| &k.spec) != Some(&spec) {
                     let mut index = KeyIndex::new(spec);
                     index.reserve(st.rows.len());

@@ -87,6 +87,8 @@ pub struct GstoreChunks {
     columns: Vec<(i16, u16)>,
     mode: Mode,
     ranges: Ranges,
+    /// A heap table's GPU cache (rows carry their heap ctid).
+    heap_cache: bool,
 }
 
 impl GstoreChunks {
@@ -95,6 +97,9 @@ impl GstoreChunks {
     pub fn gpu_device_id(&self) -> u32 {
         // SAFETY: the scan's relation, open while the source lives.
         let relid = unsafe { (*self.rel).rd_id };
+        if self.heap_cache {
+            return crate::gstore::cache::lookup(relid).map_or(0, |e| e.gpu_device_id as u32);
+        }
         crate::gstore::options::of_table(relid).gpu_device_id as u32
     }
 
@@ -130,6 +135,7 @@ impl GstoreChunks {
                 columns: columns.to_vec(),
                 mode: Mode::Visible,
                 ranges: Ranges { end: 0, first: 0, nrows: 0, view: None, versions: None },
+                heap_cache: (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_RELATION,
             }
         }
     }
@@ -492,7 +498,19 @@ impl GstoreChunks {
             let _c = Switched::to(cxt);
             let id = self.row_id(i);
             let relid = (*self.rel).rd_id;
-            let ht = state::with_store_as_is(self.rel, |st| heap_tuple(relid, id, &st.rows[id as usize].tuple));
+            let cache = self.heap_cache;
+            let ht = state::with_store_as_is(self.rel, |st| {
+                let tuple = &st.rows[id as usize].tuple;
+                let ht = heap_tuple(relid, id, tuple);
+                // a GPU cache's row: the heap tuple's own ctid
+                if let Some(k) = st.key.as_ref().filter(|_| cache)
+                    && let Ok(Some(b)) = k.spec.of_row(tuple)
+                    && let Ok(b) = <[u8; 8]>::try_from(b)
+                {
+                    (*ht).t_self = crate::gstore::cache::trigger::tid_of(i64::from_ne_bytes(b));
+                }
+                ht
+            });
             pg_sys::ExecStoreHeapTuple(ht, slot, false);
         }
     }
@@ -537,6 +555,9 @@ impl GstoreChunks {
             Mode::Copy { engine, bytes, .. } => format!("copy in {engine}, {bytes} bytes"),
             Mode::Inline | Mode::Visible => "host memory".to_string(),
         };
-        format!("{name} ({place}, {versions} row versions, redo log generation {generation} applied up to byte {pos})")
+        let what = if self.heap_cache { "GPU cache of " } else { "" };
+        format!(
+            "{what}{name} ({place}, {versions} row versions, redo log generation {generation} applied up to byte {pos})"
+        )
     }
 }

@@ -116,6 +116,8 @@ impl TupleArena {
 
 /// A heap table read chunk by chunk.
 pub struct HeapChunks {
+    /// Why the table's GPU cache is not read (EXPLAIN), where it has one.
+    pub cache_note: Option<String>,
     rel: pg_sys::Relation,
     scan: pg_sys::TableScanDesc,
     /// The table AM's slot rows are read into.
@@ -202,6 +204,7 @@ impl HeapChunks {
                 .collect();
             let pages = if guc::HEAP_PAGE_READS.get() { PageReader::new(rel, &widths).map(Box::new) } else { None };
             HeapChunks {
+                cache_note: None,
                 pages_checked: false,
                 page_slot: if pages.is_some() {
                     pg_sys::MakeSingleTupleTableSlot((*rel).rd_att, &pg_sys::TTSOpsHeapTuple)

@@ -85,7 +85,15 @@ impl Source {
         unsafe {
             if (*(*rel).rd_rel).relkind as u8 != pg_sys::RELKIND_FOREIGN_TABLE {
                 let estate = (*node).ss.ps.state;
+                // a heap table's GPU cache, where the query may read it
+                let cache = crate::gstore::cache::usable(node, rel);
+                if let Some(Ok(())) = cache {
+                    return Source::Gstore(Box::new(GstoreChunks::new(rel, columns, (*estate).es_query_cxt)));
+                }
                 let mut h = Box::new(HeapChunks::new(rel, columns, (*estate).es_query_cxt, name));
+                if let Some(Err(why)) = cache {
+                    h.cache_note = Some(why);
+                }
                 // a BRIN index rules out block ranges for the same clauses
                 if let Some(f) = brin::BrinFilter::prepare(rel, &hints, &raw mut (*node).ss.ps) {
                     h.set_brin(f);
@@ -477,11 +485,14 @@ impl Source {
         }
     }
 
-    /// EXPLAIN's `GPU Store` line of a gstore_fdw table.
+    /// EXPLAIN's `GPU Store` line of a gstore_fdw table or a heap
+    /// table's GPU cache (why a query does not read it, where it does
+    /// not).
     pub fn gstore_text(&self) -> Option<String> {
         match self {
             // SAFETY: the relation is open while the source lives.
             Source::Gstore(g) => Some(unsafe { g.explain_text() }),
+            Source::Heap(h) => h.cache_note.as_ref().map(|why| format!("GPU cache not read: {why}")),
             _ => None,
         }
     }

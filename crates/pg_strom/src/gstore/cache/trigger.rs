@@ -1,0 +1,340 @@
+//! The GPU cache's triggers: each heap change appended to the cache's
+//! redo log as a gstore_fdw write would append it.
+//!
+//! - INSERT (and the new version of an UPDATE): an Insert record of the
+//!   row, its hidden ctid column set, with the inserting transaction and
+//!   the command id from the heap tuple's header (so that the store's
+//!   MVCC rules match the heap's even when another trigger ran commands
+//!   in between).  Inserts are gathered per table and appended in
+//!   batches: before a deletion, when a batch is large, before a query of
+//!   this backend reads a cache, and before commit.
+//! - DELETE (and the old version of an UPDATE): a Delete record of the
+//!   row version the old tuple's ctid names (the latest one stored with
+//!   it: a ctid is reused only after VACUUM removed the version before).
+//! - TRUNCATE: a Truncate record, and the cache re-based on the new heap
+//!   file (`pgstrom.gpu_cache`'s `relfilenode` and `based_xid`, in the
+//!   truncating transaction).
+//!
+//! A cache found stale (the table rewritten, its columns changed) is
+//! marked broken in the writer's transaction instead: readers then read
+//! the heap until `pgstrom.gpu_cache_enable()` rebuilds it.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgstrom_runtime::store::Record;
+
+use super::Entry;
+use crate::errors::raise_plain;
+use crate::gstore::modify::{self, LogLock};
+use crate::gstore::state;
+
+/// Gathered inserts are appended past this many bytes.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// A table's gathered inserts, and its catalog entry as this transaction
+/// read it (writers hold a lock that keeps TRUNCATE, ALTER TABLE and
+/// `gpu_cache_enable` off until they commit).
+struct Pending {
+    entry: Option<Entry>,
+    /// The layout checked against the relation's descriptor last.
+    checked: pg_sys::TupleDesc,
+    body: Vec<u8>,
+}
+
+thread_local! {
+    static PENDING: RefCell<HashMap<pg_sys::Oid, Pending>> = RefCell::new(HashMap::new());
+}
+
+static mut CALLBACK: bool = false;
+
+#[pg_guard]
+unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    match event {
+        pg_sys::XactEvent::XACT_EVENT_PRE_COMMIT | pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE => {
+            flush_all();
+            modify::sync_dirty();
+            PENDING.with_borrow_mut(HashMap::clear);
+        }
+        pg_sys::XactEvent::XACT_EVENT_ABORT | pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT => {
+            PENDING.with_borrow_mut(HashMap::clear);
+        }
+        _ => {}
+    }
+}
+
+/// The hidden column's value of a ctid.
+pub fn tid_value(t: &pg_sys::ItemPointerData) -> i64 {
+    let block = ((t.ip_blkid.bi_hi as i64) << 16) | t.ip_blkid.bi_lo as i64;
+    (block << 16) | t.ip_posid as i64
+}
+
+/// The ctid of a hidden column's value.
+pub fn tid_of(v: i64) -> pg_sys::ItemPointerData {
+    let mut t = pg_sys::ItemPointerData::default();
+    let block = (v >> 16) as u32;
+    t.ip_blkid.bi_hi = (block >> 16) as u16;
+    t.ip_blkid.bi_lo = block as u16;
+    t.ip_posid = v as u16;
+    t
+}
+
+/// Append every table's gathered inserts (before a read of this backend
+/// and before commit).
+pub fn flush_all() {
+    let relids: Vec<pg_sys::Oid> =
+        PENDING.with_borrow(|p| p.iter().filter(|(_, v)| !v.body.is_empty()).map(|(k, _)| *k).collect());
+    for relid in relids {
+        // SAFETY: the table this transaction wrote holds its lock.
+        unsafe {
+            let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
+            append(rel, &[]);
+            pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+        }
+    }
+}
+
+/// Append the gathered inserts of `rel`, then `body`.
+///
+/// # Safety
+/// An open, cached table.
+unsafe fn append(rel: pg_sys::Relation, body: &[u8]) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let relid = (*rel).rd_id;
+        let mut all = PENDING.with_borrow_mut(|p| p.get_mut(&relid).map(|v| std::mem::take(&mut v.body)));
+        let all = match all.as_mut() {
+            Some(a) => {
+                a.extend_from_slice(body);
+                std::mem::take(a)
+            }
+            None => body.to_vec(),
+        };
+        if all.is_empty() {
+            return;
+        }
+        let layout = state::layout_of((*rel).rd_att);
+        state::with_store(rel, |st| {
+            let lock = LogLock::acquire(st, &layout);
+            lock.append(st, &all);
+        });
+        crate::gstore::autockpt::after_write(rel);
+    }
+}
+
+/// The entry of `rel` for this transaction's writes: None when the table
+/// has no cache, or it is broken (then nothing is logged).
+///
+/// # Safety
+/// An open relation, in a trigger.
+unsafe fn entry(rel: pg_sys::Relation) -> Option<Entry> {
+    // SAFETY: caller's promise.
+    unsafe {
+        let relid = (*rel).rd_id;
+        let known = PENDING.with_borrow(|p| p.get(&relid).map(|v| (v.entry.clone(), v.checked)));
+        let (entry, checked) = match known {
+            Some(k) => k,
+            None => {
+                if !CALLBACK {
+                    pg_sys::RegisterXactCallback(Some(xact_callback), std::ptr::null_mut());
+                    CALLBACK = true;
+                }
+                let e = super::lookup(relid);
+                PENDING.with_borrow_mut(|p| {
+                    p.insert(relid, Pending { entry: e.clone(), checked: std::ptr::null_mut(), body: Vec::new() })
+                });
+                (e, std::ptr::null_mut())
+            }
+        };
+        let e = entry?;
+        if e.broken {
+            return None;
+        }
+        if checked != (*rel).rd_att {
+            // the table's file and columns, again after a relation cache
+            // rebuild (ALTER TABLE in this transaction)
+            let stale = super::relfilenode(rel) != e.relfilenode || state::layout_of((*rel).rd_att) != e.layout;
+            if stale {
+                mark_broken(rel);
+                return None;
+            }
+            PENDING.with_borrow_mut(|p| p.get_mut(&relid).map(|v| v.checked = (*rel).rd_att));
+        }
+        Some(e)
+    }
+}
+
+/// Mark the cache of `rel` broken in this transaction.
+///
+/// # Safety
+/// An open relation.
+unsafe fn mark_broken(rel: pg_sys::Relation) {
+    // SAFETY: caller's promise.
+    let relid = unsafe { (*rel).rd_id };
+    super::as_superuser(|| {
+        Spi::run(&format!("UPDATE pgstrom.gpu_cache SET broken = true WHERE relid = {}", relid.to_u32()))
+            .unwrap_or_else(|e| internal(format!("could not mark the GPU cache broken: {e}")));
+    });
+    PENDING.with_borrow_mut(|p| {
+        if let Some(Some(e)) = p.get_mut(&relid).map(|v| v.entry.as_mut()) {
+            e.broken = true;
+        }
+        if let Some(v) = p.get_mut(&relid) {
+            v.body.clear();
+        }
+    });
+}
+
+fn internal(msg: String) -> ! {
+    raise_plain(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, msg, None, None)
+}
+
+/// The writing transaction's full id (durable in the WAL), and the check
+/// that it wrote the heap tuple `xid`.
+fn writer(xid: pg_sys::TransactionId) -> u64 {
+    let (full, _) = modify::writer_ids();
+    if full as u32 != u32::from(xid) {
+        internal(format!("a GPU cache trigger saw transaction {xid:?} write a row, not {full}"));
+    }
+    full
+}
+
+/// The trigger.
+///
+/// # Safety
+/// Called by PostgreSQL as a trigger.
+pub unsafe fn fire(td: &pg_sys::TriggerData) {
+    // SAFETY: caller's promise: the trigger data's relation and tuples are
+    // valid for the call.
+    unsafe {
+        let ev = td.tg_event;
+        if ev & pg_sys::TRIGGER_EVENT_TIMINGMASK != pg_sys::TRIGGER_EVENT_AFTER {
+            raise_plain(
+                PgSqlErrorCode::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED,
+                "pgstrom.gpu_cache_trigger() must be an AFTER trigger".into(),
+                None,
+                Some("pgstrom.gpu_cache_enable() creates its triggers."),
+            );
+        }
+        let rel = td.tg_relation;
+        let op = ev & pg_sys::TRIGGER_EVENT_OPMASK;
+        if op == pg_sys::TRIGGER_EVENT_TRUNCATE {
+            return truncate(rel);
+        }
+        if ev & pg_sys::TRIGGER_EVENT_ROW == 0 {
+            return;
+        }
+        if entry(rel).is_none() {
+            return;
+        }
+        let relid = (*rel).rd_id;
+        if op == pg_sys::TRIGGER_EVENT_DELETE || op == pg_sys::TRIGGER_EVENT_UPDATE {
+            let old = td.tg_trigtuple;
+            let hdr = (*old).t_data;
+            let xmax = if (*hdr).t_infomask & pg_sys::HEAP_XMAX_IS_MULTI as u16 != 0 {
+                pg_sys::HeapTupleGetUpdateXid(hdr)
+            } else {
+                (*hdr).t_choice.t_heap.t_xmax
+            };
+            let full = writer(xmax);
+            let cid = pg_sys::HeapTupleHeaderGetCmax(hdr);
+            let tid = tid_value(&(*old).t_self);
+            // the row version stored with that ctid: the last one (this
+            // transaction's own inserts appended first)
+            append(rel, &[]);
+            let row = state::with_store(rel, |st| {
+                let index = st.key.as_ref().expect("a cache's ctid index");
+                st.rows_with_key(index, &tid.to_ne_bytes()).last()
+            });
+            let Some(row) = row else {
+                raise_plain(
+                    PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+                    format!(
+                        "the GPU cache of \"{}\" holds no row at ctid ({},{})",
+                        std::ffi::CStr::from_ptr(pg_sys::get_rel_name(relid)).to_string_lossy(),
+                        tid >> 16,
+                        tid & 0xffff
+                    ),
+                    None,
+                    Some(
+                        "pgstrom.gpu_cache_disable() lets the write go through; pgstrom.gpu_cache_enable() rebuilds the cache.",
+                    ),
+                );
+            };
+            let mut body = Vec::new();
+            let updated = op == pg_sys::TRIGGER_EVENT_UPDATE;
+            Record::Delete { xid: full, cid, row, updated }.encode(&mut body);
+            if updated {
+                insert_record(td.tg_newslot, td.tg_newtuple, &mut body);
+            }
+            append(rel, &body);
+        } else {
+            let mut body = Vec::new();
+            insert_record(td.tg_trigslot, td.tg_trigtuple, &mut body);
+            let full = PENDING.with_borrow_mut(|p| {
+                let v = p.get_mut(&relid).expect("the table's entry");
+                v.body.extend_from_slice(&body);
+                v.body.len()
+            });
+            if full >= BATCH_BYTES {
+                append(rel, &[]);
+            }
+        }
+    }
+}
+
+/// An Insert record of the heap tuple `tuple` (whose values `slot` holds).
+///
+/// # Safety
+/// The trigger's new tuple and slot.
+unsafe fn insert_record(slot: *mut pg_sys::TupleTableSlot, tuple: pg_sys::HeapTuple, body: &mut Vec<u8>) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let hdr = (*tuple).t_data;
+        let full = writer((*hdr).t_choice.t_heap.t_xmin);
+        let cid = pg_sys::HeapTupleHeaderGetCmin(hdr);
+        let bytes = modify::tuple_bytes_with(slot, None, Some(tid_value(&(*tuple).t_self)));
+        Record::Insert { xid: full, cid, tuple: bytes }.encode(body);
+    }
+}
+
+/// TRUNCATE: a Truncate record, and the cache re-based on the new file.
+///
+/// # Safety
+/// The trigger's relation.
+unsafe fn truncate(rel: pg_sys::Relation) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let relid = (*rel).rd_id;
+        // (a fresh look: the relation's file changed under this statement)
+        PENDING.with_borrow_mut(|p| p.remove(&relid));
+        let Some(e) = super::lookup(relid) else { return };
+        if state::layout_of((*rel).rd_att) != e.layout {
+            if !e.broken {
+                mark_broken(rel);
+            }
+            return;
+        }
+        // (the rows before it are hidden from every snapshot that reads
+        // the cache from now on: a broken cache is sound again)
+        let (full, cid) = modify::writer_ids();
+        let mut body = Vec::new();
+        Record::Truncate { xid: full, cid }.encode(&mut body);
+        let layout = e.layout.clone();
+        state::with_store(rel, |st| {
+            let lock = LogLock::acquire(st, &layout);
+            lock.append(st, &body);
+        });
+        let node = super::relfilenode(rel);
+        super::as_superuser(|| {
+            Spi::run(&format!(
+                "UPDATE pgstrom.gpu_cache SET relfilenode = {node}, based_xid = '{full}', broken = false \
+                 WHERE relid = {}",
+                relid.to_u32()
+            ))
+            .unwrap_or_else(|e| internal(format!("could not re-base the GPU cache: {e}")));
+        });
+    }
+}
