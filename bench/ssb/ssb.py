@@ -32,12 +32,13 @@ TABLES = ["lineorder", "date1", "customer", "supplier", "part"]
 MODES = {
     "pg": "PostgreSQL (pg_strom.enabled = off, parallel workers = cores)",
     "strom": "pg_strom on heap tables",
+    "cache": "pg_strom on heap tables with a GPU cache of each (pgstrom.gpu_cache_enable, dropped after the mode)",
     "arrow": "pg_strom on Arrow_Fdw (lineorder as an Arrow file)",
     "duckdb": "DuckDB, its own tables (loaded from the same data)",
     "duckdb-parquet": "DuckDB over Parquet files of the same data",
     "duckdb-arrow": "DuckDB over lineorder.arrow (the arrow mode's file), its own dimension tables",
 }
-DEFAULT_MODES = "pg,strom,arrow,duckdb,duckdb-parquet,duckdb-arrow"
+DEFAULT_MODES = "pg,strom,cache,arrow,duckdb,duckdb-parquet,duckdb-arrow"
 # The row order of lineorder in the files `load` writes (lineorder.arrow,
 # DuckDB's table, lineorder.parquet): the ORDER BY of the export.
 #  date:       by lo_orderdate (PG-Strom's write-ups' log-like layout), the
@@ -53,7 +54,7 @@ ORDERS = {
     "date": "lo_orderdate, lo_orderkey, lo_linenumber",
     "generation": "lo_orderkey, lo_linenumber",
 }
-HEAP_MODES = ("pg", "strom")
+HEAP_MODES = ("pg", "strom", "cache")
 # The modes that read the files of `load`: arrow reads only lineorder.arrow;
 # the DuckDB modes read DuckDB's database or the Parquet files, which `load`
 # makes from the Arrow files (so it writes lineorder.arrow for them too).
@@ -436,6 +437,22 @@ def arrow_setup(data, order, cores):
     return None
 
 
+def gpu_caches(enable):
+    """cache mode: build (enable) or drop the GPU cache of every table;
+    with enable, the line of what they hold."""
+    if not enable:
+        pc.psql("".join(f"SELECT pgstrom.gpu_cache_disable('{t}');\n" for t in TABLES), csv_out=False)
+        return None
+    t0 = time.time()
+    # one transaction each (a cache is built by the first write of its own)
+    pc.psql("".join(f"SELECT pgstrom.gpu_cache_disable('{t}');\nSELECT pgstrom.gpu_cache_enable('{t}');\n"
+                    for t in TABLES), csv_out=False)
+    held = pc.scalar("SELECT string_agg(relation || ' ' || row_versions || ' rows ' || pg_size_pretty(bytes) "
+                     "|| CASE WHEN usable THEN '' ELSE ' (not usable: ' || why_not || ')' END, ', ' "
+                     "ORDER BY relation::text) FROM pgstrom.gpu_cache_info")
+    return f"GPU caches built in {time.time() - t0:.1f} s: {held}"
+
+
 # ---------------------------------------------------------------- run
 
 
@@ -512,6 +529,8 @@ def cmd_run(a):
             if why:
                 skipped[m] = why
                 continue
+        if m == "cache":
+            say(f"cache: {gpu_caches(True)}")
         con = None
         if m.startswith("duckdb"):
             con, why = duck_connect(m, data, order)
@@ -519,11 +538,15 @@ def cmd_run(a):
                 skipped[m] = why
                 continue
         t0 = time.time()
-        for q in queries:
-            sql = read_query(q)
-            r = (bl.run_pg(m, q, sql, a.runs, pg_settings(m, cores)) if con is None
-                 else bl.run_duck(m, q, sql, a.runs, con))
-            results[(m, q)] = r
+        try:
+            for q in queries:
+                sql = read_query(q)
+                r = (bl.run_pg(m, q, sql, a.runs, pg_settings(m, cores)) if con is None
+                     else bl.run_duck(m, q, sql, a.runs, con))
+                results[(m, q)] = r
+        finally:
+            if m == "cache":
+                gpu_caches(False)
         say(f"{m}: {len(queries)} queries in {time.time() - t0:.1f} s (lineorder order: {mode_order(m, order)})")
     for m, why in skipped.items():
         say(f"{m}: skipped: {why}")

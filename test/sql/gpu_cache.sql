@@ -128,6 +128,7 @@ COMMIT;
 SELECT gc_check('SELECT id FROM gc WHERE id % 500 = 0 FOR UPDATE');
 -- TRUNCATE: rolled back, then committed
 BEGIN;
+INSERT INTO gc VALUES (11000, 1, 'before truncate', 1, NULL);
 TRUNCATE gc;
 INSERT INTO gc VALUES (1, 1, 'after truncate', 1, NULL);
 SELECT * FROM gc_all();
@@ -165,6 +166,27 @@ SELECT * FROM gc_all();
 SELECT pgstrom.gstore_fdw_checkpoint('gc');
 -- built again
 SELECT pgstrom.gpu_cache_disable('gc');
+SELECT pgstrom.gpu_cache_enable('gc') > 0 AS enabled;
+SELECT * FROM gc_all();
+-- a savepoint that made it stale and wrote, rolled back: the writes
+-- after it are in the cache again
+BEGIN;
+UPDATE gc SET v = 5 WHERE id = 40;
+SAVEPOINT s;
+ALTER TABLE gc ADD COLUMN tmp int;
+UPDATE gc SET v = 6 WHERE id = 41;
+ROLLBACK TO s;
+UPDATE gc SET v = 7 WHERE id = 42;
+COMMIT;
+SELECT relation, usable, why_not FROM pgstrom.gpu_cache_info;
+SELECT * FROM gc_all();
+-- triggers without an entry (as pg_dump restores a table): enabling makes
+-- them anew
+SELECT pgstrom.gpu_cache_disable('gc');
+CREATE TRIGGER pgstrom_gpu_cache_row AFTER INSERT OR UPDATE OR DELETE ON gc
+  FOR EACH ROW EXECUTE FUNCTION pgstrom.gpu_cache_trigger();
+INSERT INTO gc VALUES (12000, 1, 'no entry', 1, NULL);
+SELECT * FROM gc_all();
 SELECT pgstrom.gpu_cache_enable('gc') > 0 AS enabled;
 SELECT * FROM gc_all();
 -- a changed column

@@ -16,6 +16,7 @@ SELECT count(*) > 100 AS device_functions FROM pgstrom.device_functions;
 SELECT count(*) >= 0 AS engines FROM pgstrom.gpu_service_engines;
 SELECT count(*) >= 0 AS service FROM pgstrom.gpu_service_status;
 SELECT count(*) >= 0 AS pgstrom_device_info FROM pgstrom_device_info();
+SELECT count(*) >= 0 AS gpu_cache_info FROM pgstrom.gpu_cache_info;
 -- the device program of an expression over a table the role owns
 CREATE TEMP TABLE roles_t (a int);
 SELECT pgstrom.device_program('roles_t', 'a + 1') IS NOT NULL AS program;
@@ -25,6 +26,8 @@ SELECT pgstrom.device_code_build('sm_90');
 SELECT * FROM pgstrom.gpu_storage_distance('/');
 SELECT pgstrom.inject_device_fault(0, 0);
 SELECT pgstrom.arrow_fdw_write_stats('/tmp/x.arrow', ARRAY['a']);
+SELECT pgstrom.gpu_cache_enable('pg_class');
+SELECT pgstrom.gpu_cache_disable('pg_class');
 DROP TABLE roles_t;
 RESET ROLE;
 DROP ROLE pgstrom_plain_role;

@@ -92,6 +92,31 @@ unsafe fn qualified(relid: pg_sys::Oid) -> String {
 unsafe fn open_owned(relid: pg_sys::Oid, lockmode: u32) -> pg_sys::Relation {
     // SAFETY: opening checks the relation exists.
     unsafe {
+        // ownership before the lock: no one else's table waits on this
+        if pg_sys::get_rel_name(relid).is_null() {
+            raise_plain(
+                PgSqlErrorCode::ERRCODE_UNDEFINED_TABLE,
+                format!("relation with OID {} does not exist", relid.to_u32()),
+                None,
+                None,
+            );
+        }
+        if !crate::pg::compat::owns_table(relid) {
+            raise_plain(
+                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                format!("must be owner of table {}", relname(relid)),
+                None,
+                None,
+            );
+        }
+        if pg_sys::IsCatalogRelationOid(relid) {
+            raise_plain(
+                PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
+                format!("\"{}\" is a system catalog", relname(relid)),
+                Some("System catalogs have no GPU cache.".into()),
+                None,
+            );
+        }
         let rel = pg_sys::relation_open(relid, lockmode as i32);
         let kind = (*(*rel).rd_rel).relkind as u8;
         if kind == pg_sys::RELKIND_PARTITIONED_TABLE {
@@ -117,14 +142,6 @@ unsafe fn open_owned(relid: pg_sys::Oid, lockmode: u32) -> pg_sys::Relation {
             raise_plain(
                 PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
                 format!("cannot keep a GPU cache of temporary table \"{}\"", relname(relid)),
-                None,
-                None,
-            );
-        }
-        if !crate::pg::compat::owns_table(relid) {
-            raise_plain(
-                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
-                format!("must be owner of table {}", relname(relid)),
                 None,
                 None,
             );
@@ -162,7 +179,8 @@ pub fn enable(relid: pg_sys::Oid, gpu_device_id: i32) -> i64 {
             );
         }
         let rel = open_owned(relid, pg_sys::AccessExclusiveLock);
-        if super::has_trigger(rel) {
+        let row_trigger = super::has_trigger(rel);
+        if row_trigger && super::lookup(relid).is_some() {
             raise_plain(
                 PgSqlErrorCode::ERRCODE_DUPLICATE_OBJECT,
                 format!("table \"{}\" has a GPU cache already", relname(relid)),
@@ -203,13 +221,17 @@ pub fn enable(relid: pg_sys::Oid, gpu_device_id: i32) -> i64 {
         pg_sys::UnregisterSnapshot(snapshot);
         pg_sys::MemoryContextDelete(cxt);
         let node = super::relfilenode(rel);
-        // (where a user dropped the row trigger alone)
+        // triggers without an entry (a table restored by pg_dump, whose
+        // triggers came along), or one of them alone: made anew
         let truncate_trigger = super::has_trigger_named(rel, TRUNCATE_TRIGGER);
         // (DDL on a table this function holds open is refused: the lock
         // stays until commit)
         pg_sys::relation_close(rel, pg_sys::NoLock as i32);
 
         let q = qualified(relid);
+        if row_trigger {
+            spi(&format!("DROP TRIGGER {ROW_TRIGGER} ON {q}"));
+        }
         if truncate_trigger {
             spi(&format!("DROP TRIGGER {TRUNCATE_TRIGGER} ON {q}"));
         }

@@ -280,8 +280,12 @@ pub unsafe fn usable(node: *mut pg_sys::CustomScanState, rel: pg_sys::Relation) 
         if !stmt.is_null() && ((*stmt).commandType != pg_sys::CmdType::CMD_SELECT || !(*stmt).rowMarks.is_null()) {
             return Some(Err("the statement writes or locks rows".into()));
         }
+        // (a transaction older than any snapshot's horizon can be: seen)
+        let next_full = pg_sys::ReadNextFullTransactionId().value;
         let mut vis = state::Visibility::new((*estate).es_snapshot);
-        if !matches!(vis.seen(e.based_xid), state::Seen::Committed | state::Seen::Current) {
+        if next_full.saturating_sub(e.based_xid) < 1 << 30
+            && !matches!(vis.seen(e.based_xid), state::Seen::Committed | state::Seen::Current)
+        {
             return Some(Err("the query's snapshot is older than the cache".into()));
         }
         // this transaction's own writes, gathered by the triggers

@@ -38,7 +38,9 @@ const BATCH_BYTES: usize = 1 << 20;
 /// read it (writers hold a lock that keeps TRUNCATE, ALTER TABLE and
 /// `gpu_cache_enable` off until they commit).
 struct Pending {
-    entry: Option<Entry>,
+    /// None until read (again: a subtransaction rolled back may have
+    /// marked the cache broken).
+    entry: Option<Option<Entry>>,
     /// The layout checked against the relation's descriptor last.
     checked: pg_sys::TupleDesc,
     body: Vec<u8>,
@@ -49,6 +51,25 @@ thread_local! {
 }
 
 static mut CALLBACK: bool = false;
+
+#[pg_guard]
+unsafe extern "C-unwind" fn subxact_callback(
+    event: pg_sys::SubXactEvent::Type,
+    _my: pg_sys::SubTransactionId,
+    _parent: pg_sys::SubTransactionId,
+    _arg: *mut std::ffi::c_void,
+) {
+    if event == pg_sys::SubXactEvent::SUBXACT_EVENT_ABORT_SUB {
+        // its catalog writes are gone: read the entries again (the
+        // gathered inserts stay: their transaction id says they aborted)
+        PENDING.with_borrow_mut(|p| {
+            for v in p.values_mut() {
+                v.entry = None;
+                v.checked = std::ptr::null_mut();
+            }
+        });
+    }
+}
 
 #[pg_guard]
 unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
@@ -133,17 +154,24 @@ unsafe fn entry(rel: pg_sys::Relation) -> Option<Entry> {
     // SAFETY: caller's promise.
     unsafe {
         let relid = (*rel).rd_id;
-        let known = PENDING.with_borrow(|p| p.get(&relid).map(|v| (v.entry.clone(), v.checked)));
+        let known = PENDING.with_borrow(|p| p.get(&relid).and_then(|v| v.entry.clone().map(|e| (e, v.checked))));
         let (entry, checked) = match known {
             Some(k) => k,
             None => {
                 if !CALLBACK {
                     pg_sys::RegisterXactCallback(Some(xact_callback), std::ptr::null_mut());
+                    pg_sys::RegisterSubXactCallback(Some(subxact_callback), std::ptr::null_mut());
                     CALLBACK = true;
                 }
                 let e = super::lookup(relid);
                 PENDING.with_borrow_mut(|p| {
-                    p.insert(relid, Pending { entry: e.clone(), checked: std::ptr::null_mut(), body: Vec::new() })
+                    let v = p.entry(relid).or_insert_with(|| Pending {
+                        entry: None,
+                        checked: std::ptr::null_mut(),
+                        body: Vec::new(),
+                    });
+                    v.entry = Some(e.clone());
+                    v.checked = std::ptr::null_mut();
                 });
                 (e, std::ptr::null_mut())
             }
@@ -178,7 +206,7 @@ unsafe fn mark_broken(rel: pg_sys::Relation) {
             .unwrap_or_else(|e| internal(format!("could not mark the GPU cache broken: {e}")));
     });
     PENDING.with_borrow_mut(|p| {
-        if let Some(Some(e)) = p.get_mut(&relid).map(|v| v.entry.as_mut()) {
+        if let Some(Some(Some(e))) = p.get_mut(&relid).map(|v| v.entry.as_mut()) {
             e.broken = true;
         }
         if let Some(v) = p.get_mut(&relid) {
@@ -308,7 +336,11 @@ unsafe fn truncate(rel: pg_sys::Relation) {
     // SAFETY: caller's promise.
     unsafe {
         let relid = (*rel).rd_id;
-        // (a fresh look: the relation's file changed under this statement)
+        // this transaction's gathered inserts come before the Truncate
+        // record; then a fresh look (the relation's file changed)
+        if PENDING.with_borrow(|p| p.get(&relid).is_some_and(|v| !v.body.is_empty())) {
+            append(rel, &[]);
+        }
         PENDING.with_borrow_mut(|p| p.remove(&relid));
         let Some(e) = super::lookup(relid) else { return };
         if state::layout_of((*rel).rd_att) != e.layout {
