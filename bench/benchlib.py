@@ -23,6 +23,11 @@ COLORS = {"pg": (52, 101, 164), "strom": (237, 125, 49), "cache": (192, 80, 77),
           "duckdb": (255, 192, 0), "duckdb-parquet": (112, 173, 71), "duckdb-arrow": (91, 155, 213)}
 
 
+def colour(mode):
+    """A mode's colour in the charts (grey for one without its own)."""
+    return COLORS.get(mode, (128, 128, 128))
+
+
 def import_duckdb():
     try:
         import duckdb
@@ -384,11 +389,11 @@ def write_chart(path, results, ran, queries, db_bytes, title, label=str):
         x0 = left + i * group_w + group_w * 0.1
         for j, m in enumerate(ran):
             h = plot_h * vals[(m, q)] / vmax
-            d.rectangle([x0 + j * bar_w, H - bottom - h, x0 + (j + 1) * bar_w - 2, H - bottom], fill=COLORS.get(m, (128, 128, 128)))
+            d.rectangle([x0 + j * bar_w, H - bottom - h, x0 + (j + 1) * bar_w - 2, H - bottom], fill=colour(m))
         d.text((x0 + group_w * 0.25, H - bottom + 8), label(q), fill="black")
     x = left
     for m in ran:  # legend
-        d.rectangle([x, H - 25, x + 12, H - 13], fill=COLORS.get(m, (128, 128, 128)))
+        d.rectangle([x, H - 25, x + 12, H - 13], fill=colour(m))
         d.text((x + 16, H - 25), m, fill="black")
         x += 30 + 8 * len(m)
     img.save(path)
