@@ -22,8 +22,8 @@ BEGIN
     IF node = '' AND ln ~ 'Custom Scan \((Gpu\w+)\)' THEN
       node := substring(ln from 'Custom Scan \((Gpu\w+)\)') || ' ';
     END IF;
-    IF ln LIKE '%GPU Store: GPU cache of gc %' THEN src := 'GPU cache'; END IF;
-    IF ln LIKE '%GPU Store: GPU cache of gc (copy in %' THEN src := 'GPU cache (engine''s copy)'; END IF;
+    IF ln LIKE '%GPU Store: GPU cache of % (%' THEN src := 'GPU cache'; END IF;
+    IF ln LIKE '%GPU Store: GPU cache of % (copy in %' THEN src := 'GPU cache (engine''s copy)'; END IF;
     IF ln LIKE '%GPU cache not read:%' THEN
       src := 'heap (' || regexp_replace(ln, '.*GPU cache not read: ', '') || ')';
     END IF;
@@ -49,13 +49,6 @@ SELECT * FROM gc_all();
 
 -- errors
 SELECT pgstrom.gpu_cache_enable('gc', 2000);
-BEGIN;
-INSERT INTO gd VALUES (100, 'x');
-SELECT pgstrom.gpu_cache_enable('gc');
-ROLLBACK;
-CREATE TABLE gc_parted (a int) PARTITION BY RANGE (a);
-SELECT pgstrom.gpu_cache_enable('gc_parted');
-DROP TABLE gc_parted;
 CREATE TEMP TABLE gc_temp (a int);
 SELECT pgstrom.gpu_cache_enable('gc_temp');
 CREATE VIEW gc_view AS SELECT * FROM gc;
@@ -124,6 +117,37 @@ UPDATE gc SET v = 2 WHERE id = 13;
 UPDATE gc SET v = 3 WHERE id = 13;
 SELECT * FROM gc_all();
 COMMIT;
+-- built by a transaction that wrote the table first: its rows are in the
+-- cache, and a rollback takes both away
+SELECT pgstrom.gpu_cache_disable('gc');
+BEGIN;
+INSERT INTO gc VALUES (13000, 1, 'before enabling', 1, NULL);
+DELETE FROM gc WHERE id = 14;
+SAVEPOINT s;
+INSERT INTO gc VALUES (13001, 1, 'in a savepoint', 1, NULL);
+SELECT pgstrom.gpu_cache_enable('gc') > 0 AS enabled;
+SELECT * FROM gc_all();
+ROLLBACK TO s;
+SELECT relation, usable, why_not FROM pgstrom.gpu_cache_info;
+SELECT pgstrom.gpu_cache_enable('gc') > 0 AS enabled;
+COMMIT;
+SELECT * FROM gc_all();
+-- not dropped and built again in one transaction (a rollback would bring
+-- the old entry back over the new files)
+BEGIN;
+SELECT pgstrom.gpu_cache_disable('gc');
+SELECT pgstrom.gpu_cache_enable('gc');
+ROLLBACK;
+SELECT relation, usable, why_not FROM pgstrom.gpu_cache_info;
+-- a REPEATABLE READ transaction that built it reads the heap (its snapshot
+-- is older than the rows the cache holds)
+SELECT pgstrom.gpu_cache_disable('gc');
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) FROM gd;
+SELECT pgstrom.gpu_cache_enable('gc') > 0 AS enabled;
+SELECT gc_check('SELECT id FROM gc WHERE id % 500 = 0');
+COMMIT;
+SELECT gc_check('SELECT id FROM gc WHERE id % 500 = 0');
 -- statements that write or lock rows read the heap
 SELECT gc_check('SELECT id FROM gc WHERE id % 500 = 0 FOR UPDATE');
 -- TRUNCATE: rolled back, then committed
@@ -207,6 +231,21 @@ SELECT pgstrom.gpu_cache_disable('gc');
 SELECT count(*) FROM pg_trigger WHERE tgrelid = 'gc'::regclass;
 SELECT count(*) FROM pgstrom.gpu_cache;
 SELECT * FROM gc_all();
+-- a partitioned table: each heap partition
+CREATE TABLE gc_parted (a int, b text) PARTITION BY RANGE (a);
+CREATE TABLE gc_p1 PARTITION OF gc_parted FOR VALUES FROM (0) TO (100);
+CREATE TABLE gc_p2 PARTITION OF gc_parted FOR VALUES FROM (100) TO (200) PARTITION BY RANGE (a);
+CREATE TABLE gc_p21 PARTITION OF gc_p2 FOR VALUES FROM (100) TO (200);
+INSERT INTO gc_parted SELECT i, 'p' || i FROM generate_series(0, 199) i;
+SELECT pgstrom.gpu_cache_enable('gc_parted');
+SELECT relation, usable, row_versions FROM pgstrom.gpu_cache_info ORDER BY 1::text;
+SELECT gc_check('SELECT a, b FROM gc_parted WHERE a % 3 = 0');
+UPDATE gc_parted SET a = a + 100, b = 'moved' WHERE a < 10;
+SELECT relation, usable, row_versions FROM pgstrom.gpu_cache_info ORDER BY 1::text;
+SELECT gc_check('SELECT a, b FROM gc_parted WHERE a % 3 = 0');
+SELECT pgstrom.gpu_cache_disable('gc_parted');
+SELECT count(*) FROM pgstrom.gpu_cache;
+DROP TABLE gc_parted;
 -- a dropped table's entry is not shown
 SELECT pgstrom.gpu_cache_enable('gd');
 DROP TABLE gd;

@@ -2,10 +2,13 @@
 //! `pgstrom.gpu_cache_info` view shows.
 //!
 //! Enabling holds ACCESS EXCLUSIVE on the table (no writer runs, and no
-//! query reads a store being replaced) and must be the first write of its
-//! transaction: the table's rows visible to the latest snapshot are every
-//! committed row, stored frozen, with their ctids; snapshots that do not
-//! see the enabling transaction read the heap.  Disabling drops the
+//! query reads a store being replaced): the table's rows visible to the
+//! latest snapshot are stored frozen, with their ctids; snapshots that do
+//! not see the enabling transaction read the heap.  Rows this transaction
+//! wrote are among them: the cache's entry is written in the same
+//! (sub)transaction as the last of them or a deeper one, so a rollback
+//! that takes them away takes the cache away too.  A partitioned table's
+//! heap partitions are enabled (disabled) one by one.  Disabling drops the
 //! triggers and the catalog row, and the files when the transaction
 //! commits (a savepoint rolled back keeps them).
 
@@ -119,14 +122,6 @@ unsafe fn open_owned(relid: pg_sys::Oid, lockmode: u32) -> pg_sys::Relation {
         }
         let rel = pg_sys::relation_open(relid, lockmode as i32);
         let kind = (*(*rel).rd_rel).relkind as u8;
-        if kind == pg_sys::RELKIND_PARTITIONED_TABLE {
-            raise_plain(
-                PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
-                format!("\"{}\" is a partitioned table", relname(relid)),
-                Some("A GPU cache belongs to a table that holds rows.".into()),
-                Some("Enable the GPU cache of each partition."),
-            );
-        }
         if kind != pg_sys::RELKIND_RELATION {
             raise_plain(
                 PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
@@ -156,8 +151,43 @@ fn spi(sql: &str) {
     });
 }
 
-/// `pgstrom.gpu_cache_enable(regclass, int)`: the rows stored.
+/// The heap tables among the partitions of partitioned table `relid`
+/// (every level), after checking ownership of the partitioned table.
+fn leaves(relid: pg_sys::Oid) -> Vec<pg_sys::Oid> {
+    // SAFETY: catalog checks of an existing relation.
+    unsafe {
+        if !crate::pg::compat::owns_table(relid) {
+            raise_plain(
+                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                format!("must be owner of table {}", relname(relid)),
+                None,
+                None,
+            );
+        }
+    }
+    let sql = format!(
+        "SELECT c.oid FROM pg_catalog.pg_partition_tree({}::regclass) t JOIN pg_catalog.pg_class c ON c.oid = t.relid \
+          WHERE t.isleaf AND c.relkind = 'r' ORDER BY c.oid",
+        relid.to_u32()
+    );
+    Spi::connect(|c| {
+        c.select(&sql, None, &[])
+            .map(|rows| rows.filter_map(|r| r.get::<pg_sys::Oid>(1).ok().flatten()).collect())
+            .unwrap_or_default()
+    })
+}
+
+fn is_partitioned(relid: pg_sys::Oid) -> bool {
+    // SAFETY: a syscache lookup.
+    unsafe { pg_sys::get_rel_relkind(relid) == pg_sys::RELKIND_PARTITIONED_TABLE as std::ffi::c_char }
+}
+
+/// `pgstrom.gpu_cache_enable(regclass, int)`: the rows stored (of every
+/// heap partition, for a partitioned table).
 pub fn enable(relid: pg_sys::Oid, gpu_device_id: i32) -> i64 {
+    if is_partitioned(relid) {
+        return leaves(relid).into_iter().map(|leaf| enable(leaf, gpu_device_id)).sum();
+    }
     register();
     if !(0..=1023).contains(&gpu_device_id) {
         raise_plain(
@@ -170,15 +200,17 @@ pub fn enable(relid: pg_sys::Oid, gpu_device_id: i32) -> i64 {
     // SAFETY: the relation opened and locked here; a scan with a
     // registered snapshot.
     unsafe {
-        if pg_sys::GetTopFullTransactionIdIfAny().value != 0 {
+        let rel = open_owned(relid, pg_sys::AccessExclusiveLock);
+        // (the files are rewritten in place: were this transaction rolled
+        // back, the dropped cache's entry would come back over them)
+        if DROPPED.with_borrow(|d| d.iter().any(|&(r, _)| r == relid)) {
             raise_plain(
-                PgSqlErrorCode::ERRCODE_ACTIVE_SQL_TRANSACTION,
-                "pgstrom.gpu_cache_enable() must be the first write of its transaction".into(),
-                Some("The cache stores the table's committed rows as every later snapshot sees them.".into()),
-                Some("Run it in a transaction of its own."),
+                PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("the GPU cache of table \"{}\" was dropped by this transaction", relname(relid)),
+                None,
+                Some("Commit, then run pgstrom.gpu_cache_enable() in a new transaction."),
             );
         }
-        let rel = open_owned(relid, pg_sys::AccessExclusiveLock);
         let row_trigger = super::has_trigger(rel);
         if row_trigger && super::lookup(relid).is_some() {
             raise_plain(
@@ -191,8 +223,7 @@ pub fn enable(relid: pg_sys::Oid, gpu_device_id: i32) -> i64 {
         // the entry of a dropped table whose oid this one got again, or of
         // a cache whose triggers were dropped: gone
         super::as_superuser(|| spi(&format!("DELETE FROM pgstrom.gpu_cache WHERE relid = {}", relid.to_u32())));
-        // files of this table a disable in this transaction was to remove
-        DROPPED.with_borrow_mut(|d| d.retain(|&(r, _)| r != relid));
+
         let layout = state::layout_of((*rel).rd_att);
         let mut body = Vec::new();
         Record::Layout { types: layout.clone() }.encode(&mut body);
@@ -288,6 +319,9 @@ fn io_error(path: &std::path::Path, e: impl std::fmt::Display) -> ! {
 /// `pgstrom.gpu_cache_disable(regclass)`: false when the table had no
 /// cache.
 pub fn disable(relid: pg_sys::Oid) -> bool {
+    if is_partitioned(relid) {
+        return leaves(relid).into_iter().fold(false, |any, leaf| disable(leaf) || any);
+    }
     register();
     // SAFETY: the relation opened and locked here.
     unsafe {

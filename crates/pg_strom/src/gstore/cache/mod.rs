@@ -283,10 +283,17 @@ pub unsafe fn usable(node: *mut pg_sys::CustomScanState, rel: pg_sys::Relation) 
         // (a transaction older than any snapshot's horizon can be: seen)
         let next_full = pg_sys::ReadNextFullTransactionId().value;
         let mut vis = state::Visibility::new((*estate).es_snapshot);
-        if next_full.saturating_sub(e.based_xid) < 1 << 30
-            && !matches!(vis.seen(e.based_xid), state::Seen::Committed | state::Seen::Current)
-        {
-            return Some(Err("the query's snapshot is older than the cache".into()));
+        if next_full.saturating_sub(e.based_xid) < 1 << 30 {
+            match vis.seen(e.based_xid) {
+                state::Seen::Committed => {}
+                // built in this transaction: from the latest snapshot, which
+                // a REPEATABLE READ snapshot may not be
+                state::Seen::Current if pg_sys::XactIsoLevel < pg_sys::XACT_REPEATABLE_READ as i32 => {}
+                state::Seen::Current => {
+                    return Some(Err("built by this transaction after its snapshot was taken".into()));
+                }
+                _ => return Some(Err("the query's snapshot is older than the cache".into())),
+            }
         }
         // this transaction's own writes, gathered by the triggers
         trigger::flush_all();
