@@ -320,7 +320,9 @@ fn io_error(path: &std::path::Path, e: impl std::fmt::Display) -> ! {
 /// cache.
 pub fn disable(relid: pg_sys::Oid) -> bool {
     if is_partitioned(relid) {
-        return leaves(relid).into_iter().fold(false, |any, leaf| disable(leaf) || any);
+        // (every partition: not an early exit at the first)
+        let dropped: Vec<bool> = leaves(relid).into_iter().map(disable).collect();
+        return dropped.contains(&true);
     }
     register();
     // SAFETY: the relation opened and locked here.
