@@ -148,6 +148,19 @@ SELECT pgstrom.gpu_cache_enable('gc') > 0 AS enabled;
 SELECT gc_check('SELECT id FROM gc WHERE id % 500 = 0');
 COMMIT;
 SELECT gc_check('SELECT id FROM gc WHERE id % 500 = 0');
+-- a parallel worker reads the heap (it takes no snapshot of its own to
+-- read the catalog with): the whole plan in a worker
+SET debug_parallel_query = on;
+SELECT count(*), sum(v) FROM gc WHERE id % 500 = 0;
+SELECT gc_check('SELECT id FROM gc WHERE id % 500 = 0');
+RESET debug_parallel_query;
+-- written, then dropped, by one transaction: it commits
+CREATE TABLE gc_gone (a int);
+SELECT pgstrom.gpu_cache_enable('gc_gone');
+BEGIN;
+INSERT INTO gc_gone SELECT generate_series(1, 10);
+DROP TABLE gc_gone;
+COMMIT;
 -- statements that write or lock rows read the heap
 SELECT gc_check('SELECT id FROM gc WHERE id % 500 = 0 FOR UPDATE');
 -- TRUNCATE: rolled back, then committed
@@ -246,10 +259,21 @@ SELECT gc_check('SELECT a, b FROM gc_parted WHERE a % 3 = 0');
 SELECT pgstrom.gpu_cache_disable('gc_parted');
 SELECT count(*) FROM pgstrom.gpu_cache;
 DROP TABLE gc_parted;
--- a dropped table's entry is not shown
+-- a dropped table's entry is not shown; the next enable removes it and
+-- its files
 SELECT pgstrom.gpu_cache_enable('gd');
+SELECT current_setting('data_directory') || '/pg_strom/gpu_cache/'
+       || (SELECT oid FROM pg_database WHERE datname = current_database()) || '/'
+       || 'gd'::regclass::oid || '.base' AS gd_path \gset
+SELECT (pg_stat_file(:'gd_path', true)).size > 0 AS gd_file;
 DROP TABLE gd;
 SELECT count(*) AS entries, (SELECT count(*) FROM pgstrom.gpu_cache_info) AS shown FROM pgstrom.gpu_cache;
+CREATE TABLE gc_next (a int);
+SELECT pgstrom.gpu_cache_enable('gc_next');
+SELECT count(*) AS entries FROM pgstrom.gpu_cache;
+SELECT (pg_stat_file(:'gd_path', true)).size IS NULL AS gd_file_removed;
+SELECT pgstrom.gpu_cache_disable('gc_next');
+DROP TABLE gc_next;
 DROP TABLE gc, gc_saved;
 DROP FUNCTION gc_all(), gc_check(text);
 DROP OWNED BY gc_stranger;

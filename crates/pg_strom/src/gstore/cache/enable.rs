@@ -221,8 +221,23 @@ pub fn enable(relid: pg_sys::Oid, gpu_device_id: i32) -> i64 {
             );
         }
         // the entry of a dropped table whose oid this one got again, or of
-        // a cache whose triggers were dropped: gone
+        // a cache whose triggers were dropped: gone; so are the entries of
+        // dropped tables, and their files at commit
         super::as_superuser(|| spi(&format!("DELETE FROM pgstrom.gpu_cache WHERE relid = {}", relid.to_u32())));
+        let gone: Vec<pg_sys::Oid> = super::as_superuser(|| {
+            Spi::connect_mut(|c| {
+                c.update(
+                    "DELETE FROM pgstrom.gpu_cache c \
+                      WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class r WHERE r.oid = c.relid) RETURNING c.relid",
+                    None,
+                    &[],
+                )
+                .map(|rows| rows.filter_map(|r| r.get::<pg_sys::Oid>(1).ok().flatten()).collect())
+                .unwrap_or_default()
+            })
+        });
+        let sub = pg_sys::GetCurrentSubTransactionId();
+        DROPPED.with_borrow_mut(|d| d.extend(gone.into_iter().map(|r| (r, sub))));
 
         let layout = state::layout_of((*rel).rd_att);
         let mut body = Vec::new();
@@ -336,6 +351,7 @@ pub fn disable(relid: pg_sys::Oid) -> bool {
             spi(&format!("DROP TRIGGER IF EXISTS {TRUNCATE_TRIGGER} ON {q}"));
             super::as_superuser(|| spi(&format!("DELETE FROM pgstrom.gpu_cache WHERE relid = {}", relid.to_u32())));
             DROPPED.with_borrow_mut(|d| d.push((relid, pg_sys::GetCurrentSubTransactionId())));
+            super::trigger::forget(relid);
         }
         had
     }

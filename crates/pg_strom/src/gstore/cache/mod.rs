@@ -172,8 +172,15 @@ pub fn planned(relid: pg_sys::Oid) -> bool {
 }
 
 /// The catalog's entry of `relid`, read with the latest snapshot; None
-/// when the table has no cache (or the extension's table is not there).
+/// when the table has no cache (or the extension's table is not there),
+/// and in parallel mode, which takes no new snapshot: a parallel worker
+/// reads the heap (the leader decided for itself at its executor start,
+/// before parallel mode began).
 pub fn lookup(relid: pg_sys::Oid) -> Option<Entry> {
+    // SAFETY: a backend's transaction state.
+    if unsafe { pg_sys::IsInParallelMode() } {
+        return None;
+    }
     let sql = format!(
         "SELECT c.gpu_device_id, c.based_xid::text, c.relfilenode::bigint, c.layout::bigint[], c.broken, \
                 (SELECT array_agg(t.xmin::text ORDER BY t.tgname) FROM pg_catalog.pg_trigger t \
@@ -317,9 +324,10 @@ mod pgstrom {
         enable::disable(rel)
     }
 
-    /// The state of a table's GPU cache as this process replays it.
+    /// The state of a table's GPU cache as this process replays it (not in
+    /// parallel workers: they take no new snapshot to read the catalog).
     #[allow(clippy::type_complexity)]
-    #[pg_extern(volatile, parallel_safe)]
+    #[pg_extern(volatile, parallel_restricted)]
     fn gpu_cache_state_oid(
         rel: pg_sys::Oid,
     ) -> TableIterator<

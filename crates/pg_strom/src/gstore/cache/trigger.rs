@@ -41,8 +41,6 @@ struct Pending {
     /// None until read (again: a subtransaction rolled back may have
     /// marked the cache broken).
     entry: Option<Option<Entry>>,
-    /// The layout checked against the relation's descriptor last.
-    checked: pg_sys::TupleDesc,
     body: Vec<u8>,
 }
 
@@ -65,7 +63,6 @@ unsafe extern "C-unwind" fn subxact_callback(
         PENDING.with_borrow_mut(|p| {
             for v in p.values_mut() {
                 v.entry = None;
-                v.checked = std::ptr::null_mut();
             }
         });
     }
@@ -110,11 +107,22 @@ pub fn flush_all() {
     for relid in relids {
         // SAFETY: the table this transaction wrote holds its lock.
         unsafe {
-            let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
+            // (dropped by this transaction after it wrote: nothing to keep)
+            let rel = pg_sys::try_relation_open(relid, pg_sys::NoLock as i32);
+            if rel.is_null() {
+                PENDING.with_borrow_mut(|p| p.remove(&relid));
+                continue;
+            }
             append(rel, &[]);
             pg_sys::relation_close(rel, pg_sys::NoLock as i32);
         }
     }
+}
+
+/// Forget what this transaction gathered for `relid` (its cache is being
+/// dropped).
+pub fn forget(relid: pg_sys::Oid) {
+    PENDING.with_borrow_mut(|p| p.remove(&relid));
 }
 
 /// Append the gathered inserts of `rel`, then `body`.
@@ -154,8 +162,8 @@ unsafe fn entry(rel: pg_sys::Relation) -> Option<Entry> {
     // SAFETY: caller's promise.
     unsafe {
         let relid = (*rel).rd_id;
-        let known = PENDING.with_borrow(|p| p.get(&relid).and_then(|v| v.entry.clone().map(|e| (e, v.checked))));
-        let (entry, checked) = match known {
+        let known = PENDING.with_borrow(|p| p.get(&relid).and_then(|v| v.entry.clone()));
+        let entry = match known {
             Some(k) => k,
             None => {
                 if !CALLBACK {
@@ -165,30 +173,21 @@ unsafe fn entry(rel: pg_sys::Relation) -> Option<Entry> {
                 }
                 let e = super::lookup(relid);
                 PENDING.with_borrow_mut(|p| {
-                    let v = p.entry(relid).or_insert_with(|| Pending {
-                        entry: None,
-                        checked: std::ptr::null_mut(),
-                        body: Vec::new(),
-                    });
+                    let v = p.entry(relid).or_insert_with(|| Pending { entry: None, body: Vec::new() });
                     v.entry = Some(e.clone());
-                    v.checked = std::ptr::null_mut();
                 });
-                (e, std::ptr::null_mut())
+                e
             }
         };
         let e = entry?;
         if e.broken {
             return None;
         }
-        if checked != (*rel).rd_att {
-            // the table's file and columns, again after a relation cache
-            // rebuild (ALTER TABLE in this transaction)
-            let stale = super::relfilenode(rel) != e.relfilenode || state::layout_of((*rel).rd_att) != e.layout;
-            if stale {
-                mark_broken(rel);
-                return None;
-            }
-            PENDING.with_borrow_mut(|p| p.get_mut(&relid).map(|v| v.checked = (*rel).rd_att));
+        // the table's file and columns, at every row (an ALTER TABLE of
+        // this transaction may have changed them)
+        if super::relfilenode(rel) != e.relfilenode || state::layout_of((*rel).rd_att) != e.layout {
+            mark_broken(rel);
+            return None;
         }
         Some(e)
     }
