@@ -416,15 +416,34 @@ unsafe fn tuple_bytes(slot: *mut pg_sys::TupleTableSlot, key: Option<i16>) -> Ve
     unsafe { tuple_bytes_with(slot, key, None) }
 }
 
+/// A descriptor of `tupdesc`'s columns and then a GPU cache's hidden
+/// ctid column (`int8`), in the current memory context.
+///
+/// # Safety
+/// A valid tuple descriptor.
+pub(crate) unsafe fn with_hidden_tid(tupdesc: pg_sys::TupleDesc) -> pg_sys::TupleDesc {
+    // SAFETY: caller's promise.
+    unsafe {
+        let natts = (*tupdesc).natts;
+        let ext = pg_sys::CreateTemplateTupleDesc(natts + 1);
+        for i in 1..=natts {
+            pg_sys::TupleDescCopyEntry(ext, i as pg_sys::AttrNumber, tupdesc, i as pg_sys::AttrNumber);
+        }
+        pg_sys::TupleDescInitEntry(ext, (natts + 1) as pg_sys::AttrNumber, c"ctid".as_ptr(), pg_sys::INT8OID, -1, 0);
+        ext
+    }
+}
+
 /// [`tuple_bytes`], with a GPU cache's hidden ctid column after the
-/// table's columns where `tid` is given.
+/// table's columns where `tid` is given (with the descriptor of
+/// [`with_hidden_tid`]).
 ///
 /// # Safety
 /// A slot of the relation's row type.
 pub(crate) unsafe fn tuple_bytes_with(
     slot: *mut pg_sys::TupleTableSlot,
     key: Option<i16>,
-    tid: Option<i64>,
+    tid: Option<(i64, pg_sys::TupleDesc)>,
 ) -> Vec<u8> {
     // SAFETY: caller's promise.
     unsafe {
@@ -444,19 +463,7 @@ pub(crate) unsafe fn tuple_bytes_with(
         }
         let mut isnull = isnull;
         let mut tupdesc = tupdesc;
-        if let Some(tid) = tid {
-            let ext = pg_sys::CreateTemplateTupleDesc(natts as c_int + 1);
-            for i in 1..=natts {
-                pg_sys::TupleDescCopyEntry(ext, i as pg_sys::AttrNumber, tupdesc, i as pg_sys::AttrNumber);
-            }
-            pg_sys::TupleDescInitEntry(
-                ext,
-                (natts + 1) as pg_sys::AttrNumber,
-                c"ctid".as_ptr(),
-                pg_sys::INT8OID,
-                -1,
-                0,
-            );
+        if let Some((tid, ext)) = tid {
             tupdesc = ext;
             values.push(pg_sys::Datum::from(tid));
             isnull.push(false);

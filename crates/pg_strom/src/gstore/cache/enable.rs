@@ -246,6 +246,7 @@ pub fn enable(relid: pg_sys::Oid, gpu_device_id: i32) -> i64 {
         let slot = pg_sys::table_slot_create(rel, std::ptr::null_mut());
         let scan = pg_sys::table_beginscan(rel, snapshot, 0, std::ptr::null_mut());
         let mut rows = 0i64;
+        let ext = crate::gstore::modify::with_hidden_tid((*rel).rd_att);
         let cxt = pg_sys::AllocSetContextCreateExtended(
             pg_sys::CurrentMemoryContext,
             c"gpu cache load".as_ptr(),
@@ -256,7 +257,7 @@ pub fn enable(relid: pg_sys::Oid, gpu_device_id: i32) -> i64 {
         while pg_sys::table_scan_getnextslot(scan, pg_sys::ScanDirection::ForwardScanDirection, slot) {
             let _c = crate::pg::memctx::Switched::to(cxt);
             let tid = super::trigger::tid_value(&(*slot).tts_tid);
-            let bytes = crate::gstore::modify::tuple_bytes_with(slot, None, Some(tid));
+            let bytes = crate::gstore::modify::tuple_bytes_with(slot, None, Some((tid, ext)));
             Record::Insert { xid: FROZEN_XID, cid: 0, tuple: bytes }.encode(&mut body);
             rows += 1;
             pg_sys::MemoryContextReset(cxt);

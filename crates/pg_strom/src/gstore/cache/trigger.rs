@@ -5,12 +5,18 @@
 //!   row, its hidden ctid column set, with the inserting transaction and
 //!   the command id from the heap tuple's header (so that the store's
 //!   MVCC rules match the heap's even when another trigger ran commands
-//!   in between).  Inserts are gathered per table and appended in
-//!   batches: before a deletion, when a batch is large, before a query of
-//!   this backend reads a cache, and before commit.
+//!   in between).
 //! - DELETE (and the old version of an UPDATE): a Delete record of the
 //!   row version the old tuple's ctid names (the latest one stored with
-//!   it: a ctid is reused only after VACUUM removed the version before).
+//!   it: a ctid is reused only after the version before was pruned),
+//!   with the deleting transaction and command from the old tuple's
+//!   header.
+//!
+//! Changes are gathered per table, in order, and appended in batches
+//! under the log's lock, where each deletion's ctid is resolved to a row
+//! version (of the rows replayed, or an insert of the same batch): when a
+//! batch is large, before a query of this backend reads a cache, before a
+//! TRUNCATE, and before commit.
 //! - TRUNCATE: a Truncate record, and the cache re-based on the new heap
 //!   file (`pgstrom.gpu_cache`'s `relfilenode` and `based_xid`, in the
 //!   truncating transaction).
@@ -31,17 +37,41 @@ use crate::errors::raise_plain;
 use crate::gstore::modify::{self, LogLock};
 use crate::gstore::state;
 
-/// Gathered inserts are appended past this many bytes.
+/// Gathered records are appended past this many bytes.
 const BATCH_BYTES: usize = 1 << 20;
 
-/// A table's gathered inserts, and its catalog entry as this transaction
+/// A gathered change, in order.
+enum Op {
+    /// Insert records up to this end of `Pending::body`, the last one of a
+    /// heap tuple at this ctid.
+    Insert { end: usize, tid: i64 },
+    /// The end of the row version stored with this ctid.
+    Delete { tid: i64, xid: u64, cid: u32, updated: bool },
+}
+
+/// A table's gathered changes, and its catalog entry as this transaction
 /// read it (writers hold a lock that keeps TRUNCATE, ALTER TABLE and
 /// `gpu_cache_enable` off until they commit).
 struct Pending {
     /// None until read (again: a subtransaction rolled back may have
     /// marked the cache broken).
     entry: Option<Option<Entry>>,
+    /// The relation's descriptor with the hidden ctid column (in the
+    /// transaction's memory; built for the entry's layout).
+    ext: pg_sys::TupleDesc,
+    /// Encoded Insert records.
     body: Vec<u8>,
+    ops: Vec<Op>,
+}
+
+impl Pending {
+    fn new() -> Pending {
+        Pending { entry: None, ext: std::ptr::null_mut(), body: Vec::new(), ops: Vec::new() }
+    }
+
+    fn bytes(&self) -> usize {
+        self.body.len() + self.ops.len() * 32
+    }
 }
 
 thread_local! {
@@ -63,6 +93,7 @@ unsafe extern "C-unwind" fn subxact_callback(
         PENDING.with_borrow_mut(|p| {
             for v in p.values_mut() {
                 v.entry = None;
+                v.ext = std::ptr::null_mut();
             }
         });
     }
@@ -103,7 +134,7 @@ pub fn tid_of(v: i64) -> pg_sys::ItemPointerData {
 /// and before commit).
 pub fn flush_all() {
     let relids: Vec<pg_sys::Oid> =
-        PENDING.with_borrow(|p| p.iter().filter(|(_, v)| !v.body.is_empty()).map(|(k, _)| *k).collect());
+        PENDING.with_borrow(|p| p.iter().filter(|(_, v)| !v.ops.is_empty()).map(|(k, _)| *k).collect());
     for relid in relids {
         // SAFETY: the table this transaction wrote holds its lock.
         unsafe {
@@ -113,7 +144,7 @@ pub fn flush_all() {
                 PENDING.with_borrow_mut(|p| p.remove(&relid));
                 continue;
             }
-            append(rel, &[]);
+            append(rel);
             pg_sys::relation_close(rel, pg_sys::NoLock as i32);
         }
     }
@@ -125,31 +156,92 @@ pub fn forget(relid: pg_sys::Oid) {
     PENDING.with_borrow_mut(|p| p.remove(&relid));
 }
 
-/// Append the gathered inserts of `rel`, then `body`.
+/// Append the gathered changes of `rel`, under the log's lock: each
+/// deletion names the row version its ctid was last stored with (among
+/// the rows replayed, or the inserts of this batch).
 ///
 /// # Safety
 /// An open, cached table.
-unsafe fn append(rel: pg_sys::Relation, body: &[u8]) {
+unsafe fn append(rel: pg_sys::Relation) {
     // SAFETY: caller's promise.
     unsafe {
         let relid = (*rel).rd_id;
-        let mut all = PENDING.with_borrow_mut(|p| p.get_mut(&relid).map(|v| std::mem::take(&mut v.body)));
-        let all = match all.as_mut() {
-            Some(a) => {
-                a.extend_from_slice(body);
-                std::mem::take(a)
-            }
-            None => body.to_vec(),
+        let Some((body, ops)) = PENDING
+            .with_borrow_mut(|p| p.get_mut(&relid).map(|v| (std::mem::take(&mut v.body), std::mem::take(&mut v.ops))))
+        else {
+            return;
         };
-        if all.is_empty() {
+        if ops.is_empty() {
             return;
         }
         let layout = state::layout_of((*rel).rd_att);
-        state::with_store(rel, |st| {
+        let missing = state::with_store(rel, |st| {
             let lock = LogLock::acquire(st, &layout);
-            lock.append(st, &all);
+            let first = st.rows.len() as u64;
+            let mut out = Vec::with_capacity(body.len() + ops.len() * 32);
+            let mut fresh: HashMap<i64, u64> = HashMap::new();
+            let (mut from, mut n) = (0usize, 0u64);
+            for op in &ops {
+                match *op {
+                    Op::Insert { end, tid } => {
+                        out.extend_from_slice(&body[from..end]);
+                        from = end;
+                        fresh.insert(tid, first + n);
+                        n += 1;
+                    }
+                    Op::Delete { tid, xid, cid, updated } => {
+                        let row = fresh.get(&tid).copied().or_else(|| {
+                            let index = st.key.as_ref()?;
+                            st.rows_with_key(index, &tid.to_ne_bytes()).last()
+                        });
+                        let Some(row) = row else { return Some(tid) };
+                        Record::Delete { xid, cid, row, updated }.encode(&mut out);
+                    }
+                }
+            }
+            lock.append(st, &out);
+            None
         });
+        if let Some(tid) = missing {
+            raise_plain(
+                PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+                format!(
+                    "the GPU cache of \"{}\" holds no row at ctid ({},{})",
+                    std::ffi::CStr::from_ptr(pg_sys::get_rel_name(relid)).to_string_lossy(),
+                    tid >> 16,
+                    tid & 0xffff
+                ),
+                None,
+                Some(
+                    "pgstrom.gpu_cache_disable() lets the write go through; pgstrom.gpu_cache_enable() builds the cache again.",
+                ),
+            );
+        }
         crate::gstore::autockpt::after_write(rel);
+    }
+}
+
+/// Gather `op` (with `record`'s bytes for an insert) for `rel`, appending
+/// when the batch is large.
+///
+/// # Safety
+/// An open, cached table whose entry [`entry`] read.
+unsafe fn gather(rel: pg_sys::Relation, op: Op, record: &[u8]) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let relid = (*rel).rd_id;
+        let full = PENDING.with_borrow_mut(|p| {
+            let v = p.entry(relid).or_insert_with(Pending::new);
+            v.body.extend_from_slice(record);
+            v.ops.push(match op {
+                Op::Insert { tid, .. } => Op::Insert { end: v.body.len(), tid },
+                d => d,
+            });
+            v.bytes() >= BATCH_BYTES
+        });
+        if full {
+            append(rel);
+        }
     }
 }
 
@@ -173,8 +265,9 @@ unsafe fn entry(rel: pg_sys::Relation) -> Option<Entry> {
                 }
                 let e = super::lookup(relid);
                 PENDING.with_borrow_mut(|p| {
-                    let v = p.entry(relid).or_insert_with(|| Pending { entry: None, body: Vec::new() });
+                    let v = p.entry(relid).or_insert_with(Pending::new);
                     v.entry = Some(e.clone());
+                    v.ext = std::ptr::null_mut();
                 });
                 e
             }
@@ -204,12 +297,11 @@ unsafe fn mark_broken(rel: pg_sys::Relation) {
         Spi::run(&format!("UPDATE pgstrom.gpu_cache SET broken = true WHERE relid = {}", relid.to_u32()))
             .unwrap_or_else(|e| internal(format!("could not mark the GPU cache broken: {e}")));
     });
+    // (what was gathered before stays: were the marking rolled back with
+    // a savepoint, those writes belong in the cache)
     PENDING.with_borrow_mut(|p| {
         if let Some(Some(Some(e))) = p.get_mut(&relid).map(|v| v.entry.as_mut()) {
             e.broken = true;
-        }
-        if let Some(v) = p.get_mut(&relid) {
-            v.body.clear();
         }
     });
 }
@@ -256,7 +348,6 @@ pub unsafe fn fire(td: &pg_sys::TriggerData) {
         if entry(rel).is_none() {
             return;
         }
-        let relid = (*rel).rd_id;
         if op == pg_sys::TRIGGER_EVENT_DELETE || op == pg_sys::TRIGGER_EVENT_UPDATE {
             let old = td.tg_trigtuple;
             let hdr = (*old).t_data;
@@ -265,50 +356,37 @@ pub unsafe fn fire(td: &pg_sys::TriggerData) {
             } else {
                 (*hdr).t_choice.t_heap.t_xmax
             };
-            let full = writer(xmax);
+            let xid = writer(xmax);
             let cid = pg_sys::HeapTupleHeaderGetCmax(hdr);
-            let tid = tid_value(&(*old).t_self);
-            // the row version stored with that ctid: the last one (this
-            // transaction's own inserts appended first)
-            append(rel, &[]);
-            let row = state::with_store(rel, |st| {
-                let index = st.key.as_ref().expect("a cache's ctid index");
-                st.rows_with_key(index, &tid.to_ne_bytes()).last()
-            });
-            let Some(row) = row else {
-                raise_plain(
-                    PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
-                    format!(
-                        "the GPU cache of \"{}\" holds no row at ctid ({},{})",
-                        std::ffi::CStr::from_ptr(pg_sys::get_rel_name(relid)).to_string_lossy(),
-                        tid >> 16,
-                        tid & 0xffff
-                    ),
-                    None,
-                    Some(
-                        "pgstrom.gpu_cache_disable() lets the write go through; pgstrom.gpu_cache_enable() rebuilds the cache.",
-                    ),
-                );
-            };
-            let mut body = Vec::new();
             let updated = op == pg_sys::TRIGGER_EVENT_UPDATE;
-            Record::Delete { xid: full, cid, row, updated }.encode(&mut body);
+            gather(rel, Op::Delete { tid: tid_value(&(*old).t_self), xid, cid, updated }, &[]);
             if updated {
-                insert_record(td.tg_newslot, td.tg_newtuple, &mut body);
+                insert(rel, td.tg_newslot, td.tg_newtuple);
             }
-            append(rel, &body);
         } else {
-            let mut body = Vec::new();
-            insert_record(td.tg_trigslot, td.tg_trigtuple, &mut body);
-            let full = PENDING.with_borrow_mut(|p| {
-                let v = p.get_mut(&relid).expect("the table's entry");
-                v.body.extend_from_slice(&body);
-                v.body.len()
-            });
-            if full >= BATCH_BYTES {
-                append(rel, &[]);
-            }
+            insert(rel, td.tg_trigslot, td.tg_trigtuple);
         }
+    }
+}
+
+/// Gather the insert of heap tuple `tuple` (whose values `slot` holds).
+///
+/// # Safety
+/// The trigger's relation, new tuple and slot.
+unsafe fn insert(rel: pg_sys::Relation, slot: *mut pg_sys::TupleTableSlot, tuple: pg_sys::HeapTuple) {
+    // SAFETY: caller's promise.
+    unsafe {
+        let relid = (*rel).rd_id;
+        let mut ext = PENDING.with_borrow(|p| p.get(&relid).map_or(std::ptr::null_mut(), |v| v.ext));
+        if ext.is_null() {
+            let _c = crate::pg::memctx::Switched::to(pg_sys::TopTransactionContext);
+            ext = modify::with_hidden_tid((*rel).rd_att);
+            PENDING.with_borrow_mut(|p| p.entry(relid).or_insert_with(Pending::new).ext = ext);
+        }
+        let mut record = Vec::new();
+        let tid = tid_value(&(*tuple).t_self);
+        insert_record(slot, tuple, ext, &mut record);
+        gather(rel, Op::Insert { end: 0, tid }, &record);
     }
 }
 
@@ -316,13 +394,18 @@ pub unsafe fn fire(td: &pg_sys::TriggerData) {
 ///
 /// # Safety
 /// The trigger's new tuple and slot.
-unsafe fn insert_record(slot: *mut pg_sys::TupleTableSlot, tuple: pg_sys::HeapTuple, body: &mut Vec<u8>) {
+unsafe fn insert_record(
+    slot: *mut pg_sys::TupleTableSlot,
+    tuple: pg_sys::HeapTuple,
+    ext: pg_sys::TupleDesc,
+    body: &mut Vec<u8>,
+) {
     // SAFETY: caller's promise.
     unsafe {
         let hdr = (*tuple).t_data;
         let full = writer((*hdr).t_choice.t_heap.t_xmin);
         let cid = pg_sys::HeapTupleHeaderGetCmin(hdr);
-        let bytes = modify::tuple_bytes_with(slot, None, Some(tid_value(&(*tuple).t_self)));
+        let bytes = modify::tuple_bytes_with(slot, None, Some((tid_value(&(*tuple).t_self), ext)));
         Record::Insert { xid: full, cid, tuple: bytes }.encode(body);
     }
 }
@@ -337,8 +420,8 @@ unsafe fn truncate(rel: pg_sys::Relation) {
         let relid = (*rel).rd_id;
         // this transaction's gathered inserts come before the Truncate
         // record; then a fresh look (the relation's file changed)
-        if PENDING.with_borrow(|p| p.get(&relid).is_some_and(|v| !v.body.is_empty())) {
-            append(rel, &[]);
+        if PENDING.with_borrow(|p| p.get(&relid).is_some_and(|v| !v.ops.is_empty())) {
+            append(rel);
         }
         PENDING.with_borrow_mut(|p| p.remove(&relid));
         let Some(e) = super::lookup(relid) else { return };
