@@ -2,7 +2,8 @@
 """bench/gstore/updates.py - the write-ups' Gstore_Fdw workload: a table of
 moving devices, hash partitioned, updated by key from many pgbench clients
 while an analytic query reads it every second; the same on a heap table
-with a primary key beside it.
+with a primary key beside it, and on such a heap table with a GPU cache of
+each partition (docs/gstore_fdw.md, "The GPU cache of heap tables").
 
     updates.py --rows N --out DIR [--clients 48] [--jobs J] [--seconds 30]
                [--partitions 2] [--data DIR]
@@ -11,8 +12,11 @@ Connects with the PG* environment (`scripts/bench.sh gstore ROWS OUT`
 starts the benchmark cluster and runs this in its database `gstore`).
 Steps, each timed:
   1. load: `INSERT ... SELECT` of N rows into the gstore_fdw table
-     `fpoints` (partitions with `primary_key 'dev_id'`, files in DATA) and
-     into the heap table `hpoints` (partitioned alike, a primary key);
+     `fpoints` (partitions with `primary_key 'dev_id'`, files in DATA),
+     into the heap table `hpoints` (partitioned alike, a primary key), and
+     into the heap table `cpoints` (the same), whose partitions then get a
+     GPU cache each (`pgstrom.gpu_cache_enable`, partition p on GPU p; its
+     load time includes building them);
   2. pgbench, `--clients` clients for `--seconds` seconds, each updating
      its own devices by key with the write-ups' statement, on each table,
      with synchronous_commit on (a gstore_fdw commit always flushes its
@@ -58,7 +62,7 @@ def timed(sql):
 
 
 def create(parts, data):
-    psql("DROP TABLE IF EXISTS fpoints, hpoints")
+    psql("DROP TABLE IF EXISTS fpoints, hpoints, cpoints")
     # files of this run only (a table finds the rows of files that exist);
     # an earlier run's are removed where this user may
     run = time.strftime("%Y%m%d%H%M%S")
@@ -67,12 +71,14 @@ def create(parts, data):
             os.remove(os.path.join(data, f))
     psql("CREATE TABLE fpoints (dev_id int, ts timestamp, x float, y float) PARTITION BY HASH (dev_id)")
     psql("CREATE TABLE hpoints (dev_id int PRIMARY KEY, ts timestamp, x float, y float) PARTITION BY HASH (dev_id)")
+    psql("CREATE TABLE cpoints (dev_id int PRIMARY KEY, ts timestamp, x float, y float) PARTITION BY HASH (dev_id)")
     for p in range(parts):
         base, log = (os.path.join(data, f"gstore_bench_{run}_p{p}.{ext}") for ext in ("base", "redo"))
         psql(f"CREATE FOREIGN TABLE fpoints_p{p} PARTITION OF fpoints FOR VALUES WITH (modulus {parts}, remainder {p}) "
              f"SERVER gstore_fdw OPTIONS (base_file '{base}', redo_log_file '{log}', gpu_device_id '{p}', "
              f"max_num_rows '1000000000', primary_key 'dev_id')")
         psql(f"CREATE TABLE hpoints_p{p} PARTITION OF hpoints FOR VALUES WITH (modulus {parts}, remainder {p})")
+        psql(f"CREATE TABLE cpoints_p{p} PARTITION OF cpoints FOR VALUES WITH (modulus {parts}, remainder {p})")
 
 
 def pgbench(table, rows, clients, jobs, seconds):
@@ -134,11 +140,14 @@ def main():
     create(a.partitions, a.data)
     rows_sql = (f"SELECT i, '2026-01-01'::timestamp, (i::bigint * 7919 % 10000) / 100.0, (i::bigint * 104729 % 10000) / 100.0 "
                 f"FROM generate_series(0, {a.rows - 1}) i")
-    load = {"gstore": timed(f"INSERT INTO fpoints {rows_sql}"), "heap": timed(f"INSERT INTO hpoints {rows_sql}")}
+    load = {"gstore": timed(f"INSERT INTO fpoints {rows_sql}"), "heap": timed(f"INSERT INTO hpoints {rows_sql}"),
+            "cache": timed(f"INSERT INTO cpoints {rows_sql}")}
+    load["cache"] += sum(timed(f"SELECT pgstrom.gpu_cache_enable('cpoints_p{p}', {p})") for p in range(a.partitions))
     psql("VACUUM ANALYZE hpoints")
+    psql("VACUUM ANALYZE cpoints")
     psql("ANALYZE fpoints")
     results = []
-    for kind, table in (("gstore", "fpoints"), ("heap", "hpoints")):
+    for kind, table in (("gstore", "fpoints"), ("heap", "hpoints"), ("cache", "cpoints")):
         # the analytic query as a user runs it: pg_strom's plan where the
         # planner picks one
         reader = Reader(table, a.rows)
@@ -164,9 +173,12 @@ def main():
     for r in results:
         print(f"{r['table']:<8} {r['load_s']:>8} {r['tps']:>9} {r['latency_ms']:>8} {r['failed']:>6} "
               f"{r['query_runs']:>10} {r['query_median_ms']!s:>9} {r['query_max_ms']!s:>8} {r['query_whole']!s:>5}")
-    g, h = results
+    g, h, c = results
     print(f"gstore/heap: load {g['load_s'] / max(h['load_s'], 1e-9):.2f}x the time, "
           f"updates {g['tps'] / max(h['tps'], 1):.2f}x the rate")
+    print(f"cache/heap: load (with building the caches) {c['load_s'] / max(h['load_s'], 1e-9):.2f}x the time, "
+          f"updates {c['tps'] / max(h['tps'], 1):.2f}x the rate")
+    psql("SELECT pgstrom.gpu_cache_disable('cpoints')")
     return 0 if all(r["query_whole"] and r["failed"] == 0 for r in results) else 1
 
 

@@ -319,6 +319,9 @@ pub fn enable(relid: pg_sys::Oid, gpu_device_id: i32) -> i64 {
                 rel = relid.to_u32()
             ))
         });
+        let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
+        super::invalidate(rel);
+        pg_sys::relation_close(rel, pg_sys::NoLock as i32);
         rows
     }
 }
@@ -353,6 +356,9 @@ pub fn disable(relid: pg_sys::Oid) -> bool {
             super::as_superuser(|| spi(&format!("DELETE FROM pgstrom.gpu_cache WHERE relid = {}", relid.to_u32())));
             DROPPED.with_borrow_mut(|d| d.push((relid, pg_sys::GetCurrentSubTransactionId())));
             super::trigger::forget(relid);
+            let rel = pg_sys::relation_open(relid, pg_sys::NoLock as i32);
+            super::invalidate(rel);
+            pg_sys::relation_close(rel, pg_sys::NoLock as i32);
         }
         had
     }

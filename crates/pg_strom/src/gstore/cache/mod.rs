@@ -171,16 +171,92 @@ pub fn planned(relid: pg_sys::Oid) -> bool {
     }
 }
 
-/// The catalog's entry of `relid`, read with the latest snapshot; None
-/// when the table has no cache (or the extension's table is not there),
-/// and in parallel mode, which takes no new snapshot: a parallel worker
-/// reads the heap (the leader decided for itself at its executor start,
-/// before parallel mode began).
+thread_local! {
+    /// [`lookup`]'s answers, by table, until the table's relation cache
+    /// entry is invalidated: every change of a table's entry comes with
+    /// one (the triggers created or dropped, TRUNCATE, and
+    /// [`invalidate`] where nothing else sends one), and a process that
+    /// locks the table has taken in every committed one.
+    static MEMO: std::cell::RefCell<std::collections::HashMap<pg_sys::Oid, Option<Entry>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+static mut MEMO_CALLBACK: bool = false;
+
+#[pg_guard]
+unsafe extern "C-unwind" fn relcache_callback(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+    MEMO.with_borrow_mut(|m| {
+        if relid == pg_sys::InvalidOid {
+            m.clear();
+        } else {
+            m.remove(&relid);
+        }
+    });
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn memo_xact_callback(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
+    // (an aborted transaction's own changes of an entry: read again)
+    if matches!(event, pg_sys::XactEvent::XACT_EVENT_ABORT | pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT) {
+        MEMO.with_borrow_mut(std::collections::HashMap::clear);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn memo_subxact_callback(
+    event: pg_sys::SubXactEvent::Type,
+    _my: pg_sys::SubTransactionId,
+    _parent: pg_sys::SubTransactionId,
+    _arg: *mut std::ffi::c_void,
+) {
+    if event == pg_sys::SubXactEvent::SUBXACT_EVENT_ABORT_SUB {
+        MEMO.with_borrow_mut(std::collections::HashMap::clear);
+    }
+}
+
+/// Make every process read the entry of `rel` again (this one at once,
+/// the others when this transaction commits).
+///
+/// # Safety
+/// An open relation.
+pub unsafe fn invalidate(rel: pg_sys::Relation) {
+    // SAFETY: caller's promise.
+    unsafe { pg_sys::CacheInvalidateRelcache(rel) };
+    // SAFETY: as above.
+    let relid = unsafe { (*rel).rd_id };
+    MEMO.with_borrow_mut(|m| m.remove(&relid));
+}
+
+/// The catalog's entry of `relid`, read with the latest snapshot (once
+/// per relation cache invalidation: `MEMO`); None when the table has no
+/// cache (or the extension's table is not there), and in parallel mode,
+/// which takes no new snapshot: a parallel worker reads the heap (the
+/// leader decided for itself at its executor start, before parallel mode
+/// began).
 pub fn lookup(relid: pg_sys::Oid) -> Option<Entry> {
     // SAFETY: a backend's transaction state.
     if unsafe { pg_sys::IsInParallelMode() } {
         return None;
     }
+    if let Some(known) = MEMO.with_borrow(|m| m.get(&relid).cloned()) {
+        return known;
+    }
+    // SAFETY: once per backend.
+    unsafe {
+        if !MEMO_CALLBACK {
+            pg_sys::CacheRegisterRelcacheCallback(Some(relcache_callback), pg_sys::Datum::from(0));
+            pg_sys::RegisterXactCallback(Some(memo_xact_callback), std::ptr::null_mut());
+            pg_sys::RegisterSubXactCallback(Some(memo_subxact_callback), std::ptr::null_mut());
+            MEMO_CALLBACK = true;
+        }
+    }
+    let out = read_entry(relid);
+    MEMO.with_borrow_mut(|m| m.insert(relid, out.clone()));
+    out
+}
+
+/// [`lookup`]'s catalog read.
+fn read_entry(relid: pg_sys::Oid) -> Option<Entry> {
     let sql = format!(
         "SELECT c.gpu_device_id, c.based_xid::text, c.relfilenode::bigint, c.layout::bigint[], c.broken, \
                 (SELECT array_agg(t.xmin::text ORDER BY t.tgname) FROM pg_catalog.pg_trigger t \

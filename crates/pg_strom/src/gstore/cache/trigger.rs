@@ -297,6 +297,8 @@ unsafe fn mark_broken(rel: pg_sys::Relation) {
         Spi::run(&format!("UPDATE pgstrom.gpu_cache SET broken = true WHERE relid = {}", relid.to_u32()))
             .unwrap_or_else(|e| internal(format!("could not mark the GPU cache broken: {e}")));
     });
+    // SAFETY: caller's promise.
+    unsafe { super::invalidate(rel) };
     // (what was gathered before stays: were the marking rolled back with
     // a savepoint, those writes belong in the cache)
     PENDING.with_borrow_mut(|p| {
@@ -450,5 +452,6 @@ unsafe fn truncate(rel: pg_sys::Relation) {
             ))
             .unwrap_or_else(|e| internal(format!("could not re-base the GPU cache: {e}")));
         });
+        super::invalidate(rel);
     }
 }
