@@ -174,9 +174,9 @@ pub fn planned(relid: pg_sys::Oid) -> bool {
 thread_local! {
     /// [`lookup`]'s answers, by table, until the table's relation cache
     /// entry is invalidated: every change of a table's entry comes with
-    /// one (the triggers created or dropped, TRUNCATE, and
-    /// [`invalidate`] where nothing else sends one), and a process that
-    /// locks the table has taken in every committed one.
+    /// one (the triggers created, dropped or altered, TRUNCATE, and
+    /// [`invalidate`] where nothing else sends one), and each lookup takes
+    /// in the committed ones first.
     static MEMO: std::cell::RefCell<std::collections::HashMap<pg_sys::Oid, Option<Entry>>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
@@ -238,6 +238,12 @@ pub fn lookup(relid: pg_sys::Oid) -> Option<Entry> {
     if unsafe { pg_sys::IsInParallelMode() } {
         return None;
     }
+    // what other transactions committed meanwhile (a process that holds
+    // its lock on the table since an earlier statement took in none: a
+    // trigger disabled by ALTER TABLE, which does not wait for readers,
+    // and the writes it then missed, would go unseen)
+    // SAFETY: a backend in a transaction, as at any lock acquisition.
+    unsafe { pg_sys::AcceptInvalidationMessages() };
     if let Some(known) = MEMO.with_borrow(|m| m.get(&relid).cloned()) {
         return known;
     }
