@@ -23,12 +23,15 @@
 //!   layout, disabled or altered triggers may have missed writes.  Then
 //!   the node reads the heap, and EXPLAIN says why; a write into a stale
 //!   cache marks it broken (in the writer's transaction) instead of
-//!   logging.  `pgstrom.gpu_cache_enable()` again rebuilds it.
+//!   logging.  `pgstrom.gpu_cache_disable()` and `_enable()` build it
+//!   again.
 //!
 //! Catalog reads use the latest snapshot, never a transaction's older
 //! one: a REPEATABLE READ writer must not take a cache that a committed
-//! TRUNCATE re-based for stale.  Catalog writes run as the bootstrap
-//! superuser (only this module's functions and triggers write the table).
+//! TRUNCATE re-based for stale; each process keeps what it read until the
+//! table's relation cache entry is invalidated.  Catalog writes run as the
+//! bootstrap superuser (only this module's functions and triggers write
+//! the table).
 
 pub mod enable;
 pub mod trigger;
