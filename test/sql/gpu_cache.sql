@@ -161,6 +161,22 @@ BEGIN;
 INSERT INTO gc_gone SELECT generate_series(1, 10);
 DROP TABLE gc_gone;
 COMMIT;
+-- a hostile search_path (an operator that answers false for every oid)
+-- in a new session: the trigger still finds the cache and logs the write
+CREATE SCHEMA gc_evil;
+CREATE FUNCTION gc_evil.oideq(oid, integer) RETURNS bool LANGUAGE sql AS 'SELECT false';
+CREATE OPERATOR gc_evil.= (LEFTARG = oid, RIGHTARG = integer, FUNCTION = gc_evil.oideq);
+\c
+SET search_path = gc_evil, public, pg_catalog;
+UPDATE gc SET v = v + 0.5 WHERE id % 9 = 0;
+RESET search_path;
+SET pg_strom.gpu_setup_cost = 0;
+SET pg_strom.gpu_context_cost = 0;
+SET pg_strom.chunk_rows = 1000;
+SET max_parallel_workers_per_gather = 0;
+SET extra_float_digits = 3;
+SELECT * FROM gc_all();
+DROP SCHEMA gc_evil CASCADE;
 -- statements that write or lock rows read the heap
 SELECT gc_check('SELECT id FROM gc WHERE id % 500 = 0 FOR UPDATE');
 -- TRUNCATE: rolled back, then committed

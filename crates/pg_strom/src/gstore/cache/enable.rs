@@ -170,10 +170,12 @@ fn leaves(relid: pg_sys::Oid) -> Vec<pg_sys::Oid> {
           WHERE t.isleaf AND c.relkind = 'r' ORDER BY c.oid",
         relid.to_u32()
     );
-    Spi::connect(|c| {
-        c.select(&sql, None, &[])
-            .map(|rows| rows.filter_map(|r| r.get::<pg_sys::Oid>(1).ok().flatten()).collect())
-            .unwrap_or_default()
+    super::with_safe_path(|| {
+        Spi::connect(|c| {
+            c.select(&sql, None, &[])
+                .map(|rows| rows.filter_map(|r| r.get::<pg_sys::Oid>(1).ok().flatten()).collect())
+                .unwrap_or_default()
+        })
     })
 }
 

@@ -278,22 +278,24 @@ fn read_entry(relid: pg_sys::Oid) -> Option<Entry> {
     unsafe {
         pg_sys::PushActiveSnapshot(pg_sys::GetLatestSnapshot());
     }
-    let out = Spi::connect(|c| {
-        let rows = c.select(&sql, Some(1), &[]).ok()?;
-        let r = rows.first();
-        let gpu = r.get::<i32>(1).ok().flatten()?;
-        let xid = r.get::<String>(2).ok().flatten()?.parse::<u64>().ok()?;
-        let node = r.get::<i64>(3).ok().flatten()?;
-        let layout = r.get::<Vec<i64>>(4).ok().flatten()?;
-        let broken = r.get::<bool>(5).ok().flatten()?;
-        let triggers_ok = r.get::<bool>(6).ok().flatten().unwrap_or(false);
-        Some(Entry {
-            gpu_device_id: gpu,
-            based_xid: xid,
-            relfilenode: node as u32,
-            layout: layout.into_iter().map(|t| t as u32).collect(),
-            broken,
-            triggers_ok,
+    let out = with_safe_path(|| {
+        Spi::connect(|c| {
+            let rows = c.select(&sql, Some(1), &[]).ok()?;
+            let r = rows.first();
+            let gpu = r.get::<i32>(1).ok().flatten()?;
+            let xid = r.get::<String>(2).ok().flatten()?.parse::<u64>().ok()?;
+            let node = r.get::<i64>(3).ok().flatten()?;
+            let layout = r.get::<Vec<i64>>(4).ok().flatten()?;
+            let broken = r.get::<bool>(5).ok().flatten()?;
+            let triggers_ok = r.get::<bool>(6).ok().flatten().unwrap_or(false);
+            Some(Entry {
+                gpu_device_id: gpu,
+                based_xid: xid,
+                relfilenode: node as u32,
+                layout: layout.into_iter().map(|t| t as u32).collect(),
+                broken,
+                triggers_ok,
+            })
         })
     });
     // SAFETY: the snapshot pushed above.
@@ -301,7 +303,34 @@ fn read_entry(relid: pg_sys::Oid) -> Option<Entry> {
     out
 }
 
-/// Run `f` as the bootstrap superuser (the catalog's writes).
+/// Run `f` (this module's SQL) with `search_path` set to `pg_catalog,
+/// pg_temp`: no function or operator a user created is taken for the
+/// catalog's (a hostile path could otherwise make a writer's trigger find
+/// no cache and leave its writes out of it, or run a user's function as
+/// the superuser in [`as_superuser`]).
+pub fn with_safe_path<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: a setting saved and restored at a new nesting level, as a
+    // function's SET clause does; an ERROR restores it at abort.
+    unsafe {
+        let level = pg_sys::NewGUCNestLevel();
+        pg_sys::set_config_option(
+            c"search_path".as_ptr(),
+            c"pg_catalog, pg_temp".as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            pg_sys::GucSource::PGC_S_SESSION,
+            pg_sys::GucAction::GUC_ACTION_SAVE,
+            true,
+            pgrx::PgLogLevel::ERROR as i32,
+            false,
+        );
+        let out = f();
+        pg_sys::AtEOXact_GUC(true, level);
+        out
+    }
+}
+
+/// Run `f` as the bootstrap superuser (the catalog's writes), with
+/// [`with_safe_path`]'s `search_path`.
 pub fn as_superuser<T>(f: impl FnOnce() -> T) -> T {
     // SAFETY: the user id switched and restored as PostgreSQL's own
     // referential-integrity triggers do; an ERROR restores it at abort.
@@ -312,7 +341,7 @@ pub fn as_superuser<T>(f: impl FnOnce() -> T) -> T {
             pg_sys::Oid::from(pg_sys::BOOTSTRAP_SUPERUSERID),
             ctx | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32 | pg_sys::SECURITY_NOFORCE_RLS as i32,
         );
-        let out = f();
+        let out = with_safe_path(f);
         pg_sys::SetUserIdAndSecContext(uid, ctx);
         out
     }
