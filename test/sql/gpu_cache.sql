@@ -150,10 +150,17 @@ COMMIT;
 SELECT gc_check('SELECT id FROM gc WHERE id % 500 = 0');
 -- a parallel worker reads the heap (it takes no snapshot of its own to
 -- read the catalog with): the whole plan in a worker
-SET debug_parallel_query = on;
+-- (debug_parallel_query; PostgreSQL 15 names it force_parallel_mode)
+SET max_parallel_workers_per_gather = 2;
+SELECT set_config(CASE WHEN current_setting('server_version_num')::int >= 160000
+                       THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END, 'on', false) AS forced;
+SELECT x FROM explain_masked('SELECT count(*), sum(v) FROM gc WHERE id % 500 = 0') x
+ WHERE x ~ 'Gather|Single Copy';
 SELECT count(*), sum(v) FROM gc WHERE id % 500 = 0;
 SELECT gc_check('SELECT id FROM gc WHERE id % 500 = 0');
-RESET debug_parallel_query;
+SELECT set_config(CASE WHEN current_setting('server_version_num')::int >= 160000
+                       THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END, 'off', false) AS forced;
+SET max_parallel_workers_per_gather = 0;
 -- written, then dropped, by one transaction: it commits
 CREATE TABLE gc_gone (a int);
 SELECT pgstrom.gpu_cache_enable('gc_gone');
