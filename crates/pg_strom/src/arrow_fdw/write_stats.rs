@@ -135,29 +135,17 @@ mod pgstrom {
                     None,
                 )
             };
-            // SAFETY: runs in the backend; conversions in the current
-            // context; text in the forms every session reads back (ISO
-            // dates, exact floats), whatever this session's settings
-            stats.insert(f, unsafe {
-                let level = pg_sys::NewGUCNestLevel();
-                for (name, value) in
-                    [(c"datestyle", c"ISO, YMD"), (c"intervalstyle", c"postgres"), (c"extra_float_digits", c"1")]
-                {
-                    pg_sys::set_config_option(
-                        name.as_ptr(),
-                        value.as_ptr(),
-                        pg_sys::GucContext::PGC_USERSET,
-                        pg_sys::GucSource::PGC_S_SESSION,
-                        pg_sys::GucAction::GUC_ACTION_SAVE,
-                        true,
-                        pgrx::PgLogLevel::ERROR as i32,
-                        false,
-                    );
-                }
-                let s = column_stats(&file, f);
-                pg_sys::AtEOXact_GUC(true, level);
-                s
-            });
+            // text in the forms every session reads back (ISO dates, exact
+            // floats), whatever this session's settings
+            stats.insert(
+                f,
+                crate::pg::with_settings(
+                    &[(c"datestyle", c"ISO, YMD"), (c"intervalstyle", c"postgres"), (c"extra_float_digits", c"1")],
+                    // SAFETY: runs in the backend; conversions in the
+                    // current context
+                    || unsafe { column_stats(&file, f) },
+                ),
+            );
         }
         let fields: Vec<Field> = file
             .schema

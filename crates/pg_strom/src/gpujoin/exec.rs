@@ -419,8 +419,17 @@ impl DeviceNode for GpuJoinExec {
                 at += d.outer_keys.len();
                 key_columns.push(keys);
             }
-            let mut source =
-                Source::open(node, rel, &info.outer_columns, Some(&outer_attnums), hints, eflags, c"GpuJoin chunk");
+            let cache = crate::gstore::cache::usable(node, rel);
+            let mut source = Source::open(
+                node,
+                rel,
+                &info.outer_columns,
+                Some(&outer_attnums),
+                hints,
+                eflags,
+                c"GpuJoin chunk",
+                cache,
+            );
             if info.agg.is_some() {
                 source.set_rows_seldom_read();
             }

@@ -242,11 +242,12 @@ impl DeviceNode for GpuScanExec {
             let rel = (*node).ss.ss_currentRelation;
             // (a scan of a gstore_fdw table's copy returns which rows pass,
             // not values: PostgreSQL projects them)
+            let cache = crate::gstore::cache::usable(node, rel);
             let store = if (*(*rel).rd_rel).relkind as u8 == pg_sys::RELKIND_FOREIGN_TABLE {
                 crate::gstore::is_gstore_table((*rel).rd_id)
             } else {
                 // (a heap table's GPU cache, where this scan reads it)
-                matches!(crate::gstore::cache::usable(node, rel), Some(Ok(())))
+                matches!(cache, Some(Ok(())))
             };
             let store_scan = store && guc::GSTORE_DEVICE_COPY.get();
             let projections = if guc::GPU_PROJECTION.get() && !store_scan {
@@ -285,6 +286,7 @@ impl DeviceNode for GpuScanExec {
                 stats::hint_clauses((*cscan).scan.scanrelid, &exprs[..nquals]),
                 eflags,
                 c"GpuScan chunk",
+                cache,
             );
             // the heap direct path: the rows that pass come back with
             // their tuples

@@ -59,13 +59,8 @@ unsafe fn open_checked(relid: pg_sys::Oid, lockmode: u32, owner: bool) -> pg_sys
                 Some("pgstrom.gpu_cache_disable() and pgstrom.gpu_cache_enable() build it again."),
             );
         }
-        if owner && !crate::pg::compat::owns_table(relid) {
-            raise_plain(
-                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
-                format!("must be owner of table {}", name()),
-                None,
-                None,
-            );
+        if owner {
+            super::require_owner(relid);
         }
         if !owner
             && pg_sys::pg_class_aclcheck(relid, pg_sys::GetUserId(), pg_sys::ACL_SELECT as pg_sys::AclMode)

@@ -49,6 +49,21 @@ const BYTE_EQUAL_TYPES: &[pg_sys::Oid] = &[
     pg_sys::BYTEAOID,
 ];
 
+/// (attlen, attalign in bytes) of the first `n` attributes of `desc`.
+///
+/// # Safety
+/// A valid tuple descriptor of at least `n` attributes.
+unsafe fn layout_upto(desc: pg_sys::TupleDesc, n: i32) -> Vec<(i16, u8)> {
+    (0..n)
+        .map(|i| {
+            // SAFETY: caller's promise.
+            let a = unsafe { crate::pg::compat::tuple_desc_attr(desc, i) };
+            // SAFETY: as above.
+            unsafe { ((*a).attlen, crate::pg::attalign_bytes(a)) }
+        })
+        .collect()
+}
+
 impl KeySpec {
     /// The key column `name` of `rel`: an ERROR when the table has no such
     /// column or its type cannot be a gstore_fdw key.
@@ -99,12 +114,7 @@ impl KeySpec {
                     None,
                 );
             }
-            let attrs = (0..=k)
-                .map(|i| {
-                    let a = crate::pg::compat::tuple_desc_attr(desc, i);
-                    ((*a).attlen, crate::pg::attalign_bytes(a))
-                })
-                .collect();
+            let attrs = layout_upto(desc, k + 1);
             KeySpec { attrs, attnum: (k + 1) as i16, name: name.to_string(), type_oid: (*a).atttypid }
         }
     }
@@ -119,12 +129,7 @@ impl KeySpec {
         // SAFETY: caller's promise.
         unsafe {
             let desc = (*rel).rd_att;
-            let mut attrs: Vec<(i16, u8)> = (0..(*desc).natts)
-                .map(|i| {
-                    let a = crate::pg::compat::tuple_desc_attr(desc, i);
-                    ((*a).attlen, crate::pg::attalign_bytes(a))
-                })
-                .collect();
+            let mut attrs = layout_upto(desc, (*desc).natts);
             attrs.push((8, 8));
             KeySpec { attnum: attrs.len() as i16, attrs, name: "ctid".into(), type_oid: pg_sys::INT8OID }
         }

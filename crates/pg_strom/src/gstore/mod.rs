@@ -40,6 +40,24 @@ pub fn is_gstore_table(relid: pg_sys::Oid) -> bool {
     crate::pg::fdw_handler_is(relid, c"gstore_fdw_handler")
 }
 
+/// ERROR (42501) unless the current user owns table `relid`.
+pub fn require_owner(relid: pg_sys::Oid) {
+    // SAFETY: catalog lookups of an existing relation.
+    unsafe {
+        if !crate::pg::compat::owns_table(relid) {
+            crate::errors::raise_plain(
+                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                format!(
+                    "must be owner of table {}",
+                    std::ffi::CStr::from_ptr(pg_sys::get_rel_name(relid)).to_string_lossy()
+                ),
+                None,
+                None,
+            );
+        }
+    }
+}
+
 /// Is `relid` a table kept in the store: a gstore_fdw table, or a heap
 /// table with a GPU cache (its checkpoints)?
 pub fn is_store_table(relid: pg_sys::Oid) -> bool {

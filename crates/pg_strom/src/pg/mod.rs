@@ -76,6 +76,32 @@ pub unsafe fn attalign_bytes(att: *const pg_sys::FormData_pg_attribute) -> u8 {
 /// relation with these rows and costs and the FDW's `fdw_private`.
 pub use compat::foreignscan_path as foreign_path;
 
+/// Run `f` with each (setting, value) of `settings` set at a new nesting
+/// level, as a function's SET clause does, and put back after it (an
+/// ERROR puts them back at abort).
+pub fn with_settings<T>(settings: &[(&std::ffi::CStr, &std::ffi::CStr)], f: impl FnOnce() -> T) -> T {
+    // SAFETY: settings saved and restored at a nesting level of this
+    // backend's.
+    unsafe {
+        let level = pg_sys::NewGUCNestLevel();
+        for (name, value) in settings {
+            pg_sys::set_config_option(
+                name.as_ptr(),
+                value.as_ptr(),
+                pg_sys::GucContext::PGC_USERSET,
+                pg_sys::GucSource::PGC_S_SESSION,
+                pg_sys::GucAction::GUC_ACTION_SAVE,
+                true,
+                pgrx::PgLogLevel::ERROR as i32,
+                false,
+            );
+        }
+        let out = f();
+        pg_sys::AtEOXact_GUC(true, level);
+        out
+    }
+}
+
 /// Is `relid` a foreign table whose wrapper's handler function is named
 /// `handler`?
 pub fn fdw_handler_is(relid: pg_sys::Oid, handler: &std::ffi::CStr) -> bool {

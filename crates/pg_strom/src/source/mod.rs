@@ -67,11 +67,14 @@ impl Source {
     /// ((attnum, device type)); for an Arrow table also the columns rows
     /// are stored with (`attnums`, or None: every column the plan's target
     /// list and quals read from `rel`) and the statistics hints (clauses
-    /// of [`stats::hint_clauses`]).
+    /// of [`stats::hint_clauses`]).  `cache`: whether the node reads a
+    /// heap table's GPU cache (`gstore::cache::usable`, asked once by the
+    /// node, whose other choices follow it too).
     ///
     /// # Safety
     /// Executor start (query memory context); `node` is the scan node,
     /// `rel` its open relation.
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn open(
         node: *mut pg_sys::CustomScanState,
         rel: pg_sys::Relation,
@@ -80,13 +83,13 @@ impl Source {
         hints: Vec<*mut pg_sys::Node>,
         eflags: i32,
         name: &'static std::ffi::CStr,
+        cache: crate::gstore::cache::Choice,
     ) -> Source {
         // SAFETY: caller's promise.
         unsafe {
             if (*(*rel).rd_rel).relkind as u8 != pg_sys::RELKIND_FOREIGN_TABLE {
                 let estate = (*node).ss.ps.state;
                 // a heap table's GPU cache, where the query may read it
-                let cache = crate::gstore::cache::usable(node, rel);
                 if let Some(Ok(())) = cache {
                     return Source::Gstore(Box::new(GstoreChunks::new(rel, columns, (*estate).es_query_cxt)));
                 }

@@ -104,14 +104,7 @@ unsafe fn open_owned(relid: pg_sys::Oid, lockmode: u32) -> pg_sys::Relation {
                 None,
             );
         }
-        if !crate::pg::compat::owns_table(relid) {
-            raise_plain(
-                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
-                format!("must be owner of table {}", relname(relid)),
-                None,
-                None,
-            );
-        }
+        crate::gstore::require_owner(relid);
         if pg_sys::IsCatalogRelationOid(relid) {
             raise_plain(
                 PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
@@ -154,17 +147,7 @@ fn spi(sql: &str) {
 /// The heap tables among the partitions of partitioned table `relid`
 /// (every level), after checking ownership of the partitioned table.
 fn leaves(relid: pg_sys::Oid) -> Vec<pg_sys::Oid> {
-    // SAFETY: catalog checks of an existing relation.
-    unsafe {
-        if !crate::pg::compat::owns_table(relid) {
-            raise_plain(
-                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
-                format!("must be owner of table {}", relname(relid)),
-                None,
-                None,
-            );
-        }
-    }
+    crate::gstore::require_owner(relid);
     let sql = format!(
         "SELECT c.oid FROM pg_catalog.pg_partition_tree({}::regclass) t JOIN pg_catalog.pg_class c ON c.oid = t.relid \
           WHERE t.isleaf AND c.relkind = 'r' ORDER BY c.oid",

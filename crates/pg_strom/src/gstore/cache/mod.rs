@@ -127,18 +127,11 @@ pub fn is_heap_table(relid: pg_sys::Oid) -> bool {
     unsafe { pg_sys::get_rel_relkind(relid) == pg_sys::RELKIND_RELATION as std::ffi::c_char }
 }
 
-thread_local! {
-    /// [`planned`]'s answers for the statement being planned (its start
-    /// time).
-    static PLANNED: std::cell::RefCell<(i64, std::collections::HashMap<pg_sys::Oid, bool>)> =
-        std::cell::RefCell::new((0, std::collections::HashMap::new()));
-}
-
 /// Does the planner plan heap table `relid` as read from its GPU cache
 /// (a cache that is not stale; the executor checks the query's snapshot
 /// again): serial device paths, priced as a GPU store's.  A relation
-/// cache probe for tables without one; one catalog read per statement
-/// for those with one.
+/// cache probe for tables without one; [`lookup`]'s kept entry for those
+/// with one.
 pub fn planned(relid: pg_sys::Oid) -> bool {
     if !is_heap_table(relid) {
         return false;
@@ -153,22 +146,7 @@ pub fn planned(relid: pg_sys::Oid) -> bool {
             pg_sys::RelationClose(rel);
             return false;
         }
-        let now = pg_sys::GetCurrentStatementStartTimestamp();
-        let known = PLANNED.with_borrow(|(at, m)| if *at == now { m.get(&relid).copied() } else { None });
-        let out = match known {
-            Some(k) => k,
-            None => {
-                let k = lookup(relid).is_some_and(|e| stale(rel, &e).is_none());
-                PLANNED.with_borrow_mut(|(at, m)| {
-                    if *at != now {
-                        m.clear();
-                        *at = now;
-                    }
-                    m.insert(relid, k);
-                });
-                k
-            }
-        };
+        let out = lookup(relid).is_some_and(|e| stale(rel, &e).is_none());
         pg_sys::RelationClose(rel);
         out
     }
@@ -309,24 +287,7 @@ fn read_entry(relid: pg_sys::Oid) -> Option<Entry> {
 /// no cache and leave its writes out of it, or run a user's function as
 /// the superuser in [`as_superuser`]).
 pub fn with_safe_path<T>(f: impl FnOnce() -> T) -> T {
-    // SAFETY: a setting saved and restored at a new nesting level, as a
-    // function's SET clause does; an ERROR restores it at abort.
-    unsafe {
-        let level = pg_sys::NewGUCNestLevel();
-        pg_sys::set_config_option(
-            c"search_path".as_ptr(),
-            c"pg_catalog, pg_temp".as_ptr(),
-            pg_sys::GucContext::PGC_USERSET,
-            pg_sys::GucSource::PGC_S_SESSION,
-            pg_sys::GucAction::GUC_ACTION_SAVE,
-            true,
-            pgrx::PgLogLevel::ERROR as i32,
-            false,
-        );
-        let out = f();
-        pg_sys::AtEOXact_GUC(true, level);
-        out
-    }
+    crate::pg::with_settings(&[(c"search_path", c"pg_catalog, pg_temp")], f)
 }
 
 /// Run `f` as the bootstrap superuser (the catalog's writes), with
@@ -377,13 +338,17 @@ pub unsafe fn stale(rel: pg_sys::Relation, e: &Entry) -> Option<&'static str> {
     }
 }
 
-/// Whether a device node over heap table `rel` reads its GPU cache: Ok
-/// when it does, Err(why not) when the table has a cache the node does
-/// not read, None when it has none.
+/// Whether a device node reads a heap table's GPU cache: Ok when it does,
+/// Err(why not) when the table has a cache the node does not read, None
+/// when it has none.
+pub type Choice = Option<Result<(), String>>;
+
+/// [`Choice`] of a device node over relation `rel` (asked once per node
+/// and executor start: a later answer may differ).
 ///
 /// # Safety
 /// Executor start of `node` (a scan node over `rel`).
-pub unsafe fn usable(node: *mut pg_sys::CustomScanState, rel: pg_sys::Relation) -> Option<Result<(), String>> {
+pub unsafe fn usable(node: *mut pg_sys::CustomScanState, rel: pg_sys::Relation) -> Choice {
     // SAFETY: caller's promise.
     unsafe {
         if !has_trigger(rel) {

@@ -49,13 +49,10 @@ enum Op {
     Delete { tid: i64, xid: u64, cid: u32, updated: bool },
 }
 
-/// A table's gathered changes, and its catalog entry as this transaction
-/// read it (writers hold a lock that keeps TRUNCATE, ALTER TABLE and
-/// `gpu_cache_enable` off until they commit).
+/// A table's gathered changes (its catalog entry is `super::lookup`'s,
+/// read again after an invalidation, a rolled back (sub)transaction
+/// included).
 struct Pending {
-    /// None until read (again: a subtransaction rolled back may have
-    /// marked the cache broken).
-    entry: Option<Option<Entry>>,
     /// The relation's descriptor with the hidden ctid column (in the
     /// transaction's memory; built for the entry's layout).
     ext: pg_sys::TupleDesc,
@@ -66,7 +63,7 @@ struct Pending {
 
 impl Pending {
     fn new() -> Pending {
-        Pending { entry: None, ext: std::ptr::null_mut(), body: Vec::new(), ops: Vec::new() }
+        Pending { ext: std::ptr::null_mut(), body: Vec::new(), ops: Vec::new() }
     }
 
     fn bytes(&self) -> usize {
@@ -79,25 +76,6 @@ thread_local! {
 }
 
 static mut CALLBACK: bool = false;
-
-#[pg_guard]
-unsafe extern "C-unwind" fn subxact_callback(
-    event: pg_sys::SubXactEvent::Type,
-    _my: pg_sys::SubTransactionId,
-    _parent: pg_sys::SubTransactionId,
-    _arg: *mut std::ffi::c_void,
-) {
-    if event == pg_sys::SubXactEvent::SUBXACT_EVENT_ABORT_SUB {
-        // its catalog writes are gone: read the entries again (the
-        // gathered inserts stay: their transaction id says they aborted)
-        PENDING.with_borrow_mut(|p| {
-            for v in p.values_mut() {
-                v.entry = None;
-                v.ext = std::ptr::null_mut();
-            }
-        });
-    }
-}
 
 #[pg_guard]
 unsafe extern "C-unwind" fn xact_callback(event: pg_sys::XactEvent::Type, _arg: *mut std::ffi::c_void) {
@@ -254,25 +232,11 @@ unsafe fn entry(rel: pg_sys::Relation) -> Option<Entry> {
     // SAFETY: caller's promise.
     unsafe {
         let relid = (*rel).rd_id;
-        let known = PENDING.with_borrow(|p| p.get(&relid).and_then(|v| v.entry.clone()));
-        let entry = match known {
-            Some(k) => k,
-            None => {
-                if !CALLBACK {
-                    pg_sys::RegisterXactCallback(Some(xact_callback), std::ptr::null_mut());
-                    pg_sys::RegisterSubXactCallback(Some(subxact_callback), std::ptr::null_mut());
-                    CALLBACK = true;
-                }
-                let e = super::lookup(relid);
-                PENDING.with_borrow_mut(|p| {
-                    let v = p.entry(relid).or_insert_with(Pending::new);
-                    v.entry = Some(e.clone());
-                    v.ext = std::ptr::null_mut();
-                });
-                e
-            }
-        };
-        let e = entry?;
+        if !CALLBACK {
+            pg_sys::RegisterXactCallback(Some(xact_callback), std::ptr::null_mut());
+            CALLBACK = true;
+        }
+        let e = super::lookup(relid)?;
         if e.broken {
             return None;
         }
@@ -301,11 +265,6 @@ unsafe fn mark_broken(rel: pg_sys::Relation) {
     unsafe { super::invalidate(rel) };
     // (what was gathered before stays: were the marking rolled back with
     // a savepoint, those writes belong in the cache)
-    PENDING.with_borrow_mut(|p| {
-        if let Some(Some(Some(e))) = p.get_mut(&relid).map(|v| v.entry.as_mut()) {
-            e.broken = true;
-        }
-    });
 }
 
 fn internal(msg: String) -> ! {
